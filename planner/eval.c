@@ -475,7 +475,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
-        tsl_request_knobs_check(r, err) != 0) /* the request's switches, as a search's */
+        tsl_request_knobs_check(r, err) != 0 || /* the request's switches, as a search's */
+        tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");
     /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as
      * such (target_runs) */

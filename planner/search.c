@@ -429,6 +429,20 @@ static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+int tsl_request_budget_check(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    uint64_t dev_mem = tsl_cluster_max_device_mem(c);
+    if (r->mem_budget_bytes > dev_mem)
+        return tsl_err_set(err,
+                           "memory: the budget of %.1f GiB exceeds the %.1f GiB of the "
+                           "largest device",
+                           r->mem_budget_bytes / 1073741824.0, dev_mem / 1073741824.0);
+    if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
+        return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
+                           (unsigned long long)r->mem_budget_bytes);
+    return 0;
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
@@ -439,15 +453,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return -1;
     if (c->n_devices == 0)
         return tsl_err_set(err, "cluster: no devices");
-    uint64_t dev_mem = tsl_cluster_max_device_mem(c);
-    if (r->mem_budget_bytes > dev_mem)
-        return tsl_err_set(err,
-                           "memory: the budget of %.1f GiB exceeds the %.1f GiB of the "
-                           "largest device",
-                           r->mem_budget_bytes / 1073741824.0, dev_mem / 1073741824.0);
-    if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
-        return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
-                           (unsigned long long)r->mem_budget_bytes);
+    if (tsl_request_budget_check(r, c, err) != 0)
+        return -1;
     if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0 ||
         validate_cp(r, m, c, err) != 0)
         return -1;
@@ -480,7 +487,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            "cluster has %u devices",
                            c->n_devices);
     uint64_t bucket = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
-    uint64_t budget = tsl_request_device_budget(r, dev_mem);
+    uint64_t budget = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     if (budget / bucket > 65536)
         return tsl_err_set(err, "bucket: %llu bytes makes %llu memory buckets; the limit is 65536",
                            (unsigned long long)bucket, (unsigned long long)(budget / bucket));

@@ -163,6 +163,11 @@ int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err
  * one token dispatcher. err names moe_flex_dispatcher. */
 int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err);
 
+/* Whether the request's memory budget (mem_budget_bytes; 0: the default) is one a
+ * device of c holds: at most the largest device's memory, at least 64 MiB. err names
+ * memory. Part of tsl_request_validate; eval applies it to a given plan too. */
+int tsl_request_budget_check(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err);
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);
 

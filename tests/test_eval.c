@@ -525,6 +525,9 @@ static void test_request_eager(void)
               tsl_model_preset("GPT2-345M", &gpt, &err) == 0,
           "%s", err.msg);
     CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    /* the time alone: an H100 of 1 TiB, so the 8 x 8192 tokens fit (a budget above the
+       device's memory is refused, as plan refuses it) */
+    c.gpu_types[c.nodes[0].gpu_type].mem_bytes = 1ull << 40;
     tsl_request_t r;
     tsl_request_init(&r);
     r.mem_budget_bytes = 1ull << 40;
@@ -544,6 +547,12 @@ static void test_request_eager(void)
     CHECK(eager.peak_bytes == fused.peak_bytes, "eager: memory as priced fused");
     CHECK(ge.iter_time_s == gf.iter_time_s, "GPT-2: unchanged (%g, %g)", ge.iter_time_s,
           gf.iter_time_s);
+    /* back at 80 GiB the 1 TiB budget is refused, naming memory, as plan refuses it */
+    c.gpu_types[c.nodes[0].gpu_type].mem_bytes = 80ull << 30;
+    CHECK(tsl_eval_plan(&gpt, &c, &r, &g2, &ge, &err) != 0 &&
+              strstr(err.msg, "eval: memory: the budget of 1024.0 GiB exceeds the 80.0 GiB") ==
+                  err.msg,
+          "a budget over the device: %s", err.msg);
     tsl_model_free(&gpt);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
