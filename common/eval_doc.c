@@ -28,6 +28,8 @@ int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
     const json_t *req = json_object_get(doc, "request");
     const json_t *t = json_object_get(req, "target");
     *target = TSL_TARGET_ANY;
+    if (req != NULL && !json_is_object(req) && !json_is_null(req))
+        return tsl_err_set(err, "request: not an object (the request the plan answered)");
     if (!json_is_object(req))
         return 0;
     /* a name that is none of the stacks' is a typo, not "no stack": pricing the plan

@@ -51,7 +51,8 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
  * (plan_json.h: by name or by number), TSL_TARGET_ANY where it names none, a number
  * this build does not know, or doc is a <plan> object. A name none of the stacks
  * has (a typo: "megatorn") or a value neither a name nor a number fails naming
- * request.target and the accepted names. Unless the request says otherwise (eval
+ * request.target and the accepted names; a "request" that is not an object fails
+ * naming request. Unless the request says otherwise (eval
  * --target, EvaluatePlanRequest.target_given), the plan is priced as that stack and
  * compared within its space, as `plan --target STACK` compared it — one rule for
  * `tesselctl eval --plan` and Planner.EvaluatePlan.

@@ -78,6 +78,10 @@ for t in '"any"' '"Megatron"' '1' 'null'; do
     settarget "$t"
     expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 done
+# a request that is not an object is not "no request": the target would be lost
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]="megatron"; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
+expect 2 "plan: $dir/t.json: request: not an object" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 # --target "" is an unset shell variable, as plan refuses it
 expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or leave --target out)" \
     eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
