@@ -6,6 +6,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,11 @@ int tsl_remote_read_file(const char *what, const char *path, size_t max_bytes, c
     if (!f)
         return tsl_remote_fail(TSL_EXIT_USAGE, "%s: cannot open '%s': %s", what, path,
                                strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen takes one on Linux */
+        fclose(f);
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is a directory", what, path);
+    }
     rc = read_stream(f, max_bytes, out, &len);
     fclose(f);
     if (rc != 0)

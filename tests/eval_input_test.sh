@@ -92,6 +92,8 @@ expect 2 "tesselctl: eval: plan: cannot open $dir/none.json: No such file or dir
     eval --cluster 8xA100-80G --plan "$dir/none.json"
 mkdir "$dir/adir"
 expect 2 "tesselctl: eval: plan: $dir/adir: is a directory" eval --cluster 8xA100-80G --plan "$dir/adir"
+expect 2 "tesselctl: torchtitan: '$dir/adir' is a directory" \
+    eval --local --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/adir"
 printf '{"plan": ' >"$dir/cut.json"
 expect 2 "plan: $dir/cut.json: line 1: " eval --cluster 8xA100-80G --plan "$dir/cut.json"
 # a key given twice: refused as EvaluatePlan refuses plan_json's, not the last one taken
