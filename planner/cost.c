@@ -260,21 +260,28 @@ static bool has_attention(const tsl_layer_t *l)
            l->kind == TSL_LAYER_ATTENTION;
 }
 
+uint32_t tsl_cost_cp_chunks(const tsl_layer_t *l, uint32_t cp)
+{
+    /* Megatron's Mamba CP (mamba_context_parallel.py: all-to-alls of the heads around
+     * the conv and the scan) is not priced: no plan puts a Mamba layer under CP */
+    if (l->kind == TSL_LAYER_MAMBA)
+        return 0;
+    return has_attention(l) ? 2 * cp : cp; /* two per rank: causal load balancing */
+}
+
 bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp, uint32_t comm)
 {
     uint32_t stride;
     if (cp <= 1)
         return true;
-    if (!tsl_cost_cp_group(s, cp, &stride) || comm >= TSL_CP_COMM_COUNT || l->seq_len % cp != 0)
+    if (!tsl_cost_cp_group(s, cp, &stride) || comm >= TSL_CP_COMM_COUNT)
         return false;
-    /* Megatron's Mamba CP (mamba_context_parallel.py: all-to-alls of the heads around
-     * the conv and the scan) is not priced: no plan puts a Mamba layer under CP */
-    if (l->kind == TSL_LAYER_MAMBA)
+    uint32_t chunks = tsl_cost_cp_chunks(l, cp);
+    if (chunks == 0 || l->seq_len % chunks != 0)
         return false;
     if (!has_attention(l))
         return true;
-    /* two chunks per rank (causal load balancing); no cross attention split */
-    if (l->seq_len % (2 * cp) != 0 || l->cross_seq_len != 0)
+    if (l->cross_seq_len != 0) /* no cross attention split */
         return false;
     if (comm != TSL_CP_A2A)
         return true;

@@ -568,6 +568,11 @@ int tsl_cp_comm_parse(const char *name);
  * when s has no data level whose degree divides by cp. */
 bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride);
 
+/* The chunks layer l's sequence splits into at CP degree cp: two per rank where it
+ * has attention (causal load balancing), one per rank elsewhere; 0 where it takes
+ * no CP at all (a Mamba layer: not priced). */
+uint32_t tsl_cost_cp_chunks(const tsl_layer_t *l, uint32_t cp);
+
 /* Whether layer l can run under s at CP degree cp with comm: the group exists,
  * 2·cp divides the sequence (two chunks per rank, causal load balancing) and, for
  * a2a, the heads and K/V heads per TP rank divide by cp. Layers without attention

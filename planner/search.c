@@ -394,10 +394,8 @@ static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_c
                            r->cp, c->n_devices);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         const tsl_layer_t *l = &m->layers[i];
-        bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                    l->kind == TSL_LAYER_ATTENTION;
-        uint32_t chunks = attn ? 2 * r->cp : r->cp;
-        if (l->kind == TSL_LAYER_MAMBA)
+        uint32_t chunks = tsl_cost_cp_chunks(l, r->cp); /* tsl_cost_cp_fits's rule */
+        if (chunks == 0)
             return tsl_err_set(err,
                                "cp: %u with %s's Mamba layer %u, which Tessel prices "
                                "without context parallelism",
@@ -407,7 +405,8 @@ static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_c
                                "cp: %u does not split layer %u's sequence of %u tokens into %u "
                                "equal chunks (%s)",
                                r->cp, i, l->seq_len, chunks,
-                               attn ? "two per CP rank, causal load balancing" : "one per CP rank");
+                               chunks > r->cp ? "two per CP rank, causal load balancing"
+                                              : "one per CP rank");
     }
     return 0;
 }
