@@ -136,12 +136,12 @@ int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t 
                         vc, b[0], mid, last, vc, vc);
 }
 
-/* Forward FLOPs of layers [a, b). */
+/* Forward FLOPs of layers [a, b) (fwd_flops holds extra_fwd_flops: model.h). */
 static double span_flops(const tsl_model_t *m, uint32_t a, uint32_t b)
 {
     double f = 0;
     for (uint32_t i = a; i < b; i++)
-        f += m->layers[i].fwd_flops + m->layers[i].extra_fwd_flops;
+        f += m->layers[i].fwd_flops;
     return f;
 }
 
