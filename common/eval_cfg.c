@@ -320,8 +320,6 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
     return 0;
 }
 
-/* Strategies per layer: ckpt on Transformer layers (all, a stage's first k, or
- * every n-th of a stage). */
 /* The model chunks per stage (cfg->interleave, or Megatron's
  * --num-layers-per-virtual-pipeline-stage over stage 0's layers, the embedding
  * counted as one with --account-for-embedding-in-pipeline-split) into *v; with
@@ -351,17 +349,18 @@ static int megatron_chunks(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint
 }
 
 /* Megatron's block recompute with v chunks per stage: --recompute-num-layers N of
- * every chunk (pipeline.h tsl_pipeline_chunk_ckpt), the stage's first that many. */
+ * every chunk (target.h tsl_target_megatron_stage_ckpt), the stage's first that many. */
 static uint32_t stage_ckpt_n(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const uint32_t *first,
                              uint32_t P, uint32_t st, uint32_t v)
 {
     if (!cfg->ckpt_per_stage || v <= 1)
         return cfg->ckpt_per_stage;
-    bool last = st + 1 == P;
-    return tsl_pipeline_chunk_ckpt(first[st + 1] - first[st], st == 0, last,
-                                   last ? tsl_mtp_layers(m) : 0, v, cfg->ckpt_per_stage);
+    return tsl_target_megatron_stage_ckpt(m, first[st + 1] - first[st], st, P, v,
+                                          cfg->ckpt_per_stage);
 }
 
+/* Strategies per layer: ckpt on Transformer layers (all, a stage's first k — of
+ * each of its v chunks under interleaving —, or every n-th of a stage). */
 static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const uint32_t *first,
                         const tsl_strategy_t *s, uint32_t v, tsl_plan_t *out)
 {

@@ -162,6 +162,12 @@ int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t 
  * none divides. */
 bool tsl_target_megatron_vp_cut(const tsl_model_t *m, uint32_t P, uint32_t v, uint32_t *first);
 
+/* The layers Megatron-LM's block recompute of N per model chunk checkpoints on
+ * stage s of P, which holds n_layers of m (the embedding on stage 0; the head and
+ * m's MTP layers on the last) in v chunks (pipeline.h tsl_pipeline_chunk_ckpt). */
+uint32_t tsl_target_megatron_stage_ckpt(const tsl_model_t *m, uint32_t n_layers, uint32_t s,
+                                        uint32_t P, uint32_t v, uint32_t N);
+
 /* Megatron's --recompute-num-layers N (--recompute-method block: per model
  * chunk) for a view that passed the megatron check with some but not all
  * layers checkpointed. */

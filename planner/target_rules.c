@@ -193,13 +193,19 @@ static int stage_ckpt_prefix(const tsl_target_view_t *v, uint32_t s, uint32_t *c
     return 0;
 }
 
+uint32_t tsl_target_megatron_stage_ckpt(const tsl_model_t *m, uint32_t n_layers, uint32_t s,
+                                        uint32_t P, uint32_t v, uint32_t N)
+{
+    bool last = s + 1 == P;
+    return tsl_pipeline_chunk_ckpt(n_layers, s == 0, last, last ? tsl_mtp_layers(m) : 0, v, N);
+}
+
 /* Stage s's layers Megatron-LM's block recompute of N per chunk checkpoints, its
  * chunks as the interleaved split cuts them (target.h tsl_target_megatron_vp). */
 static uint32_t stage_chunk_ckpt(const tsl_target_view_t *v, uint32_t s, uint32_t N)
 {
-    bool last = s + 1 == v->pp;
-    return tsl_pipeline_chunk_ckpt(v->stage_count[s], s == 0, last,
-                                   last ? tsl_mtp_layers(v->model) : 0, v->plan->interleave, N);
+    return tsl_target_megatron_stage_ckpt(v->model, v->stage_count[s], s, v->pp,
+                                          v->plan->interleave, N);
 }
 
 /* --recompute-method block: Megatron-LM recomputes the first N layers of every
