@@ -344,10 +344,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
 static int eval_target(const tsl_eval_opts_t *eo, const json_t *doc, uint32_t *target,
                        tsl_err_t *err)
 {
-    uint32_t t = TSL_TARGET_ANY;
-    if (doc != NULL && tsl_eval_doc_target(doc, &t, err) != 0) /* checked even under --target */
+    if (tsl_eval_doc_target(doc, eo->target_given, eo->target, target, err) != 0)
         return tsl_err_prefix(err, "plan: %s", eo->plan_file);
-    *target = eo->target_given || doc == NULL ? eo->target : t;
     return 0;
 }
 

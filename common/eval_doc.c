@@ -23,7 +23,8 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
-int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
+/* The document's own target (tsl_eval_doc_target), checked. */
+static int doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
 {
     const json_t *req = json_object_get(doc, "request");
     const json_t *t = json_object_get(req, "target");
@@ -45,6 +46,16 @@ int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
     tsl_request_t r;
     tsl_request_from_json(req, &r);
     *target = r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+    return 0;
+}
+
+int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t *target,
+                        tsl_err_t *err)
+{
+    uint32_t own = TSL_TARGET_ANY;
+    if (doc != NULL && doc_target(doc, &own, err) != 0)
+        return -1;
+    *target = given || doc == NULL ? asked : own;
     return 0;
 }
 

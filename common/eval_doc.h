@@ -47,17 +47,19 @@
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
 
 /*
- * The stack a plan document was searched for, into *target: its request's target
- * (plan_json.h: by name or by number), TSL_TARGET_ANY where it names none, a number
- * this build does not know, or doc is a <plan> object. A name none of the stacks
- * has (a typo: "megatorn") or a value neither a name nor a number fails naming
- * request.target and the accepted names; a "request" that is not an object fails
- * naming request. Unless the request says otherwise (eval
- * --target, EvaluatePlanRequest.target_given), the plan is priced as that stack and
- * compared within its space, as `plan --target STACK` compared it — one rule for
- * `tesselctl eval --plan` and Planner.EvaluatePlan.
+ * The stack an evaluation prices a plan document as, into *target: `asked` where the
+ * request says one (given: eval --target, EvaluatePlanRequest.target_given or a
+ * target other than ANY) or there is no document (doc NULL), else the document's
+ * request's target (plan_json.h: by name or by number), TSL_TARGET_ANY where it names
+ * none, a number this build does not know, or doc is a <plan> object. The plan is
+ * then priced as that stack and compared within its space, as `plan --target STACK`
+ * compared it — one rule for `tesselctl eval --plan` and Planner.EvaluatePlan. The
+ * document is checked even when `asked` wins: a name none of the stacks has (a typo:
+ * "megatorn") or a value neither a name nor a number fails naming request.target
+ * and the accepted names; a "request" that is not an object fails naming request.
  */
-int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err);
+int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t *target,
+                        tsl_err_t *err);
 
 /*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,

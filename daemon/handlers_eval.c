@@ -106,11 +106,11 @@ static json_t *load_plan(const char *text, tsl_err_t *err)
  * switches are checked under it as Plan checks them. */
 static int doc_target(Tessel__V1__EvaluatePlanRequest *req, const json_t *doc, tsl_err_t *err)
 {
-    uint32_t t = TSL_TARGET_ANY;
-    if (doc != NULL && tsl_eval_doc_target(doc, &t, err) != 0)
+    uint32_t t;
+    bool given = req->target_given || req->request->target != TESSEL__V1__TARGET__TARGET_ANY;
+    if (tsl_eval_doc_target(doc, given, (uint32_t)req->request->target, &t, err) != 0)
         return tsl_err_prefix(err, "plan_json");
-    if (doc != NULL && !req->target_given && req->request->target == TESSEL__V1__TARGET__TARGET_ANY)
-        req->request->target = (Tessel__V1__Target)t;
+    req->request->target = (Tessel__V1__Target)t;
     return 0;
 }
 
