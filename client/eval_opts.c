@@ -510,6 +510,18 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     }
 }
 
+/* A gradient width in bytes (--grad-reduce-bytes, --grad-buf-bytes): 2 (the 16-bit
+ * kind `narrow` names) or 4 (fp32). */
+static int parse_grad_width(const char *flag, const char *arg, const char *narrow, uint32_t *out,
+                            tsl_err_t *err)
+{
+    if (tsl_parse_u32(flag, arg, 2, 4, out, err) != 0)
+        return -1;
+    if (*out == 3)
+        return tsl_err_set(err, "%s: 3 is not 2 (%s) or 4 (fp32)", flag, narrow);
+    return 0;
+}
+
 /* 0 applied, 1 not an eval option, -1 bad value (err). */
 static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
@@ -541,17 +553,10 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_target_parse_flag(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:
-        if (tsl_parse_u32("grad-reduce-bytes", optarg, 2, 4, &eo->grad_reduce_bytes, err) != 0)
-            return -1;
-        if (eo->grad_reduce_bytes == 3)
-            return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
-        return 0;
+        return parse_grad_width("grad-reduce-bytes", optarg, "bf16", &eo->grad_reduce_bytes, err);
     case OPT_GRAD_BUF_BYTES:
-        if (tsl_parse_u32("grad-buf-bytes", optarg, 2, 4, &eo->grad_buf_bytes, err) != 0)
-            return -1;
-        if (eo->grad_buf_bytes == 3)
-            return tsl_err_set(err, "grad-buf-bytes: 3 is not 2 (a 16-bit .grad) or 4 (fp32)");
-        return 0;
+        return parse_grad_width("grad-buf-bytes", optarg, "a 16-bit .grad", &eo->grad_buf_bytes,
+                                err);
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
     case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
     case OPT_LAZY_GRADS: eo->lazy_grads = true; return 0;
