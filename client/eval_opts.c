@@ -517,9 +517,7 @@ static int parse_grad_width(const char *flag, const char *arg, const char *narro
 {
     if (tsl_parse_u32(flag, arg, 2, 4, out, err) != 0)
         return -1;
-    if (*out == 3)
-        return tsl_err_set(err, "%s: 3 is not 2 (%s) or 4 (fp32)", flag, narrow);
-    return 0;
+    return tsl_grad_width_check(flag, *out, narrow, err); /* 3 */
 }
 
 /* 0 applied, 1 not an eval option, -1 bad value (err). */

@@ -341,12 +341,9 @@ static uint32_t asked_loss_impl(const tsl_request_t *r, const tsl_plan_t *g)
  * request's. */
 static int given_grad_bytes_ok(const tsl_plan_t *g, tsl_err_t *err)
 {
-    uint32_t b = g->grad_reduce_bytes, f = g->grad_buf_bytes;
-    if (!(b == 0 || b == 2 || b == 4))
-        return tsl_err_set(err, "eval: grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)", b);
-    if (!(f == 0 || f == 2 || f == 4))
-        return tsl_err_set(err, "eval: grad_buf_bytes: %u is not 2 (a 16-bit .grad) or 4 (fp32)",
-                           f);
+    if (tsl_grad_width_check("grad_reduce_bytes", g->grad_reduce_bytes, "bf16", err) != 0 ||
+        tsl_grad_width_check("grad_buf_bytes", g->grad_buf_bytes, "a 16-bit .grad", err) != 0)
+        return tsl_err_prefix(err, "eval");
     return 0;
 }
 

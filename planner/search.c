@@ -128,19 +128,22 @@ static int megatron_grad_buf_check(const tsl_request_t *r, tsl_err_t *err)
                         r->grad_buf_bytes, reduce, r->grad_buf_bytes);
 }
 
+int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, tsl_err_t *err)
+{
+    if (bytes == 0 || bytes == 2 || bytes == 4)
+        return 0;
+    return tsl_err_set(err, "%s: %u is not 2 (%s) or 4 (fp32)", field, bytes, narrow);
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (request_bounds_check(r, err) != 0)
         return -1;
-    if (r->grad_reduce_bytes && r->grad_reduce_bytes != 2 && r->grad_reduce_bytes != 4)
-        return tsl_err_set(err, "grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)",
-                           r->grad_reduce_bytes);
-    if (r->grad_buf_bytes && r->grad_buf_bytes != 2 && r->grad_buf_bytes != 4)
-        return tsl_err_set(err, "grad_buf_bytes: %u is not 2 (a 16-bit .grad) or 4 (fp32)",
-                           r->grad_buf_bytes);
-    if (megatron_grad_buf_check(r, err) != 0)
+    if (tsl_grad_width_check("grad_reduce_bytes", r->grad_reduce_bytes, "bf16", err) != 0 ||
+        tsl_grad_width_check("grad_buf_bytes", r->grad_buf_bytes, "a 16-bit .grad", err) != 0 ||
+        megatron_grad_buf_check(r, err) != 0)
         return -1;
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "

@@ -124,6 +124,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
  * megatron runs with another target, ...); err names the field(s). */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err);
 
+/* A gradient width in bytes (grad_reduce_bytes, grad_buf_bytes): 0 (unset), 2 (the
+ * 16-bit kind `narrow` names) or 4 (fp32); else fails naming field. */
+int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, tsl_err_t *err);
+
 /* Synchronised TP collectives (tp_sync: AMP's Megatron-LM v1.1.5 fork; docs/
  * cost-model.md "Synchronised TP collectives") and what the fork runs. The fork
  * has no sequence parallelism: the search leaves SP out under r->tp_sync (and
