@@ -905,8 +905,6 @@ static void test_agrees_with_strategy(void)
 
 /* ---- beyond the papers: SP, selective recompute, ZeRO-1/2, feasibility, vocab padding ---- */
 
-/* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
- * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
 /* Mixtral 8x7B's MoE FFN (h 4096, f 14336, 8 experts, top-2; SwiGLU, RMSNorm, no bias,
  * no dropout) at s 4096, derived; the MoE tests' layer. */
 static tsl_layer_t mixtral_ffn(tsl_err_t *err)
@@ -926,6 +924,8 @@ static tsl_layer_t mixtral_ffn(tsl_err_t *err)
     return l;
 }
 
+/* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
+ * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
 static tsl_layer_t gpt_layer(void)
 {
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
