@@ -462,6 +462,8 @@ PRESET_SHAPES = {  # planner/model_presets.c, as bench/torch_gpt_step.py trains 
                   "vocab": 50257, "seq": 1024},
     "GPT2-1.3B": {"kind": "gpt2", "layers": 24, "hidden": 2048, "heads": 32, "ffn": 8192,
                   "vocab": 50257, "seq": 1024},
+    "Llama3-8B": {"kind": "llama", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8,
+                  "ffn": 14336, "vocab": 128256, "seq": 8192},
     "Llama3-70B": {"kind": "llama", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
                    "ffn": 28672, "vocab": 128256, "seq": 8192},
     "Llama3-405B": {"kind": "llama", "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
