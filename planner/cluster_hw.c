@@ -19,8 +19,19 @@
  *              README; Korthikanti et al. 2022) sits below it as it must. GPUs with
  *              a published MAMF figure (the same table, bf16, current edition)
  *              take it times the H100's fitted-e_max / MAMF ratio 0.777 / 0.801 =
- *              0.97: B200 77.6 % -> 0.753, GB200 72.9 % -> 0.707, MI325X 60.4 % ->
- *              0.586, MI300X 51.4 % -> 0.499; H200 is the H100's part (0.777).
+ *              0.97: MI325X 60.4 % -> 0.586, MI300X 51.4 % -> 0.499; H200 is the
+ *              H100's part (0.777). Blackwell takes the table's sustained figure
+ *              instead (MSMF, cost model 56): a dense training step holds the GPU at
+ *              its power limit, where the SM clock settles far below the boost clock
+ *              MAMF's short bursts run at (B200 1339 against 1965 MHz at ~994 W). B200
+ *              MSMF 1456.3/2250 = 64.7 % -> 0.628 (ml-engineering branch fast-mamf,
+ *              082816f, 2026-08-10, torch 2.13.0+cu130; its MAMF 1770.9 there); GB200
+ *              has no published MSMF: its MAMF 72.9 % times the B200's MSMF / MAMF
+ *              1456.3 / 1770.9 = 0.822 (the same die; assumed) -> 0.581. Hopper keeps
+ *              its figures: the H100 fit prices 8192 x 8448 x 20480 at 762 TFLOP/s,
+ *              within 8 % of the H200's published MSMF there (708.5), where the
+ *              B200's MAMF-based 0.753 priced the B200's MSMF shape 15 % above it
+ *              (docs/cost-model.md "Sustained clocks").
  *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
  *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
  *              tensor load.
@@ -98,8 +109,10 @@
  *              (ml-engineering compute/accelerator/README.md at 744d01e, 2026-08), each
  *              taken through the H100's bf16 ratio 0.97 as the bf16 rows are: H100 SXM
  *              1402.6/1979 = 70.9 % -> 0.688 (also H100-96G and H800, the same GH100
- *              part), H200 1453.4/1979 = 73.4 % -> 0.712, B200 3432.5/4500 = 76.3 % ->
- *              0.740, GB200 3615.6/5000 = 72.3 % -> 0.701. MI300X/MI325X (the table's
+ *              part), H200 1453.4/1979 = 73.4 % -> 0.712; Blackwell the sustained
+ *              figure as for bf16: B200 MSMF FP8 2795.7/4500 = 62.1 % -> 0.603, GB200
+ *              MAMF 3615.6/5000 = 72.3 % x the B200's FP8 MSMF / MAMF 2795.7 / 3435.2 =
+ *              0.814 (assumed) -> 0.571. MI300X/MI325X (the table's
  *              MI300X FP8 row is empty), L40S and L4 have no published figure: 0, the
  *              bf16 e_max (assumed). The shape curve (occupancy, depth) is the bf16 one,
  *              its tile's fixed cost scaled by the FP8 rate (gemm_eff.h
@@ -195,36 +208,39 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "on its H800 cluster; a2a: the ring's, no published figure (NVLink cut: the H100's "
      "ratio not taken)",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0, 0.0},
-    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 453 * GBPS, 48 * GBPS,
+    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.628, 453 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
-     "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
-     "fitted e_max / its MAMF), 148 SMs; intra: 453 GB/s = NCCL ring busbw 700 on 8 GPUs (NVIDIA "
+     "0.628 = published MSMF (sustained, ~994 W at 1339 MHz) 1456.3/2250 = 64.7% (ml-engineering "
+     "fast-mamf 082816f, torch 2.13.0+cu130; MAMF 1770.9) x 0.97 (H100's fitted e_max / its "
+     "MAMF), 148 SMs; intra: 453 GB/s = NCCL ring busbw 700 on 8 GPUs (NVIDIA "
      "GTC25 S72583; 682.2 measured with NVLS off, ml-engineering) x 150/232 (the A100's ratio); "
      "pcie: gen5; "
-     "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
+     "fp8: e_max 0.603 = MSMF FP8 2795.7/4500 = 62.1% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
      "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
      "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
      "(gemm_eff.h); a2a: 640/700 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "
      "GPUs, NVIDIA GTC25 S72583)",
-     8000 * GBPS, 4500 * TFLOPS, 0.740, 9000 * TFLOPS, 640.0 / 700.0},
-    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 440 * GBPS, 350 * GBPS,
+     8000 * GBPS, 4500 * TFLOPS, 0.603, 9000 * TFLOPS, 640.0 / 700.0},
+    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.581, 440 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
-     "72 GPUs in one domain); efficiency: e_max 0.707 = MAMF 1822/2500 = 72.9% (ml-engineering, "
-     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: 440 GB/s = NCCL busbw 680 without NVLink "
+     "72 GPUs in one domain); efficiency: e_max 0.581 = MAMF 1822/2500 = 72.9% (ml-engineering, "
+     "cu130) x the B200's sustained / burst MSMF / MAMF 0.822 (no GB200 MSMF published: "
+     "assumed) x 0.97, 148 SMs as B200 (assumed); intra: 440 GB/s = NCCL busbw 680 without NVLink "
      "SHARP over 32 GPUs of an NVL72 (NVIDIA GTC25 S72583) x 150/232 (the A100's ratio), across "
      "the "
      "rack's trays too (spec ':nvl72'); "
      "pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
-     "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97; fp4: GB200 NVL72 FP4 1440 "
+     "fp8: e_max 0.571 = MAMF FP8 3615.6/5000 = 72.3% x the B200's FP8 MSMF / MAMF 0.814 "
+     "(assumed) x 0.97; fp4: GB200 NVL72 FP4 1440 "
      "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); "
      "fused attention: 0.67 / 0.54 of peak forward / backward (cudnn-frontend's published "
      "GB200 SDPA sweeps, cuDNN 9.19.1 and 9.22.0, bf16, head dim 128; MLA's 192/128 "
      "backward 0.42, its dsv3 sweep; gemm_eff.h); a2a: 640/680 of the ring (NCCL tests "
      "alltoall / allreduce busbw without NVLink SHARP, 32 GPUs of an NVL72, NVIDIA GTC25 "
      "S72583)",
-     8000 * GBPS, 5000 * TFLOPS, 0.701, 10000 * TFLOPS, 640.0 / 680.0},
+     8000 * GBPS, 5000 * TFLOPS, 0.571, 10000 * TFLOPS, 640.0 / 680.0},
     {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "

@@ -292,8 +292,11 @@ typedef enum tsl_cost_mode {
  * collective alone, DeepSpeed's fp32_allreduce): what the weight gradients accumulate
  * into, the model states keep and the step reads, the DP/SDP collectives at
  * grad_reduce_bytes. 55: the casts such a buffer needs around its reduce (grad_cast_s:
- * read at one width, written at the other, before and after the collective). */
-#define TSL_COST_MODEL_VERSION 55u
+ * read at one width, written at the other, before and after the collective). 56: Blackwell's
+ * GEMM e_max from the published sustained (power-saturated) matmul rate, MSMF, not the
+ * boost-clock burst MAMF: B200 0.628 / FP8 0.603, GB200 by the B200's MSMF / MAMF ratio
+ * 0.581 / 0.571 (cluster_hw.c; docs/cost-model.md "Sustained clocks"). */
+#define TSL_COST_MODEL_VERSION 56u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
