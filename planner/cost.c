@@ -1339,7 +1339,9 @@ static double grad_cast_s(const tsl_cost_env_t *env, double elems)
  * the casts of a buffer narrower than the reduce (grad_cast_s) and DeepSpeed's bucket
  * (grad_bucket): its kernels on the GPU (bucket_s) and the host's dispatch of them
  * (bucket_host_s), which runs ahead of the GPU and costs only what it exceeds the
- * reduce and the bucket's kernels by. */
+ * reduce and the bucket's kernels by — layer by layer, as the reduce is priced: an upper
+ * bound where a stage mixes large and small layers (DeepSpeed's one all-reduce a stage
+ * hides more of it), kept additive for the layer DP. */
 typedef struct grad_extra {
     double cast_s, bucket_s, bucket_host_s;
 } grad_extra_t;
