@@ -316,6 +316,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_pipe_p2p: a %s configuration does not run DeepSpeed's pipeline "
                             "engine (AMP's DeepSpeed fork does)",
                             tsl_target_name(t));
+    if (eo->ds_grad_bucket) /* both reduce their own buffers in place */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_grad_bucket: a %s configuration does not reduce its gradients "
+                            "through DeepSpeed's bucket",
+                            tsl_target_name(t));
     return 0;
 }
 
@@ -401,6 +406,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->no_host_floor = eo->no_host_floor;
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->grad_buf_bytes = eo->grad_buf_bytes;
+    r->ds_grad_bucket = eo->ds_grad_bucket;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;
     r->lazy_grads = eo->lazy_grads;

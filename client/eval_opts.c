@@ -18,7 +18,7 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
-    "                      [--grad-reduce-bytes N] [--grad-buf-bytes N]\n"
+    "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
@@ -159,6 +159,9 @@ static const char eval_usage[] =
     "                      (a 16-bit .grad cast to fp32 for the reduce: DeepSpeed's\n"
     "                      fp32_allreduce) or 4; what the weight gradients\n"
     "                      accumulate into, the memory keeps and the step reads\n"
+    "  --ds-grad-bucket    the DP all-reduce through DeepSpeed's bucket without ZeRO:\n"
+    "                      flatten, 1/DP scale after the reduce, copy back into each\n"
+    "                      .grad (AMP's fork; DeepSpeed's ZeRO-0)\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -304,6 +307,7 @@ enum {
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
     OPT_GRAD_BUF_BYTES,
+    OPT_DS_GRAD_BUCKET,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
@@ -385,6 +389,7 @@ static const struct option eval_long[] = {
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
+    {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
@@ -606,6 +611,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
+    case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

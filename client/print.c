@@ -394,6 +394,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, tsl_pr
         fputs("  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: 1/t and "
               "the fp16 mask per TP rank, blocking)\n",
               out);
+    if (json_is_true(json_object_get(plan, "ds_grad_bucket")))
+        fputs("  stack:     the DP all-reduce through DeepSpeed's gradient bucket (flatten, 1/DP "
+              "scale, copy back into each .grad)\n",
+              out);
     if (json_is_true(json_object_get(plan, "tp_sync")))
         fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "
               "Megatron-LM v1.1.5 fork)\n",

@@ -1335,6 +1335,46 @@ static double grad_cast_s(const tsl_cost_env_t *env, double elems)
     return 2.0 * (b + r) * elems / env->opt_mem_bw + 2.0 * TSL_ROOFLINE_LAUNCH_S;
 }
 
+/* What a DP/SDP reduce costs beside the collective itself, paid with it (grad_sync):
+ * the casts of a buffer narrower than the reduce (grad_cast_s) and DeepSpeed's bucket
+ * (grad_bucket): its kernels on the GPU (bucket_s) and the host's dispatch of them
+ * (bucket_host_s), which runs ahead of the GPU and costs only what it exceeds the
+ * reduce and the bucket's kernels by — layer by layer, as the reduce is priced: an upper
+ * bound where a stage mixes large and small layers (DeepSpeed's one all-reduce a stage
+ * hides more of it), kept additive for the layer DP. */
+typedef struct grad_extra {
+    double cast_s, bucket_s, bucket_host_s;
+} grad_extra_t;
+
+/* DeepSpeed's engine's ZeRO-0 DP all-reduce (knobs.ds_grad_bucket; AMP's fork at 72eeea4
+ * and DeepSpeed at edaa722, runtime/engine.py buffered_allreduce_fallback ->
+ * allreduce_no_retain -> allreduce_and_copy -> allreduce_bucket) around the rank's
+ * `elems` gradient elements held in `tensors` .grad tensors, beyond grad_cast_s's casts:
+ *   flatten (torch::utils::flatten_dense_tensors: one cat, batched 128 inputs a kernel)
+ *       b read + b written
+ *   mul_(1/DP) on the reduced tensor (postscale_gradients, gradient_predivide_factor 1,
+ *       the defaults)                               r + r
+ *   unflatten and buf.copy_(synced), one kernel per tensor     b + b
+ * 4b + 2r bytes per parameter (16 for fp16 .grad reduced in fp32, 12 in one width) at
+ * W_opt, K + K/128 + 1 kernels; the host issues each tensor's narrow, view and copy_
+ * (H's ~3 framework ops: one op each) and the cat's share, K + K/128 ops at host_op_s.
+ * Only where that path runs: DP > 1 without ZeRO (ZeRO-1/2 reduce through their own
+ * optimizer's buckets; with DP 1 the pipeline engine skips ReduceGrads). */
+static void grad_bucket(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g,
+                        double elems, uint32_t tensors, grad_extra_t *x)
+{
+    x->cast_s = grad_cast_s(env, elems);
+    x->bucket_s = x->bucket_host_s = 0.0;
+    if (!env->knobs.ds_grad_bucket || s->zero || g.z > 1 || g.d < 2 || !(elems > 0) ||
+        !(env->opt_mem_bw > 0))
+        return;
+    double b = grad_elem_bytes(&env->knobs), r = reduce_elem_bytes(&env->knobs);
+    double ops = tensors * (1.0 + 1.0 / 128.0); /* the copies and the cat's batches */
+    x->bucket_s =
+        (4.0 * b + 2.0 * r) * elems / env->opt_mem_bw + (ops + 1.0) * TSL_ROOFLINE_LAUNCH_S;
+    x->bucket_host_s = ops * env->host_op_s;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1342,11 +1382,11 @@ static double grad_cast_s(const tsl_cost_env_t *env, double elems)
  * instead and all-gathers the updated 16-bit weights (param_bytes) after the
  * optimizer step, where no backward hides it (exposed; *gather_next with
  * knobs.overlap_param_gather: under the next forward). ZeRO-2 also
- * reduce-scatters every micro-batch (per_mb), under its backward. cast: the time
- * of the casts around each reduce (grad_cast_s), paid where the reduce is. */
+ * reduce-scatters every micro-batch (per_mb), under its backward. x: what each
+ * reduce costs beside the collective (grad_extra_t), paid where the reduce is. */
 static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
                       degrees_t g, const tsl_strategy_bw_t *bw, double grad_bytes,
-                      double param_bytes, double cast, double *per_mb, double *last,
+                      double param_bytes, const grad_extra_t *x, double *per_mb, double *last,
                       double *exposed, double *gather_next)
 {
     double shard = grad_bytes / g.z;
@@ -1362,11 +1402,11 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
     double gather = s->zero ? allgather_lat_s(param_bytes / g.z, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
     if (g.d * g.z > 1) { /* the casts go with the first reduce of the buffer */
         if (g.z > 1)
-            sdp_rs += cast;
+            sdp_rs += x->cast_s;
         else if (s->zero >= 2)
-            rs += cast;
-        else
-            dp_last += cast;
+            rs += x->cast_s;
+        else /* the bucket's host dispatch, ahead of the GPU, shows where it is longer */
+            dp_last = fmax(dp_last + x->cast_s + x->bucket_s, x->bucket_host_s);
     }
     *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
     *last = (sdp_every_mb ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
@@ -1594,8 +1634,9 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
-    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg,
-              grad_cast_s(env, o->p), &o->per_mb, &o->last, &o->exposed, &o->gather_next);
+    grad_extra_t gx = {.cast_s = grad_cast_s(env, o->p)}; /* no MoE row runs DeepSpeed's bucket */
+    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg, &gx,
+              &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
@@ -1824,8 +1865,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg,
-              grad_cast_s(env, own), &per_mb, &last, &exposed, &gather_next);
+    grad_extra_t gx;
+    grad_bucket(env, s, g, own, tsl_roofline_param_tensors(l), &gx);
+    grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg, &gx,
+              &per_mb, &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;

@@ -295,8 +295,11 @@ typedef enum tsl_cost_mode {
  * read at one width, written at the other, before and after the collective). 56: Blackwell's
  * GEMM e_max from the published sustained (power-saturated) matmul rate, MSMF, not the
  * boost-clock burst MAMF: B200 0.628 / FP8 0.603, GB200 by the B200's MSMF / MAMF ratio
- * 0.581 / 0.571 (cluster_hw.c; docs/cost-model.md "Sustained clocks"). */
-#define TSL_COST_MODEL_VERSION 56u
+ * 0.581 / 0.571 (cluster_hw.c; docs/cost-model.md "Sustained clocks").
+ * 57: DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce (ds_grad_bucket: the
+ * flatten, the 1/DP mul_ on the reduced tensor, the unflatten copy back into each .grad;
+ * grad_bucket_s). */
+#define TSL_COST_MODEL_VERSION 57u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -465,17 +468,24 @@ typedef struct tsl_cost_knobs {
      * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
      * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
     uint32_t cpu_offload_layers;
-    bool tp_sync;      /* every TP collective between two device synchronisations (a
+    bool tp_sync;        /* every TP collective between two device synchronisations (a
                           synchronising timer around it: AMP's fork of Megatron-LM
                           v1.1.5, megatron/mpu/mappings.py _reduce under
                           timers('mp allreduce')): each is dispatched onto a drained GPU
                           and the queue restarts empty after it; docs/cost-model.md
                           "Synchronised TP collectives" */
-    bool ds_pipe_p2p;  /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
+    bool ds_pipe_p2p;    /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
                           boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
                           blocking broadcast held by both stages); docs/cost-model.md
                           "DeepSpeed's pipeline p2p" */
-    uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
+    bool ds_grad_bucket; /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
+                            (runtime/engine.py buffered_allreduce_fallback ->
+                            allreduce_and_copy -> allreduce_bucket): the stage's
+                            gradients flattened into one bucket, the reduced tensor
+                            scaled by 1/DP in place, copied back into each .grad
+                            tensor by tensor; docs/cost-model.md "DeepSpeed's
+                            gradient bucket" */
+    uint32_t opt_step;   /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER

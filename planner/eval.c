@@ -296,6 +296,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_alltoall |= g->moe_alltoall;
     out->moe_flex |= g->moe_flex;
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
+    out->ds_grad_bucket |= g->ds_grad_bucket;
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;

@@ -154,10 +154,11 @@ typedef struct tsl_plan {
     /* with fp8_recipe: the model's first and last blocks kept bf16 (model.h
      * tsl_model_set_bf16_layers; Megatron-LM --num-layers-at-start/end-in-bf16) */
     uint32_t bf16_layers_start, bf16_layers_end;
-    bool lazy_grads;   /* gradients from each chunk's first backward (cost.h knobs) */
-    uint32_t opt_step; /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
-    bool tp_sync;      /* TP collectives between device synchronisations (cost.h knobs) */
-    bool ds_pipe_p2p;  /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
+    bool lazy_grads;     /* gradients from each chunk's first backward (cost.h knobs) */
+    uint32_t opt_step;   /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
+    bool tp_sync;        /* TP collectives between device synchronisations (cost.h knobs) */
+    bool ds_pipe_p2p;    /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
+    bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

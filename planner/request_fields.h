@@ -289,6 +289,10 @@
       "bytes per element of the gradient buffer the weight gradients accumulate into (.grad, "     \
       "main_grad): 2 or 4; default: --grad-reduce-bytes's (2 with 4: DeepSpeed's fp32_allreduce)", \
       "grad_buf_bytes", "grad_buf_bytes")                                                          \
+    X(ds_grad_bucket, BOOL, "ds-grad-bucket", "", 0, 0,                                            \
+      "DeepSpeed's engine's DP all-reduce without ZeRO: the gradients flattened into a bucket, "   \
+      "scaled by 1/DP after the reduce and copied back into each .grad (AMP's fork)",              \
+      "ds_grad_bucket", "ds_grad_bucket")                                                          \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

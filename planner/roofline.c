@@ -983,10 +983,8 @@ double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
-/* Layer l's parameter tensors, a .grad accumulation kernel each: the linears'
- * weights and biases (as weight_casts_s counts them), each norm's γ and β; the
- * token (and position) table; an untied head's table and the final norm. */
-static uint32_t param_tensors(const tsl_layer_t *l)
+/* A .grad accumulation kernel per tensor; the linears as weight_casts_s counts them. */
+uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l)
 {
     uint32_t per = l->no_bias ? 1 : 2, lin, norms;
     switch (l->kind) {
@@ -1010,7 +1008,7 @@ static double acc_pass_s(const pass_t *p, const tsl_layer_t *l, double params, d
     *acc_gpu_s = gpu_s;
     if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
         return d->mem_bw > 0 ? host_floor(p, gpu_s) : gpu_s; /* layer_s */
-    *acc_gpu_s += tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
+    *acc_gpu_s += tsl_roofline_mem_s(d, d->grad_acc_bytes * params, tsl_roofline_param_tensors(l));
     return host_floor(p, *acc_gpu_s);
 }
 

@@ -528,6 +528,11 @@ double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, doub
 /* `kernels` elementwise kernels moving `bytes` in all. */
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels);
 
+/* Layer l's parameter tensors as PyTorch holds them (one .grad each): the linears'
+ * weights and biases, each norm's γ and β, the token (and position) table, an untied
+ * head's table and the final norm. */
+uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l);
+
 /* Quantising `elems` bf16 elements under d->fp8 as d->fp8_impl runs it: the
  * recipe's bytes and kernels per tensor (tsl_fp8_cast_bytes / _kernels) and the
  * implementation's scale kernel (fp8_impl.h); normed: the input of a

@@ -243,6 +243,11 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
                             "(--overlap-moe-expert-parallel-comm); %s runs none",
                             tsl_target_name(r->target));
+    if (r->ds_grad_bucket && r->target && r->target != TSL_TARGET_DEEPSPEED)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
+                            "its gradients its own way",
+                            tsl_target_name(r->target));
     if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
@@ -557,6 +562,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d6f65666c6578ull);
     if (r->moe_a2a_overlap) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
+    if (r->ds_grad_bucket) /* likewise */
+        tsl_fp_u64(&fp, 0x6473627563ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

@@ -887,6 +887,19 @@ static int ds_pipe_p2p_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed's ZeRO-0 gradient bucket (ds_grad_bucket: flatten, 1/DP
+ * scale, copy back into each .grad) is what deepspeed's engine runs, and no other
+ * target's: Megatron-LM and torchtitan reduce their own buffers in place. */
+static int ds_grad_bucket_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_grad_bucket || t == TSL_TARGET_DEEPSPEED)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not reduce its gradients through DeepSpeed's bucket; the plan "
+                        "was priced with ds_grad_bucket",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -911,7 +924,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
-        opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0)
+        opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
+        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

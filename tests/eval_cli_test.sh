@@ -898,6 +898,25 @@ expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir
 python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["grad_buf_bytes"] == 2 and "grad_buf_bytes" not in a and b["grad_reduce_bytes"] == a["grad_reduce_bytes"] == 4 and b["iter_time_s"] < a["iter_time_s"] and c["grad_buf_bytes"] == 2 and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/buf4.json" "$dir/buf2.json" "$out" &&
     ok || bad "grad_buf_bytes 2: $(cat "$out")"
 expect 2 "grad-buf-bytes: 3 is not 2" eval $ga --grad-buf-bytes 3
+# --ds-grad-bucket (DeepSpeed's ZeRO-0 bucket: flatten, 1/DP scale, copy back; AMP's
+# fork): + 16 B per parameter with the fp16 buffer under the fp32 reduce, so slower; the
+# plan document carries it and prices the same read back; the stack line says it; the
+# Megatron-LM configuration and the megatron target refuse it by name (exit 4)
+expect 0 "" eval $ga --grad-buf-bytes 2 --ds-grad-bucket --json
+cp "$out" "$dir/bucket.json"
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/bucket.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_grad_bucket"] is True and "ds_grad_bucket" not in a and b["iter_time_s"] > a["iter_time_s"] and c["ds_grad_bucket"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/buf2.json" "$dir/bucket.json" "$out" &&
+    ok || bad "ds_grad_bucket: $(cat "$out")"
+expect 0 "" eval $ga --ds-grad-bucket
+grep -q "stack:     the DP all-reduce through DeepSpeed's gradient bucket" "$out" && ok ||
+    bad "ds_grad_bucket stack line: $(cat "$out")"
+expect 4 "ds_grad_bucket: a megatron configuration does not reduce its gradients through DeepSpeed's bucket" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
+    "--micro-batch-size 1 --global-batch-size 64 --bf16" --ds-grad-bucket
+expect 4 "megatron: does not reduce its gradients through DeepSpeed's bucket" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/bucket.json" --target megatron
+expect 4 "ds_grad_bucket: DeepSpeed's engine's gradient bucket; torchtitan reduces" \
+    plan --local $m345 --batch 32 --no-baselines --target torchtitan --ds-grad-bucket
 # the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
 expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
     --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher

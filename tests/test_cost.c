@@ -268,6 +268,67 @@ static void test_knobs(void)
     tsl_cluster_free(&c);
 }
 
+/* ds_grad_bucket (docs/cost-model.md "DeepSpeed's gradient bucket"): DeepSpeed's ZeRO-0
+ * all-reduce around the collective, P = 12,582,912 parameters in 12 .grad tensors (QKV,
+ * projection, FC1, FC2, two norms; weight and bias each), DP 8, W_opt = 1 TB/s:
+ *   fp16 .grad reduced in fp32 (AMP's fork): flatten 2 + 2, mul_(1/8) on the fp32 copy
+ *   4 + 4, unflatten copy 2 + 2 = 16 B x P = 201.326592 us; kernels 12 copies + 12/128
+ *   of the cat + the mul_ = 13.09375 x 4 us = 52.375 us: 253.701592 us beyond the casts;
+ *   bf16 .grad reduced in bf16: 2 + 2, 2 + 2, 2 + 2 = 12 B x P = 150.994944 us + 52.375;
+ *   the host's 12 x (1 + 1/128) = 12.09375 ops at 1 ms each (12.09375 ms) exceed the
+ *   reduce and the bucket: the reduce's time is then the host's;
+ *   ZeRO-1, SDP and DP 1 run no bucket. */
+static void test_ds_grad_bucket(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.opt_mem_bw = 1e12;
+    env.host_op_s = 0.0;
+    double kernels = (12.0 + 12.0 / 128.0 + 1.0) * TSL_ROOFLINE_LAUNCH_S; /* 52.375 us */
+    CHECK_NEAR(kernels, 52.375e-6, 1e-15, "13.09375 launches");
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    env.knobs.grad_reduce_bytes = 4;
+    env.knobs.grad_buf_bytes = 2;
+    env.knobs.grad_reduce_exposed = true; /* ReduceGrads after the flush */
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    env.knobs.ds_grad_bucket = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.grad_comm_s - base.grad_comm_s, 201.326592e-6 + kernels, 1e-12,
+               "fp16 .grad, fp32 reduce: 16 B/param (%g)", r.grad_comm_s - base.grad_comm_s);
+    CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "the backward unchanged");
+    CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "the forward unchanged");
+    env.knobs.grad_reduce_bytes = env.knobs.grad_buf_bytes = 0; /* one width, 2 B */
+    env.knobs.ds_grad_bucket = false;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    env.knobs.ds_grad_bucket = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.grad_comm_s - base.grad_comm_s, 150.994944e-6 + kernels, 1e-12,
+               "bf16 .grad, bf16 reduce: 12 B/param (%g)", r.grad_comm_s - base.grad_comm_s);
+    /* the host's dispatch, 12.09375 ops at 1 ms, outlasts the reduce and its kernels */
+    CHECK(base.grad_comm_s + 203e-6 < 12.09375e-3, "the reduce is shorter (%g)", base.grad_comm_s);
+    env.host_op_s = 1e-3;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.grad_comm_s, 12.09375e-3, 1e-12, "host-bound bucket: 12.09375 ms (%g)",
+               r.grad_comm_s);
+    env.host_op_s = 0.0;
+    /* where DeepSpeed's engine does not run the bucket: ZeRO-1 (its optimizer's
+     * reduce_gradients), SDP (ZeRO-3), DP 1 (the pipeline engine skips ReduceGrads) */
+    tsl_strategy_t z1 = one(TSL_DIM_DP, 8, false), z3 = one(TSL_DIM_SDP, 8, false),
+                   tp = one(TSL_DIM_TP, 8, false);
+    z1.zero = 1;
+    const tsl_strategy_t *none[] = {&z1, &z3, &tp};
+    for (size_t i = 0; i < 3; i++) {
+        env.knobs.ds_grad_bucket = false;
+        tsl_cost_layer(&env, &l, none[i], NULL, 16, &base);
+        env.knobs.ds_grad_bucket = true;
+        tsl_cost_layer(&env, &l, none[i], NULL, 16, &r);
+        CHECK(memcmp(&r, &base, sizeof(r)) == 0, "no bucket on strategy %zu", i);
+    }
+}
+
 /* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
  * that does not synchronise adds its weight gradients into the buffer with a
  * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
@@ -3138,6 +3199,7 @@ int main(void)
     test_dp();
     test_knobs();
     test_grad_accum();
+    test_ds_grad_bucket();
     test_sdp();
     test_tp_and_ckpt();
     test_double_block_fwd();

@@ -870,6 +870,14 @@ static void test_deepspeed(void)
     plan.grad_buf_bytes = 4; /* the reduce's own: exported as before */
     free(export_ok(TSL_EXPORT_MEGATRON, &plan));
     plan.grad_reduce_bytes = plan.grad_buf_bytes = 0;
+    /* DeepSpeed's ZeRO-0 gradient bucket (ds_grad_bucket): what its engine runs, so the
+     * deepspeed export takes it; Megatron-LM and torchtitan reduce their own buffers */
+    plan.ds_grad_bucket = true;
+    free(export_ok(TSL_EXPORT_DEEPSPEED, &plan));
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: does not reduce its gradients through DeepSpeed's bucket");
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "priced with ds_grad_bucket");
+    plan.ds_grad_bucket = false;
 }
 
 static void test_torchtitan(void)

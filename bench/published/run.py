@@ -230,6 +230,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--grad-reduce-bytes", str(p["grad_reduce_bytes"])]
     if p.get("grad_buf_bytes"):  # the buffer's bytes where not the reduce's (DeepSpeed's fp32_allreduce)
         cmd += ["--grad-buf-bytes", str(p["grad_buf_bytes"])]
+    if p.get("ds_grad_bucket"):  # DeepSpeed's ZeRO-0 gradient bucket (cost-model.md "DeepSpeed's gradient bucket")
+        cmd += ["--ds-grad-bucket"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
