@@ -292,8 +292,11 @@ typedef enum tsl_cost_mode {
  * collective alone, DeepSpeed's fp32_allreduce): what the weight gradients accumulate
  * into, the model states keep and the step reads, the DP/SDP collectives at
  * grad_reduce_bytes. 55: the casts such a buffer needs around its reduce (grad_cast_s:
- * read at one width, written at the other, before and after the collective). */
-#define TSL_COST_MODEL_VERSION 55u
+ * read at one width, written at the other, before and after the collective). 56: a named
+ * fused attention kernel on Hopper (attn_kernel: flash2, cudnn; attn_kernel.h) at its
+ * published share by head dimension and keys (FlashAttention-3's Figs. 5–6); no kernel
+ * named (the default) prices as 55. */
+#define TSL_COST_MODEL_VERSION 56u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -330,6 +333,9 @@ typedef struct tsl_cost_knobs {
     uint32_t fp8_impl;          /* tsl_fp8_impl_t (fp8_impl.h): who runs the recipe —
                                    TE (0: Megatron-LM, Megatron-Bridge, NeMo) or torchao
                                    (torchtitan); what is cast per use and what is saved */
+    uint32_t attn_kernel;       /* tsl_attn_kernel_t (attn_kernel.h): the fused attention
+                                   kernel the stack runs, priced by its published shares
+                                   on Hopper; 0: the GPU family's one figure */
     uint32_t loss_impl;         /* tsl_loss_impl_t (loss_impl.h): how the stack runs an LM
                                    head's cross-entropy — the executor's (0), torch's eager
                                    cross_entropy (torchtitan), Megatron-LM's vocabulary-
