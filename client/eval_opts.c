@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "attn_kernel.h"
 #include "eval_cmd.h"
 #include "remote.h"
 #include "target.h"
@@ -17,7 +18,7 @@ static const char eval_usage[] =
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
-    "                      [--paper-cost] [--no-host-floor]\n"
+    "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--opt-step STEP]\n"
@@ -149,6 +150,11 @@ static const char eval_usage[] =
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
     "                      floor (a C executor, CUDA graphs)\n"
+    "  --attn-kernel KERNEL\n"
+    "                      the fused attention kernel the stack runs, priced on\n"
+    "                      Hopper at its published share by head dimension and\n"
+    "                      keys: flash2 (FlashAttention-2) or cudnn (cuDNN's fused\n"
+    "                      SDPA, TE's FusedAttention); default the GPU's one figure\n"
     "\n"
     "Precision and overlap (docs/cost-model.md, \"Precision and overlap\"; default:\n"
     "what --megatron-args / --torchtitan say, else Tessel's executor's):\n"
@@ -308,6 +314,7 @@ enum {
     OPT_GRAD_BYTES,
     OPT_GRAD_BUF_BYTES,
     OPT_DS_GRAD_BUCKET,
+    OPT_ATTN_KERNEL,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
@@ -390,6 +397,7 @@ static const struct option eval_long[] = {
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
+    {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
@@ -560,6 +568,13 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_GRAD_BUF_BYTES:
         return parse_grad_width("grad-buf-bytes", optarg, "a 16-bit .grad", &eo->grad_buf_bytes,
                                 err);
+    case OPT_ATTN_KERNEL: {
+        int k = tsl_attn_kernel_parse(optarg);
+        if (k <= 0)
+            return tsl_err_set(err, "attn-kernel: '%.40s' is not flash2 or cudnn", optarg);
+        eo->attn_kernel = (uint32_t)k;
+        return 0;
+    }
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
     case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
     case OPT_LAZY_GRADS: eo->lazy_grads = true; return 0;

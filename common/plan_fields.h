@@ -84,6 +84,7 @@
     X(iter_time_1f1b_s, REAL, iter_time_1f1b_s, "iter_time_1f1b_s", NONZERO)                       \
     X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \
     X(grad_buf_bytes, U32, grad_buf_bytes, "grad_buf_bytes", NONZERO)                              \
+    X(attn_kernel, U32, attn_kernel, "attn_kernel", NONZERO)                                       \
     X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \

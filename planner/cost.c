@@ -913,6 +913,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;
+    dev->attn_kernel = env->knobs.attn_kernel;
     cp_core(env, dev);
 }
 

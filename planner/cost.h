@@ -298,8 +298,10 @@ typedef enum tsl_cost_mode {
  * 0.581 / 0.571 (cluster_hw.c; docs/cost-model.md "Sustained clocks").
  * 57: DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce (ds_grad_bucket: the
  * flatten, the 1/DP mul_ on the reduced tensor, the unflatten copy back into each .grad;
- * grad_bucket_s). */
-#define TSL_COST_MODEL_VERSION 57u
+ * grad_bucket_s). 58: a named fused attention kernel on Hopper (attn_kernel: flash2,
+ * cudnn; attn_kernel.h) at its published share by head dimension and keys
+ * (FlashAttention-3's Figs. 5–6); no kernel named (the default) prices as 57. */
+#define TSL_COST_MODEL_VERSION 58u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -336,6 +338,9 @@ typedef struct tsl_cost_knobs {
     uint32_t fp8_impl;          /* tsl_fp8_impl_t (fp8_impl.h): who runs the recipe —
                                    TE (0: Megatron-LM, Megatron-Bridge, NeMo) or torchao
                                    (torchtitan); what is cast per use and what is saved */
+    uint32_t attn_kernel;       /* tsl_attn_kernel_t (attn_kernel.h): the fused attention
+                                   kernel the stack runs, priced by its published shares
+                                   on Hopper; 0: the GPU family's one figure */
     uint32_t loss_impl;         /* tsl_loss_impl_t (loss_impl.h): how the stack runs an LM
                                    head's cross-entropy — the executor's (0), torch's eager
                                    cross_entropy (torchtitan), Megatron-LM's vocabulary-

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_kernel.h"
 #include "cost.h"
 #include "eval.h"
 #include "offload.h"
@@ -268,6 +269,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
         out->grad_reduce_bytes = g->grad_reduce_bytes;
     if (!r->grad_buf_bytes)
         out->grad_buf_bytes = g->grad_buf_bytes;
+    if (!r->attn_kernel)
+        out->attn_kernel = g->attn_kernel;
     out->no_fp32_master |= g->no_fp32_master;
     if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
         out->no_overlap_grad_reduce = true;
@@ -339,11 +342,12 @@ static uint32_t asked_loss_impl(const tsl_request_t *r, const tsl_plan_t *g)
 }
 
 /* A plan document's grad_reduce_bytes and grad_buf_bytes: absent (0), 2 or 4, as a
- * request's. */
-static int given_grad_bytes_ok(const tsl_plan_t *g, tsl_err_t *err)
+ * request's; its attn_kernel one of attn_kernel.h's. */
+static int given_fields_ok(const tsl_plan_t *g, tsl_err_t *err)
 {
     if (tsl_grad_width_check("grad_reduce_bytes", g->grad_reduce_bytes, "bf16", err) != 0 ||
-        tsl_grad_width_check("grad_buf_bytes", g->grad_buf_bytes, "a 16-bit .grad", err) != 0)
+        tsl_grad_width_check("grad_buf_bytes", g->grad_buf_bytes, "a 16-bit .grad", err) != 0 ||
+        tsl_attn_kernel_ok(g->attn_kernel, err) != 0)
         return tsl_err_prefix(err, "eval");
     return 0;
 }
@@ -371,7 +375,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
-        given_grad_bytes_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
+        given_fields_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||

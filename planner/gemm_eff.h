@@ -40,7 +40,9 @@
  * (Shah et al. 2024, FlashAttention-3, Sec. 1); this project measured 0.37–0.40
  * through PyTorch SDPA (bench/results/torch_blocks-h100.json, core-sdpa, h 1024
  * and 2048, mb 16, s 1024). Backward: measured, the SDPA attention block's
- * backward less its GEMMs and copies, 0.18 at both widths (docs/cost-model.md). */
+ * backward less its GEMMs and copies, 0.18 at both widths (docs/cost-model.md).
+ * A kernel named by the request (attn_kernel: flash2, cudnn) takes its own published
+ * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
 /* The same shares on Blackwell (GB100: B200 and GB200), cuDNN's fused SDPA as
@@ -82,12 +84,17 @@ typedef struct tsl_gemm_eff {
                               curve (e_max · depth) prices it as a GEMM */
     double attn_bwd_flops;
     double attn_mla_bwd_flops; /* latent attention's (MLA's) backward; 0 = attn_bwd_flops */
+    double attn_kernel_peak;   /* the datasheet peak (FLOP/s) a named kernel's published
+                                  shares are of (attn_kernel.h: Hopper, the H100 part);
+                                  0 = no such table: every kernel takes attn_*_flops */
 } tsl_gemm_eff_t;
 
 /* The shape parameters of a GPU: SMs by the family of its name ("A100-80G" →
  * A100: 108), k_half from its datasheet peak (FLOP/s) and memory bandwidth
  * (bytes/s), the fused attention kernel's rates from the family's measured or
- * published share of peak (H100, H200, H800, B200, GB200; others 0). An unknown family or a bandwidth of 0 leaves that term out (the
+ * published share of peak (H100, H200, H800, B200, GB200; others 0), and on the
+ * H100 part (H100, H200, H800) the peak attn_kernel.h's per-kernel shares are of.
+ * An unknown family or a bandwidth of 0 leaves that term out (the
  * rate is then e_max · the remaining terms, as a flat efficiency was). */
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
 

@@ -362,6 +362,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->grad_reduce_bytes =
         p->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : p->grad_reduce_bytes;
     k->grad_buf_bytes = p->grad_buf_bytes;
+    k->attn_kernel = p->attn_kernel;
     k->no_fp32_master = p->no_fp32_master;
     k->grad_reduce_exposed = p->grad_reduce_exposed;
     k->overlap_param_gather = p->overlap_param_gather;
@@ -419,6 +420,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->grad_reduce_bytes =
         k->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : k->grad_reduce_bytes;
     p->grad_buf_bytes = k->grad_buf_bytes;
+    p->attn_kernel = k->attn_kernel;
     p->no_fp32_master = k->no_fp32_master;
     p->grad_reduce_exposed = k->grad_reduce_exposed;
     p->overlap_param_gather = k->overlap_param_gather;

@@ -107,6 +107,7 @@ typedef struct tsl_plan {
      * (tsl_cost_knobs_t in cost.h; all zero: Tessel's executor). */
     uint32_t grad_reduce_bytes; /* 0 (= 2) or 4: fp32 main gradients */
     uint32_t grad_buf_bytes;    /* the gradient buffer's bytes where not the reduce's; 0: its */
+    uint32_t attn_kernel;       /* tsl_attn_kernel_t the fused core was priced with; 0: none */
     bool no_fp32_master;        /* 16-bit optimizer states, no fp32 master */
     bool grad_reduce_exposed;   /* DP gradient reduce after the backward */
     bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */

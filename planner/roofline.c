@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "attn_kernel.h"
 #include "mamba.h"
 #include "recompute.h"
 
@@ -21,6 +22,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.attn_fwd_flops = 0.0; /* flash priced as a GEMM until then */
     d->shape.attn_bwd_flops = 0.0;
     d->shape.attn_mla_bwd_flops = 0.0;
+    d->shape.attn_kernel_peak = 0.0;
+    d->attn_kernel = TSL_ATTN_KERNEL_DEFAULT;
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
     d->fp8_impl = TSL_FP8_IMPL_TE;
@@ -404,6 +407,13 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
     double flash = !p->bwd                                     ? d->shape.attn_fwd_flops
                    : x->mla && d->shape.attn_mla_bwd_flops > 0 ? d->shape.attn_mla_bwd_flops
                                                                : d->shape.attn_bwd_flops;
+    /* a named kernel on the H100 part: its published share at this head dimension and
+       key length (attn_kernel.h) in place of the family's one figure */
+    double share = d->shape.attn_kernel_peak > 0
+                       ? tsl_attn_hopper_share(d->attn_kernel, p->bwd, hd, keys)
+                       : 0.0;
+    if (share > 0)
+        flash = d->shape.attn_kernel_peak * share;
     double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
                                   tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b)
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);

@@ -507,6 +507,11 @@ typedef struct tsl_roofline_dev {
     bool cp_merge;          /* with cp_ring: torch's context_parallel, which merges each
                              step's partial output in fp32 and accumulates dQ, dK, dV in
                              fp32 (below); false after init */
+    uint32_t attn_kernel;   /* tsl_attn_kernel_t: the fused attention kernel the stack runs;
+                             on a GPU with published per-kernel shares
+                             (shape.attn_kernel_peak) it prices the fused core by its head
+                             dimension and keys (attn_kernel.h); DEFAULT after init: the
+                             family's one figure */
 } tsl_roofline_dev_t;
 
 /* Under torch.autocast (above), the activation bytes per sample layer l keeps

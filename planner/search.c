@@ -589,6 +589,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x67616363ull);
     if (k.grad_buf_bytes) /* likewise */
         tsl_fp_u64(&fp, 0x6762756600ull | k.grad_buf_bytes);
+    if (k.attn_kernel) /* likewise */
+        tsl_fp_u64(&fp, 0x61746b6e00ull | k.attn_kernel);
     if (k.legacy_p2p) /* likewise */
         tsl_fp_u64(&fp, 0x6c703270ull);
     if (k.tp_comm_overlap) /* likewise */

@@ -320,7 +320,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
             (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
             (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17 |
-            (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23,
+            (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
+            (uint64_t)k->attn_kernel << 48,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1114,6 +1115,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
             r->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : r->grad_reduce_bytes;
     if (r->grad_buf_bytes)
         k->grad_buf_bytes = r->grad_buf_bytes;
+    if (r->attn_kernel)
+        k->attn_kernel = r->attn_kernel;
     if (r->no_fp32_master)
         k->no_fp32_master = true;
     if (r->overlap_grad_reduce)

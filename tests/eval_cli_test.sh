@@ -917,6 +917,28 @@ expect 4 "megatron: does not reduce its gradients through DeepSpeed's bucket" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/bucket.json" --target megatron
 expect 4 "ds_grad_bucket: DeepSpeed's engine's gradient bucket; torchtitan reduces" \
     plan --local $m345 --batch 32 --no-baselines --target torchtitan --ds-grad-bucket
+# --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
+# head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
+# prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices
+# the same read back (one micro-batch of 16: GPU-bound); on an A100 (no per-kernel table) the name changes nothing
+ak="--model GPT2-345M --cluster 1xH100-80G --dp 1 --batch 16 --mbs 16 --no-search"
+expect 0 "" eval $ak --json
+cp "$out" "$dir/ak0.json"
+expect 0 "" eval $ak --attn-kernel cudnn --json
+cp "$out" "$dir/ak2.json"
+expect 0 "" eval --model GPT2-345M --cluster 1xH100-80G --no-search --plan "$dir/ak2.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert "attn_kernel" not in a and b["attn_kernel"] == 2 and b["iter_time_s"] < a["iter_time_s"] and c["attn_kernel"] == 2 and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/ak0.json" "$dir/ak2.json" "$out" &&
+    ok || bad "attn_kernel cudnn: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --json
+cp "$out" "$dir/aka0.json"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2 --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
+    ok || bad "attn_kernel on A100: $(cat "$out")"
+expect 2 "attn-kernel: 'flash3' is not flash2 or cudnn" eval $ak --attn-kernel flash3
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["attn_kernel"]=7; json.dump(d,open(sys.argv[2],"w"))' "$dir/ak2.json" "$dir/ak7.json"
+expect 2 "attn_kernel: 7 is not 1 (flash2) or 2 (cudnn)" eval --model GPT2-345M --cluster 1xH100-80G --no-search --plan "$dir/ak7.json"
+expect 2 "attn-kernel: 'flash3' is not 1 (flash2) or 2 (cudnn)" plan --local $m345 --batch 32 --attn-kernel flash3
+expect 2 "attn-kernel: 3 is out of range" plan --local $m345 --batch 32 --attn-kernel 3
 # the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
 expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
     --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attn_kernel.h"
 #include "check.h"
 #include "fp8_sp_gather_bytes.h"
 #include "cluster.h"
@@ -510,6 +511,79 @@ static void test_blackwell_flash(void)
                   tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 2, false, 0);
     CHECK_NEAR(diff, flash_b - gemm_b, 1e-9, "backward core: %.2f us more, by hand %.2f",
                diff * 1e6, (flash_b - gemm_b) * 1e6);
+}
+
+/* A named fused attention kernel on Hopper (attn_kernel.h): FlashAttention-3's Figs.
+ * 5–6 over 989, log-linear in the keys, linear in the head dimension. cuDNN forward at
+ * head dimension 128, 8K keys: 600 / 989; flat beyond 16K (595) and below 512 (497);
+ * FlashAttention-2's backward at head dimension 96, 1K: (238 + 260) / 2 = 249; cuDNN's
+ * backward at 128 halfway (in log2) between 4K and 8K: (499 + 518) / 2 = 508.5. No
+ * kernel named: 0 (the family's one figure stays). On the Llama 3 70B layer of
+ * test_blackwell_flash on one H100 (TP 2: 32 heads, causal, s 8192; 549.82 GFLOP
+ * forward, causal share 0.91152) the forward core runs at 600 · 0.91152 = 546.9
+ * TFLOP/s under cudnn (1005.34 µs), 370 · 0.91152 = 337.3 under flash2 (1630.27 µs),
+ * 0.35 · 989 · 0.91152 = 315.5 by default (1742.72 µs); the B200 has no per-kernel
+ * table, so the name changes nothing there. */
+static void test_hopper_attn_kernel(void)
+{
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 8192), 600.0 / 989, 1e-12,
+               "cudnn fwd 128 8K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 65536), 595.0 / 989, 1e-12,
+               "flat beyond 16K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 256, 256), 497.0 / 989, 1e-12,
+               "flat below 512 and above head dimension 128");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024), 249.0 / 989, 1e-12,
+               "flash2 bwd 96 1K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 4096 * sqrt(2.0)),
+               508.5 / 989, 1e-12, "cudnn bwd between 4K and 8K");
+    CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_COUNT, false, 128, 8192) == 0.0,
+          "no kernel named, or out of range: 0");
+    CHECK(tsl_attn_kernel_parse("cuDNN") == TSL_ATTN_KERNEL_CUDNN &&
+              tsl_attn_kernel_parse("flash2") == TSL_ATTN_KERNEL_FLASH2 &&
+              tsl_attn_kernel_parse("flash3") == -1,
+          "names");
+    const tsl_gpu_spec_t *h = tsl_gpu_find("H100-80G"), *b = tsl_gpu_find("B200");
+    CHECK(h != NULL && b != NULL, "H100, B200 built in");
+    if (h == NULL || b == NULL)
+        return;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 8192,
+                     .hidden = 8192,
+                     .ffn_hidden = 28672,
+                     .heads = 64,
+                     .kv_heads = 8,
+                     .causal = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, h->peak_flops * h->efficiency, h->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, h->name, h->peak_flops, h->mem_bw);
+    CHECK(d.shape.attn_kernel_peak == 989e12, "H100: the table's peak %g",
+          d.shape.attn_kernel_peak);
+    double flops = 549822922752.0, r = TSL_ATTN_CAUSAL_EFF * 4096.5 / (4096.5 + 128.0);
+    const struct {
+        uint32_t kernel;
+        double tflops, us;
+    } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, 1742.72},
+                {TSL_ATTN_KERNEL_FLASH2, 370, 1630.27},
+                {TSL_ATTN_KERNEL_CUDNN, 600, 1005.34}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        d.attn_kernel = want[i].kernel;
+        double fwd = flops / (want[i].tflops * 1e12 * r);
+        CHECK_NEAR(fwd * 1e6, want[i].us, 1e-2, "%s by hand %.2f us",
+                   tsl_attn_kernel_name(want[i].kernel), fwd * 1e6);
+        CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 2), fwd + TSL_ROOFLINE_LAUNCH_S, 1e-12,
+                   "%s forward core %.2f us", tsl_attn_kernel_name(want[i].kernel),
+                   tsl_roofline_core_fwd_s(&d, &l, 1, 2) * 1e6);
+    }
+    tsl_roofline_dev_t bd;
+    tsl_roofline_dev_init(&bd, b->peak_flops * b->efficiency, b->mem_bw);
+    tsl_gemm_eff_for_gpu(&bd.shape, b->name, b->peak_flops, b->mem_bw);
+    double bdef = tsl_roofline_core_fwd_s(&bd, &l, 1, 2);
+    bd.attn_kernel = TSL_ATTN_KERNEL_FLASH2;
+    CHECK(bd.shape.attn_kernel_peak == 0.0 && tsl_roofline_core_fwd_s(&bd, &l, 1, 2) == bdef,
+          "B200: no per-kernel table, the name changes nothing");
 }
 
 /* MLA's backward on Blackwell (gemm_eff.h TSL_ATTN_GB100_MLA_BWD_EFF, cuDNN's
@@ -1631,6 +1705,7 @@ int main(void)
     test_backward();
     test_flash();
     test_blackwell_flash();
+    test_hopper_attn_kernel();
     test_blackwell_mla();
     test_cp_ring();
     test_cp_ring_fixed_tokens();

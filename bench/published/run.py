@@ -199,7 +199,7 @@ def plan_args(row):
     return cmd
 
 
-def knob_args(row, amp_profile=None):
+def knob_args(row, amp_profile=None, attn_kernel=False):
     """Attention kernel, figures, precision and overlap: eval flags for every
     plan form (they win over what a --megatron-args line or a --plan says)."""
     p = row["plan"]
@@ -224,6 +224,12 @@ def knob_args(row, amp_profile=None):
         cmd += ["--bf16-layers-end", str(p["bf16_layers_end"])]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
+    # the fused attention kernel the row's stack ran (TE's cuDNN FusedAttention, SDPA's
+    # FlashAttention-2), priced at its published Hopper share only under --attn-kernel:
+    # by default every row keeps the GPU's one figure (README "Hopper attention by
+    # kernel and shape")
+    if attn_kernel and p.get("attn_kernel"):
+        cmd += ["--attn-kernel", p["attn_kernel"]]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
     # overlap"); a field left out keeps Tessel's executor's way
     if p.get("grad_reduce_bytes"):
@@ -288,7 +294,7 @@ def device_memory_gib(c):
     return max(int(re.fullmatch(r".*-(\d+)G", t).group(1)) for t in types)
 
 
-def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel=False):
     """The tesselctl eval command of a row. A published run ran within its devices'
     memory: eval holds it to the whole device (--memory), not to plan's default budget,
     which keeps a reserve back for what the cost model does not count (README.md,
@@ -298,7 +304,7 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
     cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
     cmd += ["--memory", "%dG" % device_memory_gib(c)]
     cmd += plan_args(row)
-    return cmd + knob_args(row, amp_profile)
+    return cmd + knob_args(row, amp_profile, attn_kernel)
 
 
 def gpus(row):
@@ -529,7 +535,7 @@ def run_row(row, args, tmpdir):
         return res
     try:
         out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
-                                         args.amp_profile), args.verbose)
+                                         args.amp_profile, args.attn_kernel), args.verbose)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
@@ -651,6 +657,9 @@ def main():
     ap.add_argument("--amp-profile", metavar="DIR",
                     help="pass --amp-profile DIR (AMP's src/known_cost) to the amp-* rows")
     ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
+    ap.add_argument("--attn-kernel", action="store_true",
+                    help="price each row's fused attention kernel (rows.json attn_kernel) at its "
+                         "published Hopper share (eval --attn-kernel); default: the GPU's one figure")
     args = ap.parse_args()
 
     with open(args.rows) as f:
