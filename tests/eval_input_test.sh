@@ -46,7 +46,7 @@ mg_mix 0 "" "--max-position-embeddings 32768"
 mg_mix 2 "megatron: --vocab-size 129280: the model Mixtral-8x7B has 32000 tokens" "--vocab-size 129280"
 mg_mix 0 "" "--vocab-size 31999"
 # without --group-query-attention Megatron-LM builds a K/V head per query head
-expect 2 "megatron: --group-query-attention not given (Megatron-LM builds 32 K/V heads, one per query head): the model Mixtral-8x7B has 8" \
+expect 2 "megatron: --group-query-attention not given (Megatron's default, not in the line): Megatron-LM builds 32 K/V heads, one per query head; the model Mixtral-8x7B has 8" \
     eval $mix --megatron-args "$mixpar ${mixshape/--group-query-attention/}"
 # a dense model: GPT2-345M (h 1024, f 4096, 16 heads, 1024 learned positions)
 gpt="--model GPT2-345M --cluster 8xA100-80G --no-search"
@@ -59,6 +59,48 @@ expect 2 "megatron: --num-experts 8: the model GPT2-345M has none" \
 expect 2 "megatron: --max-position-embeddings 2048: the model GPT2-345M has 1024 learned positions" \
     eval $gpt --megatron-args "$gptpar --max-position-embeddings 2048"
 expect 2 "hidden-size: missing number" eval $gpt --megatron-args "$gptpar --hidden-size ''"
+# a flag the line leaves out takes Megatron-LM's default (d98e8a6 arguments.py,
+# TransformerConfig), which must be the model's too: GPT2-345M is Megatron's default
+# GPT (4·h FFN, LayerNorm, learned positions, biases, tied output), so its line needs
+# no --ffn-hidden-size; a switch the line gives that the model has not is refused
+gptline="$gptpar --num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024"
+expect 0 "" eval $gpt --megatron-args "$gptline"
+# --swiglu's default width: int(8·1024/3/64)·64 = 42·64 = 2688
+expect 2 "megatron: --ffn-hidden-size 2688 (Megatron's default, not in the line) = int(8 x --hidden-size / 3 / 64) x 64 under --swiglu: the model GPT2-345M has 4096" \
+    eval $gpt --megatron-args "$gptline --swiglu"
+expect 2 "megatron: --swiglu (a gated FFN): the model GPT2-345M has an FFN without a gate" \
+    eval $gpt --megatron-args "$gptline --swiglu --ffn-hidden-size 4096"
+expect 2 "megatron: --position-embedding-type rope: the model GPT2-345M has 1024 learned positions" \
+    eval $gpt --megatron-args "$gptline --position-embedding-type rope"
+expect 2 "megatron: --untie-embeddings-and-output-weights: the model GPT2-345M has its output layer tied to the embedding" \
+    eval $gpt --megatron-args "$gptline --untie-embeddings-and-output-weights"
+expect 2 "megatron: --normalization: 'rmsnorm' is not LayerNorm or RMSNorm" \
+    eval $gpt --megatron-args "$gptline --normalization rmsnorm"
+# a line of parallel settings alone states no model: only what it gives is checked
+expect 0 "" eval $gpt --megatron-args "$gptpar"
+# Qwen3-30B-A3B's line as `plan --export megatron` writes it round-trips; each shape flag
+# left out takes Megatron's default, refused naming it (h 2048, 32 heads of 128 over 4
+# K/V groups, 128 experts of 768, top-8, RMSNorm, RoPE, SwiGLU, no biases, untied output)
+q3="--hf-config $(dirname "$0")/data/hf/qwen3_30b_a3b.json --cluster 2x8xH100-80G:8xib400"
+expect 0 "" plan --local $q3 --batch 64 --no-baselines --target megatron --export megatron
+q3line=$(grep -v '^#' "$out")
+expect 0 "" eval $q3 --no-search --megatron-args "$q3line"
+q3drop() { # q3drop WHAT EXIT PATTERN: the line without the words WHAT
+    expect "$2" "$3" eval $q3 --no-search --megatron-args "$(printf '%s\n' "$q3line" | grep -vx -- "$1")"
+}
+q3drop "--moe-router-topk 8" 2 "megatron: --moe-router-topk 2 (Megatron's default, not in the line): the model qwen3_30b_a3b has 8"
+q3drop "--kv-channels 128" 2 "megatron: --kv-channels 64 (Megatron's default, not in the line) = --hidden-size / --num-attention-heads: the model qwen3_30b_a3b has 128"
+q3drop "--num-query-groups 4" 2 "megatron: --num-query-groups 1 (Megatron's default, not in the line) with --group-query-attention: the model qwen3_30b_a3b has 4"
+q3drop "--num-experts 128" 2 "megatron: --num-experts none (Megatron's default, not in the line): the model qwen3_30b_a3b has 128"
+# the experts' width defaults to --ffn-hidden-size's: 768 either way; without both,
+# SwiGLU's default int(8·2048/3/64)·64 = 85·64 = 5440
+q3drop "--moe-ffn-hidden-size 768" 0 ""
+q3drop "--[a-z-]*ffn-hidden-size 768" 2 "megatron: --moe-ffn-hidden-size 5440 (Megatron's default, not in the line) = --ffn-hidden-size: the model qwen3_30b_a3b has 768"
+q3drop "--untie-embeddings-and-output-weights" 2 "megatron: --untie-embeddings-and-output-weights not given, the output layer tied to the embedding (Megatron's default, not in the line): the model qwen3_30b_a3b has an output layer of its own"
+q3drop "--normalization RMSNorm" 2 "megatron: --normalization LayerNorm (Megatron's default, not in the line): the model qwen3_30b_a3b has RMSNorm"
+q3drop "--position-embedding-type rope" 2 "megatron: --position-embedding-type learned_absolute (Megatron's default, not in the line): the model qwen3_30b_a3b has no learned position table"
+q3drop "--swiglu" 2 "megatron: --swiglu not given, a GeLU FFN without a gate (Megatron's default, not in the line): the model qwen3_30b_a3b has a gated FFN (SwiGLU)"
+q3drop "--disable-bias-linear" 2 "megatron: --disable-bias-linear not given, biases (Megatron's default, not in the line): the model qwen3_30b_a3b has no linear biases"
 
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
