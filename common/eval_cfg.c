@@ -642,6 +642,12 @@ static const mg_why_t mg_refused[] = {
     {"hybrid-context-parallel", "is not modelled by Tessel (one CP group size per model)"},
     {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (a2a+p2p: one CP "
                                             "exchange per model)"},
+    /* Megatron-LM 7418b1b8fb (fVPP) removed both; older trees drew the layers from
+     * them unless a pattern was given, which then had to have their counts */
+    {"hybrid-attention-ratio", "is not a Megatron-LM argument any more (removed with "
+                               "fVPP, 7418b1b8fb); give the layers with --hybrid-layer-pattern"},
+    {"hybrid-mlp-ratio", "is not a Megatron-LM argument any more (removed with fVPP, "
+                         "7418b1b8fb); give the layers with --hybrid-layer-pattern"},
 };
 
 /* Accepted with a note: they change the figures, not the plan. */
@@ -1109,6 +1115,7 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            key);
     memcpy(c->hybrid, val, n);
     c->hybrid[n] = '\0';
+    c->shape.hybrid = true; /* the Mamba flags and their defaults apply (eval_shape.h) */
     return 0;
 }
 

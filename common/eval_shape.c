@@ -27,6 +27,10 @@ static const char *const shape_flag[TSL_EVAL_SHAPE_COUNT] = {
     [TSL_EVAL_SHAPE_QK_HEAD] = "qk-head-dim",
     [TSL_EVAL_SHAPE_QK_POS] = "qk-pos-emb-head-dim",
     [TSL_EVAL_SHAPE_V_HEAD] = "v-head-dim",
+    [TSL_EVAL_SHAPE_MAMBA_STATE] = "mamba-state-dim",
+    [TSL_EVAL_SHAPE_MAMBA_HEAD] = "mamba-head-dim",
+    [TSL_EVAL_SHAPE_MAMBA_GROUPS] = "mamba-num-groups",
+    [TSL_EVAL_SHAPE_MAMBA_HEADS] = "mamba-num-heads",
 };
 
 /* The switches (no value) and what each sets. */
@@ -101,10 +105,10 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
 }
 
 /* The layers the exporter reads the shape from: the first Transformer block, the
- * first with attention heads, the first dense FFN, the first with experts and
- * the output head. */
+ * first with attention heads, the first dense FFN, the first with experts, the
+ * first Mamba mixer, and the output head. */
 typedef struct shape_layers {
-    const tsl_layer_t *block, *attn, *dense, *moe, *head;
+    const tsl_layer_t *block, *attn, *dense, *moe, *mamba, *head;
 } shape_layers_t;
 
 static shape_layers_t layers_of(const tsl_model_t *m)
@@ -124,6 +128,8 @@ static shape_layers_t layers_of(const tsl_model_t *m)
             r.dense = l;
         if (!r.moe && l->experts)
             r.moe = l;
+        if (!r.mamba && l->kind == TSL_LAYER_MAMBA)
+            r.mamba = l;
     }
     return r;
 }
@@ -166,8 +172,18 @@ static bool default_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, co
     case TSL_EVAL_SHAPE_SHARED_FFN:
     case TSL_EVAL_SHAPE_MOE_LATENT:
     case TSL_EVAL_SHAPE_Q_LORA: v = 0; break;
+    case TSL_EVAL_SHAPE_MAMBA_STATE: v = 128; break;
+    case TSL_EVAL_SHAPE_MAMBA_HEAD: v = 64; break;
+    case TSL_EVAL_SHAPE_MAMBA_GROUPS: v = 8; break;
+    case TSL_EVAL_SHAPE_MAMBA_HEADS: /* MambaMixer: d_inner = expand (2) x h, over heads */
+        if (!eff[TSL_EVAL_SHAPE_MAMBA_HEAD])
+            return false;
+        v = 2 * h / eff[TSL_EVAL_SHAPE_MAMBA_HEAD];
+        break;
     default: return false; /* HIDDEN, HEADS, MAX_POS, VOCAB: required or the tokenizer's */
     }
+    if (k >= TSL_EVAL_SHAPE_MAMBA_STATE && !sh->hybrid) /* no Mamba layer reads them */
+        return false;
     *out = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return true;
 }
@@ -182,6 +198,7 @@ static const char *default_why(tsl_eval_shape_key_t k, const tsl_eval_shape_t *s
     case TSL_EVAL_SHAPE_KV_CHANNELS: return " = --hidden-size / --num-attention-heads";
     case TSL_EVAL_SHAPE_QUERY_GROUPS: return " with --group-query-attention";
     case TSL_EVAL_SHAPE_MOE_FFN: return " = --ffn-hidden-size";
+    case TSL_EVAL_SHAPE_MAMBA_HEADS: return " = 2 x --hidden-size / --mamba-head-dim";
     default: return "";
     }
 }
@@ -208,7 +225,7 @@ static bool effective(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, const 
 static bool model_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, const shape_layers_t *r,
                         uint32_t *out)
 {
-    const tsl_layer_t *a = r->attn, *e = r->moe;
+    const tsl_layer_t *a = r->attn, *e = r->moe, *s = r->mamba;
     bool mla = a && a->kv_lora_rank;
     switch (k) {
     case TSL_EVAL_SHAPE_HIDDEN: *out = r->block->hidden; return true;
@@ -233,6 +250,10 @@ static bool model_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, cons
     case TSL_EVAL_SHAPE_QK_HEAD: *out = mla ? a->qk_nope_dim : 0; return sh->mla;
     case TSL_EVAL_SHAPE_QK_POS: *out = mla ? a->qk_rope_dim : 0; return sh->mla;
     case TSL_EVAL_SHAPE_V_HEAD: *out = mla ? a->v_head_dim : 0; return sh->mla;
+    case TSL_EVAL_SHAPE_MAMBA_STATE: *out = s ? s->ssm_state : 0; return true;
+    case TSL_EVAL_SHAPE_MAMBA_HEAD: *out = s ? s->ssm_head_dim : 0; return true;
+    case TSL_EVAL_SHAPE_MAMBA_GROUPS: *out = s ? s->ssm_groups : 0; return true;
+    case TSL_EVAL_SHAPE_MAMBA_HEADS: *out = s ? s->ssm_heads : 0; return true;
     default: return false; /* MAX_POS, VOCAB: positions_check, vocab_check */
     }
 }
@@ -405,7 +426,8 @@ static int norm_pos_bias_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
     return 0;
 }
 
-/* Multi-latent attention, which a line without its flag does not build. */
+/* Multi-latent attention and Mamba layers, which a line without their flags
+ * does not build. */
 static int parts_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, const shape_layers_t *r,
                        tsl_err_t *err)
 {
@@ -420,6 +442,11 @@ static int parts_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, const s
                            "megatron: --multi-latent-attention not given (Megatron's default, "
                            "not in the line): the model %s has multi-latent attention",
                            m->name);
+    if (r->mamba && !sh->hybrid)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern not given (Megatron's default, not "
+                           "in the line): a GPT model without Mamba layers; the model %s has %u",
+                           m->name, tsl_model_mamba_layers(m));
     return 0;
 }
 

@@ -12,11 +12,13 @@
  * their post-processing are Megatron-LM's at d98e8a6 (megatron/training/
  * arguments.py _add_network_size_args, _add_moe_args, _add_mla_args,
  * validate_args; argument_utils.py core_transformer_config_from_args;
- * core/transformer/transformer_config.py): --ffn-hidden-size 4·h (--swiglu: int(8h/3/64)·64), --kv-channels h/a,
+ * core/transformer/transformer_config.py; core/ssm/mamba_mixer.py for the Mamba
+ * heads): --ffn-hidden-size 4·h (--swiglu: int(8h/3/64)·64), --kv-channels h/a,
  * --num-query-groups a (1 with --group-query-attention), no experts, top-2, the
  * experts' width --ffn-hidden-size's, no shared expert, no latent, no MLA (with it
  * ranks none/32, heads 128/64/128), LayerNorm, learned positions, biases, tied
- * output, no gated FFN. The model's values are as the Megatron
+ * output, no gated FFN, no Mamba layers (with --hybrid-layer-pattern: state 128,
+ * head 64, 8 groups, 2h/head heads). The model's values are as the Megatron
  * exporter (export_megatron.c) writes them for it.
  */
 #ifndef TSL_EVAL_SHAPE_H
@@ -46,6 +48,10 @@ typedef enum tsl_eval_shape_key {
     TSL_EVAL_SHAPE_QK_HEAD,      /* --qk-head-dim */
     TSL_EVAL_SHAPE_QK_POS,       /* --qk-pos-emb-head-dim */
     TSL_EVAL_SHAPE_V_HEAD,       /* --v-head-dim */
+    TSL_EVAL_SHAPE_MAMBA_STATE,  /* --mamba-state-dim */
+    TSL_EVAL_SHAPE_MAMBA_HEAD,   /* --mamba-head-dim */
+    TSL_EVAL_SHAPE_MAMBA_GROUPS, /* --mamba-num-groups */
+    TSL_EVAL_SHAPE_MAMBA_HEADS,  /* --mamba-num-heads */
     TSL_EVAL_SHAPE_COUNT
 } tsl_eval_shape_key_t;
 
@@ -63,6 +69,7 @@ typedef struct tsl_eval_shape {
     uint8_t norm;             /* --normalization: 0 not given, 1 LayerNorm, 2 RMSNorm */
     uint8_t pos;              /* --position-embedding-type: 0 not given, 1 + its index in
                                  learned_absolute, rope, yarn, mrope, relative, none */
+    bool hybrid;              /* --hybrid-layer-pattern given (eval_cfg.c reads it) */
 } tsl_eval_shape_t;
 
 /* Reads "--key val" into sh when key is a shape flag (0); 1 when it is not one;

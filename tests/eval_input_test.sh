@@ -101,6 +101,35 @@ q3drop "--normalization RMSNorm" 2 "megatron: --normalization LayerNorm (Megatro
 q3drop "--position-embedding-type rope" 2 "megatron: --position-embedding-type learned_absolute (Megatron's default, not in the line): the model qwen3_30b_a3b has no learned position table"
 q3drop "--swiglu" 2 "megatron: --swiglu not given, a GeLU FFN without a gate (Megatron's default, not in the line): the model qwen3_30b_a3b has a gated FFN (SwiGLU)"
 q3drop "--disable-bias-linear" 2 "megatron: --disable-bias-linear not given, biases (Megatron's default, not in the line): the model qwen3_30b_a3b has no linear biases"
+# a hybrid (Mamba) model: Nemotron 3 Nano's line (Megatron-Bridge nemotron_3_nano.py at
+# 21d102f5e: 64 Mamba heads of 64, state 128, 8 groups; h 2688); the Mamba flags it
+# leaves out take Megatron's defaults, 2·2688/64 = 84 heads (MambaMixer: d_inner 2h)
+nano="--model Nemotron-3-Nano --cluster 2x8xH100-80G:8xib400 --no-search"
+nanoline="--pipeline-model-parallel-size 2 --tensor-model-parallel-size 2 --micro-batch-size 1
+--global-batch-size 64 --bf16 --expert-model-parallel-size 4 --num-layers 52 --hidden-size 2688
+--ffn-hidden-size 1856 --num-attention-heads 32 --kv-channels 128 --group-query-attention
+--num-query-groups 2 --seq-length 4096 --max-position-embeddings 4096
+--position-embedding-type none --squared-relu --normalization RMSNorm --disable-bias-linear
+--num-experts 128 --moe-router-topk 6 --moe-ffn-hidden-size 1856
+--moe-shared-expert-intermediate-size 3712 --untie-embeddings-and-output-weights
+--hybrid-layer-pattern MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME
+--mamba-state-dim 128 --mamba-head-dim 64 --mamba-num-groups 8 --mamba-num-heads 64"
+nanodrop() { expect "$2" "$3" eval $nano --megatron-args "$(printf '%s\n' "$nanoline" | sed "s/$1//")"; }
+expect 0 "" eval $nano --megatron-args "$nanoline"
+nanodrop "--mamba-num-heads 64" 2 "megatron: --mamba-num-heads 84 (Megatron's default, not in the line) = 2 x --hidden-size / --mamba-head-dim: the model Nemotron-3-Nano has 64"
+nanodrop "--mamba-state-dim 128" 0 "" # the default is the model's
+nanodrop "--mamba-num-groups 8" 0 ""
+expect 2 "megatron: --mamba-num-groups 4: the model Nemotron-3-Nano has 8" \
+    eval $nano --megatron-args "$nanoline --mamba-num-groups 4"
+expect 2 "megatron: --mamba-head-dim 128: the model Nemotron-3-Nano has 64" \
+    eval $nano --megatron-args "$nanoline --mamba-head-dim 128"
+expect 2 "megatron: --mamba-state-dim 64: the model Nemotron-3-Nano has 128" \
+    eval $nano --megatron-args "$nanoline --mamba-state-dim 64"
+nanodrop "--hybrid-layer-pattern [MEM*]*" 2 "megatron: --hybrid-layer-pattern not given (Megatron's default, not in the line): a GPT model without Mamba layers; the model Nemotron-3-Nano has 23"
+expect 2 "megatron: --mamba-state-dim 128: the model GPT2-345M has none" \
+    eval $gpt --megatron-args "$gptpar --mamba-state-dim 128"
+expect 2 "megatron: --hybrid-attention-ratio is not a Megatron-LM argument any more" \
+    eval $nano --megatron-args "$nanoline --hybrid-attention-ratio 0.08"
 
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
