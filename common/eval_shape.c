@@ -158,7 +158,7 @@ static bool default_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, co
         v = sh->swiglu ? (uint64_t)((double)(8 * h) / 3 / 64) * 64 : 4 * h;
         break;
     case TSL_EVAL_SHAPE_KV_CHANNELS:
-        if (h % a) /* Megatron-LM asserts it; the attention's own check names it */
+        if (h % a) /* Megatron-LM asserts it: heads_check refuses the line */
             return false;
         v = h / a;
         break;
@@ -426,6 +426,20 @@ static int norm_pos_bias_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
     return 0;
 }
 
+/* validate_args asserts hidden_size % num_attention_heads == 0 where --kv-channels
+ * is left out (it divides them into the default). */
+static int heads_check(const tsl_eval_shape_t *sh, tsl_err_t *err)
+{
+    uint32_t h = sh->v[TSL_EVAL_SHAPE_HIDDEN], a = sh->v[TSL_EVAL_SHAPE_HEADS];
+    if (!tsl_eval_shape_states_model(sh) || sh->v[TSL_EVAL_SHAPE_KV_CHANNELS] || h % a == 0)
+        return 0;
+    return tsl_err_set(err,
+                       "megatron: --kv-channels not given and --hidden-size %u is not a multiple "
+                       "of --num-attention-heads %u (Megatron-LM asserts it for the default "
+                       "h / heads)",
+                       h, a);
+}
+
 /* Multi-latent attention and Mamba layers, which a line without their flags
  * does not build. */
 static int parts_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, const shape_layers_t *r,
@@ -456,9 +470,9 @@ int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint3
     shape_layers_t r = layers_of(m);
     if (!r.block)
         return 0;
-    if (parts_check(sh, m, &r, err) != 0 || numbers_check(sh, m, &r, err) != 0 ||
-        positions_check(sh, m, &r, err) != 0 || vocab_check(sh, m, tp, err) != 0 ||
-        ffn_head_check(sh, m, &r, err) != 0)
+    if (heads_check(sh, err) != 0 || parts_check(sh, m, &r, err) != 0 ||
+        numbers_check(sh, m, &r, err) != 0 || positions_check(sh, m, &r, err) != 0 ||
+        vocab_check(sh, m, tp, err) != 0 || ffn_head_check(sh, m, &r, err) != 0)
         return -1;
     return norm_pos_bias_check(sh, m, &r, err);
 }

@@ -76,6 +76,8 @@ expect 2 "megatron: --untie-embeddings-and-output-weights: the model GPT2-345M h
     eval $gpt --megatron-args "$gptline --untie-embeddings-and-output-weights"
 expect 2 "megatron: --normalization: 'rmsnorm' is not LayerNorm or RMSNorm" \
     eval $gpt --megatron-args "$gptline --normalization rmsnorm"
+expect 2 "megatron: --kv-channels not given and --hidden-size 1000 is not a multiple of --num-attention-heads 16" \
+    eval $gpt --megatron-args "$gptline --hidden-size 1000"
 # a line of parallel settings alone states no model: only what it gives is checked
 expect 0 "" eval $gpt --megatron-args "$gptpar"
 # Qwen3-30B-A3B's line as `plan --export megatron` writes it round-trips; each shape flag
