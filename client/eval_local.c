@@ -109,10 +109,12 @@ static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
 {
     tsl_request_t r;
     tsl_request_from_json(json_object_get(doc, "request"), &r);
-    tsl_model_switches_t sw = tsl_request_model_switches(&r);
-    if (t == TSL_TARGET_ANY && sw.target < TSL_TARGET_COUNT)
-        t = sw.target;
-    return tsl_target_mtp_depths(t, own, sw.mtp_layers, sw.no_mtp);
+    if (t == TSL_TARGET_ANY && r.target < TSL_TARGET_COUNT)
+        t = r.target;
+    uint32_t mtp_layers = 0;
+    bool no_mtp = false;
+    tsl_eval_doc_mtp(doc, &mtp_layers, &no_mtp);
+    return tsl_target_mtp_depths(t, own, mtp_layers, no_mtp);
 }
 
 /* --model/--hf-config, or the plan document's model when it names a preset;

@@ -242,7 +242,11 @@ static int counts_per_rank(const tsl_eval_cfg_t *cfg, uint32_t P, uint32_t *per_
 static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t nb,
                             tsl_err_t *err)
 {
-    if (!cfg->moe_every && !cfg->moe_len)
+    /* left out of a line that states a MoE model: Megatron-LM's default 1, experts in
+     * every Transformer layer (a hybrid's pattern says which instead) */
+    bool dflt = !cfg->moe_every && !cfg->moe_len;
+    if (dflt && (!tsl_eval_shape_states_model(&cfg->shape) ||
+                 !cfg->shape.v[TSL_EVAL_SHAPE_EXPERTS] || cfg->hybrid[0]))
         return 0;
     if (cfg->moe_len && cfg->moe_len != nb)
         return tsl_err_set(err,
@@ -252,13 +256,14 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
     for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
         if (!tsl_model_is_block(m, i))
             continue;
-        bool want = cfg->moe_len ? cfg->moe_pattern[b] != 0 : b % cfg->moe_every == 0;
+        bool want = cfg->moe_len ? cfg->moe_pattern[b] != 0 : dflt || b % cfg->moe_every == 0;
         bool has = m->layers[i].experts > 0;
         if (want != has)
             return tsl_err_set(err,
-                               "moe-layer-freq: Transformer layer %u is %s in the "
+                               "moe-layer-freq%s: Transformer layer %u is %s in the "
                                "configuration, %s in the model %s",
-                               b, want ? "MoE" : "dense", has ? "MoE" : "dense", m->name);
+                               dflt ? " 1 (Megatron's default, not in the line)" : "", b,
+                               want ? "MoE" : "dense", has ? "MoE" : "dense", m->name);
         b++;
     }
     return 0;
@@ -637,6 +642,12 @@ static const mg_why_t mg_refused[] = {
     {"hybrid-context-parallel", "is not modelled by Tessel (one CP group size per model)"},
     {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (a2a+p2p: one CP "
                                             "exchange per model)"},
+    /* Megatron-LM 7418b1b8fb (fVPP) removed both; older trees drew the layers from
+     * them unless a pattern was given, which then had to have their counts */
+    {"hybrid-attention-ratio", "is not a Megatron-LM argument any more (removed with "
+                               "fVPP, 7418b1b8fb); give the layers with --hybrid-layer-pattern"},
+    {"hybrid-mlp-ratio", "is not a Megatron-LM argument any more (removed with fVPP, "
+                         "7418b1b8fb); give the layers with --hybrid-layer-pattern"},
 };
 
 /* Accepted with a note: they change the figures, not the plan. */
@@ -650,26 +661,19 @@ static const mg_why_t mg_noted[] = {
  * checked against it). */
 static const char *const mg_no_effect[] = {
     "use-mcore-models",
-    "position-embedding-type",
     "rotary-base",
     "rotary-percent",
     "rotary-interleaved",
     "rotary-seq-len-interpolation-factor",
     "use-rope-scaling",
     "rope-scaling-factor",
-    "swiglu",
     "moe-grouped-gemm",
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "mtp-loss-scaling-factor",
     "squared-relu",
-    "normalization",
     "norm-epsilon",
     "apply-layernorm-1p",
-    "untie-embeddings-and-output-weights",
-    "disable-bias-linear",
-    "add-bias-linear",
-    "add-qkv-bias",
     "qk-layernorm",
     "init-method-std",
     "attention-dropout",
@@ -679,7 +683,6 @@ static const char *const mg_no_effect[] = {
     "attention-softmax-in-fp32",
     "apply-query-key-layer-scaling",
     "no-position-embedding",
-    "use-rotary-position-embeddings",
     "fp8-amax-history-len",
     "fp8-amax-compute-algo",
     "fp8-margin",
@@ -1112,6 +1115,7 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            key);
     memcpy(c->hybrid, val, n);
     c->hybrid[n] = '\0';
+    c->shape.hybrid = true; /* the Mamba flags and their defaults apply (eval_shape.h) */
     return 0;
 }
 

@@ -59,6 +59,17 @@ int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t 
     return 0;
 }
 
+void tsl_eval_doc_mtp(const json_t *doc, uint32_t *mtp_layers, bool *no_mtp)
+{
+    const json_t *req = json_object_get(doc, "request");
+    if (*mtp_layers || *no_mtp || !json_is_object(req))
+        return;
+    tsl_request_t r;
+    tsl_request_from_json(req, &r);
+    *mtp_layers = r.mtp_layers;
+    *no_mtp = r.no_mtp;
+}
+
 /* The search for the same model, cluster, budget and batch, under the stack
  * switches the given plan g was priced with (eval.h, tsl_eval_search_request):
  * TSL_SEARCH_OK with *res, else the search's code (why in err). */

@@ -62,6 +62,18 @@ int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t 
                         tsl_err_t *err);
 
 /*
+ * The MTP switches a plan document's request was searched with (its "mtp_layers"
+ * and "no_mtp", read as every request document is: plan_json.h), for an
+ * evaluation whose own request leaves both out (0 and false): the document's plan
+ * was split on the layers they build (under its target's rule, target.h
+ * tsl_target_mtp_depths), so those are the layers to build again. *mtp_layers and
+ * *no_mtp are left as they are where either is set, or where doc is NULL or has no
+ * request (a <plan> object). One rule for `tesselctl eval --plan` and
+ * Planner.EvaluatePlan.
+ */
+void tsl_eval_doc_mtp(const json_t *doc, uint32_t *mtp_layers, bool *no_mtp);
+
+/*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,
  * runs the search for the same batch (hooks may be NULL: progress and cancel of
  * the search). Returns 0 with *doc (a new reference), or -1 with err:

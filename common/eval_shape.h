@@ -4,10 +4,22 @@
  * prices (--model / --hf-config), so that a line written for another model is
  * refused naming the flag instead of being priced as this one.
  *
- * Only what the line gives is checked (0: not given); the values are Megatron-LM's
- * (megatron/training/arguments.py _add_network_size_args, _add_moe_args,
- * _add_mla_args, validate_args at d98e8a6), the model's as the Megatron exporter
- * (export_megatron.c) writes them for it.
+ * What Megatron-LM builds is checked: the value the line gives, or, for a flag it
+ * leaves out, Megatron-LM's default (the message says "(Megatron's default, not in
+ * the line)"). Defaults are checked only on a line that states the model, i.e.
+ * gives --hidden-size and --num-attention-heads (which Megatron-LM requires); a
+ * line of parallel settings alone is checked for what it gives. The defaults and
+ * their post-processing are Megatron-LM's at d98e8a6 (megatron/training/
+ * arguments.py _add_network_size_args, _add_moe_args, _add_mla_args,
+ * validate_args; argument_utils.py core_transformer_config_from_args;
+ * core/transformer/transformer_config.py; core/ssm/mamba_mixer.py for the Mamba
+ * heads): --ffn-hidden-size 4·h (--swiglu: int(8h/3/64)·64), --kv-channels h/a,
+ * --num-query-groups a (1 with --group-query-attention), no experts, top-2, the
+ * experts' width --ffn-hidden-size's, no shared expert, no latent, no MLA (with it
+ * ranks none/32, heads 128/64/128), LayerNorm, learned positions, biases, tied
+ * output, no gated FFN, no Mamba layers (with --hybrid-layer-pattern: state 128,
+ * head 64, 8 groups, 2h/head heads). The model's values are as the Megatron
+ * exporter (export_megatron.c) writes them for it.
  */
 #ifndef TSL_EVAL_SHAPE_H
 #define TSL_EVAL_SHAPE_H
@@ -36,6 +48,10 @@ typedef enum tsl_eval_shape_key {
     TSL_EVAL_SHAPE_QK_HEAD,      /* --qk-head-dim */
     TSL_EVAL_SHAPE_QK_POS,       /* --qk-pos-emb-head-dim */
     TSL_EVAL_SHAPE_V_HEAD,       /* --v-head-dim */
+    TSL_EVAL_SHAPE_MAMBA_STATE,  /* --mamba-state-dim */
+    TSL_EVAL_SHAPE_MAMBA_HEAD,   /* --mamba-head-dim */
+    TSL_EVAL_SHAPE_MAMBA_GROUPS, /* --mamba-num-groups */
+    TSL_EVAL_SHAPE_MAMBA_HEADS,  /* --mamba-num-heads */
     TSL_EVAL_SHAPE_COUNT
 } tsl_eval_shape_key_t;
 
@@ -44,12 +60,26 @@ typedef struct tsl_eval_shape {
     bool gqa;                         /* --group-query-attention */
     bool mla;                         /* --multi-latent-attention */
     uint32_t vocab_divisor;           /* --make-vocab-size-divisible-by; 0: 128 */
+    /* the switches and named values of the model's form; all false/0: not given */
+    bool swiglu, quick_geglu; /* --swiglu, --quick-geglu: a gated FFN */
+    bool untie;               /* --untie-embeddings-and-output-weights */
+    bool bias_set, bias;      /* --disable-bias-linear (bias false) / --add-bias-linear */
+    bool qkv_bias;            /* --add-qkv-bias */
+    bool rotary;              /* --use-rotary-position-embeddings (deprecated: rope) */
+    uint8_t norm;             /* --normalization: 0 not given, 1 LayerNorm, 2 RMSNorm */
+    uint8_t pos;              /* --position-embedding-type: 0 not given, 1 + its index in
+                                 learned_absolute, rope, yarn, mrope, relative, none */
+    bool hybrid;              /* --hybrid-layer-pattern given (eval_cfg.c reads it) */
 } tsl_eval_shape_t;
 
 /* Reads "--key val" into sh when key is a shape flag (0); 1 when it is not one;
  * -1 with err naming the flag for a bad value (a count must be a positive
  * integer; a switch takes no value). */
 int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, tsl_err_t *err);
+
+/* Whether the line states the model (gives --hidden-size and --num-attention-heads,
+ * which Megatron-LM requires): then the flags it leaves out take their defaults. */
+bool tsl_eval_shape_states_model(const tsl_eval_shape_t *sh);
 
 /* Checks sh against m, whose Transformer layers run tp-way tensor parallel (the
  * vocabulary's padding): 0, or -1 with err naming the first flag that differs,

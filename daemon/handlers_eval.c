@@ -114,6 +114,17 @@ static int doc_target(Tessel__V1__EvaluatePlanRequest *req, const json_t *doc, t
     return 0;
 }
 
+/* The MTP depths the plan document was split on where the request leaves both
+ * mtp_layers and no_mtp out (eval_doc.h tsl_eval_doc_mtp, `tesselctl eval --plan`'s
+ * rule): a client that sends the document alone gets its layers, not the model's
+ * default depths. Set before the request is decoded, which builds the model. */
+static void doc_mtp(Tessel__V1__PlanRequest *r, const json_t *doc)
+{
+    bool no_mtp = r->no_mtp;
+    tsl_eval_doc_mtp(doc, &r->mtp_layers, &no_mtp);
+    r->no_mtp = no_mtp;
+}
+
 /* The plan of doc into job->given; INVALID naming plan_json on failure. */
 static int read_plan(const json_t *doc, uint32_t max_batch, eval_job_t *job, tsl_err_t *err)
 {
@@ -135,8 +146,10 @@ static int decode(tsl_call_t *call, Tessel__V1__EvaluatePlanRequest *req, eval_j
     tsl_err_t perr = {0};
     json_t *doc = load_plan(req->plan_json, &perr);
     int rc = -1;
-    if (doc_target(req, doc, err) != 0 ||
-        tsl_search_job_decode(call, req->request, &job->s, err) != 0)
+    if (doc_target(req, doc, err) != 0)
+        goto out;
+    doc_mtp(req->request, doc);
+    if (tsl_search_job_decode(call, req->request, &job->s, err) != 0)
         goto out;
     job->no_search = req->no_search;
     if (doc == NULL) {

@@ -387,7 +387,8 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
 }
 
 /* A fixed CP degree (cost.h tsl_cost_cp_group, tsl_cost_cp_fits): its ranks are
- * data-parallel ranks of each stage, so cp divides the devices, and each rank
+ * data-parallel ranks of each stage, so cp divides a stage's devices (all of them,
+ * or devices / pp with pp fixed: tp x cp x dp x ... = a stage), and each rank
  * holds two chunks of every attention layer's sequence (causal load balancing).
  * Said here, where the search would only find that no batch splits. */
 static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
@@ -395,7 +396,15 @@ static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_c
 {
     if (r->cp <= 1)
         return 0;
-    if (c->n_devices % r->cp != 0)
+    /* a pp that does not divide the devices is refused by its own check */
+    bool staged = r->pp > 1 && c->n_devices % r->pp == 0;
+    uint32_t stage = staged ? c->n_devices / r->pp : c->n_devices;
+    if (stage % r->cp != 0 && staged)
+        return tsl_err_set(err,
+                           "cp: %u does not divide the %u devices of a stage (%u devices / pp "
+                           "%u); the CP ranks are data-parallel ranks of a stage",
+                           r->cp, stage, c->n_devices, r->pp);
+    if (stage % r->cp != 0)
         return tsl_err_set(err,
                            "cp: %u does not divide the %u devices; the CP ranks are "
                            "data-parallel ranks of a stage",

@@ -314,6 +314,10 @@ expect 2 "cp: --cp 4 with --no-cp" plan --local $long --cp 4 --no-cp
 # 3 divides neither the 32 devices nor the 4096 tokens of the layers (seq_len 4096 here)
 expect 2 "cp: 3 does not divide the 32 devices" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --cp 3
 expect 2 "cp: 3 does not split layer 0's sequence of 4096 tokens" plan --local $llama --cluster 3x8xH100-80G:8xib400 --no-baselines --cp 3
+# the CP ranks are a stage's: with pp fixed, cp divides a stage's devices (32 / 4 = 8),
+# not only the cluster's (16 divides 32; it was accepted, then no batch split)
+expect 2 "cp: 16 does not divide the 8 devices of a stage (32 devices / pp 4)" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --pp 4 --cp 16
+expect 0 "" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --pp 4 --cp 8
 expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
 ! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
 

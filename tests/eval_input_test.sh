@@ -46,7 +46,7 @@ mg_mix 0 "" "--max-position-embeddings 32768"
 mg_mix 2 "megatron: --vocab-size 129280: the model Mixtral-8x7B has 32000 tokens" "--vocab-size 129280"
 mg_mix 0 "" "--vocab-size 31999"
 # without --group-query-attention Megatron-LM builds a K/V head per query head
-expect 2 "megatron: --group-query-attention not given (Megatron-LM builds 32 K/V heads, one per query head): the model Mixtral-8x7B has 8" \
+expect 2 "megatron: --group-query-attention not given (Megatron's default, not in the line): Megatron-LM builds 32 K/V heads, one per query head; the model Mixtral-8x7B has 8" \
     eval $mix --megatron-args "$mixpar ${mixshape/--group-query-attention/}"
 # a dense model: GPT2-345M (h 1024, f 4096, 16 heads, 1024 learned positions)
 gpt="--model GPT2-345M --cluster 8xA100-80G --no-search"
@@ -59,6 +59,79 @@ expect 2 "megatron: --num-experts 8: the model GPT2-345M has none" \
 expect 2 "megatron: --max-position-embeddings 2048: the model GPT2-345M has 1024 learned positions" \
     eval $gpt --megatron-args "$gptpar --max-position-embeddings 2048"
 expect 2 "hidden-size: missing number" eval $gpt --megatron-args "$gptpar --hidden-size ''"
+# a flag the line leaves out takes Megatron-LM's default (d98e8a6 arguments.py,
+# TransformerConfig), which must be the model's too: GPT2-345M is Megatron's default
+# GPT (4·h FFN, LayerNorm, learned positions, biases, tied output), so its line needs
+# no --ffn-hidden-size; a switch the line gives that the model has not is refused
+gptline="$gptpar --num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024"
+expect 0 "" eval $gpt --megatron-args "$gptline"
+# --swiglu's default width: int(8·1024/3/64)·64 = 42·64 = 2688
+expect 2 "megatron: --ffn-hidden-size 2688 (Megatron's default, not in the line) = int(8 x --hidden-size / 3 / 64) x 64 under --swiglu: the model GPT2-345M has 4096" \
+    eval $gpt --megatron-args "$gptline --swiglu"
+expect 2 "megatron: --swiglu (a gated FFN): the model GPT2-345M has an FFN without a gate" \
+    eval $gpt --megatron-args "$gptline --swiglu --ffn-hidden-size 4096"
+expect 2 "megatron: --position-embedding-type rope: the model GPT2-345M has 1024 learned positions" \
+    eval $gpt --megatron-args "$gptline --position-embedding-type rope"
+expect 2 "megatron: --untie-embeddings-and-output-weights: the model GPT2-345M has its output layer tied to the embedding" \
+    eval $gpt --megatron-args "$gptline --untie-embeddings-and-output-weights"
+expect 2 "megatron: --normalization: 'rmsnorm' is not LayerNorm or RMSNorm" \
+    eval $gpt --megatron-args "$gptline --normalization rmsnorm"
+expect 2 "megatron: --kv-channels not given and --hidden-size 1000 is not a multiple of --num-attention-heads 16" \
+    eval $gpt --megatron-args "$gptline --hidden-size 1000"
+# a line of parallel settings alone states no model: only what it gives is checked
+expect 0 "" eval $gpt --megatron-args "$gptpar"
+# Qwen3-30B-A3B's line as `plan --export megatron` writes it round-trips; each shape flag
+# left out takes Megatron's default, refused naming it (h 2048, 32 heads of 128 over 4
+# K/V groups, 128 experts of 768, top-8, RMSNorm, RoPE, SwiGLU, no biases, untied output)
+q3="--hf-config $(dirname "$0")/data/hf/qwen3_30b_a3b.json --cluster 2x8xH100-80G:8xib400"
+expect 0 "" plan --local $q3 --batch 64 --no-baselines --target megatron --export megatron
+q3line=$(grep -v '^#' "$out")
+expect 0 "" eval $q3 --no-search --megatron-args "$q3line"
+q3drop() { # q3drop WHAT EXIT PATTERN: the line without the words WHAT
+    expect "$2" "$3" eval $q3 --no-search --megatron-args "$(printf '%s\n' "$q3line" | grep -vx -- "$1")"
+}
+q3drop "--moe-router-topk 8" 2 "megatron: --moe-router-topk 2 (Megatron's default, not in the line): the model qwen3_30b_a3b has 8"
+q3drop "--kv-channels 128" 2 "megatron: --kv-channels 64 (Megatron's default, not in the line) = --hidden-size / --num-attention-heads: the model qwen3_30b_a3b has 128"
+q3drop "--num-query-groups 4" 2 "megatron: --num-query-groups 1 (Megatron's default, not in the line) with --group-query-attention: the model qwen3_30b_a3b has 4"
+q3drop "--num-experts 128" 2 "megatron: --num-experts none (Megatron's default, not in the line): the model qwen3_30b_a3b has 128"
+# the experts' width defaults to --ffn-hidden-size's: 768 either way; without both,
+# SwiGLU's default int(8·2048/3/64)·64 = 85·64 = 5440
+q3drop "--moe-ffn-hidden-size 768" 0 ""
+q3drop "--[a-z-]*ffn-hidden-size 768" 2 "megatron: --moe-ffn-hidden-size 5440 (Megatron's default, not in the line) = --ffn-hidden-size: the model qwen3_30b_a3b has 768"
+q3drop "--untie-embeddings-and-output-weights" 2 "megatron: --untie-embeddings-and-output-weights not given, the output layer tied to the embedding (Megatron's default, not in the line): the model qwen3_30b_a3b has an output layer of its own"
+q3drop "--normalization RMSNorm" 2 "megatron: --normalization LayerNorm (Megatron's default, not in the line): the model qwen3_30b_a3b has RMSNorm"
+q3drop "--position-embedding-type rope" 2 "megatron: --position-embedding-type learned_absolute (Megatron's default, not in the line): the model qwen3_30b_a3b has no learned position table"
+q3drop "--swiglu" 2 "megatron: --swiglu not given, a GeLU FFN without a gate (Megatron's default, not in the line): the model qwen3_30b_a3b has a gated FFN (SwiGLU)"
+q3drop "--disable-bias-linear" 2 "megatron: --disable-bias-linear not given, biases (Megatron's default, not in the line): the model qwen3_30b_a3b has no linear biases"
+# a hybrid (Mamba) model: Nemotron 3 Nano's line (Megatron-Bridge nemotron_3_nano.py at
+# 21d102f5e: 64 Mamba heads of 64, state 128, 8 groups; h 2688); the Mamba flags it
+# leaves out take Megatron's defaults, 2·2688/64 = 84 heads (MambaMixer: d_inner 2h)
+nano="--model Nemotron-3-Nano --cluster 2x8xH100-80G:8xib400 --no-search"
+nanoline="--pipeline-model-parallel-size 2 --tensor-model-parallel-size 2 --micro-batch-size 1
+--global-batch-size 64 --bf16 --expert-model-parallel-size 4 --num-layers 52 --hidden-size 2688
+--ffn-hidden-size 1856 --num-attention-heads 32 --kv-channels 128 --group-query-attention
+--num-query-groups 2 --seq-length 4096 --max-position-embeddings 4096
+--position-embedding-type none --squared-relu --normalization RMSNorm --disable-bias-linear
+--num-experts 128 --moe-router-topk 6 --moe-ffn-hidden-size 1856
+--moe-shared-expert-intermediate-size 3712 --untie-embeddings-and-output-weights
+--hybrid-layer-pattern MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME
+--mamba-state-dim 128 --mamba-head-dim 64 --mamba-num-groups 8 --mamba-num-heads 64"
+nanodrop() { expect "$2" "$3" eval $nano --megatron-args "$(printf '%s\n' "$nanoline" | sed "s/$1//")"; }
+expect 0 "" eval $nano --megatron-args "$nanoline"
+nanodrop "--mamba-num-heads 64" 2 "megatron: --mamba-num-heads 84 (Megatron's default, not in the line) = 2 x --hidden-size / --mamba-head-dim: the model Nemotron-3-Nano has 64"
+nanodrop "--mamba-state-dim 128" 0 "" # the default is the model's
+nanodrop "--mamba-num-groups 8" 0 ""
+expect 2 "megatron: --mamba-num-groups 4: the model Nemotron-3-Nano has 8" \
+    eval $nano --megatron-args "$nanoline --mamba-num-groups 4"
+expect 2 "megatron: --mamba-head-dim 128: the model Nemotron-3-Nano has 64" \
+    eval $nano --megatron-args "$nanoline --mamba-head-dim 128"
+expect 2 "megatron: --mamba-state-dim 64: the model Nemotron-3-Nano has 128" \
+    eval $nano --megatron-args "$nanoline --mamba-state-dim 64"
+nanodrop "--hybrid-layer-pattern [MEM*]*" 2 "megatron: --hybrid-layer-pattern not given (Megatron's default, not in the line): a GPT model without Mamba layers; the model Nemotron-3-Nano has 23"
+expect 2 "megatron: --mamba-state-dim 128: the model GPT2-345M has none" \
+    eval $gpt --megatron-args "$gptpar --mamba-state-dim 128"
+expect 2 "megatron: --hybrid-attention-ratio is not a Megatron-LM argument any more" \
+    eval $nano --megatron-args "$nanoline --hybrid-attention-ratio 0.08"
 
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json

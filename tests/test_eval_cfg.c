@@ -980,6 +980,75 @@ static void test_megatron_mtp(void)
     mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
 }
 
+/* DeepSeek-V3's line as `plan --export megatron` writes it: accepted; each flag left out
+ * takes Megatron-LM's default (d98e8a6: MLA off, kv-lora-rank 32, no shared expert,
+ * --moe-layer-freq 1), refused naming it against the model's (MLA ranks 1536/512,
+ * shared expert 2048, first 3 layers dense). */
+static const char v3_line[] =
+    "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
+    "--seq-length 4096 --max-position-embeddings 4096 --position-embedding-type rope --swiglu "
+    "--normalization RMSNorm --disable-bias-linear --multi-latent-attention "
+    "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 "
+    "--v-head-dim 128 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
+    "--moe-grouped-gemm --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+    "--moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
+    "--untie-embeddings-and-output-weights --mtp-num-layers 1 --bf16";
+
+/* v3_line less `drop` on DeepSeek-V3 over 8 devices: 0, or -1 with err. */
+static int v3_without(const tsl_model_t *m, const char *drop, tsl_err_t *err)
+{
+    char line[sizeof v3_line];
+    const char *at = strstr(v3_line, drop);
+    CHECK(at != NULL, "'%s' is in the line", drop);
+    size_t n = at ? (size_t)(at - v3_line) : strlen(v3_line);
+    memcpy(line, v3_line, n);
+    snprintf(line + n, sizeof line - n, "%s", at ? at + strlen(drop) : "");
+    tsl_eval_cfg_t c;
+    tsl_plan_t g;
+    if (tsl_eval_cfg_megatron(line, &c, err) != 0)
+        return -1;
+    return tsl_eval_cfg_plan(&c, m, 8, &g, err);
+}
+
+static void test_megatron_defaults(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("DeepSeek-V3", &m, &err) == 0, "%s", err.msg);
+    static const struct {
+        const char *drop, *want;
+    } cases[] = {
+        {"", NULL},
+        {"--multi-latent-attention ", "megatron: --multi-latent-attention not given (Megatron's "
+                                      "default, not in the line): the model DeepSeek-V3 has "
+                                      "multi-latent attention"},
+        {"--kv-lora-rank 512 ", "megatron: --kv-lora-rank 32 (Megatron's default, not in the "
+                                "line): the model DeepSeek-V3 has 512"},
+        {"--q-lora-rank 1536 ", "megatron: --q-lora-rank none (Megatron's default, not in the "
+                                "line): the model DeepSeek-V3 has 1536"},
+        {"--moe-shared-expert-intermediate-size 2048 ",
+         "megatron: --moe-shared-expert-intermediate-size none (Megatron's default, not in the "
+         "line): the model DeepSeek-V3 has 2048"},
+        {"--moe-layer-freq ([0]*3+[1]*58) ",
+         "moe-layer-freq 1 (Megatron's default, not in the line): Transformer layer 0 is MoE in "
+         "the configuration, dense in the model DeepSeek-V3"},
+        /* the dense layers' width under --swiglu: int(8·7168/3/64)·64 = 298·64 */
+        {"--ffn-hidden-size 18432 ", "megatron: --ffn-hidden-size 19072 (Megatron's default, not "
+                                     "in the line) = int(8 x --hidden-size / 3 / 64) x 64 under "
+                                     "--swiglu: the model DeepSeek-V3 has 18432"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tsl_err_t e = {0};
+        int rc = v3_without(&m, cases[i].drop, &e);
+        if (!cases[i].want)
+            CHECK(rc == 0, "DeepSeek-V3's own line: %s", e.msg);
+        else
+            CHECK(rc == -1 && strstr(e.msg, cases[i].want), "without '%s': %s", cases[i].drop,
+                  e.msg);
+    }
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_megatron_line();
@@ -992,5 +1061,6 @@ int main(void)
     test_megatron_modules();
     test_knobs();
     test_megatron_mtp();
+    test_megatron_defaults();
     return CHECK_DONE();
 }

@@ -203,6 +203,19 @@ rpc_to "$S" eval --hf-config "$DATA/hf/deepseek_v3.json" --seq-len 1024 --cluste
     --plan-json "$TMPD/tt.json" --no-search
 same_doc "EvaluatePlan of a torchtitan document: its 63 layers, as eval --plan" "$TMPD/tt-local.json"
 expect "the torchtitan document's layers" result.model.layers 63
+# MTP depths again: tesseld takes them from a plan document itself where the request
+# leaves both mtp_layers and no_mtp out (another client sends the document alone): the plan's
+# layers (GPT2-345M with its 2 depths: 32; DeepSeek-V3 without its one: 63), what
+# `eval --plan` prints. Before, tesseld built the model's default depths (none; one)
+# and refused the plan's layer count.
+for p in "mtp:--model GPT2-345M --cluster 8xA100-80G" \
+    "nomtp:--hf-config $DATA/hf/deepseek_v3.json --seq-len 1024 --cluster 16x8xH200-141G"; do
+    timeout 300 "$CTL" eval --local ${p#*:} --plan "$TMPD/${p%%:*}.json" --json \
+        >"$TMPD/${p%%:*}-local.json" 2>/dev/null
+    rpc_to "$S" eval ${p#*:} --plan-json "$TMPD/${p%%:*}.json"
+    same_doc "EvaluatePlan of the ${p%%:*} document, no MTP fields in the request: the document's" \
+        "$TMPD/${p%%:*}-local.json"
+done
 
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
