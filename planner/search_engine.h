@@ -23,8 +23,12 @@
 #define TSL_SEARCH_COST_MEMO_BYTES (256ull << 20)
 /* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
-/* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
-#define TSL_SEARCH_MAX_INTERLEAVE 4u
+/* Largest interleave (model chunks per stage) weighed (pipeline.h; search_eval.c
+ * eval_group): Megatron-Bridge's Llama 3 70B presets run 5 (80 layers on PP 4). */
+#define TSL_SEARCH_MAX_INTERLEAVE 8u
+/* The doubling's reach: v = 2 and 4 on any stage of v layers, each while faster;
+ * the other v only where every stage cuts into v equal chunks. */
+#define TSL_SEARCH_DOUBLE_INTERLEAVE 4u
 /* The search weighs interleaving and the zero-bubble schedules, and simulates and
  * slices its plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before
  * it was raised for eval: the search's space and time stay as they were). */

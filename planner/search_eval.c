@@ -1491,6 +1491,19 @@ static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     }
 }
 
+/* Whether the stage of layers [first, first + n) holds the model's embedding and
+ * its head, and the MTP layers there (in the last chunk, with the head:
+ * pipeline.h tsl_pipeline_chunk_layers). */
+static void stage_ends(const tsl_model_t *md, uint32_t first, uint32_t n, bool *emb, bool *head,
+                       uint32_t *mtp)
+{
+    *emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
+    *head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
+    *mtp = 0;
+    for (uint32_t i = first; *head && i + 1 < first + n; i++)
+        *mtp += md->layers[i].mtp_depth > 0;
+}
+
 /* Interleaved 1F1B, chunk by chunk (pipeline.h tsl_pipeline_peak_chunks): the
  * stage's layers cut into v chunks as Megatron-LM cuts them, each chunk weighing
  * its layers' stash — of the strategies in choice, or before the DP (choice NULL)
@@ -1507,11 +1520,9 @@ static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *
     uint32_t count[TSL_PIPELINE_MAX_CHUNKS], per[TSL_PIPELINE_MAX_CHUNKS];
     uint8_t glive[TSL_PIPELINE_MAX_CHUNKS];
     double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, gw[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
-    bool emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
-    bool head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
-    uint32_t mtp = 0; /* the MTP layers: in the last chunk, with the head (pipeline.h) */
-    for (uint32_t i = first; head && i + 1 < first + n; i++)
-        mtp += md->layers[i].mtp_depth > 0;
+    bool emb, head;
+    uint32_t mtp;
+    stage_ends(md, first, n, &emb, &head, &mtp);
     tsl_pipeline_chunk_layers(n, emb, head, mtp, v, count);
     for (uint32_t c = 0, i = 0; c < v; c++) {
         for (uint32_t k = 0; k < count[c]; k++, i++) {
@@ -1859,42 +1870,83 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
     plan->valid = isfinite(plan->iter_time_s) && plan->iter_time_s > 0;
 }
 
-/* The interleaves weighed for (P, m) and this partition: 1, and 2 and 4 where
- * the space allows it, Megatron's schedule runs the request's N (0: P, m a
- * multiple of P; pipeline.h tsl_pipeline_vp_check) and every stage has a layer
- * per chunk. */
-static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
-                               const uint32_t *first_layer)
+/* Whether the space weighs interleaving for (P, m) at all: several stages, and
+ * Megatron's schedule runs the request's N (0: P, m a multiple of P; pipeline.h
+ * tsl_pipeline_vp_check). */
+static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m)
 {
-    if (!e->space->interleave || P < 2 || tsl_pipeline_vp_check(P, m, e->vp_group) != 0)
-        return 1;
-    uint32_t fewest = UINT32_MAX, v = 1;
-    for (uint32_t s = 0; s < P; s++)
-        if (first_layer[s + 1] - first_layer[s] < fewest)
-            fewest = first_layer[s + 1] - first_layer[s];
-    while (v * 2 <= TSL_SEARCH_MAX_INTERLEAVE && v * 2 <= fewest &&
-           (uint64_t)m * v * 2 <= TSL_SEARCH_SIM_MAX_MICRO)
-        v *= 2;
-    return v;
+    return e->space->interleave && P >= 2 && tsl_pipeline_vp_check(P, m, e->vp_group) == 0;
 }
 
-/* The fastest interleave v could be, from the plain plan p: its stage times with
- * the bubble divided by v. Interleaving only adds to the stage times (more
- * activations to fit, more p2p), so T_v is no less. */
-static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uint32_t v)
+/* Whether v chunks per stage are weighed on this partition: v up to
+ * TSL_SEARCH_MAX_INTERLEAVE, m·v chunk micro-batches within the simulator's reach
+ * and a layer per chunk on every stage; past the doubling's 2 and 4 (which take
+ * any stage of v layers, cut as tsl_pipeline_chunk_layers cuts it), every stage
+ * must also cut into v chunks of one size (tsl_pipeline_chunks_even), the split
+ * T_v's bubble / v holds for: 3 chunks of a 24-layer stage, not of a 25-layer one.
+ * A stack's own rules (Megatron-LM's splits) the target check adds (admits). */
+static bool interleave_fits(const tsl_engine_t *e, uint32_t P, uint32_t m,
+                            const uint32_t *first_layer, uint32_t v)
+{
+    if (v < 2 || v > TSL_SEARCH_MAX_INTERLEAVE || (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
+        return false;
+    bool any = v <= TSL_SEARCH_DOUBLE_INTERLEAVE && (v & (v - 1)) == 0;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t n = first_layer[s + 1] - first_layer[s], mtp;
+        bool emb, head;
+        if (n < v)
+            return false;
+        stage_ends(e->model, first_layer[s], n, &emb, &head, &mtp);
+        if (!any && !tsl_pipeline_chunks_even(n, emb, head, mtp, v))
+            return false;
+    }
+    return true;
+}
+
+/* What bounds every interleave v of one configuration from below, from its plain
+ * plan: each stage's time per micro-batch less its p2p (K), with its sync (K
+ * sync; STACK: K), and stage 0's sync and optimizer step (tail0_s). */
+typedef struct chunk_floor {
+    bool none; /* no bound known: 0 (interleave_bound_s) */
+    uint32_t P, m;
+    double k_s[TSL_PLAN_MAX_STAGES], k_sync_s[TSL_PLAN_MAX_STAGES];
+    double tail0_s;
+} chunk_floor_t;
+
+/* f from the plain plan p. Megatron-LM's EP all-to-all overlap, where priced,
+ * runs interleaved and not in plain 1F1B at PP > 1 (tsl_plan_ep_overlap_runs),
+ * taking from the stage times what p's do not show: no bound then. */
+static void chunk_floor_init(const tsl_engine_t *e, const tsl_plan_t *p, chunk_floor_t *f)
+{
+    bool paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER;
+    f->none = p->moe_a2a_overlap && p->ep > 1;
+    f->P = p->pp;
+    f->m = p->n_micro;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        f->k_s[s] = p->stages[s].time_nosync_s - p->stages[s].p2p_s;
+        /* STACK: a stage's sync may hide under the others' drain: leave it out */
+        f->k_sync_s[s] = paper ? p->stages[s].time_s - p->stages[s].p2p_s : f->k_s[s];
+    }
+    f->tail0_s = p->stages[0].time_s - p->stages[0].time_nosync_s + p->stages[0].opt_s;
+}
+
+/* The fastest interleave v could be, from f: its stage times with the bubble
+ * divided by v. Interleaving only adds to the stage times (more activations to
+ * fit, more p2p), so T_v is no less. */
+static double interleave_bound_s(const tsl_engine_t *e, const chunk_floor_t *f, uint32_t v)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], zero[TSL_PLAN_MAX_STAGES];
-    bool paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER;
-    for (uint32_t s = 0; s < p->pp; s++) {
-        nosync[s] = p->stages[s].time_nosync_s - p->stages[s].p2p_s;
-        /* STACK: a stage's sync may hide under the others' drain: leave it out */
-        sync[s] = paper ? p->stages[s].time_s - p->stages[s].p2p_s : nosync[s];
+    if (f->none)
+        return 0.0;
+    for (uint32_t s = 0; s < f->P; s++) {
+        nosync[s] = f->k_s[s];
+        sync[s] = f->k_sync_s[s];
         zero[s] = 0;
     }
-    tsl_pipeline_in_t in = {.n_stages = p->pp,
-                            .n_micro = p->n_micro,
+    tsl_pipeline_in_t in = {.n_stages = f->P,
+                            .n_micro = f->m,
                             .interleave = v,
-                            .paper = paper,
+                            .paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER,
                             .fwd_s = zero,
                             .nosync_s = nosync,
                             .sync_s = sync,
@@ -1903,6 +1955,28 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
     return t.flush_s;
+}
+
+/* The same with stage 0's end: its backward ends last, so its sync and step are
+ * never hidden (pipeline.h: tail_0 = 0), and its m micro-batches run before them
+ * while each other stage adds at least its time over v to the fill and drain:
+ *
+ *   T_v + opt ≥ m·K_0 + sync_0 + opt_0 + Σ_{s>0} K_s / v
+ *
+ * under both forms (m·max K + (ΣK − max K)/v ≥ m·K_0 + (ΣK − K_0)/v). Stage 0's
+ * m·K_0 + sync_0 + opt_0 is its layer DP's objective (Σ (m − 1)(f + b) + f + b +
+ * sync + step, search_eval.c fill_stage_rows; no boundary move on stage 0), which
+ * the interleaved stage, with as many micro-batches in flight or more (pipeline.h
+ * tsl_pipeline_vp_warmup: P + (P − 2s − 1)/v stage's worth against 1F1B's P − s),
+ * cannot bring lower; the other stages' K as above. */
+static double interleave_end_bound_s(const chunk_floor_t *f, uint32_t v)
+{
+    double rest = 0;
+    if (f->none)
+        return 0.0;
+    for (uint32_t s = 1; s < f->P; s++)
+        rest += f->k_s[s];
+    return f->m * f->k_s[0] + f->tail0_s + rest / v;
 }
 
 /* No schedule runs a stage's m micro-batches in less than m·K, K its time per
@@ -2097,29 +2171,22 @@ static bool same_cut(const uint32_t *a, const uint32_t *b, uint32_t P)
     return memcmp(a, b, (P + 1) * sizeof(a[0])) == 0;
 }
 
-/* Megatron-LM's interleaved splits the doubling of eval_group does not reach: for
- * each v up to TSL_SEARCH_MAX_INTERLEAVE, the cut Megatron-LM builds for v chunks
- * (target.h tsl_target_megatron_vp_cut: even, or with the embedding and/or the loss
- * counted as a layer) where it is not the configuration's own cut or v is not a
- * power of two (Qwen3-235B at PP 32: 94 layers + embedding + loss, 3 a rank, v 3).
- * Each is priced on its cut and kept when faster and admitted; the plain plan's
- * bound does not hold for another cut, so none is skipped by it. */
+/* Megatron-LM's interleaved splits on cuts other than the configuration's own:
+ * for each v up to TSL_SEARCH_MAX_INTERLEAVE, the cut Megatron-LM builds for v
+ * chunks (target.h tsl_target_megatron_vp_cut: even, or with the embedding and/or
+ * the loss counted as a layer; Qwen3-235B at PP 32: 94 layers + embedding + loss,
+ * 3 a rank, v 3). Each is priced on its cut and kept when faster and admitted; the
+ * plain plan's bound does not hold for another cut, so none is skipped by it. The
+ * own cut's v are eval_group's. */
 static void eval_megatron_vp(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
                              uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
     uint32_t cut[TSL_PLAN_MAX_STAGES + 1];
-    if (e->space->target != TSL_TARGET_MEGATRON || !e->space->interleave || plan->schedule)
+    if (e->space->target != TSL_TARGET_MEGATRON || !interleave_on(e, P, m) || plan->schedule)
         return;
     for (uint32_t v = 2; v <= TSL_SEARCH_MAX_INTERLEAVE; v++) {
-        if (!tsl_target_megatron_vp_cut(e->model, P, v, cut) ||
-            (same_cut(cut, first_layer, P) && (v & (v - 1)) == 0) ||
-            !tsl_partition_cuts_ok(cut, P, e->max_cut) || max_interleave(e, P, m, cut) < 2 ||
-            (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
-            continue;
-        uint32_t fewest = UINT32_MAX;
-        for (uint32_t s = 0; s < P; s++)
-            fewest = cut[s + 1] - cut[s] < fewest ? cut[s + 1] - cut[s] : fewest;
-        if (fewest < v)
+        if (!tsl_target_megatron_vp_cut(e->model, P, v, cut) || same_cut(cut, first_layer, P) ||
+            !tsl_partition_cuts_ok(cut, P, e->max_cut) || !interleave_fits(e, P, m, cut, v))
             continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, 0, cut, NULL, e->alt);
@@ -2128,19 +2195,60 @@ static void eval_megatron_vp(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     }
 }
 
-/* One configuration over group g: plain 1F1B, then more chunks while faster;
- * then Megatron-LM's own interleaved splits; then the zero-bubble schedules. */
+/* Every other v the configuration's own cut takes (interleave_fits: 3, 5, 6, 7,
+ * 8, and 4 where the doubling stopped at 2), after the doubling and the
+ * zero-bubble schedules, kept when faster than plan (the best of all those) and
+ * admitted. Best first: the v of the lowest bound (interleave_bound_s,
+ * interleave_end_bound_s), each skipped only where its bound reaches plan's time
+ * or the sweep's bar, which it then beats neither. The doubling's winner stays the
+ * zero-bubble schedules' base, so no plan the doubling found is lost. */
+static void eval_more_chunks(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
+                             const uint32_t *first_layer, const chunk_floor_t *f, const bool *tried,
+                             tsl_plan_t *plan)
+{
+    uint32_t P = f->P, m = f->m;
+    double bound[TSL_SEARCH_MAX_INTERLEAVE + 1];
+    for (uint32_t v = 2; v <= TSL_SEARCH_MAX_INTERLEAVE; v++)
+        bound[v] = tried[v] || !interleave_fits(e, P, m, first_layer, v)
+                       ? INFINITY
+                       : fmax(interleave_bound_s(e, f, v), interleave_end_bound_s(f, v));
+    for (;;) {
+        uint32_t v = 0;
+        for (uint32_t w = 2; w <= TSL_SEARCH_MAX_INTERLEAVE; w++)
+            if (isfinite(bound[w]) && (v == 0 || bound[w] < bound[v]))
+                v = w;
+        if (v == 0 || bound[v] >= plan->iter_time_s || bound[v] * e->bar_samples_per_s >= B)
+            return; /* the lowest bound beats neither: no v left does */
+        bound[v] = INFINITY;
+        tsl_plan_init(e->alt);
+        eval_config(e, g, B, P, m, v, 0, first_layer, NULL, e->alt);
+        if (e->alt->valid && e->alt->samples_per_s > plan->samples_per_s && admits(e, e->alt))
+            *plan = *e->alt;
+    }
+}
+
+/* One configuration over group g: plain 1F1B, then more chunks while faster (2,
+ * 4); Megatron-LM's own interleaved splits; the zero-bubble schedules; then the
+ * other v (eval_more_chunks). */
 static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                        uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
+    chunk_floor_t plain = {0}, now;
+    bool tried[TSL_SEARCH_MAX_INTERLEAVE + 1] = {false};
     eval_config(e, g, B, P, m, 1, 0, first_layer, NULL, plan);
     if (plan->valid && !admits(e, plan))
         plan->valid = false;
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
-    uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
-    for (uint32_t v = 2; v <= vmax; v *= 2) {
-        if (interleave_bound_s(e, plan, v) * e->bar_samples_per_s >= B)
+    bool on = plan->valid && interleave_on(e, P, m);
+    if (on)
+        chunk_floor_init(e, plan, &plain);
+    for (uint32_t v = 2; on && v <= TSL_SEARCH_DOUBLE_INTERLEAVE; v *= 2) {
+        if (!interleave_fits(e, P, m, first_layer, v))
+            break;
+        chunk_floor_init(e, plan, &now); /* the plain plan's, or v / 2's */
+        if (interleave_bound_s(e, &now, v) * e->bar_samples_per_s >= B)
             continue;
+        tried[v] = true;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, 0, first_layer, NULL, e->alt);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !admits(e, e->alt))
@@ -2151,6 +2259,8 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
         eval_megatron_vp(e, g, B, P, m, first_layer, plan);
     if (plan->valid)
         eval_zero_bubble(e, g, B, P, m, first_layer, plan);
+    if (plan->valid && on)
+        eval_more_chunks(e, g, B, first_layer, &plain, tried, plan);
 }
 
 /* ---- a given plan (eval.c) ---- */
