@@ -132,9 +132,14 @@ static int run_case(const bench_case_t *bc, tsl_search_result_t *res)
     if (rc != TSL_SEARCH_OK) {
         printf("%-34s %8.3f s %8.3f s  no plan: %s\n", bc->title, wall, cpu, err.msg);
     } else {
-        printf("%-34s %8.3f s %8.3f s %9llu %9.1f %12.2f  batch %u pp %u m %u\n", bc->title, wall,
-               cpu, (unsigned long long)res->stats.dp_runs, peak_rss_mib(), res->best.samples_per_s,
-               res->best.global_batch, res->best.pp, res->best.n_micro);
+        const tsl_plan_t *b = &res->best;
+        printf("%-34s %8.3f s %8.3f s %9llu %9.1f %12.2f  batch %u pp %u m %u %s", bc->title, wall,
+               cpu, (unsigned long long)res->stats.dp_runs, peak_rss_mib(), b->samples_per_s,
+               b->global_batch, b->pp, b->n_micro,
+               tsl_pipesim_sched_name(b->schedule, b->interleave));
+        if (b->interleave > 1)
+            printf(" v %u", b->interleave);
+        printf(" (iter %.6f s)\n", b->iter_time_s);
         print_baselines(res);
     }
     tsl_model_free(&m);

@@ -213,6 +213,16 @@ void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t 
     count[v - 1] += mtp;
 }
 
+bool tsl_pipeline_chunks_even(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                              bool ends)
+{
+    if (v <= 1)
+        return true;
+    n_layers -= mtp < n_layers ? mtp : 0;
+    uint32_t extra = (uint32_t)emb + (uint32_t)head, nb = n_layers > extra ? n_layers - extra : 0;
+    return (nb >= v && nb % v == 0) || (ends && n_layers >= v && n_layers % v == 0);
+}
+
 uint32_t tsl_pipeline_chunk_ckpt(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
                                  uint32_t N)
 {

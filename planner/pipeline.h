@@ -204,6 +204,16 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
 void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
                                uint32_t *count);
 
+/* Whether tsl_pipeline_chunk_layers cuts the stage into v chunks of one size: its
+ * Transformer layers divide by v (the embedding and the head riding along), or,
+ * with ends true, they do with the embedding and the head counted as a layer each
+ * (Megatron-LM's --account-for-embedding/loss-in-pipeline-split). The MTP layers,
+ * outside the split, do not count. The chunks then take turns as the equal virtual
+ * stages that T_v's bubble / v assumes (Llama 3's embedding-only first chunk aside,
+ * a sliver). v ≤ 1: true. */
+bool tsl_pipeline_chunks_even(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                              bool ends);
+
 /* Megatron-LM's block recompute (--recompute-method block, --recompute-num-layers
  * N; transformer_block.py _checkpointed_forward): the first N Transformer layers
  * of every model chunk, all of a shorter one. Of a stage cut as

@@ -23,8 +23,13 @@
 #define TSL_SEARCH_COST_MEMO_BYTES (256ull << 20)
 /* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
-/* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
-#define TSL_SEARCH_MAX_INTERLEAVE 4u
+/* Largest interleave (model chunks per stage) weighed (pipeline.h; search_eval.c
+ * eval_group): Megatron-Bridge's Llama 3 70B workloads run 80 layers on PP 4 in 5
+ * (scripts/performance/configs/llama/llama3_workload_base_configs.py). */
+#define TSL_SEARCH_MAX_INTERLEAVE 8u
+/* The doubling's reach: v = 2 and 4 on any stage of v layers, each while faster;
+ * the other v only where every stage cuts into v equal chunks. */
+#define TSL_SEARCH_DOUBLE_INTERLEAVE 4u
 /* The search weighs interleaving and the zero-bubble schedules, and simulates and
  * slices its plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before
  * it was raised for eval: the search's space and time stay as they were). */
@@ -172,25 +177,33 @@ typedef struct tsl_engine {
     const uint16_t *node_order; /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
     tsl_plan_t *alt;            /* scratch plan: another interleave of the same configuration */
-    tsl_plan_t *cand;           /* scratch plan: one strategy of a uniform space */
-    tsl_target_view_t *tview;   /* scratch for the target check (space->target only) */
-    int8_t uniform_ckpt;        /* during a uniform pass: blocks take item 1 (CKPT) when 1,
+    /* each stage of the plain configuration costed last (v 1, no schedule, not a
+     * given plan, one that interleaving may follow): the least forward and backward
+     * time per micro-batch, and the least layer-DP objective ((m − 1)(f + b) + f + b +
+     * sync + step), that any interleave of it can have on that stage within its
+     * budget (search_eval.c floor_stage, a Lagrangian bound) — what bounds every
+     * interleave from below (eval_more_chunks) */
+    double least_k_s[TSL_PLAN_MAX_STAGES];
+    double least_obj_s[TSL_PLAN_MAX_STAGES];
+    tsl_plan_t *cand;          /* scratch plan: one strategy of a uniform space */
+    tsl_target_view_t *tview;  /* scratch for the target check (space->target only) */
+    int8_t uniform_ckpt;       /* during a uniform pass: blocks take item 1 (CKPT) when 1,
                                    item 0 when 0; -1: not in a uniform pass */
-    uint32_t uniform_block_n;   /* with uniform_ckpt 1: only the first N Transformer layers
+    uint32_t uniform_block_n;  /* with uniform_ckpt 1: only the first N Transformer layers
                                    of each stage take CKPT (Megatron-LM's --recompute-method
                                    block); 0: all of them */
-    double bar_samples_per_s;   /* during the sweep: the best throughput so far; an interleave
+    double bar_samples_per_s;  /* during the sweep: the best throughput so far; an interleave
                                    that cannot beat it is not costed (0: cost every one) */
-    bool prune_below_bar;       /* only a plan above bar_samples_per_s is of use (the
+    bool prune_below_bar;      /* only a plan above bar_samples_per_s is of use (the
                                    sub-layer step): a configuration that a stage proves
                                    cannot beat it is left unfinished (.valid false) */
-    double need_samples_per_s;  /* 0, or the throughput a configuration must beat to
+    double need_samples_per_s; /* 0, or the throughput a configuration must beat to
                                    change anything (the sweep: what it keeps; the
                                    re-balancing: the plan it re-partitions): a plain
                                    (v = 1) configuration that a stage proves cannot is
                                    left unfinished (.valid false), as under
                                    prune_below_bar; Tessel's space only (no target) */
-    tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
+    tsl_plan_t *per_pp;        /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none
                                    fits), the candidates the refinement steps need

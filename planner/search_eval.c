@@ -1023,6 +1023,108 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
     }
 }
 
+/*
+ * The least stage time any interleave of a plain configuration can have
+ * (e->least_k_s[s], e->least_obj_s[s]; search_engine.h), by Lagrangian relaxation
+ * of the layer DP: an interleaved stage's choice c (each layer's strategy among
+ * those that run it) keeps Σ_i a_i,c ≤ M, its budget, where a_ij = the layer's
+ * states (less its gradients under lazy_grads, which need not be live) plus h
+ * micro-batches of its stash: the DP's peak is at least its states and stashes
+ * (layerdp.h tsl_layerdp_peak_bytes) and never above M, and at the end of Megatron's
+ * warm-up every chunk of stage s holds at least h = P − s micro-batches (N ≥ P
+ * of chunk v − 1, 2(P − s) − 1 of the last; the peak weighs no less:
+ * tsl_pipeline_peak_chunks), as plain 1F1B holds. So for every λ ≥ 0
+ *
+ *   Σ_i x_i,c ≥ Σ_i x_i,c + λ(Σ_i a_i,c − M) ≥ Σ_i min_j (x_ij + λ·a_ij) − λ·M,
+ *
+ * x the forward and backward time (K; the moves between layouts, never negative,
+ * aside) or the layer DP's objective. λ = 0 is each layer's fastest; the λ that
+ * keeps the plain plan's own choice j* the cheapest of the faster ones, max over
+ * them of (x_j* − x_j)/(a_j − a_j*), prices the memory where the plain plan found
+ * it binding. The larger of those. Only where the configuration interleaves.
+ */
+typedef struct floor_terms {
+    double k, obj; /* x: forward + backward, the DP's objective */
+    double a;      /* memory held, bytes */
+} floor_terms_t;
+
+static floor_terms_t floor_terms(const tsl_layer_cost_t *lc, uint32_t m, uint32_t h, bool lazy)
+{
+    double fb = lc->fwd_s + lc->bwd_s;
+    return (floor_terms_t){fb, (m - 1) * fb + lc->fwd_s + lc->bwd_sync_s + lc->opt_s,
+                           (double)(lazy ? lc->ms_bytes - lc->grad_bytes : lc->ms_bytes) +
+                               (double)h * (double)lc->fwd_bytes};
+}
+
+/* Σ_i min_j (x_ij + λ·a_ij) − λ·M over the stage's layers (obj: the objective). */
+static double floor_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                         uint32_t n, uint32_t m, uint32_t h, double M, double lambda, bool obj)
+{
+    double sum = -lambda * M, run = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
+        if (i == 0 || e->layer_class[first + i] != e->layer_class[first + i - 1]) {
+            run = INFINITY; /* a run of one class: its least once */
+            for (uint32_t j = 0; j < g->n; j++) {
+                if (!lc[j].feasible)
+                    continue;
+                floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
+                run = fmin(run, (obj ? t.obj : t.k) + lambda * t.a);
+            }
+        }
+        sum += run;
+    }
+    return sum;
+}
+
+/* The λ that keeps choice j* of layer i the cheapest of its faster strategies. */
+static double floor_price(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
+                          uint32_t chosen, uint32_t m, uint32_t h, bool obj)
+{
+    const tsl_layer_cost_t *lc = e->class_row[e->layer_class[layer]];
+    floor_terms_t c = floor_terms(&lc[chosen], m, h, e->knobs.lazy_grads);
+    double cx = obj ? c.obj : c.k, price = 0;
+    for (uint32_t j = 0; j < g->n; j++) {
+        if (!lc[j].feasible)
+            continue;
+        floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
+        double x = obj ? t.obj : t.k;
+        if (x < cx && t.a > c.a)
+            price = fmax(price, (cx - x) / (t.a - c.a));
+    }
+    return price;
+}
+
+/* e->least_k_s[s] and e->least_obj_s[s] of the plain stage just solved (e->choice). */
+static void floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
+                        uint32_t first, uint32_t n, uint32_t m, uint32_t P, uint64_t budget)
+{
+    double M = (double)budget, best[2] = {-INFINITY, -INFINITY};
+    uint32_t h = P - s < m ? P - s : m;
+    for (int obj = 0; obj < 2; obj++) {
+        double tried[5];
+        uint32_t nt = 0;
+        tried[nt++] = 0.0;
+        for (uint32_t i = 0; i < n && nt < 5; i++) {
+            if (i > 0 && e->layer_class[first + i] == e->layer_class[first + i - 1] &&
+                e->choice[i] == e->choice[i - 1])
+                continue;
+            double lambda = floor_price(e, g, first + i, e->choice[i], m, h, obj);
+            bool seen = false;
+            for (uint32_t k = 0; k < nt; k++)
+                seen |= tried[k] == lambda;
+            if (!seen)
+                tried[nt++] = lambda;
+        }
+        for (uint32_t k = 0; k < nt; k++)
+            best[obj] = fmax(best[obj], floor_dual(e, g, first, n, m, h, M, tried[k], obj));
+    }
+    e->least_k_s[s] = fmax(best[0], 0.0);
+    e->least_obj_s[s] = fmax(best[1], 0.0);
+}
+
+static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m);
+
 /* Per-micro-batch stage times of the chosen strategies (including R). */
 static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
@@ -1496,6 +1598,19 @@ static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     }
 }
 
+/* Whether the stage of layers [first, first + n) holds the model's embedding and
+ * its head, and the MTP layers there (in the last chunk, with the head:
+ * pipeline.h tsl_pipeline_chunk_layers). */
+static void stage_ends(const tsl_model_t *md, uint32_t first, uint32_t n, bool *emb, bool *head,
+                       uint32_t *mtp)
+{
+    *emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
+    *head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
+    *mtp = 0;
+    for (uint32_t i = first; *head && i + 1 < first + n; i++)
+        *mtp += md->layers[i].mtp_depth > 0;
+}
+
 /* Interleaved 1F1B, chunk by chunk (pipeline.h tsl_pipeline_peak_chunks): the
  * stage's layers cut into v chunks as Megatron-LM cuts them, each chunk weighing
  * its layers' stash — of the strategies in choice, or before the DP (choice NULL)
@@ -1512,11 +1627,9 @@ static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *
     uint32_t count[TSL_PIPELINE_MAX_CHUNKS], per[TSL_PIPELINE_MAX_CHUNKS];
     uint8_t glive[TSL_PIPELINE_MAX_CHUNKS];
     double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, gw[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
-    bool emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
-    bool head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
-    uint32_t mtp = 0; /* the MTP layers: in the last chunk, with the head (pipeline.h) */
-    for (uint32_t i = first; head && i + 1 < first + n; i++)
-        mtp += md->layers[i].mtp_depth > 0;
+    bool emb, head;
+    uint32_t mtp;
+    stage_ends(md, first, n, &emb, &head, &mtp);
     tsl_pipeline_chunk_layers(n, emb, head, mtp, v, count);
     for (uint32_t c = 0, i = 0; c < v; c++) {
         for (uint32_t k = 0; k < count[c]; k++, i++) {
@@ -1717,6 +1830,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
             return false;
     }
 
+    if (v <= 1 && !plan->schedule && !given && interleave_on(e, P, m))
+        floor_stage(e, g, s, first, n, m, P, prob.budget_bytes);
     tsl_plan_stage_t *st = &plan->stages[s];
     st->first_layer = first;
     st->n_layers = n;
@@ -1864,50 +1979,121 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
     plan->valid = isfinite(plan->iter_time_s) && plan->iter_time_s > 0;
 }
 
-/* The interleaves weighed for (P, m) and this partition: 1, and 2 and 4 where
- * the space allows it, Megatron's schedule runs the request's N (0: P, m a
- * multiple of P; pipeline.h tsl_pipeline_vp_check) and every stage has a layer
- * per chunk. */
-static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
-                               const uint32_t *first_layer)
+/* Whether the space weighs interleaving for (P, m) at all: several stages, and
+ * Megatron's schedule runs the request's N (0: P, m a multiple of P; pipeline.h
+ * tsl_pipeline_vp_check). */
+static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m)
 {
-    if (!e->space->interleave || P < 2 || tsl_pipeline_vp_check(P, m, e->vp_group) != 0)
-        return 1;
-    uint32_t fewest = UINT32_MAX, v = 1;
-    for (uint32_t s = 0; s < P; s++)
-        if (first_layer[s + 1] - first_layer[s] < fewest)
-            fewest = first_layer[s + 1] - first_layer[s];
-    while (v * 2 <= TSL_SEARCH_MAX_INTERLEAVE && v * 2 <= fewest &&
-           (uint64_t)m * v * 2 <= TSL_SEARCH_SIM_MAX_MICRO)
-        v *= 2;
-    return v;
+    return e->space->interleave && P >= 2 && tsl_pipeline_vp_check(P, m, e->vp_group) == 0;
 }
 
-/* The fastest interleave v could be, from the plain plan p: its stage times with
- * the bubble divided by v. Interleaving only adds to the stage times (more
- * activations to fit, more p2p), so T_v is no less. */
-static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uint32_t v)
+/* Whether v chunks per stage are weighed on this partition: v up to
+ * TSL_SEARCH_MAX_INTERLEAVE, m·v chunk micro-batches within the simulator's reach
+ * and a layer per chunk on every stage; past the doubling's 2 and 4 (which take
+ * any stage of v layers, cut as tsl_pipeline_chunk_layers cuts it), every stage
+ * must also cut into v chunks of one size (tsl_pipeline_chunks_even), the split
+ * T_v's bubble / v holds for: 3 chunks of a 24-layer stage, not of a 25-layer one.
+ * Its Transformer layers divide by v — the cut Tessel's executor makes too
+ * (worker/exec/exec_rank.c chunk_plan: the embedding with the first chunk, the
+ * head with the last) —, or, under --target megatron, do with the embedding and/or
+ * the head counted as a layer (--account-for-embedding/loss-in-pipeline-split,
+ * which the executor does not cut). A stack's own rules (Megatron-LM's splits) the
+ * target check adds (admits). */
+static bool interleave_fits(const tsl_engine_t *e, uint32_t P, uint32_t m,
+                            const uint32_t *first_layer, uint32_t v)
 {
-    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], zero[TSL_PLAN_MAX_STAGES];
-    bool paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER;
-    for (uint32_t s = 0; s < p->pp; s++) {
-        nosync[s] = p->stages[s].time_nosync_s - p->stages[s].p2p_s;
-        /* STACK: a stage's sync may hide under the others' drain: leave it out */
-        sync[s] = paper ? p->stages[s].time_s - p->stages[s].p2p_s : nosync[s];
-        zero[s] = 0;
+    if (v < 2 || v > TSL_SEARCH_MAX_INTERLEAVE || (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
+        return false;
+    bool any = v <= TSL_SEARCH_DOUBLE_INTERLEAVE && (v & (v - 1)) == 0;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t n = first_layer[s + 1] - first_layer[s], mtp;
+        bool emb, head;
+        if (n < v)
+            return false;
+        stage_ends(e->model, first_layer[s], n, &emb, &head, &mtp);
+        if (!any && !tsl_pipeline_chunks_even(n, emb, head, mtp, v,
+                                              e->space->target == TSL_TARGET_MEGATRON))
+            return false;
     }
-    tsl_pipeline_in_t in = {.n_stages = p->pp,
-                            .n_micro = p->n_micro,
+    return true;
+}
+
+/* What bounds every interleave v of one configuration from below: each stage's
+ * least time per micro-batch K and stage 0's least layer-DP objective under any
+ * interleave (floor_stage: search_engine.h least_k_s, least_obj_s), made by its
+ * plain costing. */
+typedef struct chunk_floor {
+    bool none;   /* no bound known: 0 (interleave_bound_s) */
+    bool closed; /* priced in the closed form (N = P), not by the event simulator */
+    uint32_t P, m;
+    double k_s[TSL_PLAN_MAX_STAGES];
+    double obj0_s;
+} chunk_floor_t;
+
+/* f from the plain plan p, just costed. Megatron-LM's EP all-to-all overlap, where
+ * priced, runs interleaved and not in plain 1F1B at PP > 1
+ * (tsl_plan_ep_overlap_runs), taking from the stage times what no layer's cost
+ * shows: no bound then. */
+static void chunk_floor_init(const tsl_engine_t *e, const tsl_plan_t *p, chunk_floor_t *f)
+{
+    f->none = p->moe_a2a_overlap && p->ep > 1;
+    f->closed = tsl_pipeline_vp_group(p->pp, e->vp_group) == p->pp;
+    f->P = p->pp;
+    f->m = p->n_micro;
+    memcpy(f->k_s, e->least_k_s, p->pp * sizeof(f->k_s[0]));
+    f->obj0_s = e->least_obj_s[0];
+}
+
+/* The fastest interleave v could be, from f: every stage at its least K, no
+ * sync, p2p nor step, the bubble divided by v. An interleaved stage's time per
+ * micro-batch is its layers' forward and backward under strategies that run them
+ * within its budget (floor_stage), with the moves between layouts and its p2p on
+ * top; the stacks' form and Eq. 9 (pipeline.h) grow with each stage's time, so
+ * T_v is no less. (Not the plain plan's own stage times: the layer DP, with its
+ * final peak check, is not monotone in the memory held — BERT-Huge-32 at PP 2,
+ * m 64 has v = 4's stage 0 faster than 1F1B's, 0.18188 against 0.18238 s.) */
+static double interleave_bound_s(const tsl_engine_t *e, const chunk_floor_t *f, uint32_t v)
+{
+    double zero[TSL_PLAN_MAX_STAGES];
+    if (f->none)
+        return 0.0;
+    for (uint32_t s = 0; s < f->P; s++)
+        zero[s] = 0;
+    tsl_pipeline_in_t in = {.n_stages = f->P,
+                            .n_micro = f->m,
                             .interleave = v,
-                            .paper = paper,
+                            .paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER,
                             .fwd_s = zero,
-                            .nosync_s = nosync,
-                            .sync_s = sync,
+                            .nosync_s = f->k_s,
+                            .sync_s = f->k_s,
                             .p2p_s = zero,
                             .opt_s = zero};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
     return t.flush_s;
+}
+
+/* The same with stage 0's end: its backward ends last, so its sync and step are
+ * never hidden (pipeline.h: tail_0 = 0), and its m micro-batches run before them
+ * while each other stage adds at least its time over v to the fill and drain:
+ *
+ *   T_v + opt ≥ m·K_0 + sync_0 + opt_0 + Σ_{s>0} K_s / v
+ *
+ * under both forms (m·max K + (ΣK − max K)/v ≥ m·K_0 + (ΣK − K_0)/v). Stage 0's
+ * m·K_0 + sync_0 + opt_0 is its layer DP's objective (search_eval.c
+ * fill_stage_rows, the moves aside; no boundary move on stage 0), at least
+ * floor_stage's. Only in the closed form: the event simulator, which
+ * prices another group size N (finish_plan), lets a chunk's sync start before
+ * stage 0's last backward (Llama2-7B on 16 A100 at N 8: v = 2 priced 3.42097 s
+ * where this form says 3.43396). */
+static double interleave_end_bound_s(const chunk_floor_t *f, uint32_t v)
+{
+    double rest = 0;
+    if (f->none || !f->closed)
+        return 0.0;
+    for (uint32_t s = 1; s < f->P; s++)
+        rest += f->k_s[s];
+    return f->obj0_s + rest / v;
 }
 
 /* No schedule runs a stage's m micro-batches in less than m·K, K its time per
@@ -2102,29 +2288,22 @@ static bool same_cut(const uint32_t *a, const uint32_t *b, uint32_t P)
     return memcmp(a, b, (P + 1) * sizeof(a[0])) == 0;
 }
 
-/* Megatron-LM's interleaved splits the doubling of eval_group does not reach: for
- * each v up to TSL_SEARCH_MAX_INTERLEAVE, the cut Megatron-LM builds for v chunks
- * (target.h tsl_target_megatron_vp_cut: even, or with the embedding and/or the loss
- * counted as a layer) where it is not the configuration's own cut or v is not a
- * power of two (Qwen3-235B at PP 32: 94 layers + embedding + loss, 3 a rank, v 3).
- * Each is priced on its cut and kept when faster and admitted; the plain plan's
- * bound does not hold for another cut, so none is skipped by it. */
+/* Megatron-LM's interleaved splits on cuts other than the configuration's own:
+ * for each v up to TSL_SEARCH_MAX_INTERLEAVE, the cut Megatron-LM builds for v
+ * chunks (target.h tsl_target_megatron_vp_cut: even, or with the embedding and/or
+ * the loss counted as a layer; Qwen3-235B at PP 32: 94 layers + embedding + loss,
+ * 3 a rank, v 3). Each is priced on its cut and kept when faster and admitted; the
+ * plain plan's bound does not hold for another cut, so none is skipped by it. The
+ * own cut's v are eval_group's. */
 static void eval_megatron_vp(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
                              uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
     uint32_t cut[TSL_PLAN_MAX_STAGES + 1];
-    if (e->space->target != TSL_TARGET_MEGATRON || !e->space->interleave || plan->schedule)
+    if (e->space->target != TSL_TARGET_MEGATRON || !interleave_on(e, P, m) || plan->schedule)
         return;
     for (uint32_t v = 2; v <= TSL_SEARCH_MAX_INTERLEAVE; v++) {
-        if (!tsl_target_megatron_vp_cut(e->model, P, v, cut) ||
-            (same_cut(cut, first_layer, P) && (v & (v - 1)) == 0) ||
-            !tsl_partition_cuts_ok(cut, P, e->max_cut) || max_interleave(e, P, m, cut) < 2 ||
-            (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
-            continue;
-        uint32_t fewest = UINT32_MAX;
-        for (uint32_t s = 0; s < P; s++)
-            fewest = cut[s + 1] - cut[s] < fewest ? cut[s + 1] - cut[s] : fewest;
-        if (fewest < v)
+        if (!tsl_target_megatron_vp_cut(e->model, P, v, cut) || same_cut(cut, first_layer, P) ||
+            !tsl_partition_cuts_ok(cut, P, e->max_cut) || !interleave_fits(e, P, m, cut, v))
             continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, 0, cut, NULL, e->alt);
@@ -2133,19 +2312,64 @@ static void eval_megatron_vp(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     }
 }
 
-/* One configuration over group g: plain 1F1B, then more chunks while faster;
- * then Megatron-LM's own interleaved splits; then the zero-bubble schedules. */
+/* T_v's lower bound from f: the larger of the two above. */
+static double chunk_bound_s(const tsl_engine_t *e, const chunk_floor_t *f, uint32_t v)
+{
+    return fmax(interleave_bound_s(e, f, v), interleave_end_bound_s(f, v));
+}
+
+/* Every other v the configuration's own cut takes (interleave_fits: 3, 5, 6, 7,
+ * 8, and 4 where the doubling stopped at 2), after the doubling and the
+ * zero-bubble schedules, kept when faster than plan (the best of all those) and
+ * admitted. Best first: the v of the lowest bound (interleave_bound_s,
+ * interleave_end_bound_s), each skipped only where its bound reaches plan's time
+ * or the sweep's bar, which it then beats neither. The doubling's winner stays the
+ * zero-bubble schedules' base, so no plan the doubling found is lost. */
+static void eval_more_chunks(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
+                             const uint32_t *first_layer, const chunk_floor_t *f, const bool *tried,
+                             tsl_plan_t *plan)
+{
+    uint32_t P = f->P, m = f->m;
+    double bound[TSL_SEARCH_MAX_INTERLEAVE + 1];
+    for (uint32_t v = 2; v <= TSL_SEARCH_MAX_INTERLEAVE; v++)
+        bound[v] = tried[v] || !interleave_fits(e, P, m, first_layer, v) ? INFINITY
+                                                                         : chunk_bound_s(e, f, v);
+    for (;;) {
+        uint32_t v = 0;
+        for (uint32_t w = 2; w <= TSL_SEARCH_MAX_INTERLEAVE; w++)
+            if (isfinite(bound[w]) && (v == 0 || bound[w] < bound[v]))
+                v = w;
+        if (v == 0 || bound[v] >= plan->iter_time_s || bound[v] * e->bar_samples_per_s >= B)
+            return; /* the lowest bound beats neither: no v left does */
+        bound[v] = INFINITY;
+        tsl_plan_init(e->alt);
+        eval_config(e, g, B, P, m, v, 0, first_layer, NULL, e->alt);
+        if (e->alt->valid && e->alt->samples_per_s > plan->samples_per_s && admits(e, e->alt))
+            *plan = *e->alt;
+    }
+}
+
+/* One configuration over group g: plain 1F1B, then more chunks while faster (2,
+ * 4); Megatron-LM's own interleaved splits; the zero-bubble schedules; then the
+ * other v (eval_more_chunks). */
 static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                        uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
+    chunk_floor_t plain = {0};
+    bool tried[TSL_SEARCH_MAX_INTERLEAVE + 1] = {false};
     eval_config(e, g, B, P, m, 1, 0, first_layer, NULL, plan);
     if (plan->valid && !admits(e, plan))
         plan->valid = false;
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
-    uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
-    for (uint32_t v = 2; v <= vmax; v *= 2) {
-        if (interleave_bound_s(e, plan, v) * e->bar_samples_per_s >= B)
+    bool on = plan->valid && interleave_on(e, P, m);
+    if (on)
+        chunk_floor_init(e, plan, &plain);
+    for (uint32_t v = 2; on && v <= TSL_SEARCH_DOUBLE_INTERLEAVE; v *= 2) {
+        if (!interleave_fits(e, P, m, first_layer, v))
+            break;
+        if (chunk_bound_s(e, &plain, v) * e->bar_samples_per_s >= B)
             continue;
+        tried[v] = true;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, 0, first_layer, NULL, e->alt);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !admits(e, e->alt))
@@ -2156,6 +2380,8 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
         eval_megatron_vp(e, g, B, P, m, first_layer, plan);
     if (plan->valid)
         eval_zero_bubble(e, g, B, P, m, first_layer, plan);
+    if (plan->valid && on)
+        eval_more_chunks(e, g, B, first_layer, &plain, tried, plan);
 }
 
 /* ---- a given plan (eval.c) ---- */

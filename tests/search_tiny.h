@@ -34,25 +34,32 @@ static inline void gpt_tiny(tsl_model_t *m, uint32_t layers)
     gpt_tiny_tied(m, layers, true);
 }
 
-/* What the search returns for m on `cluster` (c set up, to free) at global batch
- * `batch`; pp and top_k as the request's (0: searched, the default). The caller frees
- * it. */
+/* What the search returns for m on `cluster` (c set up, to free) under request rq.
+ * The caller frees it. */
+static inline tsl_search_result_t *search_req_on(const tsl_model_t *m, tsl_cluster_t *c,
+                                                 const char *cluster, const tsl_request_t *rq)
+{
+    tsl_err_t err = {0};
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(c);
+    CHECK(res && !tsl_cluster_parse_spec(c, cluster, &err), "%s: %s", cluster, err.msg);
+    CHECK(tsl_search(m, c, rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    return res;
+}
+
+/* The same at global batch `batch`; pp and top_k as the request's (0: searched, the
+ * default). */
 static inline tsl_search_result_t *search_on(const tsl_model_t *m, tsl_cluster_t *c,
                                              const char *cluster, uint32_t batch, uint32_t pp,
                                              uint32_t top_k)
 {
-    tsl_err_t err = {0};
     tsl_request_t rq;
-    tsl_search_result_t *res = calloc(1, sizeof(*res));
-    tsl_cluster_init(c);
-    CHECK(res && !tsl_cluster_parse_spec(c, cluster, &err), "%s: %s", cluster, err.msg);
     tsl_request_init(&rq);
     rq.global_batch = batch;
     rq.pp = pp;
     if (top_k)
         rq.top_k = top_k;
-    CHECK(tsl_search(m, c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
-    return res;
+    return search_req_on(m, c, cluster, &rq);
 }
 
 #endif

@@ -1357,13 +1357,20 @@ static void il_layouts(void)
 
 /* An interleaved plan the search chooses (a GPT of 8 blocks with an embedding and a
  * tied head on 4 GPUs, pp 2 fixed: it interleaves 4 chunks per stage), run on its 4
- * ranks against one rank. */
+ * ranks against one rank. Whole layers: with sub-layer stages the search now takes 8
+ * chunks of an attention or FFN block each, ahead of every whole-layer plan. */
 static void searched_interleaved(void)
 {
     tsl_model_t m;
     tsl_cluster_t c;
+    tsl_request_t rq;
     gpt_tiny(&m, 8);
-    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 8, 2, 16);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    rq.pp = 2;
+    rq.top_k = 16;
+    rq.no_sublayer = true;
+    tsl_search_result_t *res = search_req_on(&m, &c, "4xA100-80G", &rq);
     const tsl_plan_t *p = NULL;
     for (uint32_t k = 0; k < res->n_top && !p; k++)
         if (res->top[k].interleave > 1 && !res->top[k].sublayer)

@@ -257,6 +257,23 @@ static void test_inflight_chunks(void)
     /* 7 layers + head, account-for-loss: 8 units 4 + 4, the MTP layers after them */
     tsl_pipeline_chunk_layers(11, false, true, 3, 2, cnt);
     CHECK(cnt[0] == 4 && cnt[1] == 7, "7 layers + MTP 3 + head, v 2: %u, %u", cnt[0], cnt[1]);
+    /* chunks of one size (the search's v past 2 and 4): the layers divide by v, or
+     * do with the embedding and the head counted */
+    CHECK(tsl_pipeline_chunks_even(6, true, false, 0, 5, true), "embedding + 5 layers, v 5");
+    CHECK(tsl_pipeline_chunks_even(5, false, true, 0, 5, true),
+          "4 layers + head, v 5 (account-for-loss)");
+    CHECK(tsl_pipeline_chunks_even(22, true, true, 0, 5, true),
+          "the embedding, 20 layers, the head: v 5");
+    CHECK(!tsl_pipeline_chunks_even(5, false, true, 0, 3, true), "4 layers + head, v 3: 2, 2, 1");
+    CHECK(!tsl_pipeline_chunks_even(8, false, false, 0, 3, true), "8 layers, v 3: 3, 3, 2");
+    CHECK(tsl_pipeline_chunks_even(12, false, true, 3, 4, true), "8 layers + MTP 3 + head, v 4");
+    CHECK(tsl_pipeline_chunks_even(12, false, true, 3, 3, true), "8 layers + head counted, v 3");
+    CHECK(!tsl_pipeline_chunks_even(12, false, true, 3, 5, true), "8 layers + MTP 3 + head, v 5");
+    CHECK(!tsl_pipeline_chunks_even(2, false, false, 0, 3, true), "2 layers, v 3: a chunk empty");
+    CHECK(tsl_pipeline_chunks_even(7, false, false, 0, 1, true), "v 1: one chunk");
+    /* without the ends counted (Tessel's executor's cut) only the layers dividing */
+    CHECK(!tsl_pipeline_chunks_even(5, false, true, 0, 5, false), "4 layers + head, v 5");
+    CHECK(tsl_pipeline_chunks_even(6, true, false, 0, 5, false), "embedding + 5 layers, v 5");
 
     /* Why N >= P: below it Megatron's order deadlocks (it refuses N < P) */
     CHECK(vp_order_runs(4, 8, 2, 4) && vp_order_runs(4, 8, 2, 8) && vp_order_runs(2, 5, 2, 3) &&

@@ -1499,8 +1499,116 @@ static void test_megatron_account_split(void)
     tsl_cluster_free(&c);
 }
 
+/* A GPT of n layers (hidden 4096, vocabulary 32000), as test_megatron_account_split. */
+static void gpt_layers(uint32_t n, tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = n,
+                            .hidden = 4096,
+                            .ffn_hidden = 16384,
+                            .heads = 32,
+                            .seq_len = 2048,
+                            .vocab = 32000,
+                            .positions = 2048};
+    CHECK(!tsl_model_build(&spec, "gpt", m, &err), "%s", err.msg);
+}
+
+/* The interleaves beyond the doubling's 2 and 4, in Tessel's own space (no
+ * target): a GPT of 20 layers on 4 H100 at batch 4 and PP 2 cuts the embedding and
+ * 10 layers, then 10 layers and the head, which 5 chunks of 2 layers split evenly
+ * (pipeline.h tsl_pipeline_chunks_even; as Tessel's executor cuts them). At m = 2
+ * = P the bubble is a third of plain 1F1B's time, and 5 chunks cut it furthest
+ * against their p2p: the search picks v = 5 at 0.109487 s, where with v 2 and 4
+ * alone it kept a sub-layer plan at v = 4, 0.110100 s. The same plan at v = 1 .. 4
+ * is slower, and so is the best without interleaving. */
+static void test_interleave_any_v(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    gpt_layers(20, &m);
+    tsl_cluster_init(&c);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xH100-80G", &err), "%s", err.msg);
+    tsl_request_t r = fixed_request(4);
+    r.pp = 2;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_plan_t best = res.best, given, out;
+    CHECK(best.interleave == 5 && best.schedule == 0 && best.n_micro == 2 && !best.sublayer &&
+              best.stages[0].n_layers == 11 && best.stages[1].n_layers == 11,
+          "gpt-20 pp 2 batch 4: interleave %u, schedule %u, m %u, stages %u + %u layers (%.6f s)",
+          best.interleave, best.schedule, best.n_micro, best.stages[0].n_layers,
+          best.stages[1].n_layers, best.iter_time_s);
+    tsl_err_t verr = {0};
+    CHECK(tsl_plan_validate(&best, &m, &c, &verr) == 0, "v 5 plan invalid: %s", verr.msg);
+    for (uint32_t v = 1; v <= 4; v++) {
+        given = best;
+        given.interleave = v;
+        int rc = tsl_eval_plan(&m, &c, &r, &given, &out, &err);
+        CHECK(rc != 0 || out.iter_time_s > best.iter_time_s,
+              "the same plan at v %u: %.6f s, not slower than v 5's %.6f s", v, out.iter_time_s,
+              best.iter_time_s);
+    }
+    r.no_interleave = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.interleave <= 1 && res.best.iter_time_s > best.iter_time_s,
+          "no_interleave: interleave %u, %.6f s vs %.6f s", res.best.interleave,
+          res.best.iter_time_s, best.iter_time_s);
+    /* the stacks that run plain 1F1B (or a V) never get chunks, at any PP degree */
+    const uint32_t plain[] = {TSL_TARGET_DEEPSPEED, TSL_TARGET_TORCHTITAN, TSL_TARGET_GALVATRON};
+    r.no_interleave = false;
+    r.pp = 0;
+    for (uint32_t k = 0; k < 3; k++) {
+        r.target = plain[k];
+        CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s: %s",
+              tsl_target_name(plain[k]), err.msg);
+        CHECK(res.best.interleave <= 1, "%s: interleave %u", tsl_target_name(plain[k]),
+              res.best.interleave);
+        for (uint32_t i = 0; i < res.n_top; i++)
+            CHECK(res.top[i].interleave <= 1, "%s: alternative %u interleaves %u",
+                  tsl_target_name(plain[k]), i, res.top[i].interleave);
+    }
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* Megatron-LM takes any v that divides the stages' layers
+ * (--num-layers-per-virtual-pipeline-stage; Megatron-Bridge's Llama 3 70B runs 80
+ * layers on PP 4 with VP 5): a GPT of 20 layers on 8 H100 at PP 4 holds 5 a stage,
+ * which neither 2 nor 4 divides, nor (20 + 1)/4 or (20 + 2)/4 with the embedding
+ * or the loss counted. Before, the search weighed v up to 4 and kept plain 1F1B
+ * (0.168639 s at batch 8, m 4); now v = 5, a layer a chunk (0.121183 s), which the
+ * megatron check takes as the even split of 1 layer a chunk. */
+static void test_megatron_vp5(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    gpt_layers(20, &m);
+    tsl_cluster_init(&c);
+    CHECK(!tsl_cluster_parse_spec(&c, "8xH100-80G", &err), "%s", err.msg);
+    tsl_request_t r = fixed_request(8);
+    r.pp = 4;
+    r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->pp == 4 && p->interleave == 5, "gpt-20 pp 4 megatron: interleave %u (%.6f s)",
+          p->interleave, p->iter_time_s);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_target_megatron_vp_t vp = {0};
+    CHECK(v && tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0 &&
+              tsl_target_megatron_vp(v, &vp, &err) == 0 && vp.kind == TSL_TARGET_VP_EVEN &&
+              vp.per_chunk == 1,
+          "the even split: kind %u per chunk %u (%s)", vp.kind, vp.per_chunk, err.msg);
+    free(v);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_interleave_any_v();
+    test_megatron_vp5();
     test_megatron_account_split();
     test_tp_sync_space();
     test_moe_switch_note();
