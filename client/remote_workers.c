@@ -219,12 +219,22 @@ static json_t *measurement_json(const Tessel__V1__Measurement *m)
     return o;
 }
 
-static void print_profiles(const Tessel__V1__GetProfileResponse *r, bool raw)
+/* node: the --node asked for ("" the aggregate, whose rows name no GPU); gpu: the
+ * --gpu ("" any). An empty answer names what was asked for: other nodes may have
+ * reported. */
+static void print_profiles(const Tessel__V1__GetProfileResponse *r, const char *node,
+                           const char *gpu)
 {
     const char *model = NULL;
     int sim = -1;
+    bool raw = node[0] != '\0';
     if (r->n_measurements == 0) {
-        printf("no profiles reported yet\n");
+        if (raw)
+            printf("no profile reported by node '%s' (tesselctl workers lists the nodes)\n", node);
+        else if (gpu[0])
+            printf("no profile of GPU model '%s'\n", gpu);
+        else
+            printf("no profiles reported yet\n");
         return;
     }
     for (size_t i = 0; i < r->n_measurements; i++) {
@@ -274,7 +284,7 @@ int tsl_cmd_profiles(int argc, char **argv, const tsl_client_opts_t *co_in)
         rc = tsl_remote_print_json(stdout, json_pack("{s:s, s:s, s:o}", "gpu_model", gpu, "node",
                                                      node, "measurements", arr));
     } else {
-        print_profiles(r, node[0] != '\0');
+        print_profiles(r, node, gpu);
     }
     protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

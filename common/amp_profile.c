@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "path_kind.h"
+
 #define MAX_UNITS 4096u
 
 /* AMP's instance tags and the Tessel GPU types they carry (AMP Sec. 4.3). */
@@ -176,6 +178,8 @@ int tsl_amp_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluste
                          tsl_profile_t *out[TSL_AMP_MAX_TYPES], uint32_t *n, tsl_err_t *err)
 {
     *n = 0;
+    if (tsl_path_is_dir("amp profile", dir, "AMP's gpt2_{G4,P3}_{tp}.npy", err) != 0)
+        return -1;
     const tsl_layer_t *l = NULL;
     uint32_t n_layers = 0;
     for (uint32_t i = 0; i < m->n_layers; i++)

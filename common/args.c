@@ -103,8 +103,10 @@ int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t ma
     errno = 0;
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || *end != '\0' || errno != 0)
+    if (end == p || *end != '\0' || (errno != 0 && errno != ERANGE))
         return tsl_err_set(err, "%s: '%s' is not a whole number", field, text);
+    if (errno == ERANGE) /* digits past 2^64: a whole number, too large */
+        return tsl_err_set(err, "%s: %s is out of range; must be %u..%u", field, p, min, max);
     if (v < min || v > max)
         return tsl_err_set(err, "%s: %llu is out of range; must be %u..%u", field, v, min, max);
     *out = (uint32_t)v;
@@ -119,8 +121,11 @@ int tsl_parse_double(const char *field, const char *text, double min, double max
     errno = 0;
     char *end;
     double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !isfinite(v))
+    if (end == text || *end != '\0' || isnan(v))
         return tsl_err_set(err, "%s: '%s' is not a number", field, text);
+    /* 1e999, inf: a number past any bound (1e-999 underflows to 0, checked as 0) */
+    if (!isfinite(v) || (errno == ERANGE && fabs(v) >= 1))
+        return tsl_err_set(err, "%s: %s is out of range; must be %g..%g", field, text, min, max);
     if (v < min || v > max)
         return tsl_err_set(err, "%s: %g is out of range; must be %g..%g", field, v, min, max);
     *out = v;

@@ -175,6 +175,16 @@ static int set_whole(const tsl_cfg_key_t *k, void *field, const char *v, tsl_err
     unsigned long long u = 0;
     uint64_t b = 0;
     bool size = k->type == TSL_CFG_SIZE;
+    /* digits after a minus (not all zeros), or past 2^64: a whole number, out of
+     * the key's range (--pool-size -1), not "not a whole number" */
+    bool neg = v[0] == '-';
+    size_t digits = strspn(v + neg, "0123456789");
+    if (digits && v[neg + digits] == '\0') {
+        errno = 0;
+        unsigned long long n = strtoull(v + neg, NULL, 10);
+        if ((neg && n != 0) || errno == ERANGE)
+            return out_of_range(k, v, err);
+    }
     if (size && tsl_parse_size("size", v, TSL_SIZE_STRICT, &b, NULL) == 0)
         u = b;
     else if (size || parse_uint(v, &u) != 0)

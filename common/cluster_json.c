@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "path_kind.h"
+
 #define GBPS           1e9          /* GB/s → bytes/s */
 #define GBIT           (1e9 / 8)    /* Gb/s → bytes/s */
 #define GIB            1073741824.0 /* GiB → bytes */
@@ -588,6 +590,8 @@ int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err)
 {
     json_error_t jerr;
     tsl_cluster_init(out);
+    if (tsl_path_not_dir("cluster", path, err) != 0)
+        return -1;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL && jerr.line < 0)
         return tsl_err_set(err, "%s: %s", path, jerr.text);

@@ -29,6 +29,17 @@ typedef struct toml_line {
     uint32_t line;
 } toml_line_t;
 
+/* The TOML keys seen so far, as a hash of "section.key" and the line: TOML allows
+ * a key once in a table (tomllib: "Cannot overwrite a value"), so torchtitan
+ * refuses a file that gives one twice, which must not be priced at its last
+ * value. A file with more keys than this is checked for its first ones. */
+#define TT_SEEN 512
+
+typedef struct tt_seen {
+    uint64_t hash[TT_SEEN];
+    uint32_t line[TT_SEEN], n;
+} tt_seen_t;
+
 /* What is read besides cfg's own fields, settled once the file is read. */
 typedef struct tt_state {
     bool python, ac_given, sp_off;
@@ -51,6 +62,7 @@ typedef struct tt_state {
      * components (v0.2, main's CompileConfig); off, torchtitan's default, or
      * without "model" among the components: the model runs eagerly (knobs.eager) */
     bool compile, compile_no_model;
+    tt_seen_t *seen; /* the TOML form's keys */
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -633,6 +645,33 @@ static char *trim(char *s)
     return s;
 }
 
+/* FNV-1a of "section.key". */
+static uint64_t key_hash(const char *section, const char *key)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *parts[] = {section, ".", key}, **q = parts; q < parts + 3; q++)
+        for (const unsigned char *c = (const unsigned char *)*q; *c; c++)
+            h = (h ^ *c) * 1099511628211ull;
+    return h;
+}
+
+/* t's key a second time in its table: refused naming both lines. */
+static int key_once(const toml_line_t *t, tt_seen_t *seen, tsl_err_t *err)
+{
+    uint64_t h = key_hash(t->section, t->key);
+    for (uint32_t i = 0; i < seen->n; i++)
+        if (seen->hash[i] == h)
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [%s] %s is given again (first on line %u); "
+                               "TOML takes a key once, and torchtitan refuses the file",
+                               t->line, t->section, t->key, seen->line[i]);
+    if (seen->n < TT_SEEN) {
+        seen->hash[seen->n] = h;
+        seen->line[seen->n++] = t->line;
+    }
+    return 0;
+}
+
 /* A TOML line: a [section] header (into t->section) or key = value. */
 static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
@@ -652,6 +691,8 @@ static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
     *eq = '\0';
     snprintf(t->key, sizeof t->key, "%s", trim(s));
     snprintf(t->value, sizeof t->value, "%s", trim(eq + 1));
+    if (st->seen && key_once(t, st->seen, err) != 0)
+        return -1;
     return tt_line(t, c, st, err);
 }
 
@@ -875,11 +916,13 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     out->dp = 1;
     toml_line_t *t = calloc(1, sizeof *t);
     char *buf = malloc(4 * TT_VALUE);
+    st.seen = st.python ? NULL : calloc(1, sizeof *st.seen);
     int rc = -1;
-    if (t == NULL || buf == NULL)
+    if (t == NULL || buf == NULL || (!st.python && st.seen == NULL))
         tsl_err_setc(err, TSL_E_NOMEM, "torchtitan: out of memory");
     else if (tt_read(text, buf, 4 * TT_VALUE, out, &st, t, err) == 0)
         rc = tt_finish(out, &st, err);
+    free(st.seen);
     free(t);
     free(buf);
     return rc;

@@ -69,6 +69,16 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
                size_t *len, tsl_err_t *err);
 
 /*
+ * A heterogeneous plan's placement, which no stack's launch arguments carry:
+ * "heterogeneous placement: the stages take the cluster's nodes in the order
+ * 1, 2, 0 (as the cluster lists them, from 0); list the hosts to the launcher,
+ * and the cluster to tesselctl eval, in this order" into buf; "" (0) when the
+ * plan keeps the cluster's own order (plan.h node_order). The exports that
+ * hold comments write it as one; tesselctl notes it beside those that cannot.
+ */
+size_t tsl_export_placement(const tsl_plan_t *p, char *buf, size_t cap);
+
+/*
  * The plan object of a plan document (plan_json.h) back into a tsl_plan_t: the
  * fields an export reads (stages, per-layer strategies, batch, micro-batches,
  * granularity, memopt, label, figures). Memory switches are not read back: a

@@ -422,8 +422,9 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
               out);
     fprintf(out, "# the vocabulary (%u) comes from your tokenizer arguments\n",
             v->model->layers[0].vocab);
-    if (p->n_nodes)
-        fputs("# heterogeneous placement: order the hosts as the plan's node_order\n", out);
+    char placement[8192];
+    if (tsl_export_placement(p, placement, sizeof placement))
+        fprintf(out, "# %s\n", placement);
     if (p->moe_imbalance > 0) /* Megatron-LM has no flag: what the prediction assumed */
         fprintf(out,
                 "# priced with the busiest expert at %g x the mean tokens "

@@ -91,6 +91,9 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
             "# %u GPUs; predicted %.4f s/iteration, %.2f samples/s\n",
             form, v->model->name, p->label, u->stage_devices * v->pp, p->iter_time_s,
             p->samples_per_s);
+    char placement[8192];
+    if (tsl_export_placement(p, placement, sizeof placement))
+        fprintf(out, "# %s\n", placement);
     /* torchtitan reduces in float32 (TrainingConfig.mixed_precision_reduce has no
      * other value) and FSDP2 reduce-scatters under the backward */
     if (p->grad_reduce_bytes != 4 && !p->no_fp32_master)

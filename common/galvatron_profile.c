@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "path_kind.h"
+
 #define MAX_POINTS 256
 
 typedef struct point {
@@ -250,6 +252,8 @@ int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_
                                tsl_profile_t **out, tsl_err_t *err)
 {
     *out = NULL;
+    if (tsl_path_is_dir("galvatron profile", dir, "Galvatron's *_profiling_*.json", err) != 0)
+        return -1;
     tsl_profile_t *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "galvatron profile: out of memory");

@@ -991,20 +991,32 @@ static int64_t moe_experts(const json_t *root, const char **key)
     return 0;
 }
 
-/* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3)
- * are imported with their experts; any other config that declares experts, or an
- * MoE model_type not read, is refused: built as dense it would be wrong in every
- * figure. */
-static bool moe_type_read(const char *type)
-{
-    static const char *const read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe",
+/* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss,
+ * llama4, nemotron_h) are imported with their experts; any other config that
+ * declares experts, or an MoE model_type not read, is refused: built as dense it
+ * would be wrong in every figure. */
+static const char *const moe_read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe",
                                        "deepseek_v2", "deepseek_v3", "gpt_oss",
                                        "llama4",      "llama4_text", "nemotron_h"};
-    for (size_t i = 0; type && i < sizeof(read) / sizeof(read[0]); i++) {
-        if (strcmp(type, read[i]) == 0)
+#define N_MOE_READ (sizeof(moe_read) / sizeof(moe_read[0]))
+
+static bool moe_type_read(const char *type)
+{
+    for (size_t i = 0; type && i < N_MOE_READ; i++) {
+        if (strcmp(type, moe_read[i]) == 0)
             return true;
     }
     return false;
+}
+
+/* "mixtral, qwen2_moe, ..., nemotron_h": what a refusal offers instead. */
+static const char *moe_read_list(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_MOE_READ && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", moe_read[i]);
+    return buf;
 }
 
 /* type: the model_type read, or that of the class named in "architectures"
@@ -1012,21 +1024,23 @@ static bool moe_type_read(const char *type)
 static int refuse_moe(const json_t *root, const char *type, tsl_err_t *err)
 {
     const char *key = NULL;
+    char read[160];
     if (moe_type_read(type))
         return 0;
     int64_t n = moe_experts(root, &key);
     if (n > 0)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "mixture-of-experts model (%s = %lld) is not supported: Tessel "
-                            "plans dense models only and has no expert-parallel dimension",
-                            key, (long long)n);
+                            "mixture-of-experts model (%s = %lld) of model_type %s is not "
+                            "supported: Tessel reads the experts of model_type %s only, and "
+                            "planned as dense it would be wrong in every figure",
+                            key, (long long)n, type ? type : "(none)",
+                            moe_read_list(read, sizeof read));
     for (size_t i = 0; type && i < sizeof(moe_types) / sizeof(moe_types[0]); i++) {
         if (strcmp(type, moe_types[i]) == 0)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "model_type \"%s\" is a mixture-of-experts model, which is not "
-                                "supported: Tessel plans dense models only and has no "
-                                "expert-parallel dimension",
-                                type);
+                                "supported: Tessel reads the experts of model_type %s only",
+                                type, moe_read_list(read, sizeof read));
     }
     return 0;
 }

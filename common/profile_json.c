@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "path_kind.h"
+
 #define GBPS 1e9
 
 static int get_num(const json_t *obj, const char *path, const char *key, bool required, double lo,
@@ -212,6 +214,8 @@ int tsl_profile_json_load(const char *path, tsl_profile_t **out, tsl_err_t *err)
 {
     json_error_t je;
     *out = NULL;
+    if (tsl_path_not_dir("profile", path, err) != 0)
+        return -1;
     json_t *root = json_load_file(path, 0, &je);
     if (root == NULL) {
         if (je.line < 0)

@@ -56,17 +56,25 @@ void tsl_handle_report_trial(tsl_call_t *call);
  * as worker_id; otherwise the call is answered with the status and message. */
 bool tsl_handlers_own_worker(tsl_call_t *call, const char *worker_id);
 
-/* Answers with the Plan of a stored row (GetPlan), its stored notes those of
- * the request stored with it; answer_plan_event: as the last PlanEvent of a
- * Plan call (cached = true), with the notes of the request that asked (note,
- * "" none; api/request.h tsl_plan_input_t) in place of the stored ones, since
- * requests of one fingerprint may differ in them. Made once from the stored
- * document and kept (handlers_cache.c). row may be a head only
- * (tsl_store_plan_head): the document is read from the store when the Plan is
- * not cached. */
+/* What the request that asked says of its own answer, where requests of one
+ * fingerprint may differ: its notes (note, "" none; api/request.h
+ * tsl_plan_input_t: an MTP depth a target leaves out builds the same model) and
+ * its model's name (model_name: --name, or the config file's; the name is not
+ * part of the fingerprint, so one model under two names is one plan). */
+typedef struct tsl_plan_asker {
+    const char *note;
+    const char *model_name;
+} tsl_plan_asker_t;
+
+/* Answers with the Plan of a stored row (GetPlan), its stored notes and name
+ * those of the request stored with it; answer_plan_event: as the last PlanEvent
+ * of a Plan call (cached = true), with asked's notes and model name in place of
+ * the stored ones. Made once from the stored document and kept
+ * (handlers_cache.c). row may be a head only (tsl_store_plan_head): the
+ * document is read from the store when the Plan is not cached. */
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row);
 void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
-                                    const char *note);
+                                    const tsl_plan_asker_t *asked);
 
 /* Answers a search just stored as row, as the last PlanEvent, from its document
  * in memory (never re-reading the text it stored), and caches the Plan. */

@@ -10,10 +10,10 @@
  * created_unix from the row), alone or as a PlanEvent, packed by protobuf-c like
  * every other message (no byte is encoded by hand). The answers that repeat — a
  * GetPlan and a cache hit of Plan, both cached and fresh, with the stored notes
- * — are packed once and kept in the entry, sent as reference-counted slices, so
- * they pack nothing; the rest (the first answer of a search, a stale plan's
- * GetPlan, a Plan cache hit whose request has other notes than the stored
- * one's) are packed per call. Entries are keyed by fingerprint and the row's
+ * and name — are packed once and kept in the entry, sent as reference-counted
+ * slices, so they pack nothing; the rest (the first answer of a search, a stale
+ * plan's GetPlan, a Plan cache hit whose request has other notes or another
+ * model name than the stored one's) are packed per call. Entries are keyed by fingerprint and the row's
  * created_unix and are forgotten when the daemon stores or deletes that
  * fingerprint; the store row's head (tsl_store_plan_head: the summary columns,
  * a prepared statement, no JSON) is still read on every call, so a plan
@@ -201,28 +201,34 @@ static entry_t *row_entry(tsl_server_t *srv, tsl_stored_plan_t *row, tsl_err_t *
     return e;
 }
 
-/* The notes of an answer (Plan.notes): the stored ones (NULL), or those of the
- * request that asked (note, "" none) — requests of one fingerprint may differ
- * in them (an MTP depth a target leaves out builds the same model). */
-static bool notes_stored(const entry_t *e, const char *note)
+/* Whether an answer is the stored Plan as it is: asked NULL, or the request that
+ * asked has the stored notes and model name (handlers.h tsl_plan_asker_t). */
+static bool as_stored(const entry_t *e, const tsl_plan_asker_t *asked)
 {
     const Tessel__V1__Plan *p = e->plan;
-    return !note || (note[0] ? p->n_notes == 1 && strcmp(p->notes[0], note) == 0 : !p->n_notes);
+    if (!asked)
+        return true;
+    const char *note = asked->note ? asked->note : "", *name = asked->model_name;
+    bool notes = note[0] ? p->n_notes == 1 && strcmp(p->notes[0], note) == 0 : !p->n_notes;
+    return notes && (!name || !name[0] || strcmp(p->model_name, name) == 0);
 }
 
 /* The packed answer: the entry's Plan with this answer's fields, alone (GetPlan)
  * or as the stream's last PlanEvent (Plan). A new slice reference. */
 static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t created,
-                              bool as_event, const char *note)
+                              bool as_event, const tsl_plan_asker_t *asked)
 {
     Tessel__V1__Plan p = *e->plan; /* shallow: the entry stays as it is */
+    const char *note = asked && asked->note ? asked->note : "";
     char *notes[1] = {(char *)note};
     p.cached = cached;
     p.stale = stale;
     p.created_unix = created;
-    if (!notes_stored(e, note)) {
+    if (!as_stored(e, asked)) {
         p.notes = notes;
         p.n_notes = note[0] ? 1 : 0;
+        if (asked->model_name && asked->model_name[0])
+            p.model_name = (char *)asked->model_name;
     }
     Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
     ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PLAN;
@@ -234,14 +240,14 @@ static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t
 }
 
 /* The packed answer (a new slice reference): a cached, fresh one with the
- * stored notes is packed on first use and kept (the entry's key includes
+ * stored notes and name is packed on first use and kept (the entry's key includes
  * created_unix, so only as_event tells them apart); any other is packed for
  * this call. */
 static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool cached, bool as_event,
-                               const char *note)
+                               const tsl_plan_asker_t *asked)
 {
-    if (!cached || row->stale || !notes_stored(e, note))
-        return pack_answer(e, cached, row->stale, row->created_unix, as_event, note);
+    if (!cached || row->stale || !as_stored(e, asked))
+        return pack_answer(e, cached, row->stale, row->created_unix, as_event, asked);
     int v = as_event ? 1 : 0;
     pthread_mutex_lock(&e->lock);
     if (!e->have[v]) {
@@ -254,15 +260,15 @@ static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool ca
 }
 
 static void reply(tsl_call_t *call, entry_t *e, const tsl_stored_plan_t *row, bool cached,
-                  bool as_event, const char *note)
+                  bool as_event, const tsl_plan_asker_t *asked)
 {
-    grpc_slice s = answer_bytes(e, row, cached, as_event, note);
+    grpc_slice s = answer_bytes(e, row, cached, as_event, asked);
     tsl_call_reply_slices(call, &s, 1);
     grpc_slice_unref(s);
 }
 
 static void answer_row(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
-                       bool as_event, const char *note)
+                       bool as_event, const tsl_plan_asker_t *asked)
 {
     tsl_err_t err = {0};
     tsl_stored_plan_t row = *row_in; /* the head fields; the JSON stays row_in's */
@@ -271,7 +277,7 @@ static void answer_row(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool c
         tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row.fingerprint, err.msg);
         return;
     }
-    reply(call, e, &row, cached, as_event, note);
+    reply(call, e, &row, cached, as_event, asked);
     entry_unref(e);
 }
 
@@ -281,9 +287,9 @@ void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row)
 }
 
 void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
-                                    const char *note)
+                                    const tsl_plan_asker_t *asked)
 {
-    answer_row(call, row, true, true, note);
+    answer_row(call, row, true, true, asked);
 }
 
 void tsl_handlers_answer_new_plan(tsl_call_t *call, const tsl_stored_plan_t *row, const json_t *doc)

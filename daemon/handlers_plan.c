@@ -5,7 +5,7 @@
  * On the completion-queue thread: decode and check every field (api/request.h
  * → INVALID_ARGUMENT naming the field and the limit), look the fingerprint up in
  * the store (a fresh plan comes back at once with cached = true, and the notes
- * of this request rather than the stored one's, unless force), then either
+ * and model name of this request rather than the stored one's, unless force), then either
  * refuse at once with RESOURCE_EXHAUSTED when the pool and its queue are full,
  * or send a "queued" progress event and submit the job.
  *
@@ -25,9 +25,9 @@
  * Identical requests coalesce: a Plan (without force) whose fingerprint a
  * search is already computing does not queue a second search; it waits on the
  * running one (a "queued" event, then nothing until it ends) and gets the same
- * plan with cached = true (with its own request's notes: two requests of one
- * fingerprint may differ in them, an MTP depth a target leaves out building
- * the same model), or the same error. Such a search no longer stops
+ * plan with cached = true (with its own request's notes and model name: two
+ * requests of one fingerprint may differ in them, an MTP depth a target leaves
+ * out building the same model, one model named twice), or the same error. Such a search no longer stops
  * when its first caller cancels or passes its deadline while another still
  * waits: the waiting calls would lose what was already done. The daemon's
  * stop cancels it as before, and its waiting calls answer UNAVAILABLE.
@@ -49,8 +49,10 @@
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
 typedef struct follower {
-    tsl_call_t *call;                               /* a reference of ours */
-    char note[sizeof((tsl_plan_input_t *)0)->note]; /* its request's (answer_plan_event) */
+    tsl_call_t *call; /* a reference of ours */
+    /* its request's notes and model name (handlers.h tsl_plan_asker_t) */
+    char note[sizeof((tsl_plan_input_t *)0)->note];
+    char model_name[sizeof((tsl_plan_input_t *)0)->model.name];
     struct follower *next;
 } follower_t;
 
@@ -143,6 +145,7 @@ static bool follow_running(tsl_call_t *call, const tsl_plan_input_t *in)
     if (!f)
         return false;
     snprintf(f->note, sizeof f->note, "%s", in->note);
+    snprintf(f->model_name, sizeof f->model_name, "%s", in->model.name);
     unsigned n = 0;
     pthread_mutex_lock(&running_mu);
     plan_job_t *job = running;
@@ -172,8 +175,9 @@ static void answer_followers(follower_t *fs, int rc, const tsl_stored_plan_t *ro
 {
     while (fs) {
         follower_t *next = fs->next;
+        tsl_plan_asker_t asked = {fs->note, fs->model_name};
         if (rc == 0)
-            tsl_handlers_answer_plan_event(fs->call, row, fs->note);
+            tsl_handlers_answer_plan_event(fs->call, row, &asked);
         else if (rc > 0)
             tsl_search_job_cancelled(fs->call, "search", took);
         else
@@ -351,8 +355,9 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
     if (rc < 0)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->s.in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
+    tsl_plan_asker_t asked = {job->s.in.note, job->s.in.model.name};
     if (hit)
-        tsl_handlers_answer_plan_event(call, &row, job->s.in.note);
+        tsl_handlers_answer_plan_event(call, &row, &asked);
     if (call->srv->metrics)
         tsl_metrics_cache(call->srv->metrics, hit);
     return hit;

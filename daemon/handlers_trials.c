@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "export.h"
+#include "fingerprint.h"
 #include "handlers.h"
 #include "handlers_check.h"
 #include "log.h"
@@ -62,7 +63,24 @@ static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
     return true;
 }
 
-static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+/* A request's plan_fingerprint by the one rule (common/fingerprint.h: 16 hex
+ * digits, either case), lowercased in place as the store keeps it, so that a
+ * fingerprint in capitals names the plan that GetPlan finds; anything else
+ * answers INVALID_ARGUMENT naming plan_fingerprint (and false). */
+static bool plan_fingerprint(tsl_call_t *call, char *fp)
+{
+    char low[TSL_FINGERPRINT_LEN + 1];
+    if (tsl_fingerprint_parse(fp, low, NULL) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "plan_fingerprint: '%.40s' is not 16 hex digits (as ListPlans shows them)",
+                      fp);
+        return false;
+    }
+    memcpy(fp, low, sizeof low);
+    return true;
+}
+
+static bool check_start(tsl_call_t *call, Tessel__V1__StartTrialRequest *req)
 {
     if (req->link_probe) {
         if (req->plan_fingerprint[0] || req->top_k > 1) {
@@ -77,7 +95,7 @@ static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
                           req->n_nodes);
             return false;
         }
-    } else if (!tsl_check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+    } else if (!plan_fingerprint(call, req->plan_fingerprint))
         return false;
     if (!tsl_check_max(call, "top_k", req->top_k, 1000) ||
         !tsl_check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
@@ -597,12 +615,11 @@ static int list_one(void *ud, const tsl_trial_t *t)
 }
 
 /* The trials a ListTrialsRequest asks for; false after answering an error. */
-static bool list(tsl_call_t *call, const Tessel__V1__ListTrialsRequest *req, list_ctx_t *c)
+static bool list(tsl_call_t *call, Tessel__V1__ListTrialsRequest *req, list_ctx_t *c)
 {
     tsl_err_t err = {0};
     uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
-    if (req->plan_fingerprint[0] &&
-        !tsl_check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+    if (req->plan_fingerprint[0] && !plan_fingerprint(call, req->plan_fingerprint))
         return false;
     if (!tsl_check_max(call, "limit", limit, LIST_MAX))
         return false;

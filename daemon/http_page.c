@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fingerprint.h"
 #include "http_html.h"
 #include "http_overview.h"
 #include "http_trials.h"
@@ -576,9 +577,10 @@ int tsl_page_plan(struct evbuffer *b, const tsl_page_ctx_t *c, const char *finge
 {
     tsl_stored_plan_t p = {0};
     tsl_err_t err = {0};
-    if (c->store == NULL || !tsl_html_is_fingerprint(fingerprint))
+    char fp[TSL_FINGERPRINT_LEN + 1]; /* either case, as GetPlan takes it; stored lowercase */
+    if (c->store == NULL || tsl_fingerprint_parse(fingerprint, fp, NULL) != 0)
         return 1;
-    int rc = tsl_store_get_plan(c->store, fingerprint, &p, &err);
+    int rc = tsl_store_get_plan(c->store, fp, &p, &err);
     if (rc == 1)
         goto out;
     evbuffer_add(b, PAGE_HEAD, sizeof(PAGE_HEAD) - 1);

@@ -58,6 +58,11 @@ expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 0
 expect 2 "vp_group: 2 is below the 4 stages" plan --local --model GPT2-345M --cluster 8xA100-80G --pp 4 --vp-group 2
 expect 2 "vp_group: 8 micro-batches per group" plan --local --model GPT2-345M --cluster 8xA100-80G --no-interleave --vp-group 8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
+# a whole number past 2^64 is out of range, not "not a whole number"
+expect 2 "batch: 99999999999999999999 is out of range; must be 1..1048576" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 99999999999999999999
+expect 2 "moe-capacity-factor: 1e999 is out of range; must be 0..64" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --moe-capacity-factor 1e999
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 3 --no-tp --no-pp
 expect 2 "model:" plan --local --cluster 8xA100-80G
 expect 2 "model:" plan --local --model GPT2-345M --hf-config /nonexistent.json --cluster 8xA100-80G

@@ -735,7 +735,8 @@ else
 fi
 expect 2 "give one of" eval $m345 --tp 2 --profile /x --galvatron-profile /y
 expect 2 "give one of" eval $m345 --tp 2 --galvatron-profile /y --amp-profile /z
-expect 3 "amp profile /nonexistent: no gpt2_G4" eval $m345 --tp 2 --amp-profile /nonexistent
+# a path that is not there is said to be missing (path_kind.h), not searched for files
+expect 3 "amp profile /nonexistent: No such file or directory" eval $m345 --tp 2 --amp-profile /nonexistent
 # AMP's layer times (synthetic files of its layout): the figures line names them
 expect 0 "" eval --model GPT2-345M --cluster 4x4xT4 --tp 1 --pp 2 --mbs 1 --batch 32 \
     --amp-profile "$(dirname "$0")/data/amp" --no-search

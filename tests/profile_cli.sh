@@ -105,6 +105,23 @@ for attn in fused unfused; do
     esac
 done
 
+# no GPU visible (this machine has none, or CUDA_VISIBLE_DEVICES hides them): one
+# line that says there is none and names the sim backend, not the CUDA runtime's
+# "driver version is insufficient" (its words when no driver is loaded at all)
+CUDA_VISIBLE_DEVICES="" "$worker" profile --backend cuda --quick >"$out" 2>"$err"
+case $? in
+1) grep -q "no CUDA GPU" "$err" && grep -q -- "--backend sim --device-file" "$err" &&
+    [ "$(wc -l <"$err")" -eq 1 ] && ok || bad "cuda without a GPU: $(cat "$err")" ;;
+2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
+*) bad "cuda without a visible GPU: exit $?: $(head -2 "$err")" ;;
+esac
+CUDA_VISIBLE_DEVICES="" timeout 20 "$worker" run --server unix:/nonexistent.sock \
+    --state-dir "$(dirname "$out")/tsl-worker-$$" --backend cuda >"$out" 2>"$err"
+rc=$?
+rm -rf "$(dirname "$out")/tsl-worker-$$"
+[ "$rc" -eq 1 ] && grep -q -- "--backend sim --device-file" "$err" && ok ||
+    bad "tessel-worker run without a GPU: exit $rc: $(head -3 "$err")"
+
 if [ -n "$ctl" ]; then
     "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 >"$out" 2>"$err" &&
         grep -q "^figures: built-in" "$out" && ok || bad "built-in figures line: $(tail -2 "$out") $(cat "$err")"

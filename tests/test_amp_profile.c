@@ -208,6 +208,14 @@ static void test_malformed(void)
         CHECK(tsl_amp_profile_load(dir, &m, &c, p, &n, &err) != 0 && err.code == TSL_E_NOTFOUND &&
                   strstr(err.msg, "gpt2_G4_{tp}.npy"),
               "an empty directory: %s", err.msg);
+        /* a missing path or a file: said so, not "no gpt2_G4_{tp}.npy" as if the
+         * directory held other things */
+        CHECK(tsl_amp_profile_load("/nonexistent-dir", &m, &c, p, &n, &err) != 0 &&
+                  strstr(err.msg, "No such file or directory"),
+              "a missing directory is named as missing: %s", err.msg);
+        CHECK(tsl_amp_profile_load("/dev/null", &m, &c, p, &n, &err) != 0 &&
+                  strstr(err.msg, "not a directory"),
+              "a file is not a profile directory: %s", err.msg);
         tsl_cluster_free(&c);
         tsl_model_free(&m);
     }

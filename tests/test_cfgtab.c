@@ -149,8 +149,9 @@ static void test_numbers(void)
               strstr(err.msg, "[1, 100]"),
           "uint above: %s", err.msg);
     CHECK(set(&d, "count", "0", &err) == -1 && strstr(err.msg, "[1, 100]"), "uint below");
-    CHECK(set(&d, "count", "-3", &err) == -1 && strstr(err.msg, "whole number"), "negative: %s",
-          err.msg);
+    /* a negative whole number is one, below the range: said with the range */
+    CHECK(set(&d, "count", "-3", &err) == -1 && strstr(err.msg, "-3 is out of range [1, 100]"),
+          "negative: %s", err.msg);
     CHECK(set(&d, "count", "1e1", &err) == -1 && set(&d, "count", "12abc", &err) == -1 &&
               set(&d, "count", "", &err) == -1 && set(&d, "count", " 5", &err) == -1 &&
               set(&d, "count", "99999999999999999999999", &err) == -1,
@@ -242,6 +243,11 @@ static void test_file(void)
     expect_bad("unknown_section.conf", "[main]\n\n[mian]\nx = 1\n",
                ":4: unknown section [mian] (known: main, num, log, extra)");
     expect_bad("range.conf", "[num]\ncount = 101\n", ":2: num.count: 101 is out of range [1, 100]");
+    /* a negative or overlong whole number is one, out of range (--pool-size -1) */
+    expect_bad("negative.conf", "[num]\ncount = -1\n",
+               ":2: num.count: -1 is out of range [1, 100]");
+    expect_bad("huge.conf", "[num]\ncount = 99999999999999999999\n",
+               ":2: num.count: 99999999999999999999 is out of range [1, 100]");
     expect_bad("syntax.conf", "[main]\nname n1\n", ":2: " SYNTAX);
     expect_bad("section.conf", "[main\n", ":1: " SYNTAX);
     expect_bad("nosection.conf", "name = x\n", ":1: key 'name' is outside any [section]");

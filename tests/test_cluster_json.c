@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -109,6 +110,18 @@ static void test_file_bad(void)
     CHECK(c.nodes == NULL && c.n_nodes == 0, "left empty");
     CHECK(load("no-such-file.json", &c, &err) == -1 && strstr(err.msg, "no-such-file.json"), "%s",
           err.msg);
+    /* a directory opens but reads as nothing: said as such, not as JSON that
+     * "expected '[' or '{' near end of file" (--cluster DIR.json) */
+    char d[] = "/tmp/tsl-cluster-XXXXXX", sub[64];
+    if (mkdtemp(d) != NULL) {
+        snprintf(sub, sizeof sub, "%s/c.json", d);
+        CHECK(mkdir(sub, 0700) == 0, "mkdir %s", sub);
+        CHECK(tsl_cluster_from_arg(sub, &c, &err) == -1 && strstr(err.msg, "is a directory") &&
+                  strstr(err.msg, "c.json") && !strstr(err.msg, "expected"),
+              "a directory is named as one: %s", err.msg);
+        rmdir(sub);
+        rmdir(d);
+    }
 }
 
 struct bad_case {

@@ -79,8 +79,9 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "max-layers", "0", &err) == -1 &&
               strstr(err.msg, "limits.max_layers") && strstr(err.msg, "[1, 1048576]"),
           "min bound: %s", err.msg);
-    CHECK(tsl_config_set(&c, "max-layers", "-3", &err) == -1 && strstr(err.msg, "whole number"),
-          "negative: %s", err.msg);
+    CHECK(tsl_config_set(&c, "max-layers", "-3", &err) == -1 &&
+              strstr(err.msg, "limits.max_layers: -3 is out of range [1, 1048576]"),
+          "negative: below the range, said with it: %s", err.msg);
     CHECK(tsl_config_set(&c, "max-layers", "12abc", &err) == -1, "junk after digits");
     CHECK(tsl_config_set(&c, "max-layers", "", &err) == -1, "empty number");
     CHECK(tsl_config_set(&c, "max-request-bytes", "16M", &err) == 0 &&

@@ -335,6 +335,23 @@ static void test_knobs(void)
               c.knobs.grad_reduce_bytes == 4 && !c.knobs.grad_reduce_exposed &&
               !c.knobs.no_fp32_master,
           "torchtitan: float32 reduce under the backward (%s)", err.msg);
+    /* a key given twice is no TOML (tomllib: "Cannot overwrite a value"), so
+     * torchtitan would not start: refused naming both lines, not the last taken */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ntensor_parallel_degree = 2\n\n"
+                                  "tensor_parallel_degree = 4\n",
+                                  &c, &err) == -1 &&
+              strstr(err.msg, "line 4: [parallelism] tensor_parallel_degree") &&
+              strstr(err.msg, "line 2"),
+          "torchtitan: a key given twice is refused: %s", err.msg);
+    /* the same key in two sections is two keys; a Python config may assign twice */
+    CHECK(tsl_eval_cfg_torchtitan("[training]\nseq_len = 2048\n[job]\nseq_len = 1\n", &c, &err) ==
+              0,
+          "torchtitan: one key name in two sections: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("def tessel_plan():\n    p.tensor_parallel_degree = 2\n"
+                                  "    p.tensor_parallel_degree = 4\n",
+                                  &c, &err) == 0 &&
+              c.tp == 4,
+          "torchtitan Python: the last assignment holds (%u, %s)", c.tp, err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[training]\ndtype = \"bfloat16\"\n", &c, &err) == 0 &&
               c.knobs.no_fp32_master && c.knobs.grad_reduce_bytes == 0,
           "torchtitan dtype bfloat16: no master, bf16 reduce (%s)", err.msg);

@@ -940,6 +940,37 @@ static void test_torchtitan(void)
     plan.eager = false;
 }
 
+/* A heterogeneous placement (node_order 1, 2, 0: stage blocks take the cluster's
+ * nodes in that order) is carried by no launch argument: every export that can
+ * hold a comment says the order, so that the hosts are listed that way; the
+ * identity order (n_nodes set, nothing moved) says nothing. */
+static void test_placement(void)
+{
+    const uint32_t cut[] = {0, 11, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 8);
+    plan.n_nodes = 3;
+    plan.node_order[0] = 1, plan.node_order[1] = 2, plan.node_order[2] = 0;
+    const char *want = "# heterogeneous placement: the stages take the cluster's nodes in the "
+                       "order 1, 2, 0";
+    tsl_export_format_t fs[] = {TSL_EXPORT_TORCHTITAN, TSL_EXPORT_TORCHTITAN_TOML};
+    for (size_t k = 0; k < 2; k++) {
+        char *text = export_ok(fs[k], &plan);
+        CHECK(strstr(text, want) != NULL, "format %d says the node order:\n%s", (int)fs[k], text);
+        free(text);
+    }
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 4, 8);
+    plan.n_nodes = 3;
+    plan.node_order[0] = 1, plan.node_order[1] = 2, plan.node_order[2] = 0;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, want) != NULL, "megatron says the node order:\n%s", text);
+    free(text);
+    plan.node_order[0] = 0, plan.node_order[1] = 1, plan.node_order[2] = 2;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "placement") == NULL, "the cluster's own order says nothing:\n%s", text);
+    free(text);
+    plan.n_nodes = 0;
+}
+
 /* Zero-bubble plans: torchtitan runs ZBV and DualPipeV with 2·pp model parts
  * placed in a V (part q on rank q and 2·pp − 1 − q); the other stacks refuse
  * both by name. */
@@ -1398,6 +1429,7 @@ int main(void)
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();
+    test_placement();
     test_zero_bubble();
     test_galvatron();
     test_galvatron_rules();

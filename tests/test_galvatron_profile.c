@@ -261,6 +261,14 @@ static void test_empty_dir(void)
     CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, &err) != 0 &&
               tsl_err_code(&err) == TSL_E_NOTFOUND && p == NULL,
           "a directory without profiles: %s", err.msg);
+    /* a path that is not there, or a file, is said to be so, not "no
+     * computation_profiling_*.json" as if the directory held other things */
+    CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, &err) != 0 &&
+              strstr(err.msg, "No such file or directory"),
+          "a missing directory is named as missing: %s", err.msg);
+    CHECK(tsl_galvatron_profile_load("/dev/null", &m, &c, &p, &err) != 0 &&
+              strstr(err.msg, "not a directory"),
+          "a file is not a profile directory: %s", err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

@@ -552,6 +552,11 @@ static void test_plan_page(tsl_store_t *store)
               strstr(r.body, "no stages to chart"),
           "plan without stages (%d)", r.status);
     free(r.body);
+    /* the fingerprint in capitals is the same plan, as GetPlan and tesselctl take it */
+    CHECK(fetch(port, "GET", "/plan/00000000000000AA", &r) == 0 && r.status == 200 && r.body &&
+              strstr(r.body, "00000000000000aa"),
+          "plan page of the fingerprint in capitals (%d)", r.status);
+    free(r.body);
     CHECK(fetch(port, "GET", "/plan/ffffffffffffffff", &r) == 0 && r.status == 404, "unknown 404");
     free(r.body);
     CHECK(fetch(port, "GET", "/plan/%3Cx%3E", &r) == 0 && r.status == 404, "malformed 404");

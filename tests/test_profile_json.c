@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "profile.h"
@@ -135,6 +136,14 @@ static void test_errors(void)
     CHECK(tsl_profile_json_load("/nonexistent/p.json", &p, &err) == -1 &&
               tsl_err_code(&err) == TSL_E_NOTFOUND,
           "%s", err.msg);
+    /* --profile DIR: a directory is said to be one, not "'[' or '{' expected" */
+    char d[] = "/tmp/tsl-profile-XXXXXX";
+    if (mkdtemp(d) != NULL) {
+        CHECK(tsl_profile_json_load(d, &p, &err) == -1 && strstr(err.msg, "is a directory") &&
+                  !strstr(err.msg, "expected"),
+              "a directory is named as one: %s", err.msg);
+        rmdir(d);
+    }
 }
 
 #define ONE_BLOCK_DOC                                                                              \

@@ -483,6 +483,14 @@ ctl plan --json --hf-config "$tmp/my-gpt2" --cluster "$CLUSTER" --batch 8 --no-b
 hf_name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["name"])' "$tmp/out" 2>&1)
 [ "$rc" = 0 ] && [ "$hf_name" = my-gpt2 ] && ok "--hf-config DIR through tesseld reads DIR/config.json" ||
     fail "--hf-config DIR through tesseld: exit $rc, name '$hf_name'"
+# The same model under another --name: the plan is the cached one (the name is
+# not part of the fingerprint), answered under the name this request gave, as
+# --local would print it, not the earlier request's.
+ctl plan --json --hf-config "$tmp/my-gpt2" --name other-gpt2 --cluster "$CLUSTER" --batch 8 --no-baselines
+hf_named=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["model"]["name"], d["cached"])' "$tmp/out" 2>&1)
+[ "$rc" = 0 ] && [ "$hf_named" = "other-gpt2 True" ] &&
+    ok "a cache hit is answered under the name its request gave" ||
+    fail "cache hit under --name other-gpt2: exit $rc, name and cached '$hf_named'"
 mkdir -p "$tmp/no-config"
 ctl plan --hf-config "$tmp/no-config" --cluster "$CLUSTER" --batch 8
 expect_rc 2 "--hf-config of a directory without config.json"

@@ -45,6 +45,17 @@ if [ "$rc" -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "needs 4 GPU" 
 else
     fail "trial start with no workers: exit $rc, stdout $(head -c 200 "$tmp/out"), stderr $(cat "$tmp/err")"
 fi
+# the fingerprint in capitals is the same plan, as plans show takes it
+# (common/fingerprint.h): start answers as for the lowercase one, not "no plan"
+FP=$(echo "$fp" | tr a-f A-F)
+ctl trial start "$FP"
+[ "$rc" -eq 4 ] && grep -q "needs 4 GPU" "$tmp/err" &&
+    ok "trial start $FP: the plan found in either case" ||
+    fail "trial start $FP: exit $rc: $(cat "$tmp/err")"
+# a fingerprint that is not 16 hex digits is refused naming it, not listed as "no trials"
+ctl trial list zz
+[ "$rc" -eq 2 ] && grep -q "plan_fingerprint: 'zz' is not 16 hex digits" "$tmp/err" &&
+    ok "trial list zz: exit 2 naming plan_fingerprint" || fail "trial list zz: exit $rc: $(cat "$tmp/out" "$tmp/err")"
 for args in "trial show t-nope" "trial watch t-nope" "--json trial show t-nope"; do
     # shellcheck disable=SC2086
     ctl $args

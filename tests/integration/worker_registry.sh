@@ -183,6 +183,14 @@ ctl "$OPS" profiles --json
 ctl "$OPS" profiles --node sim-a --json
 [ "$(q "$tmp/out" "len(d['measurements']) > 10 and all(m['hostname']=='sim-a' for m in d['measurements'])")" = True ] &&
     ok "profiles --node sim-a: that node's raw report" || fail "profiles --node"
+# a node (or GPU model) with no report: said of it, not "no profiles reported yet"
+# while other nodes' profiles are there
+ctl "$OPS" profiles --node nowhere
+[ "$rc" -eq 0 ] && grep -q "no profile reported by node 'nowhere'" "$tmp/out" &&
+    ok "profiles --node nowhere names the node" || fail "profiles --node nowhere: $(cat "$tmp/out")"
+ctl "$OPS" profiles --gpu NoSuchGPU
+[ "$rc" -eq 0 ] && grep -q "no profile of GPU model 'NoSuchGPU'" "$tmp/out" &&
+    ok "profiles --gpu NoSuchGPU names the model" || fail "profiles --gpu NoSuchGPU: $(cat "$tmp/out")"
 
 # ---- planning on the registered workers ---------------------------------------------------
 # one schedule family on both sides: which fields a plan carries (iter_time_1f1b_s,

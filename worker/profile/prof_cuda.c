@@ -148,6 +148,20 @@ static void ranks_close(void *ud, void *world)
     free(world);
 }
 
+/* No device to measure: a node without NVIDIA GPUs or their driver, or with
+ * none visible (CUDA_VISIBLE_DEVICES). The runtime says "CUDA driver version is
+ * insufficient for CUDA runtime version" when no driver is loaded at all, which
+ * sends people to upgrade a driver they do not have; say what is missing and
+ * what such a node runs instead (docs/worker.md). */
+static int no_gpu(cudaError_t e, tsl_err_t *err)
+{
+    return tsl_err_setc(err, TSL_E_DEVICE,
+                        "no CUDA GPU on this node (the CUDA runtime: %s); a node without GPUs "
+                        "runs the sim backend: --backend sim --device-file "
+                        "deploy/sim/<gpu>.json (docs/worker.md)",
+                        e == cudaSuccess ? "no device visible" : cudaGetErrorString(e));
+}
+
 int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
 {
     int rc = -1, n_gpus = 0;
@@ -159,7 +173,13 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
     p->simulated = false;
     p->warmup = o->warmup;
     p->iters = o->iters;
-    CU(cudaGetDeviceCount(&n_gpus));
+    cudaError_t count = cudaGetDeviceCount(&n_gpus);
+    if (count == cudaErrorInsufficientDriver || count == cudaErrorNoDevice ||
+        (count == cudaSuccess && n_gpus == 0)) {
+        no_gpu(count, err);
+        goto out;
+    }
+    CU(count);
     if (o->device < 0 || o->device >= n_gpus) {
         tsl_err_setc(err, TSL_E_DEVICE, "device %d: %d CUDA device(s) visible", o->device, n_gpus);
         goto out;
