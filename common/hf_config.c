@@ -922,6 +922,7 @@ static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
     sp->ffn_hidden = opt_u32(r, "intermediate_size", 0);
+    sp->relu2 = true;
     const char *act = opt_str(r, "mlp_hidden_act", "relu2");
     if (strcmp(act, "relu2") != 0)
         note_bad(r,

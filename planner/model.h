@@ -338,6 +338,13 @@ typedef struct tsl_model {
     double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
     bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
                       counted in the layers' extra_params) */
+    /* The attention's and FFN's form where no count shows it (the exports build the
+     * model from it; model_presets.c sets it from the spec): QK-norm (TSL_QK_NORM_*,
+     * on the RoPE layers), a learned sink logit per head (gpt-oss), and squared ReLU
+     * as the non-gated FFN's activation (Nemotron-H's relu2; false: GeLU) */
+    uint8_t qk_norm;
+    bool attn_sinks;
+    bool relu2;
     bool hybrid; /* built from a hybrid pattern (tsl_arch_spec_t.hybrid): its attention,
                     FFN and Mamba blocks are each a layer, as Megatron-LM counts them */
 } tsl_model_t;
@@ -594,6 +601,8 @@ typedef struct tsl_arch_spec {
                            (gpt-oss); the LM head has none */
     bool attn_sinks;    /* LLAMA family: a learned sink logit per head joins each
                            softmax (gpt-oss): heads parameters per layer */
+    bool relu2;         /* LLAMA family, a non-gated FFN: squared ReLU (Nemotron-H's
+                           relu2) instead of GeLU; no count changes (the exports say it) */
     bool glu_clamp;     /* LLAMA family, MoE: the experts' gated activation clamps the
                            gate half from above and the linear half both ways before
                            the product (gpt-oss, swiglu_limit 7): no parameters */
