@@ -518,7 +518,8 @@ static int forms_check(const shape_form_t *f, size_t n, const tsl_eval_shape_t *
 }
 
 /* What Megatron-LM cannot build at all, whatever the line says: a QK-norm over the
- * whole projection, a fixed +1 in the softmax, RoPE scaled other than Llama 3's. */
+ * whole projection, attention and FFN in parallel, a fixed +1 in the softmax, RoPE
+ * scaled other than Llama 3's. */
 static int unbuildable_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
                              const shape_layers_t *r, tsl_err_t *err)
 {
@@ -529,6 +530,12 @@ static int unbuildable_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
                            "projection (OLMo 2), which Megatron-LM's --qk-layernorm (one norm "
                            "per head) does not build",
                            sh->qk_ln ? "--qk-layernorm" : "--qk-layernorm not given", m->name);
+    if (r->block->parallel_block && states)
+        return tsl_err_set(err,
+                           "megatron: the model %s runs attention and FFN in parallel on one "
+                           "input (GPT-NeoX, Falcon, Phi), which Megatron-LM's TransformerLayer "
+                           "(one after the other) does not build",
+                           m->name);
     if (sh->softmax == 2)
         return tsl_err_set(err,
                            "megatron: --softmax-type off-by-one: the model %s has no fixed sink "
@@ -679,9 +686,9 @@ int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint3
     if (!r.block)
         return 0;
     if (heads_check(sh, err) != 0 || parts_check(sh, m, &r, err) != 0 ||
-        numbers_check(sh, m, &r, err) != 0 || positions_check(sh, m, &r, err) != 0 ||
-        vocab_check(sh, m, tp, err) != 0 || ffn_head_check(sh, m, &r, err) != 0 ||
-        norm_pos_bias_check(sh, m, &r, err) != 0 || unbuildable_check(sh, m, &r, err) != 0 ||
+        unbuildable_check(sh, m, &r, err) != 0 || numbers_check(sh, m, &r, err) != 0 ||
+        positions_check(sh, m, &r, err) != 0 || vocab_check(sh, m, tp, err) != 0 ||
+        ffn_head_check(sh, m, &r, err) != 0 || norm_pos_bias_check(sh, m, &r, err) != 0 ||
         attn_form_check(sh, m, &r, err) != 0)
         return -1;
     return router_check(sh, m, &r, err);

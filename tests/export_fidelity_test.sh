@@ -115,6 +115,10 @@ expect 2 "megatron: --qk-layernorm: the model olmo2_7b normalises Q and K over t
     eval --hf-config "$hf/olmo2_7b.json" $cl --no-search --megatron-args "--qk-layernorm"
 expect 4 "megatron: parallel_block: gpt_neox runs attention and FFN in parallel" \
     plan --local --hf-config "$hf/gpt_neox.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+# a line for the GPT-NeoX of gpt_neox.json (6 layers, h 512, 8 heads), by hand
+expect 2 "megatron: the model gpt_neox runs attention and FFN in parallel on one input" \
+    eval --hf-config "$hf/gpt_neox.json" $cl --no-search \
+    --megatron-args "--num-layers 6 --hidden-size 512 --num-attention-heads 8"
 # a bidirectional encoder is exported with the note that pretrain_bert.py builds it
 expect 0 "" plan --local --model BERT-Large $cl --batch 64 --no-baselines --target megatron --export megatron
 grep -q "^# a bidirectional encoder: run these with examples/bert/pretrain_bert.py" "$out" && ok ||
