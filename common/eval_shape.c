@@ -557,7 +557,10 @@ static int attn_form_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
                            const shape_layers_t *r, tsl_err_t *err)
 {
     const tsl_layer_t *a = r->attn, *f = r->dense ? r->dense : r->moe;
-    bool ln = m->qk_norm == TSL_QK_NORM_PER_HEAD, l2 = m->qk_norm == TSL_QK_NORM_L2;
+    /* under MLA --qk-layernorm builds the latent norms (gpt_layer_specs.py), which
+     * Tessel's MLA always has */
+    bool mla = a && a->kv_lora_rank;
+    bool ln = m->qk_norm == TSL_QK_NORM_PER_HEAD || mla, l2 = m->qk_norm == TSL_QK_NORM_L2;
     bool drop = !r->block->no_dropout && !sh->no_dropout;
     bool ad =
         (sh->r_set[TSL_EVAL_SHAPE_ATTN_DROPOUT] ? sh->r[TSL_EVAL_SHAPE_ATTN_DROPOUT] : 0.1) > 0;
@@ -569,7 +572,9 @@ static int attn_form_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
     shape_form_t fm[] = {
         {a && m->qk_norm != TSL_QK_NORM_FULL, sh->qk_ln, sh->qk_ln, ln,
          sh->qk_ln ? "--qk-layernorm" : "--qk-layernorm not given, no QK-norm",
-         ln ? "a norm of each head's queries and keys (qk_norm)" : "no per-head QK-norm"},
+         mla  ? "multi-latent attention with its latent norms"
+         : ln ? "a norm of each head's queries and keys (qk_norm)"
+              : "no per-head QK-norm"},
         {a != NULL, sh->qk_l2, sh->qk_l2, l2,
          sh->qk_l2 ? "--qk-l2-norm" : "--qk-l2-norm not given, no L2 QK-norm",
          l2 ? "an L2 norm of queries and keys" : "no L2 QK-norm"},

@@ -34,13 +34,15 @@ static void write_rope(const tsl_model_t *m, FILE *out)
 
 /* The attention's and FFN's form beyond the shape (model.h tsl_model_t, the layers'
  * no_dropout; TransformerConfig at d98e8a6, whose fields ArgumentGroupFactory makes
- * flags): --qk-layernorm (a norm of head_dim on Q and K, of --normalization's type),
+ * flags): --qk-layernorm (a norm of head_dim on Q and K, of --normalization's type;
+ * under MLA the latent norms before the Q and KV up-projections, which Tessel's MLA
+ * always has: gpt_layer_specs.py fuses them into the up-projections only with it),
  * --qk-l2-norm (Llama 4's weightless one), --softmax-type learnable (gpt-oss's sink
  * logit per head), --squared-relu, and Megatron-LM's dropout of 0.1 turned off
  * where the model has none (the stash was priced without its masks). */
 static void write_form(const tsl_model_t *m, const tsl_layer_t *l, FILE *out)
 {
-    if (m->qk_norm == TSL_QK_NORM_PER_HEAD)
+    if (m->qk_norm == TSL_QK_NORM_PER_HEAD || l->kv_lora_rank)
         fputs("--qk-layernorm\n", out);
     else if (m->qk_norm == TSL_QK_NORM_L2)
         fputs("--qk-l2-norm\n", out);
