@@ -71,6 +71,9 @@ static const struct {
     [TSL_EVAL_SHAPE_HIDDEN_DROPOUT] = {"hidden-dropout", 0.1, 1.0},
     [TSL_EVAL_SHAPE_ROPE_FACTOR] = {"rope-scaling-factor", 8.0, 1e6},
     [TSL_EVAL_SHAPE_TOPK_SCALE] = {"moe-router-topk-scaling-factor", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_ROTARY_SCALING] = {"rotary-scaling-factor", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_MSCALE] = {"mscale", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_MSCALE_ALL_DIM] = {"mscale-all-dim", 0.0, 1e6},
 };
 
 /* The choices of --softmax-type and --moe-router-score-function (TransformerConfig
@@ -141,6 +144,12 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
         return read_choice(key, val, softmax_type, 3, &sh->softmax, err);
     if (strcmp(key, "moe-router-score-function") == 0)
         return read_choice(key, val, score_fn, 3, &sh->score, err);
+    if (strcmp(key, "rope-type") == 0) {
+        sh->rope_type = !val ? 0 : strcmp(val, "rope") == 0 ? 1 : strcmp(val, "yarn") == 0 ? 2 : 0;
+        return sh->rope_type ? 0
+                             : tsl_err_set(err, "megatron: --rope-type: '%s' is not rope or yarn",
+                                           val ? val : "");
+    }
     for (int i = 0; i < TSL_EVAL_SHAPE_REAL_COUNT; i++)
         if (strcmp(key, shape_real[i].name) == 0) {
             sh->r_set[i] = true;
@@ -541,14 +550,38 @@ static int unbuildable_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
                            "megatron: --softmax-type off-by-one: the model %s has no fixed sink "
                            "logit in its softmax",
                            m->name);
-    if (m->layers[0].positions == 0 && m->rope.scaling == TSL_ROPE_SCALING_OTHER &&
+    bool mla = r->attn && r->attn->kv_lora_rank;
+    if (m->layers[0].positions == 0 &&
+        (m->rope.scaling == TSL_ROPE_SCALING_OTHER ||
+         (m->rope.scaling == TSL_ROPE_SCALING_YARN && !mla)) &&
         (sh->rope_scaling || states))
         return tsl_err_set(err,
                            "megatron: %s: the model %s scales RoPE by rope_type '%s', which "
-                           "--use-rope-scaling (Llama 3's) does not build",
+                           "--use-rope-scaling (Llama 3's) does not build (Tessel checks YaRN "
+                           "under multi-latent attention only)",
                            sh->rope_scaling ? "--use-rope-scaling" : "--use-rope-scaling not given",
                            m->name, m->rope.scaling_type);
     return 0;
+}
+
+/* Multi-latent attention's RoPE (MLATransformerConfig: rope_type yarn unless
+ * --rope-type rope; argument_utils.py pops a rope_type not given): YaRN's factor
+ * (1: unscaled) and mscales against the model's YaRN, or against none. */
+static int mla_yarn_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_model_rope_t *y = &m->rope;
+    bool yarn = y->scaling == TSL_ROPE_SCALING_YARN, line = sh->rope_type != 1;
+    if (yarn && !line)
+        return tsl_err_set(err, "megatron: --rope-type rope: the model %s scales RoPE by YaRN",
+                           m->name);
+    if (!line)
+        return 0;
+    if (real_check(sh, TSL_EVAL_SHAPE_ROTARY_SCALING, yarn ? y->scaling_factor : 1.0, m,
+                   "YaRN factor", err) != 0 ||
+        real_check(sh, TSL_EVAL_SHAPE_MSCALE, yarn ? y->mscale : 1.0, m, "YaRN mscale", err) != 0)
+        return -1;
+    return real_check(sh, TSL_EVAL_SHAPE_MSCALE_ALL_DIM, yarn ? y->mscale_all_dim : 0.0, m,
+                      "YaRN mscale_all_dim", err);
 }
 
 /* QK-norm, attention sinks, the FFN's activation, dropout, the norm's epsilon and
@@ -601,7 +634,7 @@ static int attn_form_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
         real_check(sh, TSL_EVAL_SHAPE_ROPE_FACTOR, m->rope.scaling_factor, m, "RoPE scaling factor",
                    err) != 0)
         return -1;
-    return 0;
+    return rope && a && a->kv_lora_rank ? mla_yarn_check(sh, m, err) : 0;
 }
 
 /* The router: score function, renormalisation, correction bias, scale (the groups

@@ -25,7 +25,8 @@
  * --attention-dropout / --hidden-dropout (0.1; 0 for a model without dropout),
  * --norm-epsilon (1e-5) and --rotary-base (10000) where the model's source states
  * them, --use-rope-scaling (off) and --rope-scaling-factor (8) where it states its
- * RoPE, --moe-router-score-function (softmax), --moe-router-pre-softmax (off: the
+ * RoPE, under MLA --rope-type (yarn) with --rotary-scaling-factor (1), --mscale (1)
+ * and --mscale-all-dim (0) where it states its RoPE, --moe-router-score-function (softmax), --moe-router-pre-softmax (off: the
  * top k renormalised), --moe-router-enable-expert-bias (off),
  * --moe-router-topk-scaling-factor (none), --moe-router-num-groups /
  * --moe-router-group-topk (none), --moe-shared-expert-gate (off). The model's
@@ -78,6 +79,9 @@ typedef enum tsl_eval_shape_real {
     TSL_EVAL_SHAPE_HIDDEN_DROPOUT,
     TSL_EVAL_SHAPE_ROPE_FACTOR,
     TSL_EVAL_SHAPE_TOPK_SCALE,
+    TSL_EVAL_SHAPE_ROTARY_SCALING, /* --rotary-scaling-factor: YaRN's under MLA (1) */
+    TSL_EVAL_SHAPE_MSCALE,         /* --mscale (1) */
+    TSL_EVAL_SHAPE_MSCALE_ALL_DIM, /* --mscale-all-dim (0) */
     TSL_EVAL_SHAPE_REAL_COUNT
 } tsl_eval_shape_real_t;
 
@@ -102,6 +106,7 @@ typedef struct tsl_eval_shape {
     bool qk_ln, qk_l2; /* --qk-layernorm, --qk-l2-norm */
     bool relu2;        /* --squared-relu */
     bool rope_scaling; /* --use-rope-scaling */
+    uint8_t rope_type; /* --rope-type: 0 not given (MLA: yarn), 1 rope, 2 yarn */
     uint8_t softmax;   /* --softmax-type: 0 not given, 1 vanilla, 2 off-by-one, 3 learnable */
     uint8_t score;     /* --moe-router-score-function: 0 not given, 1 softmax, 2 sigmoid,
                              3 sqrtsoftplus */

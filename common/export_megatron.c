@@ -30,6 +30,11 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--norm-epsilon %g\n", m->norm_eps);
     if (m->rope.scaling == TSL_ROPE_SCALING_LLAMA3)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
+    if (m->rope.scaling == TSL_ROPE_SCALING_YARN) /* under MLA (tsl_target_megatron_shapes) */
+        fprintf(out,
+                "--rope-type yarn\n--rotary-scaling-factor %.15g\n--mscale %.15g\n"
+                "--mscale-all-dim %.15g\n",
+                m->rope.scaling_factor, m->rope.mscale, m->rope.mscale_all_dim);
 }
 
 /* The attention's and FFN's form beyond the shape (model.h tsl_model_t, the layers'

@@ -312,7 +312,8 @@ typedef struct tsl_layer {
  * rms_norm_eps). Zero means "not given": the stack's default applies. */
 #define TSL_ROPE_SCALING_NONE   0u
 #define TSL_ROPE_SCALING_LLAMA3 1u /* rope_type "llama3" (Llama 3.1/3.2) */
-#define TSL_ROPE_SCALING_OTHER  2u /* linear, dynamic, yarn, ...: no export writes it */
+#define TSL_ROPE_SCALING_OTHER  2u /* linear, dynamic, ...: no export writes it */
+#define TSL_ROPE_SCALING_YARN   3u /* rope_type "yarn" (DeepSeek-V2/V3, gpt-oss) */
 
 typedef struct tsl_model_rope {
     double base;                     /* rope_theta (Llama 3.x 500000, Qwen2.5 1e6) */
@@ -322,6 +323,9 @@ typedef struct tsl_model_rope {
     double low_freq_factor;          /* rope_scaling low_freq_factor (Llama 3: 1) */
     double high_freq_factor;         /* rope_scaling high_freq_factor (Llama 3: 4) */
     uint32_t original_max_positions; /* rope_scaling original_max_position_embeddings */
+    /* YaRN (rope_scaling beta_fast, beta_slow, mscale, mscale_all_dim), at
+     * transformers' defaults 32, 1, 1, 0 where the config leaves them out */
+    double beta_fast, beta_slow, mscale, mscale_all_dim;
 } tsl_model_rope_t;
 
 typedef struct tsl_model {

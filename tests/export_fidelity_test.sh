@@ -39,8 +39,8 @@ for f in "$hf"/*.json; do
     case "$f" in */bad_*) continue ;; esac
     roundtrip "$(basename "$f")" --hf-config "$f"
 done
-# 20 presets and 19 HF configs as of this test (a new refusal would lower it)
-[ "$exported" -ge 39 ] && ok || bad "only $exported models exported to Megatron-LM"
+# 20 presets and 20 HF configs as of this test (a new refusal would lower it)
+[ "$exported" -ge 40 ] && ok || bad "only $exported models exported to Megatron-LM"
 
 # ---- the form flags, one at a time (Qwen3-30B-A3B: per-head QK RMSNorm, rope_theta
 # 1e6, rms_norm_eps 1e-6, no dropout, a softmax router renormalising its top 8) ----
@@ -108,6 +108,22 @@ expect 2 "megatron: --moe-router-pre-softmax not given, the top k renormalised (
 expect 2 "megatron: --moe-shared-expert-gate not given, an ungated shared expert (Megatron's default, not in the line): the model qwen1_5_moe_a2_7b has a gate on the shared experts" \
     eval $qm --no-search --megatron-args "$(grep -vx -- --moe-shared-expert-gate <<<"$qmline")"
 
+# DeepSeek-V2-Lite's YaRN under MLA (factor 40, mscale and mscale_all_dim 0.707,
+# original 4096, betas 32 / 1: what MLATransformerConfig fixes) and its softmax over
+# all 64 experts, top 6 not renormalised
+v2="--hf-config $hf/deepseek_v2_lite.json $cl"
+expect 0 "" plan --local $v2 --batch 64 --no-baselines --target megatron --export megatron
+v2line=$(grep -v '^#' "$out")
+for flag in "--rope-type yarn" "--rotary-scaling-factor 40" "--mscale 0.707" \
+    "--mscale-all-dim 0.707" --qk-layernorm --moe-router-pre-softmax; do
+    grep -qx -- "$flag" <<<"$v2line" && ok || bad "DeepSeek-V2-Lite's line lacks $flag: $v2line"
+done
+expect 2 "megatron: --rotary-scaling-factor 1 (Megatron's default, not in the line): the model deepseek_v2_lite has YaRN factor 40" \
+    eval $v2 --no-search --megatron-args "$(grep -vx -- "--rotary-scaling-factor 40" <<<"$v2line")"
+expect 2 "megatron: --mscale-all-dim 0 (Megatron's default, not in the line): the model deepseek_v2_lite has YaRN mscale_all_dim 0.707" \
+    eval $v2 --no-search --megatron-args "$(grep -vx -- "--mscale-all-dim 0.707" <<<"$v2line")"
+expect 2 "megatron: --rope-type rope: the model deepseek_v2_lite scales RoPE by YaRN" \
+    eval $v2 --no-search --megatron-args "$v2line --rope-type rope"
 # what Megatron-LM cannot build: refused by the exporter (exit 4) and by eval (exit 2)
 expect 4 "megatron: qk_norm: olmo2_7b normalises Q and K over the whole projection" \
     plan --local --hf-config "$hf/olmo2_7b.json" $cl --batch 64 --no-baselines --target megatron --export megatron
