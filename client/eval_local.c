@@ -184,7 +184,9 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
         return tsl_eval_plan_of_json(in->doc, in->given, err);
     if (eo->strategy)
         return plan_of_strategy(eo, &in->model, in->cluster.n_devices, in->given, err);
-    return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
+    tsl_eval_cfg_t c = *cfg; /* the line's dropout against the model as the request prices it */
+    c.shape.no_dropout = eo->no_dropout;
+    return tsl_eval_cfg_plan(&c, &in->model, in->cluster.n_devices, in->given, err);
 }
 
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,

@@ -661,23 +661,15 @@ static const mg_why_t mg_noted[] = {
  * checked against it). */
 static const char *const mg_no_effect[] = {
     "use-mcore-models",
-    "rotary-base",
     "rotary-percent",
     "rotary-interleaved",
     "rotary-seq-len-interpolation-factor",
-    "use-rope-scaling",
-    "rope-scaling-factor",
     "moe-grouped-gemm",
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "mtp-loss-scaling-factor",
-    "squared-relu",
-    "norm-epsilon",
     "apply-layernorm-1p",
-    "qk-layernorm",
     "init-method-std",
-    "attention-dropout",
-    "hidden-dropout",
     "attention-backend",
     "transformer-impl",
     "attention-softmax-in-fp32",

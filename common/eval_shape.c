@@ -27,6 +27,9 @@ static const char *const shape_flag[TSL_EVAL_SHAPE_COUNT] = {
     [TSL_EVAL_SHAPE_QK_HEAD] = "qk-head-dim",
     [TSL_EVAL_SHAPE_QK_POS] = "qk-pos-emb-head-dim",
     [TSL_EVAL_SHAPE_V_HEAD] = "v-head-dim",
+    [TSL_EVAL_SHAPE_ROTARY_BASE] = "rotary-base",
+    [TSL_EVAL_SHAPE_ROUTER_GROUPS] = "moe-router-num-groups",
+    [TSL_EVAL_SHAPE_ROUTER_GROUP_TOPK] = "moe-router-group-topk",
     [TSL_EVAL_SHAPE_MAMBA_STATE] = "mamba-state-dim",
     [TSL_EVAL_SHAPE_MAMBA_HEAD] = "mamba-head-dim",
     [TSL_EVAL_SHAPE_MAMBA_GROUPS] = "mamba-num-groups",
@@ -48,7 +51,35 @@ static const struct {
     {"use-rotary-position-embeddings", offsetof(tsl_eval_shape_t, rotary), true},
     {"disable-bias-linear", offsetof(tsl_eval_shape_t, bias), false},
     {"add-bias-linear", offsetof(tsl_eval_shape_t, bias), true},
+    {"qk-layernorm", offsetof(tsl_eval_shape_t, qk_ln), true},
+    {"qk-l2-norm", offsetof(tsl_eval_shape_t, qk_l2), true},
+    {"squared-relu", offsetof(tsl_eval_shape_t, relu2), true},
+    {"use-rope-scaling", offsetof(tsl_eval_shape_t, rope_scaling), true},
+    {"moe-router-pre-softmax", offsetof(tsl_eval_shape_t, pre_softmax), true},
+    {"moe-router-enable-expert-bias", offsetof(tsl_eval_shape_t, expert_bias), true},
+    {"moe-shared-expert-gate", offsetof(tsl_eval_shape_t, shared_gate), true},
 };
+
+/* The real-valued flags (eval_shape.h tsl_eval_shape_real_t), their defaults and
+ * bounds (a dropout is a probability). */
+static const struct {
+    const char *name;
+    double dflt, max;
+} shape_real[TSL_EVAL_SHAPE_REAL_COUNT] = {
+    [TSL_EVAL_SHAPE_NORM_EPS] = {"norm-epsilon", 1e-5, 1.0},
+    [TSL_EVAL_SHAPE_ATTN_DROPOUT] = {"attention-dropout", 0.1, 1.0},
+    [TSL_EVAL_SHAPE_HIDDEN_DROPOUT] = {"hidden-dropout", 0.1, 1.0},
+    [TSL_EVAL_SHAPE_ROPE_FACTOR] = {"rope-scaling-factor", 8.0, 1e6},
+    [TSL_EVAL_SHAPE_TOPK_SCALE] = {"moe-router-topk-scaling-factor", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_ROTARY_SCALING] = {"rotary-scaling-factor", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_MSCALE] = {"mscale", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_MSCALE_ALL_DIM] = {"mscale-all-dim", 0.0, 1e6},
+};
+
+/* The choices of --softmax-type and --moe-router-score-function (TransformerConfig
+ * Literal types), in sh->softmax / sh->score order */
+static const char *const softmax_type[] = {"vanilla", "off-by-one", "learnable"};
+static const char *const score_fn[] = {"softmax", "sigmoid", "sqrtsoftplus"};
 
 /* --position-embedding-type's choices (_add_network_size_args), in sh->pos order */
 static const char *const pos_type[] = {"learned_absolute", "rope", "yarn", "mrope",
@@ -89,6 +120,19 @@ static int read_named(const char *key, const char *val, tsl_eval_shape_t *sh, ts
                        val ? val : "");
 }
 
+/* --softmax-type and --moe-router-score-function: one of n choices, 1 + its index. */
+static int read_choice(const char *key, const char *val, const char *const *choice, size_t n,
+                       uint8_t *out, tsl_err_t *err)
+{
+    for (size_t i = 0; val && i < n; i++)
+        if (strcmp(val, choice[i]) == 0) {
+            *out = (uint8_t)(i + 1);
+            return 0;
+        }
+    return tsl_err_set(err, "megatron: --%s: '%s' is not %s, %s or %s", key, val ? val : "",
+                       choice[0], choice[1], choice[2]);
+}
+
 int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, tsl_err_t *err)
 {
     for (size_t i = 0; i < sizeof shape_switch / sizeof *shape_switch; i++)
@@ -96,6 +140,21 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
             return read_switch(i, key, val, sh, err);
     if (strcmp(key, "normalization") == 0 || strcmp(key, "position-embedding-type") == 0)
         return read_named(key, val, sh, err);
+    if (strcmp(key, "softmax-type") == 0)
+        return read_choice(key, val, softmax_type, 3, &sh->softmax, err);
+    if (strcmp(key, "moe-router-score-function") == 0)
+        return read_choice(key, val, score_fn, 3, &sh->score, err);
+    if (strcmp(key, "rope-type") == 0) {
+        sh->rope_type = !val ? 0 : strcmp(val, "rope") == 0 ? 1 : strcmp(val, "yarn") == 0 ? 2 : 0;
+        return sh->rope_type ? 0
+                             : tsl_err_set(err, "megatron: --rope-type: '%s' is not rope or yarn",
+                                           val ? val : "");
+    }
+    for (int i = 0; i < TSL_EVAL_SHAPE_REAL_COUNT; i++)
+        if (strcmp(key, shape_real[i].name) == 0) {
+            sh->r_set[i] = true;
+            return tsl_parse_double(key, val ? val : "", 0.0, shape_real[i].max, &sh->r[i], err);
+        }
     if (strcmp(key, "make-vocab-size-divisible-by") == 0)
         return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, &sh->vocab_divisor, err);
     for (int i = 0; i < TSL_EVAL_SHAPE_COUNT; i++)
@@ -109,11 +168,12 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
  * first Mamba mixer, and the output head. */
 typedef struct shape_layers {
     const tsl_layer_t *block, *attn, *dense, *moe, *mamba, *head;
+    const tsl_model_t *m;
 } shape_layers_t;
 
 static shape_layers_t layers_of(const tsl_model_t *m)
 {
-    shape_layers_t r = {0};
+    shape_layers_t r = {.m = m};
     for (uint32_t i = 0; i < m->n_layers; i++) {
         const tsl_layer_t *l = &m->layers[i];
         if (l->kind == TSL_LAYER_HEAD && !l->mtp_depth)
@@ -168,6 +228,9 @@ static bool default_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, co
     case TSL_EVAL_SHAPE_QK_HEAD:
     case TSL_EVAL_SHAPE_V_HEAD: v = 128; break;
     case TSL_EVAL_SHAPE_QK_POS: v = 64; break;
+    case TSL_EVAL_SHAPE_ROTARY_BASE: v = 10000; break;
+    case TSL_EVAL_SHAPE_ROUTER_GROUPS:
+    case TSL_EVAL_SHAPE_ROUTER_GROUP_TOPK:
     case TSL_EVAL_SHAPE_EXPERTS:
     case TSL_EVAL_SHAPE_SHARED_FFN:
     case TSL_EVAL_SHAPE_MOE_LATENT:
@@ -250,6 +313,15 @@ static bool model_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, cons
     case TSL_EVAL_SHAPE_QK_HEAD: *out = mla ? a->qk_nope_dim : 0; return sh->mla;
     case TSL_EVAL_SHAPE_QK_POS: *out = mla ? a->qk_rope_dim : 0; return sh->mla;
     case TSL_EVAL_SHAPE_V_HEAD: *out = mla ? a->v_head_dim : 0; return sh->mla;
+    case TSL_EVAL_SHAPE_ROTARY_BASE: /* where the model's source states it, for RoPE */
+        *out = r->m->rope.base > 2e9 ? UINT32_MAX : (uint32_t)r->m->rope.base;
+        return r->m->rope.base > 0.0 && r->m->layers[0].positions == 0;
+    case TSL_EVAL_SHAPE_ROUTER_GROUPS:
+        *out = e && e->router_groups > 1 ? e->router_groups : 0;
+        return e != NULL;
+    case TSL_EVAL_SHAPE_ROUTER_GROUP_TOPK:
+        *out = e && e->router_groups > 1 ? e->router_topk_groups : 0;
+        return e != NULL;
     case TSL_EVAL_SHAPE_MAMBA_STATE: *out = s ? s->ssm_state : 0; return true;
     case TSL_EVAL_SHAPE_MAMBA_HEAD: *out = s ? s->ssm_head_dim : 0; return true;
     case TSL_EVAL_SHAPE_MAMBA_GROUPS: *out = s ? s->ssm_groups : 0; return true;
@@ -426,6 +498,187 @@ static int norm_pos_bias_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
     return 0;
 }
 
+static bool same_real(double a, double b)
+{
+    double d = a - b;
+    return (d < 0 ? -d : d) <= 1e-9 * (b < 0 ? -b : b);
+}
+
+/* A real-valued flag's value in Megatron-LM (the line's, else its default) against
+ * the model's `want`; a default is checked on a line that states the model. */
+static int real_check(const tsl_eval_shape_t *sh, tsl_eval_shape_real_t k, double want,
+                      const tsl_model_t *m, const char *has, tsl_err_t *err)
+{
+    double got = sh->r_set[k] ? sh->r[k] : shape_real[k].dflt;
+    if (same_real(got, want) || (!sh->r_set[k] && !tsl_eval_shape_states_model(sh)))
+        return 0;
+    return tsl_err_set(err, "megatron: --%s %g%s: the model %s has %s %g", shape_real[k].name, got,
+                       sh->r_set[k] ? "" : " (Megatron's default, not in the line)", m->name, has,
+                       want);
+}
+
+static int forms_check(const shape_form_t *f, size_t n, const tsl_eval_shape_t *sh,
+                       const tsl_model_t *m, tsl_err_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (form_check(&f[i], sh, m, err) != 0)
+            return -1;
+    return 0;
+}
+
+/* What Megatron-LM cannot build at all, whatever the line says: a QK-norm over the
+ * whole projection, attention and FFN in parallel, a fixed +1 in the softmax, RoPE
+ * scaled other than Llama 3's. */
+static int unbuildable_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
+                             const shape_layers_t *r, tsl_err_t *err)
+{
+    bool states = tsl_eval_shape_states_model(sh);
+    if (r->attn && m->qk_norm == TSL_QK_NORM_FULL && (sh->qk_ln || states))
+        return tsl_err_set(err,
+                           "megatron: %s: the model %s normalises Q and K over the whole "
+                           "projection (OLMo 2), which Megatron-LM's --qk-layernorm (one norm "
+                           "per head) does not build",
+                           sh->qk_ln ? "--qk-layernorm" : "--qk-layernorm not given", m->name);
+    if (r->block->parallel_block && states)
+        return tsl_err_set(err,
+                           "megatron: the model %s runs attention and FFN in parallel on one "
+                           "input (GPT-NeoX, Falcon, Phi), which Megatron-LM's TransformerLayer "
+                           "(one after the other) does not build",
+                           m->name);
+    if (sh->softmax == 2)
+        return tsl_err_set(err,
+                           "megatron: --softmax-type off-by-one: the model %s has no fixed sink "
+                           "logit in its softmax",
+                           m->name);
+    bool mla = r->attn && r->attn->kv_lora_rank;
+    if (m->layers[0].positions == 0 &&
+        (m->rope.scaling == TSL_ROPE_SCALING_OTHER ||
+         (m->rope.scaling == TSL_ROPE_SCALING_YARN && !mla)) &&
+        (sh->rope_scaling || states))
+        return tsl_err_set(err,
+                           "megatron: %s: the model %s scales RoPE by rope_type '%s', which "
+                           "--use-rope-scaling (Llama 3's) does not build (Tessel checks YaRN "
+                           "under multi-latent attention only)",
+                           sh->rope_scaling ? "--use-rope-scaling" : "--use-rope-scaling not given",
+                           m->name, m->rope.scaling_type);
+    return 0;
+}
+
+/* Multi-latent attention's RoPE (MLATransformerConfig: rope_type yarn unless
+ * --rope-type rope; argument_utils.py pops a rope_type not given): YaRN's factor
+ * (1: unscaled) and mscales against the model's YaRN, or against none. */
+static int mla_yarn_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_model_rope_t *y = &m->rope;
+    bool yarn = y->scaling == TSL_ROPE_SCALING_YARN, line = sh->rope_type != 1;
+    if (yarn && !line)
+        return tsl_err_set(err, "megatron: --rope-type rope: the model %s scales RoPE by YaRN",
+                           m->name);
+    if (!line)
+        return 0;
+    if (real_check(sh, TSL_EVAL_SHAPE_ROTARY_SCALING, yarn ? y->scaling_factor : 1.0, m,
+                   "YaRN factor", err) != 0 ||
+        real_check(sh, TSL_EVAL_SHAPE_MSCALE, yarn ? y->mscale : 1.0, m, "YaRN mscale", err) != 0)
+        return -1;
+    return real_check(sh, TSL_EVAL_SHAPE_MSCALE_ALL_DIM, yarn ? y->mscale_all_dim : 0.0, m,
+                      "YaRN mscale_all_dim", err);
+}
+
+/* QK-norm, attention sinks, the FFN's activation, dropout, the norm's epsilon and
+ * RoPE's scaling (--rotary-base is among the numbers). */
+static int attn_form_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
+                           const shape_layers_t *r, tsl_err_t *err)
+{
+    const tsl_layer_t *a = r->attn, *f = r->dense ? r->dense : r->moe;
+    /* under MLA --qk-layernorm builds the latent norms (gpt_layer_specs.py), which
+     * Tessel's MLA always has */
+    bool mla = a && a->kv_lora_rank;
+    bool ln = m->qk_norm == TSL_QK_NORM_PER_HEAD || mla, l2 = m->qk_norm == TSL_QK_NORM_L2;
+    bool drop = !r->block->no_dropout && !sh->no_dropout;
+    bool ad =
+        (sh->r_set[TSL_EVAL_SHAPE_ATTN_DROPOUT] ? sh->r[TSL_EVAL_SHAPE_ATTN_DROPOUT] : 0.1) > 0;
+    bool hd =
+        (sh->r_set[TSL_EVAL_SHAPE_HIDDEN_DROPOUT] ? sh->r[TSL_EVAL_SHAPE_HIDDEN_DROPOUT] : 0.1) > 0;
+    bool rope = m->layers[0].positions == 0 && (m->rope.base > 0.0 || m->rope.scaling);
+    bool l3 = m->rope.scaling == TSL_ROPE_SCALING_LLAMA3;
+    const char *has_drop = drop ? "dropout" : "no dropout";
+    shape_form_t fm[] = {
+        {a && m->qk_norm != TSL_QK_NORM_FULL, sh->qk_ln, sh->qk_ln, ln,
+         sh->qk_ln ? "--qk-layernorm" : "--qk-layernorm not given, no QK-norm",
+         mla  ? "multi-latent attention with its latent norms"
+         : ln ? "a norm of each head's queries and keys (qk_norm)"
+              : "no per-head QK-norm"},
+        {a != NULL, sh->qk_l2, sh->qk_l2, l2,
+         sh->qk_l2 ? "--qk-l2-norm" : "--qk-l2-norm not given, no L2 QK-norm",
+         l2 ? "an L2 norm of queries and keys" : "no L2 QK-norm"},
+        {a != NULL, sh->softmax != 0, sh->softmax == 3, m->attn_sinks,
+         sh->softmax == 3 ? "--softmax-type learnable" : "--softmax-type vanilla",
+         m->attn_sinks ? "a learned sink logit per head" : "no attention sinks"},
+        {f && !f->gated_ffn, sh->relu2, sh->relu2, m->relu2,
+         sh->relu2 ? "--squared-relu" : "--squared-relu not given, a GeLU FFN",
+         m->relu2 ? "a squared-ReLU FFN" : "a GeLU FFN"},
+        {true, sh->r_set[TSL_EVAL_SHAPE_ATTN_DROPOUT], ad, drop,
+         ad ? "--attention-dropout above 0" : "--attention-dropout 0", has_drop},
+        {true, sh->r_set[TSL_EVAL_SHAPE_HIDDEN_DROPOUT], hd, drop,
+         hd ? "--hidden-dropout above 0" : "--hidden-dropout 0", has_drop},
+        {rope, sh->rope_scaling, sh->rope_scaling, l3,
+         sh->rope_scaling ? "--use-rope-scaling" : "--use-rope-scaling not given, RoPE unscaled",
+         l3 ? "Llama 3's RoPE scaling" : "RoPE unscaled"},
+    };
+    if (forms_check(fm, sizeof fm / sizeof *fm, sh, m, err) != 0)
+        return -1;
+    if (m->norm_eps > 0.0 &&
+        real_check(sh, TSL_EVAL_SHAPE_NORM_EPS, m->norm_eps, m, "norm epsilon", err) != 0)
+        return -1;
+    if (rope && l3 && sh->rope_scaling &&
+        real_check(sh, TSL_EVAL_SHAPE_ROPE_FACTOR, m->rope.scaling_factor, m, "RoPE scaling factor",
+                   err) != 0)
+        return -1;
+    return rope && a && a->kv_lora_rank ? mla_yarn_check(sh, m, err) : 0;
+}
+
+/* The router: score function, renormalisation, correction bias, scale (the groups
+ * are among the numbers) and the shared experts' gate. */
+static int router_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, const shape_layers_t *r,
+                        tsl_err_t *err)
+{
+    const tsl_layer_t *e = r->moe;
+    if (e == NULL)
+        return 0;
+    bool states = tsl_eval_shape_states_model(sh), sig = e->router_score == TSL_ROUTER_SIGMOID;
+    uint8_t got = sh->score ? sh->score : 1, want = sig ? 2 : 1;
+    if (got != want && (sh->score || states))
+        return tsl_err_set(err, "megatron: --moe-router-score-function %s%s: the model %s has %s",
+                           score_fn[got - 1],
+                           sh->score ? "" : " (Megatron's default, not in the line)", m->name,
+                           sig ? "sigmoid scores" : "softmax scores");
+    if (sig && e->router_norm != (e->experts_per_tok > 1) && states)
+        return tsl_err_set(err,
+                           "megatron: the model %s weighs its top-%u sigmoid scores %s; "
+                           "Megatron-LM renormalises them exactly when top-k > 1",
+                           m->name, e->experts_per_tok,
+                           e->router_norm ? "renormalised" : "as they are");
+    bool choice = e->router_bias == TSL_ROUTER_BIAS_CHOICE;
+    shape_form_t fm[] = {
+        {!sig, sh->pre_softmax, sh->pre_softmax, !e->router_norm,
+         sh->pre_softmax ? "--moe-router-pre-softmax (the top k not renormalised)"
+                         : "--moe-router-pre-softmax not given, the top k renormalised",
+         e->router_norm ? "its top-k weights renormalised" : "its top-k weights not renormalised"},
+        {true, sh->expert_bias, sh->expert_bias, choice,
+         sh->expert_bias ? "--moe-router-enable-expert-bias"
+                         : "--moe-router-enable-expert-bias not given, no correction bias",
+         choice ? "a score-correction bias on the choice" : "no score-correction bias"},
+        {e->shared_experts > 0, sh->shared_gate, sh->shared_gate, e->shared_expert_gate,
+         sh->shared_gate ? "--moe-shared-expert-gate"
+                         : "--moe-shared-expert-gate not given, an ungated shared expert",
+         e->shared_expert_gate ? "a gate on the shared experts" : "ungated shared experts"},
+    };
+    if (forms_check(fm, sizeof fm / sizeof *fm, sh, m, err) != 0)
+        return -1;
+    return real_check(sh, TSL_EVAL_SHAPE_TOPK_SCALE, e->router_scale > 0.0 ? e->router_scale : 1.0,
+                      m, "routing weights scaled by", err);
+}
+
 /* validate_args asserts hidden_size % num_attention_heads == 0 where --kv-channels
  * is left out (it divides them into the default). */
 static int heads_check(const tsl_eval_shape_t *sh, tsl_err_t *err)
@@ -471,8 +724,10 @@ int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint3
     if (!r.block)
         return 0;
     if (heads_check(sh, err) != 0 || parts_check(sh, m, &r, err) != 0 ||
-        numbers_check(sh, m, &r, err) != 0 || positions_check(sh, m, &r, err) != 0 ||
-        vocab_check(sh, m, tp, err) != 0 || ffn_head_check(sh, m, &r, err) != 0)
+        unbuildable_check(sh, m, &r, err) != 0 || numbers_check(sh, m, &r, err) != 0 ||
+        positions_check(sh, m, &r, err) != 0 || vocab_check(sh, m, tp, err) != 0 ||
+        ffn_head_check(sh, m, &r, err) != 0 || norm_pos_bias_check(sh, m, &r, err) != 0 ||
+        attn_form_check(sh, m, &r, err) != 0)
         return -1;
-    return norm_pos_bias_check(sh, m, &r, err);
+    return router_check(sh, m, &r, err);
 }

@@ -18,8 +18,19 @@
  * experts' width --ffn-hidden-size's, no shared expert, no latent, no MLA (with it
  * ranks none/32, heads 128/64/128), LayerNorm, learned positions, biases, tied
  * output, no gated FFN, no Mamba layers (with --hybrid-layer-pattern: state 128,
- * head 64, 8 groups, 2h/head heads). The model's values are as the Megatron
- * exporter (export_megatron.c) writes them for it.
+ * head 64, 8 groups, 2h/head heads). The form beyond the shape, given or at the
+ * default, against the model (model.h tsl_model_t's qk_norm, attn_sinks, relu2,
+ * rope, norm_eps; the layers' no_dropout and router_*): --qk-layernorm /
+ * --qk-l2-norm (off), --softmax-type (vanilla), --squared-relu (off: GeLU),
+ * --attention-dropout / --hidden-dropout (0.1; 0 for a model without dropout),
+ * --norm-epsilon (1e-5) and --rotary-base (10000) where the model's source states
+ * them, --use-rope-scaling (off) and --rope-scaling-factor (8) where it states its
+ * RoPE, under MLA --rope-type (yarn) with --rotary-scaling-factor (1), --mscale (1)
+ * and --mscale-all-dim (0) where it states its RoPE, --moe-router-score-function (softmax), --moe-router-pre-softmax (off: the
+ * top k renormalised), --moe-router-enable-expert-bias (off),
+ * --moe-router-topk-scaling-factor (none), --moe-router-num-groups /
+ * --moe-router-group-topk (none), --moe-shared-expert-gate (off). The model's
+ * values are as the Megatron exporter (export_megatron.c) writes them for it.
  */
 #ifndef TSL_EVAL_SHAPE_H
 #define TSL_EVAL_SHAPE_H
@@ -31,29 +42,48 @@
 #include "model.h"
 
 typedef enum tsl_eval_shape_key {
-    TSL_EVAL_SHAPE_HIDDEN = 0,   /* --hidden-size */
-    TSL_EVAL_SHAPE_FFN,          /* --ffn-hidden-size */
-    TSL_EVAL_SHAPE_HEADS,        /* --num-attention-heads */
-    TSL_EVAL_SHAPE_QUERY_GROUPS, /* --num-query-groups (read with --group-query-attention) */
-    TSL_EVAL_SHAPE_KV_CHANNELS,  /* --kv-channels */
-    TSL_EVAL_SHAPE_MAX_POS,      /* --max-position-embeddings */
-    TSL_EVAL_SHAPE_VOCAB,        /* --vocab-size (before Megatron's padding) */
-    TSL_EVAL_SHAPE_EXPERTS,      /* --num-experts */
-    TSL_EVAL_SHAPE_TOPK,         /* --moe-router-topk */
-    TSL_EVAL_SHAPE_MOE_FFN,      /* --moe-ffn-hidden-size */
-    TSL_EVAL_SHAPE_SHARED_FFN,   /* --moe-shared-expert-intermediate-size */
-    TSL_EVAL_SHAPE_MOE_LATENT,   /* --moe-latent-size */
-    TSL_EVAL_SHAPE_Q_LORA,       /* --q-lora-rank */
-    TSL_EVAL_SHAPE_KV_LORA,      /* --kv-lora-rank */
-    TSL_EVAL_SHAPE_QK_HEAD,      /* --qk-head-dim */
-    TSL_EVAL_SHAPE_QK_POS,       /* --qk-pos-emb-head-dim */
-    TSL_EVAL_SHAPE_V_HEAD,       /* --v-head-dim */
-    TSL_EVAL_SHAPE_MAMBA_STATE,  /* --mamba-state-dim */
-    TSL_EVAL_SHAPE_MAMBA_HEAD,   /* --mamba-head-dim */
-    TSL_EVAL_SHAPE_MAMBA_GROUPS, /* --mamba-num-groups */
-    TSL_EVAL_SHAPE_MAMBA_HEADS,  /* --mamba-num-heads */
+    TSL_EVAL_SHAPE_HIDDEN = 0,        /* --hidden-size */
+    TSL_EVAL_SHAPE_FFN,               /* --ffn-hidden-size */
+    TSL_EVAL_SHAPE_HEADS,             /* --num-attention-heads */
+    TSL_EVAL_SHAPE_QUERY_GROUPS,      /* --num-query-groups (read with --group-query-attention) */
+    TSL_EVAL_SHAPE_KV_CHANNELS,       /* --kv-channels */
+    TSL_EVAL_SHAPE_MAX_POS,           /* --max-position-embeddings */
+    TSL_EVAL_SHAPE_VOCAB,             /* --vocab-size (before Megatron's padding) */
+    TSL_EVAL_SHAPE_EXPERTS,           /* --num-experts */
+    TSL_EVAL_SHAPE_TOPK,              /* --moe-router-topk */
+    TSL_EVAL_SHAPE_MOE_FFN,           /* --moe-ffn-hidden-size */
+    TSL_EVAL_SHAPE_SHARED_FFN,        /* --moe-shared-expert-intermediate-size */
+    TSL_EVAL_SHAPE_MOE_LATENT,        /* --moe-latent-size */
+    TSL_EVAL_SHAPE_Q_LORA,            /* --q-lora-rank */
+    TSL_EVAL_SHAPE_KV_LORA,           /* --kv-lora-rank */
+    TSL_EVAL_SHAPE_QK_HEAD,           /* --qk-head-dim */
+    TSL_EVAL_SHAPE_QK_POS,            /* --qk-pos-emb-head-dim */
+    TSL_EVAL_SHAPE_V_HEAD,            /* --v-head-dim */
+    TSL_EVAL_SHAPE_ROTARY_BASE,       /* --rotary-base (an int) */
+    TSL_EVAL_SHAPE_ROUTER_GROUPS,     /* --moe-router-num-groups */
+    TSL_EVAL_SHAPE_ROUTER_GROUP_TOPK, /* --moe-router-group-topk */
+    TSL_EVAL_SHAPE_MAMBA_STATE,       /* --mamba-state-dim */
+    TSL_EVAL_SHAPE_MAMBA_HEAD,        /* --mamba-head-dim */
+    TSL_EVAL_SHAPE_MAMBA_GROUPS,      /* --mamba-num-groups */
+    TSL_EVAL_SHAPE_MAMBA_HEADS,       /* --mamba-num-heads */
     TSL_EVAL_SHAPE_COUNT
 } tsl_eval_shape_key_t;
+
+/* The real-valued flags of the model's form, with Megatron-LM's defaults
+ * (eval_shape.c): --norm-epsilon 1e-5, --attention-dropout / --hidden-dropout 0.1,
+ * --rope-scaling-factor 8 (with --use-rope-scaling), --moe-router-topk-scaling-factor
+ * none (1). */
+typedef enum tsl_eval_shape_real {
+    TSL_EVAL_SHAPE_NORM_EPS = 0,
+    TSL_EVAL_SHAPE_ATTN_DROPOUT,
+    TSL_EVAL_SHAPE_HIDDEN_DROPOUT,
+    TSL_EVAL_SHAPE_ROPE_FACTOR,
+    TSL_EVAL_SHAPE_TOPK_SCALE,
+    TSL_EVAL_SHAPE_ROTARY_SCALING, /* --rotary-scaling-factor: YaRN's under MLA (1) */
+    TSL_EVAL_SHAPE_MSCALE,         /* --mscale (1) */
+    TSL_EVAL_SHAPE_MSCALE_ALL_DIM, /* --mscale-all-dim (0) */
+    TSL_EVAL_SHAPE_REAL_COUNT
+} tsl_eval_shape_real_t;
 
 typedef struct tsl_eval_shape {
     uint32_t v[TSL_EVAL_SHAPE_COUNT]; /* the line's values; 0: not given */
@@ -70,6 +100,21 @@ typedef struct tsl_eval_shape {
     uint8_t pos;              /* --position-embedding-type: 0 not given, 1 + its index in
                                  learned_absolute, rope, yarn, mrope, relative, none */
     bool hybrid;              /* --hybrid-layer-pattern given (eval_cfg.c reads it) */
+    /* the attention's, FFN's and router's form beyond the shape (TransformerConfig) */
+    double r[TSL_EVAL_SHAPE_REAL_COUNT]; /* the line's values where r_set */
+    bool r_set[TSL_EVAL_SHAPE_REAL_COUNT];
+    bool qk_ln, qk_l2; /* --qk-layernorm, --qk-l2-norm */
+    bool relu2;        /* --squared-relu */
+    bool rope_scaling; /* --use-rope-scaling */
+    uint8_t rope_type; /* --rope-type: 0 not given (MLA: yarn), 1 rope, 2 yarn */
+    uint8_t softmax;   /* --softmax-type: 0 not given, 1 vanilla, 2 off-by-one, 3 learnable */
+    uint8_t score;     /* --moe-router-score-function: 0 not given, 1 softmax, 2 sigmoid,
+                             3 sqrtsoftplus */
+    bool pre_softmax;  /* --moe-router-pre-softmax */
+    bool expert_bias;  /* --moe-router-enable-expert-bias */
+    bool shared_gate;  /* --moe-shared-expert-gate */
+    bool no_dropout;   /* set by the caller: the request prices the model without
+                             dropout (eval --no-dropout), whatever its layers say */
 } tsl_eval_shape_t;
 
 /* Reads "--key val" into sh when key is a shape flag (0); 1 when it is not one;

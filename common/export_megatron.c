@@ -30,6 +30,110 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--norm-epsilon %g\n", m->norm_eps);
     if (m->rope.scaling == TSL_ROPE_SCALING_LLAMA3)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
+    if (m->rope.scaling == TSL_ROPE_SCALING_YARN) /* under MLA (tsl_target_megatron_shapes) */
+        fprintf(out,
+                "--rope-type yarn\n--rotary-scaling-factor %.15g\n--mscale %.15g\n"
+                "--mscale-all-dim %.15g\n",
+                m->rope.scaling_factor, m->rope.mscale, m->rope.mscale_all_dim);
+}
+
+/* The attention's and FFN's form beyond the shape (model.h tsl_model_t, the layers'
+ * no_dropout; TransformerConfig at d98e8a6, whose fields ArgumentGroupFactory makes
+ * flags): --qk-layernorm (a norm of head_dim on Q and K, of --normalization's type;
+ * under MLA the latent norms before the Q and KV up-projections, which Tessel's MLA
+ * always has: gpt_layer_specs.py fuses them into the up-projections only with it),
+ * --qk-l2-norm (Llama 4's weightless one), --softmax-type learnable (gpt-oss's sink
+ * logit per head), --squared-relu, and Megatron-LM's dropout of 0.1 turned off
+ * where the model has none (the stash was priced without its masks). */
+static void write_form(const tsl_model_t *m, const tsl_layer_t *l, FILE *out)
+{
+    if (m->qk_norm == TSL_QK_NORM_PER_HEAD || l->kv_lora_rank)
+        fputs("--qk-layernorm\n", out);
+    else if (m->qk_norm == TSL_QK_NORM_L2)
+        fputs("--qk-l2-norm\n", out);
+    if (m->attn_sinks)
+        fputs("--softmax-type learnable\n", out);
+    if (m->relu2 && !l->gated_ffn)
+        fputs("--squared-relu\n", out);
+    if (l->no_dropout)
+        fputs("--attention-dropout 0\n--hidden-dropout 0\n", out);
+}
+
+/* The router (model.h "Routing"; moe_utils.py topk_routing_with_score_function):
+ * softmax over the top-k logits (the top k renormalised) by default, over all E
+ * first with --moe-router-pre-softmax (not renormalised); a sigmoid's top k
+ * renormalised whenever k > 1; the score-correction bias, the scale, and the group
+ * limit (a group scored by its best topk / group-topk scores summed). */
+static void write_router(const tsl_layer_t *l, FILE *out)
+{
+    if (l->router_score == TSL_ROUTER_SIGMOID)
+        fputs("--moe-router-score-function sigmoid\n", out);
+    else if (!l->router_norm)
+        fputs("--moe-router-pre-softmax\n", out);
+    if (l->router_bias == TSL_ROUTER_BIAS_CHOICE)
+        fputs("--moe-router-enable-expert-bias\n", out);
+    if (l->router_scale > 0.0 && l->router_scale != 1.0)
+        fprintf(out, "--moe-router-topk-scaling-factor %.17g\n", l->router_scale);
+    if (l->router_groups > 1)
+        fprintf(out, "--moe-router-num-groups %u\n--moe-router-group-topk %u\n", l->router_groups,
+                l->router_topk_groups);
+    if (l->shared_expert_gate)
+        fputs("--moe-shared-expert-gate\n", out);
+}
+
+/* What of the model's form Megatron-LM cannot build (the exporter refuses rather
+ * than write a line that builds another model; docs/exports.md "Model fidelity"). */
+static int check_form(const tsl_model_t *m, const tsl_layer_t *l, const tsl_layer_t *moe,
+                      tsl_err_t *err)
+{
+    if (m->qk_norm == TSL_QK_NORM_FULL)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: qk_norm: %s normalises Q and K over the whole projection "
+                            "(OLMo 2); Megatron-LM's --qk-layernorm normalises each head",
+                            m->name);
+    if (l->parallel_block)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: parallel_block: %s runs attention and FFN in parallel on "
+                            "one input (GPT-NeoX, Falcon, Phi); Megatron-LM's TransformerLayer "
+                            "runs them one after the other",
+                            m->name);
+    if (moe && moe->glu_clamp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: glu_clamp: %s clamps its experts' gated activation "
+                            "(gpt-oss); Tessel does not know the limit to write "
+                            "--activation-func-clamp-value",
+                            m->name);
+    if (!moe || !moe->experts)
+        return 0;
+    uint32_t k = moe->experts_per_tok;
+    bool sigmoid = moe->router_score == TSL_ROUTER_SIGMOID;
+    if (sigmoid && moe->router_norm != (k > 1))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: router_norm: %s weighs its top-%u sigmoid scores %s; "
+                            "Megatron-LM renormalises them exactly when top-k > 1",
+                            m->name, k, moe->router_norm ? "renormalised" : "as they are");
+    if (!sigmoid && k == 1 && moe->router_norm)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: router_norm: %s weighs its one softmax expert by 1; "
+                            "Megatron-LM takes top-1 softmax routing only with "
+                            "--moe-router-pre-softmax, which weighs it by its probability",
+                            m->name);
+    if (moe->router_bias == TSL_ROUTER_BIAS_CHOICE && !sigmoid)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: router_bias: %s corrects softmax scores with a bias; "
+                            "Megatron-LM's --moe-router-enable-expert-bias takes sigmoid scores "
+                            "only (TransformerConfig)",
+                            m->name);
+    uint32_t per_group = moe->router_bias == TSL_ROUTER_BIAS_CHOICE ? 2 : 1;
+    if (moe->router_groups > 1 &&
+        (!moe->router_topk_groups || k != per_group * moe->router_topk_groups))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: router_groups: %s scores each of its %u groups by its "
+                            "best %u score%s; Megatron-LM sums the best top-k / group-topk = "
+                            "%u / %u",
+                            m->name, moe->router_groups, per_group, per_group > 1 ? "s" : "", k,
+                            moe->router_topk_groups);
+    return 0;
 }
 
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
@@ -90,6 +194,7 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     if (l->shared_experts)
         fprintf(out, "--moe-shared-expert-intermediate-size %u\n",
                 l->shared_experts * (l->shared_ffn_hidden ? l->shared_ffn_hidden : l->ffn_hidden));
+    write_router(l, out);
 }
 
 /* Which layers have experts when some are dense (DeepSeek's first layers), as
@@ -156,6 +261,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (v->model->qkv_bias)
         fputs("--add-qkv-bias\n", out);
     write_rope(v->model, out);
+    write_form(v->model, l, out);
     write_moe(v, moe, out);
     write_moe_freq(v, out);
     if (!h->tied_head && h->params)
@@ -406,7 +512,8 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
-    if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0)
+    if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
+        check_form(v->model, &v->model->layers[1], tsl_model_first_moe(v->model), err) != 0)
         return -1;
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
@@ -425,6 +532,11 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     char placement[8192];
     if (tsl_export_placement(p, placement, sizeof placement))
         fprintf(out, "# %s\n", placement);
+    if (!v->model->layers[1].causal) /* BertModel: no mask over later tokens */
+        fputs("# a bidirectional encoder: run these with examples/bert/pretrain_bert.py "
+              "--bert-no-binary-head\n# (Tessel counts a token-type table, which it builds only "
+              "with the binary head);\n# pretrain_gpt.py would build a causal GPT\n",
+              out);
     if (p->moe_imbalance > 0) /* Megatron-LM has no flag: what the prediction assumed */
         fprintf(out,
                 "# priced with the busiest expert at %g x the mean tokens "

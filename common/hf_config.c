@@ -181,6 +181,30 @@ static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
     return json_number_value(v);
 }
 
+/* A non-negative real from obj[key], dflt when absent or null. */
+static double opt_nonneg_real(reader_t *r, const json_t *obj, const char *key, double dflt)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (v == NULL || json_is_null(v))
+        return dflt;
+    if (!json_is_number(v) || !(json_number_value(v) >= 0.0)) {
+        note_bad(r, "rope_scaling.%s: expected a number >= 0", key);
+        return dflt;
+    }
+    return json_number_value(v);
+}
+
+/* YaRN's parameters (transformers' _compute_yarn_parameters and DeepSeek's
+ * yarn_get_mscale): beta_fast 32, beta_slow 1, mscale 1, mscale_all_dim 0 unless
+ * given. */
+static void read_yarn(reader_t *r, const json_t *sc, tsl_model_rope_t *rope)
+{
+    rope->beta_fast = opt_nonneg_real(r, sc, "beta_fast", 32.0);
+    rope->beta_slow = opt_nonneg_real(r, sc, "beta_slow", 1.0);
+    rope->mscale = opt_nonneg_real(r, sc, "mscale", 1.0);
+    rope->mscale_all_dim = opt_nonneg_real(r, sc, "mscale_all_dim", 0.0);
+}
+
 /* RoPE and the norm epsilon (model.h tsl_model_rope_t): no cost reads them, but
  * an export must build the same model (Megatron-LM's --rotary-base defaults to
  * 10000 where Llama 3.x has 500000). rope_scaling: rope_type (or the older
@@ -207,7 +231,11 @@ static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
     if (type == NULL || strcmp(type, "default") == 0)
         return;
     snprintf(rope->scaling_type, sizeof rope->scaling_type, "%s", type);
-    rope->scaling = strcmp(type, "llama3") == 0 ? TSL_ROPE_SCALING_LLAMA3 : TSL_ROPE_SCALING_OTHER;
+    rope->scaling = strcmp(type, "llama3") == 0 ? TSL_ROPE_SCALING_LLAMA3
+                    : strcmp(type, "yarn") == 0 ? TSL_ROPE_SCALING_YARN
+                                                : TSL_ROPE_SCALING_OTHER;
+    if (rope->scaling == TSL_ROPE_SCALING_YARN) /* absent: transformers' YaRN defaults */
+        read_yarn(r, sc, rope);
     rope->scaling_factor = opt_pos_real(r, sc, "factor");
     rope->low_freq_factor = opt_pos_real(r, sc, "low_freq_factor");
     rope->high_freq_factor = opt_pos_real(r, sc, "high_freq_factor");
@@ -922,6 +950,7 @@ static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
     sp->ffn_hidden = opt_u32(r, "intermediate_size", 0);
+    sp->relu2 = true;
     const char *act = opt_str(r, "mlp_hidden_act", "relu2");
     if (strcmp(act, "relu2") != 0)
         note_bad(r,

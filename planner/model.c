@@ -506,6 +506,8 @@ void tsl_model_free(tsl_model_t *m)
     memset(&m->rope, 0, sizeof(m->rope));
     m->norm_eps = 0.0;
     m->qkv_bias = false;
+    m->qk_norm = 0;
+    m->attn_sinks = m->relu2 = false;
     m->hybrid = false;
 }
 

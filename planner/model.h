@@ -312,7 +312,8 @@ typedef struct tsl_layer {
  * rms_norm_eps). Zero means "not given": the stack's default applies. */
 #define TSL_ROPE_SCALING_NONE   0u
 #define TSL_ROPE_SCALING_LLAMA3 1u /* rope_type "llama3" (Llama 3.1/3.2) */
-#define TSL_ROPE_SCALING_OTHER  2u /* linear, dynamic, yarn, ...: no export writes it */
+#define TSL_ROPE_SCALING_OTHER  2u /* linear, dynamic, ...: no export writes it */
+#define TSL_ROPE_SCALING_YARN   3u /* rope_type "yarn" (DeepSeek-V2/V3, gpt-oss) */
 
 typedef struct tsl_model_rope {
     double base;                     /* rope_theta (Llama 3.x 500000, Qwen2.5 1e6) */
@@ -322,6 +323,9 @@ typedef struct tsl_model_rope {
     double low_freq_factor;          /* rope_scaling low_freq_factor (Llama 3: 1) */
     double high_freq_factor;         /* rope_scaling high_freq_factor (Llama 3: 4) */
     uint32_t original_max_positions; /* rope_scaling original_max_position_embeddings */
+    /* YaRN (rope_scaling beta_fast, beta_slow, mscale, mscale_all_dim), at
+     * transformers' defaults 32, 1, 1, 0 where the config leaves them out */
+    double beta_fast, beta_slow, mscale, mscale_all_dim;
 } tsl_model_rope_t;
 
 typedef struct tsl_model {
@@ -338,6 +342,13 @@ typedef struct tsl_model {
     double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
     bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
                       counted in the layers' extra_params) */
+    /* The attention's and FFN's form where no count shows it (the exports build the
+     * model from it; model_presets.c sets it from the spec): QK-norm (TSL_QK_NORM_*,
+     * on the RoPE layers), a learned sink logit per head (gpt-oss), and squared ReLU
+     * as the non-gated FFN's activation (Nemotron-H's relu2; false: GeLU) */
+    uint8_t qk_norm;
+    bool attn_sinks;
+    bool relu2;
     bool hybrid; /* built from a hybrid pattern (tsl_arch_spec_t.hybrid): its attention,
                     FFN and Mamba blocks are each a layer, as Megatron-LM counts them */
 } tsl_model_t;
@@ -594,6 +605,8 @@ typedef struct tsl_arch_spec {
                            (gpt-oss); the LM head has none */
     bool attn_sinks;    /* LLAMA family: a learned sink logit per head joins each
                            softmax (gpt-oss): heads parameters per layer */
+    bool relu2;         /* LLAMA family, a non-gated FFN: squared ReLU (Nemotron-H's
+                           relu2) instead of GeLU; no count changes (the exports say it) */
     bool glu_clamp;     /* LLAMA family, MoE: the experts' gated activation clamps the
                            gate half from above and the linear half both ways before
                            the product (gpt-oss, swiglu_limit 7): no parameters */

@@ -162,10 +162,10 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            "belong to the llama family",
                            an);
     if (sp->arch != TSL_ARCH_LLAMA && (sp->attn_chunked || sp->linear_bias || sp->attn_sinks ||
-                                       sp->glu_clamp || any_bit(sp->nope_layers)))
+                                       sp->glu_clamp || sp->relu2 || any_bit(sp->nope_layers)))
         return tsl_err_set(err,
-                           "%s spec: attn_chunked, linear_bias, attn_sinks, glu_clamp and "
-                           "nope_layers belong to the llama family",
+                           "%s spec: attn_chunked, linear_bias, attn_sinks, glu_clamp, relu2 "
+                           "and nope_layers belong to the llama family",
                            an);
     if (sp->glu_clamp && (sp->experts == 0 || !sp->gated_ffn))
         return tsl_err_set(err,
@@ -567,6 +567,9 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     if (sp->logit_softcap)
         hd.extra_fwd_flops = SOFTCAP_FLOPS_PER_ELEM * s * sp->vocab;
     m->qkv_bias = sp->qkv_bias;
+    m->qk_norm = sp->qk_norm;
+    m->attn_sinks = sp->attn_sinks;
+    m->relu2 = sp->relu2 && !sp->gated_ffn;
     m->hybrid = sp->hybrid[0] != '\0';
     if (tsl_model_add(m, &e, err) != 0)
         return -1;
@@ -982,6 +985,7 @@ static const preset_def_t presets[] = {
       .router_score = TSL_ROUTER_SIGMOID,
       .router_norm = true,
       .router_scale = 2.5,
+      .relu2 = true,
       .hybrid = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
       .ssm_heads = 64,
       .ssm_head_dim = 64,

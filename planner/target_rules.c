@@ -254,7 +254,11 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
 /* RoPE as Megatron-LM d98e8a6 builds it: --rotary-base is an int
  * (arguments.py); --use-rope-scaling takes the factor alone and fixes
  * low_freq_factor 1, high_freq_factor 4 and original_max_position_embeddings
- * 8192 (rotary_pos_embedding.py _apply_scaling). Zero: not given. */
+ * 8192 (rotary_pos_embedding.py _apply_scaling). YaRN under multi-latent attention
+ * (its rope_type, yarn_rotary_pos_embedding.py) takes --rotary-scaling-factor,
+ * --mscale and --mscale-all-dim and fixes original_max_position_embeddings 4096,
+ * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere is not
+ * exported. Zero: not given. */
 static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_model_rope_t *r = &m->rope;
@@ -263,7 +267,17 @@ static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
                             "megatron: rope_theta %g of %s is not an integer; Megatron-LM's "
                             "--rotary-base takes an int",
                             r->base, m->name);
-    if (r->scaling == TSL_ROPE_SCALING_OTHER)
+    if (r->scaling == TSL_ROPE_SCALING_YARN && tsl_model_mla_layers(m) &&
+        ((r->original_max_positions && r->original_max_positions != 4096) || r->beta_fast != 32.0 ||
+         r->beta_slow != 1.0 || !(r->scaling_factor > 0.0)))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s's YaRN (factor %g, original_max_position_embeddings %u, "
+                            "beta_fast %g, beta_slow %g) is not what multi-latent attention "
+                            "builds (factor given, 4096, 32, 1: MLATransformerConfig, no flags)",
+                            m->name, r->scaling_factor, r->original_max_positions, r->beta_fast,
+                            r->beta_slow);
+    if (r->scaling == TSL_ROPE_SCALING_OTHER ||
+        (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m)))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
                             "--use-rope-scaling applies Llama 3's (rope_type llama3) only",

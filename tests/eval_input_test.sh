@@ -17,6 +17,7 @@ mixshape="--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-atten
 --seq-length 4096 --max-position-embeddings 4096 --group-query-attention --num-query-groups 8
 --position-embedding-type rope --swiglu --normalization RMSNorm --disable-bias-linear
 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336
+--attention-dropout 0 --hidden-dropout 0
 --untie-embeddings-and-output-weights --vocab-size 32000"
 mg_mix() { expect "$1" "$2" eval $mix --megatron-args "$mixpar $mixshape $3"; }
 mg_mix 0 "" ""
@@ -114,6 +115,8 @@ nanoline="--pipeline-model-parallel-size 2 --tensor-model-parallel-size 2 --micr
 --position-embedding-type none --squared-relu --normalization RMSNorm --disable-bias-linear
 --num-experts 128 --moe-router-topk 6 --moe-ffn-hidden-size 1856
 --moe-shared-expert-intermediate-size 3712 --untie-embeddings-and-output-weights
+--attention-dropout 0.0 --hidden-dropout 0.0 --moe-router-score-function sigmoid
+--moe-router-enable-expert-bias --moe-router-topk-scaling-factor 2.5
 --hybrid-layer-pattern MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME
 --mamba-state-dim 128 --mamba-head-dim 64 --mamba-num-groups 8 --mamba-num-heads 64"
 nanodrop() { expect "$2" "$3" eval $nano --megatron-args "$(printf '%s\n' "$nanoline" | sed "s/$1//")"; }

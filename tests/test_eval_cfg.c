@@ -999,8 +999,10 @@ static void test_megatron_mtp(void)
 
 /* DeepSeek-V3's line as `plan --export megatron` writes it: accepted; each flag left out
  * takes Megatron-LM's default (d98e8a6: MLA off, kv-lora-rank 32, no shared expert,
- * --moe-layer-freq 1), refused naming it against the model's (MLA ranks 1536/512,
- * shared expert 2048, first 3 layers dense). */
+ * --moe-layer-freq 1, dropout 0.1, a softmax router without bias, scale or groups),
+ * refused naming it against the model's (MLA ranks 1536/512, shared expert 2048,
+ * first 3 layers dense, no dropout, noaux_tc: sigmoid, a correction bias, x2.5, top 4
+ * of 8 groups, the latent norms that --qk-layernorm builds under MLA). */
 static const char v3_line[] =
     "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
     "--seq-length 4096 --max-position-embeddings 4096 --position-embedding-type rope --swiglu "
@@ -1009,6 +1011,9 @@ static const char v3_line[] =
     "--v-head-dim 128 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
     "--moe-grouped-gemm --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
     "--moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
+    "--attention-dropout 0 --hidden-dropout 0 --qk-layernorm --moe-router-score-function sigmoid "
+    "--moe-router-enable-expert-bias --moe-router-topk-scaling-factor 2.5 "
+    "--moe-router-num-groups 8 --moe-router-group-topk 4 "
     "--untie-embeddings-and-output-weights --mtp-num-layers 1 --bf16";
 
 /* v3_line less `drop` on DeepSeek-V3 over 8 devices: 0, or -1 with err. */
@@ -1049,6 +1054,26 @@ static void test_megatron_defaults(void)
         {"--moe-layer-freq ([0]*3+[1]*58) ",
          "moe-layer-freq 1 (Megatron's default, not in the line): Transformer layer 0 is MoE in "
          "the configuration, dense in the model DeepSeek-V3"},
+        {"--qk-layernorm ", "megatron: --qk-layernorm not given, no QK-norm (Megatron's default, "
+                            "not in the line): the model DeepSeek-V3 has multi-latent attention "
+                            "with its latent norms"},
+        {"--hidden-dropout 0 ", "megatron: --hidden-dropout above 0 (Megatron's default, not "
+                                "in the line): the model DeepSeek-V3 has no dropout"},
+        {"--attention-dropout 0 ", "megatron: --attention-dropout above 0 (Megatron's default, "
+                                   "not in the line): the model DeepSeek-V3 has no dropout"},
+        {"--moe-router-score-function sigmoid ",
+         "megatron: --moe-router-score-function softmax (Megatron's default, not in the line): "
+         "the model DeepSeek-V3 has sigmoid scores"},
+        {"--moe-router-enable-expert-bias ",
+         "megatron: --moe-router-enable-expert-bias not given, no correction bias (Megatron's "
+         "default, not in the line): the model DeepSeek-V3 has a score-correction bias"},
+        {"--moe-router-topk-scaling-factor 2.5 ",
+         "megatron: --moe-router-topk-scaling-factor 1 (Megatron's default, not in the line): "
+         "the model DeepSeek-V3 has routing weights scaled by 2.5"},
+        {"--moe-router-num-groups 8 ", "megatron: --moe-router-num-groups none (Megatron's "
+                                       "default, not in the line): the model DeepSeek-V3 has 8"},
+        {"--moe-router-group-topk 4 ", "megatron: --moe-router-group-topk none (Megatron's "
+                                       "default, not in the line): the model DeepSeek-V3 has 4"},
         /* the dense layers' width under --swiglu: int(8·7168/3/64)·64 = 298·64 */
         {"--ffn-hidden-size 18432 ", "megatron: --ffn-hidden-size 19072 (Megatron's default, not "
                                      "in the line) = int(8 x --hidden-size / 3 / 64) x 64 under "

@@ -778,6 +778,84 @@ static void test_megatron_moe_etp(void)
     model = saved;
 }
 
+/* Every MoE layer of the model routed as given (model.h "Routing"). */
+static void set_router(uint8_t score, uint8_t bias, bool norm, double scale, uint16_t groups,
+                       uint16_t topk_groups)
+{
+    for (uint32_t i = 0; i < model.n_layers; i++) {
+        tsl_layer_t *l = &model.layers[i];
+        if (!l->experts)
+            continue;
+        l->router_score = score;
+        l->router_bias = bias;
+        l->router_norm = norm;
+        l->router_scale = scale;
+        l->router_groups = groups;
+        l->router_topk_groups = topk_groups;
+    }
+}
+
+/* The router as Megatron-LM's topk_routing_with_score_function (moe_utils.py at
+ * d98e8a6) runs it: Mixtral's (softmax over the top 2, renormalised) needs no flag;
+ * noaux_tc's sigmoid, bias, scale and groups (top 8 from 4 of 8 groups, each scored
+ * by its best 8 / 4 = 2: DeepSeek-V3's) are written; what Megatron-LM's router cannot
+ * take is refused naming the field. The form flags: QK-norm, sinks, dropout. */
+static void test_megatron_router(void)
+{
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("Mixtral-8x7B", &model, NULL) == 0, "Mixtral-8x7B");
+    make_plan(&plan, 2, (const uint32_t[]){0, 17, model.n_layers}, 8, "tp2-dp4+sp", 8, 8);
+    plan.ep = 4;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--moe-router-score") && !strstr(text, "--moe-router-pre") &&
+              !strstr(text, "--moe-router-enable") && !strstr(text, "--moe-router-num") &&
+              !strstr(text, "--moe-router-topk-scaling") && !strstr(text, "--qk-") &&
+              strstr(text, "--attention-dropout 0\n--hidden-dropout 0\n"),
+          "mixtral's router and form:\n%s", text);
+    free(text);
+    /* Mixtral's experts are 8: top 2 of 8 from 1 of 4 groups of 2, scored by the best 2 */
+    set_router(TSL_ROUTER_SIGMOID, TSL_ROUTER_BIAS_CHOICE, true, 2.5, 4, 1);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--moe-router-score-function sigmoid\n--moe-router-enable-expert-bias\n"
+                       "--moe-router-topk-scaling-factor 2.5\n--moe-router-num-groups 4\n"
+                       "--moe-router-group-topk 1\n"),
+          "noaux_tc:\n%s", text);
+    free(text);
+    set_router(TSL_ROUTER_SOFTMAX, TSL_ROUTER_BIAS_NONE, false, 0, 0, 0);
+    model.qk_norm = TSL_QK_NORM_PER_HEAD;
+    model.attn_sinks = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--moe-router-pre-softmax\n") && strstr(text, "--qk-layernorm\n") &&
+              strstr(text, "--softmax-type learnable\n"),
+          "pre-softmax, QK-norm, sinks:\n%s", text);
+    free(text);
+    model.attn_sinks = false;
+    model.qk_norm = TSL_QK_NORM_FULL;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: qk_norm: Mixtral-8x7B normalises Q and K");
+    model.qk_norm = TSL_QK_NORM_NONE;
+    set_router(TSL_ROUTER_SIGMOID, TSL_ROUTER_BIAS_NONE, false, 0, 0, 0);
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: router_norm: Mixtral-8x7B weighs its top-2 sigmoid scores as they "
+                   "are; Megatron-LM renormalises them exactly when top-k > 1");
+    set_router(TSL_ROUTER_SOFTMAX, TSL_ROUTER_BIAS_CHOICE, true, 0, 0, 0);
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: router_bias: Mixtral-8x7B corrects softmax");
+    /* DeepSeek-V2's group_limited_greedy scores a group by its best score; Megatron-LM
+     * sums each group's best top-k / group-topk: the same at 2 / 2 = 1, not at 2 / 1 */
+    set_router(TSL_ROUTER_SOFTMAX, TSL_ROUTER_BIAS_NONE, true, 0, 4, 2);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--moe-router-num-groups 4\n--moe-router-group-topk 2\n"), "groups:\n%s",
+          text);
+    free(text);
+    set_router(TSL_ROUTER_SOFTMAX, TSL_ROUTER_BIAS_NONE, true, 0, 4, 1);
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: router_groups: Mixtral-8x7B scores each of its 4 groups by its best "
+                   "1 score; Megatron-LM sums the best top-k / group-topk = 2 / 1");
+    tsl_model_free(&model);
+    model = saved;
+}
+
 /* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
  * _set_batch_related_parameters and _batch_assertion) on a config's three
  * keys (-1: absent) for a world size; 0 when DeepSpeed accepts them. */
@@ -1426,6 +1504,7 @@ int main(void)
     test_megatron_account();
     test_torchtitan_moe();
     test_megatron_moe_etp();
+    test_megatron_router();
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();

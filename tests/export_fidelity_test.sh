@@ -1,0 +1,144 @@
+#!/bin/bash
+# Export fidelity (docs/exports.md "Model fidelity"): the Megatron-LM line `plan --export
+# megatron` writes builds the model Tessel priced. Every preset and every HF config of
+# tests/data/hf that the exporter takes round-trips through `eval --megatron-args`
+# (common/eval_shape.c checks each model flag, given or at Megatron-LM's default); the
+# rest are refused naming what Megatron-LM cannot build (exit 4, as the exporters'
+# other refusals); each form flag left out or changed is refused naming it (exit 2).
+set -u
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh" "$1"
+hf="$(dirname "$0")/data/hf"
+
+# 256 GPUs: every model fits (DeepSeek-V3, Llama3-405B, GPT3-175B)
+cl="--cluster 32x8xH100-80G:8xib400"
+# what the exporter refuses, and why (the model cannot be built by a Megatron-LM line)
+refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|not supported: Tessel plans dense models only"
+exported=0
+roundtrip() { # NAME MODEL-ARGS...
+    local name="$1"
+    shift
+    "$ctl" plan --local "$@" $cl --batch 512 --no-baselines --target megatron \
+        --export megatron >"$out" 2>"$err"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        grep -Eq -- "$refused" "$err" && { [ $rc -eq 4 ] || [ $rc -eq 2 ]; } && ok ||
+            bad "$name: export exited $rc: $(cat "$err")"
+        return
+    fi
+    exported=$((exported + 1))
+    local line
+    line=$(grep -v '^#' "$out")
+    "$ctl" eval "$@" $cl --no-search --megatron-args "$line" >"$dir/eval" 2>"$err" && ok ||
+        bad "$name: its exported line does not round-trip: $(cat "$err")"
+}
+for m in $("$ctl" models | awk '{print $1}'); do
+    roundtrip "$m" --model "$m"
+done
+for f in "$hf"/*.json; do
+    case "$f" in */bad_*) continue ;; esac
+    roundtrip "$(basename "$f")" --hf-config "$f"
+done
+# 20 presets and 20 HF configs as of this test (a new refusal would lower it)
+[ "$exported" -ge 40 ] && ok || bad "only $exported models exported to Megatron-LM"
+
+# ---- the form flags, one at a time (Qwen3-30B-A3B: per-head QK RMSNorm, rope_theta
+# 1e6, rms_norm_eps 1e-6, no dropout, a softmax router renormalising its top 8) ----
+cl="--cluster 2x8xH100-80G:8xib400"
+q3="--hf-config $hf/qwen3_30b_a3b.json $cl"
+expect 0 "" plan --local $q3 --batch 64 --no-baselines --target megatron --export megatron
+q3line=$(grep -v '^#' "$out")
+for flag in --qk-layernorm "--rotary-base 1000000" "--norm-epsilon 1e-06" \
+    "--attention-dropout 0" "--hidden-dropout 0"; do
+    grep -qx -- "$flag" <<<"$q3line" && ok || bad "Qwen3's line lacks $flag: $q3line"
+done
+q3() { expect "$1" "$2" eval $q3 --no-search --megatron-args "$3"; }
+q3drop() { q3 "$2" "$3" "$(printf '%s\n' "$q3line" | grep -vx -- "$1")"; }
+q3 0 "" "$q3line"
+q3drop "--qk-layernorm" 2 "megatron: --qk-layernorm not given, no QK-norm (Megatron's default, not in the line): the model qwen3_30b_a3b has a norm of each head's queries and keys (qk_norm)"
+q3 2 "megatron: --qk-l2-norm: the model qwen3_30b_a3b has no L2 QK-norm" "$q3line --qk-l2-norm"
+q3drop "--rotary-base 1000000" 2 "megatron: --rotary-base 10000 (Megatron's default, not in the line): the model qwen3_30b_a3b has 1000000"
+q3 2 "megatron: --rotary-base 500000: the model qwen3_30b_a3b has 1000000" "$q3line --rotary-base 500000"
+q3drop "--norm-epsilon 1e-06" 2 "megatron: --norm-epsilon 1e-05 (Megatron's default, not in the line): the model qwen3_30b_a3b has norm epsilon 1e-06"
+q3drop "--hidden-dropout 0" 2 "megatron: --hidden-dropout above 0 (Megatron's default, not in the line): the model qwen3_30b_a3b has no dropout"
+q3 2 "megatron: --attention-dropout above 0: the model qwen3_30b_a3b has no dropout" "$q3line --attention-dropout 0.1"
+q3 2 "attention-dropout: " "$q3line --attention-dropout 1.5"
+q3 2 "megatron: --use-rope-scaling: the model qwen3_30b_a3b has RoPE unscaled" "$q3line --use-rope-scaling"
+q3 2 "megatron: --softmax-type learnable: the model qwen3_30b_a3b has no attention sinks" "$q3line --softmax-type learnable"
+q3 2 "megatron: --softmax-type off-by-one: the model qwen3_30b_a3b has no fixed sink" "$q3line --softmax-type off-by-one"
+q3 2 "megatron: --softmax-type: 'sinks' is not vanilla, off-by-one or learnable" "$q3line --softmax-type sinks"
+q3 2 "megatron: --moe-router-score-function sigmoid: the model qwen3_30b_a3b has softmax scores" "$q3line --moe-router-score-function sigmoid"
+q3 2 "megatron: --moe-router-pre-softmax (the top k not renormalised): the model qwen3_30b_a3b has its top-k weights renormalised" "$q3line --moe-router-pre-softmax"
+q3 2 "megatron: --moe-router-enable-expert-bias: the model qwen3_30b_a3b has no score-correction bias" "$q3line --moe-router-enable-expert-bias"
+q3 2 "megatron: --moe-router-topk-scaling-factor 2.5: the model qwen3_30b_a3b has routing weights scaled by 1" "$q3line --moe-router-topk-scaling-factor 2.5"
+q3 2 "megatron: --moe-router-num-groups 8: the model qwen3_30b_a3b has none" "$q3line --moe-router-num-groups 8 --moe-router-group-topk 4"
+# the request's --no-dropout prices the model without dropout: a line without it agrees
+gpt="--model GPT2-345M --cluster 8xA100-80G --no-search"
+gptline="--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1
+--global-batch-size 32 --num-layers 24 --hidden-size 1024 --num-attention-heads 16
+--seq-length 1024 --max-position-embeddings 1024"
+expect 0 "" eval $gpt --megatron-args "$gptline"
+expect 2 "megatron: --attention-dropout 0: the model GPT2-345M has dropout" \
+    eval $gpt --megatron-args "$gptline --hidden-dropout 0 --attention-dropout 0"
+expect 0 "" eval $gpt --no-dropout --megatron-args "$gptline --hidden-dropout 0 --attention-dropout 0"
+expect 2 "megatron: --squared-relu: the model GPT2-345M has a GeLU FFN" \
+    eval $gpt --megatron-args "$gptline --squared-relu"
+
+# Llama 3.1's RoPE scaling (rope_type llama3, factor 8) and rope_theta 500000
+l31="--hf-config $hf/llama3_1_8b.json $cl"
+expect 0 "" plan --local $l31 --batch 64 --no-baselines --target megatron --export megatron
+l31line=$(grep -v '^#' "$out")
+grep -qx -- "--use-rope-scaling" <<<"$l31line" && grep -qx -- "--rope-scaling-factor 8" <<<"$l31line" &&
+    ok || bad "Llama 3.1's line lacks its RoPE scaling: $l31line"
+expect 2 "megatron: --use-rope-scaling not given, RoPE unscaled (Megatron's default, not in the line): the model llama3_1_8b has Llama 3's RoPE scaling" \
+    eval $l31 --no-search --megatron-args "$(grep -vx -- --use-rope-scaling <<<"$l31line")"
+expect 2 "megatron: --rope-scaling-factor 4: the model llama3_1_8b has RoPE scaling factor 8" \
+    eval $l31 --no-search --megatron-args "$l31line --rope-scaling-factor 4"
+
+# Qwen1.5-MoE: softmax over all 60 experts, top 4 not renormalised (norm_topk_prob
+# false: --moe-router-pre-softmax) and a sigmoid gate on its shared expert
+qm="--hf-config $hf/qwen1_5_moe_a2_7b.json $cl"
+expect 0 "" plan --local $qm --batch 64 --no-baselines --target megatron --export megatron
+qmline=$(grep -v '^#' "$out")
+for flag in --moe-router-pre-softmax --moe-shared-expert-gate --add-qkv-bias; do
+    grep -qx -- "$flag" <<<"$qmline" && ok || bad "Qwen1.5-MoE's line lacks $flag: $qmline"
+done
+expect 2 "megatron: --moe-router-pre-softmax not given, the top k renormalised (Megatron's default, not in the line): the model qwen1_5_moe_a2_7b has its top-k weights not renormalised" \
+    eval $qm --no-search --megatron-args "$(grep -vx -- --moe-router-pre-softmax <<<"$qmline")"
+expect 2 "megatron: --moe-shared-expert-gate not given, an ungated shared expert (Megatron's default, not in the line): the model qwen1_5_moe_a2_7b has a gate on the shared experts" \
+    eval $qm --no-search --megatron-args "$(grep -vx -- --moe-shared-expert-gate <<<"$qmline")"
+
+# DeepSeek-V2-Lite's YaRN under MLA (factor 40, mscale and mscale_all_dim 0.707,
+# original 4096, betas 32 / 1: what MLATransformerConfig fixes) and its softmax over
+# all 64 experts, top 6 not renormalised
+v2="--hf-config $hf/deepseek_v2_lite.json $cl"
+expect 0 "" plan --local $v2 --batch 64 --no-baselines --target megatron --export megatron
+v2line=$(grep -v '^#' "$out")
+for flag in "--rope-type yarn" "--rotary-scaling-factor 40" "--mscale 0.707" \
+    "--mscale-all-dim 0.707" --qk-layernorm --moe-router-pre-softmax; do
+    grep -qx -- "$flag" <<<"$v2line" && ok || bad "DeepSeek-V2-Lite's line lacks $flag: $v2line"
+done
+expect 2 "megatron: --rotary-scaling-factor 1 (Megatron's default, not in the line): the model deepseek_v2_lite has YaRN factor 40" \
+    eval $v2 --no-search --megatron-args "$(grep -vx -- "--rotary-scaling-factor 40" <<<"$v2line")"
+expect 2 "megatron: --mscale-all-dim 0 (Megatron's default, not in the line): the model deepseek_v2_lite has YaRN mscale_all_dim 0.707" \
+    eval $v2 --no-search --megatron-args "$(grep -vx -- "--mscale-all-dim 0.707" <<<"$v2line")"
+expect 2 "megatron: --rope-type rope: the model deepseek_v2_lite scales RoPE by YaRN" \
+    eval $v2 --no-search --megatron-args "$v2line --rope-type rope"
+# what Megatron-LM cannot build: refused by the exporter (exit 4) and by eval (exit 2)
+expect 4 "megatron: qk_norm: olmo2_7b normalises Q and K over the whole projection" \
+    plan --local --hf-config "$hf/olmo2_7b.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+expect 2 "megatron: --qk-layernorm: the model olmo2_7b normalises Q and K over the whole projection" \
+    eval --hf-config "$hf/olmo2_7b.json" $cl --no-search --megatron-args "--qk-layernorm"
+expect 4 "megatron: parallel_block: gpt_neox runs attention and FFN in parallel" \
+    plan --local --hf-config "$hf/gpt_neox.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+# a line for the GPT-NeoX of gpt_neox.json (6 layers, h 512, 8 heads), by hand
+expect 2 "megatron: the model gpt_neox runs attention and FFN in parallel on one input" \
+    eval --hf-config "$hf/gpt_neox.json" $cl --no-search \
+    --megatron-args "--num-layers 6 --hidden-size 512 --num-attention-heads 8"
+# a bidirectional encoder is exported with the note that pretrain_bert.py builds it
+expect 0 "" plan --local --model BERT-Large $cl --batch 64 --no-baselines --target megatron --export megatron
+grep -q "^# a bidirectional encoder: run these with examples/bert/pretrain_bert.py" "$out" && ok ||
+    bad "BERT's line does not say pretrain_bert.py: $(head -8 "$out")"
+
+echo "export_fidelity_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
