@@ -327,6 +327,7 @@ static void test_ds_grad_bucket(void)
         tsl_cost_layer(&env, &l, none[i], NULL, 16, &r);
         CHECK(memcmp(&r, &base, sizeof(r)) == 0, "no bucket on strategy %zu", i);
     }
+    tsl_cluster_free(&c);
 }
 
 /* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
