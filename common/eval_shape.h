@@ -8,7 +8,8 @@
  * leaves out, Megatron-LM's default (the message says "(Megatron's default, not in
  * the line)"). Defaults are checked only on a line that states the model, i.e.
  * gives --hidden-size and --num-attention-heads (which Megatron-LM requires); a
- * line of parallel settings alone is checked for what it gives. The defaults and
+ * line of parallel settings alone is checked for what it gives (and for
+ * --moe-ffn-hidden-size, which takes a given --ffn-hidden-size's). The defaults and
  * their post-processing are Megatron-LM's at d98e8a6 (megatron/training/
  * arguments.py _add_network_size_args, _add_moe_args, _add_mla_args,
  * validate_args; argument_utils.py core_transformer_config_from_args;
