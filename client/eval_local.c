@@ -101,8 +101,8 @@ static uint32_t config_stack(const tsl_eval_opts_t *eo)
 /* The MTP depths a plan document's request was searched with (plan --json, plans
  * show --json), so that the plan given back is split on the layers it was found on:
  * the request read as every request document is (plan_json.h: its target by name or
- * by number) and its switches as the search applied them (search.h
- * tsl_request_model_switches: mtp_layers, no_mtp, else the target's rule; mtp.h),
+ * by number) and its mtp_layers / no_mtp as tesseld reads them (eval_doc.h
+ * tsl_eval_doc_mtp), else the target's rule (mtp.h),
  * the rule of stack t where eval names one (target.h), else of the request's
  * target: a torchtitan plan is searched without the model's own depths. */
 static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)

@@ -153,8 +153,9 @@ static const char eval_usage[] =
     "  --attn-kernel KERNEL\n"
     "                      the fused attention kernel the stack runs, priced on\n"
     "                      Hopper at its published share by head dimension and\n"
-    "                      keys: flash2 (FlashAttention-2) or cudnn (cuDNN's fused\n"
-    "                      SDPA, TE's FusedAttention); default the GPU's one figure\n"
+    "                      keys: flash2 or 1 (FlashAttention-2), cudnn or 2 (cuDNN's\n"
+    "                      fused SDPA, TE's FusedAttention); default the GPU's one\n"
+    "                      figure\n"
     "\n"
     "Precision and overlap (docs/cost-model.md, \"Precision and overlap\"; default:\n"
     "what --megatron-args / --torchtitan say, else Tessel's executor's):\n"
@@ -571,7 +572,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_ATTN_KERNEL: {
         int k = tsl_attn_kernel_parse(optarg);
         if (k <= 0)
-            return tsl_err_set(err, "attn-kernel: '%.40s' is not flash2 or cudnn", optarg);
+            return tsl_err_set(err, "attn-kernel: '%.40s' is not flash2 (1) or cudnn (2)", optarg);
         eo->attn_kernel = (uint32_t)k;
         return 0;
     }

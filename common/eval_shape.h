@@ -8,7 +8,8 @@
  * leaves out, Megatron-LM's default (the message says "(Megatron's default, not in
  * the line)"). Defaults are checked only on a line that states the model, i.e.
  * gives --hidden-size and --num-attention-heads (which Megatron-LM requires); a
- * line of parallel settings alone is checked for what it gives. The defaults and
+ * line of parallel settings alone is checked for what it gives (and for
+ * --moe-ffn-hidden-size, which takes a given --ffn-hidden-size's). The defaults and
  * their post-processing are Megatron-LM's at d98e8a6 (megatron/training/
  * arguments.py _add_network_size_args, _add_moe_args, _add_mla_args,
  * validate_args; argument_utils.py core_transformer_config_from_args;
@@ -119,7 +120,8 @@ typedef struct tsl_eval_shape {
 
 /* Reads "--key val" into sh when key is a shape flag (0); 1 when it is not one;
  * -1 with err naming the flag for a bad value (a count must be a positive
- * integer; a switch takes no value). */
+ * integer; a switch takes no value; --normalization and --position-embedding-type
+ * one of Megatron-LM's choices). */
 int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, tsl_err_t *err);
 
 /* Whether the line states the model (gives --hidden-size and --num-attention-heads,
@@ -128,7 +130,7 @@ bool tsl_eval_shape_states_model(const tsl_eval_shape_t *sh);
 
 /* Checks sh against m, whose Transformer layers run tp-way tensor parallel (the
  * vocabulary's padding): 0, or -1 with err naming the first flag that differs,
- * the line's value and the model's. */
+ * the line's value (or Megatron-LM's default, said so) and the model's. */
 int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint32_t tp,
                          tsl_err_t *err);
 

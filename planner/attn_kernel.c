@@ -27,7 +27,7 @@ static const char *const names[TSL_ATTN_KERNEL_COUNT] = {"default", "flash2", "c
 int tsl_attn_kernel_parse(const char *name)
 {
     for (int i = 0; name != NULL && i < TSL_ATTN_KERNEL_COUNT; i++)
-        if (strcasecmp(name, names[i]) == 0)
+        if (strcasecmp(name, names[i]) == 0 || (name[0] == '0' + i && name[1] == '\0'))
             return i;
     return -1;
 }

@@ -36,8 +36,9 @@ typedef enum tsl_attn_kernel {
     TSL_ATTN_KERNEL_COUNT = 3
 } tsl_attn_kernel_t;
 
-/* "flash2" or "cudnn" (or "default"), case-insensitive → the kernel; -1 for
- * anything else. */
+/* "flash2" or "cudnn" (or "default"), case-insensitive, or the kernel's number
+ * ("1", "2"; "0") → the kernel; -1 for anything else. One rule for plan and eval
+ * --attn-kernel. */
 int tsl_attn_kernel_parse(const char *name);
 
 /* 0 where `kernel` is one (0 to 2), else -1 and err naming attn_kernel (a plan

@@ -135,6 +135,40 @@ int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, 
     return tsl_err_set(err, "%s: %u is not 2 (%s) or 4 (fp32)", field, bytes, narrow);
 }
 
+/* The switches of one stack's own code (Megatron-LM's MoE dispatchers and their
+ * overlap, DeepSpeed's gradient bucket) under a target that runs another: refused
+ * naming the field, UNSUPPORTED, as tsl_target_check refuses such a plan. */
+static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "
+                            "runs its own",
+                            tsl_target_name(r->target));
+    if (r->moe_flex && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_flex_dispatcher: a flex dispatcher (DeepEP, HybridEP); %s's "
+                            "export runs its standard all-to-all, megatron the flex one "
+                            "(--moe-token-dispatcher-type flex)",
+                            tsl_target_name(r->target));
+    if (r->moe_a2a_overlap && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
+                            "(--overlap-moe-expert-parallel-comm); %s runs none",
+                            tsl_target_name(r->target));
+    if (r->ds_grad_bucket && r->target && r->target != TSL_TARGET_DEEPSPEED)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
+                            "its gradients its own way",
+                            tsl_target_name(r->target));
+    if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
+                            "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
+                            tsl_target_name(r->target));
+    return 0;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -227,32 +261,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (tsl_moe_flex_ok(r->moe_flex, r->moe_alltoall, err) != 0)
         return -1;
-    if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "
-                            "runs its own",
-                            tsl_target_name(r->target));
-    if (r->moe_flex && r->target && r->target != TSL_TARGET_MEGATRON)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "moe_flex_dispatcher: a flex dispatcher (DeepEP, HybridEP); %s's "
-                            "export runs its standard all-to-all, megatron the flex one "
-                            "(--moe-token-dispatcher-type flex)",
-                            tsl_target_name(r->target));
-    if (r->moe_a2a_overlap && r->target && r->target != TSL_TARGET_MEGATRON)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
-                            "(--overlap-moe-expert-parallel-comm); %s runs none",
-                            tsl_target_name(r->target));
-    if (r->ds_grad_bucket && r->target && r->target != TSL_TARGET_DEEPSPEED)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
-                            "its gradients its own way",
-                            tsl_target_name(r->target));
-    if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
-                            "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
-                            tsl_target_name(r->target));
+    if (stack_switches_target_check(r, err) != 0)
+        return -1;
     if (r->target && r->target < TSL_TARGET_COUNT &&
         tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
         return -1; /* (tsl_search checks it first, before the model's depths are built) */

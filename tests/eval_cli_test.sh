@@ -942,7 +942,12 @@ cp "$out" "$dir/aka0.json"
 expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
     ok || bad "attn_kernel on A100: $(cat "$out")"
-expect 2 "attn-kernel: 'flash3' is not flash2 or cudnn" eval $ak --attn-kernel flash3
+expect 2 "attn-kernel: 'flash3' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel flash3
+expect 2 "attn-kernel: '0' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel 0
+# by its number as plan takes it (docs/tesselctl.md: flash2 or 1, cudnn or 2): the same plan
+expect 0 "" eval $ak --attn-kernel 2 --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a == b, (a, b)' "$dir/ak2.json" "$out" &&
+    ok || bad "attn_kernel 2 as cudnn: $(cat "$out")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["attn_kernel"]=7; json.dump(d,open(sys.argv[2],"w"))' "$dir/ak2.json" "$dir/ak7.json"
 expect 2 "attn_kernel: 7 is not 1 (flash2) or 2 (cudnn)" eval --model GPT2-345M --cluster 1xH100-80G --no-search --plan "$dir/ak7.json"
 expect 2 "attn-kernel: 'flash3' is not 1 (flash2) or 2 (cudnn)" plan --local $m345 --batch 32 --attn-kernel flash3

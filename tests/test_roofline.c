@@ -541,8 +541,10 @@ static void test_hopper_attn_kernel(void)
           "no kernel named, or out of range: 0");
     CHECK(tsl_attn_kernel_parse("cuDNN") == TSL_ATTN_KERNEL_CUDNN &&
               tsl_attn_kernel_parse("flash2") == TSL_ATTN_KERNEL_FLASH2 &&
-              tsl_attn_kernel_parse("flash3") == -1,
-          "names");
+              tsl_attn_kernel_parse("flash3") == -1 && tsl_attn_kernel_parse("2") == 2 &&
+              tsl_attn_kernel_parse("1") == 1 && tsl_attn_kernel_parse("0") == 0 &&
+              tsl_attn_kernel_parse("3") == -1 && tsl_attn_kernel_parse("12") == -1,
+          "names and numbers");
     const tsl_gpu_spec_t *h = tsl_gpu_find("H100-80G"), *b = tsl_gpu_find("B200");
     CHECK(h != NULL && b != NULL, "H100, B200 built in");
     if (h == NULL || b == NULL)
