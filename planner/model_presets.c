@@ -999,6 +999,70 @@ static const preset_def_t presets[] = {
 
 #define N_PRESETS (sizeof(presets) / sizeof(presets[0]))
 
+/* ---- RoPE and norm epsilon ----
+ *
+ * What a stack needs to build a preset's positions and norms, which no cost reads
+ * (model.h tsl_model_rope_t): rope_theta, rope_scaling and rms_norm_eps (Nemotron-H:
+ * layer_norm_epsilon) of the model's config.json on the HuggingFace Hub, as
+ * tests/data/hf holds them where it has the model (test_hf_config.c
+ * test_preset_rope compares them). Without them the Megatron export would leave
+ * --rotary-base out and Megatron-LM build RoPE at its 10000 where Llama 3 has
+ * 500000. Presets not listed (learned or relative positions) give none. */
+
+/* RoPE of base B without scaling */
+#define ROPE(B)                                                                                    \
+    {                                                                                              \
+        .base = B                                                                                  \
+    }
+/* rope_type llama3 as Llama 3.1's configs give it: factor 8, low_freq_factor 1,
+ * high_freq_factor 4, original_max_position_embeddings 8192 */
+#define ROPE_LLAMA31                                                                               \
+    {                                                                                              \
+        .base = 500000, .scaling = TSL_ROPE_SCALING_LLAMA3, .scaling_type = "llama3",              \
+        .scaling_factor = 8, .low_freq_factor = 1, .high_freq_factor = 4,                          \
+        .original_max_positions = 8192                                                             \
+    }
+/* YaRN (rope_type yarn) of factor F over original_max_position_embeddings 4096,
+ * beta_fast 32, beta_slow 1, mscale M, mscale_all_dim MA */
+#define ROPE_YARN(B, F, M, MA)                                                                     \
+    {                                                                                              \
+        .base = B, .scaling = TSL_ROPE_SCALING_YARN, .scaling_type = "yarn", .scaling_factor = F,  \
+        .original_max_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = M,              \
+        .mscale_all_dim = MA                                                                       \
+    }
+
+typedef struct preset_rope {
+    const char *name;
+    tsl_model_rope_t rope;
+    double norm_eps;
+} preset_rope_t;
+
+static const preset_rope_t preset_ropes[] = {
+    /* Llama-2-7b-hf states no rope_theta: transformers' LlamaConfig default */
+    {"Llama2-7B", ROPE(10000), 1e-5},
+    {"Llama3-8B", ROPE(500000), 1e-5}, /* Meta-Llama-3-8B, -70B */
+    {"Llama3-70B", ROPE(500000), 1e-5},
+    {"Llama3-405B", ROPE_LLAMA31, 1e-5}, /* 405B exists as Llama 3.1 only */
+    {"Mixtral-8x7B", ROPE(1000000), 1e-5},
+    {"DeepSeek-V3", ROPE_YARN(10000, 40, 1, 1), 1e-6},
+    {"GPT-OSS-120B", ROPE_YARN(150000, 32, 1, 0), 1e-5}, /* mscale: transformers' defaults */
+    {"GPT-OSS-20B", ROPE_YARN(150000, 32, 1, 0), 1e-5},
+    {"Llama4-Scout", ROPE_LLAMA31, 1e-5},
+    {"Llama4-Maverick", ROPE(500000), 1e-5},
+    {"Nemotron-3-Nano", ROPE(10000), 1e-5},
+};
+
+/* m's RoPE and norm epsilon from preset_ropes (none where not listed). */
+static void set_rope(const preset_def_t *d, tsl_model_t *m)
+{
+    for (size_t i = 0; i < sizeof preset_ropes / sizeof preset_ropes[0]; i++) {
+        if (strcmp(preset_ropes[i].name, d->info.name) == 0) {
+            m->rope = preset_ropes[i].rope;
+            m->norm_eps = preset_ropes[i].norm_eps;
+        }
+    }
+}
+
 size_t tsl_model_preset_count(void)
 {
     return N_PRESETS;
@@ -1065,7 +1129,10 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
         return tsl_err_set(err, "seq_len: %u cannot be used with preset %s: %s", seq_len,
                            d->info.name, why);
     sp.seq_len = seq_len; /* T5: the encoder; its decoder keeps its own length */
-    return tsl_model_build(&sp, d->info.name, out, err);
+    if (tsl_model_build(&sp, d->info.name, out, err) != 0)
+        return -1;
+    set_rope(d, out); /* a sequence of its own keeps the model's RoPE */
+    return 0;
 }
 
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err)
@@ -1081,12 +1148,16 @@ int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err)
         tsl_model_init(out, "");
         return unknown_preset(name, err);
     }
-    if (d->custom == NULL)
-        return tsl_model_build(&d->spec, d->info.name, out, err);
-    tsl_model_init(out, d->info.name);
-    if (d->custom(d, out, err) != 0) {
-        tsl_model_free(out);
-        return -1;
+    if (d->custom == NULL) {
+        if (tsl_model_build(&d->spec, d->info.name, out, err) != 0)
+            return -1;
+    } else {
+        tsl_model_init(out, d->info.name);
+        if (d->custom(d, out, err) != 0) {
+            tsl_model_free(out);
+            return -1;
+        }
     }
+    set_rope(d, out);
     return 0;
 }

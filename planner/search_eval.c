@@ -2103,18 +2103,31 @@ static double interleave_end_bound_s(const chunk_floor_t *f, uint32_t v)
  * (pipeline.h), interleaving m·max, the zero-bubble schedules zb_bound_s, and the
  * sync, the optimizer tail and the p2p only add. So once one stage has
  * m·K ≥ B / bar_samples_per_s, the configuration cannot beat the bar, whatever
- * its other stages and its schedule: the later stages' DPs are skipped. */
-static bool below_bar(const tsl_plan_stage_t *st, uint32_t B, uint32_t m, double bar)
+ * its other stages and its schedule: the later stages' DPs are skipped.
+ *
+ * K is the stage's own for the schedules that keep its layer strategies (this
+ * one, the zero-bubble ones). Where interleaves follow this plain configuration
+ * (chunks: eval_group), they solve the layer DP again and may run the stage
+ * faster than 1F1B does (interleave_bound_s: BERT-Huge-32 at PP 2, m 64), so K is
+ * at most floor_stage's least_k_s, which holds for every v; with no floor known
+ * (chunk_floor_init's none) nothing bounds them and the stage prunes nothing. */
+static bool below_bar(const tsl_engine_t *e, const tsl_plan_t *plan, uint32_t s, uint32_t B,
+                      double bar, bool chunks)
 {
+    const tsl_plan_stage_t *st = &plan->stages[s];
+    if (bar <= 0 || (chunks && plan->moe_a2a_overlap && plan->ep > 1))
+        return false;
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
-    return bar > 0 && m * k * bar >= B;
+    if (chunks)
+        k = fmin(k, e->least_k_s[s]);
+    return plan->n_micro * k * bar >= B;
 }
 
 /* The bar below_bar holds a configuration to (0: none): under prune_below_bar
  * every schedule's; else the engine's need, for the plain configuration only —
- * the one costed first, whose stages bound every interleave and zero-bubble
- * schedule of it as well (they only add to its stage times: interleave_bound_s),
- * so that none of them is costed either. Never in a stack's space: its uniform
+ * the one costed first, whose stages (the zero-bubble schedules keep them) and
+ * floors (floor_stage, for every interleave) bound every schedule of it, so that
+ * none of them is costed either. Never in a stack's space: its uniform
  * passes tell a configuration that fits from one that does not (eval_uniform). */
 static double prune_bar(const tsl_engine_t *e, uint32_t v, uint32_t sched, const uint32_t *given)
 {
@@ -2154,10 +2167,12 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
     double bar = prune_bar(e, v, sched, given);
+    /* interleaves follow this one (eval_group): floor_stage bounds its stages */
+    bool chunks = v <= 1 && !sched && !given && interleave_on(e, P, m);
     for (uint32_t s = 0; s < P; s++) {
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
-        if (below_bar(&plan->stages[s], B, m, bar))
+        if (below_bar(e, plan, s, B, bar, chunks))
             return;
     }
     finish_plan(e, plan);

@@ -17,13 +17,14 @@ mixshape="--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-atten
 --seq-length 4096 --max-position-embeddings 4096 --group-query-attention --num-query-groups 8
 --position-embedding-type rope --swiglu --normalization RMSNorm --disable-bias-linear
 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336
---attention-dropout 0 --hidden-dropout 0
+--attention-dropout 0 --hidden-dropout 0 --rotary-base 1000000 --norm-epsilon 1e-05
 --untie-embeddings-and-output-weights --vocab-size 32000"
 mg_mix() { expect "$1" "$2" eval $mix --megatron-args "$mixpar $mixshape $3"; }
 mg_mix 0 "" ""
 grep -q "dp16+zero1 ×17" "$out" && ok || bad "Mixtral's own line: $(cat "$out")"
 # Mixtral's: h 4096, 32 heads of 128 over 8 K/V groups, 8 experts of 14336, top-2,
-# vocabulary 32000 (Mixtral-8x7B's config.json)
+# vocabulary 32000, rope_theta 1e6 (Mixtral-8x7B's config.json)
+mg_mix 2 "megatron: --rotary-base 10000: the model Mixtral-8x7B has 1000000" "--rotary-base 10000"
 mg_mix 2 "megatron: --hidden-size 1024: the model Mixtral-8x7B has 4096" \
     "--num-experts 64 --hidden-size 1024 --moe-router-topk 4"
 mg_mix 2 "megatron: --num-experts 64: the model Mixtral-8x7B has 8" "--num-experts 64"

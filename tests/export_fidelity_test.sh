@@ -42,6 +42,26 @@ done
 # 20 presets and 20 HF configs as of this test (a new refusal would lower it)
 [ "$exported" -ge 40 ] && ok || bad "only $exported models exported to Megatron-LM"
 
+# ---- the presets' RoPE and norm epsilon (model_presets.c preset_ropes, their
+# config.json's): Megatron-LM's defaults are --rotary-base 10000 and --norm-epsilon
+# 1e-5, so a line without them would build Llama 3's RoPE at 10000, not 500000 ----
+presetline() { # MODEL: its exported line, one flag a line
+    "$ctl" plan --local --model "$1" $cl --batch 512 --no-baselines --target megatron \
+        --export megatron >"$out" 2>"$err" || bad "$1: export: $(cat "$err")"
+    grep -v '^#' "$out"
+}
+for want in "Llama3-70B:--rotary-base 500000" "Llama3-70B:--norm-epsilon 1e-05" \
+    "Llama3-405B:--rotary-base 500000" "Llama3-405B:--use-rope-scaling" \
+    "Llama3-405B:--rope-scaling-factor 8" "Mixtral-8x7B:--rotary-base 1000000" \
+    "Llama2-7B:--rotary-base 10000" "DeepSeek-V3:--norm-epsilon 1e-06" \
+    "DeepSeek-V3:--rope-type yarn" "DeepSeek-V3:--rotary-scaling-factor 40" \
+    "DeepSeek-V3:--mscale-all-dim 1"; do
+    presetline "${want%%:*}" | grep -qx -- "${want#*:}" && ok || bad "${want%%:*}'s line lacks ${want#*:}"
+done
+l70=$(presetline Llama3-70B)
+expect 2 "megatron: --rotary-base 10000 (Megatron's default, not in the line): the model Llama3-70B has 500000" \
+    eval --model Llama3-70B $cl --no-search --megatron-args "$(grep -vx -- "--rotary-base 500000" <<<"$l70")"
+
 # ---- the form flags, one at a time (Qwen3-30B-A3B: per-head QK RMSNorm, rope_theta
 # 1e6, rms_norm_eps 1e-6, no dropout, a softmax router renormalising its top 8) ----
 cl="--cluster 2x8xH100-80G:8xib400"

@@ -1002,7 +1002,8 @@ static void test_megatron_mtp(void)
  * --moe-layer-freq 1, dropout 0.1, a softmax router without bias, scale or groups),
  * refused naming it against the model's (MLA ranks 1536/512, shared expert 2048,
  * first 3 layers dense, no dropout, noaux_tc: sigmoid, a correction bias, x2.5, top 4
- * of 8 groups, the latent norms that --qk-layernorm builds under MLA). */
+ * of 8 groups, the latent norms that --qk-layernorm builds under MLA, its config.json's
+ * norm epsilon 1e-6 and YaRN of factor 40, mscale 1 and 1). */
 static const char v3_line[] =
     "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
     "--seq-length 4096 --max-position-embeddings 4096 --position-embedding-type rope --swiglu "
@@ -1014,6 +1015,8 @@ static const char v3_line[] =
     "--attention-dropout 0 --hidden-dropout 0 --qk-layernorm --moe-router-score-function sigmoid "
     "--moe-router-enable-expert-bias --moe-router-topk-scaling-factor 2.5 "
     "--moe-router-num-groups 8 --moe-router-group-topk 4 "
+    "--rotary-base 10000 --norm-epsilon 1e-06 --rope-type yarn --rotary-scaling-factor 40 "
+    "--mscale 1 --mscale-all-dim 1 "
     "--untie-embeddings-and-output-weights --mtp-num-layers 1 --bf16";
 
 /* v3_line less `drop` on DeepSeek-V3 over 8 devices: 0, or -1 with err. */
@@ -1074,6 +1077,12 @@ static void test_megatron_defaults(void)
                                        "default, not in the line): the model DeepSeek-V3 has 8"},
         {"--moe-router-group-topk 4 ", "megatron: --moe-router-group-topk none (Megatron's "
                                        "default, not in the line): the model DeepSeek-V3 has 4"},
+        {"--norm-epsilon 1e-06 ", "megatron: --norm-epsilon 1e-05 (Megatron's default, not in "
+                                  "the line): the model DeepSeek-V3 has norm epsilon 1e-06"},
+        /* --rope-type left out is yarn under MLA (MLATransformerConfig's default) */
+        {"--rope-type yarn ", NULL},
+        {"--mscale-all-dim 1 ", "megatron: --mscale-all-dim 0 (Megatron's default, not in the "
+                                "line): the model DeepSeek-V3 has YaRN mscale_all_dim 1"},
         /* the dense layers' width under --swiglu: int(8·7168/3/64)·64 = 298·64 */
         {"--ffn-hidden-size 18432 ", "megatron: --ffn-hidden-size 19072 (Megatron's default, not "
                                      "in the line) = int(8 x --hidden-size / 3 / 64) x 64 under "
@@ -1083,7 +1092,7 @@ static void test_megatron_defaults(void)
         tsl_err_t e = {0};
         int rc = v3_without(&m, cases[i].drop, &e);
         if (!cases[i].want)
-            CHECK(rc == 0, "DeepSeek-V3's own line: %s", e.msg);
+            CHECK(rc == 0, "DeepSeek-V3's own line without '%s': %s", cases[i].drop, e.msg);
         else
             CHECK(rc == -1 && strstr(e.msg, cases[i].want), "without '%s': %s", cases[i].drop,
                   e.msg);

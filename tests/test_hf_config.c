@@ -943,6 +943,85 @@ static void test_nemotron_h(void)
           "pattern length: %s", err.msg);
 }
 
+/* Whether two RoPE records agree in every field an export writes or checks. */
+static bool same_rope(const tsl_model_rope_t *a, const tsl_model_rope_t *b)
+{
+    return a->base == b->base && a->scaling == b->scaling &&
+           strcmp(a->scaling_type, b->scaling_type) == 0 &&
+           a->scaling_factor == b->scaling_factor && a->low_freq_factor == b->low_freq_factor &&
+           a->high_freq_factor == b->high_freq_factor &&
+           a->original_max_positions == b->original_max_positions && a->beta_fast == b->beta_fast &&
+           a->beta_slow == b->beta_slow && a->mscale == b->mscale &&
+           a->mscale_all_dim == b->mscale_all_dim;
+}
+
+/* The presets carry their model's RoPE and norm epsilon (no cost reads them; the
+ * Megatron export writes them, and Megatron-LM's --rotary-base is 10000 unless
+ * given): each equals what the published config.json in tests/data/hf states
+ * (Llama3-405B: Llama 3.1's rope_scaling, as llama3_1_8b.json gives it); those
+ * without a full config here are checked against the published values. */
+static void test_preset_rope(void)
+{
+    const struct {
+        const char *preset, *file;
+    } same[] = {
+        {"Llama3-8B", "llama3_8b.json"},
+        {"GPT-OSS-120B", "gpt_oss_120b.json"},
+        {"GPT-OSS-20B", "gpt_oss_20b.json"},
+        {"Llama4-Scout", "llama4_scout.json"},
+        {"Llama4-Maverick", "llama4_maverick.json"},
+        {"Nemotron-3-Nano", "nemotron_3_nano.json"},
+        {"Llama3-405B", "llama3_1_8b.json"},
+    };
+    tsl_model_t m, p;
+    tsl_err_t err = {0};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        CHECK(tsl_hf_config_load(path_of(same[i].file), 0, &m, &err) == 0, "%s", err.msg);
+        CHECK(tsl_model_preset(same[i].preset, &p, &err) == 0, "%s", err.msg);
+        CHECK(m.rope.base > 0.0 && same_rope(&p.rope, &m.rope) && p.norm_eps == m.norm_eps,
+              "%s: rope_theta %g (config %g), scaling %s x%g (config %s x%g), eps %g (config %g)",
+              same[i].preset, p.rope.base, m.rope.base, p.rope.scaling_type, p.rope.scaling_factor,
+              m.rope.scaling_type, m.rope.scaling_factor, p.norm_eps, m.norm_eps);
+        tsl_model_free(&p);
+        tsl_model_free(&m);
+    }
+    /* published config.json values: Llama-2-7b-hf (no rope_theta: transformers'
+     * 10000), Meta-Llama-3-70B, Mixtral-8x7B-v0.1, DeepSeek-V3 (YaRN factor 40,
+     * mscale 1, mscale_all_dim 1 over 4096, betas 32/1) */
+    const struct {
+        const char *preset;
+        double base, eps, factor;
+        uint8_t scaling;
+    } pub[] = {
+        {"Llama2-7B", 10000, 1e-5, 0, TSL_ROPE_SCALING_NONE},
+        {"Llama3-70B", 500000, 1e-5, 0, TSL_ROPE_SCALING_NONE},
+        {"Mixtral-8x7B", 1e6, 1e-5, 0, TSL_ROPE_SCALING_NONE},
+        {"DeepSeek-V3", 10000, 1e-6, 40, TSL_ROPE_SCALING_YARN},
+    };
+    for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+        CHECK(tsl_model_preset(pub[i].preset, &p, &err) == 0, "%s", err.msg);
+        CHECK(p.rope.base == pub[i].base && p.norm_eps == pub[i].eps &&
+                  p.rope.scaling == pub[i].scaling && p.rope.scaling_factor == pub[i].factor,
+              "%s: rope_theta %g, eps %g, scaling %u x%g", pub[i].preset, p.rope.base, p.norm_eps,
+              p.rope.scaling, p.rope.scaling_factor);
+        tsl_model_free(&p);
+    }
+    CHECK(tsl_model_preset("DeepSeek-V3", &p, &err) == 0 && p.rope.mscale == 1.0 &&
+              p.rope.mscale_all_dim == 1.0 && p.rope.original_max_positions == 4096 &&
+              p.rope.beta_fast == 32.0 && p.rope.beta_slow == 1.0,
+          "DeepSeek-V3: YaRN mscale %g/%g over %u", p.rope.mscale, p.rope.mscale_all_dim,
+          p.rope.original_max_positions);
+    tsl_model_free(&p);
+    /* a sequence of its own keeps them; a preset with learned positions has none */
+    CHECK(tsl_model_preset_seq("Llama3-70B", 4096, &p, &err) == 0 && p.rope.base == 500000.0 &&
+              p.norm_eps == 1e-5,
+          "Llama3-70B at seq 4096: rope_theta %g, eps %g", p.rope.base, p.norm_eps);
+    tsl_model_free(&p);
+    CHECK(tsl_model_preset("GPT3-175B", &p, &err) == 0 && p.rope.base == 0.0 && p.norm_eps == 0.0,
+          "GPT3-175B: no RoPE given (%g)", p.rope.base);
+    tsl_model_free(&p);
+}
+
 int main(void)
 {
     const char *d = getenv("TSL_TESTDATA");
@@ -960,5 +1039,6 @@ int main(void)
     test_moe();
     test_gpt_oss_llama4();
     test_nemotron_h();
+    test_preset_rope();
     return CHECK_DONE();
 }

@@ -1605,6 +1605,74 @@ static void test_megatron_vp5(void)
     tsl_cluster_free(&c);
 }
 
+/* The engine's need (search_engine.h need_samples_per_s) prunes a plain
+ * configuration only where no schedule of it can beat the need: a configuration
+ * whose best plan (any interleave v, costed with no need) beats it is costed to
+ * that same plan under it. The plain 1F1B stage times bound its zero-bubble
+ * schedules but not its interleaves, whose layer DP may run a stage faster
+ * (search_eval.c below_bar: floor_stage's least_k_s bounds every v; where the EP
+ * all-to-all overlap runs, interleaved only, nothing does). */
+static void test_need_keeps_interleaves(void)
+{
+    static const struct {
+        const char *model, *cluster;
+        uint32_t B, ep;
+    } cases[] = {{"BERT-Huge-32", "8xA100-40G", 64, 0},
+                 {"BERT-Huge-32", "8xRTX-TITAN-24G", 32, 0},
+                 {"GPT3-15B", "8xA100-80G", 32, 0},
+                 {"GPT2-1.3B", "8xA100-80G", 64, 0},
+                 /* the EP all-to-all overlap runs interleaved only: no floor */
+                 {"Mixtral-8x7B", "2x8xH100-80G:8xib400", 64, 8}};
+    static const uint32_t pps[] = {2, 4};
+    tsl_plan_t *free_, *held;
+    free_ = malloc(sizeof *free_);
+    held = malloc(sizeof *held);
+    CHECK(free_ && held, "out of memory");
+    int interleaved = 0, kept = 0;
+    for (size_t i = 0; free_ && held && i < sizeof cases / sizeof cases[0]; i++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        load(cases[i].model, cases[i].cluster, &m, &c);
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.global_batch = cases[i].B;
+        r.ep = cases[i].ep;
+        r.moe_alltoall = r.moe_a2a_overlap = cases[i].ep > 1;
+        tsl_space_t sp = tsl_space_tessel(&r);
+        tsl_engine_t e;
+        CHECK(tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        for (size_t pi = 0; pi < sizeof pps / sizeof pps[0]; pi++)
+            for (uint32_t mc = pps[pi]; mc <= cases[i].B; mc *= 2) {
+                const uint32_t P = pps[pi], B = cases[i].B;
+                uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+                tsl_partition_by_flops(&m, P, first);
+                tsl_plan_init(free_);
+                tsl_engine_eval(&e, B, P, mc, first, free_);
+                if (!free_->valid)
+                    continue;
+                e.need_samples_per_s = free_->samples_per_s * (1 - 1e-9);
+                tsl_plan_init(held);
+                tsl_engine_eval(&e, B, P, mc, first, held);
+                e.need_samples_per_s = 0;
+                interleaved += free_->interleave > 1;
+                kept += held->valid;
+                CHECK(held->valid && held->samples_per_s == free_->samples_per_s,
+                      "%s on %s, batch %u, pp %u, m %u: %.9g samples/s (v %u) without a need, "
+                      "%s under it",
+                      cases[i].model, cases[i].cluster, B, P, mc, free_->samples_per_s,
+                      free_->interleave, held->valid ? "another plan" : "pruned");
+            }
+        tsl_engine_free(&e);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
+    printf("need: %d configurations kept, %d of them interleaved\n", kept, interleaved);
+    CHECK(interleaved > 0, "no interleaved best among the configurations");
+    free(free_);
+    free(held);
+}
+
 int main(void)
 {
     test_interleave_any_v();
@@ -1639,5 +1707,6 @@ int main(void)
     test_zero_bubble();
     test_moe_ep();
     test_memo_fresh();
+    test_need_keeps_interleaves();
     return CHECK_DONE();
 }
