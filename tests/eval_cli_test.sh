@@ -333,6 +333,13 @@ TOML
 expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search
 grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+sp+ckpt" "$out" &&
     ok || bad "torchtitan: $(cat "$out")"
+# a misspelt key is refused, not priced at its default (TP 1): bad input, exit 2
+sed 's/^tensor_parallel_degree/tensor_paralel_degree/' "$dir/job.toml" >"$dir/typo.toml"
+expect 2 "line 7: .parallelism. tensor_paralel_degree is not a key of the section (did you mean tensor_parallel_degree?)" \
+    eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/typo.toml" --no-search
+printf '[job]\ndescription = """a job\n[parallelism]\ntensor_parallel_degree = 2\n' >"$dir/str.toml"
+expect 2 'line 2: a """ string is not closed' \
+    eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/str.toml" --no-search
 # eval checks its switches as plan does, for the configuration's stack: torchtitan
 # runs neither TE's userbuffers nor Megatron-LM's activation offloading
 expect 4 "tp_comm_overlap: torchtitan" eval --model GPT2-345M --cluster 8xA100-80G \
