@@ -749,15 +749,25 @@ else
 fi
 expect 2 "give one of" eval $m345 --tp 2 --profile /x --galvatron-profile /y
 expect 2 "give one of" eval $m345 --tp 2 --galvatron-profile /y --amp-profile /z
-# a path that is not there is said to be missing (path_kind.h), not searched for files
-expect 3 "amp profile /nonexistent: No such file or directory" eval $m345 --tp 2 --amp-profile /nonexistent
+# a path that is not there is said to be missing (path_kind.h), not searched for files;
+# bad input, exit 2 as plan --local says it (3 is tesseld's NOT_FOUND of a fingerprint)
+expect 2 "amp profile /nonexistent: No such file or directory" eval $m345 --tp 2 --amp-profile /nonexistent
+expect 2 "amp profile /nonexistent: No such file or directory" plan --local $m345 --amp-profile /nonexistent
+expect 2 "a directory without a config.json" eval --cluster 8xA100-80G --tp 2 --hf-config "$dir"
+expect 2 "a directory without a config.json" plan --local --cluster 8xA100-80G --hf-config "$dir"
+# an MoE model_type whose experts Tessel does not read: exit 2, as an unknown model_type
+moe_unread="model_type \"deepseek\" is a mixture-of-experts model"
+expect 2 "$moe_unread" eval --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json" --tp 2 --no-search
+expect 2 "$moe_unread" eval --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json" --tp 2
+expect 2 "$moe_unread" plan --local --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json"
 # AMP's layer times (synthetic files of its layout): the figures line names them
 expect 0 "" eval --model GPT2-345M --cluster 4x4xT4 --tp 1 --pp 2 --mbs 1 --batch 32 \
     --amp-profile "$(dirname "$0")/data/amp" --no-search
 grep -q "compute measured (amp-profile .*(G4)" "$out" && ok ||
     bad "no amp-profile figures line: $(cat "$out")"
 expect 2 "add --local" eval --server 127.0.0.1:1 $m345 --tp 2 --profile /x
-expect 3 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
+expect 2 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
+expect 2 "unable to open /nonexistent/p.json" plan --local $m345 --profile /nonexistent/p.json
 
 # --unfused-attn: the scores kept, so more activation memory than the flash default
 expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --json
