@@ -959,6 +959,23 @@ cp "$out" "$dir/aka0.json"
 expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
     ok || bad "attn_kernel on A100: $(cat "$out")"
+# the text output names the kernel in a stack line, and on a GPU without its table says
+# it prices as the GPU's one figure (plan and eval alike); none without --attn-kernel
+expect 0 "" eval $ak --attn-kernel cudnn
+grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn), at its published rate by head dimension and keys$" "$out" &&
+    ok || bad "eval attn_kernel stack line: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2
+grep -q "^  stack:     fused attention by FlashAttention-2 (attn_kernel flash2): A100-80G has no per-kernel table (H100, H200, H800), priced as the GPU's one figure$" "$out" &&
+    ok || bad "eval attn_kernel on A100: $(cat "$out")"
+printf '{"nodes": [{"type": "H100-80G", "gpus": 8}, {"type": "A100-80G", "gpus": 8}], "inter_gbit": 100}\n' >"$dir/h100-a100.json"
+expect 0 "" plan --local --model GPT2-345M --cluster "$dir/h100-a100.json" --batch 32 --no-baselines --attn-kernel flash2
+grep -q "^  stack:     fused attention by FlashAttention-2 (attn_kernel flash2): A100-80G has no per-kernel table" "$out" &&
+    ok || bad "plan attn_kernel, mixed cluster: $(cat "$out")"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xH200-141G --batch 32 --no-baselines --attn-kernel 2
+grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn), at its published" "$out" &&
+    ok || bad "plan attn_kernel on H200: $(cat "$out")"
+expect 0 "" eval $ak
+! grep -q "attn_kernel" "$out" && ok || bad "attn_kernel line without the flag: $(cat "$out")"
 expect 2 "attn-kernel: 'flash3' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel flash3
 expect 2 "attn-kernel: '0' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel 0
 # by its number as plan takes it (docs/tesselctl.md: flash2 or 1, cudnn or 2): the same plan
