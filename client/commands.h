@@ -83,8 +83,10 @@ const char *tsl_format_params(double n, char *buf, size_t cap);
 const char *tsl_format_seconds(double s, char *buf, size_t cap);
 /* The table of one <plan> object of that document (client/print.c); req holds the
  * request's memory_bytes and memory_reserve_bytes, which the budget line names (a
- * default budget: the device less the reserve), or NULL. */
-void tsl_print_plan(FILE *out, json_t *plan, json_t *req, tsl_print_tie_t tie);
+ * default budget: the device less the reserve), or NULL; cluster the document's
+ * cluster object (its description names the GPUs a named attention kernel is
+ * priced on), or NULL. */
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, tsl_print_tie_t tie);
 
 /* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
  * beside the search's (docs/tesselctl.md "eval"). */

@@ -109,6 +109,12 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
                         tsl_err_t *err);
 void tsl_eval_input_free(tsl_eval_input_t *in);
 
+/* The exit status of a failed tsl_eval_input_load: its code's (api/status.h),
+ * except that the loaders' TSL_E_NOTFOUND (a --profile, --amp-profile or
+ * --hf-config path that is not there) is bad input, 2, as plan --local exits; 3
+ * is tesseld's NOT_FOUND (docs/tesselctl.md "Exit status"). */
+int tsl_eval_input_exit(const tsl_err_t *err);
+
 /* In this process (eval_local.c), or through tesseld's Planner.EvaluatePlan
  * (eval_remote.c). Both print with tsl_eval_print. */
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co);

@@ -436,6 +436,12 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->target = eo->target;
 }
 
+int tsl_eval_input_exit(const tsl_err_t *err)
+{
+    tsl_errcode_t code = tsl_err_code(err);
+    return tsl_errcode_exit(code == TSL_E_NONE || code == TSL_E_NOTFOUND ? TSL_E_INVALID : code);
+}
+
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
 {
     tsl_eval_input_t in;
@@ -443,8 +449,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
     int rc;
     if (tsl_eval_input_load(eo, NULL, &in, &err) != 0) {
         fprintf(stderr, "tesselctl: eval: %s\n", err.msg);
-        rc =
-            tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID : tsl_err_code(&err));
+        rc = tsl_eval_input_exit(&err);
     } else {
         tsl_request_t r;
         tsl_eval_request(eo, &r);

@@ -57,7 +57,8 @@ int tsl_eval_print(json_t *doc, tsl_print_tie_t tie, const tsl_client_opts_t *co
         printf("  stack:     %s: priced with its defaults, within its rules (--target or the "
                "plan's)\n",
                target);
-    tsl_print_plan(stdout, plan, json_object_get(doc, "memory"), tie);
+    tsl_print_plan(stdout, plan, json_object_get(doc, "memory"), json_object_get(doc, "cluster"),
+                   tie);
     const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
     if (line && line[0])
         printf("%s\n", line);

@@ -170,8 +170,7 @@ int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co_in)
                              : assembled;
         if (tsl_eval_input_load(eo, cj, &in, &err) != 0) {
             fprintf(stderr, "tesselctl: eval: %s\n", err.msg);
-            rc = tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID
-                                                                   : tsl_err_code(&err));
+            rc = tsl_eval_input_exit(&err);
         } else {
             rc = send_eval(eo, &in, &pr, &co);
         }

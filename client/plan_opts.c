@@ -160,12 +160,15 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
 }
 
 /* The daemon keeps the last path component of a config's _name_or_path, and the
- * name is a plan's key in listings: printable, no '/', and short. */
+ * name is a plan's key in listings: printable, no '/', short, and not blanks only
+ * (which would list as no name). */
 int tsl_model_name_check(const char *name, tsl_err_t *err)
 {
     size_t n = strlen(name);
     if (n == 0 || n >= TSL_NAME_MAX)
         return tsl_err_set(err, "name: '%s' must be 1 to %d characters", name, TSL_NAME_MAX - 1);
+    if (strspn(name, " \t") == n)
+        return tsl_err_set(err, "name: '%s' is only blanks; give the model a name", name);
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f || name[i] == '/' || name[i] == '"')
             return tsl_err_set(err, "name: '%s' holds a '/', a quote or a control character", name);

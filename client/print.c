@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "args.h"
+#include "attn_kernel.h"
 #include "commands.h"
 #include "cost.h"
 #include "export.h"
+#include "gemm_eff.h"
 #include "mtp.h"
 
 static double num(json_t *o, const char *key)
@@ -285,7 +287,47 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  ep why:    %s\n", why);
 }
 
-static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, tsl_print_tie_t tie)
+/* The first GPU of a cluster description ("2 nodes x 8 A100-80G (80 GiB) + ...",
+ * tsl_cluster_describe) that has no per-kernel attention shares, into buf; false
+ * when every one has them or none is named. */
+static bool gpu_without_kernel_shares(const char *desc, char *buf, size_t cap)
+{
+    for (const char *p = desc ? strstr(desc, " x ") : NULL; p; p = strstr(p + 3, " x ")) {
+        const char *g = p + 3;
+        g += strspn(g, "0123456789");
+        g += strspn(g, " ");
+        snprintf(buf, cap, "%.*s", (int)strcspn(g, " ,("), g);
+        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf))
+            return true;
+    }
+    return false;
+}
+
+/* The fused attention kernel a request named (attn_kernel.h): its published shares
+ * on the H100 part; elsewhere the GPU's one figure, which the line says. */
+static void print_attn_kernel(FILE *out, json_t *plan, json_t *cluster)
+{
+    uint32_t k = (uint32_t)integer(plan, "attn_kernel");
+    if (k == TSL_ATTN_KERNEL_DEFAULT)
+        return;
+    const char *who = k == TSL_ATTN_KERNEL_FLASH2  ? "FlashAttention-2"
+                      : k == TSL_ATTN_KERNEL_CUDNN ? "cuDNN's fused SDPA"
+                                                   : "an unknown kernel";
+    char gpu[64];
+    if (gpu_without_kernel_shares(str(cluster, "description"), gpu, sizeof gpu))
+        fprintf(out,
+                "  stack:     fused attention by %s (attn_kernel %s): %s has no per-kernel "
+                "table (H100, H200, H800), priced as the GPU's one figure\n",
+                who, tsl_attn_kernel_name(k), gpu);
+    else
+        fprintf(out,
+                "  stack:     fused attention by %s (attn_kernel %s), at its published rate by "
+                "head dimension and keys\n",
+                who, tsl_attn_kernel_name(k));
+}
+
+static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t *cluster,
+                       tsl_print_tie_t tie)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
@@ -398,6 +440,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, tsl_pr
         fputs("  stack:     the DP all-reduce through DeepSpeed's gradient bucket (flatten, 1/DP "
               "scale, copy back into each .grad)\n",
               out);
+    print_attn_kernel(out, plan, cluster);
     if (json_is_true(json_object_get(plan, "tp_sync")))
         fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "
               "Megatron-LM v1.1.5 fork)\n",
@@ -454,9 +497,9 @@ tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m)
     return TSL_PRINT_TIE_HEAD;
 }
 
-void tsl_print_plan(FILE *out, json_t *plan, json_t *req, tsl_print_tie_t tie)
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, tsl_print_tie_t tie)
 {
-    print_plan(out, plan, NULL, req, tie);
+    print_plan(out, plan, NULL, req, cluster, tie);
 }
 
 static void print_baselines(FILE *out, json_t *doc, double best)
@@ -547,7 +590,8 @@ void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
         fprintf(out, "  no plan\n");
         return;
     }
-    print_plan(out, plan, doc, json_object_get(doc, "request"), tie);
+    print_plan(out, plan, doc, json_object_get(doc, "request"), json_object_get(doc, "cluster"),
+               tie);
     print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);

@@ -82,8 +82,15 @@ static int check_addr(const tsl_cfg_key_t *k, const char *v, tsl_err_t *err)
     if (v[0] == '\0')
         return 0;
     size_t plen = colon ? strlen(colon + 1) : 0;
-    bool ok = colon != NULL && colon != v && plen >= 1 && plen <= 5 &&
-              strspn(colon + 1, "0123456789") == plen && atol(colon + 1) <= 65535;
+    bool digits = colon != NULL && plen >= 1 && strspn(colon + 1, "0123456789") == plen;
+    /* a port that is a number, just too large, is said so: "not HOST:PORT" would
+     * send one looking at the host */
+    if (digits && colon != v && (plen > 5 || atol(colon + 1) > 65535))
+        return tsl_err_set(err,
+                           "%s.%s: port %s of '%s' is out of range 1..65535 (or 0: any free "
+                           "port)",
+                           k->section, k->key, colon + 1, v);
+    bool ok = digits && colon != v && plen <= 5;
     if (ok && v[0] == '[')
         ok = colon[-1] == ']';
     if (!ok)

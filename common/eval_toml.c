@@ -12,7 +12,9 @@
  *   their products, strings, True/False, lists of strings).
  *
  * Other keys are skipped unread; a key we read with the wrong type fails naming it
- * and its line.
+ * and its line. In the TOML form an unknown section, or an unknown key in a
+ * section Tessel reads, is refused (eval_toml_keys.h), as torchtitan v0.2 refuses
+ * it, unless the file names a custom config module (which may add fields).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include <strings.h>
 
 #include "eval_cfg.h"
+#include "eval_toml_keys.h"
 
 #define TT_VALUE 16384 /* an 80-stage module_fqns_per_model_part fits */
 
@@ -63,6 +66,9 @@ typedef struct tt_state {
      * without "model" among the components: the model runs eagerly (knobs.eager) */
     bool compile, compile_no_model;
     tt_seen_t *seen; /* the TOML form's keys */
+    /* [job] custom_config_module (v0.2) or [experimental] custom_args_module
+     * (v0.1) named: its own sections and keys are accepted unread */
+    bool custom;
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -587,20 +593,37 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     return tt_ckpt(c, st, err);
 }
 
-/* Cuts a '#' comment outside strings ("..." or '...'); the bracket depth after
- * the line goes into *depth. */
-static void cut_comment(char *s, int *depth)
+/* Where a line leaves the scan: the bracket depth, and the quote of a
+ * multi-line string (TOML's and Python's \"\"\" or \'\'\') still open. */
+typedef struct tt_scan {
+    int depth;
+    char triple;
+} tt_scan_t;
+
+/* Cuts a '#' comment outside strings ("..." or '...', and triple-quoted ones that
+ * may span lines), updating *sc. */
+static void cut_comment(char *s, tt_scan_t *sc)
 {
-    char q = 0;
+    char q = sc->triple;
     for (; *s; s++) {
-        if (q) {
+        bool three = s[0] && s[1] == s[0] && s[2] == s[0];
+        if (q && sc->triple) {
+            if (*s == q && three) {
+                q = sc->triple = 0;
+                s += 2;
+            }
+        } else if (q) {
             q = *s == q ? 0 : q;
         } else if (*s == '"' || *s == '\'') {
             q = *s;
+            if (three) {
+                sc->triple = q;
+                s += 2;
+            }
         } else if (*s == '[' || *s == '(') {
-            (*depth)++;
+            sc->depth++;
         } else if (*s == ']' || *s == ')') {
-            (*depth)--;
+            sc->depth--;
         } else if (*s == '#') {
             *s = '\0';
             return;
@@ -614,7 +637,7 @@ static int logical_line(const char **p, char *buf, size_t cap, uint32_t *line, u
                         tsl_err_t *err)
 {
     size_t n = 0;
-    int depth = 0;
+    tt_scan_t sc = {0};
     if (!**p)
         return 0;
     *line = *next;
@@ -625,13 +648,16 @@ static int logical_line(const char **p, char *buf, size_t cap, uint32_t *line, u
             return tsl_err_set(err, "torchtitan: line %u: longer than %zu bytes", *line, cap - 2);
         memcpy(buf + n, *p, len);
         buf[n + len] = '\0';
-        cut_comment(buf + n, &depth);
+        cut_comment(buf + n, &sc);
         n = strlen(buf);
         buf[n++] = ' ';
         buf[n] = '\0';
         *p += len + (nl ? 1 : 0);
         (*next)++;
-    } while (depth > 0 && **p);
+    } while ((sc.depth > 0 || sc.triple) && **p);
+    if (sc.triple) /* tomllib: "Unterminated string"; Python: a SyntaxError */
+        return tsl_err_set(err, "torchtitan: line %u: a %c%c%c string is not closed", *line,
+                           sc.triple, sc.triple, sc.triple);
     return 1;
 }
 
@@ -672,6 +698,31 @@ static int key_once(const toml_line_t *t, tt_seen_t *seen, tsl_err_t *err)
     return 0;
 }
 
+static const char *py_section(const char *key);
+
+/* t's key is one torchtitan has had in its section (eval_toml_keys.h), and not a
+ * key Tessel reads in another section at its older place ([training]
+ * tensor_parallel_degree of 2024, [experimental] pipeline_parallel_degree of
+ * v0.1.0's predecessors), which would price the default without a word. */
+static int toml_key_known(const toml_line_t *t, tsl_err_t *err)
+{
+    const char *home = py_section(t->key);
+    bool old_home = strcmp(t->section, "training") == 0 || strcmp(t->section, "experimental") == 0;
+    if (home && old_home && strcmp(home, t->section) != 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [%s] %s: an older torchtitan's place for it; "
+                           "Tessel reads [%s] %s (v0.1.0 on)",
+                           t->line, t->section, t->key, home, t->key);
+    /* the 2024 argparse flags --training.enable_float8_linear and kin */
+    bool old_fp8 = strstr(t->key, "float8_linear") != NULL || strstr(t->key, "fp8_linear") != NULL;
+    if (old_fp8 && strcmp(t->section, "training") == 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [training] %s: an older torchtitan's place for "
+                           "it; Tessel reads [float8] enable_float8_linear or [model] converters",
+                           t->line, t->key);
+    return tsl_tt_check_key(t->section, t->key, t->line, err);
+}
+
 /* A TOML line: a [section] header (into t->section) or key = value. */
 static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
@@ -683,7 +734,7 @@ static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         if (end == NULL || end[1])
             return tsl_err_set(err, "torchtitan: line %u: a section header without ']'", t->line);
         snprintf(t->section, sizeof t->section, "%.*s", (int)(end - s - 1), s + 1);
-        return 0;
+        return st->custom ? 0 : tsl_tt_check_section(t->section, t->line, err);
     }
     char *eq = strchr(s, '=');
     if (eq == NULL)
@@ -692,6 +743,8 @@ static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
     snprintf(t->key, sizeof t->key, "%s", trim(s));
     snprintf(t->value, sizeof t->value, "%s", trim(eq + 1));
     if (st->seen && key_once(t, st->seen, err) != 0)
+        return -1;
+    if (!st->custom && toml_key_known(t, err) != 0)
         return -1;
     return tt_line(t, c, st, err);
 }
@@ -883,9 +936,27 @@ static void py_other_converter(const char *text, tt_state_t *st)
     }
 }
 
+/* key = "non-empty" somewhere in text (a custom config module named). */
+static bool names_module(const char *text, const char *key)
+{
+    for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+        const char *q = p + strlen(key);
+        q += strspn(q, " \t");
+        if (*q++ != '=')
+            continue;
+        q += strspn(q, " \t");
+        if ((*q == '"' || *q == '\'') && q[1] && q[1] != *q)
+            return true;
+    }
+    return false;
+}
+
 int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
-    tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
+    tt_state_t st = {.python = is_python(text),
+                     .ac_mode = TSL_EVAL_CKPT_SELECTIVE,
+                     .custom = names_module(text, "custom_config_module") ||
+                               names_module(text, "custom_args_module")};
     /* Python: model_registry(..., converters=[Float8LinearConverter.Config(...)])
      * (torchtitan main: recipe rowwise, priced as tensorwise) or MXLinearConverter */
     if (st.python) {

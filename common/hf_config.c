@@ -1023,7 +1023,8 @@ static int64_t moe_experts(const json_t *root, const char **key)
 /* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss,
  * llama4, nemotron_h) are imported with their experts; any other config that
  * declares experts, or an MoE model_type not read, is refused: built as dense it
- * would be wrong in every figure. */
+ * would be wrong in every figure. TSL_E_INVALID, as an unknown model_type: an input
+ * Tessel does not read, exit 2 on every path (docs/tesselctl.md "Exit status"). */
 static const char *const moe_read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe",
                                        "deepseek_v2", "deepseek_v3", "gpt_oss",
                                        "llama4",      "llama4_text", "nemotron_h"};
@@ -1058,18 +1059,18 @@ static int refuse_moe(const json_t *root, const char *type, tsl_err_t *err)
         return 0;
     int64_t n = moe_experts(root, &key);
     if (n > 0)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "mixture-of-experts model (%s = %lld) of model_type %s is not "
-                            "supported: Tessel reads the experts of model_type %s only, and "
-                            "planned as dense it would be wrong in every figure",
-                            key, (long long)n, type ? type : "(none)",
-                            moe_read_list(read, sizeof read));
+        return tsl_err_set(err,
+                           "mixture-of-experts model (%s = %lld) of model_type %s is not "
+                           "supported: Tessel reads the experts of model_type %s only, and "
+                           "planned as dense it would be wrong in every figure",
+                           key, (long long)n, type ? type : "(none)",
+                           moe_read_list(read, sizeof read));
     for (size_t i = 0; type && i < sizeof(moe_types) / sizeof(moe_types[0]); i++) {
         if (strcmp(type, moe_types[i]) == 0)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "model_type \"%s\" is a mixture-of-experts model, which is not "
-                                "supported: Tessel reads the experts of model_type %s only",
-                                type, moe_read_list(read, sizeof read));
+            return tsl_err_set(err,
+                               "model_type \"%s\" is a mixture-of-experts model, which is not "
+                               "supported: Tessel reads the experts of model_type %s only",
+                               type, moe_read_list(read, sizeof read));
     }
     return 0;
 }

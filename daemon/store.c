@@ -8,6 +8,7 @@
  * failing half-way with SQLITE_BUSY on the upgrade to a write lock.
  */
 #include "store.h"
+#include "store_natural.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -294,6 +295,12 @@ static int store_open(const char *path, bool reader, tsl_store_t **out, tsl_err_
         goto fail;
     }
     sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+    /* the registry's listings sort labels by it ("mb": "2" before "16") */
+    if (tsl_store_natural_register(s->db) != SQLITE_OK) {
+        tsl_err_set(err, "database %s: cannot register a collation: %s", path,
+                    sqlite3_errmsg(s->db));
+        goto fail;
+    }
     if (reader) {
         *out = s;
         return 0;

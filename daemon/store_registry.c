@@ -522,7 +522,7 @@ int tsl_registry_report(tsl_store_t *s, const char *worker_id, const char *repor
 static const char AGG_SQL[] =
     "SELECT gpu_model, link_class, name, labels_json, unit, value, n_samples, simulated, "
     "updated_unix FROM hardware WHERE (?1 = '' OR gpu_model = ?1) "
-    "ORDER BY gpu_model, simulated, link_class, name, labels_json";
+    "ORDER BY gpu_model, simulated, link_class, name, labels_json COLLATE tsl_natural";
 
 /* A node's newest profile and its newest link probe report (neither hides the other). */
 static const char RAW_SQL[] =
@@ -535,7 +535,7 @@ static const char RAW_SQL[] =
     "  WHERE r.worker_id = w.worker_id AND (r.report_id LIKE 'link:%') = (k.link = 1) "
     "  ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
     "  FROM (SELECT 0 AS link UNION ALL SELECT 1) k) "
-    "ORDER BY w.worker_id, p.device_index, p.name, p.labels_json";
+    "ORDER BY w.worker_id, p.device_index, p.name, p.labels_json COLLATE tsl_natural";
 
 static void row_to_measurement(sqlite3_stmt *st, bool raw, tsl_reg_measurement_t *m)
 {

@@ -62,6 +62,12 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
                     : 0.0;
 }
 
+bool tsl_gemm_eff_kernel_shares(const char *name)
+{
+    int f = family_of(name);
+    return f >= 0 && sm_table[f].hopper;
+}
+
 /* Fraction of the SMs the GEMM's tiles (and split-K slices) keep busy. */
 static double occupancy(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
 {

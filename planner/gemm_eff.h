@@ -30,6 +30,8 @@
 #ifndef TSL_GEMM_EFF_H
 #define TSL_GEMM_EFF_H
 
+#include <stdbool.h>
+
 #define TSL_GEMM_TILE               128.0  /* T: output tile edge (cuBLAS bf16 Hopper/Ampere) */
 #define TSL_GEMM_SPLIT_K            1024.0 /* K_split: depth per extra split-K unit (fitted) */
 #define TSL_GEMM_K_HALF_PER_BALANCE 0.705  /* c: k_half per FLOP/byte (fitted, H100) */
@@ -97,6 +99,11 @@ typedef struct tsl_gemm_eff {
  * An unknown family or a bandwidth of 0 leaves that term out (the
  * rate is then e_max · the remaining terms, as a flat efficiency was). */
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
+
+/* Whether the GPU of that name is the H100 part (H100, H200, H800), where a named
+ * attention kernel takes attn_kernel.h's per-kernel shares; elsewhere it is priced
+ * as the family's one figure (tesselctl's text output says which). */
+bool tsl_gemm_eff_kernel_shares(const char *name);
 
 /* occupancy alone (the fused attention kernel: one block per 128 queries per
  * head, its own rate in place of e_max · depth), in (0, 1]. */

@@ -227,6 +227,8 @@ echo "$tiny" | "$ctl" eval --local --hf-config - --name tiny-gpt --cluster 1xA10
 grep -q "^Given plan for tiny-gpt " "$out" && ok || bad "eval --name: $(head -1 "$out") $(cat "$err")"
 expect 2 "name: --name names an --hf-config model" plan --local --model GPT2-345M --name x --cluster 8xA100-80G
 expect 2 "name: 'a/b' holds a '/'" plan --local --hf-config - --name a/b --cluster 8xA100-80G
+expect 2 "name: ' ' is only blanks" plan --local --hf-config - --name ' ' --cluster 8xA100-80G
+expect 2 "name: '  ' is only blanks" eval --local --hf-config - --name '  ' --cluster 8xA100-80G
 
 # --max-batch is the sweep's ceiling only: a larger --batch is planned as given
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 8192 --no-baselines --json

@@ -333,6 +333,13 @@ TOML
 expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search
 grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+sp+ckpt" "$out" &&
     ok || bad "torchtitan: $(cat "$out")"
+# a misspelt key is refused, not priced at its default (TP 1): bad input, exit 2
+sed 's/^tensor_parallel_degree/tensor_paralel_degree/' "$dir/job.toml" >"$dir/typo.toml"
+expect 2 "line 7: .parallelism. tensor_paralel_degree is not a key of the section (did you mean tensor_parallel_degree?)" \
+    eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/typo.toml" --no-search
+printf '[job]\ndescription = """a job\n[parallelism]\ntensor_parallel_degree = 2\n' >"$dir/str.toml"
+expect 2 'line 2: a """ string is not closed' \
+    eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/str.toml" --no-search
 # eval checks its switches as plan does, for the configuration's stack: torchtitan
 # runs neither TE's userbuffers nor Megatron-LM's activation offloading
 expect 4 "tp_comm_overlap: torchtitan" eval --model GPT2-345M --cluster 8xA100-80G \
@@ -742,15 +749,25 @@ else
 fi
 expect 2 "give one of" eval $m345 --tp 2 --profile /x --galvatron-profile /y
 expect 2 "give one of" eval $m345 --tp 2 --galvatron-profile /y --amp-profile /z
-# a path that is not there is said to be missing (path_kind.h), not searched for files
-expect 3 "amp profile /nonexistent: No such file or directory" eval $m345 --tp 2 --amp-profile /nonexistent
+# a path that is not there is said to be missing (path_kind.h), not searched for files;
+# bad input, exit 2 as plan --local says it (3 is tesseld's NOT_FOUND of a fingerprint)
+expect 2 "amp profile /nonexistent: No such file or directory" eval $m345 --tp 2 --amp-profile /nonexistent
+expect 2 "amp profile /nonexistent: No such file or directory" plan --local $m345 --amp-profile /nonexistent
+expect 2 "a directory without a config.json" eval --cluster 8xA100-80G --tp 2 --hf-config "$dir"
+expect 2 "a directory without a config.json" plan --local --cluster 8xA100-80G --hf-config "$dir"
+# an MoE model_type whose experts Tessel does not read: exit 2, as an unknown model_type
+moe_unread="model_type \"deepseek\" is a mixture-of-experts model"
+expect 2 "$moe_unread" eval --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json" --tp 2 --no-search
+expect 2 "$moe_unread" eval --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json" --tp 2
+expect 2 "$moe_unread" plan --local --cluster 8xA100-80G --hf-config "$hf/deepseek_moe.json"
 # AMP's layer times (synthetic files of its layout): the figures line names them
 expect 0 "" eval --model GPT2-345M --cluster 4x4xT4 --tp 1 --pp 2 --mbs 1 --batch 32 \
     --amp-profile "$(dirname "$0")/data/amp" --no-search
 grep -q "compute measured (amp-profile .*(G4)" "$out" && ok ||
     bad "no amp-profile figures line: $(cat "$out")"
 expect 2 "add --local" eval --server 127.0.0.1:1 $m345 --tp 2 --profile /x
-expect 3 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
+expect 2 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
+expect 2 "unable to open /nonexistent/p.json" plan --local $m345 --profile /nonexistent/p.json
 
 # --unfused-attn: the scores kept, so more activation memory than the flash default
 expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --json
@@ -942,6 +959,23 @@ cp "$out" "$dir/aka0.json"
 expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
     ok || bad "attn_kernel on A100: $(cat "$out")"
+# the text output names the kernel in a stack line, and on a GPU without its table says
+# it prices as the GPU's one figure (plan and eval alike); none without --attn-kernel
+expect 0 "" eval $ak --attn-kernel cudnn
+grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn), at its published rate by head dimension and keys$" "$out" &&
+    ok || bad "eval attn_kernel stack line: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2
+grep -q "^  stack:     fused attention by FlashAttention-2 (attn_kernel flash2): A100-80G has no per-kernel table (H100, H200, H800), priced as the GPU's one figure$" "$out" &&
+    ok || bad "eval attn_kernel on A100: $(cat "$out")"
+printf '{"nodes": [{"type": "H100-80G", "gpus": 8}, {"type": "A100-80G", "gpus": 8}], "inter_gbit": 100}\n' >"$dir/h100-a100.json"
+expect 0 "" plan --local --model GPT2-345M --cluster "$dir/h100-a100.json" --batch 32 --no-baselines --attn-kernel flash2
+grep -q "^  stack:     fused attention by FlashAttention-2 (attn_kernel flash2): A100-80G has no per-kernel table" "$out" &&
+    ok || bad "plan attn_kernel, mixed cluster: $(cat "$out")"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xH200-141G --batch 32 --no-baselines --attn-kernel 2
+grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn), at its published" "$out" &&
+    ok || bad "plan attn_kernel on H200: $(cat "$out")"
+expect 0 "" eval $ak
+! grep -q "attn_kernel" "$out" && ok || bad "attn_kernel line without the flag: $(cat "$out")"
 expect 2 "attn-kernel: 'flash3' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel flash3
 expect 2 "attn-kernel: '0' is not flash2 (1) or cudnn (2)" eval $ak --attn-kernel 0
 # by its number as plan takes it (docs/tesselctl.md: flash2 or 1, cudnn or 2): the same plan

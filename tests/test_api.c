@@ -619,6 +619,29 @@ static void test_decode_target_mtp(void)
     }
 }
 
+/* An MoE config whose experts Tessel does not read (DBRX) is bad input through
+ * tesseld as with --local: INVALID_ARGUMENT, tesselctl's exit 2. */
+static void test_decode_moe_unread(void)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
+    req.hf_config_json = (char *)"{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_layers\": 2, "
+                                 "\"n_heads\": 4, \"vocab_size\": 100}";
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = (char *)"8xH100-80G";
+    req.global_batch = 16;
+    tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
+    tsl_plan_input_t in;
+    tsl_err_t err = {0};
+    memset(&in, 0, sizeof in);
+    CHECK(tsl_plan_request_decode(&req, &lim, &in, &err) == -1 &&
+              strstr(err.msg, "mixture-of-experts") &&
+              tsl_errcode_status(tsl_err_code(&err)) == GRPC_STATUS_INVALID_ARGUMENT &&
+              tsl_status_exit(GRPC_STATUS_INVALID_ARGUMENT) == 2,
+          "dbrx: code %d: %s", (int)tsl_err_code(&err), err.msg);
+    tsl_plan_input_free(&in);
+}
+
 int main(void)
 {
     test_status_table();
@@ -636,5 +659,6 @@ int main(void)
     test_decode_bounds();
     test_decode_reserve();
     test_decode_target_mtp();
+    test_decode_moe_unread();
     return CHECK_DONE();
 }

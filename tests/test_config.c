@@ -105,6 +105,15 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "log.level", "loud", &err) == -1 && strstr(err.msg, "log.level"), "%s",
           err.msg);
     CHECK(tsl_config_set(&c, "http", "127.0.0.1:0", &err) == 0, "http port 0: %s", err.msg);
+    /* a port past 65535 is named as out of range, not as a malformed address */
+    CHECK(tsl_config_set(&c, "http", "127.0.0.1:99999", &err) == -1 &&
+              strstr(err.msg, "server.http: port 99999 of '127.0.0.1:99999' is out of range "
+                              "1..65535"),
+          "http port 99999: %s", err.msg);
+    CHECK(tsl_config_set(&c, "tcp", "[::1]:1234567", &err) == -1 &&
+              strstr(err.msg, "port 1234567") && strstr(err.msg, "out of range 1..65535"),
+          "tcp port 1234567: %s", err.msg);
+    CHECK(tsl_config_set(&c, "http", "127.0.0.1:65535", &err) == 0, "port 65535: %s", err.msg);
     CHECK(tsl_config_set(&c, "http", "[::1]:9464", &err) == 0, "v6: %s", err.msg);
     CHECK(tsl_config_set(&c, "http", "", &err) == 0 && c.http[0] == '\0', "off");
     CHECK(tsl_config_set(&c, "tcp", "localhost", &err) == -1 && strstr(err.msg, "server.tcp"),

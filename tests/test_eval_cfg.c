@@ -733,6 +733,58 @@ static void test_torchtitan_toml(void)
           "mode: %s", err.msg);
 }
 
+/* Refuses a TOML key torchtitan never had in a section Tessel reads (a typo would
+ * price its default: TP 1), an unknown section, a key at its pre-v0.1.0 place and
+ * an unterminated \"\"\" string; accepts unread the keys of other sections and
+ * anything under a custom config module. */
+static void tt_refuses(const char *text, const char *want1, const char *want2)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_torchtitan(text, &c, &err) == -1 && strstr(err.msg, want1) &&
+              strstr(err.msg, want2),
+          "%s: %s", want1, err.msg);
+}
+
+static void test_torchtitan_unknown(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    tt_refuses("[training]\nseq_len = 8\n[parallelism]\ntensor_paralel_degree = 8\n",
+               "line 4: [parallelism] tensor_paralel_degree",
+               "did you mean tensor_parallel_degree");
+    tt_refuses("[paralellism]\ntensor_parallel_degree = 8\n", "line 1: [paralellism]",
+               "did you mean [parallelism]");
+    tt_refuses("[activation_checkpoint]\nzzz = 1\n", "[activation_checkpoint] zzz",
+               "its keys: debug determinism_check");
+    tt_refuses("[training]\ntensor_parallel_degree = 8\n", "[training] tensor_parallel_degree",
+               "Tessel reads [parallelism] tensor_parallel_degree");
+    tt_refuses("[job]\ncustom_config_module = \"\"\n[mine]\nx = 1\n", "[mine]",
+               "not a torchtitan section");
+    tt_refuses("[job]\ndescription = \"\"\"never closed\n[parallelism]\n"
+               "tensor_parallel_degree = 8\n",
+               "line 2", "\"\"\" string is not closed");
+    /* [optimizer] is not priced: its keys stay unread, known or not */
+    CHECK(tsl_eval_cfg_torchtitan("[optimizer]\nlr_typo = 1\n[parallelism]\n"
+                                  "tensor_parallel_degree = 2\n",
+                                  &c, &err) == 0 &&
+              c.tp == 2,
+          "optimizer: %s", err.msg);
+    /* a custom module may add sections and keys */
+    CHECK(tsl_eval_cfg_torchtitan("[job]\ncustom_config_module = \"my.cfg\"\n[mine]\nx = 1\n"
+                                  "[parallelism]\nmy_degree = 2\ntensor_parallel_degree = 2\n",
+                                  &c, &err) == 0 &&
+              c.tp == 2,
+          "custom: %s", err.msg);
+    /* a closed multi-line string: its lines are its text, not keys */
+    CHECK(tsl_eval_cfg_torchtitan("[job]\ndescription = \"\"\"a\n[parallelism]\n"
+                                  "tensor_parallel_degree = 8\n\"\"\"\n[parallelism]\n"
+                                  "tensor_parallel_degree = 4\n",
+                                  &c, &err) == 0 &&
+              c.tp == 4,
+          "multi-line string: %s", err.msg);
+}
+
 /* torchtitan: SP with TP, global_batch_size -1, CP refused, schedules, its split
  * rule, model parts over several lines, and the Python form. */
 static void test_torchtitan_keys(void)
@@ -1107,6 +1159,7 @@ int main(void)
     test_megatron_validate();
     test_torchtitan_toml();
     test_torchtitan_keys();
+    test_torchtitan_unknown();
     test_cfg_refusals();
     test_round_trips();
     test_megatron_modules();

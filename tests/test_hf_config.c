@@ -124,9 +124,10 @@ static void test_neox_forms(void)
     for (size_t i = 0; i < 2; i++) {
         tsl_err_t e = {0};
         CHECK(tsl_hf_config_load(path_of(moe[i]), 0, &m, &e) == -1 &&
-                  tsl_err_code(&e) == TSL_E_UNSUPPORTED && has(&e, "mixture-of-experts"),
+                  tsl_err_code(&e) == TSL_E_INVALID && has(&e, "mixture-of-experts"),
               "%s refused as MoE: %s", moe[i], e.msg);
-        /* Tessel plans MoE models with expert parallelism: the refusal names the
+        /* INVALID, as an unknown model_type: exit 2 from plan, eval and tesseld alike.
+         * Tessel plans MoE models with expert parallelism: the refusal names the
          * model_types whose experts it reads, not "dense models only" */
         CHECK(has(&e, "qwen2_moe") && has(&e, "deepseek_v3") && !has(&e, "dense models only") &&
                   !has(&e, "no expert-parallel dimension"),

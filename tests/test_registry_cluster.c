@@ -16,6 +16,7 @@
 #include "check.h"
 #include "registry_cluster.h"
 #include "request.h"
+#include "store_natural.h"
 #include "store_registry.h"
 
 #define MODEL "NVIDIA H100 80GB HBM3"
@@ -221,6 +222,53 @@ static void test_names(void)
           err.msg);
 }
 
+/* The labels of the "nat_probe" rows, in the order the store lists them. */
+typedef struct nat_rows {
+    char labels[4][32];
+    size_t n;
+} nat_rows_t;
+
+static int take_nat(void *ud, const tsl_reg_measurement_t *m)
+{
+    nat_rows_t *r = ud;
+    if (strcmp(m->name, "nat_probe") == 0 && r->n < 4)
+        snprintf(r->labels[r->n++], sizeof r->labels[0], "%s", m->labels_json);
+    return 0;
+}
+
+/* `tesselctl profiles` lists labels in natural order: mb 2, 4, 16 (a text order
+ * gives 16, 2, 4), raw by node and aggregated alike. */
+static void test_natural_order(tsl_store_t *s)
+{
+    CHECK(tsl_natural_cmp("mb=2", 4, "mb=16", 5) < 0 && tsl_natural_cmp("mb=16", 5, "mb=2", 4) > 0,
+          "2 before 16");
+    CHECK(tsl_natural_cmp("a10b", 4, "a10c", 4) < 0 && tsl_natural_cmp("x", 1, "x1", 2) < 0 &&
+              tsl_natural_cmp("v02", 3, "v2", 2) < 0 && tsl_natural_cmp("v2", 2, "v2", 2) == 0,
+          "ties and prefixes");
+    char id[TSL_WORKER_ID_LEN + 1];
+    add_worker(s, "node-nat", 1, now, id);
+    tsl_reg_measurement_t m[3];
+    const char *mb[] = {"{\"mb\": \"16\"}", "{\"mb\": \"2\"}", "{\"mb\": \"4\"}"};
+    for (size_t i = 0; i < 3; i++)
+        m[i] = (tsl_reg_measurement_t){.name = "nat_probe",
+                                       .unit = "s",
+                                       .value = 1e-3,
+                                       .labels_json = mb[i],
+                                       .link_class = "",
+                                       .per_device = true};
+    tsl_reg_report_result_t res;
+    tsl_err_t err = {0};
+    CHECK(tsl_registry_report(s, id, "nat-1", now, now, m, 3, &res, &err) == 0, "%s", err.msg);
+    for (int raw = 0; raw < 2; raw++) {
+        nat_rows_t r = {0};
+        CHECK(tsl_registry_profile(s, MODEL, raw ? "node-nat" : NULL, take_nat, &r, &err) == 0 &&
+                  r.n == 3 && strcmp(r.labels[0], mb[1]) == 0 && strcmp(r.labels[1], mb[2]) == 0 &&
+                  strcmp(r.labels[2], mb[0]) == 0,
+              "%s: %zu rows: %s, %s, %s %s", raw ? "raw" : "aggregate", r.n, r.labels[0],
+              r.labels[1], r.labels[2], err.msg);
+    }
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -239,6 +287,7 @@ int main(void)
         test_all(s);
         test_named(s);
         test_stale(s, id1);
+        test_natural_order(s);
         tsl_store_close(s);
     }
     unlink(path);
