@@ -1450,6 +1450,22 @@ static void test_moe_switch_note(void)
     tsl_model_free(&moe);
 }
 
+/* A GPT of n layers (hidden 4096, vocabulary 32000): the Megatron split and
+ * interleave tests' model. */
+static void gpt_layers(uint32_t n, tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = n,
+                            .hidden = 4096,
+                            .ffn_hidden = 16384,
+                            .heads = 32,
+                            .seq_len = 2048,
+                            .vocab = 32000,
+                            .positions = 2048};
+    CHECK(!tsl_model_build(&spec, "gpt", m, &err), "%s", err.msg);
+}
+
 /* Megatron-LM's interleaved split with the embedding and the loss counted as
  * layers (target.h tsl_target_megatron_vp, Megatron-LM d98e8a6
  * get_num_layers_to_build): a GPT of 14 layers (hidden 4096, vocabulary 32000:
@@ -1463,15 +1479,7 @@ static void test_megatron_account_split(void)
     tsl_err_t err = {0};
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
-                            .layers = 14,
-                            .hidden = 4096,
-                            .ffn_hidden = 16384,
-                            .heads = 32,
-                            .seq_len = 2048,
-                            .vocab = 32000,
-                            .positions = 2048};
-    CHECK(!tsl_model_build(&spec, "gpt-14", &m, &err), "%s", err.msg);
+    gpt_layers(14, &m);
     tsl_cluster_init(&c);
     CHECK(!tsl_cluster_parse_spec(&c, "8xH100-80G", &err), "%s", err.msg);
     tsl_request_t r = fixed_request(16);
@@ -1497,21 +1505,6 @@ static void test_megatron_account_split(void)
     free(v);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
-}
-
-/* A GPT of n layers (hidden 4096, vocabulary 32000), as test_megatron_account_split. */
-static void gpt_layers(uint32_t n, tsl_model_t *m)
-{
-    tsl_err_t err = {0};
-    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
-                            .layers = n,
-                            .hidden = 4096,
-                            .ffn_hidden = 16384,
-                            .heads = 32,
-                            .seq_len = 2048,
-                            .vocab = 32000,
-                            .positions = 2048};
-    CHECK(!tsl_model_build(&spec, "gpt", m, &err), "%s", err.msg);
 }
 
 /* The interleaves beyond the doubling's 2 and 4, in Tessel's own space (no
