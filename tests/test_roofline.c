@@ -59,6 +59,21 @@ static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a)
     return l;
 }
 
+/* Llama 3 70B's block at 8K (causal: a GPT-style block; 64 query / 8 KV heads). */
+static tsl_layer_t llama70b_layer(void)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 8192,
+                     .hidden = 8192,
+                     .ffn_hidden = 28672,
+                     .heads = 64,
+                     .kv_heads = 8,
+                     .causal = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
 static void test_layers(void)
 {
     tsl_roofline_dev_t d = h100(), flat;
@@ -476,15 +491,7 @@ static void test_blackwell_flash(void)
     CHECK(d.gemm_flops == 2500e12 * 0.581, "the sustained GEMM rate %g", d.gemm_flops);
     CHECK(d.shape.attn_fwd_flops > d.gemm_flops && d.shape.attn_bwd_flops < d.gemm_flops,
           "the forward share capped at the GEMM rate, the backward's below it");
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, /* causal: a GPT-style block */
-                     .seq_len = 8192,
-                     .hidden = 8192,
-                     .ffn_hidden = 28672,
-                     .heads = 64,
-                     .kv_heads = 8,
-                     .causal = true};
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = llama70b_layer();
     double flops = 4.0 * 8192 * 4096.5 * 8192 / 2;
     CHECK(flops == 549822922752.0, "core FLOPs per rank %.17g", flops);
     double r = TSL_ATTN_CAUSAL_EFF * 4096.5 / (4096.5 + TSL_ATTN_CAUSAL_KEYS);
@@ -549,15 +556,7 @@ static void test_hopper_attn_kernel(void)
     CHECK(h != NULL && b != NULL, "H100, B200 built in");
     if (h == NULL || b == NULL)
         return;
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 8192,
-                     .hidden = 8192,
-                     .ffn_hidden = 28672,
-                     .heads = 64,
-                     .kv_heads = 8,
-                     .causal = true};
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = llama70b_layer();
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, h->peak_flops * h->efficiency, h->mem_bw);
     tsl_gemm_eff_for_gpu(&d.shape, h->name, h->peak_flops, h->mem_bw);
