@@ -464,6 +464,18 @@ static Tessel__V1__PlanRequest preset_request(const char *preset)
     return req;
 }
 
+/* A PlanRequest for an HF config.json text on 8xH100-80G, batch 16. */
+static Tessel__V1__PlanRequest hf_request(const char *config_json)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
+    req.hf_config_json = (char *)config_json;
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = (char *)"8xH100-80G";
+    req.global_batch = 16;
+    return req;
+}
+
 /* A PlanRequest's MTP switches decoded as plan --local applies them: GPT2-345M (26
  * layers) with 2 depths of its own copy of the last block has 26 + 2 x (entry, block,
  * head copy) = 32 layers, the fingerprint plan --local computes on that model, and
@@ -581,12 +593,7 @@ static void test_decode_target_mtp(void)
                      "\"moe_intermediate_size\": 32, \"num_nextn_predict_layers\": 1}";
     const uint32_t targets[] = {TSL_TARGET_MEGATRON, TSL_TARGET_TORCHTITAN}, layers[] = {7, 4};
     for (int k = 0; k < 2; k++) {
-        Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
-        req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
-        req.hf_config_json = (char *)js;
-        req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-        req.cluster_spec = (char *)"8xH100-80G";
-        req.global_batch = 16;
+        Tessel__V1__PlanRequest req = hf_request(js);
         req.target = (Tessel__V1__Target)targets[k];
         tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
         tsl_plan_input_t in;
@@ -623,13 +630,9 @@ static void test_decode_target_mtp(void)
  * tesseld as with --local: INVALID_ARGUMENT, tesselctl's exit 2. */
 static void test_decode_moe_unread(void)
 {
-    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
-    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
-    req.hf_config_json = (char *)"{\"model_type\": \"dbrx\", \"d_model\": 64, \"n_layers\": 2, "
-                                 "\"n_heads\": 4, \"vocab_size\": 100}";
-    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-    req.cluster_spec = (char *)"8xH100-80G";
-    req.global_batch = 16;
+    Tessel__V1__PlanRequest req =
+        hf_request("{\"model_type\": \"dbrx\", \"d_model\": 64, "
+                   "\"n_layers\": 2, \"n_heads\": 4, \"vocab_size\": 100}");
     tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
     tsl_plan_input_t in;
     tsl_err_t err = {0};
