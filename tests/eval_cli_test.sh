@@ -958,6 +958,8 @@ python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv
 expect 0 "" eval $gz --sdp-nosync
 grep -q "stack:     SDP kept unsharded between micro-batches" "$out" && ok ||
     bad "sdp_nosync stack line: $(cat "$out")"
+expect 4 "megatron: does not keep its sharded data-parallel level unsharded between micro-batches" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --target megatron
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices
