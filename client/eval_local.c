@@ -411,6 +411,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->grad_buf_bytes = eo->grad_buf_bytes;
     r->ds_grad_bucket = eo->ds_grad_bucket;
+    r->sdp_nosync = eo->sdp_nosync;
     r->attn_kernel = eo->attn_kernel;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;

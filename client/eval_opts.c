@@ -21,7 +21,7 @@ static const char eval_usage[] =
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--no-fp32-master] [--bf16-moments]\n"
-    "                      [--lazy-grads] [--opt-step STEP]\n"
+    "                      [--lazy-grads] [--sdp-nosync] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
@@ -175,6 +175,10 @@ static const char eval_usage[] =
     "  --lazy-grads        the gradients exist from each chunk's first backward to\n"
     "                      the step (PyTorch FSDP), not in a buffer kept all along\n"
     "                      (Megatron-LM): interleaved 1F1B's peak\n"
+    "  --sdp-nosync        the SDP (FSDP) level kept unsharded between micro-batches\n"
+    "                      (torchtitan's FSDP2 under PP): weights gathered once per\n"
+    "                      iteration, gradients accumulated unsharded and\n"
+    "                      reduce-scattered after the last micro-batch\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -315,6 +319,7 @@ enum {
     OPT_GRAD_BYTES,
     OPT_GRAD_BUF_BYTES,
     OPT_DS_GRAD_BUCKET,
+    OPT_SDP_NOSYNC,
     OPT_ATTN_KERNEL,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
@@ -398,6 +403,7 @@ static const struct option eval_long[] = {
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
+    {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
@@ -628,6 +634,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
+    case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

@@ -440,6 +440,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         fputs("  stack:     the DP all-reduce through DeepSpeed's gradient bucket (flatten, 1/DP "
               "scale, copy back into each .grad)\n",
               out);
+    if (json_is_true(json_object_get(plan, "sdp_nosync")))
+        fputs("  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
+              "weights gathered once, gradients reduce-scattered after the last micro-batch\n",
+              out);
     print_attn_kernel(out, plan, cluster);
     if (json_is_true(json_object_get(plan, "tp_sync")))
         fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "

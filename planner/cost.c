@@ -629,6 +629,14 @@ static double optimizer_bytes(const tsl_cost_knobs_t *k)
     return k->bf16_moments ? 4.0 + 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
 }
 
+/* Whether the SDP level keeps its weights gathered and its gradients unsharded
+ * between micro-batches (knobs.sdp_nosync, torchtitan's FSDP2 under PP): then they
+ * are model states, not the backward's transient. */
+static inline bool sdp_holds_unsharded(const tsl_cost_knobs_t *k, degrees_t g)
+{
+    return k->sdp_nosync && g.z > 1;
+}
+
 /* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
  * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 16-bit
  * weights + g gradient bytes + 12 optimizer bytes (fp32 master, m, v), all
@@ -644,16 +652,20 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
     double opt = optimizer_bytes(k);
     double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
+    if (sdp_holds_unsharded(k, g)) /* the gathered 16-bit weights and the whole gradients */
+        return p * (TSL_BYTES_PER_PARAM_FP16 + gb / grad_div) + p / z * (weights + opt / opt_div);
     return p / z * (weights + gb / grad_div + opt / opt_div);
 }
 
 /* The backward's transient bytes beyond the states (layer_memory, the end). */
-static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, double gb)
+static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, double gb,
+                              const tsl_cost_knobs_t *k)
 {
     double b = 0.0, z = g.z;
     /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
-     * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard. */
-    if (g.z > 1)
+     * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard
+     * (states already, where the level keeps them: sdp_nosync). */
+    if (g.z > 1 && !sdp_holds_unsharded(k, g))
         b += ceil((2.0 + gb) * p * (g.z - 1) / z);
     /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
     if (s->zero >= 2 && g.d > 1)
@@ -661,10 +673,12 @@ static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, do
     return b;
 }
 
-/* The gradient part of states_bytes: g bytes per parameter, ÷ z, ÷ d under ZeRO-2. */
+/* The gradient part of states_bytes: g bytes per parameter, ÷ z (not where the SDP
+ * level accumulates them unsharded: sdp_nosync), ÷ d under ZeRO-2. */
 static double grads_bytes(const tsl_strategy_t *s, degrees_t g, double p, const tsl_cost_knobs_t *k)
 {
-    return p / g.z * grad_elem_bytes(k) / (s->zero >= 2 ? g.d : 1);
+    double z = sdp_holds_unsharded(k, g) ? 1.0 : g.z;
+    return p / z * grad_elem_bytes(k) / (s->zero >= 2 ? g.d : 1);
 }
 
 /* Adds d bytes (d < 0: takes them away, down to 0) to *b. */
@@ -774,8 +788,15 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->bwd_bytes = 0;
     }
     out->bwd_bytes += (uint64_t)ceil(loss);
-    if (g.z > 1)
+    if (g.z > 1 && !sdp_holds_unsharded(k, g))
         out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / g.z);
+    if (sdp_holds_unsharded(k, g) && fp8 && k->fp8_param_gather) {
+        /* the held weights are what FSDP gathered: FP8 ones 1 byte (torchao's
+         * enable_fsdp_float8_all_gather, Megatron-FSDP's FP8 gather) */
+        double w8, repl, shard;
+        tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
+        shift_bytes(&out->ms_bytes, -(TSL_BYTES_PER_PARAM_FP16 - 1.0) * w8);
+    }
     if (s->zero >= 2 && g.d > 1)
         out->bwd_bytes += (uint64_t)ceil(gb * p / g.z * (1.0 - 1.0 / g.d));
 }
@@ -1395,8 +1416,9 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
     double rs = allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat);
     double sdp_rs = allgather_lat_s(grad_bytes, g.z, bw->sdp_bw, &bw->sdp_lat);
     /* ZeRO-3 keeps no unsharded gradient between micro-batches: the executor (and
-     * FSDP) reduce-scatter after every backward (STACK); Galvatron's SDP once (PAPER) */
-    bool sdp_every_mb = mode == TSL_COST_STACK;
+     * FSDP) reduce-scatter after every backward (STACK); Galvatron's SDP once (PAPER),
+     * and so does FSDP kept unsharded between micro-batches (sdp_nosync) */
+    bool sdp_every_mb = mode == TSL_COST_STACK && !k->sdp_nosync;
     double dp_last = s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
                      : s->zero == 1 ? rs
                                     : 0.0;
@@ -1883,6 +1905,13 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         exposed += moe.exposed;
         gather_next += moe.gather_next;
     }
+    /* SDP kept unsharded between micro-batches (sdp_nosync): no gather in any
+     * micro-batch's forward or backward, one per iteration under the first forward
+     * (FSDP2 prefetches the next layer's while this one computes) */
+    if (env->mode == TSL_COST_STACK && env->knobs.sdp_nosync && g.z > 1) {
+        gather_next += gather;
+        gather = 0.0;
+    }
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
         double *compute[] = {&compute_f, &compute_b, &core_f, &acc_b};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed, &gather_next};
@@ -1983,7 +2012,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));
         shift_bytes(&out->ms_bytes, expert_fp8_cache_bytes(env, l, moe.p));
-        out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
+        out->bwd_bytes +=
+            (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs), &env->knobs);
     }
     if (l->experts)
         moe_stash(s, moe.stash, mb, w, out);

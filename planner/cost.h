@@ -300,8 +300,12 @@ typedef enum tsl_cost_mode {
  * flatten, the 1/DP mul_ on the reduced tensor, the unflatten copy back into each .grad;
  * grad_bucket_s). 58: a named fused attention kernel on Hopper (attn_kernel: flash2,
  * cudnn; attn_kernel.h) at its published share by head dimension and keys
- * (FlashAttention-3's Figs. 5–6); no kernel named (the default) prices as 57. */
-#define TSL_COST_MODEL_VERSION 58u
+ * (FlashAttention-3's Figs. 5–6); no kernel named (the default) prices as 57.
+ * 60: SDP without resharding between micro-batches (sdp_nosync: torchtitan's FSDP2
+ * under pipeline parallelism): the weights gathered once per iteration under the
+ * first forward and held, the gradients accumulated unsharded and reduce-scattered
+ * once, after the last micro-batch; without it SDP prices as 58. */
+#define TSL_COST_MODEL_VERSION 60u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -490,6 +494,17 @@ typedef struct tsl_cost_knobs {
                             scaled by 1/DP in place, copied back into each .grad
                             tensor by tensor; docs/cost-model.md "DeepSpeed's
                             gradient bucket" */
+    bool sdp_nosync;     /* the SDP (FSDP) level without resharding between micro-batches
+                            (torchtitan 9dec370 under PP: fully_shard with
+                            reshard_after_forward False, parallelize_llama.py apply_fsdp;
+                            torch.distributed.pipelining's stage backward with
+                            set_requires_gradient_sync(False) until the last micro-batch):
+                            each layer's weights all-gathered once per iteration, under
+                            the first forward, and held unsharded; no backward gather; its
+                            gradients accumulated unsharded (g bytes per parameter, not
+                            ÷ z) and reduce-scattered once, with the last micro-batch's
+                            backward. No effect without SDP. docs/cost-model.md "SDP
+                            without resharding" */
     uint32_t opt_step;   /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,

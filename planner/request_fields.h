@@ -298,6 +298,11 @@
       "DeepSpeed's engine's DP all-reduce without ZeRO: the gradients flattened into a bucket, "   \
       "scaled by 1/DP after the reduce and copied back into each .grad (AMP's fork)",              \
       "ds_grad_bucket", "ds_grad_bucket")                                                          \
+    X(sdp_nosync, BOOL, "sdp-nosync", "", 0, 0,                                                    \
+      "the SDP (FSDP) level kept unsharded between micro-batches (torchtitan's FSDP2 under PP): "  \
+      "weights gathered once per iteration, gradients accumulated unsharded and reduce-scattered " \
+      "after the last micro-batch; default: gathers and a reduce-scatter every micro-batch",       \
+      "sdp_nosync", "sdp_nosync")                                                                  \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -583,6 +583,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
     if (r->ds_grad_bucket) /* likewise */
         tsl_fp_u64(&fp, 0x6473627563ull);
+    if (r->sdp_nosync) /* likewise */
+        tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

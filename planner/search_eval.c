@@ -321,7 +321,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
             (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17 |
             (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
-            (uint64_t)k->attn_kernel << 48,
+            (uint64_t)k->attn_kernel << 48 | (uint64_t)k->sdp_nosync << 26,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1275,6 +1275,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_a2a_overlap = true;
     if (r->ds_grad_bucket)
         k->ds_grad_bucket = true;
+    if (r->sdp_nosync)
+        k->sdp_nosync = true;
     if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;

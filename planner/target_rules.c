@@ -914,6 +914,21 @@ static int ds_grad_bucket_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with its SDP level kept unsharded between micro-batches (sdp_nosync:
+ * FSDP2 with reshard_after_forward False and gradient sync on the last micro-batch) is
+ * what torchtitan runs under PP, and no other target's: Megatron-LM's and DeepSpeed's
+ * ZeRO-3 gather and reduce-scatter every micro-batch. */
+static int sdp_nosync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->sdp_nosync || t == TSL_TARGET_TORCHTITAN)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not keep its sharded data-parallel level unsharded between "
+                        "micro-batches; the plan was priced with sdp_nosync (torchtitan's FSDP2 "
+                        "under PP)",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -939,7 +954,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
-        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0)
+        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
+        sdp_nosync_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

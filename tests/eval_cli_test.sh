@@ -942,6 +942,24 @@ expect 4 "megatron: does not reduce its gradients through DeepSpeed's bucket" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/bucket.json" --target megatron
 expect 4 "ds_grad_bucket: DeepSpeed's engine's gradient bucket; torchtitan reduces" \
     plan --local $m345 --batch 32 --no-baselines --target torchtitan --ds-grad-bucket
+# --sdp-nosync (FSDP2 kept unsharded between micro-batches: torchtitan under PP): at PP 2 x
+# SDP 8 with 8 micro-batches the weights are gathered once per iteration and the gradients
+# reduce-scattered once, so faster, and the gathered weights and whole gradients are held,
+# so more memory; the plan document carries it and prices the same read back; the stack
+# line says it
+gz="--model GPT2-345M --cluster 2x8xA100-80G --pp 2 --sdp 8 --batch 64 --mbs 1 --no-search --grad-reduce-bytes 4 --lazy-grads"
+expect 0 "" eval $gz --json
+cp "$out" "$dir/z3.json"
+expect 0 "" eval $gz --sdp-nosync --json
+cp "$out" "$dir/nosync.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["sdp_nosync"] is True and "sdp_nosync" not in a and b["iter_time_s"] < a["iter_time_s"] and b["peak_bytes"] > a["peak_bytes"] and c["sdp_nosync"] is True and c["iter_time_s"] == b["iter_time_s"] and c["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/z3.json" "$dir/nosync.json" "$out" &&
+    ok || bad "sdp_nosync: $(cat "$out")"
+expect 0 "" eval $gz --sdp-nosync
+grep -q "stack:     SDP kept unsharded between micro-batches" "$out" && ok ||
+    bad "sdp_nosync stack line: $(cat "$out")"
+expect 4 "megatron: does not keep its sharded data-parallel level unsharded between micro-batches" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --target megatron
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

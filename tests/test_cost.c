@@ -330,6 +330,69 @@ static void test_ds_grad_bucket(void)
     tsl_cluster_free(&c);
 }
 
+/* sdp_nosync (docs/cost-model.md "SDP without resharding"): FSDP2 kept unsharded
+ * between micro-batches, as torchtitan runs it under PP. SDP 8, fp32 gradients,
+ * P = 12,582,912 parameters:
+ *   states: the gathered bf16 weights 2 B and the whole fp32 gradient 4 B per
+ *   parameter, the fp32 master and Adam's moments sharded, 12 / 8: 7.5 B/param
+ *   (ZeRO-1's over 8 ranks); the gradients 4 B/param, not ÷ 8; the backward's
+ *   transient loses the (2 + 4)·P·7/8 it held as ZeRO-3;
+ *   time (STACK): the weight gather G leaves each micro-batch's forward and backward
+ *   (comm_s two G less) and runs once, under the first forward (gather_next); the
+ *   reduce-scatter leaves the other micro-batches for the last (grad_comm_s G more,
+ *   the same reduce); PAPER already reduce-scatters once and keeps its gathers;
+ *   without SDP nothing moves. */
+static void test_sdp_nosync(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.sdp_nosync = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(base.ms_bytes == 2 * P_PARAMS, "ZeRO-3: 16/8 B/param (%llu)",
+          (unsigned long long)base.ms_bytes);
+    CHECK(r.ms_bytes == (uint64_t)(7.5 * P_PARAMS), "kept unsharded: 2 + 4 + 12/8 B/param (%llu)",
+          (unsigned long long)r.ms_bytes);
+    CHECK(r.grad_bytes == 4 * P_PARAMS, "the whole fp32 gradient (%llu)",
+          (unsigned long long)r.grad_bytes);
+    CHECK(base.bwd_bytes - r.bwd_bytes == (uint64_t)ceil(6.0 * P_PARAMS * 7 / 8),
+          "no transient gather and gradient: (2 + 4)·P·7/8 (%llu)",
+          (unsigned long long)(base.bwd_bytes - r.bwd_bytes));
+    double g = base.fwd_s - r.fwd_s;
+    CHECK(g > 0.0, "the forward's gather is gone (%g)", g);
+    CHECK_NEAR(base.comm_s - r.comm_s, 2.0 * g, 1e-15, "no gather in either pass (%g)",
+               base.comm_s - r.comm_s);
+    CHECK_NEAR(r.grad_comm_s - base.grad_comm_s, g, 1e-15,
+               "the reduce-scatter once and the gather once per iteration (%g)",
+               r.grad_comm_s - base.grad_comm_s);
+    CHECK(r.bwd_s < base.bwd_s - g, "a micro-batch's backward: no gather, no reduce-scatter");
+    /* PAPER: Galvatron's SDP, one reduce-scatter and the gathers per micro-batch; the
+     * memory is the stack's */
+    env.mode = TSL_COST_PAPER;
+    env.knobs.sdp_nosync = false;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.sdp_nosync = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(r.fwd_s == base.fwd_s && r.bwd_s == base.bwd_s && r.bwd_sync_s == base.bwd_sync_s,
+          "PAPER times unchanged");
+    CHECK(r.ms_bytes == (uint64_t)(7.5 * P_PARAMS), "PAPER: the same states");
+    /* no SDP level: nothing to keep */
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
+    env.knobs.sdp_nosync = false;
+    tsl_cost_layer(&env, &l, &d, NULL, 16, &base);
+    env.knobs.sdp_nosync = true;
+    tsl_cost_layer(&env, &l, &d, NULL, 16, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    tsl_cluster_free(&c);
+}
+
 /* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
  * that does not synchronise adds its weight gradients into the buffer with a
  * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
@@ -3201,6 +3264,7 @@ int main(void)
     test_knobs();
     test_grad_accum();
     test_ds_grad_bucket();
+    test_sdp_nosync();
     test_sdp();
     test_tp_and_ckpt();
     test_double_block_fwd();

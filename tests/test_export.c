@@ -956,6 +956,13 @@ static void test_deepspeed(void)
                    "megatron: does not reduce its gradients through DeepSpeed's bucket");
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "priced with ds_grad_bucket");
     plan.ds_grad_bucket = false;
+    /* FSDP kept unsharded between micro-batches (sdp_nosync): torchtitan's under PP;
+     * Megatron-LM's and DeepSpeed's ZeRO-3 reshard every micro-batch */
+    plan.sdp_nosync = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: does not keep its sharded data-parallel level unsharded");
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "priced with sdp_nosync");
+    plan.sdp_nosync = false;
 }
 
 static void test_torchtitan(void)

@@ -238,6 +238,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--grad-buf-bytes", str(p["grad_buf_bytes"])]
     if p.get("ds_grad_bucket"):  # DeepSpeed's ZeRO-0 gradient bucket (cost-model.md "DeepSpeed's gradient bucket")
         cmd += ["--ds-grad-bucket"]
+    if p.get("sdp_nosync"):  # FSDP kept unsharded between micro-batches (cost-model.md "SDP without resharding")
+        cmd += ["--sdp-nosync"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
