@@ -298,6 +298,10 @@
       "DeepSpeed's engine's DP all-reduce without ZeRO: the gradients flattened into a bucket, "   \
       "scaled by 1/DP after the reduce and copied back into each .grad (AMP's fork)",              \
       "ds_grad_bucket", "ds_grad_bucket")                                                          \
+    X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
+      "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \
+      "added into fp32 buffers, the whole buffer all-reduced over DP, the tied gradient in fp32",  \
+      "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \
