@@ -239,6 +239,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--grad-buf-bytes", str(p["grad_buf_bytes"])]
     if p.get("ds_grad_bucket"):  # DeepSpeed's ZeRO-0 gradient bucket (cost-model.md "DeepSpeed's gradient bucket")
         cmd += ["--ds-grad-bucket"]
+    if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
+        cmd += ["--ds-bf16-optimizer"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
