@@ -43,6 +43,7 @@ typedef struct tsl_eval_opts {
     uint32_t grad_buf_bytes; /* --grad-buf-bytes N: the request's grad_buf_bytes */
     bool ds_grad_bucket;     /* --ds-grad-bucket: the request's ds_grad_bucket */
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
+    bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     uint32_t attn_kernel;    /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */

@@ -320,6 +320,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_pipe_p2p: a %s configuration does not run DeepSpeed's pipeline "
                             "engine (AMP's DeepSpeed fork does)",
                             tsl_target_name(t));
+    if (eo->ds_bf16_optimizer) /* neither runs DeepSpeed's engine */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_bf16_optimizer: a %s configuration does not run DeepSpeed's "
+                            "BF16_Optimizer",
+                            tsl_target_name(t));
     if (eo->ds_grad_bucket) /* both reduce their own buffers in place */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: a %s configuration does not reduce its gradients "
@@ -412,6 +417,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->grad_buf_bytes = eo->grad_buf_bytes;
     r->ds_grad_bucket = eo->ds_grad_bucket;
     r->sdp_nosync = eo->sdp_nosync;
+    r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->attn_kernel = eo->attn_kernel;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;

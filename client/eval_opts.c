@@ -20,7 +20,7 @@ static const char eval_usage[] =
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
-    "                      [--no-fp32-master] [--bf16-moments]\n"
+    "                      [--ds-bf16-optimizer] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
@@ -169,6 +169,10 @@ static const char eval_usage[] =
     "  --ds-grad-bucket    the DP all-reduce through DeepSpeed's bucket without ZeRO:\n"
     "                      flatten, 1/DP scale after the reduce, copy back into each\n"
     "                      .grad (AMP's fork; DeepSpeed's ZeRO-0)\n"
+    "  --ds-bf16-optimizer DeepSpeed's BF16_Optimizer under pipeline stages: every\n"
+    "                      micro-batch's .grad cast and added into the fp32 buffer,\n"
+    "                      the whole buffer all-reduced over DP (ZeRO-1's reduce-\n"
+    "                      scatter otherwise), the tied gradient in its bytes (BLOOM)\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -320,6 +324,7 @@ enum {
     OPT_GRAD_BUF_BYTES,
     OPT_DS_GRAD_BUCKET,
     OPT_SDP_NOSYNC,
+    OPT_DS_BF16_OPTIMIZER,
     OPT_ATTN_KERNEL,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
@@ -404,6 +409,7 @@ static const struct option eval_long[] = {
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
+    {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
@@ -635,6 +641,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
+    case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

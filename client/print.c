@@ -436,6 +436,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         fputs("  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: 1/t and "
               "the fp16 mask per TP rank, blocking)\n",
               out);
+    if (json_is_true(json_object_get(plan, "ds_bf16_optimizer")))
+        fputs("  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and "
+              "added into fp32 buffers, all-reduced over DP, the tied gradient in fp32\n",
+              out);
     if (json_is_true(json_object_get(plan, "ds_grad_bucket")))
         fputs("  stack:     the DP all-reduce through DeepSpeed's gradient bucket (flatten, 1/DP "
               "scale, copy back into each .grad)\n",

@@ -346,6 +346,15 @@ static const tsl_link_spec_t link_table[] = {
     {"eth50", 50 * GBPS / 8 * 0.80,
      "50 GbE (AWS g4dn.12xlarge's 50 Gb/s network, AMP Sec. 4.1): " SRC_ETH},
     {"eth100", 100 * GBPS / 8 * 0.80, "100 GbE: " SRC_ETH},
+    /* measured, not line rate x an efficiency: NCCL over Omni-Path delivered well
+     * under half of it (the same repo's V100 runs: "an issue with nccl that doesn't
+     * fully utilize Intel OPA full bandwidth") */
+    {"opa100", 40.5 * GBPS / 8,
+     "Intel Omni-Path 100 Gb/s as NCCL 2.10.3 drives it (Jean Zay's A100 nodes, 4 per node): "
+     "40.5 Gb/s, the median busbw of bigscience-workshop/bigscience "
+     "experiments/bandwidth/all_reduce_bench-a100-n4.txt (358e3c8, 2022-01-28; 4 GB fp32 "
+     "all-reduce over 4 nodes x 8 A100, 160 samples), whose ring crossed each node through "
+     "one NIC each way (NET/IB/3 out, NET/IB/1 in): one NIC"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -618,6 +618,11 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
     return k->grad_buf_bytes ? (double)k->grad_buf_bytes : reduce_elem_bytes(k);
 }
 
+double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k)
+{
+    return grad_elem_bytes(k);
+}
+
 /* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
  * moments, 4 + 4 + 4; 4 + 2 + 2 with bf16 moments (Megatron's precision-aware
  * optimizer, --exp-avg-dtype / --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3);
@@ -903,7 +908,7 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8, bool bf16_
  * Llama 3's), torchao's FP8 (torchtitan's). */
 static double wgrad_acc_bytes(const tsl_cost_knobs_t *k)
 {
-    if (k->unfused_grad_accum || k->autocast || k->lazy_grads)
+    if (k->unfused_grad_accum || k->autocast || k->lazy_grads || k->ds_bf16_optimizer)
         return 0.0;
     if (k->fp8 != TSL_FP8_NONE && k->fp8_impl != TSL_FP8_IMPL_TE)
         return 0.0;
@@ -1303,13 +1308,19 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
  * written at g bytes, the fresh gradient read. Paid by every micro-batch but one
  * (roofline.h tsl_roofline_layer_bwd_acc_s, in bwd_s). 0 where the GEMM
  * accumulates itself (fused), or where nothing unsharded is kept between
- * micro-batches (SDP, ZeRO-2: reduce-scattered every micro-batch). */
+ * micro-batches (SDP, ZeRO-2: reduce-scattered every micro-batch).
+ * DeepSpeed's BF16_Optimizer (knobs.ds_bf16_optimizer, bf16_optimizer.py
+ * update_hp_grads: hp_grad.add_(lp.grad.to(hp_grad.dtype))) casts the fresh
+ * gradient into a temporary of the buffer's width before the add: n + g more. */
 static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s, degrees_t g)
 {
-    if (!(k->autocast || k->unfused_grad_accum) || g.z > 1 || s->zero >= 2)
+    if (!(k->autocast || k->unfused_grad_accum || k->ds_bf16_optimizer) || g.z > 1 || s->zero >= 2)
         return 0.0;
     double fresh = k->autocast ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* fp32 params' grads */
-    return 2.0 * grad_elem_bytes(k) + fresh;
+    double gb = grad_elem_bytes(k);
+    if (k->ds_bf16_optimizer) /* the cast (fresh read, gb written), then a gb + gb -> gb add */
+        return fresh + gb + 3.0 * gb;
+    return 2.0 * gb + fresh;
 }
 
 /* Bytes per parameter each micro-batch's weight gradients cost to copy into a fresh
@@ -1405,7 +1416,11 @@ static void grad_bucket(const tsl_cost_env_t *env, const tsl_strategy_t *s, degr
  * optimizer step, where no backward hides it (exposed; *gather_next with
  * knobs.overlap_param_gather: under the next forward). ZeRO-2 also
  * reduce-scatters every micro-batch (per_mb), under its backward. x: what each
- * reduce costs beside the collective (grad_extra_t), paid where the reduce is. */
+ * reduce costs beside the collective (grad_extra_t), paid where the reduce is.
+ * DeepSpeed's BF16_Optimizer (knobs.ds_bf16_optimizer) shards only the optimizer:
+ * its pipeline engine all-reduces the whole fp32 buffer (_bf16_reduce_grads ->
+ * buffered_allreduce_fallback) where ZeRO-1 reduce-scatters, then gathers the
+ * weights as ZeRO-1 does (bf16_optimizer.py step: all_gather_dp_groups). */
 static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
                       degrees_t g, const tsl_strategy_bw_t *bw, double grad_bytes,
                       double param_bytes, const grad_extra_t *x, double *per_mb, double *last,
@@ -1419,7 +1434,8 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
      * FSDP) reduce-scatter after every backward (STACK); Galvatron's SDP once (PAPER),
      * and so does FSDP kept unsharded between micro-batches (sdp_nosync) */
     bool sdp_every_mb = mode == TSL_COST_STACK && !k->sdp_nosync;
-    double dp_last = s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
+    bool allreduce = s->zero == 0 || (s->zero == 1 && k->ds_bf16_optimizer);
+    double dp_last = allreduce      ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
                      : s->zero == 1 ? rs
                                     : 0.0;
     double gather = s->zero ? allgather_lat_s(param_bytes / g.z, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
@@ -2132,11 +2148,19 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
                                  const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
                                  uint32_t size_b)
 {
+    return tsl_cost_tied_allreduce_elem_s(c, head, s, first_a, first_b, size_b,
+                                          TSL_BYTES_PER_PARAM_FP16);
+}
+
+double tsl_cost_tied_allreduce_elem_s(const tsl_cluster_t *c, const tsl_layer_t *head,
+                                      const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
+                                      uint32_t size_b, double elem_bytes)
+{
     uint32_t t = tsl_strategy_degree(s, TSL_DIM_TP), z, stride;
     bool tied = head->kind == TSL_LAYER_HEAD && head->tied_head;
     if (!(tied || head->kind == TSL_LAYER_MTP) || t == 0)
         return 0.0;
-    double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t, NULL) / t * head->hidden;
+    double bytes = elem_bytes * padded_vocab(head, t, NULL) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
     double k = cal != NULL ? cal->comm_scale : 1.0;
     /* every rank of the head's stage sums with its counterpart in the first at the

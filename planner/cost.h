@@ -304,8 +304,11 @@ typedef enum tsl_cost_mode {
  * 60: SDP without resharding between micro-batches (sdp_nosync: torchtitan's FSDP2
  * under pipeline parallelism): the weights gathered once per iteration under the
  * first forward and held, the gradients accumulated unsharded and reduce-scattered
- * once, after the last micro-batch; without it SDP prices as 58. */
-#define TSL_COST_MODEL_VERSION 60u
+ * once, after the last micro-batch; without it SDP prices as 58. 61:
+ * DeepSpeed's BF16_Optimizer under pipeline stages (ds_bf16_optimizer: the cast and add of
+ * every micro-batch's gradient into the fp32 buffer, its DP all-reduce under ZeRO-1, the
+ * tied gradient at the buffer's bytes); a plan without it prices as 58. */
+#define TSL_COST_MODEL_VERSION 61u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -510,6 +513,14 @@ typedef struct tsl_cost_knobs {
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER
                                    mode prices fused */
+    /* DeepSpeed's BF16_Optimizer under pipeline stages (DeepSpeed 56c522386,
+     * runtime/bf16_optimizer.py; BigScience's BLOOM): every micro-batch's bf16 .grad cast
+     * to the buffer's width and added into it by kernels of their own (update_hp_grads:
+     * n + g, then 3g bytes per parameter), the whole buffer all-reduced over DP after the
+     * flush where ZeRO-1 would reduce-scatter (_bf16_reduce_grads), the tied embedding's
+     * gradient summed at g bytes (_hp_grad); docs/cost-model.md "DeepSpeed's
+     * BF16_Optimizer" */
+    bool ds_bf16_optimizer;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -792,6 +803,16 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
 double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,
                                  const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
                                  uint32_t size_b);
+/* Bytes per element of the gradient buffer knobs k keep (grad_buf_bytes, else
+ * grad_reduce_bytes, else 2). */
+double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k);
+
+/* The same sum at elem_bytes per gradient element: DeepSpeed's BF16_Optimizer sums the
+ * tied weight's fp32 _hp_grad (pipe/engine.py _exec_reduce_tied_grads; knobs
+ * ds_bf16_optimizer, 4 bytes); tsl_cost_tied_allreduce_s is this at 2. */
+double tsl_cost_tied_allreduce_elem_s(const tsl_cluster_t *c, const tsl_layer_t *head,
+                                      const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
+                                      uint32_t size_b, double elem_bytes);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at

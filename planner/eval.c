@@ -301,6 +301,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
     out->ds_grad_bucket |= g->ds_grad_bucket;
     out->sdp_nosync |= g->sdp_nosync;
+    out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;

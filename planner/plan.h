@@ -161,6 +161,8 @@ typedef struct tsl_plan {
     bool ds_pipe_p2p;    /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
     bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
+    /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */
+    bool ds_bf16_optimizer;
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

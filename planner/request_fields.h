@@ -303,6 +303,10 @@
       "weights gathered once per iteration, gradients accumulated unsharded and reduce-scattered " \
       "after the last micro-batch; default: gathers and a reduce-scatter every micro-batch",       \
       "sdp_nosync", "sdp_nosync")                                                                  \
+    X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
+      "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \
+      "added into fp32 buffers, the whole buffer all-reduced over DP, the tied gradient in fp32",  \
+      "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

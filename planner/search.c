@@ -156,6 +156,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
                             "(--overlap-moe-expert-parallel-comm); %s runs none",
                             tsl_target_name(r->target));
+    if (r->ds_bf16_optimizer && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages "
+                            "(its own ZeRO-1 over a DeepSpeed ZeRO-0 config); %s's configuration "
+                            "does not run it",
+                            tsl_target_name(r->target));
     if (r->ds_grad_bucket && r->target && r->target != TSL_TARGET_DEEPSPEED)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
@@ -585,6 +591,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6473627563ull);
     if (r->sdp_nosync) /* likewise */
         tsl_fp_u64(&fp, 0x7364706e73ull);
+    if (r->ds_bf16_optimizer) /* likewise */
+        tsl_fp_u64(&fp, 0x647362663136ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

@@ -929,6 +929,19 @@ static int sdp_nosync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed's BF16_Optimizer under pipeline stages (ds_bf16_optimizer)
+ * is what BigScience's Megatron-DeepSpeed ran with a ZeRO-0 config; no target's export
+ * writes that (the deepspeed export's ZeRO stage 1 runs DeepSpeed's ZeRO optimizer). */
+static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_bf16_optimizer)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not run DeepSpeed's BF16_Optimizer under pipeline stages; the "
+                        "plan was priced with ds_bf16_optimizer",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -955,7 +968,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
-        sdp_nosync_ok(t, p, err) != 0)
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -960,6 +960,28 @@ grep -q "stack:     SDP kept unsharded between micro-batches" "$out" && ok ||
     bad "sdp_nosync stack line: $(cat "$out")"
 expect 4 "megatron: does not keep its sharded data-parallel level unsharded between micro-batches" \
     eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --target megatron
+# --ds-bf16-optimizer (DeepSpeed's BF16_Optimizer under pipeline stages; BLOOM): under
+# ZeRO-1 the fp32 buffer all-reduced, the accumulation's cast, the tied gradient in fp32,
+# so slower; the plan document carries it and prices the same read back; the stack line
+# says it; the Megatron-LM configuration and every target refuse it by name (exit 4)
+gb="--model GPT2-345M --cluster 2x8xA100-80G:ib100 --pp 2 --dp 8 --batch 64 --zero 1 --no-search --grad-reduce-bytes 4 --unfused-grad-accum"
+expect 0 "" eval $gb --json
+cp "$out" "$dir/zero1.json"
+expect 0 "" eval $gb --ds-bf16-optimizer --json
+cp "$out" "$dir/bf16opt.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_bf16_optimizer"] is True and "ds_bf16_optimizer" not in a and b["iter_time_s"] > a["iter_time_s"] and b["tie_s"] > a["tie_s"] and c["ds_bf16_optimizer"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/zero1.json" "$dir/bf16opt.json" "$out" &&
+    ok || bad "ds_bf16_optimizer: $(cat "$out")"
+expect 0 "" eval $gb --ds-bf16-optimizer
+grep -q "stack:     DeepSpeed's BF16_Optimizer" "$out" && ok ||
+    bad "ds_bf16_optimizer stack line: $(cat "$out")"
+expect 4 "ds_bf16_optimizer: a megatron configuration does not run DeepSpeed's BF16_Optimizer" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
+    "--micro-batch-size 1 --global-batch-size 64 --bf16" --ds-bf16-optimizer
+expect 4 "deepspeed: does not run DeepSpeed's BF16_Optimizer under pipeline stages" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --target deepspeed
+expect 4 "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-bf16-optimizer
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

@@ -72,7 +72,7 @@ static void test_table(void)
         const tsl_link_spec_t *l = tsl_link_find(links[i]);
         CHECK(l != NULL && l->source != NULL, "link %s", links[i]);
     }
-    CHECK(tsl_link_count() == 9 && tsl_link_at(9) == NULL, "nine links");
+    CHECK(tsl_link_count() == 10 && tsl_link_at(10) == NULL, "ten links");
     /* bus bandwidth a bit under line rate (100 Gb/s = 12.5 GB/s) */
     CHECK(link_of("ib100")->bw > 10 * GB && link_of("ib100")->bw < 12.5 * GB, "ib100");
     CHECK_NEAR(link_of("ib400")->bw, 4 * link_of("ib100")->bw, 1e-12, "ib400 = 4 x ib100");
@@ -803,6 +803,8 @@ static void test_new_gpus(void)
           "MI300X");
     CHECK(link_of("ib800")->bw == 800 * GB / 8 * 0.85 && link_of("roce400")->bw == 40 * GB,
           "ib800, roce400");
+    /* Omni-Path at its measured NCCL busbw (BigScience's Jean Zay bench), not a line rate */
+    CHECK(link_of("opa100") != NULL && link_of("opa100")->bw == 40.5 * GB / 8, "opa100");
 }
 
 /* NVL72 in the short spec: 18 trays of 4 GB200 in one NVLink domain per rack. */

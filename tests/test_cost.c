@@ -393,6 +393,64 @@ static void test_sdp_nosync(void)
     tsl_cluster_free(&c);
 }
 
+/* ds_bf16_optimizer (docs/cost-model.md "DeepSpeed's BF16_Optimizer"), by hand on one
+ * layer of P = 12,582,912 parameters, DP 8 under ZeRO-1 in one node (100 GB/s), an
+ * fp32 buffer (grad_reduce_bytes 4), W = 1 TB/s:
+ *  - the accumulation casts the fresh bf16 gradient (2 + 4 B) before the add (4 + 4 +
+ *    4): 18 B where the unfused add costs 10, 8 x P / W = 100.663296 us more per
+ *    micro-batch, with or without unfused_grad_accum (implied);
+ *  - the DP sync all-reduces the fp32 buffer where ZeRO-1 reduce-scatters: the
+ *    reduce-scatter's 7/8 x 4P / 100 GB/s = 440.401920 us again;
+ *  - the tied gradient summed at 4 bytes: twice the 2-byte sum. */
+static void test_ds_bf16_optimizer(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r, implied;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.device_mem_bw = 1.25e12; /* W = 0.8 x 1.25 TB/s = 1 TB/s */
+    env.host_op_s = 0.0;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    s.zero = 1;
+    env.knobs.grad_reduce_bytes = 4;
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    env.knobs.ds_bf16_optimizer = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 8.0 * P_PARAMS / 1e12, 1e-12,
+               "cast before the add: 18 B/param for 10 (%g)", r.bwd_s - base.bwd_s);
+    CHECK_NEAR(r.grad_comm_s - base.grad_comm_s, 7.0 / 8 * 4.0 * P_PARAMS / (100 * GB), 1e-12,
+               "the fp32 buffer all-reduced, not reduce-scattered (%g)",
+               r.grad_comm_s - base.grad_comm_s);
+    CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "the forward unchanged");
+    CHECK(r.ms_bytes == base.ms_bytes, "the states unchanged: ZeRO-1's");
+    env.knobs.unfused_grad_accum = false; /* the optimizer's own kernels: implied */
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &implied);
+    CHECK(memcmp(&implied, &r, sizeof(r)) == 0, "unfused_grad_accum implied");
+    tsl_strategy_t z0 = one(TSL_DIM_DP, 8, false); /* ZeRO-0 all-reduces already */
+    env.knobs.ds_bf16_optimizer = false;
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &base);
+    env.knobs.ds_bf16_optimizer = true;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &r);
+    CHECK_NEAR(r.grad_comm_s, base.grad_comm_s, 1e-15, "ZeRO-0: the same all-reduce");
+    tsl_cluster_free(&c);
+
+    tsl_layer_t h = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 128, .hidden = 1024, .vocab = 50257, .tied_head = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&h, &err) == 0, "%s", err.msg);
+    make_env(&c, &env, 2, 2);
+    tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 2, 2, 4.0),
+               2.0 * tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), EPS,
+               "the tied gradient in fp32: twice the bytes");
+    env.knobs.grad_reduce_bytes = 4;
+    CHECK(tsl_cost_grad_elem_bytes(&env.knobs) == 4.0, "the buffer's bytes");
+    tsl_cluster_free(&c);
+}
+
 /* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
  * that does not synchronise adds its weight gradients into the buffer with a
  * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
@@ -3265,6 +3323,7 @@ int main(void)
     test_grad_accum();
     test_ds_grad_bucket();
     test_sdp_nosync();
+    test_ds_bf16_optimizer();
     test_sdp();
     test_tp_and_ckpt();
     test_double_block_fwd();

@@ -40,6 +40,7 @@ LINK_GBPS = {
     "ib800": 800 / 8 * 0.85, "roce400": 400 / 8 * 0.80,
     "eth10": 10 / 8 * 0.80, "eth25": 25 / 8 * 0.80, "eth50": 50 / 8 * 0.80,
     "eth100": 100 / 8 * 0.80,
+    "opa100": 40.5 / 8,  # measured NCCL busbw, not line rate x efficiency (planner/cluster_hw.c)
 }
 
 
@@ -240,6 +241,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--ds-grad-bucket"]
     if p.get("sdp_nosync"):  # FSDP kept unsharded between micro-batches (cost-model.md "SDP without resharding")
         cmd += ["--sdp-nosync"]
+    if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
+        cmd += ["--ds-bf16-optimizer"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
