@@ -56,6 +56,25 @@ def check_etp(runner, tesselctl, rows):
             fail("etp 2: eval's plan has ep %s etp %s, want 4 and 2" % (plan.get("ep"), plan.get("etp")))
 
 
+def check_samples_per_s(runner, rows):
+    """Galvatron-BMW's tables publish samples/s at the batch in brackets: a row's
+    `samples_per_s` is batch / value seconds per iteration (ViT-Huge-32 under
+    Megatron TP 8: 16.16 samples/s at batch 24 = 1.485 s), and every row of those
+    sources carries the metric and a positive batch."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-tp-vit32-b24"), None)
+    if row is None:
+        fail("rows.json lost gb8-tp-vit32-b24")
+    t = run.measured_seconds(row, None)
+    if abs(t - 24 / 16.16) > 1e-12:
+        fail("samples_per_s: gb8-tp-vit32-b24 is %r s, want 24 / 16.16" % t)
+    gal = [r for r in rows if r["source"].startswith("galvatron-bmw")]
+    if not gal or any(r["measured"]["metric"] != "samples_per_s" or r["plan"]["batch"] <= 0 for r in gal):
+        fail("galvatron-bmw rows: every row's metric samples_per_s with a positive batch")
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -139,6 +158,7 @@ def main():
             if not g["ok"] and not g.get("error"):
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     check_etp(runner, tesselctl, rows)
+    check_samples_per_s(runner, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

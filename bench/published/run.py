@@ -484,6 +484,8 @@ def measured_seconds(row, flops):
     ms = row["measured"]
     if ms["metric"] == "iter_s":
         return ms["value"]
+    if ms["metric"] == "samples_per_s":  # a throughput at the row's global batch (Galvatron-BMW's tables)
+        return row["plan"]["batch"] / ms["value"]
     if ms["metric"] == "tflops_per_gpu":  # t = F / (X n)
         return flops / (ms["value"] * 1e12 * gpus(row))
     tokens = row["plan"]["batch"] * row["model"]["seq"]  # per iteration
