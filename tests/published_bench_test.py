@@ -75,6 +75,43 @@ def check_samples_per_s(runner, rows):
         fail("galvatron-bmw rows: every row's metric samples_per_s with a positive batch")
 
 
+def check_galvatron_env(runner, tesselctl, rows):
+    """--galvatron-env DIR prices a row with `galvatron_env` on Galvatron's measured
+    figures, read in DIR's layout (Hetu df32daa tools/Galvatron): efficiency = the
+    layers' forward FLOPs / their measured ms / the GPU's peak (BERT-Huge's 21.47 GFLOP
+    layer in 2.2917 ms on a 130 TFLOP/s TITAN RTX: 0.0721), intra = 2^20 B / the
+    all-reduce coefficient in ms per MiB (0.2153: 4.870 GB/s), and the overlap
+    slowdown; eval takes the cluster JSON and prices the row slower than on the
+    built-in figures (the measured fp32 rate is below the fp16 tensor peak)."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-dp-bert32-b8"), None)
+    if row is None or not row.get("galvatron_env"):
+        fail("rows.json lost gb8-dp-bert32-b8 or its galvatron_env")
+    with tempfile.TemporaryDirectory() as env:
+        for rel, doc in (("bert/configs/forward_profiling_config.json", {"fwd_time_hidden_1280": 2.2917}),
+                         ("env_configs/allreduce_bandwidth_8_gpus.json", {"1_8_1": 0.2153}),
+                         ("env_configs/overlap_coefficient.json", {"overlap_coe": 1.3})):
+            os.makedirs(os.path.dirname(os.path.join(env, rel)), exist_ok=True)
+            with open(os.path.join(env, rel), "w") as f:
+                json.dump(doc, f)
+        fig = run.galvatron_env_figures(row, env, 130e12)
+        if abs(fig["efficiency"] - 21.47e9 / 2.2917e-3 / 130e12) > 1e-9 or abs(fig["intra_gbps"] - 4.8703) > 1e-3 \
+                or fig["overlap_slowdown"] != 1.3:
+            fail("galvatron_env figures %s" % fig)
+        with tempfile.TemporaryDirectory() as tmp:
+            times = []
+            for e in (None, env):
+                cmd = run.eval_command(row, tesselctl, "nics", tmp, galvatron_env=e)
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                if p.returncode != 0:
+                    fail("galvatron_env: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+                times.append(json.loads(p.stdout)["plan"]["iter_time_s"])
+            if not times[1] > 1.5 * times[0]:
+                fail("galvatron_env: measured figures priced %.4g s, built-in %.4g s" % (times[1], times[0]))
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -159,6 +196,7 @@ def main():
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
+    check_galvatron_env(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)
