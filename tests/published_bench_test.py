@@ -112,6 +112,33 @@ def check_galvatron_env(runner, tesselctl, rows):
                 fail("galvatron_env: measured figures priced %.4g s, built-in %.4g s" % (times[1], times[0]))
 
 
+def check_edges_dp(runner, tesselctl, rows):
+    """A row with plan.edges_dp (Galvatron's Megatron TP baseline: the embedding and
+    the head data-parallel) is evaluated as a layer-wise plan: eval's answer has the
+    runs dp8 / tp8 ×32 / dp8 on BERT-Huge-32 under TP 8, and the degree flags give way
+    to --plan while the knob flags stay."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-tp-bert32-b8"), None)
+    if row is None or not row["plan"].get("edges_dp"):
+        fail("rows.json lost gb8-tp-bert32-b8 or its edges_dp")
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = run.eval_command(row, tesselctl, "nics", tmp)
+        out, err = run.run_eval(cmd, False)
+        if err:
+            fail("edges_dp: uniform plan: %s" % err)
+        cmd2 = run.edges_dp_command(row, cmd, out, tmp)
+        if "--plan" not in cmd2 or "--tp" in cmd2 or "--unfused-attn" not in cmd2:
+            fail("edges_dp: command %s" % cmd2)
+        out2, err = run.run_eval(cmd2, False)
+        if err:
+            fail("edges_dp: layer-wise plan: %s" % err)
+        runs = [(x["first_layer"], x["count"], x["strategy"]) for x in out2["plan"]["stages"][0]["runs"]]
+        if runs != [(0, 1, "dp8"), (1, 32, "tp8"), (33, 1, "dp8")]:
+            fail("edges_dp: eval's runs %s" % runs)
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -197,6 +224,7 @@ def main():
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_galvatron_env(runner, tesselctl, rows)
+    check_edges_dp(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

@@ -585,6 +585,28 @@ def peer_figures(row):
             "peer_measured_tflops": flops / meas / n / 1e12}
 
 
+def edges_dp_command(row, cmd, out, tmpdir):
+    """The eval command of a row whose embedding and head ran data-parallel over
+    every device of the (single) stage while its Transformer layers ran the plan's
+    strategy (rows.json plan.edges_dp: Galvatron's runtime, tp_sizes_whole_model =
+    [1] + layers + [1, 1], dp_types_whole_model = [0] + layers + [0, 0]): the uniform
+    plan eval gave back (`out`), its first and last layer's run set to dp N, passed
+    as --plan in place of the degree flags; the knob flags stay after it."""
+    plan = out["plan"]
+    if plan["pp"] != 1 or len(plan["stages"]) != 1:
+        raise ValueError("edges_dp: only a plan of one stage (pp 1)")
+    n, layers = gpus(row), out["model"]["layers"]
+    inner = plan["stages"][0]["runs"][0]["strategy"]
+    plan["stages"][0]["runs"] = [{"first_layer": 0, "count": 1, "strategy": "dp%d" % n},
+                                 {"first_layer": 1, "count": layers - 2, "strategy": inner},
+                                 {"first_layer": layers - 1, "count": 1, "strategy": "dp%d" % n}]
+    path = os.path.join(tmpdir, row["id"] + ".plan.json")
+    with open(path, "w") as f:
+        json.dump(out, f)
+    first, last = cmd.index("--tp"), cmd.index("--ckpt") + 2  # plan_args' degree flags
+    return cmd[:first] + ["--plan", path] + cmd[last:]
+
+
 def run_row(row, args, tmpdir):
     res = {"id": row["id"], "source": row["source"], "ok": False}
     if row.get("peer_prediction"):  # the peer's own model, beside Tessel's
@@ -598,9 +620,11 @@ def run_row(row, args, tmpdir):
         res["error"] = "not expressible: %s" % row["refused"]
         return res
     try:
-        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
-                                         args.amp_profile, args.attn_kernel, args.galvatron_env),
-                            args.verbose)
+        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile,
+                           args.attn_kernel, args.galvatron_env)
+        out, err = run_eval(cmd, args.verbose)
+        if out is not None and row["plan"].get("edges_dp"):  # the layer-wise plan as run
+            out, err = run_eval(edges_dp_command(row, cmd, out, tmpdir), args.verbose)
     except (ValueError, KeyError, OSError) as e:
         res["error"] = "runner: %s" % e
         return res
