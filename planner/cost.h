@@ -300,8 +300,10 @@ typedef enum tsl_cost_mode {
  * flatten, the 1/DP mul_ on the reduced tensor, the unflatten copy back into each .grad;
  * grad_bucket_s). 58: a named fused attention kernel on Hopper (attn_kernel: flash2,
  * cudnn; attn_kernel.h) at its published share by head dimension and keys
- * (FlashAttention-3's Figs. 5–6); no kernel named (the default) prices as 57. */
-#define TSL_COST_MODEL_VERSION 58u
+ * (FlashAttention-3's Figs. 5–6); no kernel named (the default) prices as 57.
+ * 59: the RTX TITAN's intra-node bus bandwidth at Galvatron-BMW's testbed as Galvatron's
+ * profiler measured it, 4.87 GB/s (was 10 GB/s assumed: cluster_hw.c). */
+#define TSL_COST_MODEL_VERSION 59u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
