@@ -76,11 +76,13 @@
  *              GB/s busbw on 8 MI300X, a torch.distributed all-reduce with RCCL's own
  *              algorithm choice, not an rccl-tests ring figure: not taken). PCIe-only
  *              nodes: T4 6.25 GB/s
- *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
- *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
- *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
- *              inter-socket link; PCIe 4.0 boxes (L40S, L4, A10G) 20 GB/s, the same
- *              63 % of 31.5 GB/s.
+ *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); RTX TITAN
+ *              4.87 GB/s, Galvatron-BMW's testbed as Galvatron's profiler measured it
+ *              (8-GPU NCCL all-reduce, 0.2153 ms per MiB of ring bus traffic: cost
+ *              model 59); other PCIe 3.0 boxes without NVLink (2080 Ti) 10 GB/s, ~63%
+ *              of the 15.75 GB/s x16 line rate since rings cross PCIe switches and the
+ *              inter-socket link (assumed; the TITAN box reached 31 %); PCIe 4.0
+ *              boxes (L40S, L4, A10G) 20 GB/s, the same 63 % of 31.5 GB/s.
  * a2a_ratio    NCCL's all-to-all inside an NVLink domain over its ring (cost model 48,
  *              docs/cost-model.md "All-to-all"): the same talk's slide 13 ("NCCL Tests
  *              Alltoall Bus Bandwidth", 8 GPUs; read off its bar chart in
@@ -273,10 +275,12 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "125); 80 SMs assumed; efficiency: e_max 0.5 assumed; intra: PCIe gen4 ~63% of line rate "
      "(g5.48xlarge, no NVLink); pcie: gen4" SRC_NO_A2A,
      600 * GBPS, 0.0, 0.0, 0.0, 0.0},
-    {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
+    {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 4.87 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
-     "intra: PCIe 3.0, no NVLink (Galvatron-BMW testbed), ~63% of x16 line rate; "
+     "intra: PCIe 3.0, no NVLink: Galvatron-BMW's testbed measured, 8-GPU NCCL all-reduce "
+     "0.2153 ms per MiB of bus traffic = 4.87 GB/s (PKU-DAIR/Hetu df32daa "
+     "tools/Galvatron/env_configs/allreduce_bandwidth_8_gpus.json, 1_8_1); "
      "pcie: gen3 x16 ~78% of line rate" SRC_NO_A2A,
      672 * GBPS, 0.0, 0.0, 0.0, 0.0},
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,

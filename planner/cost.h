@@ -307,8 +307,10 @@ typedef enum tsl_cost_mode {
  * once, after the last micro-batch; without it SDP prices as 58. 61:
  * DeepSpeed's BF16_Optimizer under pipeline stages (ds_bf16_optimizer: the cast and add of
  * every micro-batch's gradient into the fp32 buffer, its DP all-reduce under ZeRO-1, the
- * tied gradient at the buffer's bytes); a plan without it prices as 58. */
-#define TSL_COST_MODEL_VERSION 61u
+ * tied gradient at the buffer's bytes); a plan without it prices as 58.
+ * 62: the RTX TITAN's intra-node bus bandwidth at Galvatron-BMW's testbed as Galvatron's
+ * profiler measured it, 4.87 GB/s (was 10 GB/s assumed: cluster_hw.c). */
+#define TSL_COST_MODEL_VERSION 62u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -625,7 +625,9 @@ typedef struct preset_def {
 
 /*
  * Swin (Liu et al. 2021) at Galvatron's Swin-Huge widths: image 224, patch 4,
- * stages of 56², 28², 14², 7² tokens at C = 320·2^k, head dim 32, FFN 4C. Attention
+ * stages of 56², 28², 14², 7² tokens at C = 320·2^k, 8/16/32/64 heads (head dim 40,
+ * Galvatron's swin/scripts/train_swin_huge_hp_layerwise.sh `--num_heads 8 16 32 64`,
+ * PKU-DAIR/Hetu df32daa tools/Galvatron), FFN 4C. Attention
  * runs in 7×7 windows, so each query sees 49 keys (attn_window = 49). Each layer
  * carries its (2·7−1)²·heads relative-position table; between stages, patch
  * merging (LN over 4C + a bias-free 4C→2C linear) is charged to the last layer of
@@ -640,7 +642,7 @@ static int swin_stage(tsl_model_t *m, uint32_t k, uint32_t depth, tsl_err_t *err
     l.seq_len = (uint32_t)s;
     l.hidden = (uint32_t)c;
     l.ffn_hidden = (uint32_t)(4 * c);
-    l.heads = (uint32_t)(c / 32);
+    l.heads = (uint32_t)(c / 40);
     l.attn_window = window;
     l.extra_params = 13ull * 13ull * l.heads;
     tail_t merge = no_tail;
@@ -753,10 +755,14 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .arch = TSL_ARCH_GPT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,         \
         .seq_len = S, .vocab = 50257, .positions = S, .tied_head = true                            \
     }
+/* ViT at Galvatron's image and patch: 224 / 16 = 14² = 196 patches + the class token
+ * (vit/scripts/train_vit_huge_hp_layerwise.sh, PKU-DAIR/Hetu df32daa tools/Galvatron:
+ * --image_size 224 --patch_size 16 --seq_length 196; Table I's 646.5 MB per sample
+ * for ViT-Huge-32 is 197 tokens' fp32 activations, not 257's) */
 #define VIT(L, H, A)                                                                               \
     {                                                                                              \
         .arch = TSL_ARCH_VIT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,         \
-        .seq_len = 257, .channels = 3, .patch = 14, .classes = 1000                                \
+        .seq_len = 197, .channels = 3, .patch = 16, .classes = 1000                                \
     }
 #define T5(L, DS)                                                                                  \
     {                                                                                              \

@@ -56,6 +56,89 @@ def check_etp(runner, tesselctl, rows):
             fail("etp 2: eval's plan has ep %s etp %s, want 4 and 2" % (plan.get("ep"), plan.get("etp")))
 
 
+def check_samples_per_s(runner, rows):
+    """Galvatron-BMW's tables publish samples/s at the batch in brackets: a row's
+    `samples_per_s` is batch / value seconds per iteration (ViT-Huge-32 under
+    Megatron TP 8: 16.16 samples/s at batch 24 = 1.485 s), and every row of those
+    sources carries the metric and a positive batch."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-tp-vit32-b24"), None)
+    if row is None:
+        fail("rows.json lost gb8-tp-vit32-b24")
+    t = run.measured_seconds(row, None)
+    if abs(t - 24 / 16.16) > 1e-12:
+        fail("samples_per_s: gb8-tp-vit32-b24 is %r s, want 24 / 16.16" % t)
+    gal = [r for r in rows if r["source"].startswith("galvatron-bmw")]
+    if not gal or any(r["measured"]["metric"] != "samples_per_s" or r["plan"]["batch"] <= 0 for r in gal):
+        fail("galvatron-bmw rows: every row's metric samples_per_s with a positive batch")
+
+
+def check_galvatron_env(runner, tesselctl, rows):
+    """--galvatron-env DIR prices a row with `galvatron_env` on Galvatron's measured
+    figures, read in DIR's layout (Hetu df32daa tools/Galvatron): efficiency = the
+    layers' forward FLOPs / their measured ms / the GPU's peak (BERT-Huge's 21.47 GFLOP
+    layer in 2.2917 ms on a 130 TFLOP/s TITAN RTX: 0.0721), intra = 2^20 B / the
+    all-reduce coefficient in ms per MiB (0.2153: 4.870 GB/s), and the overlap
+    slowdown; eval takes the cluster JSON and prices the row slower than on the
+    built-in figures (the measured fp32 rate is below the fp16 tensor peak)."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-dp-bert32-b8"), None)
+    if row is None or not row.get("galvatron_env"):
+        fail("rows.json lost gb8-dp-bert32-b8 or its galvatron_env")
+    with tempfile.TemporaryDirectory() as env:
+        for rel, doc in (("bert/configs/forward_profiling_config.json", {"fwd_time_hidden_1280": 2.2917}),
+                         ("env_configs/allreduce_bandwidth_8_gpus.json", {"1_8_1": 0.2153}),
+                         ("env_configs/overlap_coefficient.json", {"overlap_coe": 1.3})):
+            os.makedirs(os.path.dirname(os.path.join(env, rel)), exist_ok=True)
+            with open(os.path.join(env, rel), "w") as f:
+                json.dump(doc, f)
+        fig = run.galvatron_env_figures(row, env, 130e12)
+        if abs(fig["efficiency"] - 21.47e9 / 2.2917e-3 / 130e12) > 1e-9 or abs(fig["intra_gbps"] - 4.8703) > 1e-3 \
+                or fig["overlap_slowdown"] != 1.3:
+            fail("galvatron_env figures %s" % fig)
+        with tempfile.TemporaryDirectory() as tmp:
+            times = []
+            for e in (None, env):
+                cmd = run.eval_command(row, tesselctl, "nics", tmp, galvatron_env=e)
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                if p.returncode != 0:
+                    fail("galvatron_env: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+                times.append(json.loads(p.stdout)["plan"]["iter_time_s"])
+            if not times[1] > 1.1 * times[0]:
+                fail("galvatron_env: measured figures priced %.4g s, built-in %.4g s" % (times[1], times[0]))
+
+
+def check_edges_dp(runner, tesselctl, rows):
+    """A row with plan.edges_dp (Galvatron's Megatron TP baseline: the embedding and
+    the head data-parallel) is evaluated as a layer-wise plan: eval's answer has the
+    runs dp8 / tp8 ×32 / dp8 on BERT-Huge-32 under TP 8, and the degree flags give way
+    to --plan while the knob flags stay."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "gb8-tp-bert32-b8"), None)
+    if row is None or not row["plan"].get("edges_dp"):
+        fail("rows.json lost gb8-tp-bert32-b8 or its edges_dp")
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = run.eval_command(row, tesselctl, "nics", tmp)
+        out, err = run.run_eval(cmd, False)
+        if err:
+            fail("edges_dp: uniform plan: %s" % err)
+        cmd2 = run.edges_dp_command(row, cmd, out, tmp)
+        if "--plan" not in cmd2 or "--tp" in cmd2 or "--unfused-attn" not in cmd2:
+            fail("edges_dp: command %s" % cmd2)
+        out2, err = run.run_eval(cmd2, False)
+        if err:
+            fail("edges_dp: layer-wise plan: %s" % err)
+        runs = [(x["first_layer"], x["count"], x["strategy"]) for x in out2["plan"]["stages"][0]["runs"]]
+        if runs != [(0, 1, "dp8"), (1, 32, "tp8"), (33, 1, "dp8")]:
+            fail("edges_dp: eval's runs %s" % runs)
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -139,6 +222,9 @@ def main():
             if not g["ok"] and not g.get("error"):
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     check_etp(runner, tesselctl, rows)
+    check_samples_per_s(runner, rows)
+    check_galvatron_env(runner, tesselctl, rows)
+    check_edges_dp(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

@@ -56,6 +56,11 @@ static void test_table(void)
     /* no NVLink on the PCIe-only parts: far below the NVLink parts */
     CHECK(tsl_gpu_find("RTX-TITAN-24G")->intra_bw < tsl_gpu_find("V100-16G")->intra_bw / 4,
           "TITAN RTX is PCIe only");
+    /* cost model 62: Galvatron-BMW's RTX TITAN testbed as Galvatron's profiler measured it
+     * (Hetu df32daa tools/Galvatron/env_configs/allreduce_bandwidth_8_gpus.json "1_8_1":
+     * 0.2153 ms per MiB of ring bus traffic), not 63 % of PCIe 3.0 x16 */
+    CHECK(fabs(tsl_gpu_find("RTX-TITAN-24G")->intra_bw - 1048576.0 / 0.2153e-3) < 0.01e9,
+          "TITAN RTX intra %.3g B/s", tsl_gpu_find("RTX-TITAN-24G")->intra_bw);
     CHECK(tsl_gpu_find("H100-80G")->intra_bw > tsl_gpu_find("A100-80G")->intra_bw, "NVLink4");
     /* Grand Teton's H100 96 GB HBM2e (torchtitan docs/performance.md): 2.4 TB/s */
     const tsl_gpu_spec_t *h96 = tsl_gpu_find("H100-96G");

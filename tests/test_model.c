@@ -276,14 +276,31 @@ static void test_swin(void)
         for (uint32_t j = 0; j < depth[k]; j++, i++) {
             const tsl_layer_t *l = &m.layers[i];
             CHECK(l->kind == TSL_LAYER_ENCODER && l->hidden == hid[k] && l->seq_len == seq[k] &&
-                      l->attn_window == 49 && l->heads == hid[k] / 32,
-                  "Swin layer %u: h %u s %u w %u", i, l->hidden, l->seq_len, l->attn_window);
+                      l->attn_window == 49 && l->heads == hid[k] / 40,
+                  "Swin layer %u: h %u s %u w %u heads %u", i, l->hidden, l->seq_len,
+                  l->attn_window, l->heads);
         }
     }
     CHECK(i == m.n_layers - 1, "Swin-Huge-32 has %u layers", m.n_layers);
     /* patch merging sits on the last layer of stages 1-3 */
     CHECK(m.layers[2].params > m.layers[1].params, "merge params on stage 1's last layer");
     CHECK(m.layers[2].params - m.layers[1].params == 8ull * 320 * 320 + 8 * 320, "merge params");
+    tsl_model_free(&m);
+}
+
+/* Galvatron's ViT (PKU-DAIR/Hetu df32daa, vit/scripts/train_vit_huge_hp_layerwise.sh):
+ * image 224, patch 16 → 196 patches and the class token, 197 tokens in every layer;
+ * the patch embedding is a 3·16² → h projection. */
+static void test_vit(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("ViT-Huge-32", &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 197, "tokens_per_sample %u", m.tokens_per_sample);
+    CHECK(m.layers[0].patch_embed && m.layers[0].vocab == 3 * 16 * 16, "patch %u",
+          m.layers[0].vocab);
+    for (uint32_t i = 1; i + 1 < m.n_layers; i++)
+        CHECK(m.layers[i].seq_len == 197, "ViT layer %u: s %u", i, m.layers[i].seq_len);
     tsl_model_free(&m);
 }
 
@@ -803,6 +820,7 @@ int main(void)
     test_extensions();
     test_t5_512_4();
     test_swin();
+    test_vit();
     test_errors();
     test_builder();
     test_llama();

@@ -14,7 +14,7 @@ Standard library only. See README.md in this directory.
 
 usage: python3 bench/published/run.py [--tesselctl PATH] [--source KEY]...
            [--topology nics|aggregate|single] [--rows FILE] [--json FILE]
-           [--amp-profile DIR] [--verbose]
+           [--amp-profile DIR] [--galvatron-env DIR] [--verbose]
 """
 import argparse
 import json
@@ -104,6 +104,63 @@ def cluster_arg(c, topology, tmpdir, row_id):
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
+
+
+def galvatron_env_figures(row, env_dir, peak_flops):
+    """Galvatron's own measured figures of its testbed for a row that names them
+    (rows.json `galvatron_env`), read from ENV_DIR, a checkout of Galvatron's paper-era
+    tree (PKU-DAIR/Hetu df32daa tools/Galvatron): the GEMM efficiency = the measured
+    layer forward rate (sum of the layers' forward FLOPs per sample over the sum of
+    their measured ms per sample, `{model}/configs/forward_profiling_config.json`,
+    written by profile_forward.py) / the GPU's peak; the intra-node bus bandwidth from
+    the all-reduce coefficient (`env_configs/allreduce_bandwidth_*.json`, ms per MiB of
+    ring bus traffic 2(n-1)/n x message, test_allreduce.py): 2^20 B / coe ms; the
+    overlap slowdown (`env_configs/overlap_coefficient.json`)."""
+    g = row["galvatron_env"]
+
+    def load(rel):
+        with open(os.path.join(env_dir, rel)) as f:
+            return json.load(f)
+
+    fwd = load(g["forward"])
+    flops = ms = 0.0
+    for key, count, gflops in g["layers"]:
+        v = fwd
+        for part in key.split("."):
+            v = v[part]
+        flops += count * gflops * 1e9
+        ms += count * float(v)
+    path, key = g["allreduce"]
+    coe_ms_per_mib = float(load(path)[key])
+    return {"efficiency": flops / (ms * 1e-3) / peak_flops,
+            "intra_gbps": 2**20 / (coe_ms_per_mib * 1e-3) / 1e9,
+            "overlap_slowdown": float(load(g["overlap"])["overlap_coe"])}
+
+
+def galvatron_env_cluster(row, env_dir, peak_flops, tmpdir):
+    """A cluster JSON (docs/cluster-format.md) of the row's cluster with the GPU type's
+    efficiency and intra-node bandwidth, and the overlap slowdown, Galvatron measured."""
+    c, fig = row["cluster"], galvatron_env_figures(row, env_dir, peak_flops)
+    doc = {"comment": "bench/published row %s: Galvatron's measured figures of its testbed" % row["id"],
+           "gpu_types": {c["gpu"]: {"efficiency": round(fig["efficiency"], 6),
+                                    "intra_gbps": round(fig["intra_gbps"], 6)}},
+           "nodes": [{"type": c["gpu"], "gpus": c["gpus_per_node"], "count": c["nodes"]}],
+           "overlap_slowdown": fig["overlap_slowdown"]}
+    if c["nodes"] > 1:
+        doc["link"] = c["nic"]
+    path = os.path.join(tmpdir, row["id"] + ".cluster.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def gpu_peak_flops(tesselctl, gpu):
+    """The GPU type's peak FLOP/s as tesselctl hardware --json gives it."""
+    out = subprocess.run([tesselctl, "hardware", "--json"], capture_output=True, text=True, check=True)
+    for g in json.loads(out.stdout)["gpus"]:
+        if g["name"].lower() == gpu.lower():
+            return g["peak_flops"]
+    raise ValueError("GPU type %r not in tesselctl hardware" % gpu)
 
 
 def model_args(row, tmpdir):
@@ -299,14 +356,19 @@ def device_memory_gib(c):
     return max(int(re.fullmatch(r".*-(\d+)G", t).group(1)) for t in types)
 
 
-def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel=False):
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel=False,
+                 galvatron_env=None):
     """The tesselctl eval command of a row. A published run ran within its devices'
     memory: eval holds it to the whole device (--memory), not to plan's default budget,
     which keeps a reserve back for what the cost model does not count (README.md,
     "Memory")."""
     c = row["cluster"]
     cmd = [tesselctl, "eval", "--local", "--no-search", "--json"] + model_args(row, tmpdir)
-    cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
+    if galvatron_env and row.get("galvatron_env"):  # Galvatron's measured figures of its testbed
+        cluster = galvatron_env_cluster(row, galvatron_env, gpu_peak_flops(tesselctl, c["gpu"]), tmpdir)
+    else:
+        cluster = cluster_arg(c, topology, tmpdir, row["id"])
+    cmd += ["--cluster", cluster]
     cmd += ["--memory", "%dG" % device_memory_gib(c)]
     cmd += plan_args(row)
     return cmd + knob_args(row, amp_profile, attn_kernel)
@@ -489,6 +551,8 @@ def measured_seconds(row, flops):
     ms = row["measured"]
     if ms["metric"] == "iter_s":
         return ms["value"]
+    if ms["metric"] == "samples_per_s":  # a throughput at the row's global batch (Galvatron-BMW's tables)
+        return row["plan"]["batch"] / ms["value"]
     if ms["metric"] == "tflops_per_gpu":  # t = F / (X n)
         return flops / (ms["value"] * 1e12 * gpus(row))
     tokens = row["plan"]["batch"] * row["model"]["seq"]  # per iteration
@@ -526,6 +590,28 @@ def peer_figures(row):
             "peer_measured_tflops": flops / meas / n / 1e12}
 
 
+def edges_dp_command(row, cmd, out, tmpdir):
+    """The eval command of a row whose embedding and head ran data-parallel over
+    every device of the (single) stage while its Transformer layers ran the plan's
+    strategy (rows.json plan.edges_dp: Galvatron's runtime, tp_sizes_whole_model =
+    [1] + layers + [1, 1], dp_types_whole_model = [0] + layers + [0, 0]): the uniform
+    plan eval gave back (`out`), its first and last layer's run set to dp N, passed
+    as --plan in place of the degree flags; the knob flags stay after it."""
+    plan = out["plan"]
+    if plan["pp"] != 1 or len(plan["stages"]) != 1:
+        raise ValueError("edges_dp: only a plan of one stage (pp 1)")
+    n, layers = gpus(row), out["model"]["layers"]
+    inner = plan["stages"][0]["runs"][0]["strategy"]
+    plan["stages"][0]["runs"] = [{"first_layer": 0, "count": 1, "strategy": "dp%d" % n},
+                                 {"first_layer": 1, "count": layers - 2, "strategy": inner},
+                                 {"first_layer": layers - 1, "count": 1, "strategy": "dp%d" % n}]
+    path = os.path.join(tmpdir, row["id"] + ".plan.json")
+    with open(path, "w") as f:
+        json.dump(out, f)
+    first, last = cmd.index("--tp"), cmd.index("--ckpt") + 2  # plan_args' degree flags
+    return cmd[:first] + ["--plan", path] + cmd[last:]
+
+
 def run_row(row, args, tmpdir):
     res = {"id": row["id"], "source": row["source"], "ok": False}
     if row.get("peer_prediction"):  # the peer's own model, beside Tessel's
@@ -539,9 +625,12 @@ def run_row(row, args, tmpdir):
         res["error"] = "not expressible: %s" % row["refused"]
         return res
     try:
-        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
-                                         args.amp_profile, args.attn_kernel), args.verbose)
-    except (ValueError, KeyError) as e:
+        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile,
+                           args.attn_kernel, args.galvatron_env)
+        out, err = run_eval(cmd, args.verbose)
+        if out is not None and row["plan"].get("edges_dp"):  # the layer-wise plan as run
+            out, err = run_eval(edges_dp_command(row, cmd, out, tmpdir), args.verbose)
+    except (ValueError, KeyError, OSError) as e:
         res["error"] = "runner: %s" % e
         return res
     if err:
@@ -661,6 +750,10 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write rows and summaries as JSON")
     ap.add_argument("--amp-profile", metavar="DIR",
                     help="pass --amp-profile DIR (AMP's src/known_cost) to the amp-* rows")
+    ap.add_argument("--galvatron-env", metavar="DIR",
+                    help="price the rows with a galvatron_env field on Galvatron's measured figures of its "
+                         "testbed, read from DIR (PKU-DAIR/Hetu df32daa tools/Galvatron): GEMM efficiency "
+                         "from the layer forward times, intra-node bandwidth, overlap")
     ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
     ap.add_argument("--attn-kernel", action="store_true",
                     help="price each row's fused attention kernel (rows.json attn_kernel) at its "
@@ -682,6 +775,8 @@ def main():
 
     if args.amp_profile:
         print("figures: amp-* rows priced on --amp-profile %s" % args.amp_profile)
+    if args.galvatron_env:
+        print("figures: rows with galvatron_env priced on Galvatron's measured figures in %s" % args.galvatron_env)
     print("topology: %s   (error = (predicted - measured) / measured; TFLOP/s = model FLOP/s per GPU)" % args.topology)
     print("%-28s %-20s %10s %10s %8s %8s %8s %15s %9s %9s" % (
         "row", "source", "meas s", "pred s", "err %", "meas TF", "pred TF", "mem meas/pred", "params B",
