@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "nearest.h"
 #include "path_kind.h"
 
 #define GBPS           1e9          /* GB/s → bytes/s */
@@ -155,6 +156,19 @@ static void known_gpus(const tsl_gpu_spec_t *file_types, uint32_t n_file, char *
         len += (size_t)snprintf(buf + len, cap - len, ", %s", file_types[i].name);
 }
 
+/* " (did you mean ...?)" among the built-in types and the file's own, or "". */
+static const char *gpu_hint(const char *name, const tsl_gpu_spec_t *file_types, uint32_t n_file,
+                            char *buf, size_t cap)
+{
+    tsl_nearest_t n;
+    tsl_nearest_init(&n, name);
+    for (size_t i = 0; i < tsl_gpu_count(); i++)
+        tsl_nearest_offer(&n, tsl_gpu_at(i)->name);
+    for (uint32_t i = 0; i < n_file; i++)
+        tsl_nearest_offer(&n, file_types[i].name);
+    return tsl_nearest_hint(&n, buf, cap);
+}
+
 /* ---- gpu_types ---- */
 
 static const char *const gpu_keys[] = {"base",       "memory_gb",  "peak_tflops",
@@ -168,7 +182,7 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
                      tsl_gpu_spec_t *g)
 {
     const char *base;
-    char known[400], at[PATH_MAX_LEN];
+    char known[400], at[PATH_MAX_LEN], hint[128];
     if (opt_string(obj, path, "base", &base, ld->err) != 0)
         return -1;
     const tsl_gpu_spec_t *from = tsl_gpu_find(base ? base : name);
@@ -176,8 +190,8 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
     if (base != NULL && from == NULL) {
         known_gpus(NULL, 0, known, sizeof(known));
         join(at, path, "base");
-        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'; known: %s", at, base,
-                           known);
+        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'%s; known: %s", at, base,
+                           gpu_hint(base, NULL, 0, hint, sizeof hint), known);
     }
     if (from != NULL)
         *g = *from;
@@ -283,7 +297,7 @@ static const char *const node_keys[] = {"type",       "gpus",          "count", 
 static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
 {
     const char *name;
-    char known[400];
+    char known[400], hint[128];
     if (opt_string(obj, path, "type", &name, ld->err) != 0)
         return -1;
     if (name == NULL)
@@ -291,7 +305,8 @@ static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
     const tsl_gpu_spec_t *g = find_type(ld, name);
     if (g == NULL) {
         known_gpus(ld->types, ld->n_types, known, sizeof(known));
-        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'; known: %s", path, name, known);
+        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'%s; known: %s", path, name,
+                           gpu_hint(name, ld->types, ld->n_types, hint, sizeof hint), known);
     }
     if (tsl_cluster_add_gpu_type(ld->c, g, idx, ld->err) != 0)
         return tsl_err_prefix(ld->err, "%s.type", path);

@@ -155,6 +155,12 @@ static const struct bad_case bad_cases[] = {
     {"{\"nodes\": [{\"gpus\": 8}]}", "nodes[0].type: missing"},
     {"{\"nodes\": [{\"type\": \"A200\", \"gpus\": 8}]}",
      "nodes[0].type: unknown GPU type 'A200'; known: A100-40G"},
+    {"{\"gpu_types\": {\"MyGPU\": {\"base\": \"A100-80G\"}}, \"nodes\": [{\"type\": "
+     "\"MyGPU2\", \"gpus\": 8}]}",
+     "nodes[0].type: unknown GPU type 'MyGPU2' (did you mean MyGPU?); known: A100-40G"},
+    {"{\"gpu_types\": {\"X\": {\"base\": \"H100-80GB\"}}, \"nodes\": [{\"type\": \"X\", "
+     "\"gpus\": 8}]}",
+     "gpu_types.X.base: unknown built-in GPU type 'H100-80GB' (did you mean H100-80G?); known: "},
     {"{\"nodes\": [{\"type\": 5, \"gpus\": 8}]}", "nodes[0].type: must be a string"},
     {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 0}]}",
      "nodes[0].count: must be a positive integer"},
