@@ -84,6 +84,11 @@ expect 2 "missing" profile --backend sim --device-file "$root/deploy/tesseld.con
 expect 2 "needs h, s and a" profile --backend sim --device-file "$dev" --shape h=1024
 expect 2 "positive integer" profile --backend sim --device-file "$dev" --mb 0
 expect 2 "iters" profile --backend sim --device-file "$dev" --iters 0
+# a TP split no shape's heads divide measured nothing (exit 0, a profile of no
+# block that tesselctl --profile refuses); a value twice, every row twice
+expect 2 "--tp: 3 divides the heads and FFN width of no shape" profile --backend sim \
+    --device-file "$dev" --tp 1,3
+expect 2 "--mb: 2 given twice" profile --backend sim --device-file "$dev" --mb 2,2
 expect 2 "unknown command" frobnicate
 expect 0 "" --help
 

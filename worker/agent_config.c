@@ -189,7 +189,7 @@ int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_pr
     if (cfg->profile_tp[0] &&
         tsl_prof_parse_list(cfg->profile_tp, o->tp, &o->n_tp, "profile.tp", err) != 0)
         return -1;
-    return 0;
+    return tsl_prof_opts_check(o, "profile.micro_batches", "profile.tp", err);
 }
 
 int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)

@@ -149,7 +149,8 @@ static int cmd_profile(int argc, char **argv)
                 goto bad;
     }
     if ((mb != NULL && tsl_prof_parse_list(mb, o.mb, &o.n_mb, "--mb", &err) != 0) ||
-        (tp != NULL && tsl_prof_parse_list(tp, o.tp, &o.n_tp, "--tp", &err) != 0))
+        (tp != NULL && tsl_prof_parse_list(tp, o.tp, &o.n_tp, "--tp", &err) != 0) ||
+        tsl_prof_opts_check(&o, "--mb", "--tp", &err) != 0)
         goto bad;
     if (iters != NULL) {
         if (parse_count("--iters", iters, 1, 64, &v) != 0)
