@@ -86,6 +86,19 @@ static int opt_positive(json_t *obj, const char *path, const char *key, double *
     return 0;
 }
 
+/* Bytes of a size in GiB; -1 when it does not fit an unsigned 64-bit count (llround
+ * of such a value is undefined: 1e300 GiB read back as 8.6e9). */
+static int gib_bytes(const char *path, const char *key, double gib, uint64_t *out, tsl_err_t *err)
+{
+    char at[PATH_MAX_LEN];
+    if (!(gib * GIB < 0x1p63)) {
+        join(at, path, key);
+        return tsl_err_set(err, "%s: %g GiB is beyond any device or host (2^33 GiB)", at, gib);
+    }
+    *out = (uint64_t)llround(gib * GIB);
+    return 0;
+}
+
 /* A bandwidth given as <base>_gbps (GB/s) or <base>_gbit (Gb/s), in bytes/s. */
 static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, bool *present,
                   tsl_err_t *err)
@@ -105,6 +118,10 @@ static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, b
     *present = has_gbps || has_gbit;
     if (*present)
         *bw = has_gbps ? v_gbps * GBPS : v_gbit * GBIT;
+    if (*present && !isfinite(*bw)) { /* 1e308 GB/s: finite as given, not in bytes/s */
+        join(at, path, has_gbps ? kbps : kbit);
+        return tsl_err_set(err, "%s: %g is beyond any link", at, has_gbps ? v_gbps : v_gbit);
+    }
     return 0;
 }
 
@@ -250,7 +267,8 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
         return -1;
     if (g.efficiency > 1)
         return tsl_err_set(ld->err, "%s.efficiency: %g is outside (0, 1]", path, g.efficiency);
-    g.mem_bytes = (uint64_t)llround(mem_gb * GIB);
+    if (gib_bytes(path, "memory_gb", mem_gb, &g.mem_bytes, ld->err) != 0)
+        return -1;
     g.peak_flops = tflops * TFLOPS;
     for (uint32_t i = 0; i < ld->n_types; i++)
         if (strcasecmp(ld->types[i].name, g.name) == 0)
@@ -354,7 +372,8 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i)
         return -1;
     if (cpu_gb < 0)
         return tsl_err_set(ld->err, "%s.cpu_memory_gb: must be >= 0", path);
-    node.cpu_mem_bytes = (uint64_t)llround(cpu_gb * GIB);
+    if (gib_bytes(path, "cpu_memory_gb", cpu_gb, &node.cpu_mem_bytes, ld->err) != 0)
+        return -1;
     if (check_node_limits(ld, path, node.n_gpus, count) != 0 ||
         node_type(ld, obj, path, &node.gpu_type) != 0)
         return -1;

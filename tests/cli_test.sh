@@ -370,5 +370,31 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["fp8_re
     ok || bad "--fp8-recipe nvfp4: $(cat "$out")"
 expect 2 "fp8-recipe: 'bf16' is not a recipe (1 delayed" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
 
+# a cluster file's figures: tesseld's physical bounds hold locally too (a unit slip
+# was planned: 1e-300 TFLOP/s printed a 31-digit iteration time without its unit);
+# a value beyond 64 bits is refused by name (1e300 GiB read back as 8.6e9 GiB,
+# 1e308 GB/s as "inter-node bandwidth must be > 0"); a memory the search cannot
+# bucket names --memory (it named the bucket, which no flag sets)
+cj() { printf '%s' "$1" >"$dir/bounds.json"; }
+cj '{"gpu_types": {"X": {"base": "A100-80G", "peak_tflops": 1e-300}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "bounds.json: gpu_types.X.peak_tflops: 1e-300 TFLOP/s is outside the physical bounds" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+expect 2 "eval: .*bounds.json: gpu_types.X.peak_tflops: 1e-300 TFLOP/s is outside" \
+    eval --model GPT2-345M --cluster "$dir/bounds.json" --batch 16 --no-search
+cj '{"nodes": [{"type": "A100-80G", "gpus": 8, "intra_gbps": 1e-300}]}'
+expect 2 "nodes\[0\].intra_gbps: 1e-300 GB/s is outside the physical bounds" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"gpu_types": {"X": {"base": "A100-80G", "memory_gb": 1e300}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "gpu_types.X.memory_gb: 1e+300 GiB is beyond any device or host" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"nodes": [{"type": "A100-80G", "gpus": 8, "count": 2}], "inter_gbps": 1e308}'
+expect 2 "inter_gbps: 1e+308 is beyond any link" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"gpu_types": {"X": {"base": "A100-80G", "memory_gb": 4096}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "memory: a budget of 3890 GiB per device makes 99589 memory buckets of 40 MiB, .*give --memory 2560G or less" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+expect 0 "" plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16 --memory 2560G \
+    --no-baselines
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
