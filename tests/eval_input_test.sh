@@ -190,6 +190,13 @@ expect 2 "$srv" plans show --server "" 0123456789abcdef
 expect 2 "$srv" workers --server ""
 expect 2 "$srv" profiles --server ""
 expect 2 "$srv" trial list --server ""
+# a host:port's port past 65535 was dialled modulo 2^16 (99999: port 34463); 0, a
+# name or a sign is no port either: refused before any connection, naming it
+expect 2 "server: port '99999' in '127.0.0.1:99999' is not a number in 1..65535" \
+    --server 127.0.0.1:99999 health
+expect 2 "server: port '0' in '\[::1\]:0'" plans list --server "[::1]:0"
+expect 2 "server: port 'http' in 'localhost:http'" plan --server localhost:http \
+    --model GPT2-345M --cluster 8xA100-80G
 
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
