@@ -396,5 +396,20 @@ expect 2 "memory: a budget of 3890 GiB per device makes 99589 memory buckets of 
 expect 0 "" plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16 --memory 2560G \
     --no-baselines
 
+# stdout that cannot be written (a full disk under `> plan.json`): exit 4 with one
+# line, never 0 with an empty or cut file
+if [ -w /dev/full ]; then
+    for a in "plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --json" \
+        "plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines" \
+        "eval --model GPT2-345M --cluster 8xA100-80G --tp 2 --no-search" "models" \
+        "hardware --json" "--help"; do
+        # shellcheck disable=SC2086
+        "$ctl" $a >/dev/full 2>"$err"
+        rc=$?
+        [ $rc -eq 4 ] && [ "$(cat "$err")" = "tesselctl: cannot write to stdout: No space left on device" ] &&
+            ok || bad "$a > /dev/full: exit $rc, stderr '$(cat "$err")'"
+    done
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
