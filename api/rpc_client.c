@@ -216,6 +216,17 @@ tsl_rpc_client_t *tsl_rpc_client_open_tls(const char *server, const char *token,
     if (normalise_target(server, c->target, sizeof(c->target), errbuf, errlen) != 0)
         goto err;
     if (token && *token) {
+        /* tesseld's tokens are printable without spaces (docs/operations.md "Tokens"):
+         * any other byte can match none, and a control one (a CR from a file written
+         * on Windows) made gRPC refuse the metadata as "the call could not be run" */
+        for (size_t i = 0; token[i]; i++)
+            if (token[i] <= ' ' || token[i] > '~') {
+                snprintf(errbuf, errlen,
+                         "token: byte %zu is a space or control character (0x%02x); a token is "
+                         "printable characters without spaces (a CR or newline from its file?)",
+                         i + 1, (unsigned)(unsigned char)token[i]);
+                goto err;
+            }
         int n = snprintf(c->auth, sizeof(c->auth), "Bearer %s", token);
         if (n < 0 || (size_t)n >= sizeof(c->auth)) {
             snprintf(errbuf, errlen, "token: longer than %zu bytes", sizeof(c->auth) - 8);
