@@ -433,10 +433,13 @@ static const struct option eval_long[] = {
 static int parse_counts(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
 {
     char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+        return tsl_err_set(err, "layers-per-stage: longer than %zu characters", sizeof buf - 1);
     cfg->n_counts = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
+    /* every entry a count: "13,,13" (a slip) was read as 13,13 */
+    for (char *rest = buf, *tok; (tok = strsep(&rest, ",")) != NULL;) {
+        if (!*tok)
+            return tsl_err_set(err, "layers-per-stage: an empty entry in '%s'", text);
         if (cfg->n_counts == TSL_PLAN_MAX_STAGES)
             return tsl_err_set(err, "layers-per-stage: more than %u stages", TSL_PLAN_MAX_STAGES);
         if (tsl_parse_u32("layers-per-stage", tok, 1, TSL_PLAN_MAX_LAYERS,

@@ -681,6 +681,11 @@ expect 2 "does not divide a stage's 8 devices" eval $m345 --tp 3
 expect 2 "global batch 30 does not divide" eval $m345 --tp 2 --mbs 4 --batch 30
 expect 2 "pp: 3 does not divide" eval $m345 --pp 3
 expect 2 "add up to 20" eval $m345 --pp 2 --layers-per-stage 10,10
+# an empty entry is a slip, not a separator: "13,,13" was read as 13,13
+for l in "13,,13" "13,13," ""; do
+    expect 2 "layers-per-stage: an empty entry in '$l'" eval $m345 --pp 2 --layers-per-stage "$l" \
+        --no-search
+done
 expect 2 "one way" eval $m345 --tp 2 --plan "$dir/plan.json"
 expect 2 "ckpt" eval $m345 --ckpt some
 
