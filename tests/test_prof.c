@@ -105,6 +105,10 @@ static void test_parse(void)
     CHECK(tsl_prof_parse_list("1,0", v, &n, "--mb", &err) != 0 && strstr(err.msg, "--mb"),
           "zero: %s", err.msg);
     CHECK(tsl_prof_parse_list("1,2,3,4,5,6,7,8,9", v, &n, "--tp", &err) != 0, "too many");
+    CHECK(tsl_prof_parse_list("1,,2", v, &n, "--mb", &err) != 0 &&
+              strstr(err.msg, "--mb: an empty entry in '1,,2'") != NULL,
+          "empty entry: %s", err.msg);
+    CHECK(tsl_prof_parse_list("1,2,", v, &n, "--tp", &err) != 0, "trailing comma: %s", err.msg);
     tsl_prof_opts_t o;
     tsl_prof_opts_default(&o, true);
     CHECK(o.n_shapes == 2 && o.n_mb == 3 && o.n_tp == 2 && o.iters > 0, "quick defaults");

@@ -49,8 +49,10 @@ int tsl_prof_parse_list(const char *text, uint32_t *out, uint32_t *n, const char
         return tsl_err_set(err, "%s: give a list like 1,2,4", what);
     strcpy(buf, text);
     *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
+    /* every entry a value: "1,,2" (a slip) was read as 1,2 */
+    for (char *rest = buf, *tok; (tok = strsep(&rest, ",")) != NULL;) {
+        if (!*tok)
+            return tsl_err_set(err, "%s: an empty entry in '%s'", what, text);
         if (*n >= TSL_PROF_MAX_AXIS)
             return tsl_err_set(err, "%s: at most %u values", what, TSL_PROF_MAX_AXIS);
         if (parse_u32(tok, &out[*n]) != 0)
