@@ -15,6 +15,7 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "export.h"
+#include "path_kind.h"
 #include "remote.h"
 #include "roofline.h"
 
@@ -203,7 +204,9 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
     case OPT_EXPORT: return export_opt(optarg, po, err);
-    case OPT_TRACE: po->trace = optarg; return 0;
+    case OPT_TRACE: /* a typo in the path would otherwise cost the whole search */
+        po->trace = optarg;
+        return tsl_path_writable("trace", optarg, err);
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;
     case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;

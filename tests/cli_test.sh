@@ -137,7 +137,19 @@ end = max(e["ts"] + e["dur"] for e in tr["traceEvents"] if e["ph"] == "X")
 assert abs(end - plan["sim_iter_time_s"] * 1e6) < 1e-3, (end, plan["sim_iter_time_s"])
 assert {e["pid"] for e in tr["traceEvents"]} == {1, 2, 3, 4}
 PY
-expect 4 "trace: cannot write" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
+# a trace path that cannot be written is refused before the search (a typo cost the
+# whole search, and through tesseld a cached plan with no trace); a write that fails
+# after it (a full disk) is exit 4
+expect 2 "trace '/nonexistent/dir/t.json': its directory /nonexistent/dir does not exist" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
+expect 2 "trace '$dir': is a directory; give a file" \
+    plan --model GPT2-345M --cluster 8xA100-80G --batch 32 --server unix:/nonexistent.sock --trace "$dir"
+expect 2 "trace: an empty file name" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --trace ""
+if [ -w /dev/full ]; then
+    expect 4 "trace: cannot write '/dev/full'" \
+        plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /dev/full
+fi
 rm -f "$trace"
 
 # --target: the plan keeps to the stack, exports to it, and says what that cost
