@@ -197,6 +197,11 @@ expect 2 "server: port '99999' in '127.0.0.1:99999' is not a number in 1..65535"
 expect 2 "server: port '0' in '\[::1\]:0'" plans list --server "[::1]:0"
 expect 2 "server: port 'http' in 'localhost:http'" plan --server localhost:http \
     --model GPT2-345M --cluster 8xA100-80G
+# --nodes with an empty name (an unset variable: --nodes "$NODES") planned on every
+# online worker; refused as trial's --nodes refuses it, before any connection
+for n in "" "gpu1," "gpu1,,gpu2"; do
+    expect 2 "nodes: '$n' has an empty name" plan --server 127.0.0.1:9 --model GPT2-345M --nodes "$n"
+done
 # a token with a space or control byte matches none of tesseld's (printable, no
 # spaces); a CR from a Windows-written file made the call fail as "could not be
 # run" (exit 4): refused naming the byte, exit 2, before any connection
