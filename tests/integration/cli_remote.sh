@@ -563,6 +563,18 @@ TESSEL_TOKEN=not-a-token timeout 60 "$CTL" --server "127.0.0.1:$port" --token "$
 expect_rc 0 "--token wins over TESSEL_TOKEN"
 expect_grep "$tmp/out" "$MODEL" "plans list over TCP shows the plan"
 
+# plans list's columns stay in line under a model name longer than the MODEL
+# column's 18 characters (an HF directory's name pushed them out)
+tcp_ctl "$SCHED_TOKEN" plan --hf-config "$HF_CONFIG" --name Meta-Llama-3.1-70B-Instruct-tiny \
+    --cluster "$CLUSTER" --batch 8 --no-baselines
+expect_rc 0 "plan under a 32-character name"
+tcp_ctl "$OPS_TOKEN" plans list
+n=$(awk 'NR == 1 { col = index($0, "DEVICES") + length("DEVICES") }
+         NR > 1 && (substr($0, col - 1, 1) !~ /[0-9]/ || substr($0, col, 1) != " ") { bad++ }
+         END { print NR - 1, bad + 0 }' "$tmp/out")
+[ "${n#* }" = 0 ] && ok "plans list: every row's DEVICES under its header ($n)" ||
+    fail "plans list columns out of line: $(cat "$tmp/out")"
+
 if [ "$failures" -ne 0 ]; then
     note "---- tesseld logs (tail) ----"
     tail -30 "$tmp/tesseld.log"
