@@ -35,6 +35,11 @@ int tsl_path_writable(const char *what, const char *path, tsl_err_t *err)
     struct stat st;
     if (!path || !*path)
         return tsl_err_setc(err, TSL_E_INVALID, "%s: an empty file name", what);
+    if (strcmp(path, "-") == 0) /* a file named "-" here, standard output elsewhere */
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "%s: '-' is not a file name here (standard output carries the "
+                            "result); give a file, or /dev/stdout",
+                            what);
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return tsl_err_setc(err, TSL_E_INVALID, "%s '%s': is a directory; give a file", what,

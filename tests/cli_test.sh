@@ -146,6 +146,12 @@ expect 2 "trace '$dir': is a directory; give a file" \
     plan --model GPT2-345M --cluster 8xA100-80G --batch 32 --server unix:/nonexistent.sock --trace "$dir"
 expect 2 "trace: an empty file name" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --trace ""
+# "-" was a file named "-" in-process and standard output through tesseld (the trace
+# mixed into the plan's table): refused in both
+expect 2 "trace: '-' is not a file name here" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --trace -
+expect 2 "trace: '-' is not a file name here" \
+    plan --model GPT2-345M --cluster 8xA100-80G --batch 32 --server unix:/nonexistent.sock --trace -
 if [ -w /dev/full ]; then
     expect 4 "trace: cannot write '/dev/full'" \
         plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /dev/full
