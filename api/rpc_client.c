@@ -4,6 +4,7 @@
  */
 #include "rpc_client.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -38,6 +39,26 @@ struct tsl_rpc_stream {
 
 /* ---- addresses ---------------------------------------------------------- */
 
+/* A host:port's port: decimal 1..65535. gRPC reads a larger one modulo 2^16
+ * (127.0.0.1:99999 dialled port 34463) and an empty or named one as a DNS
+ * failure; a target with a gRPC scheme ("dns:", "ipv4:", ...) is gRPC's to read. */
+static int check_port(const char *s, char *errbuf, size_t errlen)
+{
+    static const char *const schemes[] = {"dns:", "ipv4:", "ipv6:", "unix-abstract:", "vsock:"};
+    for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
+        if (strncmp(s, schemes[i], strlen(schemes[i])) == 0)
+            return 0;
+    const char *port = strrchr(s, ':') + 1;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(port, &end, 10);
+    if (!isdigit((unsigned char)port[0]) || *end != '\0' || errno != 0 || v < 1 || v > 65535) {
+        snprintf(errbuf, errlen, "server: port '%s' in '%s' is not a number in 1..65535", port, s);
+        return -1;
+    }
+    return 0;
+}
+
 static int normalise_target(const char *server, char *out, size_t outlen, char *errbuf,
                             size_t errlen)
 {
@@ -50,9 +71,11 @@ static int normalise_target(const char *server, char *out, size_t outlen, char *
         n = snprintf(out, outlen, "unix:%s", s);
     else if (strncmp(s, "unix:", 5) == 0 && s[5] != '\0')
         n = snprintf(out, outlen, "%s", s);
-    else if (strncmp(s, "unix:", 5) != 0 && strchr(s, ':') && s[strlen(s) - 1] != ':')
+    else if (strncmp(s, "unix:", 5) != 0 && strchr(s, ':') && s[strlen(s) - 1] != ':') {
+        if (check_port(s, errbuf, errlen) != 0)
+            return -1;
         n = snprintf(out, outlen, "%s", s);
-    else {
+    } else {
         snprintf(errbuf, errlen,
                  "server: '%s' is not an address; give unix:/path/to/socket or host:port", s);
         return -1;
@@ -62,6 +85,12 @@ static int normalise_target(const char *server, char *out, size_t outlen, char *
         return -1;
     }
     return 0;
+}
+
+int tsl_rpc_target_check(const char *server, char *errbuf, size_t errlen)
+{
+    char target[512];
+    return normalise_target(server, target, sizeof target, errbuf, errlen);
 }
 
 /* ---- client -------------------------------------------------------------- */
@@ -187,6 +216,17 @@ tsl_rpc_client_t *tsl_rpc_client_open_tls(const char *server, const char *token,
     if (normalise_target(server, c->target, sizeof(c->target), errbuf, errlen) != 0)
         goto err;
     if (token && *token) {
+        /* tesseld's tokens are printable without spaces (docs/operations.md "Tokens"):
+         * any other byte can match none, and a control one (a CR from a file written
+         * on Windows) made gRPC refuse the metadata as "the call could not be run" */
+        for (size_t i = 0; token[i]; i++)
+            if (token[i] <= ' ' || token[i] > '~') {
+                snprintf(errbuf, errlen,
+                         "token: byte %zu is a space or control character (0x%02x); a token is "
+                         "printable characters without spaces (a CR or newline from its file?)",
+                         i + 1, (unsigned)(unsigned char)token[i]);
+                goto err;
+            }
         int n = snprintf(c->auth, sizeof(c->auth), "Bearer %s", token);
         if (n < 0 || (size_t)n >= sizeof(c->auth)) {
             snprintf(errbuf, errlen, "token: longer than %zu bytes", sizeof(c->auth) - 8);

@@ -49,6 +49,11 @@ typedef struct tsl_rpc_status {
 /* tesseld's default address (its default unix_socket, daemon/config.h). */
 #define TSL_DEFAULT_SERVER "unix:/run/tessel/tesseld.sock"
 
+/* Whether `server` is an address tsl_rpc_client_open takes (the forms above; a
+ * host:port's port 1..65535): 0, or -1 with the reason in errbuf. For checking a
+ * configuration before anything is opened (tessel-worker --check-config). */
+int tsl_rpc_target_check(const char *server, char *errbuf, size_t errlen);
+
 /*
  * Opens a channel to `server` (see the address forms above). `token` may be NULL
  * or "" (no authorization metadata). `timeout_s` <= 0 means no deadline.

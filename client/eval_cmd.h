@@ -19,6 +19,8 @@ typedef struct tsl_eval_opts {
     tsl_eval_cfg_t cfg;            /* --tp, --pp, ... */
     bool have_flags;               /* some plan flag given */
     const char *strategy;          /* --strategy TEXT: every layer's, instead of the degrees */
+    const char *layer_flag;        /* the first of --tp --dp --sdp --ckpt --sp --zero given,
+                                    * which --strategy replaces (refused beside it) */
     const char *plan_file;         /* --plan FILE */
     const char *megatron_args;     /* --megatron-args "..." */
     const char *torchtitan;        /* --torchtitan FILE */

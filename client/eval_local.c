@@ -20,6 +20,7 @@
 #include "opt_step.h"
 #include "plan_json.h"
 #include "remote.h"
+#include "request.h"
 #include "search.h"
 #include "target.h"
 
@@ -243,7 +244,12 @@ static int load_cluster(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
         return tsl_cluster_json_parse(cluster_json, c, err);
     if (eo->cluster == NULL)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
-    return tsl_cluster_from_arg(eo->cluster, c, err);
+    if (tsl_cluster_from_arg(eo->cluster, c, err) != 0)
+        return -1;
+    /* tesseld's bounds on the figures (api/request.h), as plan --local holds them */
+    if (tsl_request_check_cluster(c, err) != 0)
+        return tsl_err_prefix(err, "%s", eo->cluster);
+    return 0;
 }
 
 /* A plan document searched on measured or imported figures, priced here on

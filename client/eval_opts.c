@@ -92,7 +92,8 @@ static const char eval_usage[] =
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
     "  --strategy TEXT     every layer's strategy as text, e.g. tp2-dp4+sp+zero1+ckpt,\n"
-    "                      instead of --tp/--dp/--sdp/--ckpt/--sp/--zero\n"
+    "                      instead of --tp/--dp/--sdp/--ckpt/--sp/--zero (refused\n"
+    "                      beside it)\n"
     "or\n"
     "  --plan FILE         a plan document (tesselctl plan --json, plans show --json)\n"
     "or\n"
@@ -444,10 +445,13 @@ static const struct option eval_long[] = {
 static int parse_counts(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
 {
     char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+        return tsl_err_set(err, "layers-per-stage: longer than %zu characters", sizeof buf - 1);
     cfg->n_counts = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
+    /* every entry a count: "13,,13" (a slip) was read as 13,13 */
+    for (char *rest = buf, *tok; (tok = strsep(&rest, ",")) != NULL;) {
+        if (!*tok)
+            return tsl_err_set(err, "layers-per-stage: an empty entry in '%s'", text);
         if (cfg->n_counts == TSL_PLAN_MAX_STAGES)
             return tsl_err_set(err, "layers-per-stage: more than %u stages", TSL_PLAN_MAX_STAGES);
         if (tsl_parse_u32("layers-per-stage", tok, 1, TSL_PLAN_MAX_LAYERS,
@@ -490,12 +494,30 @@ static int parse_modules(const char *text, tsl_eval_opts_t *eo, tsl_err_t *err)
                                        err);
 }
 
+/* The flags that set every layer's strategy, which --strategy gives whole; NULL
+ * for the others. */
+static const char *layer_flag_name(int opt)
+{
+    switch (opt) {
+    case OPT_TP: return "--tp";
+    case OPT_DP: return "--dp";
+    case OPT_SDP: return "--sdp";
+    case OPT_CKPT: return "--ckpt";
+    case OPT_SP: return "--sp";
+    case OPT_ZERO: return "--zero";
+    default: return NULL;
+    }
+}
+
 /* The plan flags; 0 applied, 1 not one. */
 static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
     tsl_eval_cfg_t *c = &eo->cfg;
     uint32_t zero;
     eo->have_flags = true;
+    const char *layer = layer_flag_name(opt);
+    if (layer && !eo->layer_flag)
+        eo->layer_flag = layer;
     switch (opt) {
     case OPT_TP: return tsl_parse_u32("tp", optarg, 1, 1u << 16, &c->tp, err);
     case OPT_PP: return tsl_parse_u32("pp", optarg, 1, TSL_PLAN_MAX_STAGES, &c->pp, err);
@@ -658,6 +680,16 @@ static int check_sources(tsl_eval_opts_t *eo)
         fputs("tesselctl: eval: --recompute-modules core_attn with --ckpt full: Megatron-LM "
               "recomputes modules under selective granularity only\n",
               stderr);
+        return TSL_EXIT_USAGE;
+    }
+    /* --strategy replaces every layer's degrees, SP, ZeRO and recompute: a flag that
+     * sets one of them beside it would be dropped without a word */
+    if (eo->strategy && (eo->layer_flag || eo->recompute_core)) {
+        fprintf(stderr,
+                "tesselctl: eval: %s with --strategy: the strategy text gives every layer's "
+                "degrees, sp, zero and recompute (e.g. tp2-dp4+sp+zero1+ckpt); give one or "
+                "the other\n",
+                eo->layer_flag ? eo->layer_flag : "--recompute-modules core_attn");
         return TSL_EXIT_USAGE;
     }
     if (eo->recompute_core)

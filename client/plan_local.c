@@ -22,6 +22,7 @@
 #include "plan_json.h"
 #include "plan_proto.h"
 #include "progress.h"
+#include "request.h"
 #include "search.h"
 #include "trace_json.h"
 
@@ -272,6 +273,10 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
         return -1;
+    /* the bounds tesseld holds a request's figures to (api/request.h), so that a
+     * unit slip in a cluster file is refused here as there, not planned */
+    if (tsl_request_check_cluster(&in->c, err) != 0)
+        return tsl_err_prefix(err, "%s", po->cluster);
     /* tp_sync where no layer can run TP (search.h); never beside the MTP note, which
      * needs a target that tp_sync is refused under */
     if (!in->note[0] && tsl_tp_sync_note(r, in->c.n_devices, NULL, in->note, sizeof in->note))

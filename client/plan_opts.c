@@ -15,6 +15,7 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "export.h"
+#include "path_kind.h"
 #include "remote.h"
 #include "roofline.h"
 
@@ -189,6 +190,26 @@ static int export_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
     return 0;
 }
 
+/* --nodes A,B: every name given. An empty list (an unset shell variable) or entry
+ * was skipped, and --nodes "" planned on every online worker; trial's --nodes
+ * refuses them alike. */
+static int nodes_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
+{
+    for (const char *p = arg;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0)
+            return tsl_err_set(err,
+                               "nodes: '%s' has an empty name; give the workers' names, "
+                               "e.g. --nodes gpu1,gpu2 (or --cluster registered for all)",
+                               arg);
+        p += len;
+        if (*p == '\0')
+            break;
+    }
+    po->nodes = arg;
+    return 0;
+}
+
 /* 0 applied, 1 not a plan option, -1 bad value (err). */
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 {
@@ -203,8 +224,10 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
     case OPT_EXPORT: return export_opt(optarg, po, err);
-    case OPT_TRACE: po->trace = optarg; return 0;
-    case OPT_NODES: po->nodes = optarg; return 0;
+    case OPT_TRACE: /* a typo in the path would otherwise cost the whole search */
+        po->trace = optarg;
+        return tsl_path_writable("trace", optarg, err);
+    case OPT_NODES: return nodes_opt(optarg, po, err);
     case OPT_PROFILE: po->profile = optarg; return 0;
     case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;
     case OPT_AMP: po->amp_profile = optarg; return 0;

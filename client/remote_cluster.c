@@ -11,7 +11,7 @@
 
 #include "remote.h"
 
-/* The names of "a,b,c", empty ones skipped ("a,,b", a trailing comma). */
+/* The names of "a,b,c" (plan_opts.c refuses empty ones; skipped here all the same). */
 static int split_nodes(const char *list, Tessel__V1__RegisteredCluster *r)
 {
     size_t n = 1;

@@ -1,11 +1,14 @@
 /*
  * remote_export.c — Planner.ExportPlan of one stored plan written to stdout or
- * to a file (FILE.tmp, then renamed, so FILE is never half-written): what
- * `plans export` and `plan --trace FILE` through tesseld share.
+ * to a file (FILE.tmp, then renamed, so FILE is never half-written; a FILE that
+ * is there and not a regular file — a device, a FIFO, a symbolic link — is
+ * written through instead): what `plans export` and `plan --trace FILE` through
+ * tesseld share.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "remote.h"
@@ -27,8 +30,25 @@ static int write_all(FILE *f, const ProtobufCBinaryData *d, bool text)
     return fflush(f) == 0 ? 0 : -1;
 }
 
+/* Into path itself: the rename would replace a device node (as root, -o /dev/null
+ * left a regular file in /dev/null's place), a FIFO or a symbolic link (the link
+ * became a file, its target untouched) with a new regular file. */
+static int write_through(const char *path, const ProtobufCBinaryData *d, bool text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int rc = write_all(f, d, text);
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
 static int write_file(const char *path, const ProtobufCBinaryData *d, bool text)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return write_through(path, d, text);
     size_t n = strlen(path) + 5;
     char *tmp = malloc(n);
     FILE *f;
@@ -50,21 +70,22 @@ static int write_file(const char *path, const ProtobufCBinaryData *d, bool text)
     return rc;
 }
 
-static int write_export(const char *output, const Tessel__V1__ExportPlanResponse *r)
+static int write_export(const char *what, const char *output,
+                        const Tessel__V1__ExportPlanResponse *r)
 {
     bool text = is_text(r->content_type);
 
     if (!output || strcmp(output, "-") == 0)
         return write_all(stdout, &r->content, text) == 0
                    ? TSL_EXIT_OK
-                   : tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write to stdout");
+                   : tsl_remote_fail(TSL_EXIT_SERVER, "%s: cannot write to stdout", what);
     if (write_file(output, &r->content, text) != 0)
-        return tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write '%s': %m", output);
+        return tsl_remote_fail(TSL_EXIT_SERVER, "%s: cannot write '%s': %m", what, output);
     return TSL_EXIT_OK;
 }
 
-int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char *format,
-                         const char *path)
+int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const char *fp,
+                         const char *format, const char *path)
 {
     Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
     ProtobufCMessage *reply = NULL;
@@ -73,7 +94,7 @@ int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char
     int rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
                              &tessel__v1__export_plan_response__descriptor, &reply);
     if (rc == 0)
-        rc = write_export(path, (const Tessel__V1__ExportPlanResponse *)reply);
+        rc = write_export(what, path, (const Tessel__V1__ExportPlanResponse *)reply);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

@@ -140,20 +140,33 @@ static void fmt_created(char *buf, size_t n, int64_t t)
         snprintf(buf, n, "-");
 }
 
-static void print_header(void)
+/* The MODEL column: 18 wide, or the longest name of the first page (an HF
+ * directory's name such as Meta-Llama-3.1-70B-Instruct pushed every column after
+ * it out of line); names are at most 63 characters. */
+static int model_width(const Tessel__V1__ListPlansResponse *r)
 {
-    printf("%-16s  %-18s %7s %6s %10s %10s %10s  %-5s  %s\n", "FINGERPRINT", "MODEL", "DEVICES",
-           "BATCH", "ITER TIME", "SAMPLES/S", "PEAK MEM", "STATE", "CREATED");
+    size_t w = 18;
+    for (size_t i = 0; i < r->n_plans; i++) {
+        size_t n = r->plans[i]->model_name ? strlen(r->plans[i]->model_name) : 0;
+        w = n > w ? n : w;
+    }
+    return (int)(w > 63 ? 63 : w);
 }
 
-static void print_row(const Tessel__V1__PlanSummary *s)
+static void print_header(int width)
+{
+    printf("%-16s  %-*s %7s %6s %10s %10s %10s  %-5s  %s\n", "FINGERPRINT", width, "MODEL",
+           "DEVICES", "BATCH", "ITER TIME", "SAMPLES/S", "PEAK MEM", "STATE", "CREATED");
+}
+
+static void print_row(const Tessel__V1__PlanSummary *s, int width)
 {
     char peak[32], iter[32], created[32];
 
     tsl_format_bytes(s->peak_bytes, peak, sizeof(peak));
     fmt_time(iter, sizeof(iter), s->iter_time_s);
     fmt_created(created, sizeof(created), s->created_unix);
-    printf("%-16s  %-18s %7u %6u %10s %10.1f %10s  %-5s  %s\n", s->fingerprint, s->model_name,
+    printf("%-16s  %-*s %7u %6u %10s %10.1f %10s  %-5s  %s\n", s->fingerprint, width, s->model_name,
            s->n_devices, s->global_batch, iter, s->samples_per_s, peak,
            s->stale ? "stale" : "fresh", created);
 }
@@ -163,6 +176,7 @@ static void print_row(const Tessel__V1__PlanSummary *s)
 typedef struct list_out {
     bool json;
     size_t rows;
+    int width;     /* the MODEL column's, from the first page */
     json_t *plans; /* --json: collected rows */
 } list_out_t;
 
@@ -173,9 +187,11 @@ static void emit_page(list_out_t *lo, const Tessel__V1__ListPlansResponse *r)
             json_array_append_new(lo->plans, tsl_proto_summary_to_json(r->plans[i]));
             continue;
         }
-        if (lo->rows == 0 && i == 0)
-            print_header();
-        print_row(r->plans[i]);
+        if (lo->rows == 0 && i == 0) {
+            lo->width = model_width(r);
+            print_header(lo->width);
+        }
+        print_row(r->plans[i], lo->width);
     }
     lo->rows += r->n_plans;
 }

@@ -218,7 +218,7 @@ static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
 
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    return tsl_remote_export_to(co, fo.fingerprint, fo.format, fo.output);
+    return tsl_remote_export_to(co, "plans export", fo.fingerprint, fo.format, fo.output);
 }
 
 /* ---- dispatch ---------------------------------------------------------------- */

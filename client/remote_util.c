@@ -177,7 +177,10 @@ int tsl_remote_print_json(FILE *out, json_t *doc)
     rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', out);
     json_decref(doc);
-    return rc == 0 ? TSL_EXIT_OK : TSL_EXIT_SERVER;
+    /* a write error (a full disk) is reported once, by main's check of stdout */
+    return rc == 0 || out == stdout
+               ? TSL_EXIT_OK
+               : tsl_remote_fail(TSL_EXIT_SERVER, "cannot write the JSON output");
 }
 
 int tsl_remote_getopt_error(const char *cmd, int opt, char **argv)

@@ -1,6 +1,7 @@
 /*
  * tesselctl — the command line for schedulers and ops.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,12 +149,14 @@ static int hardware_json(void)
                                                l->bw, "source", l->source));
     }
     json_t *doc = json_pack("{s:o, s:o}", "gpus", gpus, "links", links);
-    int rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) == 0
-                 ? TSL_EXIT_OK
-                 : EXIT_FAILURE;
+    if (!doc) {
+        fputs("tesselctl: hardware: out of memory\n", stderr);
+        return TSL_EXIT_SERVER;
+    }
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12)); /* main checks stdout */
     fputc('\n', stdout);
     json_decref(doc);
-    return rc;
+    return TSL_EXIT_OK;
 }
 
 static int cmd_hardware(const tsl_client_opts_t *co)
@@ -190,7 +193,23 @@ static const struct option global_long[] = {
     {0, 0, 0, 0},
 };
 
-int main(int argc, char **argv)
+/* What the command wrote must have reached stdout: a full disk or a closed file
+ * under `tesselctl plan --json > plan.json` left an empty or cut file behind an
+ * exit status of 0. The command's own failure, already reported on its one line,
+ * keeps its status. */
+static int stdout_written(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    if (rc != TSL_EXIT_OK)
+        return rc;
+    fprintf(stderr, "tesselctl: cannot write to stdout: %s\n",
+            errno ? strerror(errno) : "write error");
+    return TSL_EXIT_SERVER;
+}
+
+static int run(int argc, char **argv)
 {
     tsl_client_opts_t co = {.server = getenv("TESSEL_SERVER"), .token = getenv("TESSEL_TOKEN")};
     int opt;
@@ -249,4 +268,9 @@ int main(int argc, char **argv)
                    : cmd_hardware(&co);
     fprintf(stderr, "tesselctl: unknown command '%s'; see tesselctl --help\n", cmd);
     return TSL_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return stdout_written(run(argc, argv));
 }

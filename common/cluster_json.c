@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "nearest.h"
 #include "path_kind.h"
 
 #define GBPS           1e9          /* GB/s → bytes/s */
@@ -85,6 +86,19 @@ static int opt_positive(json_t *obj, const char *path, const char *key, double *
     return 0;
 }
 
+/* Bytes of a size in GiB; -1 when it does not fit an unsigned 64-bit count (llround
+ * of such a value is undefined: 1e300 GiB read back as 8.6e9). */
+static int gib_bytes(const char *path, const char *key, double gib, uint64_t *out, tsl_err_t *err)
+{
+    char at[PATH_MAX_LEN];
+    if (!(gib * GIB < 0x1p63)) {
+        join(at, path, key);
+        return tsl_err_set(err, "%s: %g GiB is beyond any device or host (2^33 GiB)", at, gib);
+    }
+    *out = (uint64_t)llround(gib * GIB);
+    return 0;
+}
+
 /* A bandwidth given as <base>_gbps (GB/s) or <base>_gbit (Gb/s), in bytes/s. */
 static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, bool *present,
                   tsl_err_t *err)
@@ -104,6 +118,10 @@ static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, b
     *present = has_gbps || has_gbit;
     if (*present)
         *bw = has_gbps ? v_gbps * GBPS : v_gbit * GBIT;
+    if (*present && !isfinite(*bw)) { /* 1e308 GB/s: finite as given, not in bytes/s */
+        join(at, path, has_gbps ? kbps : kbit);
+        return tsl_err_set(err, "%s: %g is beyond any link", at, has_gbps ? v_gbps : v_gbit);
+    }
     return 0;
 }
 
@@ -155,6 +173,19 @@ static void known_gpus(const tsl_gpu_spec_t *file_types, uint32_t n_file, char *
         len += (size_t)snprintf(buf + len, cap - len, ", %s", file_types[i].name);
 }
 
+/* " (did you mean ...?)" among the built-in types and the file's own, or "". */
+static const char *gpu_hint(const char *name, const tsl_gpu_spec_t *file_types, uint32_t n_file,
+                            char *buf, size_t cap)
+{
+    tsl_nearest_t n;
+    tsl_nearest_init(&n, name);
+    for (size_t i = 0; i < tsl_gpu_count(); i++)
+        tsl_nearest_offer(&n, tsl_gpu_at(i)->name);
+    for (uint32_t i = 0; i < n_file; i++)
+        tsl_nearest_offer(&n, file_types[i].name);
+    return tsl_nearest_hint(&n, buf, cap);
+}
+
 /* ---- gpu_types ---- */
 
 static const char *const gpu_keys[] = {"base",       "memory_gb",  "peak_tflops",
@@ -168,7 +199,7 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
                      tsl_gpu_spec_t *g)
 {
     const char *base;
-    char known[400], at[PATH_MAX_LEN];
+    char known[400], at[PATH_MAX_LEN], hint[128];
     if (opt_string(obj, path, "base", &base, ld->err) != 0)
         return -1;
     const tsl_gpu_spec_t *from = tsl_gpu_find(base ? base : name);
@@ -176,8 +207,8 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
     if (base != NULL && from == NULL) {
         known_gpus(NULL, 0, known, sizeof(known));
         join(at, path, "base");
-        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'; known: %s", at, base,
-                           known);
+        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'%s; known: %s", at, base,
+                           gpu_hint(base, NULL, 0, hint, sizeof hint), known);
     }
     if (from != NULL)
         *g = *from;
@@ -236,7 +267,8 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
         return -1;
     if (g.efficiency > 1)
         return tsl_err_set(ld->err, "%s.efficiency: %g is outside (0, 1]", path, g.efficiency);
-    g.mem_bytes = (uint64_t)llround(mem_gb * GIB);
+    if (gib_bytes(path, "memory_gb", mem_gb, &g.mem_bytes, ld->err) != 0)
+        return -1;
     g.peak_flops = tflops * TFLOPS;
     for (uint32_t i = 0; i < ld->n_types; i++)
         if (strcasecmp(ld->types[i].name, g.name) == 0)
@@ -283,7 +315,7 @@ static const char *const node_keys[] = {"type",       "gpus",          "count", 
 static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
 {
     const char *name;
-    char known[400];
+    char known[400], hint[128];
     if (opt_string(obj, path, "type", &name, ld->err) != 0)
         return -1;
     if (name == NULL)
@@ -291,7 +323,8 @@ static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
     const tsl_gpu_spec_t *g = find_type(ld, name);
     if (g == NULL) {
         known_gpus(ld->types, ld->n_types, known, sizeof(known));
-        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'; known: %s", path, name, known);
+        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'%s; known: %s", path, name,
+                           gpu_hint(name, ld->types, ld->n_types, hint, sizeof hint), known);
     }
     if (tsl_cluster_add_gpu_type(ld->c, g, idx, ld->err) != 0)
         return tsl_err_prefix(ld->err, "%s.type", path);
@@ -339,7 +372,8 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i)
         return -1;
     if (cpu_gb < 0)
         return tsl_err_set(ld->err, "%s.cpu_memory_gb: must be >= 0", path);
-    node.cpu_mem_bytes = (uint64_t)llround(cpu_gb * GIB);
+    if (gib_bytes(path, "cpu_memory_gb", cpu_gb, &node.cpu_mem_bytes, ld->err) != 0)
+        return -1;
     if (check_node_limits(ld, path, node.n_gpus, count) != 0 ||
         node_type(ld, obj, path, &node.gpu_type) != 0)
         return -1;

@@ -165,20 +165,27 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
 }
 
 /* A positive real from obj[key]; 0 when absent or null. */
-static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
+/* As opt_pos_real, the key named in messages as `name` (a nested object's key
+ * with its path: "rope_scaling.factor"). */
+static double opt_pos_real_named(reader_t *r, const json_t *obj, const char *key, const char *name)
 {
     const json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
         return 0.0;
     if (!json_is_number(v)) {
-        note_bad(r, "%s: expected a positive number, got %s", key, tsl_json_type_name(v));
+        note_bad(r, "%s: expected a positive number, got %s", name, tsl_json_type_name(v));
         return 0.0;
     }
     if (!(json_number_value(v) > 0.0)) {
-        note_bad(r, "%s: %g is not valid; expected a positive number", key, json_number_value(v));
+        note_bad(r, "%s: %g is not valid; expected a positive number", name, json_number_value(v));
         return 0.0;
     }
     return json_number_value(v);
+}
+
+static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
+{
+    return opt_pos_real_named(r, obj, key, key);
 }
 
 /* A non-negative real from obj[key], dflt when absent or null. */
@@ -236,9 +243,11 @@ static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
                                                 : TSL_ROPE_SCALING_OTHER;
     if (rope->scaling == TSL_ROPE_SCALING_YARN) /* absent: transformers' YaRN defaults */
         read_yarn(r, sc, rope);
-    rope->scaling_factor = opt_pos_real(r, sc, "factor");
-    rope->low_freq_factor = opt_pos_real(r, sc, "low_freq_factor");
-    rope->high_freq_factor = opt_pos_real(r, sc, "high_freq_factor");
+    rope->scaling_factor = opt_pos_real_named(r, sc, "factor", "rope_scaling.factor");
+    rope->low_freq_factor =
+        opt_pos_real_named(r, sc, "low_freq_factor", "rope_scaling.low_freq_factor");
+    rope->high_freq_factor =
+        opt_pos_real_named(r, sc, "high_freq_factor", "rope_scaling.high_freq_factor");
     const json_t *o = json_object_get(sc, "original_max_position_embeddings");
     if (o != NULL && !json_is_null(o))
         rope->original_max_positions =

@@ -20,4 +20,11 @@ int tsl_path_not_dir(const char *what, const char *path, tsl_err_t *err);
  * give the directory that holds HOLDS" (TSL_E_INVALID). */
 int tsl_path_is_dir(const char *what, const char *path, const char *holds, tsl_err_t *err);
 
+/* 0 when a file could be written at path: not empty, not "-" (a file of that
+ * name in one mode, standard output in another), not a directory, and
+ * either writable or absent in a writable directory; else -1 with err "WHAT
+ * 'PATH': <why>" (TSL_E_INVALID). For an output named on the command line,
+ * checked before a long computation whose result it is to hold. */
+int tsl_path_writable(const char *what, const char *path, tsl_err_t *err);
+
 #endif

@@ -75,6 +75,12 @@ typedef struct tsl_plan_asker {
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row);
 void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
                                     const tsl_plan_asker_t *asked);
+/* As answer_plan_event, but a stored plan that cannot be read (a damaged row: its
+ * text is not a plan document, or the store fails reading it) is not answered:
+ * -1 with err set and the call left open, so that Plan can search again instead
+ * of failing the request until --force. 0 answered. */
+int tsl_handlers_try_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
+                                const tsl_plan_asker_t *asked, tsl_err_t *err);
 
 /* Answers a search just stored as row, as the last PlanEvent, from its document
  * in memory (never re-reading the text it stored), and caches the Plan. */

@@ -267,29 +267,42 @@ static void reply(tsl_call_t *call, entry_t *e, const tsl_stored_plan_t *row, bo
     grpc_slice_unref(s);
 }
 
-static void answer_row(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
-                       bool as_event, const tsl_plan_asker_t *asked)
+/* 0 answered; -1 the stored plan could not be read (err says why), nothing sent. */
+static int answer_row(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached, bool as_event,
+                      const tsl_plan_asker_t *asked, tsl_err_t *err)
 {
-    tsl_err_t err = {0};
     tsl_stored_plan_t row = *row_in; /* the head fields; the JSON stays row_in's */
-    entry_t *e = row_entry(call->srv, &row, &err);
-    if (!e) {
-        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row.fingerprint, err.msg);
-        return;
-    }
+    entry_t *e = row_entry(call->srv, &row, err);
+    if (!e)
+        return -1;
     reply(call, e, &row, cached, as_event, asked);
     entry_unref(e);
+    return 0;
+}
+
+static void answer_row_or_fail(tsl_call_t *call, const tsl_stored_plan_t *row, bool as_event,
+                               const tsl_plan_asker_t *asked)
+{
+    tsl_err_t err = {0};
+    if (answer_row(call, row, true, as_event, asked, &err) != 0)
+        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row->fingerprint, err.msg);
 }
 
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row)
 {
-    answer_row(call, row, true, false, NULL);
+    answer_row_or_fail(call, row, false, NULL);
 }
 
 void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
                                     const tsl_plan_asker_t *asked)
 {
-    answer_row(call, row, true, true, asked);
+    answer_row_or_fail(call, row, true, asked);
+}
+
+int tsl_handlers_try_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
+                                const tsl_plan_asker_t *asked, tsl_err_t *err)
+{
+    return answer_row(call, row, true, true, asked, err);
 }
 
 void tsl_handlers_answer_new_plan(tsl_call_t *call, const tsl_stored_plan_t *row, const json_t *doc)

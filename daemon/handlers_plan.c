@@ -356,8 +356,12 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->s.in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
     tsl_plan_asker_t asked = {job->s.in.note, job->s.in.model.name};
-    if (hit)
-        tsl_handlers_answer_plan_event(call, &row, &asked);
+    /* a stored copy that cannot be read is a miss: the search's plan replaces it */
+    if (hit && tsl_handlers_try_plan_event(call, &row, &asked, &err) != 0) {
+        tsl_log_warnx("plan %s: the stored plan cannot be read (%s); searching again",
+                      job->s.in.fingerprint, err.msg);
+        hit = false;
+    }
     if (call->srv->metrics)
         tsl_metrics_cache(call->srv->metrics, hit);
     return hit;

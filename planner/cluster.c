@@ -5,6 +5,7 @@
  * can hold thousands of devices while it touches only a few nodes.
  */
 #include "cluster.h"
+#include "nearest.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -317,6 +318,25 @@ static void list_gpus(char *buf, size_t cap)
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", tsl_gpu_at(i)->name);
 }
 
+/* " (did you mean A100-80G?)" for an unknown type or link name, or "". */
+static const char *gpu_hint(const char *name, char *buf, size_t cap)
+{
+    tsl_nearest_t n;
+    tsl_nearest_init(&n, name);
+    for (size_t i = 0; i < tsl_gpu_count(); i++)
+        tsl_nearest_offer(&n, tsl_gpu_at(i)->name);
+    return tsl_nearest_hint(&n, buf, cap);
+}
+
+static const char *link_hint(const char *name, char *buf, size_t cap)
+{
+    tsl_nearest_t n;
+    tsl_nearest_init(&n, name);
+    for (size_t i = 0; i < tsl_link_count(); i++)
+        tsl_nearest_offer(&n, tsl_link_at(i)->name);
+    return tsl_nearest_hint(&n, buf, cap);
+}
+
 static void list_links(char *buf, size_t cap)
 {
     size_t len = 0;
@@ -458,7 +478,7 @@ static int split_parts(char *rest, uint32_t nodes, uint32_t gpus, const char *sp
 
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
 {
-    char buf[SPEC_MAX], known[400];
+    char buf[SPEC_MAX], known[400], hint[128];
     uint32_t nodes = 0, gpus = 0, domain_nodes = 0;
     const char *type = NULL, *link_name = NULL;
     tsl_cluster_init(c);
@@ -477,7 +497,8 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
     const tsl_gpu_spec_t *gpu = tsl_gpu_find(type);
     if (gpu == NULL) {
         list_gpus(known, sizeof(known));
-        return tsl_err_set(err, "cluster: unknown GPU type '%s'; known: %s", type, known);
+        return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s", type,
+                           gpu_hint(type, hint, sizeof hint), known);
     }
     uint32_t nics = 1;
     if (link_name != NULL && split_nics(&link_name, &nics, gpus, spec, err) != 0)
@@ -485,7 +506,8 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
     const tsl_link_spec_t *link = tsl_link_find(link_name ? link_name : "ib100");
     if (link == NULL) {
         list_links(known, sizeof(known));
-        return tsl_err_set(err, "cluster: link '%s' unknown; known: %s", link_name, known);
+        return tsl_err_set(err, "cluster: link '%s' unknown%s; known: %s", link_name,
+                           link_hint(link_name, hint, sizeof hint), known);
     }
     if (tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err) != 0)
         return -1;

@@ -5,6 +5,7 @@
  */
 #include "model.h"
 #include "mtp.h"
+#include "nearest.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -1106,17 +1107,22 @@ const tsl_model_preset_t *tsl_model_preset_find(const char *name)
 /* "unknown preset" names the input and the choices, cut to fit the buffer. */
 static int unknown_preset(const char *name, tsl_err_t *err)
 {
-    char list[TSL_ERR_MAX];
+    char list[TSL_ERR_MAX], hint[160];
     size_t used = 0;
+    tsl_nearest_t near;
+    tsl_nearest_init(&near, name);
     list[0] = '\0';
-    for (size_t i = 0; i < N_PRESETS && used < sizeof(list); i++) {
+    for (size_t i = 0; i < N_PRESETS; i++) {
+        tsl_nearest_offer(&near, presets[i].info.name);
+        if (used >= sizeof(list))
+            continue;
         int n =
             snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", presets[i].info.name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
+        if (n > 0)
+            used += (size_t)n;
     }
-    return tsl_err_set(err, "model: unknown preset \"%.64s\"; known presets: %s", name, list);
+    return tsl_err_set(err, "model: unknown preset \"%.64s\"%s; known presets: %s", name,
+                       tsl_nearest_hint(&near, hint, sizeof hint), list);
 }
 
 int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, tsl_err_t *err)

@@ -521,8 +521,13 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     uint64_t bucket = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     uint64_t budget = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     if (budget / bucket > 65536)
-        return tsl_err_set(err, "bucket: %llu bytes makes %llu memory buckets; the limit is 65536",
-                           (unsigned long long)bucket, (unsigned long long)(budget / bucket));
+        return tsl_err_set(err,
+                           "memory: a budget of %.0f GiB per device makes %llu memory buckets "
+                           "of %llu MiB, above the 65536 the search takes; give --memory %lluG "
+                           "or less",
+                           (double)budget / (1u << 30), (unsigned long long)(budget / bucket),
+                           (unsigned long long)(bucket >> 20),
+                           (unsigned long long)((65536 * bucket) >> 30));
     return 0;
 }
 

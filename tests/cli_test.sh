@@ -137,7 +137,25 @@ end = max(e["ts"] + e["dur"] for e in tr["traceEvents"] if e["ph"] == "X")
 assert abs(end - plan["sim_iter_time_s"] * 1e6) < 1e-3, (end, plan["sim_iter_time_s"])
 assert {e["pid"] for e in tr["traceEvents"]} == {1, 2, 3, 4}
 PY
-expect 4 "trace: cannot write" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
+# a trace path that cannot be written is refused before the search (a typo cost the
+# whole search, and through tesseld a cached plan with no trace); a write that fails
+# after it (a full disk) is exit 4
+expect 2 "trace '/nonexistent/dir/t.json': its directory /nonexistent/dir does not exist" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
+expect 2 "trace '$dir': is a directory; give a file" \
+    plan --model GPT2-345M --cluster 8xA100-80G --batch 32 --server unix:/nonexistent.sock --trace "$dir"
+expect 2 "trace: an empty file name" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --trace ""
+# "-" was a file named "-" in-process and standard output through tesseld (the trace
+# mixed into the plan's table): refused in both
+expect 2 "trace: '-' is not a file name here" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --trace -
+expect 2 "trace: '-' is not a file name here" \
+    plan --model GPT2-345M --cluster 8xA100-80G --batch 32 --server unix:/nonexistent.sock --trace -
+if [ -w /dev/full ]; then
+    expect 4 "trace: cannot write '/dev/full'" \
+        plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /dev/full
+fi
 rm -f "$trace"
 
 # --target: the plan keeps to the stack, exports to it, and says what that cost
@@ -369,6 +387,47 @@ expect 0 "" plan --local --model GPT2-345M --cluster 8xB200-180G --batch 32 --no
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["fp8_recipe"] == 5' "$out" &&
     ok || bad "--fp8-recipe nvfp4: $(cat "$out")"
 expect 2 "fp8-recipe: 'bf16' is not a recipe (1 delayed" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
+
+# a cluster file's figures: tesseld's physical bounds hold locally too (a unit slip
+# was planned: 1e-300 TFLOP/s printed a 31-digit iteration time without its unit);
+# a value beyond 64 bits is refused by name (1e300 GiB read back as 8.6e9 GiB,
+# 1e308 GB/s as "inter-node bandwidth must be > 0"); a memory the search cannot
+# bucket names --memory (it named the bucket, which no flag sets)
+cj() { printf '%s' "$1" >"$dir/bounds.json"; }
+cj '{"gpu_types": {"X": {"base": "A100-80G", "peak_tflops": 1e-300}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "bounds.json: gpu_types.X.peak_tflops: 1e-300 TFLOP/s is outside the physical bounds" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+expect 2 "eval: .*bounds.json: gpu_types.X.peak_tflops: 1e-300 TFLOP/s is outside" \
+    eval --model GPT2-345M --cluster "$dir/bounds.json" --batch 16 --no-search
+cj '{"nodes": [{"type": "A100-80G", "gpus": 8, "intra_gbps": 1e-300}]}'
+expect 2 "nodes\[0\].intra_gbps: 1e-300 GB/s is outside the physical bounds" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"gpu_types": {"X": {"base": "A100-80G", "memory_gb": 1e300}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "gpu_types.X.memory_gb: 1e+300 GiB is beyond any device or host" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"nodes": [{"type": "A100-80G", "gpus": 8, "count": 2}], "inter_gbps": 1e308}'
+expect 2 "inter_gbps: 1e+308 is beyond any link" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+cj '{"gpu_types": {"X": {"base": "A100-80G", "memory_gb": 4096}}, "nodes": [{"type": "X", "gpus": 8}]}'
+expect 2 "memory: a budget of 3890 GiB per device makes 99589 memory buckets of 40 MiB, .*give --memory 2560G or less" \
+    plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16
+expect 0 "" plan --local --model GPT2-345M --cluster "$dir/bounds.json" --batch 16 --memory 2560G \
+    --no-baselines
+
+# stdout that cannot be written (a full disk under `> plan.json`): exit 4 with one
+# line, never 0 with an empty or cut file
+if [ -w /dev/full ]; then
+    for a in "plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --json" \
+        "plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines" \
+        "eval --model GPT2-345M --cluster 8xA100-80G --tp 2 --no-search" "models" \
+        "hardware --json" "--help"; do
+        # shellcheck disable=SC2086
+        "$ctl" $a >/dev/full 2>"$err"
+        rc=$?
+        [ $rc -eq 4 ] && [ "$(cat "$err")" = "tesselctl: cannot write to stdout: No space left on device" ] &&
+            ok || bad "$a > /dev/full: exit $rc, stderr '$(cat "$err")'"
+    done
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

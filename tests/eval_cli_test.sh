@@ -49,6 +49,16 @@ expect 0 "" eval --cluster 2x4xA100-80G:ib400 --plan "$dir/order.json" --no-sear
 expect 0 "" eval $m345 --strategy tp2-dp4+sp+zero1+ckpt --mbs 2 --micro 4 --no-search --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not in d; assert d["plan"]["global_batch"] == 32' "$out" &&
     ok || bad "--no-search --json: $(cat "$out")"
+# --strategy gives every layer's degrees, SP, ZeRO and recompute: a flag for one of them
+# beside it is refused by name (it was dropped without a word: --tp 2 --strategy dp8
+# priced dp8, --ckpt full beside sdp256 priced no recompute)
+for f in "--tp 2" "--dp 8" "--sdp 8" "--ckpt full" "--sp" "--zero 1"; do
+    expect 2 "eval: ${f% *} with --strategy: the strategy text gives every layer's" \
+        eval $m345 $f --strategy dp8 --no-search
+done
+expect 2 "eval: --recompute-modules core_attn with --strategy" \
+    eval $m345 --strategy dp8 --recompute-modules core_attn --no-search
+expect 0 "" eval $m345 --strategy dp8+ckpt --pp 1 --mbs 2 --micro 2 --no-search
 
 # Megatron-LM arguments and a torchtitan TOML
 expect 0 "" eval --model GPT2-345M --cluster 4x8xA100-80G:ib200 --no-search --megatron-args \
@@ -592,7 +602,7 @@ expect 2 "stage 1 starts at layer 27, after the first MTP layer 25" eval --clust
     --plan "$dir/mtp_bad.json" --mtp-layers 1
 # a stack that trains no MTP by default prices the model without it, with a note (torchtitan:
 # 63 layers), megatron with it (66); too little memory either way here, which names the layers
-dsv3e="--hf-config $hf/deepseek_v3.json --cluster 32x8xH100-80G --strategy sdp256 --ep 64 --mbs 256 --micro 1 --ckpt full --no-search"
+dsv3e="--hf-config $hf/deepseek_v3.json --cluster 32x8xH100-80G --strategy sdp256+ckpt --ep 64 --mbs 256 --micro 1 --no-search"
 expect 2 "note: torchtitan: deepseek_v3's 1 MTP depth left out" eval $dsv3e --target torchtitan
 grep -q "stage 0 (layers 0-62)" "$err" && ok || bad "torchtitan eval with the MTP depth: $(cat "$err")"
 expect 2 "stage 0 (layers 0-65)" eval $dsv3e --target megatron
@@ -671,6 +681,11 @@ expect 2 "does not divide a stage's 8 devices" eval $m345 --tp 3
 expect 2 "global batch 30 does not divide" eval $m345 --tp 2 --mbs 4 --batch 30
 expect 2 "pp: 3 does not divide" eval $m345 --pp 3
 expect 2 "add up to 20" eval $m345 --pp 2 --layers-per-stage 10,10
+# an empty entry is a slip, not a separator: "13,,13" was read as 13,13
+for l in "13,,13" "13,13," ""; do
+    expect 2 "layers-per-stage: an empty entry in '$l'" eval $m345 --pp 2 --layers-per-stage "$l" \
+        --no-search
+done
 expect 2 "one way" eval $m345 --tp 2 --plan "$dir/plan.json"
 expect 2 "ckpt" eval $m345 --ckpt some
 

@@ -190,6 +190,25 @@ expect 2 "$srv" plans show --server "" 0123456789abcdef
 expect 2 "$srv" workers --server ""
 expect 2 "$srv" profiles --server ""
 expect 2 "$srv" trial list --server ""
+# a host:port's port past 65535 was dialled modulo 2^16 (99999: port 34463); 0, a
+# name or a sign is no port either: refused before any connection, naming it
+expect 2 "server: port '99999' in '127.0.0.1:99999' is not a number in 1..65535" \
+    --server 127.0.0.1:99999 health
+expect 2 "server: port '0' in '\[::1\]:0'" plans list --server "[::1]:0"
+expect 2 "server: port 'http' in 'localhost:http'" plan --server localhost:http \
+    --model GPT2-345M --cluster 8xA100-80G
+# --nodes with an empty name (an unset variable: --nodes "$NODES") planned on every
+# online worker; refused as trial's --nodes refuses it, before any connection
+for n in "" "gpu1," "gpu1,,gpu2"; do
+    expect 2 "nodes: '$n' has an empty name" plan --server 127.0.0.1:9 --model GPT2-345M --nodes "$n"
+done
+# a token with a space or control byte matches none of tesseld's (printable, no
+# spaces); a CR from a Windows-written file made the call fail as "could not be
+# run" (exit 4): refused naming the byte, exit 2, before any connection
+expect 2 "token: byte 4 is a space or control character (0x0d)" --server 127.0.0.1:9 \
+    --token $'abc\r' health
+TESSEL_TOKEN='ab cd' expect 2 "token: byte 3 is a space or control character (0x20)" \
+    plans list --server 127.0.0.1:9
 
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

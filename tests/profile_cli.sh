@@ -84,6 +84,22 @@ expect 2 "missing" profile --backend sim --device-file "$root/deploy/tesseld.con
 expect 2 "needs h, s and a" profile --backend sim --device-file "$dev" --shape h=1024
 expect 2 "positive integer" profile --backend sim --device-file "$dev" --mb 0
 expect 2 "iters" profile --backend sim --device-file "$dev" --iters 0
+# a TP split no shape's heads divide measured nothing (exit 0, a profile of no
+# block that tesselctl --profile refuses); a value twice, every row twice
+expect 2 "--tp: 3 divides the heads and FFN width of no shape" profile --backend sim \
+    --device-file "$dev" --tp 1,3
+expect 2 "--mb: 2 given twice" profile --backend sim --device-file "$dev" --mb 2,2
+# output that cannot be written: exit 1 with one line naming it (standard output on a
+# full disk exited 0; --out's errors lacked the tessel-worker: prefix)
+if [ -w /dev/full ]; then
+    "$worker" profile --backend sim --device-file "$dev" --quick --json >/dev/full 2>"$err"
+    [ $? -eq 1 ] && [ "$(cat "$err")" = "tessel-worker: profile: cannot write standard output: No space left on device" ] &&
+        ok || bad "profile > /dev/full: $(cat "$err")"
+    expect 1 "^tessel-worker: profile: cannot write /dev/full: No space left on device" \
+        profile --backend sim --device-file "$dev" --quick --out /dev/full
+fi
+expect 1 "^tessel-worker: profile: cannot open /nonexistent/p.json: No such file" \
+    profile --backend sim --device-file "$dev" --quick --out /nonexistent/p.json
 expect 2 "unknown command" frobnicate
 expect 0 "" --help
 

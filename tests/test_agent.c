@@ -150,6 +150,33 @@ static void test_config(const char *root)
     tsl_agent_config_set(&c, "backend", "sim", &err);
     CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "device_file"),
           "sim without a device file: %s", err.msg);
+    /* node.gpus: indices (or, for cuda, UUIDs), none empty, none twice; "0,0"
+     * registered GPU 0 twice on sim, "-1" and "0,,1" passed --check-config and
+     * failed at run */
+    static const struct {
+        const char *backend, *gpus, *want; /* want NULL: accepted */
+    } gpus[] = {
+        {"sim", "0,1,3", NULL},
+        {"sim", "0,0", "node.gpus: GPU 0 is named twice in '0,0'"},
+        {"sim", "2,02", "node.gpus: GPU 2 is named twice"},
+        {"sim", "-1", "node.gpus: '-1' is not a GPU index (0 to 1023)"},
+        {"sim", "0,,1", "node.gpus: an empty entry in '0,,1'"},
+        {"sim", "0,", "node.gpus: an empty entry in '0,'"},
+        {"sim", "GPU-8a1b", "node.gpus: 'GPU-8a1b' is not a GPU index (0 to 1023)"},
+        {"cuda", "GPU-8a1b,MIG-0c2d", NULL},
+        {"cuda", "x", "node.gpus: 'x' is not a GPU index (0 to 1023) or a GPU-/MIG- UUID"},
+    };
+    for (size_t i = 0; i < sizeof gpus / sizeof *gpus; i++) {
+        tsl_agent_config_defaults(&c);
+        tsl_agent_config_set(&c, "backend", gpus[i].backend, &err);
+        tsl_agent_config_set(&c, "device-file", "/dev/null", &err);
+        tsl_agent_config_set(&c, "node-name", "n1", &err);
+        CHECK(tsl_agent_config_set(&c, "gpus", gpus[i].gpus, &err) == 0, "set gpus %s: %s",
+              gpus[i].gpus, err.msg);
+        int rc = tsl_agent_config_finish(&c, &err);
+        CHECK(gpus[i].want ? rc != 0 && strstr(err.msg, gpus[i].want) != NULL : rc == 0,
+              "%s gpus '%s': %s", gpus[i].backend, gpus[i].gpus, rc ? err.msg : "accepted");
+    }
 }
 
 /* The example node config in deploy/ parses (finish is not run: it names

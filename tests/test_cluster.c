@@ -162,6 +162,13 @@ static void test_spec_bad(void)
     spec_bad("36x4xGB200:ib400:ib800", "two links ('ib400', 'ib800')");
     spec_bad("36x4xGB200:nvl", "link 'nvl' unknown");
     spec_bad("9999999999x8xA100-40G", "not a cluster spec");
+    /* the nearest names, where one is near (nearest.h): a typo, a family without its
+     * memory, a vendor's suffix; none for a name far from every one */
+    spec_bad("8xH100-80GB", "unknown GPU type 'H100-80GB' (did you mean H100-80G?); known: ");
+    spec_bad("8xA100", "unknown GPU type 'A100' (did you mean A100-40G or A100-80G?); known: ");
+    spec_bad("8xmi300", "unknown GPU type 'mi300' (did you mean MI300X-192G?); known: ");
+    spec_bad("2x8xA100-40G:roce", "link 'roce' unknown (did you mean roce400?); known: ");
+    spec_bad("8xRTX8000", "unknown GPU type 'RTX8000'; known: ");
 }
 
 /* node 0: 8 A100-80G, node 1: 4 V100-16G, node 2: 2 T4 — by hand. */

@@ -155,7 +155,22 @@ static const struct bad_case bad_cases[] = {
     {"{\"nodes\": [{\"gpus\": 8}]}", "nodes[0].type: missing"},
     {"{\"nodes\": [{\"type\": \"A200\", \"gpus\": 8}]}",
      "nodes[0].type: unknown GPU type 'A200'; known: A100-40G"},
+    {"{\"gpu_types\": {\"MyGPU\": {\"base\": \"A100-80G\"}}, \"nodes\": [{\"type\": "
+     "\"MyGPU2\", \"gpus\": 8}]}",
+     "nodes[0].type: unknown GPU type 'MyGPU2' (did you mean MyGPU?); known: A100-40G"},
+    {"{\"gpu_types\": {\"X\": {\"base\": \"H100-80GB\"}}, \"nodes\": [{\"type\": \"X\", "
+     "\"gpus\": 8}]}",
+     "gpu_types.X.base: unknown built-in GPU type 'H100-80GB' (did you mean H100-80G?); known: "},
     {"{\"nodes\": [{\"type\": 5, \"gpus\": 8}]}", "nodes[0].type: must be a string"},
+    /* beyond 64 bits once in bytes: llround of 1e309 was undefined (read back as
+     * 8.6e9 GiB), 1e308 GB/s became infinity ("inter-node bandwidth must be > 0") */
+    {"{\"gpu_types\": {\"X\": {\"base\": \"A100-80G\", \"memory_gb\": 1e300}}, "
+     "\"nodes\": [{\"type\": \"X\", \"gpus\": 8}]}",
+     "gpu_types.X.memory_gb: 1e+300 GiB is beyond any device or host"},
+    {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"cpu_memory_gb\": 1e300}]}",
+     "nodes[0].cpu_memory_gb: 1e+300 GiB is beyond any device or host"},
+    {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], \"inter_gbit\": 1e308}",
+     "inter_gbit: 1e+308 is beyond any link"},
     {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 0}]}",
      "nodes[0].count: must be a positive integer"},
     {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 40000}]}",

@@ -533,6 +533,17 @@ static void test_rope(void)
     CHECK(tsl_hf_config_parse(bad, "x", 0, &m, &err) == -1 && strstr(err.msg, "rope_theta"),
           "a rope_theta that is not a number is named: %s", err.msg);
     tsl_model_free(&m);
+    /* a key of rope_scaling is named with its path (it said "factor: ...", which the
+     * top level has no key of) */
+    const char *bad_factor = "{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                             "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                             "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                             "\"max_position_embeddings\": 128, \"rope_scaling\": "
+                             "{\"rope_type\": \"yarn\", \"factor\": \"x\"}}";
+    CHECK(tsl_hf_config_parse(bad_factor, "x", 0, &m, &err) == -1 &&
+              strstr(err.msg, "rope_scaling.factor: expected a positive number, got a string"),
+          "rope_scaling.factor named: %s", err.msg);
+    tsl_model_free(&m);
 }
 
 /*

@@ -349,6 +349,18 @@ static void test_errors(void)
               has(&err, "BERT-Huge-32"),
           "unknown: %s", err.msg);
     CHECK(m.n_layers == 0 && m.layers == NULL, "unknown preset leaves an empty model");
+    /* the nearest presets (nearest.h): case and punctuation slips, a family without
+     * its size; none when nothing is near */
+    CHECK(tsl_model_preset("Llama-3-8B", &m, &err) != 0 &&
+              has(&err, "unknown preset \"Llama-3-8B\" (did you mean Llama3-8B?); known presets: "),
+          "Llama-3-8B: %s", err.msg);
+    CHECK(tsl_model_preset("mixtral", &m, &err) != 0 && has(&err, "(did you mean Mixtral-8x7B?)"),
+          "mixtral: %s", err.msg);
+    CHECK(tsl_model_preset("gpt-oss", &m, &err) != 0 &&
+              has(&err, "(did you mean GPT-OSS-120B or GPT-OSS-20B?)"),
+          "gpt-oss: %s", err.msg);
+    CHECK(tsl_model_preset("GPT-5", &m, &err) != 0 && !has(&err, "did you mean"), "GPT-5: %s",
+          err.msg);
     char longname[2000];
     memset(longname, 'x', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';

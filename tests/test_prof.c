@@ -105,9 +105,32 @@ static void test_parse(void)
     CHECK(tsl_prof_parse_list("1,0", v, &n, "--mb", &err) != 0 && strstr(err.msg, "--mb"),
           "zero: %s", err.msg);
     CHECK(tsl_prof_parse_list("1,2,3,4,5,6,7,8,9", v, &n, "--tp", &err) != 0, "too many");
+    CHECK(tsl_prof_parse_list("1,,2", v, &n, "--mb", &err) != 0 &&
+              strstr(err.msg, "--mb: an empty entry in '1,,2'") != NULL,
+          "empty entry: %s", err.msg);
+    CHECK(tsl_prof_parse_list("1,2,", v, &n, "--tp", &err) != 0, "trailing comma: %s", err.msg);
     tsl_prof_opts_t o;
     tsl_prof_opts_default(&o, true);
     CHECK(o.n_shapes == 2 && o.n_mb == 3 && o.n_tp == 2 && o.iters > 0, "quick defaults");
+    /* the lists as a whole: a split that divides no shape's heads (16, 32) measured
+     * nothing and made a profile of no block, which the planner refuses; a value
+     * twice made every row twice */
+    CHECK(tsl_prof_opts_check(&o, "--mb", "--tp", &err) == 0, "defaults pass: %s", err.msg);
+    o.tp[1] = 3;
+    CHECK(tsl_prof_opts_check(&o, "--mb", "--tp", &err) != 0 &&
+              strstr(err.msg, "--tp: 3 divides the heads and FFN width of no shape") != NULL,
+          "tp 3: %s", err.msg);
+    o.tp[1] = 1;
+    CHECK(tsl_prof_opts_check(&o, "--mb", "profile.tp", &err) != 0 &&
+              strstr(err.msg, "profile.tp: 1 given twice") != NULL,
+          "tp 1,1: %s", err.msg);
+    o.tp[1] = 32; /* the second shape's heads: it alone is timed at 32 */
+    o.mb[2] = 4;
+    CHECK(tsl_prof_opts_check(&o, "--mb", "--tp", &err) != 0 &&
+              strstr(err.msg, "--mb: 4 given twice") != NULL,
+          "mb 1,4,4: %s", err.msg);
+    o.mb[2] = 16;
+    CHECK(tsl_prof_opts_check(&o, "--mb", "--tp", &err) == 0, "tp 1,32: %s", err.msg);
 }
 
 static void test_hw_name(void)

@@ -189,6 +189,48 @@ int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_pr
     if (cfg->profile_tp[0] &&
         tsl_prof_parse_list(cfg->profile_tp, o->tp, &o->n_tp, "profile.tp", err) != 0)
         return -1;
+    return tsl_prof_opts_check(o, "profile.micro_batches", "profile.tp", err);
+}
+
+/* node.gpus: comma-separated GPU indices (0..1023), or for cuda the GPU-/MIG-
+ * UUIDs CUDA_VISIBLE_DEVICES also takes; none empty, none twice. An entry that
+ * is none of those passed --check-config and failed at run ("selects none"), and
+ * "0,0" registered GPU 0 twice on the sim backend. */
+static int check_gpus(const char *list, bool cuda, tsl_err_t *err)
+{
+    char seen[TSL_AGENT_MAX_DEVICES][64];
+    uint32_t n = 0;
+    for (const char *p = list; *list;) {
+        size_t len = strcspn(p, ",");
+        char item[64];
+        if (len == 0)
+            return tsl_err_set(err, "node.gpus: an empty entry in '%s'", list);
+        if (len >= sizeof item)
+            return tsl_err_set(err, "node.gpus: an entry of '%s' is over %zu characters", list,
+                               sizeof item - 1);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        size_t digits = strspn(item, "0123456789");
+        bool index = digits == len && len <= 4 && atoi(item) < 1024;
+        bool uuid = cuda && (strncmp(item, "GPU-", 4) == 0 || strncmp(item, "MIG-", 4) == 0);
+        if (!index && !uuid)
+            return tsl_err_set(err, "node.gpus: '%s' is not a GPU index (0 to 1023)%s", item,
+                               cuda ? " or a GPU-/MIG- UUID" : "");
+        if (index) /* "01" and "1" name one GPU */
+            snprintf(item, sizeof item, "%d", atoi(item));
+        for (uint32_t i = 0; i < n; i++)
+            if (strcmp(seen[i], item) == 0)
+                return tsl_err_set(err, "node.gpus: GPU %s is named twice in '%s'", item, list);
+        if (n == sizeof seen / sizeof *seen)
+            return tsl_err_set(err, "node.gpus: more than %zu GPUs in '%s'",
+                               sizeof seen / sizeof *seen, list);
+        snprintf(seen[n++], sizeof *seen, "%s", item);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+        if (*p == '\0')
+            return tsl_err_set(err, "node.gpus: an empty entry in '%s'", list);
+    }
     return 0;
 }
 
@@ -202,6 +244,8 @@ int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)
         return tsl_err_set(err, "daemon.backoff_cap_s: %g is below backoff_base_s %g",
                            c->backoff_cap_s, c->backoff_base_s);
     if (tsl_agent_prof_opts(c, c->profile_quick, &o, err) != 0)
+        return -1;
+    if (check_gpus(c->gpus, strcmp(c->backend, "cuda") == 0, err) != 0)
         return -1;
     if (c->token[0] && c->token_file[0])
         return tsl_err_set(err, "daemon.token and daemon.token_file: give one, not both");

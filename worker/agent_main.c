@@ -8,6 +8,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "rpc_client.h"
 
 #ifndef TSL_VERSION
 #define TSL_VERSION "0"
@@ -96,8 +97,15 @@ int tsl_agent_main(int argc, char **argv)
             printf("tessel-worker %s\n", TSL_VERSION);
         goto out;
     }
+    char addr_err[TSL_ERR_MAX];
     if (tsl_agent_config_from_argv(cfg, &o, argc, argv, &err) != 0) {
         fprintf(stderr, "tessel-worker: %s\n", err.msg);
+        rc = EXIT_CONFIG;
+    } else if (tsl_rpc_target_check(cfg->server, addr_err, sizeof addr_err) != 0) {
+        /* the address as the transport will read it, so that --check-config says
+         * what run would fail on (a port past 65535 was dialled modulo 2^16) */
+        const char *why = strncmp(addr_err, "server: ", 8) == 0 ? addr_err + 8 : addr_err;
+        fprintf(stderr, "tessel-worker: daemon.address: %s\n", why);
         rc = EXIT_CONFIG;
     } else if (o.check) {
         tsl_agent_config_dump(cfg, stdout);

@@ -6,7 +6,9 @@
  *
  * Exit status: 0 done, 1 the backend failed (device error), 2 bad usage.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +151,8 @@ static int cmd_profile(int argc, char **argv)
                 goto bad;
     }
     if ((mb != NULL && tsl_prof_parse_list(mb, o.mb, &o.n_mb, "--mb", &err) != 0) ||
-        (tp != NULL && tsl_prof_parse_list(tp, o.tp, &o.n_tp, "--tp", &err) != 0))
+        (tp != NULL && tsl_prof_parse_list(tp, o.tp, &o.n_tp, "--tp", &err) != 0) ||
+        tsl_prof_opts_check(&o, "--mb", "--tp", &err) != 0)
         goto bad;
     if (iters != NULL) {
         if (parse_count("--iters", iters, 1, 64, &v) != 0)
@@ -188,8 +191,9 @@ static int cmd_profile(int argc, char **argv)
         goto done;
     }
     FILE *f = stdout;
+    const char *where = outpath ? outpath : "standard output";
     if (outpath != NULL && (f = fopen(outpath, "w")) == NULL) {
-        perror(outpath);
+        fprintf(stderr, "tessel-worker: profile: cannot open %s: %s\n", where, strerror(errno));
         status = 1;
         goto done;
     }
@@ -197,8 +201,18 @@ static int cmd_profile(int argc, char **argv)
         tsl_prof_write_json(f, p);
     else
         tsl_prof_print_table(f, p);
-    if (f != stdout && fclose(f) != 0) {
-        perror(outpath);
+    /* every write checked at the end (a full disk left an empty profile behind exit 0
+     * on standard output) */
+    errno = 0;
+    bool bad_write = fflush(f) != 0 || ferror(f);
+    int saved = errno;
+    if (f != stdout && fclose(f) != 0 && !bad_write) {
+        bad_write = true;
+        saved = errno;
+    }
+    if (bad_write) {
+        fprintf(stderr, "tessel-worker: profile: cannot write %s: %s\n", where,
+                saved ? strerror(saved) : "write error");
         status = 1;
     }
 done:

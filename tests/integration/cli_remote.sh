@@ -214,6 +214,24 @@ if "$PY" -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "export is valid JSON"
 ctl plans export "$fp" -o "$tmp/plan.json"
 expect_rc 0 "plans export -o FILE"
 if "$PY" -m json.tool "$tmp/plan.json" >/dev/null 2>&1; then ok "export -o wrote valid JSON"; else fail "export -o: no valid JSON in the file"; fi
+# -o onto what is not a regular file is written through, not replaced: the rename
+# made a symbolic link a regular file (its target untouched) and, as root, put a
+# regular file in place of /dev/null (tested here on a link and a FIFO only)
+echo old >"$tmp/real.json"
+ln -s real.json "$tmp/link.json"
+ctl plans export "$fp" -o "$tmp/link.json"
+expect_rc 0 "plans export -o a symbolic link"
+[ -L "$tmp/link.json" ] && "$PY" -m json.tool "$tmp/real.json" >/dev/null 2>&1 &&
+    ok "the link stays a link, its target holds the plan" ||
+    fail "-o a link: $(ls -la "$tmp/link.json" "$tmp/real.json")"
+mkfifo "$tmp/fifo"
+timeout 20 cat "$tmp/fifo" >"$tmp/from_fifo" &
+reader=$!
+ctl plans export "$fp" -o "$tmp/fifo"
+expect_rc 0 "plans export -o a FIFO"
+wait "$reader"
+[ -p "$tmp/fifo" ] && "$PY" -m json.tool "$tmp/from_fifo" >/dev/null 2>&1 &&
+    ok "the FIFO stays a FIFO, its reader got the plan" || fail "-o a FIFO: $(ls -la "$tmp/fifo")"
 
 ctl plans export "$fp" --format no-such-format
 expect_rc 2 "export with an unknown format"
@@ -562,6 +580,18 @@ TESSEL_TOKEN=not-a-token timeout 60 "$CTL" --server "127.0.0.1:$port" --token "$
     plans list >"$tmp/out" 2>"$tmp/err"; rc=$?
 expect_rc 0 "--token wins over TESSEL_TOKEN"
 expect_grep "$tmp/out" "$MODEL" "plans list over TCP shows the plan"
+
+# plans list's columns stay in line under a model name longer than the MODEL
+# column's 18 characters (an HF directory's name pushed them out)
+tcp_ctl "$SCHED_TOKEN" plan --hf-config "$HF_CONFIG" --name Meta-Llama-3.1-70B-Instruct-tiny \
+    --cluster "$CLUSTER" --batch 8 --no-baselines
+expect_rc 0 "plan under a 32-character name"
+tcp_ctl "$OPS_TOKEN" plans list
+n=$(awk 'NR == 1 { col = index($0, "DEVICES") + length("DEVICES") }
+         NR > 1 && (substr($0, col - 1, 1) !~ /[0-9]/ || substr($0, col, 1) != " ") { bad++ }
+         END { print NR - 1, bad + 0 }' "$tmp/out")
+[ "${n#* }" = 0 ] && ok "plans list: every row's DEVICES under its header ($n)" ||
+    fail "plans list columns out of line: $(cat "$tmp/out")"
 
 if [ "$failures" -ne 0 ]; then
     note "---- tesseld logs (tail) ----"

@@ -4,6 +4,7 @@
 #  * a second tesseld on the same database but another socket exits 1 naming the
 #    first one's pid (the socket lock alone let it start and fail the first's
 #    trials), and the first keeps serving;
+#  * a stored plan whose text is damaged is searched again, and replaced;
 #  * a read-only database file makes tesseld exit 1 at start, naming the file,
 #    instead of serving and failing every write. As root (who writes any file)
 #    the daemon runs as nobody for that check.
@@ -34,10 +35,32 @@ else
 fi
 rpc_to "$T" health
 expect "the first daemon still serves" status SERVING
+rpc_to "$T" plan "${QUICK[@]}"
+expect "a plan stored before the damage" code OK
+FP=$(jget "$OUT" fingerprint)
 
 kill -TERM "$FIRST"
 wait_exit "$FIRST" 20 && [ "$EXIT_STATUS" -eq 0 ] && ok "the first daemon stops on SIGTERM" ||
     fail "the first daemon did not stop cleanly"
+
+# A stored plan whose text is damaged (cut short: a disk fault, a hand edit): the
+# same request searches again and the new plan replaces the row. Before, every Plan
+# for it failed INTERNAL until --force.
+"$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE plans SET result_json = substr(result_json, 1, 100) WHERE fingerprint = ?", (sys.argv[2],)); c.commit()' \
+    "$D/t.db" "$FP" && ok "damaged the stored text of $FP" || fail "could not damage $FP"
+start_daemon healing --unix-socket "$SOCK" --database "$D/t.db" --pool-size 1
+wait_healthy "$T" || { fail "tesseld did not start on the damaged row"; finish; }
+rpc_to "$T" plan "${QUICK[@]}"
+expect "the request of a damaged row is searched again" code OK
+expect "its answer is a new search" cached False
+grep -q "plan $FP: the stored plan cannot be read (.*); searching again" "$TMPD/healing.log" &&
+    ok "the log names the damaged row" || fail "no log line: $(cat "$TMPD/healing.log")"
+rpc_to "$T" plan "${QUICK[@]}"
+expect "the new plan replaced the damaged row" cached True
+rpc_to "$T" get "$FP"
+expect "GetPlan reads it" fingerprint "$FP"
+kill -TERM "$DPID"
+wait_exit "$DPID" 20 || fail "the healing daemon did not stop"
 
 # A read-only database file: refused at start.
 chmod 444 "$D/t.db"

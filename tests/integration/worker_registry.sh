@@ -149,6 +149,12 @@ EOF
     grep -q "configuration OK" "$tmp/out" && ! grep -q -- "$WTOKEN" "$tmp/out" &&
     ok "tessel-worker --check-config: OK, the token masked" ||
     fail "tessel-worker --check-config"
+# the address as the transport reads it: a port past 65535 (dialled modulo 2^16)
+# fails --check-config, exit 2, as it would fail run
+"$WORKER" --config "$tmp/worker.conf" --server 127.0.0.1:99999 --check-config >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "daemon.address: port '99999' in '127.0.0.1:99999' is not a number in 1..65535" "$tmp/out" &&
+    ok "tessel-worker --check-config refuses port 99999" ||
+    fail "tessel-worker --check-config with port 99999: $(cat "$tmp/out")"
 "$WORKER" --help | grep -q "SIGTERM" && ok "tessel-worker --help documents the signals" ||
     fail "tessel-worker --help"
 

@@ -164,6 +164,13 @@ int tsl_prof_parse_shape(const char *text, tsl_prof_shape_t *out, tsl_err_t *err
 /* "1,2,4,8" into at most TSL_PROF_MAX_AXIS positive values */
 int tsl_prof_parse_list(const char *text, uint32_t *out, uint32_t *n, const char *what,
                         tsl_err_t *err);
+/* The lists as a whole, after parsing: no micro-batch size or TP split twice (each
+ * would be measured and reported twice), and every TP split dividing the heads and
+ * FFN width of at least one shape (the profilers skip a block whose split does not:
+ * a split that divides none measured nothing, and a profile of no block is refused
+ * by the planner). mb_what / tp_what name the option in the message. */
+int tsl_prof_opts_check(const tsl_prof_opts_t *o, const char *mb_what, const char *tp_what,
+                        tsl_err_t *err);
 /* head_dim and ffn_hidden resolved (h/a, 4h) */
 tsl_prof_shape_t tsl_prof_shape_resolved(const tsl_prof_shape_t *s);
 

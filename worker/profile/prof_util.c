@@ -49,8 +49,10 @@ int tsl_prof_parse_list(const char *text, uint32_t *out, uint32_t *n, const char
         return tsl_err_set(err, "%s: give a list like 1,2,4", what);
     strcpy(buf, text);
     *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
+    /* every entry a value: "1,,2" (a slip) was read as 1,2 */
+    for (char *rest = buf, *tok; (tok = strsep(&rest, ",")) != NULL;) {
+        if (!*tok)
+            return tsl_err_set(err, "%s: an empty entry in '%s'", what, text);
         if (*n >= TSL_PROF_MAX_AXIS)
             return tsl_err_set(err, "%s: at most %u values", what, TSL_PROF_MAX_AXIS);
         if (parse_u32(tok, &out[*n]) != 0)
@@ -99,6 +101,47 @@ int tsl_prof_parse_shape(const char *text, tsl_prof_shape_t *out, tsl_err_t *err
     if (out->head_dim == 0 && out->hidden % out->heads != 0)
         return tsl_err_set(err, "shape: h=%u does not divide by a=%u; give d", out->hidden,
                            out->heads);
+    return 0;
+}
+
+/* A value given twice in list[0..n), or 0. */
+static uint32_t repeated(const uint32_t *list, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (list[i] == list[j])
+                return list[i];
+    return 0;
+}
+
+/* Whether some shape's heads and FFN width divide by tp (the profilers' rule for
+ * timing a block at a split: prof_sim.c, prof_dev.c). */
+static bool some_shape_splits(const tsl_prof_opts_t *o, uint32_t tp)
+{
+    for (uint32_t i = 0; i < o->n_shapes; i++) {
+        tsl_prof_shape_t s = tsl_prof_shape_resolved(&o->shapes[i]);
+        if (s.heads % tp == 0 && s.ffn_hidden % tp == 0)
+            return true;
+    }
+    return false;
+}
+
+int tsl_prof_opts_check(const tsl_prof_opts_t *o, const char *mb_what, const char *tp_what,
+                        tsl_err_t *err)
+{
+    uint32_t twice;
+    if ((twice = repeated(o->mb, o->n_mb)) != 0)
+        return tsl_err_set(err, "%s: %u given twice", mb_what, twice);
+    if ((twice = repeated(o->tp, o->n_tp)) != 0)
+        return tsl_err_set(err, "%s: %u given twice", tp_what, twice);
+    for (uint32_t i = 0; i < o->n_tp; i++)
+        if (!some_shape_splits(o, o->tp[i])) {
+            tsl_prof_shape_t s = tsl_prof_shape_resolved(&o->shapes[0]);
+            return tsl_err_set(err,
+                               "%s: %u divides the heads and FFN width of no shape (the first: "
+                               "a=%u, f=%u), so nothing would be measured at it",
+                               tp_what, o->tp[i], s.heads, s.ffn_hidden);
+        }
     return 0;
 }
 

@@ -1,0 +1,90 @@
+/*
+ * nearest.c — the known names nearest to an unknown one (nearest.h).
+ */
+#include "nearest.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define NAME_CAP 63
+
+static unsigned min3(unsigned a, unsigned b, unsigned c)
+{
+    unsigned m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+/* Levenshtein distance of a and b, case ignored, on their first NAME_CAP
+ * characters: one row of the table, as the names are short. */
+static unsigned distance(const char *a, const char *b)
+{
+    unsigned row[NAME_CAP + 1];
+    size_t an = strnlen(a, NAME_CAP), bn = strnlen(b, NAME_CAP);
+    for (size_t j = 0; j <= bn; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= an; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= bn; j++) {
+            unsigned up = row[j];
+            unsigned differ = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            row[j] = min3(diag + differ, up + 1, row[j - 1] + 1);
+            diag = up;
+        }
+    }
+    return row[bn];
+}
+
+/* A typed name of 3 characters or more that begins the candidate: the user
+ * wrote the family and left out the size ("A100", "mixtral"). */
+static bool begins(const char *name, const char *candidate)
+{
+    size_t n = strlen(name);
+    return n >= 3 && strncasecmp(candidate, name, n) == 0;
+}
+
+void tsl_nearest_init(tsl_nearest_t *n, const char *name)
+{
+    memset(n, 0, sizeof *n);
+    n->name = name ? name : "";
+    /* the bar: within a third of the name's length, at least 1 */
+    n->best = (unsigned)strnlen(n->name, NAME_CAP) / 3 + 1;
+}
+
+void tsl_nearest_offer(tsl_nearest_t *n, const char *candidate)
+{
+    if (!candidate || !candidate[0] || !n->name[0])
+        return;
+    unsigned d = begins(n->name, candidate) ? 1 : distance(n->name, candidate);
+    /* beat the bar to be the first hit; equal the best to join the hits */
+    if (n->n_hits == 0 ? d >= n->best : d > n->best)
+        return;
+    if (d < n->best) {
+        n->best = d;
+        n->n_hits = 0;
+    }
+    for (size_t i = 0; i < n->n_hits; i++)
+        if (strcasecmp(n->hits[i], candidate) == 0)
+            return; /* an alias of one already offered */
+    if (n->n_hits < TSL_NEAREST_MAX)
+        n->hits[n->n_hits++] = candidate;
+}
+
+const char *tsl_nearest_hint(const tsl_nearest_t *n, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    if (n->n_hits == 0)
+        return buf;
+    size_t used = (size_t)snprintf(buf, cap, " (did you mean %s", n->hits[0]);
+    for (size_t i = 1; i < n->n_hits && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i + 1 == n->n_hits ? " or " : ", ",
+                                 n->hits[i]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "?)");
+    return buf;
+}
