@@ -331,6 +331,10 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_bf16_optimizer: a %s configuration does not run DeepSpeed's "
                             "BF16_Optimizer",
                             tsl_target_name(t));
+    if (eo->fp32) /* both configurations train in bf16 */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp32: a %s configuration trains in mixed precision, not fp32",
+                            tsl_target_name(t));
     if (eo->ds_grad_bucket) /* both reduce their own buffers in place */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: a %s configuration does not reduce its gradients "
@@ -424,6 +428,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->ds_grad_bucket = eo->ds_grad_bucket;
     r->sdp_nosync = eo->sdp_nosync;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
+    r->fp32 = eo->fp32;
     r->attn_kernel = eo->attn_kernel;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;

@@ -407,6 +407,8 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
                 json_is_true(json_object_get(plan, "moe_fp8_dispatch"))
                     ? "; MoE dispatch all-to-all in FP8"
                     : "");
+    else if (json_is_true(json_object_get(plan, "fp32")))
+        fputs("  precision: fp32 (TF32 GEMMs where the GPU has them)\n", out);
     else
         fputs("  precision: bf16\n", out);
     long long b16s = integer(plan, "bf16_layers_start"), b16e = integer(plan, "bf16_layers_end");
@@ -435,6 +437,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     if (json_is_true(json_object_get(plan, "ds_pipe_p2p")))
         fputs("  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: 1/t and "
               "the fp16 mask per TP rank, blocking)\n",
+              out);
+    if (json_is_true(json_object_get(plan, "fp32")))
+        fputs("  stack:     fp32 training: GEMMs at the GPU's TF32 rate (fp32 without TF32), "
+              "4-byte activations and collectives, 16 B of model states per parameter\n",
               out);
     if (json_is_true(json_object_get(plan, "ds_bf16_optimizer")))
         fputs("  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and "

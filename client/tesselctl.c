@@ -136,12 +136,13 @@ static int hardware_json(void)
     for (size_t i = 0; i < tsl_gpu_count(); i++) {
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
         json_array_append_new(
-            gpus, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
-                            "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
-                            (json_int_t)tsl_request_device_budget(&r, g->mem_bytes), "peak_flops",
-                            g->peak_flops, "efficiency", g->efficiency, "intra_bw_bytes_per_s",
-                            g->intra_bw, "pcie_bw_bytes_per_s", g->pcie_bw, "mem_bw_bytes_per_s",
-                            g->mem_bw, "source", g->source));
+            gpus,
+            json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
+                      "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
+                      (json_int_t)tsl_request_device_budget(&r, g->mem_bytes), "peak_flops",
+                      g->peak_flops, "efficiency", g->efficiency, "intra_bw_bytes_per_s",
+                      g->intra_bw, "pcie_bw_bytes_per_s", g->pcie_bw, "mem_bw_bytes_per_s",
+                      g->mem_bw, "fp32_peak_flops", tsl_gpu_fp32_peak(g), "source", g->source));
     }
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);

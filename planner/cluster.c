@@ -562,6 +562,18 @@ double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g)
     return g->fp8_peak_flops > 0 ? g->fp8_peak_flops * e : 0.0;
 }
 
+double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g)
+{
+    return g->tf32_peak_flops > 0   ? g->tf32_peak_flops
+           : g->fp32_peak_flops > 0 ? g->fp32_peak_flops
+                                    : 0.0;
+}
+
+double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g)
+{
+    return tsl_gpu_fp32_peak(g) * g->efficiency;
+}
+
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
 {
     double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;

@@ -44,24 +44,27 @@
 #define TSL_CLUSTER_MAX_MATRIX_NODES 2048u
 
 typedef struct tsl_gpu_spec {
-    char name[32];         /* "A100-80G" */
-    uint64_t mem_bytes;    /* device memory */
-    double peak_flops;     /* dense fp16/bf16 tensor-core peak, FLOP/s */
-    double efficiency;     /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
-    double intra_bw;       /* default intra-node bus bandwidth, bytes/s */
-    double pcie_bw;        /* host<->device bandwidth, bytes/s */
-    const char *source;    /* where the figures come from */
-    double mem_bw;         /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
+    char name[32];          /* "A100-80G" */
+    uint64_t mem_bytes;     /* device memory */
+    double peak_flops;      /* dense fp16/bf16 tensor-core peak, FLOP/s */
+    double efficiency;      /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
+    double intra_bw;        /* default intra-node bus bandwidth, bytes/s */
+    double pcie_bw;         /* host<->device bandwidth, bytes/s */
+    const char *source;     /* where the figures come from */
+    double mem_bw;          /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
                                  cost model then counts FLOPs only: docs/cost-model.md) */
-    double fp8_peak_flops; /* dense FP8 (E4M3/E5M2) tensor-core peak, FLOP/s; 0 = no FP8
+    double fp8_peak_flops;  /* dense FP8 (E4M3/E5M2) tensor-core peak, FLOP/s; 0 = no FP8
                               tensor cores (Ampere and older): FP8 plans are refused */
-    double fp8_efficiency; /* e_max of its FP8 GEMMs (a published FP8 MAMF scaled as the
+    double fp8_efficiency;  /* e_max of its FP8 GEMMs (a published FP8 MAMF scaled as the
                               bf16 one: cluster_hw.c); 0 = unmeasured, the bf16 efficiency */
-    double fp4_peak_flops; /* dense FP4 (NVFP4, E2M1) tensor-core peak, FLOP/s; 0 = no FP4
+    double fp4_peak_flops;  /* dense FP4 (NVFP4, E2M1) tensor-core peak, FLOP/s; 0 = no FP4
                               tensor cores (Hopper and older): nvfp4 plans are refused */
-    double a2a_ratio;      /* NCCL's all-to-all bus bandwidth over its ring's inside one
+    double a2a_ratio;       /* NCCL's all-to-all bus bandwidth over its ring's inside one
                               NVLink domain, a published pair on the same part (cluster_hw.c);
                               0 = none published: priced at the ring's (tsl_gpu_a2a_ratio) */
+    double fp32_peak_flops; /* non-tensor fp32 FMA peak, FLOP/s (datasheet); 0 = not known */
+    double tf32_peak_flops; /* dense TF32 tensor-core peak, FLOP/s (datasheet); 0 = no TF32
+                               (Volta, Turing and older) or not known */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -169,6 +172,12 @@ double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
 /* Its sustained FP4 GEMM rate: fp4_peak_flops × the FP8 e_max (no FP4 matmul
  * sweep is published: docs/cost-model.md "NVFP4"); 0 without FP4 tensor cores. */
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
+/* The peak an fp32 training step's GEMMs run at: the dense TF32 tensor peak where the
+ * GPU has one (torch 1.7–1.11's default allow_tf32), else its fp32 FMA peak; 0 when
+ * neither is known (fp32 plans refused on it: docs/cost-model.md "fp32 training"). */
+double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g);
+/* That peak × the GPU's e_max (the bf16 one: assumed). */
+double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g);
 /* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
  * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
  * every operand layout, not Hopper's TN alone (Transformer Engine's

@@ -76,6 +76,24 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
     return x;
 }
 
+/* The block's fp32-training GEMM rate, its slowest device's (tsl_gpu_fp32_flops: TF32
+ * or fp32 peak × e_max; 0 when one has no figure), and that device's shape curve at
+ * its fp32 peak (the bf16 curve's occupancy, its tile's fixed cost at the lower rate:
+ * assumed, docs/cost-model.md "fp32 training"). */
+static void block_fp32(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t first, uint32_t size,
+                       const tsl_gpu_spec_t *slowest)
+{
+    double x = INFINITY;
+    for (uint32_t dev = first; dev < first + size;) {
+        uint32_t node = c->device_node[dev];
+        x = fmin(x, tsl_gpu_fp32_flops(tsl_cluster_device_gpu(c, dev)));
+        dev = c->node_first[node] + c->nodes[node].n_gpus;
+    }
+    env->device_fp32_flops = isfinite(x) ? x : 0.0;
+    tsl_gemm_eff_for_gpu(&env->fp32_shape, slowest->name, tsl_gpu_fp32_peak(slowest),
+                         slowest->mem_bw);
+}
+
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err)
 {
@@ -97,6 +115,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     if (!isfinite(env->device_fp4_flops))
         env->device_fp4_flops = 0.0;
     tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
+    block_fp32(env, c, block_first, block_size, slowest);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
@@ -598,13 +617,28 @@ typedef struct degrees {
     uint32_t t, d, z;
 } degrees_t;
 
+/* Bytes per weight element a step keeps, gathers and computes with: 2 (16-bit), 4
+ * under fp32 training (knobs.fp32). */
+static inline double weight_elem_bytes(const tsl_cost_knobs_t *k)
+{
+    return k->fp32 ? 4.0 : TSL_BYTES_PER_PARAM_FP16;
+}
+
+/* Bytes per activation element on the wire (TP collectives, CP, the MoE dispatch):
+ * TSL_ACT_DTYPE_BYTES, 4 under fp32 training. */
+static inline double act_elem_bytes(const tsl_cost_knobs_t *k)
+{
+    return k->fp32 ? 4.0 : (double)TSL_ACT_DTYPE_BYTES;
+}
+
 /* Gradient bytes per element the DP/SDP reduce moves (knobs: 0 = 2; autocast: the
- * fp32 parameters' fp32 .grad, 4). */
+ * fp32 parameters' fp32 .grad, 4; fp32 training: 4). */
 static inline double reduce_elem_bytes(const tsl_cost_knobs_t *k)
 {
-    return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes
-           : k->autocast        ? 4.0
-                                : TSL_BYTES_PER_PARAM_FP16;
+    return k->fp32                ? 4.0
+           : k->grad_reduce_bytes ? (double)k->grad_reduce_bytes
+           : k->autocast          ? 4.0
+                                  : TSL_BYTES_PER_PARAM_FP16;
 }
 
 /* Gradient bytes per element the buffer holds (param.grad, main_grad): what the
@@ -615,7 +649,7 @@ static inline double reduce_elem_bytes(const tsl_cost_knobs_t *k)
  * .grad: 2). */
 static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
 {
-    return k->grad_buf_bytes ? (double)k->grad_buf_bytes : reduce_elem_bytes(k);
+    return k->grad_buf_bytes && !k->fp32 ? (double)k->grad_buf_bytes : reduce_elem_bytes(k);
 }
 
 double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k)
@@ -626,9 +660,12 @@ double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k)
 /* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
  * moments, 4 + 4 + 4; 4 + 2 + 2 with bf16 moments (Megatron's precision-aware
  * optimizer, --exp-avg-dtype / --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3);
- * two 16-bit moments alone without a master. */
+ * two 16-bit moments alone without a master; fp32 training: the two fp32 moments, 8
+ * (the fp32 weight is the master: weight_elem_bytes). */
 static double optimizer_bytes(const tsl_cost_knobs_t *k)
 {
+    if (k->fp32)
+        return 8.0;
     if (k->no_fp32_master)
         return 2.0 * TSL_BYTES_PER_PARAM_FP16;
     return k->bf16_moments ? 4.0 + 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
@@ -656,9 +693,11 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
     double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
     double opt = optimizer_bytes(k);
-    double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
-    if (sdp_holds_unsharded(k, g)) /* the gathered 16-bit weights and the whole gradients */
-        return p * (TSL_BYTES_PER_PARAM_FP16 + gb / grad_div) + p / z * (weights + opt / opt_div);
+    double weights = k->fp32 ? weight_elem_bytes(k) /* the fp32 weight, its own master */
+                     : g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0
+                                                                : TSL_BYTES_PER_PARAM_FP16;
+    if (sdp_holds_unsharded(k, g)) /* the gathered weights and the whole gradients */
+        return p * (weight_elem_bytes(k) + gb / grad_div) + p / z * (weights + opt / opt_div);
     return p / z * (weights + gb / grad_div + opt / opt_div);
 }
 
@@ -669,9 +708,9 @@ static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, do
     double b = 0.0, z = g.z;
     /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
      * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard
-     * (states already, where the level keeps them: sdp_nosync). */
+     * (states already, where the level keeps them: sdp_nosync); fp32: 4 + g. */
     if (g.z > 1 && !sdp_holds_unsharded(k, g))
-        b += ceil((2.0 + gb) * p * (g.z - 1) / z);
+        b += ceil((weight_elem_bytes(k) + gb) * p * (g.z - 1) / z);
     /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
     if (s->zero >= 2 && g.d > 1)
         b += ceil(gb * p / z * (1.0 - 1.0 / g.d));
@@ -794,7 +833,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     }
     out->bwd_bytes += (uint64_t)ceil(loss);
     if (g.z > 1 && !sdp_holds_unsharded(k, g))
-        out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / g.z);
+        out->bwd_bytes += (uint64_t)ceil((weight_elem_bytes(k) + gb) * p * (g.z - 1) / g.z);
     if (sdp_holds_unsharded(k, g) && fp8 && k->fp8_param_gather) {
         /* the held weights are what FSDP gathered: FP8 ones 1 byte (torchao's
          * enable_fsdp_float8_all_gather, Megatron-FSDP's FP8 gather) */
@@ -837,7 +876,7 @@ static bool experts_fp8(const tsl_cost_env_t *env, const tsl_layer_t *l)
  * under nvfp4 (--fp4-param-gather: the packed E2M1 bytes, tsl_fp8_data_bytes). */
 static double gather_bytes(const tsl_cost_env_t *env, double p, double w8, bool bf16_ag)
 {
-    double b = TSL_BYTES_PER_PARAM_FP16 * p;
+    double b = weight_elem_bytes(&env->knobs) * p; /* fp32 training: 4 */
     if (!env->knobs.fp8_param_gather || !fp8_priced(env) || bf16_ag)
         return b;
     return b -
@@ -940,6 +979,11 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;
     dev->attn_kernel = env->knobs.attn_kernel;
+    if (env->knobs.fp32) { /* the fp32 rate and its curve; every element 4 bytes */
+        dev->gemm_flops = env->device_fp32_flops;
+        dev->shape = env->fp32_shape;
+        dev->elem_scale = 2.0;
+    }
     cp_core(env, dev);
 }
 
@@ -1262,7 +1306,7 @@ double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, ui
     tsl_opt_step_states_t st = {.grad_bytes = grad_elem_bytes(k),
                                 .master = !k->no_fp32_master,
                                 .bf16_moments = k->bf16_moments,
-                                .weights16 = !k->autocast,
+                                .weights16 = !k->autocast && !k->fp32,
                                 .unfused_grad_accum = k->unfused_grad_accum};
     tsl_opt_step_cost_t c;
     tsl_opt_step_cost(k->opt_step, &st, &c);
@@ -1316,7 +1360,7 @@ static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *
 {
     if (!(k->autocast || k->unfused_grad_accum || k->ds_bf16_optimizer) || g.z > 1 || s->zero >= 2)
         return 0.0;
-    double fresh = k->autocast ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* fp32 params' grads */
+    double fresh = k->autocast || k->fp32 ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* fp32 params' grads */
     double gb = grad_elem_bytes(k);
     if (k->ds_bf16_optimizer) /* the cast (fresh read, gb written), then a gb + gb -> gb add */
         return fresh + gb + 3.0 * gb;
@@ -1335,7 +1379,7 @@ static double grad_copy_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s
 {
     if (!k->unfused_grad_accum || k->autocast || !(g.z > 1 || s->zero >= 2))
         return 0.0;
-    return TSL_BYTES_PER_PARAM_FP16 + grad_elem_bytes(k);
+    return weight_elem_bytes(k) + grad_elem_bytes(k); /* the fresh .grad, the bucket */
 }
 
 /* The GPU time of grad_copy_bytes over this rank's `params` (the whole unsharded
@@ -1872,7 +1916,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double own = l->shared_weights ? 0.0 : p;
     if (l->shared_weights)
         shared_moe(&moe);
-    double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
+    double act_msg = act_elem_bytes(&env->knobs) * l->seq_len * l->hidden * n;
 
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
     layer_kernels_t kern; /* what the passes tell beside their times */

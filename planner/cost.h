@@ -309,8 +309,13 @@ typedef enum tsl_cost_mode {
  * every micro-batch's gradient into the fp32 buffer, its DP all-reduce under ZeRO-1, the
  * tied gradient at the buffer's bytes); a plan without it prices as 58.
  * 62: the RTX TITAN's intra-node bus bandwidth at Galvatron-BMW's testbed as Galvatron's
- * profiler measured it, 4.87 GB/s (was 10 GB/s assumed: cluster_hw.c). */
-#define TSL_COST_MODEL_VERSION 62u
+ * profiler measured it, 4.87 GB/s (was 10 GB/s assumed: cluster_hw.c). 63: fp32
+ * training (knobs.fp32: the GEMMs at the GPU's dense TF32 tensor rate, its fp32 FMA rate
+ * where it has no TF32, × the same e_max and shape curve; every activation, stash,
+ * memory-bound kernel, TP collective, stage send, weight all-gather and gradient reduce at
+ * 4 bytes per element; 16 B of model states per parameter); a plan without it prices as
+ * 62. */
+#define TSL_COST_MODEL_VERSION 63u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -523,6 +528,16 @@ typedef struct tsl_cost_knobs {
      * gradient summed at g bytes (_hp_grad); docs/cost-model.md "DeepSpeed's
      * BF16_Optimizer" */
     bool ds_bf16_optimizer;
+    /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
+     * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate
+     * (env.device_fp32_flops: dense TF32 where the GPU has it, as torch 1.7–1.11 ran fp32
+     * matmuls by default, allow_tf32 True; plain fp32 FMA where it has not), every
+     * activation and stash, memory-bound kernel, TP collective, stage send, weight
+     * all-gather and gradient reduce at 4 bytes per element (the model's layers carry
+     * fp32 activations: model.h fp32_acts), and 16 B of model states per parameter: the
+     * fp32 weight 4, its gradient 4, Adam's two moments 8, no master copy. The step's
+     * 28 B stand (read w, g, m, v: 16; write w, m, v: 12) */
+    bool fp32;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -656,6 +671,10 @@ typedef struct tsl_cost_env {
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8
                                           e_max; 0 when a device has no FP4 */
+    double device_fp32_flops;          /* the block's slowest fp32-training GEMM rate
+                                          (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max);
+                                          0 when a device has no figure (knobs.fp32 refused) */
+    tsl_gemm_eff_t fp32_shape;         /* the slowest device's shape curve at that peak */
     bool device_fp8_any_layout;        /* every device of the block a Blackwell part
                                           (tsl_gpu_is_blackwell): TE keeps one per-tensor
                                           FP8 copy, no transpose (docs/cost-model.md "FP8") */

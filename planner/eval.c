@@ -302,6 +302,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->ds_grad_bucket |= g->ds_grad_bucket;
     out->sdp_nosync |= g->sdp_nosync;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
+    out->fp32 |= g->fp32;
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
@@ -372,6 +373,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
+        tsl_fp32_ok(e.knobs.fp32, m, c, err) != 0 ||    /* fp32 on a GPU without its figure */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||

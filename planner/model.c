@@ -39,6 +39,7 @@ const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
 typedef struct dims {
     double s, h, f, a, d, e, t, w, V, P, g, n;
     double r; /* a routed expert's width in and out: ℓ under latent MoE, else h */
+    double u; /* an activation element's bytes over 2: 1 (16-bit), 2 (fp32_acts) */
 } dims_t;
 
 typedef struct figures {
@@ -215,6 +216,7 @@ static dims_t dims_of(const tsl_layer_t *l)
     x.g = l->gated_ffn ? 2.0 : 1.0;
     x.n = l->head_tokens ? l->head_tokens : l->seq_len;
     x.r = l->moe_latent ? l->moe_latent : l->hidden;
+    x.u = l->fp32_acts ? 2.0 : 1.0;
     return x;
 }
 
@@ -259,19 +261,21 @@ static double ffn_params(const tsl_layer_t *l, const dims_t *x)
 }
 
 /* Bytes per score an unfused attention keeps: the softmax output (2), plus the
- * dropout mask (1) and dropped copy (2) when there is dropout. Fused: none. */
-static double score_bytes(const tsl_layer_t *l)
+ * dropout mask (1) and dropped copy (2) when there is dropout; fp32 (u = 2): 4, 9.
+ * Fused: none. */
+static double score_bytes(const tsl_layer_t *l, const dims_t *x)
 {
     if (!l->unfused_attn)
         return 0.0;
-    return l->no_dropout ? 2.0 : 5.0;
+    return l->no_dropout ? 2.0 * x->u : 4.0 * x->u + 1.0;
 }
 
 /* Replicated stash of a block: its norm input and the GEMM input (2 + 2 bytes
- * per element), and the dropout mask on its output (1) unless there is none. */
+ * per element; fp32 4 + 4), and the dropout mask on its output (1) unless there is
+ * none. */
 static double block_repl(const tsl_layer_t *l, const dims_t *x)
 {
-    return (l->no_dropout ? 4.0 : 5.0) * x->s * x->h;
+    return (4.0 * x->u + (l->no_dropout ? 0.0 : 1.0)) * x->s * x->h;
 }
 
 /* One attention over `keys` keys per query whose K/V come from `kv_tokens` tokens;
@@ -285,8 +289,8 @@ static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, do
     fg->core_flops += core;
     /* LN in, QKV in, dropout mask on h | Q, K, V, proj in, scores */
     fg->repl += block_repl(l, x);
-    fg->shard += 4.0 * x->s * x->d + 4.0 * kv_tokens * x->e;
-    fg->score += score_bytes(l) * x->a * x->s * score_keys;
+    fg->shard += (4.0 * x->s * x->d + 4.0 * kv_tokens * x->e) * x->u;
+    fg->score += score_bytes(l, x) * x->a * x->s * score_keys;
     fg->allreduces += 1;
 }
 
@@ -308,9 +312,9 @@ static void add_latent_attention(const tsl_layer_t *l, const dims_t *x, double k
     fg->params += wq + wkv + wo + latent_norms + norm_params(l, x);
     fg->flops += 2.0 * x->s * (wq + wkv + wo) + core;
     fg->core_flops += core;
-    fg->repl += block_repl(l, x) + 4.0 * x->s * q + 4.0 * x->s * c + 2.0 * x->s * r;
-    fg->shard += 4.0 * x->s * a * (n + r) + 4.0 * x->s * a * v;
-    fg->score += score_bytes(l) * a * x->s * score_keys;
+    fg->repl += block_repl(l, x) + (4.0 * x->s * q + 4.0 * x->s * c + 2.0 * x->s * r) * x->u;
+    fg->shard += (4.0 * x->s * a * (n + r) + 4.0 * x->s * a * v) * x->u;
+    fg->score += score_bytes(l, x) * a * x->s * score_keys;
     fg->allreduces += 1;
 }
 
@@ -340,14 +344,15 @@ static void add_moe_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->idle_params += (E - k) * pe;
     fg->flops += k * per_tok * x->r * x->f + S * per_tok * x->h * fs + 2.0 * x->s * x->h * E;
     /* LN in, router/shared input, dropout mask; k dispatched copies; fp32 probs */
-    fg->repl += block_repl(l, x) + k * 2.0 * x->s * x->r + 4.0 * x->s * E;
+    fg->repl += block_repl(l, x) + k * 2.0 * x->s * x->r * x->u + 4.0 * x->s * E;
     if (l->moe_latent) { /* fc1_latent and fc2_latent; fc2_latent's input kept */
         fg->params += 2.0 * x->h * x->r + (l->no_bias ? 0.0 : x->r + x->h);
         fg->flops += 4.0 * x->s * x->h * x->r;
-        fg->repl += 2.0 * x->s * x->r;
+        fg->repl += 2.0 * x->s * x->r * x->u;
     }
-    fg->shard += k * (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) +
-                 S * (2.0 * x->g * x->s * fs + 2.0 * x->s * fs);
+    fg->shard += (k * (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) +
+                  S * (2.0 * x->g * x->s * fs + 2.0 * x->s * fs)) *
+                 x->u;
     fg->allreduces += 1;
 }
 
@@ -361,7 +366,7 @@ static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->flops += 2.0 * (x->g + 1.0) * x->s * x->h * x->f;
     /* LN in, fc1 in, dropout mask | fc1 out (g of them), activation out */
     fg->repl += block_repl(l, x);
-    fg->shard += 2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f;
+    fg->shard += (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) * x->u;
     fg->allreduces += 1;
 }
 
@@ -373,8 +378,8 @@ static void add_embedding(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
         /* a GEMM over the pixels, which it keeps for the weight gradient */
         fg->params += l->no_bias ? 0.0 : x->h;
         fg->flops += 2.0 * x->s * x->V * x->h;
-        fg->repl += 2.0 * x->s * x->V;
-        fg->bnd = 2.0 * x->s * x->V;
+        fg->repl += 2.0 * x->s * x->V * x->u;
+        fg->bnd = 2.0 * x->s * x->V * x->u;
     } else {
         fg->bnd = 8.0 * x->s; /* int64 token ids */
         fg->allreduces = 1;   /* vocab-parallel lookup; see model.h */
@@ -385,7 +390,7 @@ static void add_head(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
     fg->params += l->tied_head ? 0.0 : x->V * x->h;
     fg->flops += 2.0 * x->n * x->h * x->V;
-    fg->repl += 2.0 * x->s * x->h;
+    fg->repl += 2.0 * x->s * x->h * x->u;
     fg->shard += 4.0 * x->n * x->V; /* fp32 logits kept for the loss */
 }
 
@@ -398,7 +403,7 @@ static void add_mtp(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
     fg->params += 2.0 * x->h * x->h + 3.0 * norm_params(l, x);
     fg->flops += 4.0 * x->s * x->h * x->h;
-    fg->repl += 8.0 * x->s * x->h;
+    fg->repl += 8.0 * x->s * x->h * x->u;
     fg->allreduces = 1;
 }
 
@@ -410,8 +415,8 @@ static void add_mamba(const tsl_layer_t *l, figures_t *fg)
     tsl_mamba_figures(l, &mf);
     fg->params += mf.params;
     fg->flops += mf.fwd_flops;
-    fg->repl += mf.repl_bytes;
-    fg->shard += mf.shard_bytes;
+    fg->repl += mf.repl_bytes * (l->fp32_acts ? 2.0 : 1.0); /* fp32: refused (search.c) */
+    fg->shard += mf.shard_bytes * (l->fp32_acts ? 2.0 : 1.0);
     fg->allreduces += 1;
 }
 
@@ -422,10 +427,10 @@ static void parallel_block(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
     if (!l->parallel_block)
         return;
-    fg->repl -= 2.0 * x->s * x->h;
+    fg->repl -= 2.0 * x->s * x->h * x->u;
     fg->allreduces -= 1;
     if (l->shared_norm) {
-        fg->repl -= 2.0 * x->s * x->h;
+        fg->repl -= 2.0 * x->s * x->h * x->u;
         fg->params -= norm_params(l, x);
     }
 }
@@ -434,7 +439,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
 {
     dims_t x = dims_of(l);
     memset(fg, 0, sizeof(*fg));
-    fg->bnd = 2.0 * x.s * x.h;
+    fg->bnd = 2.0 * x.s * x.h * x.u;
     switch (l->kind) {
     case TSL_LAYER_EMBEDDING: add_embedding(l, &x, fg); break;
     case TSL_LAYER_ENCODER:
@@ -457,7 +462,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
     fg->shard += fg->score;
     fg->params += (double)l->extra_params;
     fg->flops += l->extra_fwd_flops;
-    fg->repl += (double)l->extra_act_bytes;
+    fg->repl += (double)l->extra_act_bytes * x.u; /* counted at 16 bits */
 }
 
 int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err)
@@ -682,6 +687,18 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
         return tsl_err_set(err, "model: NULL model or layer array");
     for (uint32_t i = 0; i < m->n_layers; i++) {
         m->layers[i].no_dropout = true;
+        if (tsl_layer_derive(&m->layers[i], err) != 0)
+            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
+    }
+    return 0;
+}
+
+int tsl_model_set_fp32(tsl_model_t *m, tsl_err_t *err)
+{
+    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
+        return tsl_err_set(err, "model: NULL model or layer array");
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        m->layers[i].fp32_acts = true;
         if (tsl_layer_derive(&m->layers[i], err) != 0)
             return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
     }

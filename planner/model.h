@@ -241,6 +241,10 @@ typedef struct tsl_layer {
     /* shape flags (see "Stash variants" above); false keeps the GPT forms */
     bool no_dropout;     /* no dropout anywhere (Llama family): no masks, no dropped copies */
     bool unfused_attn;   /* attention keeps its s×w scores (no fused/flash kernel) */
+    bool fp32_acts;      /* fp32 training (cost.h knobs.fp32): every 16-bit activation
+                            figure at 4 bytes per element (stash, scores, boundary); the
+                            dropout masks (1 byte), token ids (int64) and the head's fp32
+                            logits keep theirs */
     bool transgan_eager; /* TransGAN's block as AMP's fork writes it (see above) */
     bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
     bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
@@ -470,6 +474,9 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
  * Fails, naming bf16_layers_start, when start + end exceed the blocks. */
 int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err);
 
+/* Sets every layer's fp32_acts (fp32 training) and re-derives the layers. */
+int tsl_model_set_fp32(tsl_model_t *m, tsl_err_t *err);
+
 /* A request's model switches: unfused_attn, no_dropout, and the MTP depths
  * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:
  * the model's own where the stack `target` trains them by default, none where it
@@ -477,6 +484,7 @@ int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_
  * _end, after the MTP depths are set). */
 typedef struct tsl_model_switches {
     bool unfused_attn, no_dropout;
+    bool fp32; /* fp32 training: the layers' activations at 4 bytes (tsl_model_set_fp32) */
     uint32_t mtp_layers;
     bool no_mtp;
     uint32_t target; /* the request's stack (target.h TSL_TARGET_*; 0: any) */

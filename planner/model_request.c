@@ -14,7 +14,7 @@ int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, 
     uint32_t have = tsl_mtp_depths(m),
              want = tsl_target_mtp_depths(sw->target, have, sw->mtp_layers, sw->no_mtp);
     bool bf16 = sw->bf16_layers_start || sw->bf16_layers_end;
-    if (!sw->unfused_attn && !sw->no_dropout && want == have && !bf16)
+    if (!sw->unfused_attn && !sw->no_dropout && !sw->fp32 && want == have && !bf16)
         return 0;
     if (tsl_model_copy(own, m, err) != 0)
         return -1;
@@ -23,6 +23,8 @@ int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, 
     if (sw->unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
         return -1;
     if (sw->no_dropout && tsl_model_set_no_dropout(own, err) != 0)
+        return -1;
+    if (sw->fp32 && tsl_model_set_fp32(own, err) != 0)
         return -1;
     if (bf16 &&
         tsl_model_set_bf16_layers(own, sw->bf16_layers_start, sw->bf16_layers_end, err) != 0)

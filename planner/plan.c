@@ -402,6 +402,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_grad_bucket = p->ds_grad_bucket;
     k->sdp_nosync = p->sdp_nosync;
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
+    k->fp32 = p->fp32;
 }
 
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
@@ -462,4 +463,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_grad_bucket = k->ds_grad_bucket;
     p->sdp_nosync = k->sdp_nosync;
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
+    p->fp32 = k->fp32;
 }

@@ -307,6 +307,10 @@
       "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \
       "added into fp32 buffers, the whole buffer all-reduced over DP, the tied gradient in fp32",  \
       "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
+    X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
+      "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32), "      \
+      "4-byte activations and collectives, 16 B of model states per parameter",                    \
+      "fp32", "fp32")                                                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -40,6 +40,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_a2a = false;
     d->cp_ring = 1;
     d->cp_merge = false;
+    d->elem_scale = 1.0;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16",      "delayed", "tensorwise",
@@ -118,14 +119,22 @@ double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, doub
 {
     if (d->mem_bw <= 0)
         return 2.0 * m * n * k * b / d->gemm_flops;
-    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0, TSL_GEMM_FIT_EPILOGUE_BYTES, 1.0);
+    /* operands and output at the step's element width (elem_scale: fp32 4 bytes) */
+    double u = d->elem_scale;
+    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0 * u, TSL_GEMM_FIT_EPILOGUE_BYTES * u, 1.0);
 }
 
-double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
+/* Bytes already at their own widths (a gradient buffer's), not scaled. */
+static double mem_raw_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
 {
     if (d->mem_bw <= 0)
         return 0.0;
     return bytes / d->mem_bw + kernels * d->launch_s;
+}
+
+double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
+{
+    return mem_raw_s(d, bytes * d->elem_scale, kernels);
 }
 
 /* One pass over a layer: the forward, or the backward of the same kernels;
@@ -161,7 +170,8 @@ static double gemm_epi_s(const tsl_roofline_dev_t *d, double m, double n, double
 {
     if (d->mem_bw <= 0 || epi == TSL_GEMM_FIT_EPILOGUE_BYTES)
         return tsl_roofline_gemm_s(d, m, n, k, b);
-    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0, epi, tsl_gemm_tile_cost(1.0, epi));
+    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0 * d->elem_scale, epi,
+                       tsl_gemm_tile_cost(1.0, epi));
 }
 
 /* The bytes per output element of a linear's weight-gradient GEMM epilogue: 2·g where
@@ -419,7 +429,8 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);
     if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
         rate *= TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
-    double bytes = 2.0 * (2.0 * q * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
+    double bytes =
+        2.0 * (2.0 * q * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0) * d->elem_scale;
     return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
@@ -1018,7 +1029,7 @@ static double acc_pass_s(const pass_t *p, const tsl_layer_t *l, double params, d
     *acc_gpu_s = gpu_s;
     if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
         return d->mem_bw > 0 ? host_floor(p, gpu_s) : gpu_s; /* layer_s */
-    *acc_gpu_s += tsl_roofline_mem_s(d, d->grad_acc_bytes * params, tsl_roofline_param_tensors(l));
+    *acc_gpu_s += mem_raw_s(d, d->grad_acc_bytes * params, tsl_roofline_param_tensors(l));
     return host_floor(p, *acc_gpu_s);
 }
 

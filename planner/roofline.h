@@ -512,6 +512,12 @@ typedef struct tsl_roofline_dev {
                              (shape.attn_kernel_peak) it prices the fused core by its head
                              dimension and keys (attn_kernel.h); DEFAULT after init: the
                              family's one figure */
+    double elem_scale;      /* the step's element width over the 2 bytes every activation,
+                               operand and elementwise figure here counts: 2 under fp32
+                               training (knobs.fp32: every memory-bound kernel, GEMM operand
+                               and output, fused core's traffic at 4 bytes per element; a
+                               gradient accumulation's grad_acc_bytes are its own widths,
+                               not scaled); 1 after init */
 } tsl_roofline_dev_t;
 
 /* Under torch.autocast (above), the activation bytes per sample layer l keeps
@@ -530,7 +536,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
 /* b independent GEMMs of (m × k)·(k × n). */
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b);
 
-/* `kernels` elementwise kernels moving `bytes` in all. */
+/* `kernels` elementwise kernels moving `bytes` in all (counted at 2-byte elements:
+ * × d->elem_scale). */
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels);
 
 /* Layer l's parameter tensors as PyTorch holds them (one .grad each): the linears'

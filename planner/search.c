@@ -175,11 +175,47 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+/* fp32 training (knobs.fp32) against the request's other precision switches: each
+ * names a 16-bit part fp32 training does not have; no target's export writes an fp32
+ * run (megatron's sets --bf16 or --fp16, deepspeed's a bf16/fp16 section, torchtitan's
+ * and galvatron's their mixed-precision dtype). */
+static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->fp32)
+        return 0;
+    const char *clash = r->fp8_recipe               ? "fp8_recipe"
+                        : r->autocast               ? "autocast"
+                        : r->no_fp32_master         ? "no_fp32_master"
+                        : r->bf16_moments           ? "bf16_moments"
+                        : r->ds_bf16_optimizer      ? "ds_bf16_optimizer"
+                        : r->bf16_layers_start      ? "bf16_layers_start"
+                        : r->bf16_layers_end        ? "bf16_layers_end"
+                        : r->grad_reduce_bytes == 2 ? "grad_reduce_bytes"
+                        : r->grad_buf_bytes == 2    ? "grad_buf_bytes"
+                                                    : NULL;
+    if (clash != NULL)
+        return tsl_err_set(err,
+                           "fp32: not with %s, a mixed-precision switch: fp32 training has "
+                           "no 16-bit (or FP8) part",
+                           clash);
+    if (r->cp > 1)
+        return tsl_err_set(err,
+                           "fp32: not with cp %u: context parallelism's exchange and "
+                           "kernels are not priced in fp32",
+                           r->cp);
+    if (r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp32: %s's export writes a mixed-precision run; no target "
+                            "launches fp32 training",
+                            tsl_target_name(r->target));
+    return 0;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
-    if (request_bounds_check(r, err) != 0)
+    if (request_bounds_check(r, err) != 0 || fp32_request_check(r, err) != 0)
         return -1;
     if (tsl_grad_width_check("grad_reduce_bytes", r->grad_reduce_bytes, "bf16", err) != 0 ||
         tsl_grad_width_check("grad_buf_bytes", r->grad_buf_bytes, "a 16-bit .grad", err) != 0 ||
@@ -475,6 +511,26 @@ int tsl_request_budget_check(const tsl_request_t *r, const tsl_cluster_t *c, tsl
     return 0;
 }
 
+int tsl_fp32_ok(bool fp32, const tsl_model_t *m, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (!fp32)
+        return 0;
+    for (uint32_t i = 0; i < c->n_gpu_types; i++)
+        if (!(tsl_gpu_fp32_peak(&c->gpu_types[i]) > 0))
+            return tsl_err_set(err,
+                               "fp32: the %s has no fp32 or TF32 figure (fp32_peak_flops, "
+                               "tf32_peak_flops: cluster_hw.c); fp32 training is not priced "
+                               "on it",
+                               c->gpu_types[i].name);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts || m->layers[i].kind == TSL_LAYER_MAMBA)
+            return tsl_err_set(err,
+                               "fp32: layer %u is a %s; fp32 training is priced for dense "
+                               "Transformer layers only",
+                               i, m->layers[i].experts ? "mixture of experts" : "Mamba mixer");
+    return 0;
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
@@ -506,7 +562,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            r->target);
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
-    if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0)
+    if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
+        tsl_fp32_ok(r->fp32, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -598,6 +655,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
+    if (r->fp32) /* likewise */
+        tsl_fp_u64(&fp, 0x66703332ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
@@ -1177,6 +1236,7 @@ tsl_model_switches_t tsl_request_model_switches(const tsl_request_t *r)
 {
     return (tsl_model_switches_t){.unfused_attn = r->unfused_attn,
                                   .no_dropout = r->no_dropout,
+                                  .fp32 = r->fp32,
                                   .mtp_layers = r->mtp_layers,
                                   .no_mtp = r->no_mtp,
                                   .target = r->target,

@@ -155,6 +155,12 @@ bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf
  * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
+
+/* fp32 training (fp32 true) on model m and cluster c: every GPU type with an fp32 or
+ * TF32 figure (tsl_gpu_fp32_peak; cluster_hw.c), no layer whose fp32 pricing is not
+ * modelled (routed experts, Mamba); fails naming the GPU or the layer. 0 when fp32 is
+ * false. */
+int tsl_fp32_ok(bool fp32, const tsl_model_t *m, const tsl_cluster_t *c, tsl_err_t *err);
 /* Whether recipe r admits an FP8 MoE dispatch (moe_fp8_dispatch): not nvfp4, whose
  * experts take no MXFP8 payload (Megatron-LM's only low-precision wire). */
 int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err);

@@ -321,8 +321,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
             (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17 |
             (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
-            (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->sdp_nosync << 26 |
-            (uint64_t)k->attn_kernel << 48,
+            (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->fp32 << 25 |
+            (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1280,6 +1280,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->sdp_nosync = true;
     if (r->ds_bf16_optimizer)
         k->ds_bf16_optimizer = true;
+    if (r->fp32)
+        k->fp32 = true;
     if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;
@@ -1889,9 +1891,10 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
         st--;
     if (st == 0)
         return 0.0;
-    /* DeepSpeed's BF16_Optimizer sums the fp32 copy (_hp_grad): the buffer's bytes */
-    double elem =
-        e->knobs.ds_bf16_optimizer ? tsl_cost_grad_elem_bytes(&e->knobs) : TSL_BYTES_PER_PARAM_FP16;
+    /* DeepSpeed's BF16_Optimizer sums the fp32 copy (_hp_grad): the buffer's bytes; fp32
+     * training its fp32 gradient */
+    double elem = e->knobs.ds_bf16_optimizer || e->knobs.fp32 ? tsl_cost_grad_elem_bytes(&e->knobs)
+                                                              : TSL_BYTES_PER_PARAM_FP16;
     return tsl_cost_tied_allreduce_elem_s(
         e->cluster, &m->layers[at], &plan->layer[at], plan->stages[0].first_device,
         plan->stages[st].first_device, plan->stages[st].n_devices, elem);

@@ -942,6 +942,19 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced as fp32 training (fp32): every target's export writes a mixed-precision
+ * run (megatron --bf16 or --fp16, deepspeed's bf16/fp16 section, torchtitan's and
+ * galvatron's mixed-precision dtype); none writes fp32. */
+static int fp32_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->fp32)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: writes a mixed-precision run, not fp32 training; the plan was "
+                        "priced with fp32",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -968,7 +981,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
-        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0)
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

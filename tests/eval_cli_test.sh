@@ -997,6 +997,34 @@ expect 4 "deepspeed: does not run DeepSpeed's BF16_Optimizer under pipeline stag
     eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --target deepspeed
 expect 4 "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-bf16-optimizer
+# --fp32 (fp32 training; Galvatron-BMW's runs): on the TITAN RTX the GEMMs at its 16.3
+# TFLOP/s fp32 peak and the activations at 4 bytes, so slower under DP 8; the model
+# states 16 B per parameter, below the 18 of 16-bit weights beside fp32 gradients; the
+# plan document carries it and prices the same read back; the stack and precision lines
+# say it; a GPU without an fp32 figure, a 16-bit switch, a Megatron-LM configuration and
+# every target refuse it by name
+f32="--model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --dp 8 --batch 8 --no-search --unfused-attn --grad-reduce-bytes 4"
+expect 0 "" eval $f32 --json
+cp "$out" "$dir/mixed.json"
+expect 0 "" eval $f32 --fp32 --json
+cp "$out" "$dir/fp32.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["fp32"] is True and "fp32" not in a and b["iter_time_s"] > 1.1 * a["iter_time_s"] and b["stages"][0]["ms_bytes"] < a["stages"][0]["ms_bytes"] and c["fp32"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/mixed.json" "$dir/fp32.json" "$out" &&
+    ok || bad "fp32: $(cat "$out")"
+expect 0 "" eval $f32 --fp32
+grep -q "stack:     fp32 training" "$out" && grep -q "precision: fp32" "$out" && ok ||
+    bad "fp32 stack line: $(cat "$out")"
+expect 2 "fp32: the A10G-24G has no fp32 or TF32 figure" \
+    eval --model BERT-Huge-32 --cluster 8xA10G-24G --dp 8 --batch 8 --no-search --fp32
+expect 2 "fp32: not with fp8_recipe" \
+    eval --model GPT2-345M --cluster 8xH100-80G --dp 8 --batch 8 --no-search --fp32 --fp8 delayed
+expect 4 "fp32: a megatron configuration trains in mixed precision" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
+    "--micro-batch-size 1 --global-batch-size 64 --bf16" --fp32
+expect 4 "megatron: writes a mixed-precision run, not fp32 training" \
+    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
+expect 4 "fp32: galvatron's export writes a mixed-precision run" \
+    plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 8 --no-baselines --target galvatron --fp32
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

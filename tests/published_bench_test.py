@@ -81,8 +81,11 @@ def check_galvatron_env(runner, tesselctl, rows):
     layers' forward FLOPs / their measured ms / the GPU's peak (BERT-Huge's 21.47 GFLOP
     layer in 2.2917 ms on a 130 TFLOP/s TITAN RTX: 0.0721), intra = 2^20 B / the
     all-reduce coefficient in ms per MiB (0.2153: 4.870 GB/s), and the overlap
-    slowdown; eval takes the cluster JSON and prices the row slower than on the
-    built-in figures (the measured fp32 rate is below the fp16 tensor peak)."""
+    slowdown; the row is fp32 (cost model 63), so run.py takes the efficiency of the
+    fp32 peak `tesselctl hardware --json` gives (TITAN RTX 16.3 TFLOP/s: 0.5748); eval
+    takes the cluster JSON and prices the row a little faster than on the built-in
+    figures (the measured 9.37 TFLOP/s against the datasheet's 16.3 x 0.5 = 8.15, the
+    same 4.87 GB/s), within 10 %."""
     spec = importlib.util.spec_from_file_location("published_run", runner)
     run = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run)
@@ -100,6 +103,8 @@ def check_galvatron_env(runner, tesselctl, rows):
         if abs(fig["efficiency"] - 21.47e9 / 2.2917e-3 / 130e12) > 1e-9 or abs(fig["intra_gbps"] - 4.8703) > 1e-3 \
                 or fig["overlap_slowdown"] != 1.3:
             fail("galvatron_env figures %s" % fig)
+        if not row["plan"].get("fp32") or run.gpu_peak_flops(tesselctl, "RTX-TITAN-24G", True) != 16.3e12:
+            fail("galvatron_env: the row's fp32 or the TITAN RTX's fp32 peak")
         with tempfile.TemporaryDirectory() as tmp:
             times = []
             for e in (None, env):
@@ -108,7 +113,7 @@ def check_galvatron_env(runner, tesselctl, rows):
                 if p.returncode != 0:
                     fail("galvatron_env: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
                 times.append(json.loads(p.stdout)["plan"]["iter_time_s"])
-            if not times[1] > 1.1 * times[0]:
+            if not 0.9 * times[0] < times[1] < times[0]:
                 fail("galvatron_env: measured figures priced %.4g s, built-in %.4g s" % (times[1], times[0]))
 
 

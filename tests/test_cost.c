@@ -451,6 +451,104 @@ static void test_ds_bf16_optimizer(void)
     tsl_cluster_free(&c);
 }
 
+/* fp32 training (knobs.fp32, docs/cost-model.md "fp32 training"), by hand on the test
+ * layer (P = 12,582,912 parameters, F = 4 GFLOP per sample; FLOP count only: no
+ * memory bandwidth) on a GPU whose fp32 peak is 10 TFLOP/s (no TF32): X32 = 10e12 x 0.5
+ * = 5e12 FLOP/s, PAPER mode over 100 GB/s in one node:
+ *  - TP 8, 16 samples: compute F x 16 / (8 x X32) = 1.6 ms, and its two all-reduces of
+ *    4 x s x h x 16 bytes = 8 MiB each (2 x 7/8 x 8388608 / 100 GB/s = 146.800640 us);
+ *  - SDP 8: the weight all-gather at 4 bytes, 7/8 x 4P / 100 GB/s = 440.401920 us; the
+ *    states 16 B x P / 8; the backward's gathered weights and unsharded gradients
+ *    (4 + 4) x P x 7/8;
+ *  - DP 8: the gradients all-reduced at 4 bytes; states 16 B x P where a 16-bit plan
+ *    with fp32 gradients keeps 2 + 4 + 12 = 18;
+ *  - with a TF32 peak of 40 TFLOP/s the GEMMs run at it (2e13);
+ *  - the layer's activations at 4 bytes (model.c): the stash of a BERT-style encoder
+ *    (s 128, h 1024, f 4096, 16 heads, unfused, dropout): replicated 2 x (8 + 1) x s x h
+ *    (norm and GEMM inputs at 4, the 1-byte masks kept), sharded 16 s h + 8 s f +
+ *    9 a s^2 (softmax 4, mask 1, dropped 4), the boundary 4 s h;
+ *  - the roofline's memory-bound bytes twice the 16-bit count. */
+static void test_fp32(void)
+{
+    tsl_gpu_spec_t gpu = test_gpu;
+    gpu.fp32_peak_flops = 10e12;
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_homogeneous(&c, 1, 8, &gpu, 10 * GB, &err) == 0, "%s", err.msg);
+    c.overlap_slowdown = 1.3;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    CHECK_NEAR(env.device_fp32_flops, 5e12, 1.0, "X32 = fp32 peak x e_max (%g)",
+               env.device_fp32_flops);
+    env.knobs.fp32 = true;
+    tsl_layer_t l = test_layer();
+    tsl_layer_cost_t r, b16;
+
+    tsl_strategy_t tp = one(TSL_DIM_TP, 8, false);
+    tsl_cost_layer(&env, &l, &tp, NULL, 16, &r);
+    double ar = 2.0 * 7 / 8 * (4.0 * SEQ * HID * 16) / (100 * GB);
+    CHECK_NEAR(r.fwd_s, F_FLOPS * 16 / (8 * 5e12) + 2 * ar, 1e-12,
+               "TP 8: fp32 rate, 4-byte ARs (%g)", r.fwd_s);
+
+    tsl_strategy_t sdp = one(TSL_DIM_SDP, 8, false);
+    tsl_cost_layer(&env, &l, &sdp, NULL, 16, &r);
+    double ag = 7.0 / 8 * 4.0 * P_PARAMS / (100 * GB);
+    CHECK_NEAR(r.fwd_s, F_FLOPS * 2 / 5e12 + ag, 1e-12, "SDP 8: the gather at 4 B (%g)", r.fwd_s);
+    CHECK(r.ms_bytes == 16ull * P_PARAMS / 8, "SDP states 16 B / 8 (%llu)",
+          (unsigned long long)r.ms_bytes);
+    CHECK(r.bwd_bytes == (uint64_t)ceil(8.0 * P_PARAMS * 7 / 8), "SDP transient 4 + 4 (%llu)",
+          (unsigned long long)r.bwd_bytes);
+
+    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false);
+    tsl_cost_layer(&env, &l, &dp, NULL, 16, &r);
+    CHECK(r.ms_bytes == 16ull * P_PARAMS, "DP states 16 B (%llu)", (unsigned long long)r.ms_bytes);
+    CHECK_NEAR(r.grad_comm_s, 2.0 * 7 / 8 * 4.0 * P_PARAMS / (100 * GB), 1e-12,
+               "DP: 4-byte gradients (%g)", r.grad_comm_s);
+    env.knobs.fp32 = false;
+    env.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env, &l, &dp, NULL, 16, &b16);
+    CHECK(b16.ms_bytes == 18ull * P_PARAMS, "16-bit with fp32 gradients: 18 B");
+    CHECK_NEAR(b16.grad_comm_s, r.grad_comm_s, 1e-15, "the same reduce");
+    CHECK_NEAR(r.fwd_s, 10.0 * b16.fwd_s, 1e-12, "the fp32 rate: a tenth of the bf16 one");
+    tsl_cluster_free(&c);
+
+    gpu.tf32_peak_flops = 40e12; /* TF32 where the GPU has it */
+    CHECK(tsl_cluster_homogeneous(&c, 1, 8, &gpu, 10 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(env.device_fp32_flops, 2e13, 1.0, "TF32 peak x e_max");
+    tsl_cluster_free(&c);
+    gpu.tf32_peak_flops = gpu.fp32_peak_flops = 0.0; /* no figure: refused (search.c) */
+    CHECK(tsl_gpu_fp32_peak(&gpu) == 0.0, "no figure");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("RTX-TITAN-24G")) == 16.3e12, "TITAN RTX: fp32");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A100-40G")) == 156e12, "A100: TF32");
+
+    tsl_layer_t e = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 128,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16,
+                     .unfused_attn = true};
+    tsl_layer_t e32 = e;
+    e32.fp32_acts = true;
+    CHECK(tsl_layer_derive(&e, &err) == 0 && tsl_layer_derive(&e32, &err) == 0, "%s", err.msg);
+    double sh = 128.0 * 1024, sf = 128.0 * 4096, s2 = 16.0 * 128 * 128;
+    CHECK(e.act_repl_bytes == (uint64_t)(10 * sh) && e32.act_repl_bytes == (uint64_t)(18 * sh),
+          "replicated stash 10 -> 18 s h (%llu)", (unsigned long long)e32.act_repl_bytes);
+    CHECK(e32.act_shard_bytes == (uint64_t)(16 * sh + 8 * sf + 9 * s2),
+          "sharded stash at 4 B, the masks at 1 (%llu)", (unsigned long long)e32.act_shard_bytes);
+    CHECK(e32.act_score_bytes == (uint64_t)(9 * s2) && e.act_score_bytes == (uint64_t)(5 * s2),
+          "scores 5 -> 9 B");
+    CHECK(e32.bnd_act_bytes == 2 * e.bnd_act_bytes, "the boundary at 4 B");
+    CHECK(e32.params == e.params && e32.fwd_flops == e.fwd_flops, "the same layer otherwise");
+
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 1e12, 1.25e12);
+    double m16 = tsl_roofline_mem_s(&d, 1e9, 0);
+    d.elem_scale = 2.0;
+    CHECK_NEAR(tsl_roofline_mem_s(&d, 1e9, 0), 2.0 * m16, 1e-15, "memory-bound bytes at 4 B");
+}
+
 /* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
  * that does not synchronise adds its weight gradients into the buffer with a
  * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
@@ -3324,6 +3422,7 @@ int main(void)
     test_ds_grad_bucket();
     test_sdp_nosync();
     test_ds_bf16_optimizer();
+    test_fp32();
     test_sdp();
     test_tp_and_ckpt();
     test_double_block_fwd();

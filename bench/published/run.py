@@ -154,12 +154,14 @@ def galvatron_env_cluster(row, env_dir, peak_flops, tmpdir):
     return path
 
 
-def gpu_peak_flops(tesselctl, gpu):
-    """The GPU type's peak FLOP/s as tesselctl hardware --json gives it."""
+def gpu_peak_flops(tesselctl, gpu, fp32=False):
+    """The GPU type's peak FLOP/s as tesselctl hardware --json gives it: the 16-bit
+    tensor peak, or with fp32 the one an fp32 step's GEMMs run at (TF32 where the GPU
+    has it; cost-model.md "fp32 training"), the peak the efficiency is taken of."""
     out = subprocess.run([tesselctl, "hardware", "--json"], capture_output=True, text=True, check=True)
     for g in json.loads(out.stdout)["gpus"]:
         if g["name"].lower() == gpu.lower():
-            return g["peak_flops"]
+            return g["fp32_peak_flops"] if fp32 else g["peak_flops"]
     raise ValueError("GPU type %r not in tesselctl hardware" % gpu)
 
 
@@ -300,6 +302,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--sdp-nosync"]
     if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
         cmd += ["--ds-bf16-optimizer"]
+    if p.get("fp32"):  # fp32 training, TF32 GEMMs where the GPU has them (cost-model.md "fp32 training")
+        cmd += ["--fp32"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
@@ -365,7 +369,8 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel
     c = row["cluster"]
     cmd = [tesselctl, "eval", "--local", "--no-search", "--json"] + model_args(row, tmpdir)
     if galvatron_env and row.get("galvatron_env"):  # Galvatron's measured figures of its testbed
-        cluster = galvatron_env_cluster(row, galvatron_env, gpu_peak_flops(tesselctl, c["gpu"]), tmpdir)
+        peak = gpu_peak_flops(tesselctl, c["gpu"], bool(row["plan"].get("fp32")))
+        cluster = galvatron_env_cluster(row, galvatron_env, peak, tmpdir)
     else:
         cluster = cluster_arg(c, topology, tmpdir, row["id"])
     cmd += ["--cluster", cluster]
