@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "eval_toml_keys.h"
+#include "nearest.h"
 
 typedef struct tt_section_keys {
     const char *section, *keys; /* keys: space-separated */
@@ -92,29 +93,6 @@ static const tt_section_keys_t tt_keys[] = {
      "seed seq_len steps tensor_parallel_degree warmup_steps"},
 };
 
-/* Levenshtein distance of a and b[0..bn), capped at 63 characters each. */
-static unsigned edit_distance(const char *a, const char *b, size_t bn)
-{
-    unsigned row[64];
-    size_t an = strlen(a);
-    an = an > 63 ? 63 : an;
-    bn = bn > 63 ? 63 : bn;
-    for (size_t j = 0; j <= bn; j++)
-        row[j] = (unsigned)j;
-    for (size_t i = 1; i <= an; i++) {
-        unsigned diag = row[0];
-        row[0] = (unsigned)i;
-        for (size_t j = 1; j <= bn; j++) {
-            unsigned up = row[j];
-            unsigned sub = diag + (a[i - 1] != b[j - 1]);
-            unsigned del = up + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-            diag = up;
-        }
-    }
-    return row[bn];
-}
-
 /* The word of a space-separated list nearest to name, into buf ("" when none is
  * within a third of name's length: a guess that far off would mislead). */
 static void nearest(const char *name, const char *list, char *buf, size_t cap)
@@ -123,7 +101,7 @@ static void nearest(const char *name, const char *list, char *buf, size_t cap)
     buf[0] = '\0';
     for (const char *w = list; *w;) {
         size_t n = strcspn(w, " ");
-        unsigned d = edit_distance(name, w, n);
+        unsigned d = tsl_edit_distance(name, strlen(name), w, n, false);
         if (d < best) {
             best = d;
             snprintf(buf, cap, "%.*s", (int)n, w);

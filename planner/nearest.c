@@ -17,12 +17,17 @@ static unsigned min3(unsigned a, unsigned b, unsigned c)
     return m < c ? m : c;
 }
 
-/* Levenshtein distance of a and b, case ignored, on their first NAME_CAP
- * characters: one row of the table, as the names are short. */
-static unsigned distance(const char *a, const char *b)
+static inline bool same_char(char x, char y, bool fold_case)
+{
+    return fold_case ? tolower((unsigned char)x) == tolower((unsigned char)y) : x == y;
+}
+
+/* One row of the table, as the names are short. */
+unsigned tsl_edit_distance(const char *a, size_t an, const char *b, size_t bn, bool fold_case)
 {
     unsigned row[NAME_CAP + 1];
-    size_t an = strnlen(a, NAME_CAP), bn = strnlen(b, NAME_CAP);
+    an = an > NAME_CAP ? NAME_CAP : an;
+    bn = bn > NAME_CAP ? NAME_CAP : bn;
     for (size_t j = 0; j <= bn; j++)
         row[j] = (unsigned)j;
     for (size_t i = 1; i <= an; i++) {
@@ -30,7 +35,7 @@ static unsigned distance(const char *a, const char *b)
         row[0] = (unsigned)i;
         for (size_t j = 1; j <= bn; j++) {
             unsigned up = row[j];
-            unsigned differ = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            unsigned differ = !same_char(a[i - 1], b[j - 1], fold_case);
             row[j] = min3(diag + differ, up + 1, row[j - 1] + 1);
             diag = up;
         }
@@ -58,7 +63,10 @@ void tsl_nearest_offer(tsl_nearest_t *n, const char *candidate)
 {
     if (!candidate || !candidate[0] || !n->name[0])
         return;
-    unsigned d = begins(n->name, candidate) ? 1 : distance(n->name, candidate);
+    unsigned d = begins(n->name, candidate)
+                     ? 1
+                     : tsl_edit_distance(n->name, strnlen(n->name, NAME_CAP), candidate,
+                                         strnlen(candidate, NAME_CAP), true);
     /* beat the bar to be the first hit; equal the best to join the hits */
     if (n->n_hits == 0 ? d >= n->best : d > n->best)
         return;

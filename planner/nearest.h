@@ -19,9 +19,15 @@
 #ifndef TSL_NEAREST_H
 #define TSL_NEAREST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TSL_NEAREST_MAX 3
+
+/* Levenshtein distance of a[0..an) and b[0..bn), each cut to its first 63
+ * characters, letter case ignored when fold_case (names found case-insensitively)
+ * and kept otherwise (TOML keys). */
+unsigned tsl_edit_distance(const char *a, size_t an, const char *b, size_t bn, bool fold_case);
 
 typedef struct tsl_nearest {
     const char *name;                  /* what was typed */
