@@ -326,6 +326,42 @@ static void print_attn_kernel(FILE *out, json_t *plan, json_t *cluster)
                 who, tsl_attn_kernel_name(k));
 }
 
+/* A plan switch (a boolean plan key) and the line that says what it prices. */
+typedef struct switch_line {
+    const char *key, *line;
+} switch_line_t;
+
+/* The stack switches printed before the attention kernel's line, then after it. */
+static const switch_line_t stack_lines_a[] = {
+    {"double_block_fwd",
+     "  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n"},
+    {"ds_pipe_p2p", "  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: "
+                    "1/t and the fp16 mask per TP rank, blocking)\n"},
+    {"fp32", "  stack:     fp32 training: GEMMs at the GPU's TF32 rate (fp32 without TF32), "
+             "4-byte activations and collectives, 16 B of model states per parameter\n"},
+    {"ds_bf16_optimizer",
+     "  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and added into "
+     "fp32 buffers, all-reduced over DP, the tied gradient in fp32\n"},
+    {"ds_grad_bucket", "  stack:     the DP all-reduce through DeepSpeed's gradient bucket "
+                       "(flatten, 1/DP scale, copy back into each .grad)\n"},
+    {"sdp_nosync",
+     "  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
+     "weights gathered once, gradients reduce-scattered after the last micro-batch\n"},
+};
+static const switch_line_t stack_lines_b[] = {
+    {"tp_sync", "  stack:     every TP all-reduce between two device synchronisations (AMP's "
+                "Megatron-LM v1.1.5 fork)\n"},
+    {"eager", "  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
+              "unfused kernels\n"},
+};
+
+static void print_switch_lines(FILE *out, json_t *plan, const switch_line_t *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (json_is_true(json_object_get(plan, t[i].key)))
+            fputs(t[i].line, out);
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t *cluster,
                        tsl_print_tie_t tie)
 {
@@ -431,38 +467,9 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
               out);
-    if (json_is_true(json_object_get(plan, "double_block_fwd")))
-        fputs("  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n",
-              out);
-    if (json_is_true(json_object_get(plan, "ds_pipe_p2p")))
-        fputs("  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: 1/t and "
-              "the fp16 mask per TP rank, blocking)\n",
-              out);
-    if (json_is_true(json_object_get(plan, "fp32")))
-        fputs("  stack:     fp32 training: GEMMs at the GPU's TF32 rate (fp32 without TF32), "
-              "4-byte activations and collectives, 16 B of model states per parameter\n",
-              out);
-    if (json_is_true(json_object_get(plan, "ds_bf16_optimizer")))
-        fputs("  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and "
-              "added into fp32 buffers, all-reduced over DP, the tied gradient in fp32\n",
-              out);
-    if (json_is_true(json_object_get(plan, "ds_grad_bucket")))
-        fputs("  stack:     the DP all-reduce through DeepSpeed's gradient bucket (flatten, 1/DP "
-              "scale, copy back into each .grad)\n",
-              out);
-    if (json_is_true(json_object_get(plan, "sdp_nosync")))
-        fputs("  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
-              "weights gathered once, gradients reduce-scattered after the last micro-batch\n",
-              out);
+    print_switch_lines(out, plan, stack_lines_a, sizeof stack_lines_a / sizeof stack_lines_a[0]);
     print_attn_kernel(out, plan, cluster);
-    if (json_is_true(json_object_get(plan, "tp_sync")))
-        fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "
-              "Megatron-LM v1.1.5 fork)\n",
-              out);
-    if (json_is_true(json_object_get(plan, "eager")))
-        fputs("  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
-              "unfused kernels\n",
-              out);
+    print_switch_lines(out, plan, stack_lines_b, sizeof stack_lines_b / sizeof stack_lines_b[0]);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
