@@ -1466,6 +1466,18 @@ static void gpt_layers(uint32_t n, tsl_model_t *m)
     CHECK(!tsl_model_build(&spec, "gpt", m, &err), "%s", err.msg);
 }
 
+/* How Megatron-LM would split plan p's chunks (target_rules.h
+ * tsl_target_megatron_vp), through the megatron check; false when either refuses. */
+static bool megatron_vp(const tsl_plan_t *p, const tsl_model_t *m, tsl_target_megatron_vp_t *vp,
+                        tsl_err_t *err)
+{
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    bool ok = v && tsl_target_check(TSL_TARGET_MEGATRON, p, m, v, err) == 0 &&
+              tsl_target_megatron_vp(v, vp, err) == 0;
+    free(v);
+    return ok;
+}
+
 /* Megatron-LM's interleaved split with the embedding and the loss counted as
  * layers (target.h tsl_target_megatron_vp, Megatron-LM d98e8a6
  * get_num_layers_to_build): a GPT of 14 layers (hidden 4096, vocabulary 32000:
@@ -1496,13 +1508,10 @@ static void test_megatron_account_split(void)
               blocks[3] == 3,
           "gpt-14 pp 4: interleave %u, blocks %u %u %u %u (%.4f s)", p->interleave, blocks[0],
           blocks[1], blocks[2], blocks[3], p->iter_time_s);
-    tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_target_megatron_vp_t vp = {0};
-    CHECK(v && tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0 &&
-              tsl_target_megatron_vp(v, &vp, &err) == 0 && vp.kind == TSL_TARGET_VP_ACCOUNT &&
-              vp.acct_embed && vp.acct_loss && vp.per_chunk == 4 / p->interleave,
+    CHECK(megatron_vp(p, &m, &vp, &err) && vp.kind == TSL_TARGET_VP_ACCOUNT && vp.acct_embed &&
+              vp.acct_loss && vp.per_chunk == 4 / p->interleave,
           "the account split: kind %u per chunk %u (%s)", vp.kind, vp.per_chunk, err.msg);
-    free(v);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -1587,13 +1596,9 @@ static void test_megatron_vp5(void)
     const tsl_plan_t *p = &res.best;
     CHECK(p->pp == 4 && p->interleave == 5, "gpt-20 pp 4 megatron: interleave %u (%.6f s)",
           p->interleave, p->iter_time_s);
-    tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_target_megatron_vp_t vp = {0};
-    CHECK(v && tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0 &&
-              tsl_target_megatron_vp(v, &vp, &err) == 0 && vp.kind == TSL_TARGET_VP_EVEN &&
-              vp.per_chunk == 1,
+    CHECK(megatron_vp(p, &m, &vp, &err) && vp.kind == TSL_TARGET_VP_EVEN && vp.per_chunk == 1,
           "the even split: kind %u per chunk %u (%s)", vp.kind, vp.per_chunk, err.msg);
-    free(v);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
