@@ -402,6 +402,15 @@ def flops_per_iter(row, tessel_model):
         mtp = row["plan"].get("mtp_layers", 0)  # MTP depths trained (counted as the Bridge counts them)
         per_token = moe_flops_per_token(cfg, s, mtp) if row["flops"] == "moe" else megatron_2024_flops_per_token(cfg, s)
         return batch * s * per_token
+    if row["flops"] == "neox-2022":
+        # GPT-NeoX's logged "approx flops per GPU" (megatron/logging.py get_flops,
+        # unchanged from da0a017b, 2021-05-06, to 5f364017, 2023-09-27): 6 x the
+        # parameters its get_total_params sums over every TP and PP rank (so the
+        # TP-replicated LayerNorms and biases twice: the row's flops_params) plus
+        # 60 s h l per token; recomputation not counted (README.md)
+        cfg = hf_config_of(m)
+        s, h, l = m["seq"], cfg["hidden_size"], cfg["num_hidden_layers"]
+        return batch * s * (6 * m["flops_params"] + 60 * s * h * l)
     if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
         return 3 * m["fwd_gflops_per_sample"] * 1e9 * batch
     if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
