@@ -7,7 +7,9 @@ per-source line with numeric errors, the leave-one-source-out and targets lines,
 the JSON file, exit status 0. Then the mixture-of-experts sources: one line per
 row, `refused` rows printed as not expressible, `unmodelled` rows listed, the
 JSON keeping both. The runner's argument building for expert TP: a row's `etp`
-reaches eval as `--etp` and eval prices the plan at it. It asserts no accuracy: the errors are the bench's
+reaches eval as `--etp` and eval prices the plan at it. The FLOP conventions of the
+MT-NLG and GPT-NeoX rows turn their published figures into the seconds the papers
+imply. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -73,6 +75,36 @@ def check_samples_per_s(runner, rows):
     gal = [r for r in rows if r["source"].startswith("galvatron-bmw")]
     if not gal or any(r["measured"]["metric"] != "samples_per_s" or r["plan"]["batch"] <= 0 for r in gal):
         fail("galvatron-bmw rows: every row's metric samples_per_s with a positive batch")
+
+
+def check_flop_conventions(runner, rows):
+    """The two conventions of the 2021-22 DeepSpeed-pipeline sources. `neox-2022`
+    (GPT-NeoX's logged count, 6·N + 60·s·h·l per token with N the row's
+    flops_params): 117 TFLOP/s on 96 GPUs at batch 1536 is 43.846 s. `narayanan21`
+    on the MT-NLG rows gives back the TFLOP/s the paper printed beside each
+    iteration time (126, 121, 113) to within 1 %: the figure and the seconds are
+    one measurement."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "neox-20b-96"), None)
+    if row is None:
+        fail("rows.json lost neox-20b-96")
+    f = run.flops_per_iter(row, None)
+    want_f = 1536 * 2048 * (6 * 20556201984 + 60 * 2048 * 6144 * 44)
+    if abs(f - want_f) > 1e-9 * want_f:
+        fail("neox-2022: %r FLOPs per iteration, want %r" % (f, want_f))
+    t = run.measured_seconds(row, f)
+    if abs(t - 43.846) > 0.001:
+        fail("neox-2022: neox-20b-96 is %r s, want 43.846" % t)
+    mt = [r for r in rows if r["source"] == "mtnlg22"]
+    if len(mt) != 3:
+        fail("mtnlg22: %d rows, want 3" % len(mt))
+    for r in mt:
+        tf = run.flops_per_iter(r, None) / run.measured_seconds(r, None) / run.gpus(r) / 1e12
+        pub = r["measured"]["model_tflops_per_gpu"]
+        if abs(tf - pub) > 0.01 * pub:
+            fail("%s: narayanan21 gives %.1f TFLOP/s from %s s, the paper %s" % (r["id"], tf, r["measured"]["value"], pub))
 
 
 def check_galvatron_env(runner, tesselctl, rows):
@@ -228,6 +260,7 @@ def main():
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
+    check_flop_conventions(runner, rows)
     check_galvatron_env(runner, tesselctl, rows)
     check_edges_dp(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
