@@ -679,6 +679,18 @@ static inline bool sdp_holds_unsharded(const tsl_cost_knobs_t *k, degrees_t g)
     return k->sdp_nosync && g.z > 1;
 }
 
+/* Bytes per parameter DeepSpeed's BF16_Optimizer keeps beside its fp32 buffer
+ * (knobs.ds_bf16_optimizer): each backward's bf16 .grad, 2 B, whole on every DP rank.
+ * DeepSpeed 56c522386 pipe/engine.py _exec_backward_pass sets every .grad to None
+ * before autograd runs (clear_lp_grads) and, after it, adds them into the fp32
+ * buffer with update_hp_grads(clear_lp_grads=False): the fresh .grad stays until
+ * the next backward starts, through the forwards between, so it is held at every
+ * peak of the 1F1B steady state (and from one iteration into the next). */
+static double lp_grad_bytes(const tsl_cost_knobs_t *k)
+{
+    return k->ds_bf16_optimizer ? TSL_BYTES_PER_PARAM_FP16 : 0.0;
+}
+
 /* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
  * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 16-bit
  * weights + g gradient bytes + 12 optimizer bytes (fp32 master, m, v), all
@@ -686,7 +698,9 @@ static inline bool sdp_holds_unsharded(const tsl_cost_knobs_t *k, degrees_t g)
  * gradients. g = 2, or 4 for fp32 main gradients (Megatron-LM's 18 B with
  * --bf16). Without a master the moments are 16-bit: 4 optimizer bytes. Under
  * SDP with fp32 gradients the sharded fp32 parameter is the master and no
- * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g. */
+ * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g.
+ * DeepSpeed's BF16_Optimizer keeps the bf16 .grad beside the fp32 buffer
+ * (lp_grad_bytes): 2 + 2 + g + 12/d. */
 static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
                            const tsl_cost_knobs_t *k)
 {
@@ -698,7 +712,7 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
                                                                 : TSL_BYTES_PER_PARAM_FP16;
     if (sdp_holds_unsharded(k, g)) /* the gathered weights and the whole gradients */
         return p * (weight_elem_bytes(k) + gb / grad_div) + p / z * (weights + opt / opt_div);
-    return p / z * (weights + gb / grad_div + opt / opt_div);
+    return p / z * (weights + lp_grad_bytes(k) + gb / grad_div + opt / opt_div);
 }
 
 /* The backward's transient bytes beyond the states (layer_memory, the end). */
@@ -1399,15 +1413,19 @@ static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
     return tsl_roofline_layer_bwd_acc_s(&dev, l, n, g.t, s->sp, V, params) - bwd;
 }
 
-/* The casts a gradient buffer narrower than its reduce needs (knobs.grad_buf_bytes 2
- * under grad_reduce_bytes 4: DeepSpeed's fp32_allreduce over fp16 .grad, `tensor.float()`
- * before the collective and `copy_` back after it): each of the rank's `elems` gradient
- * elements read at one width and written at the other, twice, at the device's sustained
- * memory rate, two kernels. 0 where the widths agree. */
+/* The casts a gradient buffer of another width than its reduce needs: narrower
+ * (knobs.grad_buf_bytes 2 under grad_reduce_bytes 4: DeepSpeed's fp32_allreduce over
+ * fp16 .grad, `tensor.float()` before the collective and `copy_` back after it) or
+ * wider (grad_buf_bytes 4 under grad_reduce_bytes 2: DeepSpeed's BF16_Optimizer, whose
+ * fp32 buffer the engine's allreduce_bucket casts to communication_data_type, bf16 by
+ * default under "bf16", `tensor.to(bf16)` before and `tensor.copy_` back after;
+ * DeepSpeed 56c522386 runtime/engine.py l.711-721, 2063-2088): each of the rank's
+ * `elems` gradient elements read at one width and written at the other, twice, at the
+ * device's sustained memory rate, two kernels. 0 where the widths agree. */
 static double grad_cast_s(const tsl_cost_env_t *env, double elems)
 {
     double b = grad_elem_bytes(&env->knobs), r = reduce_elem_bytes(&env->knobs);
-    if (!(r > b) || !(env->opt_mem_bw > 0) || !(elems > 0))
+    if (r == b || !(env->opt_mem_bw > 0) || !(elems > 0))
         return 0.0;
     return 2.0 * (b + r) * elems / env->opt_mem_bw + 2.0 * TSL_ROOFLINE_LAUNCH_S;
 }

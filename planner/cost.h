@@ -314,8 +314,12 @@ typedef enum tsl_cost_mode {
  * where it has no TF32, × the same e_max and shape curve; every activation, stash,
  * memory-bound kernel, TP collective, stage send, weight all-gather and gradient reduce at
  * 4 bytes per element; 16 B of model states per parameter); a plan without it prices as
- * 62. */
-#define TSL_COST_MODEL_VERSION 63u
+ * 62. 65: DeepSpeed's BF16_Optimizer's memory and reduce width (ds_bf16_optimizer keeps
+ * each backward's bf16 .grad, 2 B per parameter, beside the fp32 buffer; a gradient
+ * buffer wider than its reduce, grad_buf_bytes 4 under grad_reduce_bytes 2, is cast
+ * to the reduce's width and back around it, as DeepSpeed's engine casts the fp32
+ * buffer to its bf16 communication_data_type); a plan without either prices as 63. */
+#define TSL_COST_MODEL_VERSION 65u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -525,8 +529,9 @@ typedef struct tsl_cost_knobs {
      * to the buffer's width and added into it by kernels of their own (update_hp_grads:
      * n + g, then 3g bytes per parameter), the whole buffer all-reduced over DP after the
      * flush where ZeRO-1 would reduce-scatter (_bf16_reduce_grads), the tied embedding's
-     * gradient summed at g bytes (_hp_grad); docs/cost-model.md "DeepSpeed's
-     * BF16_Optimizer" */
+     * gradient summed at g bytes (_hp_grad); the bf16 .grad kept beside the buffer until
+     * the next backward (2 B per parameter in the states); docs/cost-model.md
+     * "DeepSpeed's BF16_Optimizer" */
     bool ds_bf16_optimizer;
     /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
      * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate

@@ -292,7 +292,8 @@
       "moe_a2a_overlap", "moe_a2a_overlap")                                                        \
     X(grad_buf_bytes, UINT, "grad-buf-bytes", "N", 2, 4,                                           \
       "bytes per element of the gradient buffer the weight gradients accumulate into (.grad, "     \
-      "main_grad): 2 or 4; default: --grad-reduce-bytes's (2 with 4: DeepSpeed's fp32_allreduce)", \
+      "main_grad): 2 or 4; default: --grad-reduce-bytes's (2 with 4: DeepSpeed's fp32_allreduce; " \
+      "4 with 2: BF16_Optimizer's fp32 buffer reduced in bf16), cast around the reduce",           \
       "grad_buf_bytes", "grad_buf_bytes")                                                          \
     X(ds_grad_bucket, BOOL, "ds-grad-bucket", "", 0, 0,                                            \
       "DeepSpeed's engine's DP all-reduce without ZeRO: the gradients flattened into a bucket, "   \
@@ -305,7 +306,8 @@
       "sdp_nosync", "sdp_nosync")                                                                  \
     X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
       "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \
-      "added into fp32 buffers, the whole buffer all-reduced over DP, the tied gradient in fp32",  \
+      "added into fp32 buffers and kept until the next backward, the whole buffer all-reduced "    \
+      "over DP, the tied gradient in fp32",                                                        \
       "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
     X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
       "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32), "      \

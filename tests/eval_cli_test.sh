@@ -977,7 +977,8 @@ expect 4 "megatron: does not keep its sharded data-parallel level unsharded betw
     eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --target megatron
 # --ds-bf16-optimizer (DeepSpeed's BF16_Optimizer under pipeline stages; BLOOM): under
 # ZeRO-1 the fp32 buffer all-reduced, the accumulation's cast, the tied gradient in fp32,
-# so slower; the plan document carries it and prices the same read back; the stack line
+# so slower, and each backward's bf16 .grad kept beside the buffer, so more memory (cost
+# model 65); the plan document carries it and prices the same read back; the stack line
 # says it; the Megatron-LM configuration and every target refuse it by name (exit 4)
 gb="--model GPT2-345M --cluster 2x8xA100-80G:ib100 --pp 2 --dp 8 --batch 64 --zero 1 --no-search --grad-reduce-bytes 4 --unfused-grad-accum"
 expect 0 "" eval $gb --json
@@ -985,8 +986,15 @@ cp "$out" "$dir/zero1.json"
 expect 0 "" eval $gb --ds-bf16-optimizer --json
 cp "$out" "$dir/bf16opt.json"
 expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --json
-python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_bf16_optimizer"] is True and "ds_bf16_optimizer" not in a and b["iter_time_s"] > a["iter_time_s"] and b["tie_s"] > a["tie_s"] and c["ds_bf16_optimizer"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/zero1.json" "$dir/bf16opt.json" "$out" &&
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_bf16_optimizer"] is True and "ds_bf16_optimizer" not in a and b["iter_time_s"] > a["iter_time_s"] and b["tie_s"] > a["tie_s"] and b["peak_bytes"] > a["peak_bytes"] and c["ds_bf16_optimizer"] is True and c["iter_time_s"] == b["iter_time_s"] and c["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/zero1.json" "$dir/bf16opt.json" "$out" &&
     ok || bad "ds_bf16_optimizer: $(cat "$out")"
+# the fp32 buffer all-reduced in bf16 (DeepSpeed's default communication_data_type):
+# --grad-buf-bytes 4 under --grad-reduce-bytes 2 (the default, left out of the plan)
+# keeps the buffer's memory and moves half the bytes, with the two casts around them:
+# faster here, the same peak
+expect 0 "" eval ${gb/--grad-reduce-bytes 4/--grad-reduce-bytes 2 --grad-buf-bytes 4} --ds-bf16-optimizer --json
+python3 -c 'import json,sys; b,w=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert w["grad_buf_bytes"] == 4 and "grad_reduce_bytes" not in w and w["iter_time_s"] < b["iter_time_s"] and w["peak_bytes"] == b["peak_bytes"], (b["iter_time_s"], w["iter_time_s"], b["peak_bytes"], w["peak_bytes"])' "$dir/bf16opt.json" "$out" &&
+    ok || bad "ds_bf16_optimizer, bf16 reduce: $(cat "$out")"
 expect 0 "" eval $gb --ds-bf16-optimizer
 grep -q "stack:     DeepSpeed's BF16_Optimizer" "$out" && ok ||
     bad "ds_bf16_optimizer stack line: $(cat "$out")"

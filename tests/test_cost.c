@@ -401,7 +401,13 @@ static void test_sdp_nosync(void)
  *    micro-batch, with or without unfused_grad_accum (implied);
  *  - the DP sync all-reduces the fp32 buffer where ZeRO-1 reduce-scatters: the
  *    reduce-scatter's 7/8 x 4P / 100 GB/s = 440.401920 us again;
- *  - the tied gradient summed at 4 bytes: twice the 2-byte sum. */
+ *  - the tied gradient summed at 4 bytes: twice the 2-byte sum;
+ *  - the states keep each backward's bf16 .grad beside the buffer: 2 B x P more, on
+ *    every DP rank (cost model 65);
+ *  - the buffer reduced in bf16 (grad_buf_bytes 4, grad_reduce_bytes 2: DeepSpeed's
+ *    bf16 communication_data_type): the all-reduce moves half, 2 x 7/8 x 2P / 100 GB/s =
+ *    440.401920 us less, and the casts around it cost 2 x (4 + 2) B x P / W_opt (1 TB/s)
+ *    = 150.994944 us and two launches; the states, the accumulation unchanged. */
 static void test_ds_bf16_optimizer(void)
 {
     tsl_cluster_t c;
@@ -424,10 +430,32 @@ static void test_ds_bf16_optimizer(void)
                "the fp32 buffer all-reduced, not reduce-scattered (%g)",
                r.grad_comm_s - base.grad_comm_s);
     CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "the forward unchanged");
-    CHECK(r.ms_bytes == base.ms_bytes, "the states unchanged: ZeRO-1's");
+    CHECK(r.ms_bytes == base.ms_bytes + 2 * P_PARAMS,
+          "the states: ZeRO-1's and the bf16 .grad, 2 B/param (%llu over %llu)",
+          (unsigned long long)r.ms_bytes, (unsigned long long)base.ms_bytes);
+    CHECK(r.grad_bytes == base.grad_bytes, "the gradient buffer's part unchanged");
     env.knobs.unfused_grad_accum = false; /* the optimizer's own kernels: implied */
     tsl_cost_layer(&env, &l, &s, NULL, 16, &implied);
     CHECK(memcmp(&implied, &r, sizeof(r)) == 0, "unfused_grad_accum implied");
+    { /* the fp32 buffer reduced in bf16, cast before and after */
+        tsl_layer_cost_t bf16_reduce;
+        double opt_bw = env.opt_mem_bw;
+        env.opt_mem_bw = 1e12;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+        env.knobs.grad_reduce_bytes = 2;
+        env.knobs.grad_buf_bytes = 4;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &bf16_reduce);
+        double casts = 12.0 * P_PARAMS / 1e12 + 2 * TSL_ROOFLINE_LAUNCH_S;
+        CHECK_NEAR(r.grad_comm_s - bf16_reduce.grad_comm_s,
+                   7.0 / 8 * 4.0 * P_PARAMS / (100 * GB) - casts, 1e-12,
+                   "bf16 on the wire, the casts around it (%g)",
+                   r.grad_comm_s - bf16_reduce.grad_comm_s);
+        CHECK(bf16_reduce.ms_bytes == r.ms_bytes, "the states keep the fp32 buffer");
+        CHECK_NEAR(bf16_reduce.bwd_s, r.bwd_s, 1e-15, "the accumulation into fp32 unchanged");
+        env.knobs.grad_buf_bytes = 0;
+        env.knobs.grad_reduce_bytes = 4;
+        env.opt_mem_bw = opt_bw;
+    }
     tsl_strategy_t z0 = one(TSL_DIM_DP, 8, false); /* ZeRO-0 all-reduces already */
     env.knobs.ds_bf16_optimizer = false;
     env.knobs.unfused_grad_accum = true;
