@@ -297,9 +297,10 @@ static inline uint64_t mix64(uint64_t x)
 
 /* The memo key's knobs (memo_key_t): every field of env->knobs, the mode, the
  * host floor and whether sdp_nosync holds on the block (env->pipelined: rows of a
- * pipeline of one and of several share the memo), one at a time (not the struct's bytes, whose padding a copy need not
- * keep). A knob added to tsl_cost_knobs_t enters here; until it does, memo_reserve's
- * guard (the knobs' bytes) starts the memo afresh wherever they differ. */
+ * pipeline of one and of several share the memo), one at a time (not the struct's
+ * bytes, whose padding a copy need not keep). A knob added to tsl_cost_knobs_t
+ * enters here; until it does, memo_reserve's guard (the knobs' bytes) starts the memo
+ * afresh wherever they differ. */
 
 static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 {
