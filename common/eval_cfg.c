@@ -518,6 +518,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         out->interleave = 0;
     }
     tsl_plan_set_knobs(out, &cfg->knobs);
+    if (P <= 1) /* FSDP2 reshards every micro-batch without PP (cost.h sdp_nosync) */
+        out->sdp_nosync = false;
     /* torchtitan's sparse mesh must hold the experts where Tessel prices them: a
      * configuration that lays them out otherwise is one Tessel cannot price */
     if (cfg->torchtitan && tsl_target_torchtitan_experts(m, &s, cp, cfg->knobs.ep, err) != 0) {

@@ -49,6 +49,7 @@ typedef struct tt_state {
     tsl_eval_ckpt_t ac_mode;
     char ac_option[16];
     char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
+    char reshard[16];   /* fsdp_reshard_after_forward; "" = "default" */
     int64_t cp, ep, etp, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
     /* Float8 (torchao through torchtitan's model converters): float8 the
@@ -430,6 +431,10 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return schedule(t, c, err);
     if (is(t, "parallelism", "context_parallel_rotate_method"))
         return want_str(t, st->cp_rotate, sizeof st->cp_rotate, err);
+    /* [training] from 5940ddeb5 (2025-02-06), [parallelism] since v0.1.0 */
+    if (is(t, "parallelism", "fsdp_reshard_after_forward") ||
+        is(t, "training", "fsdp_reshard_after_forward"))
+        return want_str(t, st->reshard, sizeof st->reshard, err);
     if (is(t, "activation_checkpoint", "mode"))
         return ckpt_mode(t, st, err);
     if (is(t, "activation_checkpoint", "selective_ac_option"))
@@ -545,8 +550,41 @@ static int tt_experts(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     return 0;
 }
 
+/* fsdp_reshard_after_forward: what Tessel prices is torchtitan's "default" policy,
+ * reshard_after_forward = not pp_enabled (torchtitan/distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy): under PP the blocks stay unsharded between
+ * micro-batches and the pipeline schedule reduce-scatters on the last backward
+ * (sdp_nosync); without PP they reshard and reduce-scatter every micro-batch. "never"
+ * under PP and "always" without it are the same; the other two pairings mix the
+ * two (held weights with a reduce-scatter per micro-batch, or a gather per
+ * micro-batch with the gradients held unsharded), which Tessel does not price. */
+static int tt_reshard(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    const char *r = st->reshard[0] ? st->reshard : "default";
+    bool pp = c->pp > 1;
+    if (strcmp(r, "default") != 0 && strcmp(r, pp ? "never" : "always") != 0) {
+        if (strcmp(r, "always") != 0 && strcmp(r, "never") != 0)
+            return tsl_err_set(err,
+                               "torchtitan: fsdp_reshard_after_forward \"%s\" is not default, "
+                               "always or never",
+                               r);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: fsdp_reshard_after_forward \"%s\" %s pipeline "
+                            "parallelism: Tessel prices the \"default\" policy (%s)",
+                            r, pp ? "under" : "without",
+                            pp ? "weights held and gradients reduce-scattered once under PP"
+                               : "resharded and reduce-scattered every micro-batch without PP");
+    }
+    /* the level held unsharded between micro-batches: the cost model applies it at
+     * PP > 1 only (cost.h sdp_nosync), as --target torchtitan sets it */
+    c->knobs.sdp_nosync = true;
+    return 0;
+}
+
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
+    if (tt_reshard(c, st, err) != 0)
+        return -1;
     if (st->cp > 1) {
         /* ring attention (torch's context_parallel): K/V rotated by all-gather (the
          * default) or all-to-all, Tessel's torch-allgather and p2p; the FSDP mesh is
@@ -759,6 +797,7 @@ static const char *py_section(const char *key)
         {"module_fqns_per_model_part", "parallelism"},
         {"pipeline_parallel_schedule", "parallelism"},
         {"context_parallel_rotate_method", "parallelism"},
+        {"fsdp_reshard_after_forward", "parallelism"},
         {"dtype", "training"},
     };
     for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++)

@@ -27,6 +27,33 @@
 #include "export.h"
 #include "mtp.h"
 
+/* FSDP2 under stages as priced (docs/cost-model.md "SDP without resharding"):
+ * torchtitan's "default" fsdp_reshard_after_forward is `not pp_enabled`
+ * (torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy; a key since
+ * 5940ddeb5, [parallelism] in v0.1.0 .. v0.2.2), and torch.distributed.pipelining
+ * syncs the gradients on a step's last backward. Written out where the plan was so
+ * priced, so that a base configuration's own policy does not run another; a plan
+ * priced resharding every micro-batch under stages (no sdp_nosync: not searched for
+ * torchtitan) says that torchtitan runs otherwise. `key` is the line's start. */
+static void reshard_policy(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
+                           const char *key, const char *comment, FILE *out)
+{
+    if (v->pp <= 1 || (u->sdp <= 1 && u->cp <= 1))
+        return;
+    if (v->plan->sdp_nosync)
+        fprintf(out,
+                "%s each block unsharded between micro-batches, its gradients\n"
+                "%s reduce-scattered on the last backward (as priced: torchtitan's default "
+                "under PP)\n%sfsdp_reshard_after_forward = \"default\"\n",
+                comment, comment, key);
+    else
+        fprintf(out,
+                "%s priced with FSDP resharding and reduce-scattering every micro-batch; "
+                "torchtitan\n%s under PP keeps the blocks unsharded (plan --target torchtitan "
+                "prices that)\n",
+                comment, comment);
+}
+
 /* Samples per rank per step: with stages the rank's batch is cut into the
  * micro-batches, otherwise they are gradient-accumulation steps. */
 static uint32_t local_batch(const tsl_export_view_t *v, const tsl_export_uniform_t *u)
@@ -252,6 +279,7 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         }
         fputs("    ]\n", out);
     }
+    reshard_policy(v, &u, "    par.", "    #", out);
     /* the MTP depths priced: deepseek_v3's model_registry builds them from its last
      * layer and MTPLoss adds their losses (models/deepseek_v3 at b5bcd76c6, as its
      * deepseek_v3_debugmodel_mtp); the flavor is deepseek_v3_671b's; before the converters, which
@@ -424,6 +452,7 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 "pipeline_parallel_microbatch_size = %u\n",
                 schedule_name(p), u.micro_per_rank);
     }
+    reshard_policy(v, &u, "", "#", out);
     if (!u.ckpt_blocks && (p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP))
         fputs("\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",
               out);

@@ -672,8 +672,9 @@ static double optimizer_bytes(const tsl_cost_knobs_t *k)
 }
 
 /* Whether the SDP level keeps its weights gathered and its gradients unsharded
- * between micro-batches (knobs.sdp_nosync, torchtitan's FSDP2 under PP): then they
- * are model states, not the backward's transient. */
+ * between micro-batches (knobs.sdp_nosync, torchtitan's FSDP2 under PP; tsl_cost_layer
+ * has cleared it where the block is not a pipeline stage): then they are model states,
+ * not the backward's transient. */
 static inline bool sdp_holds_unsharded(const tsl_cost_knobs_t *k, degrees_t g)
 {
     return k->sdp_nosync && g.z > 1;
@@ -1891,18 +1892,34 @@ static bool layer_bf16(const tsl_cost_env_t *env, const tsl_layer_t *l)
     return l->bf16 || (env->knobs.fp8 == TSL_FP8_NVFP4 && l->mtp_depth > 0);
 }
 
+/* FSDP2 as torchtitan runs it keeps its level unsharded between micro-batches only
+ * under PP (torchtitan's "default" reshard_after_forward = not pp_enabled; the
+ * pipeline schedule turns the gradient sync off but for the last backward): on a
+ * block that is the whole pipeline, sdp_nosync prices as ZeRO-3 (docs/cost-model.md
+ * "SDP without resharding"). */
+static bool sdp_nosync_off_here(const tsl_cost_env_t *env)
+{
+    return env->knobs.sdp_nosync && !env->pipelined;
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
     /* a layer kept bf16 is priced as under a bf16 plan: its GEMMs at the bf16 rate,
-     * its weights without FP8 copies and gathered in bf16, its stashes bf16 */
-    tsl_cost_env_t bf16_env;
-    if (layer_bf16(env, l)) {
-        bf16_env = *env;
-        bf16_env.knobs.fp8 = TSL_FP8_NONE;
-        bf16_env.knobs.fp8_param_gather = false;
-        bf16_env.knobs.moe_fp8_dispatch = false;
-        env = &bf16_env;
+     * its weights without FP8 copies and gathered in bf16, its stashes bf16; without
+     * PP, FSDP2 resharded every micro-batch */
+    tsl_cost_env_t own_env;
+    bool bf16 = layer_bf16(env, l), resync = sdp_nosync_off_here(env);
+    if (bf16 || resync) {
+        own_env = *env;
+        if (bf16) {
+            own_env.knobs.fp8 = TSL_FP8_NONE;
+            own_env.knobs.fp8_param_gather = false;
+            own_env.knobs.moe_fp8_dispatch = false;
+        }
+        if (resync)
+            own_env.knobs.sdp_nosync = false;
+        env = &own_env;
     }
     degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP),
                    dim_degree(s, TSL_DIM_SDP)};

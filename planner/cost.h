@@ -314,11 +314,16 @@ typedef enum tsl_cost_mode {
  * where it has no TF32, × the same e_max and shape curve; every activation, stash,
  * memory-bound kernel, TP collective, stage send, weight all-gather and gradient reduce at
  * 4 bytes per element; 16 B of model states per parameter); a plan without it prices as
- * 62. 65: DeepSpeed's BF16_Optimizer's memory and reduce width (ds_bf16_optimizer keeps
+ * 62. 64: sdp_nosync is FSDP2 as torchtitan runs it, kept unsharded between micro-batches
+ * only on a stage of a pipeline of several (tsl_cost_env_t.pipelined; at PP 1 torchtitan
+ * reshards after the forward and reduce-scatters every micro-batch, priced as 63's SDP),
+ * and --target torchtitan sets it (tsl_target_knobs); a plan at PP > 1 with it, or at
+ * PP 1 without, prices as 63.
+ * 65: DeepSpeed's BF16_Optimizer's memory and reduce width (ds_bf16_optimizer keeps
  * each backward's bf16 .grad, 2 B per parameter, beside the fp32 buffer; a gradient
  * buffer wider than its reduce, grad_buf_bytes 4 under grad_reduce_bytes 2, is cast
  * to the reduce's width and back around it, as DeepSpeed's engine casts the fp32
- * buffer to its bf16 communication_data_type); a plan without either prices as 63. */
+ * buffer to its bf16 communication_data_type); a plan without either prices as 64. */
 #define TSL_COST_MODEL_VERSION 65u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -517,8 +522,12 @@ typedef struct tsl_cost_knobs {
                             the first forward, and held unsharded; no backward gather; its
                             gradients accumulated unsharded (g bytes per parameter, not
                             ÷ z) and reduce-scattered once, with the last micro-batch's
-                            backward. No effect without SDP. docs/cost-model.md "SDP
-                            without resharding" */
+                            backward. Only where the env is one stage of several
+                            (tsl_cost_env_t.pipelined): without PP torchtitan's FSDP2
+                            reshards after the forward and syncs every micro-batch
+                            ("default" reshard_after_forward = not pp_enabled), priced as
+                            without the knob. No effect without SDP. docs/cost-model.md
+                            "SDP without resharding" */
     uint32_t opt_step;   /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
@@ -668,6 +677,9 @@ typedef struct tsl_cost_env {
                                           its own copy of the padded word embedding, priced as
                                           an untied head's V'·h/t (Megatron). Set by the caller
                                           (false after tsl_cost_env_init) */
+    bool pipelined;                    /* the block is one stage of a pipeline of several (the
+                                          plan's PP > 1): where knobs.sdp_nosync applies. Set
+                                          by the caller (false after tsl_cost_env_init) */
     tsl_gemm_eff_t gemm_shape;         /* the slowest device's GEMM shape curve (gemm_eff.h) */
     double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
                                           TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
@@ -795,7 +807,9 @@ typedef struct tsl_layer_cost {
  * tsl_cost_moe_bw) on the same env for speed: the figures are the same either way.
  * Infeasible (feasible = false, every time +INFINITY, every byte count 0) when mb
  * is 0 or does not divide by the data width, or when s's degrees do not multiply
- * to the env's block size. No allocation: safe in DP inner loops. */
+ * to the env's block size. knobs.sdp_nosync prices only where env->pipelined (the
+ * caller's: the plan has PP > 1); elsewhere as without it. No allocation: safe in DP
+ * inner loops. */
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out);
 

@@ -300,9 +300,10 @@
       "scaled by 1/DP after the reduce and copied back into each .grad (AMP's fork)",              \
       "ds_grad_bucket", "ds_grad_bucket")                                                          \
     X(sdp_nosync, BOOL, "sdp-nosync", "", 0, 0,                                                    \
-      "the SDP (FSDP) level kept unsharded between micro-batches (torchtitan's FSDP2 under PP): "  \
-      "weights gathered once per iteration, gradients accumulated unsharded and reduce-scattered " \
-      "after the last micro-batch; default: gathers and a reduce-scatter every micro-batch",       \
+      "the SDP (FSDP) level kept unsharded between micro-batches where PP > 1 (torchtitan's "      \
+      "FSDP2 under PP): weights gathered once per iteration, gradients accumulated unsharded and " \
+      "reduce-scattered after the last micro-batch; default: on for --target torchtitan, else "    \
+      "gathers and a reduce-scatter every micro-batch (PP 1 always so)",                           \
       "sdp_nosync", "sdp_nosync")                                                                  \
     X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
       "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \

@@ -136,7 +136,7 @@ int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, 
 }
 
 /* The switches of one stack's own code (Megatron-LM's MoE dispatchers and their
- * overlap, DeepSpeed's gradient bucket) under a target that runs another: refused
+ * overlap, DeepSpeed's gradient bucket, torchtitan's FSDP2 under PP) under a target that runs another: refused
  * naming the field, UNSUPPORTED, as tsl_target_check refuses such a plan. */
 static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
 {
@@ -166,6 +166,11 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
                             "its gradients its own way",
+                            tsl_target_name(r->target));
+    if (r->sdp_nosync && r->target && r->target != TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "sdp_nosync: torchtitan's FSDP2 under PP (the level kept unsharded "
+                            "between micro-batches); %s's ZeRO-3 reshards every micro-batch",
                             tsl_target_name(r->target));
     if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -295,10 +295,12 @@ static inline uint64_t mix64(uint64_t x)
     return x ^ x >> 31;
 }
 
-/* The memo key's knobs (memo_key_t): every field of env->knobs, the mode and the
- * host floor, one at a time (not the struct's bytes, whose padding a copy need not
- * keep). A knob added to tsl_cost_knobs_t enters here; until it does, memo_reserve's
- * guard (the knobs' bytes) starts the memo afresh wherever they differ. */
+/* The memo key's knobs (memo_key_t): every field of env->knobs, the mode, the
+ * host floor and whether sdp_nosync holds on the block (env->pipelined: rows of a
+ * pipeline of one and of several share the memo), one at a time (not the struct's
+ * bytes, whose padding a copy need not keep). A knob added to tsl_cost_knobs_t
+ * enters here; until it does, memo_reserve's guard (the knobs' bytes) starts the memo
+ * afresh wherever they differ. */
 
 static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 {
@@ -322,7 +324,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17 |
             (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
             (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->fp32 << 25 |
-            (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48,
+            (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48 |
+            (uint64_t)(k->sdp_nosync && env->pipelined) << 27,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1762,6 +1765,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         }
     }
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
+    env.pipelined = P > 1;     /* where sdp_nosync holds (FSDP2 under PP) */
     stage_bw(e, g, s, &env);
     if (!stage_layouts(e, g, s))
         return false;
@@ -2164,6 +2168,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->moe_flex = false;
     if (plan->moe_a2a_overlap && tsl_model_moe_layers(e->model) == 0)
         plan->moe_a2a_overlap = false;
+    if (P <= 1) /* FSDP2 reshards every micro-batch without PP: priced so (cost.h) */
+        plan->sdp_nosync = false;
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

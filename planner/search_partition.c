@@ -69,6 +69,7 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
         tsl_cost_env_init(&env[s], e->cluster, p->stages[s].first_device, p->stages[s].n_devices,
                           NULL);
         env[s].tied_copy = p->stages[s].first_layer > 0; /* as search_eval.c's stages */
+        env[s].pipelined = p->pp > 1;
         tsl_engine_env_request(e, &env[s]);
         fastest = fmax(fastest, env[s].device_flops);
     }

@@ -917,7 +917,8 @@ static int ds_grad_bucket_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 /* A plan priced with its SDP level kept unsharded between micro-batches (sdp_nosync:
  * FSDP2 with reshard_after_forward False and gradient sync on the last micro-batch) is
  * what torchtitan runs under PP, and no other target's: Megatron-LM's and DeepSpeed's
- * ZeRO-3 gather and reduce-scatter every micro-batch. */
+ * ZeRO-3 gather and reduce-scatter every micro-batch. (A plan records it only at
+ * PP > 1, where it prices: search_eval.c eval_config.) */
 static int sdp_nosync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (!p->sdp_nosync || t == TSL_TARGET_TORCHTITAN)
@@ -1006,7 +1007,13 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
  *               under the backward; its gradients live from a backward to the
  *               step, no kept buffer for the weight-gradient GEMMs to accumulate
- *               into (lazy_grads).
+ *               into (lazy_grads). Under PP its FSDP2 keeps each block
+ *               unsharded between micro-batches (sdp_nosync, which the cost
+ *               model applies only at PP > 1): fsdp_reshard_after_forward
+ *               "default" is `not pp_enabled` (torchtitan/distributed/fsdp.py
+ *               get_fsdp_reshard_after_forward_policy at b5bcd76c6; 9dec370's
+ *               parallelize_llama.py apply_fsdp), and torch.distributed.pipelining
+ *               syncs the gradients on a step's last backward only.
  *               Its step: torch.optim.AdamW foreach after clip_grad_norm_
  *               (opt_step.h torch).
  *   deepspeed   "bf16" with no communication_data_type reduces in the
@@ -1034,6 +1041,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->opt_step = TSL_OPT_STEP_TORCH;
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
         k->lazy_grads = true; /* FSDP2: no kept buffer, a fresh gradient per backward */
+        k->sdp_nosync = true; /* FSDP2 unsharded between micro-batches, where PP > 1 */
         break;
     case TSL_TARGET_DEEPSPEED:
         k->grad_reduce_exposed = true;

@@ -432,6 +432,22 @@ grep -q "context:   cp 2 (torch-allgather: torch's ring, K/V all-gathered once p
     ! grep -q "^  eager:" "$out" && ok || bad "torchtitan cp, compiled: $(cat "$out")"
 ttjob 'context_parallel_degree = 2\ncontext_parallel_rotate_method = "ring"\n'
 ttrun 2 "context_parallel_rotate_method ring"
+# FSDP2 under PP as torchtitan runs it ("default" fsdp_reshard_after_forward: not
+# pp_enabled): at PP 4 x FSDP 2 the blocks held unsharded between micro-batches (the stack
+# line); "never" is the same there; "always" under PP (gathers every micro-batch with the
+# gradients held until the last backward) is not priced, a value not torchtitan's is bad input
+ttjob ''
+ttrun 0 ""
+grep -q "stack:     SDP kept unsharded between micro-batches" "$out" && ok ||
+    bad "torchtitan PP 4: no sdp_nosync: $(cat "$out")"
+cp "$out" "$dir/tt-reshard-default.txt"
+ttjob 'fsdp_reshard_after_forward = "never"\n'
+ttrun 0 ""
+cmp -s "$out" "$dir/tt-reshard-default.txt" && ok || bad "reshard never under PP: $(cat "$out")"
+ttjob 'fsdp_reshard_after_forward = "always"\n'
+ttrun 4 'fsdp_reshard_after_forward "always" under pipeline parallelism: Tessel prices the "default" policy'
+ttjob 'fsdp_reshard_after_forward = "sometimes"\n'
+ttrun 2 'fsdp_reshard_after_forward "sometimes" is not default, always or never'
 # selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level is
 # the recompute module torchtitan_op (recompute.h), no layer checkpointed
 ttjob "" selective
@@ -975,6 +991,38 @@ grep -q "stack:     SDP kept unsharded between micro-batches" "$out" && ok ||
     bad "sdp_nosync stack line: $(cat "$out")"
 expect 4 "megatron: does not keep its sharded data-parallel level unsharded between micro-batches" \
     eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/nosync.json" --target megatron
+# sdp_nosync is FSDP2 as torchtitan runs it (cost model 64): the level kept unsharded only
+# under PP ("default" fsdp_reshard_after_forward = not pp_enabled), and --target torchtitan
+# sets it. At PP 2 the target alone prices what --sdp-nosync does (it priced ZeRO-3's
+# per-micro-batch gathers before); at PP 1 the knob prices as ZeRO-3 and no plan records it
+expect 0 "" eval $gz --target torchtitan --json
+cp "$out" "$dir/tt_pp2.json"
+expect 0 "" eval $gz --target torchtitan --sdp-nosync --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["sdp_nosync"] is True and (a["iter_time_s"], a["peak_bytes"]) == (b["iter_time_s"], b["peak_bytes"]), (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/tt_pp2.json" "$out" &&
+    ok || bad "target torchtitan at PP 2: $(cat "$out")"
+g1="--model GPT2-345M --cluster 8xA100-80G --sdp 8 --batch 64 --mbs 1 --no-search --grad-reduce-bytes 4 --lazy-grads"
+expect 0 "" eval $g1 --json
+cp "$out" "$dir/z3_pp1.json"
+expect 0 "" eval $g1 --sdp-nosync --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "sdp_nosync" not in b and (a["iter_time_s"], a["peak_bytes"]) == (b["iter_time_s"], b["peak_bytes"]), (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/z3_pp1.json" "$out" &&
+    ok || bad "sdp_nosync at PP 1: $(cat "$out")"
+# the torchtitan-target search prices each PP candidate so: a PP 2 plan with SDP carries
+# it and prices the same read back; a PP 1 plan does not
+tts="--model GPT2-345M --cluster 2x8xA100-80G --batch 64 --no-baselines --target torchtitan --json"
+expect 0 "" plan --local $tts --pp 2
+cp "$out" "$dir/tt_search_pp2.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G --no-search --plan "$dir/tt_search_pp2.json" --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["pp"] == 2 and a["sdp_nosync"] is True and any("sdp" in r["strategy"] for s in a["stages"] for r in s["runs"]) and (a["iter_time_s"], a["peak_bytes"]) == (b["iter_time_s"], b["peak_bytes"]), (a["iter_time_s"], b["iter_time_s"])' "$dir/tt_search_pp2.json" "$out" &&
+    ok || bad "target torchtitan search at PP 2: $(cat "$out")"
+expect 0 "" plan --local $tts --pp 1
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["pp"] == 1 and "sdp_nosync" not in a, a.get("sdp_nosync")' "$out" &&
+    ok || bad "target torchtitan search at PP 1: $(cat "$out")"
+# other targets refuse the switch before searching (their ZeRO-3 reshards every
+# micro-batch; a search would have found only PP 1 plans, where it prices nothing)
+for t in megatron deepspeed galvatron; do
+    expect 4 "sdp_nosync: torchtitan's FSDP2 under PP (the level kept unsharded between micro-batches); $t's ZeRO-3" \
+        plan --local --model GPT2-345M --cluster 2x8xA100-80G --batch 64 --no-baselines --target $t --sdp-nosync
+done
 # --ds-bf16-optimizer (DeepSpeed's BF16_Optimizer under pipeline stages; BLOOM): under
 # ZeRO-1 the fp32 buffer all-reduced, the accumulation's cast, the tied gradient in fp32,
 # so slower, and each backward's bf16 .grad kept beside the buffer, so more memory (cost

@@ -350,6 +350,7 @@ static void test_sdp_nosync(void)
     tsl_layer_t l = test_layer();
     make_env(&c, &env, 1, 8);
     env.mode = TSL_COST_STACK;
+    env.pipelined = true; /* a stage of a pipeline of several: where FSDP2 keeps it */
     tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
     env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4};
     tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
@@ -390,6 +391,17 @@ static void test_sdp_nosync(void)
     env.knobs.sdp_nosync = true;
     tsl_cost_layer(&env, &l, &d, NULL, 16, &r);
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    /* a block that is the whole pipeline (PP 1): torchtitan's FSDP2 reshards after
+     * the forward and reduce-scatters every micro-batch ("default" policy: not
+     * pp_enabled), so the knob prices as ZeRO-3, times and bytes */
+    env.pipelined = false;
+    env.knobs.sdp_nosync = false;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.sdp_nosync = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PP 1: as ZeRO-3 (%g vs %g s, %llu vs %llu B)",
+          r.bwd_s, base.bwd_s, (unsigned long long)r.ms_bytes, (unsigned long long)base.ms_bytes);
+    CHECK(r.ms_bytes == 2 * P_PARAMS, "PP 1: 16/8 B/param (%llu)", (unsigned long long)r.ms_bytes);
     tsl_cluster_free(&c);
 }
 

@@ -965,18 +965,67 @@ static void test_deepspeed(void)
     plan.sdp_nosync = false;
 }
 
+/* FSDP2 under stages (sdp_nosync, docs/cost-model.md "SDP without resharding"): a plan
+ * so priced names torchtitan's "default" reshard policy, which keeps the blocks
+ * unsharded under PP, in both forms, and reads back so; one priced resharding every
+ * micro-batch says torchtitan runs otherwise; one stage writes no policy. */
+static void test_torchtitan_reshard(void)
+{
+    tsl_plan_t saved = plan;
+    plan.sdp_nosync = true;
+    char *py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(py, "    par.fsdp_reshard_after_forward = \"default\"\n") != NULL,
+          "python: the default policy:\n%s", py);
+    CHECK(strstr(toml, "\nfsdp_reshard_after_forward = \"default\"\n") != NULL,
+          "toml: the default policy:\n%s", toml);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    for (int i = 0; i < 2; i++) {
+        const char *text = i ? toml : py;
+        CHECK(cfg && back && tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 &&
+                  cfg->knobs.sdp_nosync &&
+                  tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == 0 &&
+                  back->pp == 2 && back->sdp_nosync,
+              "read back with sdp_nosync: %s\n%s", err.msg, text);
+    }
+    free(py);
+    free(toml);
+    plan.sdp_nosync = false;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(!strstr(py, "fsdp_reshard_after_forward =") &&
+              strstr(py, "# priced with FSDP resharding and reduce-scattering every micro-batch"),
+          "python: priced as ZeRO-3 under PP:\n%s", py);
+    free(py);
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 16, 2);
+    plan.sdp_nosync = true; /* not recorded at PP 1 by a search; written as nothing */
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(!strstr(py, "fsdp_reshard_after_forward") && !strstr(py, "priced with FSDP"),
+          "python: one stage, no policy:\n%s", py);
+    CHECK(tsl_eval_cfg_torchtitan(py, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == 0 && !back->sdp_nosync,
+          "one stage read back without sdp_nosync: %s", err.msg);
+    free(py);
+    free(cfg);
+    free(back);
+    plan = saved;
+}
+
 static void test_torchtitan(void)
 {
     const uint32_t cut[] = {0, 11, 26};
     make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 8);
     for (uint32_t i = 1; i <= 24; i++)
         plan.layer[i].ckpt = true;
+    plan.sdp_nosync = true; /* as --target torchtitan prices FSDP under PP */
     expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.py");
     expect_lines(TSL_EXPORT_TORCHTITAN_TOML, &plan, "gpt2-345m.torchtitan.toml");
     char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(text, "# pipeline_parallel_split_points = [\"layers.10\"]\n") != NULL,
           "v0.1.0's split points as a comment:\n%s", text);
     free(text);
+    test_torchtitan_reshard();
     tsl_export_format_t f;
     CHECK(tsl_export_format_parse("torchtitan-toml", &f, NULL) == 0 &&
               f == TSL_EXPORT_TORCHTITAN_TOML &&

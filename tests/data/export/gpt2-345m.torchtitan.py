@@ -28,6 +28,9 @@ def tessel_plan() -> Trainer.Config:
         ["tok_embeddings", "layers.0", "layers.1", "layers.2", "layers.3", "layers.4", "layers.5", "layers.6", "layers.7", "layers.8", "layers.9"],
         ["layers.10", "layers.11", "layers.12", "layers.13", "layers.14", "layers.15", "layers.16", "layers.17", "layers.18", "layers.19", "layers.20", "layers.21", "layers.22", "layers.23", "norm", "lm_head"],
     ]
+    # each block unsharded between micro-batches, its gradients
+    # reduce-scattered on the last backward (as priced: torchtitan's default under PP)
+    par.fsdp_reshard_after_forward = "default"
     config.compile.enable = True
     config.activation_checkpoint = FullAC.Config()
     return config
