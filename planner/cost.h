@@ -314,8 +314,10 @@ typedef enum tsl_cost_mode {
  * where it has no TF32, × the same e_max and shape curve; every activation, stash,
  * memory-bound kernel, TP collective, stage send, weight all-gather and gradient reduce at
  * 4 bytes per element; 16 B of model states per parameter); a plan without it prices as
- * 62. */
-#define TSL_COST_MODEL_VERSION 63u
+ * 62. 67: fp32 and TF32 figures for every built-in GPU (B200, GB200, L40S, L4, A10G,
+ * 2080 Ti; MI300X/MI325X at their FP32 matrix peak), settable in a cluster file; fp32
+ * plans priced on them where they were refused. */
+#define TSL_COST_MODEL_VERSION 67u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -522,6 +522,19 @@ static void test_fp32(void)
     CHECK(tsl_gpu_fp32_peak(&gpu) == 0.0, "no figure");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("RTX-TITAN-24G")) == 16.3e12, "TITAN RTX: fp32");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A100-40G")) == 156e12, "A100: TF32");
+    /* cost model 67: every built-in type has a figure (datasheets, cluster_hw.c) */
+    for (size_t i = 0; i < tsl_gpu_count(); i++)
+        CHECK(tsl_gpu_fp32_peak(tsl_gpu_at(i)) > 0, "%s: an fp32 figure", tsl_gpu_at(i)->name);
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("B200")) == 1100e12, "B200: TF32 2.2 PF sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("GB200")) == 1250e12, "GB200: TF32 2.5 PF sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("L40S")) == 183e12, "L40S: TF32 dense");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("L4")) == 60e12, "L4: TF32 120 sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A10G")) == 35e12, "A10G: TF32");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("2080Ti-10G")) == 13.4e12, "2080 Ti: fp32, no TF32");
+    /* ROCm runs fp32 matmuls in fp32 unless a script opts in: the FP32 matrix peak */
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("MI300X")) == 163.4e12 &&
+              tsl_gpu_find("MI325X")->tf32_peak_flops == 0.0,
+          "MI300X/MI325X: FP32 matrix, TF32 not taken");
 
     tsl_layer_t e = {.kind = TSL_LAYER_ENCODER,
                      .seq_len = 128,
