@@ -518,9 +518,10 @@ int tsl_fp32_ok(bool fp32, const tsl_model_t *m, const tsl_cluster_t *c, tsl_err
     for (uint32_t i = 0; i < c->n_gpu_types; i++)
         if (!(tsl_gpu_fp32_peak(&c->gpu_types[i]) > 0))
             return tsl_err_set(err,
-                               "fp32: the %s has no fp32 or TF32 figure (fp32_peak_flops, "
-                               "tf32_peak_flops: cluster_hw.c); fp32 training is not priced "
-                               "on it",
+                               "fp32: the %s has no fp32 or TF32 figure; fp32 training is not "
+                               "priced on it: give its gpu_types entry fp32_tflops (and "
+                               "tf32_tflops where its fp32 GEMMs run as TF32) in a cluster "
+                               "file (docs/cluster-format.md)",
                                c->gpu_types[i].name);
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (m->layers[i].experts || m->layers[i].kind == TSL_LAYER_MAMBA)
@@ -655,8 +656,11 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
-    if (r->fp32) /* likewise */
+    if (r->fp32) { /* likewise; with the rate each GPU type's GEMMs run at (a file sets it) */
         tsl_fp_u64(&fp, 0x66703332ull);
+        for (uint32_t i = 0; i < c->n_gpu_types; i++)
+            tsl_fp_f64(&fp, tsl_gpu_fp32_peak(&c->gpu_types[i]));
+    }
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

@@ -1023,8 +1023,17 @@ cat >"$dir/nofp32.json" <<'JSON'
                          "intra_gbps": 20, "pcie_gbps": 24}},
  "nodes": [{"type": "X-24G", "gpus": 8}]}
 JSON
-expect 2 "fp32: the X-24G has no fp32 or TF32 figure" \
+expect 2 "fp32: the X-24G has no fp32 or TF32 figure; fp32 training is not priced on it: give its gpu_types entry fp32_tflops" \
     eval --model BERT-Huge-32 --cluster "$dir/nofp32.json" --dp 8 --batch 8 --no-search --fp32
+# a cluster file's tf32_tflops 0: the A100's fp32 GEMMs at 19.5 TFLOP/s, not TF32's 156
+cat >"$dir/notf32.json" <<'JSON'
+{"gpu_types": {"A100-80G": {"tf32_tflops": 0}}, "nodes": [{"type": "A100-80G", "gpus": 8}]}
+JSON
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --json
+cp "$out" "$dir/tf32.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"]["iter_time_s"] for f in sys.argv[1:3]); assert b > 1.5 * a, (a, b)' "$dir/tf32.json" "$out" &&
+    ok || bad "tf32_tflops 0: $(cat "$out")"
 expect 2 "fp32: not with fp8_recipe" \
     eval --model GPT2-345M --cluster 8xH100-80G --dp 8 --batch 8 --no-search --fp32 --fp8 delayed
 expect 4 "fp32: a megatron configuration trains in mixed precision" \
