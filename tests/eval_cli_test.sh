@@ -1034,6 +1034,14 @@ cp "$out" "$dir/tf32.json"
 expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"]["iter_time_s"] for f in sys.argv[1:3]); assert b > 1.5 * a, (a, b)' "$dir/tf32.json" "$out" &&
     ok || bad "tf32_tflops 0: $(cat "$out")"
+# the H3T fallback (memopt) under --fp32 prices fp32 too: the 2080 Ti's 13.4 TFLOP/s
+# fp32 peak (not its 53.8 fp16 one) and 4-byte gathered parameters; the plan says fp32
+h3t="plan --local --model BERT-6B --cluster 8x2080Ti-11G --memory 8G --batch 8 --no-baselines --json"
+expect 0 "" $h3t
+cp "$out" "$dir/h3t16.json"
+expect 0 "" $h3t --fp32
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["label"] == b["label"] == "tessel-h3t" and b["fp32"] is True and b["iter_time_s"] > 2 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/h3t16.json" "$out" &&
+    ok || bad "h3t fp32: $(cat "$out")"
 expect 2 "fp32: not with fp8_recipe" \
     eval --model GPT2-345M --cluster 8xH100-80G --dp 8 --batch 8 --no-search --fp32 --fp8 delayed
 expect 4 "fp32: a megatron configuration trains in mixed precision" \
