@@ -1047,10 +1047,18 @@ expect 2 "fp32: not with fp8_recipe" \
 expect 4 "fp32: a megatron configuration trains in mixed precision" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
     "--micro-batch-size 1 --global-batch-size 64 --bf16" --fp32
-expect 4 "megatron: writes a mixed-precision run, not fp32 training" \
-    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
-expect 4 "fp32: galvatron's export writes a mixed-precision run" \
+# cost model 67: megatron, deepspeed and torchtitan export fp32 runs; on a GPU without
+# TF32 (the TITAN RTX) a targeted fp32 plan is priced as the stack runs it; where the
+# GPU has TF32 a target is refused (the stacks run fp32 matmuls without it) unless a
+# cluster file sets tf32_tflops 0; galvatron's strategy file carries no precision
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
+expect 4 "fp32: galvatron's export is its strategy file, which carries no precision" \
     plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 8 --no-baselines --target galvatron --fp32
+expect 4 "fp32: deepspeed runs fp32 matmuls without TF32" \
+    eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed
+expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --target deepspeed --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True, a' "$out" &&
+    ok || bad "deepspeed fp32 without TF32: $(cat "$out")"
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices
