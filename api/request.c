@@ -212,7 +212,11 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
         bounded(GPU_FIELD_("peak_tflops"), g->peak_flops, 0.1e12, 100000e12, 1e12, "TFLOP/s",
                 err) != 0 ||
         bounded(GPU_FIELD_("intra_gbps"), g->intra_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0 ||
-        bounded(GPU_FIELD_("pcie_gbps"), g->pcie_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
+        bounded(GPU_FIELD_("pcie_gbps"), g->pcie_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0 ||
+        (g->fp32_peak_flops != 0 && bounded(GPU_FIELD_("fp32_tflops"), g->fp32_peak_flops, 0.01e12,
+                                            100000e12, 1e12, "TFLOP/s", err) != 0) ||
+        (g->tf32_peak_flops != 0 && bounded(GPU_FIELD_("tf32_tflops"), g->tf32_peak_flops, 0.01e12,
+                                            100000e12, 1e12, "TFLOP/s", err) != 0))
         return -1;
     if (!(g->efficiency > 0 && g->efficiency <= 1))
         return tsl_err_set(err, "%s: %g is outside (0, 1]", GPU_FIELD_("efficiency"),

@@ -188,9 +188,9 @@ static const char *gpu_hint(const char *name, const tsl_gpu_spec_t *file_types, 
 
 /* ---- gpu_types ---- */
 
-static const char *const gpu_keys[] = {"base",       "memory_gb",  "peak_tflops",
-                                       "efficiency", "intra_gbps", "intra_gbit",
-                                       "pcie_gbps",  "pcie_gbit",  NULL};
+static const char *const gpu_keys[] = {"base",        "memory_gb",   "peak_tflops", "efficiency",
+                                       "intra_gbps",  "intra_gbit",  "pcie_gbps",   "pcie_gbit",
+                                       "fp32_tflops", "tf32_tflops", NULL};
 
 /* Where a file type starts from: its "base", the built-in of its own name, or
  * nothing (a custom type that must give every figure). Returns 1 when it starts
@@ -242,6 +242,34 @@ static int gpu_field(loader_t *ld, json_t *obj, const char *path, const char *ke
     return 0;
 }
 
+/* The fp32 training rates (docs/cluster-format.md): fp32_tflops, the non-tensor fp32
+ * peak, a positive number; tf32_tflops, the dense TF32 tensor peak, 0 for a GPU or a run
+ * without TF32 (what an fp32 step's GEMMs run at: tsl_gpu_fp32_peak). Optional, custom
+ * types too: a type without either refuses fp32 plans (search.c tsl_fp32_ok). */
+static int gpu_fp32_fields(loader_t *ld, json_t *obj, const char *path, tsl_gpu_spec_t *g)
+{
+    char at[PATH_MAX_LEN];
+    double fp32 = g->fp32_peak_flops / TFLOPS, tf32 = g->tf32_peak_flops / TFLOPS;
+    bool has_fp32, has_tf32;
+    if (opt_positive(obj, path, "fp32_tflops", &fp32, &has_fp32, ld->err) != 0 ||
+        opt_number(obj, path, "tf32_tflops", &tf32, &has_tf32, ld->err) != 0)
+        return -1;
+    join(at, path, "tf32_tflops");
+    if (has_tf32 && !(tf32 >= 0 && isfinite(tf32)))
+        return tsl_err_set(ld->err, "%s: must be a number >= 0 (0: no TF32)", at);
+    /* 1e300 TFLOPS is finite as given, not in FLOP/s */
+    const char *huge = !isfinite(fp32 * TFLOPS)   ? "fp32_tflops"
+                       : !isfinite(tf32 * TFLOPS) ? "tf32_tflops"
+                                                  : NULL;
+    if (huge != NULL) {
+        join(at, path, huge);
+        return tsl_err_set(ld->err, "%s: %g is beyond any GPU", at, huge[0] == 'f' ? fp32 : tf32);
+    }
+    g->fp32_peak_flops = fp32 * TFLOPS;
+    g->tf32_peak_flops = tf32 * TFLOPS;
+    return 0;
+}
+
 static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
 {
     char path[PATH_MAX_LEN];
@@ -263,7 +291,8 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
         gpu_field(ld, obj, path, "peak_tflops", false, custom, &tflops) != 0 ||
         gpu_field(ld, obj, path, "efficiency", false, custom, &g.efficiency) != 0 ||
         gpu_field(ld, obj, path, "intra", true, custom, &g.intra_bw) != 0 ||
-        gpu_field(ld, obj, path, "pcie", true, custom, &g.pcie_bw) != 0)
+        gpu_field(ld, obj, path, "pcie", true, custom, &g.pcie_bw) != 0 ||
+        gpu_fp32_fields(ld, obj, path, &g) != 0)
         return -1;
     if (g.efficiency > 1)
         return tsl_err_set(ld->err, "%s.efficiency: %g is outside (0, 1]", path, g.efficiency);
@@ -667,14 +696,22 @@ static bool builtin_as_is(const tsl_gpu_spec_t *g)
     const tsl_gpu_spec_t *b = tsl_gpu_find(g->name);
     return b != NULL && strcmp(b->name, g->name) == 0 && b->mem_bytes == g->mem_bytes &&
            b->peak_flops == g->peak_flops && b->efficiency == g->efficiency &&
-           b->intra_bw == g->intra_bw && b->pcie_bw == g->pcie_bw;
+           b->intra_bw == g->intra_bw && b->pcie_bw == g->pcie_bw &&
+           b->fp32_peak_flops == g->fp32_peak_flops && b->tf32_peak_flops == g->tf32_peak_flops;
 }
 
+/* Every figure of a type; the fp32 pair when either is known (tf32_tflops 0 written
+ * beside an fp32 figure: a type without TF32 reads back so). */
 static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f}", "memory_gb", (double)g->mem_bytes / GIB,
-                     "peak_tflops", g->peak_flops / TFLOPS, "efficiency", g->efficiency,
-                     "intra_gbps", g->intra_bw / GBPS, "pcie_gbps", g->pcie_bw / GBPS);
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f}", "memory_gb", (double)g->mem_bytes / GIB,
+                          "peak_tflops", g->peak_flops / TFLOPS, "efficiency", g->efficiency,
+                          "intra_gbps", g->intra_bw / GBPS, "pcie_gbps", g->pcie_bw / GBPS);
+    if (o && g->fp32_peak_flops > 0)
+        json_object_set_new(o, "fp32_tflops", json_real(g->fp32_peak_flops / TFLOPS));
+    if (o && (g->fp32_peak_flops > 0 || g->tf32_peak_flops > 0))
+        json_object_set_new(o, "tf32_tflops", json_real(g->tf32_peak_flops / TFLOPS));
+    return o;
 }
 
 static bool same_node(const tsl_node_t *a, const tsl_node_t *b)

@@ -35,7 +35,8 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         json_object_set_new(o, "train_batch_size", json_integer(p->global_batch));
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
-    json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
+    if (!p->fp32) /* fp32 training: no bf16/fp16 section (DeepSpeed's fp32 default) */
+        json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
     int stage = u.sdp > 1 ? 3 : (int)u.s.zero;
     json_t *zero = json_pack("{s:i}", "stage", stage);
     /* overlap_comm defaults to stage == 3 (runtime/zero/config.py); the plan's

@@ -269,7 +269,8 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     write_mtp(v->model, out);
     /* a plan priced with the fp16 optimizer's step (opt_step megatron-fp16: its loss
      * scaler's unscale) trains in fp16, as the --fp16 line it was read from */
-    fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);
+    if (!v->plan->fp32) /* fp32 training: neither (params_dtype stays torch.float) */
+        fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);
 }
 
 /* The stages' Transformer layers as Megatron-LM splits them (target.h
@@ -481,7 +482,7 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
     if (p->opt_step == TSL_OPT_STEP_MEGATRON_FP16) {
         if (p->grad_reduce_bytes == 4)
             fputs("--accumulate-allreduce-grads-in-fp32\n", out);
-    } else if (p->grad_reduce_bytes != 4) {
+    } else if (p->grad_reduce_bytes != 4 && !p->fp32) { /* fp32: fp32 gradients throughout */
         fputs("--grad-reduce-in-bf16\n", out);
     }
     /* the precision-aware optimizer (OptimizerConfig): bf16 moments, an fp32 master,

@@ -302,6 +302,8 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
                 mtp, mtp > 1 ? "s" : "", mtp);
     if (p->no_fp32_master) /* bf16 parameters, gradients and Adam states */
         fputs("    config.training.dtype = \"bfloat16\"\n", out);
+    if (p->fp32) /* fp32 compute under FSDP / DDP (TrainingConfig.mixed_precision_param) */
+        fputs("    config.training.mixed_precision_param = \"float32\"\n", out);
     /* the converters rewrite the model's Linear configs; lm_head (and a MoE router's
      * gate, priced bf16 as torchtitan's deepseek_v3_671b_float8 keeps it) stay bf16 */
     if (p->fp8_recipe)
@@ -423,7 +425,12 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
     fputs("# add [model], [optimizer] and the rest of your job as usual\n\n", out);
     fprintf(out, "[training]\nlocal_batch_size = %u\nglobal_batch_size = %u\nseq_len = %u\n",
             local_batch(v, &u), p->global_batch, v->model->layers[1].seq_len);
-    fputs(p->no_fp32_master ? "dtype = \"bfloat16\"\n\n" : "\n", out);
+    /* fp32 training: the parameters FSDP (or DDP's autocast) computes in stay fp32
+     * (Training.mixed_precision_param, job_config.py at v0.2.0 .. v0.2.2) */
+    fputs(p->no_fp32_master ? "dtype = \"bfloat16\"\n\n"
+          : p->fp32         ? "mixed_precision_param = \"float32\"\n\n"
+                            : "\n",
+          out);
     fprintf(out,
             "[parallelism]\ndata_parallel_replicate_degree = %u\n"
             "data_parallel_shard_degree = %u\ntensor_parallel_degree = %u\n"

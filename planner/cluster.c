@@ -60,13 +60,21 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
                            g->name);
     if (!positive_finite(g->pcie_bw))
         return tsl_err_set(err, "cluster: GPU type '%s': PCIe bandwidth must be > 0", g->name);
+    if (!(isfinite(g->fp32_peak_flops) && g->fp32_peak_flops >= 0) ||
+        !(isfinite(g->tf32_peak_flops) && g->tf32_peak_flops >= 0))
+        return tsl_err_set(err,
+                           "cluster: GPU type '%s': fp32 and TF32 peaks must be >= 0 (0: "
+                           "none)",
+                           g->name);
     return 0;
 }
 
 static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b)
 {
     return a->mem_bytes == b->mem_bytes && a->peak_flops == b->peak_flops &&
-           a->efficiency == b->efficiency && a->intra_bw == b->intra_bw && a->pcie_bw == b->pcie_bw;
+           a->efficiency == b->efficiency && a->intra_bw == b->intra_bw &&
+           a->pcie_bw == b->pcie_bw && a->fp32_peak_flops == b->fp32_peak_flops &&
+           a->tf32_peak_flops == b->tf32_peak_flops;
 }
 
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,

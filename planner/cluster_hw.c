@@ -129,13 +129,20 @@
  * fp32_peak    non-tensor fp32 FMA peak, and tf32_peak the dense TF32 tensor-core peak
  *              (half the datasheet's "with sparsity" figure), each from the vendor
  *              datasheet: A100 19.5 / 156, H100 SXM5, H100-96G, H800 and H200 67 / 494.5,
- *              TITAN RTX 16.3, V100 SXM2 15.7, T4 8.1 (Volta and Turing have no TF32: 0).
+ *              TITAN RTX 16.3, V100 SXM2 15.7, T4 8.1, 2080 Ti 13.4 (Volta and Turing have
+ *              no TF32: 0); Blackwell from the individual-GPU rows of NVIDIA's Blackwell
+ *              datasheet, HGX B200 75 / 1100 (2.2 PFLOPS sparse), GB200 80 / 1250; L40S 91.6
+ *              / 183, L4 30.3 / 60; A10G 31.52 / 35 (Baseten's A10G table, as its bf16);
+ *              MI300X and MI325X 163.4 FP32 matrix (= vector) and TF32 0: their datasheets'
+ *              653.7 dense TF32 is not what PyTorch runs (ROCm: TF32 only with
+ *              HIPBLASLT_ALLOW_TF32=1 beside allow_tf32, pytorch/pytorch#130600; a cluster
+ *              file's tf32_tflops sets it for a run that opts in).
  *              What an fp32 training step (knobs.fp32, cost model 63) runs its GEMMs at:
  *              TF32 where the GPU has it, as torch 1.7–1.11 did by default
  *              (torch.backends.cuda.matmul.allow_tf32 True until 1.12), else fp32; × the
  *              GPU's bf16 e_max and shape curve (assumed: no fp32/TF32 matmul sweep is
- *              published beside the MAMF table's bf16 rows). The other GPUs have no
- *              figure here (0): fp32 plans are refused on them, naming the GPU.
+ *              published beside the MAMF table's bf16 rows). Every built-in type has a
+ *              figure; a custom type without one (cluster file) refuses fp32 plans.
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
@@ -180,6 +187,17 @@
     "a2a: 320/370 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "                     \
     "GPUs, NVIDIA GTC25 S72583)"
 #define SRC_NO_A2A "; a2a: the ring's (no published all-to-all figure)"
+/* CDNA3's fp32 GEMM rate: the datasheet's FP32 matrix peak (= its FP32 vector peak). Its
+ * TF32 (XF32) matrix peak is not taken: PyTorch on ROCm runs fp32 matmuls in fp32 unless a
+ * script opts in through HIPBLASLT_ALLOW_TF32=1 as well as allow_tf32 (pytorch/pytorch#130600,
+ * ROCm/pytorch#1803), and no torch release of the allow_tf32-by-default years ran on it. */
+#define SRC_FP32_CDNA3                                                                             \
+    "fp32: FP32 matrix 163.4 TFLOPS (= FP32 vector); its TF32 matrix 653.7 dense is not taken: "   \
+    "PyTorch on ROCm runs fp32 matmuls in fp32 unless HIPBLASLT_ALLOW_TF32=1 (pytorch/pytorch"     \
+    "#130600, ROCm/pytorch#1803)"
+#define SRC_FP32_2080TI                                                                            \
+    "fp32: 13.4 TFLOPS at the reference boost clock (Turing whitepaper; the Founders Edition's "   \
+    "14.2), no TF32 (Turing)"
 #define SRC_FP32_H100                                                                              \
     "fp32: H100 SXM5 datasheet FP32 67 TFLOPS, TF32 tensor 989 with sparsity = 494.5 dense"
 
@@ -237,8 +255,9 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
      "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
      "(gemm_eff.h); a2a: 640/700 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "
-     "GPUs, NVIDIA GTC25 S72583)",
-     8000 * GBPS, 4500 * TFLOPS, 0.603, 9000 * TFLOPS, 640.0 / 700.0, 0.0, 0.0},
+     "GPUs, NVIDIA GTC25 S72583); fp32: FP32 75 TFLOPS, TF32 tensor 2.2 PFLOPS with sparsity = "
+     "1100 dense (NVIDIA Blackwell datasheet, individual GPU of HGX B200)",
+     8000 * GBPS, 4500 * TFLOPS, 0.603, 9000 * TFLOPS, 640.0 / 700.0, 75 * TFLOPS, 1100 * TFLOPS},
     {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.581, 440 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
@@ -256,8 +275,10 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "GB200 SDPA sweeps, cuDNN 9.19.1 and 9.22.0, bf16, head dim 128; MLA's 192/128 "
      "backward 0.42, its dsv3 sweep; gemm_eff.h); a2a: 640/680 of the ring (NCCL tests "
      "alltoall / allreduce busbw without NVLink SHARP, 32 GPUs of an NVL72, NVIDIA GTC25 "
-     "S72583)",
-     8000 * GBPS, 5000 * TFLOPS, 0.571, 10000 * TFLOPS, 640.0 / 680.0, 0.0, 0.0},
+     "S72583); fp32: FP32 80 TFLOPS, TF32 tensor 2.5 PFLOPS with sparsity = 1250 dense (NVIDIA "
+     "Blackwell datasheet, individual GPU of GB200 NVL72; the NVL72 spec's 5760 TFLOPS FP32 and "
+     "180 PFLOPS TF32 / 72)",
+     8000 * GBPS, 5000 * TFLOPS, 0.571, 10000 * TFLOPS, 640.0 / 680.0, 80 * TFLOPS, 1250 * TFLOPS},
     {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "
@@ -265,31 +286,34 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "x 0.97; intra: RCCL over the fully connected Infinity Fabric, 228 GB/s, assumed: "
      "448 GB/s/direction x 0.51 (cost model 30's rule; no published rccl-tests ring busbw: "
      "ml-engineering's torch all-reduce, 312.9 GB/s on 8 GPUs, is not one); pcie: gen5 x16 "
-     "~78%" SRC_NO_A2A,
-     5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "~78%" SRC_NO_A2A "; " SRC_FP32_CDNA3,
+     5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0},
     {"MI325X-256G", (uint64_t)(256 * GIB), 1307.4 * TFLOPS, 0.586, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI325X datasheet (256 GB HBM3E, 6 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric as MI300X); efficiency: e_max 0.586 = MAMF 784.9/1300 = 60.4% "
      "(ml-engineering, ROCm 6.2.4, 1000 W) x 0.97; intra: as MI300X (assumed ratio); pcie: "
-     "gen5" SRC_NO_A2A,
-     6000 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "gen5" SRC_NO_A2A "; " SRC_FP32_CDNA3 " (MI325X datasheet: the same figures)",
+     6000 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0},
     {"L40S-48G", (uint64_t)(48 * GIB), 362.05 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L40S datasheet (48 GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS dense / 733 "
      "sparse, PCIe gen4 x16, no NVLink; 142 SMs); efficiency: e_max 0.5 assumed (no published "
      "MAMF), H100 shape curve; intra: PCIe gen4, ~63% of the 31.5 GB/s x16 line rate; pcie: "
-     "gen4" SRC_NO_A2A,
-     864 * GBPS, 733 * TFLOPS, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "gen4" SRC_NO_A2A "; fp32: FP32 91.6 TFLOPS, TF32 tensor 183 dense (366 with sparsity), "
+     "same datasheet",
+     864 * GBPS, 733 * TFLOPS, 0.0, 0.0, 0.0, 91.6 * TFLOPS, 183 * TFLOPS},
     {"L4-24G", (uint64_t)(24 * GIB), 121 * TFLOPS, 0.40, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L4 datasheet (24 GB GDDR6, 300 GB/s, BF16 121 TFLOPS dense / 242 sparse, "
      "72 W, PCIe gen4 x16; 58 SMs); efficiency: e_max 0.4 assumed as T4 (a 70 W-class cap "
-     "throttles clocks); intra: PCIe gen4 ~63% of line rate; pcie: gen4" SRC_NO_A2A,
-     300 * GBPS, 242.5 * TFLOPS, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "throttles clocks); intra: PCIe gen4 ~63% of line rate; pcie: gen4" SRC_NO_A2A
+     "; fp32: FP32 30.3 TFLOPS, TF32 tensor 120 with sparsity = 60 dense, same datasheet",
+     300 * GBPS, 242.5 * TFLOPS, 0.0, 0.0, 0.0, 30.3 * TFLOPS, 60 * TFLOPS},
     {"A10G-24G", (uint64_t)(24 * GIB), 70 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "AWS G5's A10G (NVIDIA publishes no A10G datasheet): 24 GB GDDR6 600 GB/s (AWS EC2 G5), "
      "tensor BF16 70 TFLOPS dense per Baseten's 'NVIDIA A10 vs A10G' spec table (the A10's is "
      "125); 80 SMs assumed; efficiency: e_max 0.5 assumed; intra: PCIe gen4 ~63% of line rate "
-     "(g5.48xlarge, no NVLink); pcie: gen4" SRC_NO_A2A,
-     600 * GBPS, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "(g5.48xlarge, no NVLink); pcie: gen4" SRC_NO_A2A "; fp32: FP32 31.52 TFLOPS, TF32 tensor "
+     "35 dense, the same Baseten table (half its BF16, as on every Ampere part)",
+     600 * GBPS, 0.0, 0.0, 0.0, 0.0, 31.52 * TFLOPS, 35 * TFLOPS},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 4.87 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
@@ -324,12 +348,12 @@ static const tsl_gpu_spec_t gpu_table[] = {
     {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: e_max 0.5 "
      "assumed, H100 shape curve; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: "
-     "gen3" SRC_NO_A2A,
-     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "gen3" SRC_NO_A2A "; " SRC_FP32_2080TI,
+     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0},
     {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
-     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)" SRC_NO_A2A,
-     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)" SRC_NO_A2A "; " SRC_FP32_2080TI,
+     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0},
 };
 
 /* Short names people type; each maps to the one entry it can only mean. */

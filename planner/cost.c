@@ -2223,12 +2223,9 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                                       mb, bw, TSL_P2P_CORE, 0);
 }
 
-double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,
-                                 const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
-                                 uint32_t size_b)
+double tsl_cost_tied_elem_bytes(const tsl_cost_knobs_t *k)
 {
-    return tsl_cost_tied_allreduce_elem_s(c, head, s, first_a, first_b, size_b,
-                                          TSL_BYTES_PER_PARAM_FP16);
+    return k->ds_bf16_optimizer || k->fp32 ? grad_elem_bytes(k) : TSL_BYTES_PER_PARAM_FP16;
 }
 
 double tsl_cost_tied_allreduce_elem_s(const tsl_cluster_t *c, const tsl_layer_t *head,

@@ -110,7 +110,7 @@
  *   under SDP) and its gradient enters the DP all-reduce at full size.
  *   A tied head owns nothing in its embedding's stage; in a later stage
  *   (env.tied_copy) it keeps a copy of the word embedding: P_r = (P + V'·h) / t,
- *   with its gradient sync and step, plus tsl_cost_tied_allreduce_s once per
+ *   with its gradient sync and step, plus tsl_cost_tied_allreduce_elem_s once per
  *   iteration (pipeline.h adds it before the first and last stages' steps).
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
@@ -323,8 +323,12 @@ typedef enum tsl_cost_mode {
  * each backward's bf16 .grad, 2 B per parameter, beside the fp32 buffer; a gradient
  * buffer wider than its reduce, grad_buf_bytes 4 under grad_reduce_bytes 2, is cast
  * to the reduce's width and back around it, as DeepSpeed's engine casts the fp32
- * buffer to its bf16 communication_data_type); a plan without either prices as 64. */
-#define TSL_COST_MODEL_VERSION 65u
+ * buffer to its bf16 communication_data_type); a plan without either prices as 64.
+ * 67 (66 unused): fp32 and TF32 figures for every built-in GPU (B200, GB200, L40S, L4, A10G,
+ * 2080 Ti; MI300X/MI325X at their FP32 matrix peak), settable in a cluster file; fp32
+ * plans priced on them where they were refused; the H3T fallback (memopt) prices an fp32
+ * request at the fp32 rate with 4-byte parameters (was bf16, 2 bytes). */
+#define TSL_COST_MODEL_VERSION 67u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -834,25 +838,24 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
 /* The tied LM head's gradient all-reduce (Megatron's embedding group): when the head
  * is in a later stage than its embedding, each TP rank of the first stage (block at
  * first_a) and its counterpart in the head's stage (first_b) sum the word embedding's
- * fp16 gradient, V'/t · h of them, once per iteration before either steps: a 2-rank
+ * gradient, V'/t · h of them at elem_bytes each (tsl_cost_tied_elem_bytes), once per
+ * iteration before either steps: a 2-rank
  * ring all-reduce per rank of the head's block, all at once, each pair at the
  * bandwidth the size_b pairs share (tsl_cluster_pairs_bw; the first's calibration).
  * t and z are the head's strategy s's TP and SDP degrees; with z > 1 the executor first
  * all-gathers the V'/t · h gradient over the data group, priced as a layer's SDP gather
  * on the head's block [first_b, first_b + size_b). 0 for a head that is not tied. */
-double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,
-                                 const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
-                                 uint32_t size_b);
-/* Bytes per element of the gradient buffer knobs k keep (grad_buf_bytes, else
- * grad_reduce_bytes, else 2). */
-double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k);
-
-/* The same sum at elem_bytes per gradient element: DeepSpeed's BF16_Optimizer sums the
- * tied weight's fp32 _hp_grad (pipe/engine.py _exec_reduce_tied_grads; knobs
- * ds_bf16_optimizer, 4 bytes); tsl_cost_tied_allreduce_s is this at 2. */
 double tsl_cost_tied_allreduce_elem_s(const tsl_cluster_t *c, const tsl_layer_t *head,
                                       const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
                                       uint32_t size_b, double elem_bytes);
+/* Bytes per element of the gradient buffer knobs k keep (grad_buf_bytes, else
+ * grad_reduce_bytes, else 2). */
+double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k);
+/* Bytes per element of the tied sum under knobs k: the 16-bit gradient, 2, except where
+ * the stack sums a 4-byte one: DeepSpeed's BF16_Optimizer its fp32 _hp_grad (pipe/engine.py
+ * _exec_reduce_tied_grads; ds_bf16_optimizer) and fp32 training its fp32 gradient — the
+ * gradient buffer's bytes (tsl_cost_grad_elem_bytes) there. */
+double tsl_cost_tied_elem_bytes(const tsl_cost_knobs_t *k);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at

@@ -99,6 +99,8 @@ int tsl_memopt_ctx_validate(const tsl_memopt_ctx_t *c, tsl_err_t *err)
                            c->pcie_bytes_per_s);
     if (c->devices_per_node == 0)
         return tsl_err_set(err, "devices_per_node: 0; give the devices sharing a node's memory");
+    if (c->param_bytes != 0 && c->param_bytes != 2 && c->param_bytes != 4)
+        return tsl_err_set(err, "param_bytes: %u is not 2 (16-bit) or 4 (fp32)", c->param_bytes);
     if (!(isfinite(c->cpu_adam_params_per_s) && c->cpu_adam_params_per_s >= 0.0))
         return tsl_err_set(err, "cpu_adam_params_per_s: %g must be >= 0 (0 = not modelled)",
                            c->cpu_adam_params_per_s);
@@ -139,8 +141,8 @@ typedef struct lq {
     double up_s;       /* one fp16 partition over PCIe (prefetch, upload, gradient offload) */
     double h_s;        /* the hidden state over PCIe */
     double adam_cpu_s, adam_gpu_s;
-    uint64_t full_b;   /* gathered fp16 parameters (= fp16 gradients before reduce-scatter) */
-    uint64_t part_b;   /* this device's fp16 partition */
+    uint64_t full_b;   /* gathered parameters (= gradients before reduce-scatter), param_bytes */
+    uint64_t part_b;   /* this device's partition of them */
     uint64_t states_b; /* 16 B/param / n: all mixed-precision Adam states of the partition */
     uint64_t h_b;      /* input hidden state of the micro-batch */
     uint64_t a_b;      /* intermediate activations (stashed minus the hidden state) */
@@ -163,7 +165,7 @@ static void lq_fill(const tsl_layer_t *l, const tsl_memopt_ctx_t *c, lq_t *q)
 {
     uint64_t b = c->micro_batch, n = c->zero_degree;
     q->fwd_s = (double)b * l->fwd_flops / c->flops_per_s;
-    q->full_b = (uint64_t)TSL_BYTES_PER_PARAM_FP16 * l->params;
+    q->full_b = (uint64_t)(c->param_bytes ? c->param_bytes : TSL_BYTES_PER_PARAM_FP16) * l->params;
     q->part_b = ceil_div(q->full_b, n);
     q->states_b = ceil_div((uint64_t)TSL_BYTES_PER_PARAM_STATES * l->params, n);
     q->h_b = b * l->bnd_act_bytes;

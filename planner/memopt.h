@@ -15,7 +15,8 @@
  *                            optimizer states, fp32 master weights and gradients
  *                            offloaded to host memory, optimizer step on the CPU.
  *                            A device keeps only its fp16 parameter partition
- *                            (2 B/param / n), and not even that under lazy prefetch.
+ *                            (2 B/param / n; fp32 training 4: ctx.param_bytes), and
+ *                            not even that under lazy prefetch.
  *   TSL_MEMOPT_MODE_ZERO3    plain ZeRO-3: all 16 B/param of mixed-precision Adam
  *                            states sharded on the GPUs (16 B/param / n), optimizer
  *                            on the GPU; lazy prefetch does not apply.
@@ -143,6 +144,11 @@ typedef struct tsl_memopt_ctx {
     double overlap_slowdown;      /* k ≥ 1 (cluster.h) */
     uint32_t allowed_switches;    /* TSL_MEMOPT_* bits the solvers may set */
     uint32_t allowed_modes;       /* bit (1 << mode) per allowed global mode */
+    uint32_t param_bytes;         /* bytes of a gathered parameter and of its gradient before the
+                             reduce-scatter: 2 (16-bit mixed precision; 0 reads as 2) or 4
+                             (fp32 training, tsl_memopt_ctx_fp32). The states stay 16 B/param
+                             either way: fp32 master, m, v and the 16-bit partitions, or the
+                             fp32 weight (its own master), its gradient, m and v. */
 } tsl_memopt_ctx_t;
 
 /* Defaults: micro_batch 1, zero_degree 1, k = 1, every switch and mode allowed,
@@ -160,6 +166,13 @@ int tsl_memopt_ctx_validate(const tsl_memopt_ctx_t *ctx, tsl_err_t *err);
  */
 int tsl_memopt_ctx_from_cluster(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, uint32_t first,
                                 uint32_t n, uint64_t mem_limit_bytes, tsl_err_t *err);
+
+/* fp32 training (cost.h knobs.fp32) on the same group: the slowest device's fp32 GEMM
+ * rate (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max) and 4-byte parameters and
+ * gradients. The activations are the model's (tsl_model_set_fp32 doubles them). Returns
+ * -1 when a device has no fp32 figure (tsl_fp32_ok refuses such a request first). */
+int tsl_memopt_ctx_fp32(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, uint32_t first, uint32_t n,
+                        tsl_err_t *err);
 
 /* The model simulator for segment i (0-based) — forward and backward segment of
  * layer i, plus the step's prologue/epilogue when i = 0, the forward-to-backward

@@ -53,7 +53,7 @@
  * clips the gradient norm across stages first, Megatron-LM's default, starts
  * every step at T: T + max_i opt_i. Tessel's executor does not clip.)
  *
- * Tied LM head in the last stage (cost.h, tsl_cost_tied_allreduce_s): stage 0 and
+ * Tied LM head in the last stage (cost.h, tsl_cost_tied_allreduce_elem_s): stage 0 and
  * stage P − 1 all-reduce the word embedding's gradient before either steps. It
  * starts when both have finished their backward, i.e. at T (stage 0 ends last),
  * and takes tie; both steps wait for it:

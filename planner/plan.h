@@ -80,7 +80,7 @@ typedef struct tsl_plan {
     double tie_s;            /* a tied LM head in another stage than its embedding: the
                            word embedding's gradient all-reduce between the first and
                            last stages, once per iteration before their steps
-                           (tsl_cost_tied_allreduce_s); 0: none */
+                           (tsl_cost_tied_allreduce_elem_s); 0: none */
     double samples_per_s;
     double tokens_per_s;
     uint64_t peak_bytes;     /* max over stages */

@@ -181,9 +181,9 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
 }
 
 /* fp32 training (knobs.fp32) against the request's other precision switches: each
- * names a 16-bit part fp32 training does not have; no target's export writes an fp32
- * run (megatron's sets --bf16 or --fp16, deepspeed's a bf16/fp16 section, torchtitan's
- * and galvatron's their mixed-precision dtype). */
+ * names a 16-bit part fp32 training does not have. megatron, deepspeed and torchtitan
+ * export an fp32 run (docs/exports.md "fp32 training"); galvatron's export is its
+ * strategy file, which has no precision key. */
 static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (!r->fp32)
@@ -208,11 +208,11 @@ static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
                            "fp32: not with cp %u: context parallelism's exchange and "
                            "kernels are not priced in fp32",
                            r->cp);
-    if (r->target)
+    if (r->target == TSL_TARGET_GALVATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "fp32: %s's export writes a mixed-precision run; no target "
-                            "launches fp32 training",
-                            tsl_target_name(r->target));
+                            "fp32: galvatron's export is its strategy file, which carries no "
+                            "precision (the runtime's mixed_precision, default bf16, is a "
+                            "launch argument)");
     return 0;
 }
 
@@ -516,16 +516,18 @@ int tsl_request_budget_check(const tsl_request_t *r, const tsl_cluster_t *c, tsl
     return 0;
 }
 
-int tsl_fp32_ok(bool fp32, const tsl_model_t *m, const tsl_cluster_t *c, tsl_err_t *err)
+int tsl_fp32_ok(bool fp32, uint32_t target, const tsl_model_t *m, const tsl_cluster_t *c,
+                tsl_err_t *err)
 {
     if (!fp32)
         return 0;
     for (uint32_t i = 0; i < c->n_gpu_types; i++)
         if (!(tsl_gpu_fp32_peak(&c->gpu_types[i]) > 0))
             return tsl_err_set(err,
-                               "fp32: the %s has no fp32 or TF32 figure (fp32_peak_flops, "
-                               "tf32_peak_flops: cluster_hw.c); fp32 training is not priced "
-                               "on it",
+                               "fp32: the %s has no fp32 or TF32 figure; fp32 training is not "
+                               "priced on it: give its gpu_types entry fp32_tflops (and "
+                               "tf32_tflops where its fp32 GEMMs run as TF32) in a cluster "
+                               "file (docs/cluster-format.md)",
                                c->gpu_types[i].name);
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (m->layers[i].experts || m->layers[i].kind == TSL_LAYER_MAMBA)
@@ -533,6 +535,18 @@ int tsl_fp32_ok(bool fp32, const tsl_model_t *m, const tsl_cluster_t *c, tsl_err
                                "fp32: layer %u is a %s; fp32 training is priced for dense "
                                "Transformer layers only",
                                i, m->layers[i].experts ? "mixture of experts" : "Mamba mixer");
+    /* a stack's fp32 matmuls run without TF32: PyTorch's allow_tf32 is off by default
+     * since 1.12 and none of the stacks turns it on (docs/exports.md "fp32 training"),
+     * so an export is priced only where the GEMMs run at the fp32 peak */
+    for (uint32_t i = 0; target && i < c->n_gpu_types; i++)
+        if (c->gpu_types[i].tf32_peak_flops > 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "fp32: %s runs fp32 matmuls without TF32 (PyTorch's allow_tf32 "
+                                "is off since 1.12 and the stack turns it on nowhere), where "
+                                "the %s is priced at its TF32 peak; give its gpu_types entry "
+                                "\"tf32_tflops\": 0 in a cluster file (docs/cluster-format.md) "
+                                "to price what the export runs",
+                                tsl_target_name(target), c->gpu_types[i].name);
     return 0;
 }
 
@@ -568,7 +582,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        tsl_fp32_ok(r->fp32, m, c, err) != 0)
+        tsl_fp32_ok(r->fp32, r->target, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -660,8 +674,11 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
-    if (r->fp32) /* likewise */
+    if (r->fp32) { /* likewise; with the rate each GPU type's GEMMs run at (a file sets it) */
         tsl_fp_u64(&fp, 0x66703332ull);
+        for (uint32_t i = 0; i < c->n_gpu_types; i++)
+            tsl_fp_f64(&fp, tsl_gpu_fp32_peak(&c->gpu_types[i]));
+    }
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

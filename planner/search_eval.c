@@ -1895,13 +1895,10 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
         st--;
     if (st == 0)
         return 0.0;
-    /* DeepSpeed's BF16_Optimizer sums the fp32 copy (_hp_grad): the buffer's bytes; fp32
-     * training its fp32 gradient */
-    double elem = e->knobs.ds_bf16_optimizer || e->knobs.fp32 ? tsl_cost_grad_elem_bytes(&e->knobs)
-                                                              : TSL_BYTES_PER_PARAM_FP16;
-    return tsl_cost_tied_allreduce_elem_s(
-        e->cluster, &m->layers[at], &plan->layer[at], plan->stages[0].first_device,
-        plan->stages[st].first_device, plan->stages[st].n_devices, elem);
+    return tsl_cost_tied_allreduce_elem_s(e->cluster, &m->layers[at], &plan->layer[at],
+                                          plan->stages[0].first_device,
+                                          plan->stages[st].first_device, plan->stages[st].n_devices,
+                                          tsl_cost_tied_elem_bytes(&e->knobs));
 }
 
 /* A zero-bubble schedule has no closed form over unequal stages: the event

@@ -20,7 +20,8 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     tsl_memopt_ctx_t ctx;
     tsl_memopt_ctx_init(&ctx);
     ctx.micro_batch = b;
-    if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0)
+    if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0 ||
+        (r->fp32 && tsl_memopt_ctx_fp32(&ctx, c, 0, c->n_devices, err) != 0))
         return false;
     if (r->no_ckpt) /* rematerialisation is checkpointing by another name */
         ctx.allowed_switches &= ~(uint32_t)TSL_MEMOPT_REMAT;
@@ -62,13 +63,15 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         plan->peak_bytes = mp->gpu_peak_bytes;
         plan->budget_bytes = budget;
         plan->memopt = (uint8_t)(1 + mp->mode);
+        plan->fp32 = r->fp32; /* priced so (tsl_memopt_ctx_fp32): the plan says it */
         plan->cpu_bytes_per_node = mp->cpu_bytes_per_node;
     }
     free(mp);
     return ok;
 }
 
-/* H3T's space is ZeRO-3 over every device in one stage, in bf16, its own
+/* H3T's space is ZeRO-3 over every device in one stage, in bf16 (or fp32: the
+ * request's fp32 rate and 4-byte parameters, tsl_memopt_ctx_fp32), its own
  * rematerialisation and offload in place of the stacks': a request that switches
  * sharding off, fixes several stages, asks for Megatron-LM's activation offloading
  * (which refuses recompute) or an FP8/FP4 recipe (FP8 only, docs/tesselctl.md)

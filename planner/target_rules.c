@@ -943,17 +943,20 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
-/* A plan priced as fp32 training (fp32): every target's export writes a mixed-precision
- * run (megatron --bf16 or --fp16, deepspeed's bf16/fp16 section, torchtitan's and
- * galvatron's mixed-precision dtype); none writes fp32. */
+/* A plan priced as fp32 training (fp32): megatron writes neither --bf16 nor --fp16
+ * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6), deepspeed no
+ * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); the
+ * galvatron export is its strategy file, which carries no precision (the runtime's
+ * mixed_precision, galvatron/core/runtime/args_schema.py at cea12ff, is a launch
+ * argument defaulting to bf16). */
 static int fp32_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
-    if (!p->fp32)
+    if (!p->fp32 || t != TSL_TARGET_GALVATRON)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "%s: writes a mixed-precision run, not fp32 training; the plan was "
-                        "priced with fp32",
-                        tsl_target_name(t));
+                        "galvatron: its strategy file carries no precision and the runtime "
+                        "trains in bf16 unless launched with mixed_precision fp32; the plan "
+                        "was priced with fp32");
 }
 
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)

@@ -1070,17 +1070,51 @@ python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv
 expect 0 "" eval $f32 --fp32
 grep -q "stack:     fp32 training" "$out" && grep -q "precision: fp32" "$out" && ok ||
     bad "fp32 stack line: $(cat "$out")"
-expect 2 "fp32: the A10G-24G has no fp32 or TF32 figure" \
-    eval --model BERT-Huge-32 --cluster 8xA10G-24G --dp 8 --batch 8 --no-search --fp32
+# cost model 67: every built-in type has a figure (the A10G its TF32 35 TFLOP/s, half its
+# bf16 70); a custom type of a cluster file without one is refused naming it
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA10G-24G --dp 8 --batch 8 --no-search --fp32
+grep -q "precision: fp32" "$out" && ok || bad "A10G fp32: $(cat "$out")"
+cat >"$dir/nofp32.json" <<'JSON'
+{"gpu_types": {"X-24G": {"memory_gb": 24, "peak_tflops": 100, "efficiency": 0.5,
+                         "intra_gbps": 20, "pcie_gbps": 24}},
+ "nodes": [{"type": "X-24G", "gpus": 8}]}
+JSON
+expect 2 "fp32: the X-24G has no fp32 or TF32 figure; fp32 training is not priced on it: give its gpu_types entry fp32_tflops" \
+    eval --model BERT-Huge-32 --cluster "$dir/nofp32.json" --dp 8 --batch 8 --no-search --fp32
+# a cluster file's tf32_tflops 0: the A100's fp32 GEMMs at 19.5 TFLOP/s, not TF32's 156
+cat >"$dir/notf32.json" <<'JSON'
+{"gpu_types": {"A100-80G": {"tf32_tflops": 0}}, "nodes": [{"type": "A100-80G", "gpus": 8}]}
+JSON
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --json
+cp "$out" "$dir/tf32.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"]["iter_time_s"] for f in sys.argv[1:3]); assert b > 1.5 * a, (a, b)' "$dir/tf32.json" "$out" &&
+    ok || bad "tf32_tflops 0: $(cat "$out")"
+# the H3T fallback (memopt) under --fp32 prices fp32 too: the 2080 Ti's 13.4 TFLOP/s
+# fp32 peak (not its 53.8 fp16 one) and 4-byte gathered parameters; the plan says fp32
+h3t="plan --local --model BERT-6B --cluster 8x2080Ti-11G --memory 8G --batch 8 --no-baselines --json"
+expect 0 "" $h3t
+cp "$out" "$dir/h3t16.json"
+expect 0 "" $h3t --fp32
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["label"] == b["label"] == "tessel-h3t" and b["fp32"] is True and b["iter_time_s"] > 2 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/h3t16.json" "$out" &&
+    ok || bad "h3t fp32: $(cat "$out")"
 expect 2 "fp32: not with fp8_recipe" \
     eval --model GPT2-345M --cluster 8xH100-80G --dp 8 --batch 8 --no-search --fp32 --fp8 delayed
 expect 4 "fp32: a megatron configuration trains in mixed precision" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
     "--micro-batch-size 1 --global-batch-size 64 --bf16" --fp32
-expect 4 "megatron: writes a mixed-precision run, not fp32 training" \
-    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
-expect 4 "fp32: galvatron's export writes a mixed-precision run" \
+# cost model 67: megatron, deepspeed and torchtitan export fp32 runs; on a GPU without
+# TF32 (the TITAN RTX) a targeted fp32 plan is priced as the stack runs it; where the
+# GPU has TF32 a target is refused (the stacks run fp32 matmuls without it) unless a
+# cluster file sets tf32_tflops 0; galvatron's strategy file carries no precision
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
+expect 4 "fp32: galvatron's export is its strategy file, which carries no precision" \
     plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 8 --no-baselines --target galvatron --fp32
+expect 4 "fp32: deepspeed runs fp32 matmuls without TF32" \
+    eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed
+expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --target deepspeed --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True, a' "$out" &&
+    ok || bad "deepspeed fp32 without TF32: $(cat "$out")"
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

@@ -241,6 +241,24 @@ static const struct bad_case bad_cases[] = {
      "gpu_types.a100-80g: names the same type"},
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"0123456789012345678901234567890123\": {}}}",
      "name must be 1 to 31 characters"},
+    /* the fp32 training rates: a positive fp32 peak, a TF32 peak >= 0, finite in FLOP/s */
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflops\": \"19.5\"}}}",
+     "gpu_types.A100-80G.fp32_tflops: must be a number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflops\": -1}}}",
+     "gpu_types.A100-80G.fp32_tflops: must be a positive number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflops\": 0}}}",
+     "gpu_types.A100-80G.fp32_tflops: must be a positive number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflops\": 1e300}}}",
+     "gpu_types.A100-80G.fp32_tflops: 1e+300 is beyond any GPU"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"tf32_tflops\": -156}}}",
+     "gpu_types.A100-80G.tf32_tflops: must be a number >= 0 (0: no TF32)"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"tf32_tflops\": true}}}",
+     "gpu_types.A100-80G.tf32_tflops: must be a number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"tf32_tflops\": 1e305}}}",
+     "gpu_types.A100-80G.tf32_tflops: 1e+305 is beyond any GPU"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflop\": 19.5}}}",
+     "gpu_types.A100-80G.fp32_tflop: unknown key; known: base, memory_gb, peak_tflops, "
+     "efficiency, intra_gbps, intra_gbit, pcie_gbps, pcie_gbit, fp32_tflops, tf32_tflops"},
 };
 
 static void test_errors(void)
@@ -307,6 +325,43 @@ static void test_inline_good(void)
            " \"link\": \"eth25\"}";
     CHECK(tsl_cluster_json_parse(json, &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_devices == 4, "one node of 4");
+    tsl_cluster_free(&c);
+}
+
+/* The fp32 training rates of a type (docs/cluster-format.md): a custom type may give
+ * them, an override replaces the built-in's (tf32_tflops 0: fp32 GEMMs without TF32),
+ * a derived type inherits its base's; written back and read again unchanged. */
+static void test_fp32_rates(void)
+{
+    tsl_cluster_t c, d;
+    tsl_err_t err = {0};
+    const char *json =
+        "{\"gpu_types\": {\"X-24G\": {\"memory_gb\": 24, \"peak_tflops\": 100, "
+        "\"efficiency\": 0.5, \"intra_gbps\": 20, \"pcie_gbps\": 24, \"fp32_tflops\": 25},"
+        " \"A100-80G\": {\"tf32_tflops\": 0}, \"MI300X\": {\"tf32_tflops\": 653.7},"
+        " \"B-slow\": {\"base\": \"B200\", \"efficiency\": 0.5}},"
+        " \"nodes\": [{\"type\": \"X-24G\", \"gpus\": 2}, {\"type\": \"A100-80G\", \"gpus\": 2},"
+        "             {\"type\": \"MI300X\", \"gpus\": 2}, {\"type\": \"B-slow\", \"gpus\": 2}],"
+        " \"inter_gbps\": 10}";
+    CHECK(tsl_cluster_json_parse(json, &c, &err) == 0, "%s", err.msg);
+    CHECK(tsl_gpu_fp32_peak(tsl_cluster_device_gpu(&c, 0)) == 25e12, "custom: fp32 as given");
+    CHECK(tsl_gpu_fp32_peak(tsl_cluster_device_gpu(&c, 2)) == 19.5e12,
+          "A100 with TF32 off: its fp32 peak");
+    CHECK(tsl_gpu_fp32_peak(tsl_cluster_device_gpu(&c, 4)) == 653.7e12,
+          "MI300X opting in to TF32: its TF32 peak");
+    CHECK(tsl_gpu_fp32_peak(tsl_cluster_device_gpu(&c, 6)) == 1100e12, "derived: the base's");
+    json_t *j = tsl_cluster_to_json(&c);
+    char *text = json_dumps(j, JSON_INDENT(2));
+    CHECK(tsl_cluster_json_parse(text, &d, &err) == 0, "%s\n%s", err.msg, text);
+    for (uint32_t dev = 0; dev < c.n_devices && dev < d.n_devices; dev += 2) {
+        const tsl_gpu_spec_t *x = tsl_cluster_device_gpu(&c, dev),
+                             *y = tsl_cluster_device_gpu(&d, dev);
+        CHECK(x->fp32_peak_flops == y->fp32_peak_flops && x->tf32_peak_flops == y->tf32_peak_flops,
+              "%s: the fp32 pair read back", x->name);
+    }
+    free(text);
+    json_decref(j);
+    tsl_cluster_free(&d);
     tsl_cluster_free(&c);
 }
 
@@ -486,6 +541,7 @@ int main(void)
     test_too_many_types();
     test_inline_good();
     test_round_trip();
+    test_fp32_rates();
     test_from_arg();
     test_galvatron_fixture();
     return CHECK_DONE();

@@ -484,7 +484,7 @@ static void test_ds_bf16_optimizer(void)
     make_env(&c, &env, 2, 2);
     tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
     CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 2, 2, 4.0),
-               2.0 * tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), EPS,
+               2.0 * tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 2, 2, 2.0), EPS,
                "the tied gradient in fp32: twice the bytes");
     env.knobs.grad_reduce_bytes = 4;
     CHECK(tsl_cost_grad_elem_bytes(&env.knobs) == 4.0, "the buffer's bytes");
@@ -562,6 +562,30 @@ static void test_fp32(void)
     CHECK(tsl_gpu_fp32_peak(&gpu) == 0.0, "no figure");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("RTX-TITAN-24G")) == 16.3e12, "TITAN RTX: fp32");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A100-40G")) == 156e12, "A100: TF32");
+    /* the tied sum's element width (tsl_cost_tied_elem_bytes): 2 for a 16-bit gradient, even
+     * beside an fp32 buffer (Megatron's main_grad: priced at 2 as before); the buffer's 4
+     * under DeepSpeed's BF16_Optimizer and under fp32 training */
+    tsl_cost_knobs_t kt = {0};
+    CHECK(tsl_cost_tied_elem_bytes(&kt) == 2.0, "16-bit: 2");
+    kt.grad_reduce_bytes = 4;
+    CHECK(tsl_cost_tied_elem_bytes(&kt) == 2.0, "fp32 main_grad: 2 (unchanged)");
+    kt.ds_bf16_optimizer = true;
+    CHECK(tsl_cost_tied_elem_bytes(&kt) == 4.0, "BF16_Optimizer: its fp32 _hp_grad");
+    kt = (tsl_cost_knobs_t){.fp32 = true};
+    CHECK(tsl_cost_tied_elem_bytes(&kt) == 4.0, "fp32 training: 4");
+    /* cost model 67: every built-in type has a figure (datasheets, cluster_hw.c) */
+    for (size_t i = 0; i < tsl_gpu_count(); i++)
+        CHECK(tsl_gpu_fp32_peak(tsl_gpu_at(i)) > 0, "%s: an fp32 figure", tsl_gpu_at(i)->name);
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("B200")) == 1100e12, "B200: TF32 2.2 PF sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("GB200")) == 1250e12, "GB200: TF32 2.5 PF sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("L40S")) == 183e12, "L40S: TF32 dense");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("L4")) == 60e12, "L4: TF32 120 sparse / 2");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A10G")) == 35e12, "A10G: TF32");
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("2080Ti-10G")) == 13.4e12, "2080 Ti: fp32, no TF32");
+    /* ROCm runs fp32 matmuls in fp32 unless a script opts in: the FP32 matrix peak */
+    CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("MI300X")) == 163.4e12 &&
+              tsl_gpu_find("MI325X")->tf32_peak_flops == 0.0,
+          "MI300X/MI325X: FP32 matrix, TF32 not taken");
 
     tsl_layer_t e = {.kind = TSL_LAYER_ENCODER,
                      .seq_len = 128,
@@ -1723,26 +1747,27 @@ static void test_vocab_layers(void)
      * Between GPUs of one node the intra link (100 GB/s), one pair: 0.51642 ms. */
     make_env(&c, &env, 2, 2);
     tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), 51642368.0 / (5 * GB), EPS,
-               "tied all-reduce across nodes, two pairs on one NIC");
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 1, 1), 51642368.0 / (100 * GB), EPS,
-               "tied all-reduce inside a node");
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 2, 2, 2.0), 51642368.0 / (5 * GB),
+               EPS, "tied all-reduce across nodes, two pairs on one NIC");
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 1, 1, 2.0), 51642368.0 / (100 * GB),
+               EPS, "tied all-reduce inside a node");
     /* SDP 2 (t = 1, z = 2), the head's block [2, 4) on node 1: M = 2 B · 50304·1024 =
      * 103,022,592 B; the 2-rank sums across nodes, both data ranks' pairs on the NIC,
      * M / 5 GB/s = 20.605 ms, plus the gather over the data group inside node 1,
      * (2 − 1)/2 · M / 100 GB/s = 0.515 ms. */
     tsl_strategy_t sdp2 = one(TSL_DIM_SDP, 2, false);
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &sdp2, 0, 2, 2),
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &sdp2, 0, 2, 2, 2.0),
                103022592.0 / (5 * GB) + 0.5 * 103022592.0 / (100 * GB), EPS,
                "tied all-reduce plus the SDP gather");
     tsl_strategy_t dp2 = one(TSL_DIM_DP, 2, false); /* z = 1: the sum alone */
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 2), 103022592.0 / (5 * GB), EPS,
-               "tied all-reduce, no SDP");
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 1), 103022592.0 / (10 * GB), EPS,
-               "one pair alone has the NIC");
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &dp2, 0, 2, 2, 2.0), 103022592.0 / (5 * GB),
+               EPS, "tied all-reduce, no SDP");
+    CHECK_NEAR(tsl_cost_tied_allreduce_elem_s(&c, &h, &dp2, 0, 2, 1, 2.0), 103022592.0 / (10 * GB),
+               EPS, "one pair alone has the NIC");
     h.tied_head = false;
-    CHECK(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2) == 0, "an untied head sums nothing");
-    CHECK(tsl_cost_tied_allreduce_s(&c, &e, &tp2, 0, 2, 2) == 0, "not a head");
+    CHECK(tsl_cost_tied_allreduce_elem_s(&c, &h, &tp2, 0, 2, 2, 2.0) == 0,
+          "an untied head sums nothing");
+    CHECK(tsl_cost_tied_allreduce_elem_s(&c, &e, &tp2, 0, 2, 2, 2.0) == 0, "not a head");
     tsl_cluster_free(&c);
 }
 

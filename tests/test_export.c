@@ -1012,6 +1012,46 @@ static void test_torchtitan_reshard(void)
     plan = saved;
 }
 
+/* fp32 training (plan.fp32, cost model 63): megatron writes neither --bf16 nor --fp16
+ * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6) and no bf16
+ * reduce; deepspeed no bf16 section (its fp32 default); torchtitan mixed_precision_param
+ * "float32" (TrainingConfig; v0.2.x's Training); galvatron's strategy file carries no
+ * precision: refused naming it */
+static void test_fp32(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.fp32 = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--bf16") && !strstr(text, "--fp16") &&
+              !strstr(text, "--grad-reduce-in-bf16"),
+          "megatron fp32: no 16-bit flag:\n%s", text);
+    free(text);
+    make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
+    plan.fp32 = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    CHECK(o && !json_object_get(o, "bf16") && !json_object_get(o, "fp16"),
+          "deepspeed fp32: no bf16/fp16 section:\n%s", text);
+    json_decref(o);
+    free(text);
+    make_plan(&plan, 2, (const uint32_t[]){0, 11, 26}, 4, "tp2-sdp2+sp", 4, 8);
+    plan.fp32 = true;
+    text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(text, "[training]\n") && strstr(text, "\nmixed_precision_param = \"float32\"\n"),
+          "torchtitan toml fp32:\n%s", text);
+    free(text);
+    text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(text, "    config.training.mixed_precision_param = \"float32\"\n") != NULL,
+          "torchtitan fp32:\n%s", text);
+    free(text);
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
+    plan.fp32 = true;
+    expect_refused(TSL_EXPORT_GALVATRON, &plan,
+                   "galvatron: its strategy file carries no precision");
+    plan.fp32 = false;
+}
+
 static void test_torchtitan(void)
 {
     const uint32_t cut[] = {0, 11, 26};
@@ -1564,6 +1604,7 @@ int main(void)
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();
+    test_fp32();
     test_placement();
     test_zero_bubble();
     test_galvatron();
