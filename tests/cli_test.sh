@@ -229,6 +229,17 @@ expect 2 "a directory without a config.json" plan --local --hf-config "$hfdir/em
 expect 0 "" plan --local --hf-config "$(dirname "$0")/data/hf/phi3_mini_4k.json" --cluster 8xA100-80G --batch 8 --no-baselines
 grep -q "4096 tokens per sample (a default: the training length the config records" "$out" && ok ||
     bad "phi3: the training-length default is not said"
+# one layer of 8 with one head, batch 1 on 8 GPUs: nothing shards it over them, and
+# memory is not why; H3T's fallback (ZeRO-3 over all 8) kept the main search's reason
+# and added its own, instead of calling ZeRO-3 "the only space left that fits memory"
+printf '%s' '{"model_type":"llama","hidden_size":8,"intermediate_size":16,"num_attention_heads":1,
+ "num_key_value_heads":1,"num_hidden_layers":1,"vocab_size":10,"max_position_embeddings":16}' \
+    >"$hfdir/one-head.json"
+expect 2 "the fixed batch 1 is below the 8 devices" \
+    plan --local --hf-config "$hfdir/one-head.json" --cluster 8xA100-80G --batch 1 --seq-len 1
+grep -q "the fallback to H3T is not tried: its ZeRO-3 over all 8 devices needs a batch that divides" "$err" &&
+    ! grep -q "the only space left that fits memory" "$err" && ok ||
+    bad "the H3T fallback's batch reason: $(cat "$err")"
 rm -rf "$hfdir"
 
 # --name names an --hf-config model (plan and eval); a small model's figures print in
