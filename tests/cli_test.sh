@@ -382,6 +382,12 @@ expect 2 "moe_imbalance: 5 is above E/k = 4" plan --local $moe --moe-imbalance 5
 expect 2 "etp: --etp 2 asked for, but model GPT2-345M has no MoE layers" plan --local --model GPT2-345M --cluster 8xA100-80G --etp 2
 expect 2 "layer 1 (tp2-dp8+sp): ep 4 x etp 3 does not fit" eval --local --model Mixtral-8x7B --cluster 2x8xH100-80G --tp 2 --sp --ep 4 --etp 3 --batch 64 --no-search
 
+# no H3T switch setting fits: each mode's reason is named, not only the last one's
+# (zero3-offload's host memory was lost behind zero3's GPU peak, while the message
+# quoted zero3-offload's all-on peak, which fits the GPU)
+expect 2 "cpu_mem_bytes: zero3-offload needs 966.5 GiB of host memory per node for the offloaded states, the node has 640.0 GiB; zero3: dp:" \
+    plan --local --model GPT3-65B --cluster 8xA100-40G --memory 4G
+
 # H3T's fallback (ZeRO-3 with its own rematerialisation, in bf16) is not what a request
 # for Megatron-LM's activation offloading (no recompute) or an FP8/FP4 recipe asks for:
 # with nothing else fitting, the answer is no plan, naming why, not an H3T plan without them
