@@ -8,3 +8,8 @@
 -- marked stale at the first start of a binary with this migration.
 ALTER TABLE plans ADD COLUMN cost_model_version INTEGER NOT NULL DEFAULT 0
     CHECK (cost_model_version >= 0);
+-- The same for calibrations (005): a fit is measured / predicted, so one fitted
+-- against another cost model's predictions is not applied to this one's
+-- (daemon/calibration.h); 0 = fitted before this migration.
+ALTER TABLE calibrations ADD COLUMN cost_model_version INTEGER NOT NULL DEFAULT 0
+    CHECK (cost_model_version >= 0);

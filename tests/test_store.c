@@ -411,6 +411,7 @@ static void test_migrate_figures(void)
     tsl_store_close(s);
     /* 008's column goes too: a schema-5 database has none */
     CHECK(exec_sql(path, "ALTER TABLE plans DROP COLUMN cost_model_version; "
+                         "ALTER TABLE calibrations DROP COLUMN cost_model_version; "
                          "PRAGMA user_version = 5;") == SQLITE_OK,
           "back to schema 5");
     CHECK(tsl_store_open(path, &s, &err) == 0, "migrate: %s", err.msg);
@@ -459,6 +460,7 @@ static void test_cost_model_stale(void)
     tsl_store_close(s);
     /* as a schema-7 tesseld left it: no cost_model_version column */
     CHECK(exec_sql(path, "ALTER TABLE plans DROP COLUMN cost_model_version; "
+                         "ALTER TABLE calibrations DROP COLUMN cost_model_version; "
                          "PRAGMA user_version = 7;") == SQLITE_OK,
           "back to schema 7");
     CHECK(tsl_store_open(path, &s, &err) == 0, "migrate: %s", err.msg);

@@ -257,6 +257,18 @@ static void test_calibration_store(tsl_store_t *s)
     int rows = 0;
     CHECK(tsl_calibration_list(s, "", count_rows, &rows, &err) == 0 && rows == 1,
           "one calibration listed (%d)", rows);
+    /* As an older tesseld fitted it: its factors correct another cost model's
+     * predictions, so this one neither applies nor lists it. */
+    sqlite3_exec(tsl_store_lock_db(s), "UPDATE calibrations SET cost_model_version = 1", NULL, NULL,
+                 NULL);
+    tsl_store_unlock_db(s);
+    rows = 0;
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 0 &&
+              tsl_calibration_list(s, "", count_rows, &rows, &err) == 0 && rows == 0,
+          "a calibration of another cost model is not applied (%d listed)", rows);
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", true, &fit, &err) == 0 &&
+              tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 1,
+          "a refit by this binary stores one it applies: %s", err.msg);
 }
 
 /* A done trial of the key (devops cuda) whose slowest rank took iter_s. */
