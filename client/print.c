@@ -605,8 +605,14 @@ void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
     else if (window > 0)
         fprintf(out, " (a default: the config allows %lld; --seq-len N to plan another)", window);
     fprintf(out, "\n");
-    fprintf(out, "  fingerprint %s%s\n", str(doc, "fingerprint"),
-            json_is_true(json_object_get(doc, "cached")) ? " (cached)" : "");
+    /* GetPlan (plans show) answers a stale plan as stored: say so, or its figures
+     * read as current */
+    fprintf(out, "  fingerprint %s%s%s\n", str(doc, "fingerprint"),
+            json_is_true(json_object_get(doc, "cached")) ? " (cached)" : "",
+            json_is_true(json_object_get(doc, "stale"))
+                ? " STALE: a profile it was priced from changed since, or another cost model "
+                  "priced it; `tesselctl plan` with its options searches again"
+                : "");
     if (!json_is_object(plan)) {
         fprintf(out, "  no plan\n");
         return;

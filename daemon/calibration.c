@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "calibration.h"
+#include "cost.h"
 #include "profile_json.h"
 #include "store_registry.h"
 #include "store_trials.h"
@@ -72,9 +73,11 @@ static int store_calib(tsl_store_t *s, const char *gpu_model, bool simulated, co
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
                                 "INSERT INTO calibrations (gpu_model, simulated, calib_json, "
-                                "n_trials, updated_unix) VALUES (?1, ?2, ?3, ?4, ?5) "
+                                "n_trials, updated_unix, cost_model_version) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
                                 "ON CONFLICT (gpu_model, simulated) DO UPDATE SET "
-                                "calib_json = ?3, n_trials = ?4, updated_unix = ?5",
+                                "calib_json = ?3, n_trials = ?4, updated_unix = ?5, "
+                                "cost_model_version = ?6",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(st, 1, gpu_model, -1, SQLITE_STATIC);
@@ -82,6 +85,7 @@ static int store_calib(tsl_store_t *s, const char *gpu_model, bool simulated, co
         sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, c->n_samples);
         sqlite3_bind_int64(st, 5, (sqlite3_int64)time(NULL));
+        sqlite3_bind_int64(st, 6, TSL_COST_MODEL_VERSION);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     }
     if (rc != SQLITE_OK)
@@ -133,11 +137,12 @@ int tsl_calibration_list(tsl_store_t *s, const char *gpu_model, tsl_calibration_
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT gpu_model, simulated, calib_json, updated_unix FROM "
-                           "calibrations WHERE ?1 = '' OR gpu_model = ?1 "
-                           "ORDER BY gpu_model, simulated",
+                           "calibrations WHERE (?1 = '' OR gpu_model = ?1) "
+                           "AND cost_model_version = ?2 ORDER BY gpu_model, simulated",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, db, st, "listing", err);
     sqlite3_bind_text(st, 1, gpu_model ? gpu_model : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, TSL_COST_MODEL_VERSION);
     /* Rows are copied out first: fn runs without the store's lock. */
     typedef struct row {
         char model[160];

@@ -14,6 +14,11 @@
  * factors and the iteration-time error before and after (leave-one-out) as
  * measurements named calib_* (tesselctl profiles).
  *
+ * A calibration is stored with the TSL_COST_MODEL_VERSION it was fitted
+ * against (schema 8) and read (get, list) only by a binary of that version: its
+ * factors correct that model's predictions, not another's. A refit takes only
+ * trials of plans this version priced (store_trials.h).
+ *
  * Thread-safety: as store.h. Errors: -1 with err (store failures).
  */
 #ifndef TSL_CALIBRATION_H

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cost.h"
 #include "figures_json.h"
 #include "handlers.h"
 #include "log.h"
@@ -255,6 +256,7 @@ static void row_fill(tsl_stored_plan_t *row, const plan_job_t *job, const tsl_se
     row->peak_bytes = res->best.peak_bytes;
     row->search_time_s = h->search_time_s;
     row->created_unix = h->created_unix;
+    row->cost_model_version = TSL_COST_MODEL_VERSION;
     row->request_json = job->s.in.request_json;
 }
 

@@ -7,6 +7,7 @@
  * idempotent: OK with deleted = false when there was nothing to delete. A bad
  * fingerprint or page token → INVALID_ARGUMENT; a store failure → INTERNAL.
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -208,6 +209,23 @@ static void reply_export(tsl_call_t *call, const char *format, const char *conte
     tsl_call_reply(call, &resp.base);
 }
 
+/* The json format: the stored document with "cached" and "stale" as GetPlan
+ * answers them. The stored text keeps the values of when it was searched
+ * (cached false, stale false), which read as current on a plan marked stale
+ * since. A document that does not parse goes out as stored. */
+static void export_json(tsl_call_t *call, const tsl_stored_plan_t *row)
+{
+    json_t *doc = json_loads(row->result_json, 0, NULL);
+    char *text = NULL;
+    if (json_is_object(doc) && json_object_set_new(doc, "cached", json_true()) == 0 &&
+        json_object_set_new(doc, "stale", json_boolean(row->stale)) == 0)
+        text = json_dumps(doc, JSON_INDENT(2));
+    json_decref(doc);
+    const char *out = text ? text : row->result_json;
+    reply_export(call, "json", "application/json", out, strlen(out));
+    free(text);
+}
+
 /* A plan the target cannot express is FAILED_PRECONDITION with the reason. */
 static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_stored_plan_t *row)
 {
@@ -241,8 +259,7 @@ void tsl_handle_export_plan(tsl_call_t *call)
     if (request_fingerprint(call, req->fingerprint, fp) && export_format(call, req->format, &f) &&
         load(call, fp, &row, false) == 0) {
         if (f == TSL_EXPORT_COUNT)
-            reply_export(call, "json", "application/json", row.result_json,
-                         strlen(row.result_json));
+            export_json(call, &row);
         else
             export_stored(call, f, &row);
         tsl_stored_plan_clear(&row);

@@ -266,9 +266,10 @@ static void stale_alert(alerts_t *a, const tsl_page_ctx_t *c)
         alert_open(a, "stale");
         evbuffer_add_printf(a->b,
                             "%zu%s cached plan%s stale (a profile %s priced from changed "
-                            "since; the next request searches again): ",
+                            "since, or another cost model priced %s; the next request "
+                            "searches again): ",
                             r.n, next[0] != '\0' ? "+" : "", r.n == 1 ? " is" : "s are",
-                            r.n == 1 ? "it was" : "they were");
+                            r.n == 1 ? "it was" : "they were", r.n == 1 ? "it" : "them");
         evbuffer_add_buffer(a->b, links);
         evbuffer_add_printf(a->b, "%s.</li>\n", r.n > TSL_PAGE_RECENT ? ", \xE2\x80\xA6" : "");
     }

@@ -10,7 +10,8 @@
  *     short), and how many failed trials are stored;
  *   - a calibration with a factor outside [TSL_PAGE_CALIB_MIN, TSL_PAGE_CALIB_MAX]
  *     or a leave-one-out error above TSL_PAGE_CALIB_MAX_LOO (tsl_page_calib_alert);
- *   - stale plans (a profile they were priced from changed since): how many, and
+ *   - stale plans (a profile they were priced from changed since, or
+ *     another cost model priced them): how many, and
  *     the newest TSL_PAGE_ALERT_LIST linked.
  * Each kind lists at most TSL_PAGE_ALERT_LIST items, then "and N more".
  *

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cost.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -142,6 +143,15 @@ static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
 {
     if (tsl_store_open(cfg->database, &d->store, err) != 0)
         return -1;
+    /* Plans an older (or newer) cost model priced are not what this binary
+     * answers; unmarked they were listed fresh and served as current. */
+    int64_t marked = tsl_store_mark_cost_model(d->store, TSL_COST_MODEL_VERSION, err);
+    if (marked < 0)
+        return -1;
+    if (marked > 0)
+        tsl_log_info("%lld cached plan(s) priced by another cost model than this tesseld's "
+                     "(version %u) marked stale; the next request for each searches again",
+                     (long long)marked, TSL_COST_MODEL_VERSION);
     /* The HTTP thread reads through its own connection: a slow scraper never
      * holds the lock gRPC reads take. */
     if (cfg->http[0] && tsl_store_open_reader(cfg->database, &d->http_store, err) != 0)

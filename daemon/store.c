@@ -41,7 +41,7 @@ struct tsl_store {
 /* The summary columns, in the order row_to_plan() reads them. */
 #define PLAN_COLUMNS                                                                               \
     "fingerprint, model_name, n_devices, global_batch, iter_time_s, samples_per_s, "               \
-    "peak_bytes, search_time_s, created_unix, stale"
+    "peak_bytes, search_time_s, created_unix, stale, cost_model_version"
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -134,6 +134,7 @@ static void row_to_plan(sqlite3_stmt *st, tsl_stored_plan_t *p)
     p->search_time_s = sqlite3_column_double(st, 7);
     p->created_unix = sqlite3_column_int64(st, 8);
     p->stale = sqlite3_column_int(st, 9) != 0;
+    p->cost_model_version = (uint32_t)sqlite3_column_int64(st, 10);
 }
 
 /* ---- open, versions, migrations ------------------------------------------------- */
@@ -437,14 +438,15 @@ static int put_locked(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *err
 {
     static const char sql[] =
         "INSERT INTO plans (fingerprint, model_name, n_devices, global_batch, iter_time_s, "
-        "samples_per_s, peak_bytes, search_time_s, created_unix, stale, request_json, result_json) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11) "
+        "samples_per_s, peak_bytes, search_time_s, created_unix, stale, request_json, result_json, "
+        "cost_model_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11, ?12) "
         "ON CONFLICT (fingerprint) DO UPDATE SET model_name = excluded.model_name, "
         "n_devices = excluded.n_devices, global_batch = excluded.global_batch, "
         "iter_time_s = excluded.iter_time_s, samples_per_s = excluded.samples_per_s, "
         "peak_bytes = excluded.peak_bytes, search_time_s = excluded.search_time_s, "
         "created_unix = excluded.created_unix, stale = 0, "
-        "request_json = excluded.request_json, result_json = excluded.result_json";
+        "request_json = excluded.request_json, result_json = excluded.result_json, "
+        "cost_model_version = excluded.cost_model_version";
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (tx_begin(s, err) != 0)
@@ -470,6 +472,7 @@ static int put_locked(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *err
     sqlite3_bind_text(st, 10, req_len > TSL_STORE_REQUEST_MAX ? stub : p->request_json, -1,
                       SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 11, p->result_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 12, p->cost_model_version);
     if (sqlite3_step(st) != SQLITE_DONE) {
         db_fail(s, err, "storing plan");
         goto out;
@@ -514,8 +517,8 @@ static int get_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, ts
         goto out;
     }
     row_to_plan(st, out);
-    out->request_json = dup_text(st, 10);
-    out->result_json = dup_text(st, 11);
+    out->request_json = dup_text(st, 11);
+    out->result_json = dup_text(st, 12);
     if (out->request_json == NULL || out->result_json == NULL) {
         tsl_stored_plan_clear(out);
         tsl_err_set(err, "database %s: out of memory reading plan %s", s->path, fp);
@@ -634,6 +637,42 @@ int64_t tsl_store_count_plans(tsl_store_t *s)
     if (prepare(s, "SELECT count(*) FROM plans", &st, NULL) == 0 && sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* One statement in its own transaction; only fresh rows are counted, so that a
+ * restart reports the plans it marked, not those marked before. */
+static int64_t mark_cost_model_locked(tsl_store_t *s, uint32_t version, tsl_err_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+    if (tx_begin(s, err) != 0)
+        return -1;
+    if (prepare(s, "UPDATE plans SET stale = 1 WHERE stale = 0 AND cost_model_version <> ?1", &st,
+                err) != 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, version);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        db_fail(s, err, "marking plans of another cost model stale");
+        goto out;
+    }
+    int64_t changed = sqlite3_changes(s->db);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (tx_commit(s, err) == 0)
+        n = changed;
+out:
+    sqlite3_finalize(st);
+    if (n < 0)
+        tx_rollback(s);
+    return n;
+}
+
+int64_t tsl_store_mark_cost_model(tsl_store_t *s, uint32_t version, tsl_err_t *err)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t n = mark_cost_model_locked(s, version, err);
     pthread_mutex_unlock(&s->mu);
     return n;
 }

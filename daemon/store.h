@@ -56,6 +56,9 @@ typedef struct tsl_stored_plan {
     double search_time_s;
     int64_t created_unix; /* set by put when 0 */
     bool stale;
+    /* TSL_COST_MODEL_VERSION of the binary that priced it; 0 = unknown (stored
+     * before schema 8). put stores it as given. */
+    uint32_t cost_model_version;
     char *request_json; /* the request as received (canonical JSON); put keeps at
                                  most TSL_STORE_REQUEST_MAX bytes of it, else a stub
                                  {"omitted": ..., "bytes": N} */
@@ -80,6 +83,12 @@ int tsl_store_delete_plan(tsl_store_t *s, const char *fingerprint, tsl_err_t *er
 /* 0 updated, 1 not found, -1 error (not found also fills err). */
 int tsl_store_mark_stale(tsl_store_t *s, const char *fingerprint, bool stale, tsl_err_t *err);
 int64_t tsl_store_count_plans(tsl_store_t *s);
+/* Marks stale every fresh plan not priced by cost model `version` (the running
+ * binary's TSL_COST_MODEL_VERSION): its figures are not what this binary would
+ * answer, and no request of this binary can reach it by fingerprint (the version
+ * is hashed into it). Called once at start. Returns the number of plans marked,
+ * or -1 (err filled). */
+int64_t tsl_store_mark_cost_model(tsl_store_t *s, uint32_t version, tsl_err_t *err);
 
 typedef struct tsl_plan_filter {
     const char *model_name; /* NULL: any; exact, case-insensitive */

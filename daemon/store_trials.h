@@ -20,7 +20,8 @@
  *
  * Calibration samples (tsl_trials_calib_samples): every done trial without an
  * out-of-memory rank of one hardware key (the GPU model of rank 0's device,
- * simulated or not), reduced to its slowest stage as planner/calibrate.h wants
+ * simulated or not) whose plan this binary's cost model priced
+ * (TSL_COST_MODEL_VERSION; store.h), reduced to its slowest stage as planner/calibrate.h wants
  * it. Predicted, from the plan object the trial was made for (plan_json.h;
  * docs/cost-model.md "Pipeline"), with the slowest stage = the largest time_s
  * and its per-micro-batch times scaled to an iteration by n_micro (the

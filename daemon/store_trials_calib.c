@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "hf_config.h"
 #include "model.h"
 #include "store_trials.h"
@@ -99,7 +100,9 @@ static bool predicted(const json_t *plan, uint32_t tokens_per_sample, tsl_calib_
     return true;
 }
 
-/* One trial as a sample; false when its plan cannot be read. */
+/* One trial as a sample; false when its plan cannot be read, or when another
+ * cost model priced it (a plan stored by an older tesseld, store.h): the fit is
+ * a ratio of measured to predicted, and its predictions are not this binary's. */
 static bool sample_of(tsl_store_t *st, const tsl_trial_t *t, tsl_calib_sample_t *s)
 {
     tsl_stored_plan_t row;
@@ -111,12 +114,13 @@ static bool sample_of(tsl_store_t *st, const tsl_trial_t *t, tsl_calib_sample_t 
     if (tsl_trials_plan_json(st, t->trial_id, &plan_text, &err) != 0)
         return false;
     json_t *plan = json_loads(plan_text, 0, NULL), *doc = NULL;
-    if (tsl_store_get_plan(st, t->plan_fingerprint, &row, &err) == 0)
+    if (tsl_store_get_plan(st, t->plan_fingerprint, &row, &err) == 0 &&
+        row.cost_model_version == TSL_COST_MODEL_VERSION)
         doc = json_loads(row.result_json, 0, NULL);
     uint32_t tps = (uint32_t)json_integer_value(
         json_object_get(json_object_get(doc, "model"), "tokens_per_sample"));
     const tsl_trial_rank_t *k = slowest_rank(t);
-    if (k && predicted(plan, tps, s)) {
+    if (doc && k && predicted(plan, tps, s)) {
         s->hidden = model_hidden(row.request_json, doc);
         s->meas_compute_s = phase(k->phase_json, "fwd") + phase(k->phase_json, "bwd");
         s->meas_comm_s = phase(k->phase_json, "comm");

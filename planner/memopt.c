@@ -8,6 +8,7 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -724,8 +725,25 @@ typedef struct solve {
     tsl_memopt_plan_t *plan;
     bool found;
     tsl_memopt_stats_t st;
-    char why[256]; /* why the last mode found nothing */
+    char why[400]; /* why each mode tried found nothing, "; "-separated */
 } solve_t;
+
+/* Adds one mode's reason to sv->why. Every mode's is kept: the error quotes the
+ * first mode's all-on figures, and a reason of a later mode alone (zero3's GPU
+ * peak) read as if it were why that one failed (zero3-offload's host memory). */
+static void why_add(solve_t *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_add(solve_t *sv, const char *fmt, ...)
+{
+    size_t len = strlen(sv->why);
+    if (len > 0 && len + 2 < sizeof(sv->why)) {
+        memcpy(sv->why + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sv->why + len, sizeof(sv->why) - len, fmt, ap);
+    va_end(ap);
+}
 
 /* Uses the caller's workspace after checking it fits, or sizes one (*own). */
 static int solve_ws(solve_t *sv, tsl_memopt_ws_t *ws, tsl_memopt_ws_t *own, bool *own_ws,
@@ -787,7 +805,7 @@ static int solve_dp(solve_t *sv, tsl_memopt_mode_t mode, uint32_t allowed, searc
     }
     sc->found = r == 0;
     if (r > 0)
-        snprintf(sv->why, sizeof(sv->why), "%s: %.200s", tsl_memopt_mode_name(mode), e2.msg);
+        why_add(sv, "%s: %.160s", tsl_memopt_mode_name(mode), e2.msg);
     return 0;
 }
 
@@ -800,11 +818,11 @@ static int solve_mode(solve_t *sv, tsl_memopt_mode_t mode, tsl_err_t *err)
     uint32_t allowed = ctx->allowed_switches & mode_mask(mode);
     uint64_t fixed = cpu_fixed_bytes(sv->layers, sv->n, ctx, mode);
     if (!cpu_fits(ctx, fixed)) {
-        snprintf(sv->why, sizeof(sv->why),
-                 "cpu_mem_bytes: %s needs %.1f GiB of host memory per node for the offloaded "
-                 "states, the node has %.1f GiB",
-                 tsl_memopt_mode_name(mode), (double)fixed * ctx->devices_per_node / GIB,
-                 (double)ctx->cpu_mem_bytes / GIB);
+        why_add(sv,
+                "cpu_mem_bytes: %s needs %.1f GiB of host memory per node for the offloaded "
+                "states, the node has %.1f GiB",
+                tsl_memopt_mode_name(mode), (double)fixed * ctx->devices_per_node / GIB,
+                (double)ctx->cpu_mem_bytes / GIB);
         return 0;
     }
     if (tsl_memopt_ws_load(sv->ws, sv->layers, sv->n, ctx, mode, err) != 0)
@@ -820,8 +838,8 @@ static int solve_mode(solve_t *sv, tsl_memopt_mode_t mode, tsl_err_t *err)
         run_simple(&sc, sv->opts->solver, allowed, sv->opts, mode);
         sv->st.evaluations += sc.evals;
         if (!sc.found)
-            snprintf(sv->why, sizeof(sv->why), "%s: no sequence the %s solver tried fits",
-                     tsl_memopt_mode_name(mode), tsl_memopt_solver_name(sv->opts->solver));
+            why_add(sv, "%s: no sequence the %s solver tried fits", tsl_memopt_mode_name(mode),
+                    tsl_memopt_solver_name(sv->opts->solver));
     }
     if (sc.found && keep_if_faster(sv, mode, err) != 0)
         return -1;

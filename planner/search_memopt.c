@@ -106,11 +106,16 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         return TSL_SEARCH_ERR;
     uint32_t N = c->n_devices, maxb = r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
     uint64_t budget = tsl_request_device_budget(r, tsl_cluster_min_device_mem(c));
-    if (r->global_batch && r->global_batch % N != 0)
-        return tsl_err_set(err,
-                           "batch: %u does not divide over %u devices of ZeRO-3, the only "
-                           "space left that fits memory",
-                           r->global_batch, N);
+    /* err holds why the main space has no plan (often not memory: a batch below
+     * the device count); it is kept, as request_excludes keeps it */
+    if (r->global_batch && r->global_batch % N != 0) {
+        char prev[TSL_ERR_MAX];
+        snprintf(prev, sizeof(prev), "%s", err->msg);
+        return tsl_err_setc(err, TSL_E_NOFIT,
+                            "%.300s; the fallback to H3T is not tried: its ZeRO-3 over all %u "
+                            "devices needs a batch that divides over them (batch %u)",
+                            prev, N, r->global_batch);
+    }
     tsl_memopt_ws_t ws;
     if (tsl_memopt_ws_init(&ws, m->n_layers, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, err) != 0)
         return -1;

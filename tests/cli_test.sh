@@ -229,6 +229,17 @@ expect 2 "a directory without a config.json" plan --local --hf-config "$hfdir/em
 expect 0 "" plan --local --hf-config "$(dirname "$0")/data/hf/phi3_mini_4k.json" --cluster 8xA100-80G --batch 8 --no-baselines
 grep -q "4096 tokens per sample (a default: the training length the config records" "$out" && ok ||
     bad "phi3: the training-length default is not said"
+# one layer of 8 with one head, batch 1 on 8 GPUs: nothing shards it over them, and
+# memory is not why; H3T's fallback (ZeRO-3 over all 8) kept the main search's reason
+# and added its own, instead of calling ZeRO-3 "the only space left that fits memory"
+printf '%s' '{"model_type":"llama","hidden_size":8,"intermediate_size":16,"num_attention_heads":1,
+ "num_key_value_heads":1,"num_hidden_layers":1,"vocab_size":10,"max_position_embeddings":16}' \
+    >"$hfdir/one-head.json"
+expect 2 "the fixed batch 1 is below the 8 devices" \
+    plan --local --hf-config "$hfdir/one-head.json" --cluster 8xA100-80G --batch 1 --seq-len 1
+grep -q "the fallback to H3T is not tried: its ZeRO-3 over all 8 devices needs a batch that divides" "$err" &&
+    ! grep -q "the only space left that fits memory" "$err" && ok ||
+    bad "the H3T fallback's batch reason: $(cat "$err")"
 rm -rf "$hfdir"
 
 # --name names an --hf-config model (plan and eval); a small model's figures print in
@@ -370,6 +381,12 @@ expect 2 "moe-imbalance: 0.5 is out of range" plan --local $moe --moe-imbalance 
 expect 2 "moe_imbalance: 5 is above E/k = 4" plan --local $moe --moe-imbalance 5
 expect 2 "etp: --etp 2 asked for, but model GPT2-345M has no MoE layers" plan --local --model GPT2-345M --cluster 8xA100-80G --etp 2
 expect 2 "layer 1 (tp2-dp8+sp): ep 4 x etp 3 does not fit" eval --local --model Mixtral-8x7B --cluster 2x8xH100-80G --tp 2 --sp --ep 4 --etp 3 --batch 64 --no-search
+
+# no H3T switch setting fits: each mode's reason is named, not only the last one's
+# (zero3-offload's host memory was lost behind zero3's GPU peak, while the message
+# quoted zero3-offload's all-on peak, which fits the GPU)
+expect 2 "cpu_mem_bytes: zero3-offload needs 966.5 GiB of host memory per node for the offloaded states, the node has 640.0 GiB; zero3: dp:" \
+    plan --local --model GPT3-65B --cluster 8xA100-40G --memory 4G
 
 # H3T's fallback (ZeRO-3 with its own rematerialisation, in bf16) is not what a request
 # for Megatron-LM's activation offloading (no recompute) or an FP8/FP4 recipe asks for:

@@ -25,6 +25,7 @@
 #include "http_html.h"
 #include "http_overview.h"
 #include "calibration.h"
+#include "cost.h"
 #include "http_trials.h"
 #include "store_registry.h"
 #include "store_trials.h"
@@ -119,6 +120,7 @@ static void add_charted_plan(tsl_store_t *s)
     p.created_unix = 1600000000; /* oldest: the listing's other rows stay first */
     p.request_json = (char *)"{}";
     p.result_json = (char *)STAGED_RESULT;
+    p.cost_model_version = TSL_COST_MODEL_VERSION; /* as this tesseld stores it */
     if (tsl_store_put_plan(s, &p, &err) != 0)
         fprintf(stderr, "put: %s\n", err.msg);
 }
@@ -313,6 +315,7 @@ static tsl_store_t *make_store(void)
     p.created_unix = 1700000000;
     p.request_json = (char *)"{}";
     p.result_json = (char *)"{}";
+    p.cost_model_version = TSL_COST_MODEL_VERSION; /* as this tesseld stores it */
     if (tsl_store_put_plan(s, &p, &err) != 0)
         fprintf(stderr, "put: %s\n", err.msg);
     snprintf(p.fingerprint, sizeof(p.fingerprint), "fedcba9876543210");

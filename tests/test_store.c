@@ -409,7 +409,11 @@ static void test_migrate_figures(void)
     builtin.result_json = (char *)"{\"plan\":{\"pp\":1}}";
     CHECK(tsl_store_put_plan(s, &builtin, &err) == 0, "put: %s", err.msg);
     tsl_store_close(s);
-    CHECK(exec_sql(path, "PRAGMA user_version = 5;") == SQLITE_OK, "back to schema 5");
+    /* 008's column goes too: a schema-5 database has none */
+    CHECK(exec_sql(path, "ALTER TABLE plans DROP COLUMN cost_model_version; "
+                         "ALTER TABLE calibrations DROP COLUMN cost_model_version; "
+                         "PRAGMA user_version = 5;") == SQLITE_OK,
+          "back to schema 5");
     CHECK(tsl_store_open(path, &s, &err) == 0, "migrate: %s", err.msg);
     tsl_stored_plan_t got;
     memset(&got, 0, sizeof got);
@@ -438,6 +442,61 @@ static void test_migrate_figures(void)
           "a plan without figures was priced on the built-in ones: %s", got.result_json);
     json_decref(doc);
     tsl_stored_plan_clear(&got);
+    tsl_store_close(s);
+}
+
+/* Migration 008 and tsl_store_mark_cost_model: a plan stored before schema 8
+ * (version unknown) or priced by another cost model is marked stale once; the
+ * current one is left fresh; a re-plan stores it fresh under the new version. */
+static void test_cost_model_stale(void)
+{
+    char path[300];
+    tsl_err_t err = {0};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "costmodel.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t before8 = make_plan("00000000000000c1", "m", 8, 10);
+    CHECK(tsl_store_put_plan(s, &before8, &err) == 0, "put: %s", err.msg);
+    tsl_store_close(s);
+    /* as a schema-7 tesseld left it: no cost_model_version column */
+    CHECK(exec_sql(path, "ALTER TABLE plans DROP COLUMN cost_model_version; "
+                         "ALTER TABLE calibrations DROP COLUMN cost_model_version; "
+                         "PRAGMA user_version = 7;") == SQLITE_OK,
+          "back to schema 7");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "migrate: %s", err.msg);
+    CHECK(tsl_store_db_version(s) == tsl_store_schema_version(), "migrated to %d",
+          tsl_store_db_version(s));
+    tsl_stored_plan_t older = make_plan("00000000000000c2", "m", 8, 20);
+    older.cost_model_version = 62;
+    tsl_stored_plan_t current = make_plan("00000000000000c3", "m", 8, 30);
+    current.cost_model_version = 63;
+    CHECK(tsl_store_put_plan(s, &older, &err) == 0 && tsl_store_put_plan(s, &current, &err) == 0,
+          "put: %s", err.msg);
+    tsl_stored_plan_t got;
+    memset(&got, 0, sizeof got);
+    CHECK(tsl_store_plan_head(s, "00000000000000c1", &got, &err) == 0 &&
+              got.cost_model_version == 0 && !got.stale,
+          "a pre-008 plan reads version 0 (unknown): %u", got.cost_model_version);
+    CHECK(tsl_store_mark_cost_model(s, 63, &err) == 2, "the unknown and the older one marked: %s",
+          err.msg);
+    CHECK(tsl_store_plan_head(s, "00000000000000c1", &got, &err) == 0 && got.stale, "c1 stale");
+    CHECK(tsl_store_plan_head(s, "00000000000000c2", &got, &err) == 0 && got.stale &&
+              got.cost_model_version == 62,
+          "c2 stale, version kept");
+    CHECK(tsl_store_plan_head(s, "00000000000000c3", &got, &err) == 0 && !got.stale &&
+              got.cost_model_version == 63,
+          "c3 (this cost model) fresh");
+    CHECK(tsl_store_mark_cost_model(s, 63, &err) == 0, "a second start marks nothing new");
+    seen_t *seen = calloc(1, sizeof *seen);
+    CHECK(seen && walk(s, (tsl_plan_filter_t){.stale = 0}, seen) == 1 && seen->n == 1 &&
+              strcmp(seen->fps[0], "00000000000000c3") == 0,
+          "fresh-only lists the current plan alone: %d", seen ? seen->n : -1);
+    free(seen);
+    older.cost_model_version = 63; /* searched again by this binary */
+    CHECK(tsl_store_put_plan(s, &older, &err) == 0, "re-plan: %s", err.msg);
+    CHECK(tsl_store_plan_head(s, "00000000000000c2", &got, &err) == 0 && !got.stale &&
+              got.cost_model_version == 63,
+          "the re-planned one is fresh under the new version");
     tsl_store_close(s);
 }
 
@@ -645,6 +704,7 @@ int main(void)
     test_callback_stop();
     test_newer_schema();
     test_migrate_figures();
+    test_cost_model_stale();
     test_integrity();
     test_concurrent();
     test_reader();

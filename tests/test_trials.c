@@ -18,6 +18,7 @@
 #include "calibration.h"
 #include "check.h"
 #include "clock.h"
+#include "cost.h"
 #include "store_registry.h"
 #include "store_trials.h"
 #include "trial_sched.h"
@@ -49,6 +50,7 @@ static tsl_store_t *open_store(void)
     p.n_devices = 2;
     p.request_json = (char *)"{\"model_preset\": \"GPT2-345M\", \"seq_len\": 0}";
     p.result_json = (char *)DOC;
+    p.cost_model_version = TSL_COST_MODEL_VERSION;
     tsl_stored_plan_t have;
     memset(&have, 0, sizeof have);
     if (s && tsl_store_get_plan(s, "00000000000000f1", &have, &err) == 1)
@@ -255,6 +257,18 @@ static void test_calibration_store(tsl_store_t *s)
     int rows = 0;
     CHECK(tsl_calibration_list(s, "", count_rows, &rows, &err) == 0 && rows == 1,
           "one calibration listed (%d)", rows);
+    /* As an older tesseld fitted it: its factors correct another cost model's
+     * predictions, so this one neither applies nor lists it. */
+    sqlite3_exec(tsl_store_lock_db(s), "UPDATE calibrations SET cost_model_version = 1", NULL, NULL,
+                 NULL);
+    tsl_store_unlock_db(s);
+    rows = 0;
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 0 &&
+              tsl_calibration_list(s, "", count_rows, &rows, &err) == 0 && rows == 0,
+          "a calibration of another cost model is not applied (%d listed)", rows);
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", true, &fit, &err) == 0 &&
+              tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 1,
+          "a refit by this binary stores one it applies: %s", err.msg);
 }
 
 /* A done trial of the key (devops cuda) whose slowest rank took iter_s. */
@@ -322,6 +336,17 @@ static void test_calib(void)
     v.n = 0;
     tsl_trials_calib_samples(s, "sim A100 80GB", false, take, &v, &err);
     CHECK(v.n == 0, "simulated and measured keys are apart");
+    /* The plan as an older tesseld stored it: its predictions are another cost
+     * model's, so its trial is no sample for this one's calibration. */
+    sqlite3_exec(tsl_store_lock_db(s), "UPDATE plans SET cost_model_version = 1", NULL, NULL, NULL);
+    tsl_store_unlock_db(s);
+    v.n = 0;
+    tsl_trials_calib_samples(s, "sim A100 80GB", true, take, &v, &err);
+    CHECK(v.n == 0, "a trial of a plan another cost model priced is no sample (%d)", v.n);
+    char sql[96];
+    snprintf(sql, sizeof sql, "UPDATE plans SET cost_model_version = %u", TSL_COST_MODEL_VERSION);
+    sqlite3_exec(tsl_store_lock_db(s), sql, NULL, NULL, NULL);
+    tsl_store_unlock_db(s);
     test_calibration_store(s);
     test_calibration_refused(s);
     tsl_store_close(s);

@@ -206,6 +206,17 @@ expect_grep "$tmp/err" 'page-token' "one page: the next token is offered on stde
 ctl plans show "$fp"
 expect_rc 0 "plans show"
 expect_grep "$tmp/out" 'stage' "plans show prints the plan table"
+if grep -q STALE "$tmp/out"; then fail "a fresh plan shown as stale"; else ok "a fresh plan is not called stale"; fi
+# marked stale behind the daemon's back, as a new profile or a cost-model upgrade does
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fp"
+ctl plans show "$fp"
+expect_rc 0 "plans show of a stale plan"
+expect_grep "$tmp/out" "fingerprint $fp \\(cached\\) STALE" "plans show says the plan is stale"
+ctl plans export "$fp" --format json
+st=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["stale"], d["cached"])' "$tmp/out" 2>&1)
+[ "$st" = "True True" ] && ok "plans export --format json of a stale plan says stale and cached" ||
+    fail "plans export --format json of a stale plan: stale, cached = $st, want True True"
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 0 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fp"
 
 ctl plans export "$fp" --format json
 expect_rc 0 "plans export --format json"

@@ -50,6 +50,34 @@ expect "the same request after the crash comes from the cache" cached True
 
 kill -TERM "$DPID"
 wait_exit "$DPID" 20 && [ "$EXIT_STATUS" -eq 0 ] && ok "clean stop" || fail "no clean stop"
+
+# An upgrade to another cost model: QUICK's plan as an older tesseld would have
+# left it (another cost_model_version; before schema 8 there was none, which the
+# except stands for). The new binary must not list or serve it as fresh.
+"$PY" - "$DB" "${FPS[0]}" <<'PYEOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+try:
+    db.execute("UPDATE plans SET cost_model_version = 1 WHERE fingerprint = ?", (sys.argv[2],))
+except sqlite3.OperationalError:
+    pass
+db.commit()
+PYEOF
+start_daemon d3 --unix-socket "$SOCK" --database "$DB" --pool-size 1
+wait_healthy "$T" || { fail "tesseld did not restart: $(cat "$TMPD/d3.log")"; finish; }
+grep -q "1 cached plan(s) priced by another cost model" "$TMPD/d3.log" &&
+    ok "the start logs the plan of another cost model" ||
+    fail "no log line about the other cost model's plan: $(cat "$TMPD/d3.log")"
+rpc get "${FPS[0]}"
+expect "a plan another cost model priced is reported stale" stale True
+rpc get "${FPS[1]}"
+expect "this cost model's plans stay fresh" stale False
+rpc plan "${QUICK[@]}"
+expect "the request searches again instead of serving it" cached False
+rpc get "${FPS[0]}"
+expect "the new search is stored fresh" stale False
+kill -TERM "$DPID"
+wait_exit "$DPID" 20 && [ "$EXIT_STATUS" -eq 0 ] && ok "clean stop" || fail "no clean stop"
 if command -v sqlite3 >/dev/null; then
     check=$(sqlite3 "$DB" 'PRAGMA integrity_check')
     [ "$check" = ok ] && ok "PRAGMA integrity_check: $check" || fail "PRAGMA integrity_check: $check"

@@ -265,7 +265,7 @@ def dispatch(args):
     if c == "get":
         return unary(planner.GetPlan, pb.GetPlanRequest(fingerprint=args.fingerprint), args,
                      lambda p: {"fingerprint": p.fingerprint, "cached": p.cached,
-                                "model": p.model_name, "n_stages": len(p.best.stages),
+                                "stale": p.stale, "model": p.model_name, "n_stages": len(p.best.stages),
                                 "iter_time_s": p.best.iter_time_s, "created_unix": p.created_unix})
     if c == "delete":
         return unary(planner.DeletePlan, pb.DeletePlanRequest(fingerprint=args.fingerprint), args,
