@@ -202,7 +202,7 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
         rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
     }
     if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (ExportPlan) */
-        rc = tsl_remote_export_to(co, "trace", plan->fingerprint, "trace", trace);
+        rc = tsl_remote_export_to(co, "trace", plan->fingerprint, "trace", trace, false);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
     tsl_rpc_client_close(c);

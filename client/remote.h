@@ -120,10 +120,11 @@ void tsl_remote_request_free(Tessel__V1__PlanRequest *req);
 
 /* ExportPlan of plan fp in format, written to path (stdout when NULL or "-";
  * remote_export.c: `plans export` and `plan --trace FILE` through tesseld).
- * what: the messages' prefix ("plans export", "trace"). 0, or the exit code
- * after reporting. */
+ * what: the messages' prefix ("plans export", "trace"). A stale plan is written
+ * with a warning on stderr, or with fresh refused (exit 4, nothing written). 0, or
+ * the exit code after reporting. */
 int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const char *fp,
-                         const char *format, const char *path);
+                         const char *format, const char *path, bool fresh);
 
 /* "tesselctl: <fmt>" on stderr; returns `code`. */
 int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

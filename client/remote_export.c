@@ -4,8 +4,13 @@
  * is there and not a regular file — a device, a FIFO, a symbolic link — is
  * written through instead): what `plans export` and `plan --trace FILE` through
  * tesseld share.
+ *
+ * A stale plan (ExportPlanResponse.stale) is written all the same, with a warning
+ * on stderr: a scheduler may want it anyway, and the stacks' formats cannot say it
+ * themselves. fresh (`plans export --fresh`) refuses it instead, writing nothing.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,8 +89,29 @@ static int write_export(const char *what, const char *output,
     return TSL_EXIT_OK;
 }
 
+/* The stale plan's warning, or with fresh its refusal (exit 4: the plan is there, the
+ * daemon answered, it is not what was asked for). 0 to write the export. */
+static int check_stale(const char *what, const char *fp, bool fresh,
+                       const Tessel__V1__ExportPlanResponse *r)
+{
+    static const char why[] = "a profile it was priced from changed since, or another cost "
+                              "model priced it";
+    if (!r->stale)
+        return TSL_EXIT_OK;
+    if (fresh)
+        return tsl_remote_fail(TSL_EXIT_SERVER,
+                               "%s: plan %s is stale (%s); nothing written (--fresh); "
+                               "`tesselctl plan` with its options searches again",
+                               what, fp, why);
+    fprintf(stderr,
+            "tesselctl: %s: warning: plan %s is stale (%s); exported as stored, its "
+            "figures from then; `tesselctl plan` with its options searches again\n",
+            what, fp, why);
+    return TSL_EXIT_OK;
+}
+
 int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const char *fp,
-                         const char *format, const char *path)
+                         const char *format, const char *path, bool fresh)
 {
     Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
     ProtobufCMessage *reply = NULL;
@@ -93,6 +119,8 @@ int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const ch
     req.format = (char *)format;
     int rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
                              &tessel__v1__export_plan_response__descriptor, &reply);
+    if (rc == 0)
+        rc = check_stale(what, fp, fresh, (const Tessel__V1__ExportPlanResponse *)reply);
     if (rc == 0)
         rc = write_export(what, path, (const Tessel__V1__ExportPlanResponse *)reply);
     if (reply)

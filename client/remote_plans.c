@@ -72,10 +72,12 @@ static const char delete_usage[] =
     "5 unavailable.\n";
 
 static const char export_usage[] =
-    "usage: tesselctl plans export [--format FORMAT] [-o FILE] FINGERPRINT\n"
+    "usage: tesselctl plans export [--format FORMAT] [-o FILE] [--fresh] FINGERPRINT\n"
     "\n"
     "Export the plan FINGERPRINT (Planner.ExportPlan) in FORMAT and write it to stdout,\n"
     "or to FILE (written to FILE.tmp, then renamed, so FILE is never half-written).\n"
+    "A stale plan (a profile it was priced from changed since, or another cost model\n"
+    "priced it) is written as stored, with a warning on stderr.\n"
     "\n"
     "Options:\n"
     "  --format FORMAT  json (the default: the plan document of docs/plan-format.md),\n"
@@ -86,12 +88,13 @@ static const char export_usage[] =
     "                   1F1B timeline as a Chrome trace: Perfetto, chrome://tracing);\n"
     "                   see docs/exports.md\n"
     "  -o, --output FILE  write to FILE instead of stdout\n"
+    "  --fresh          refuse a stale plan: write nothing, exit 4\n"
     "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
     "  (--json is accepted; the export is written as the daemon produced it)\n"
     "\n"
     "Exit status: 0 ok, 2 unknown format or bad fingerprint, 3 no such plan,\n"
-    "4 server error, FILE not writable, or a plan the stack cannot run (the message\n"
-    "says why), 5 unavailable.\n"
+    "4 server error, FILE not writable, a plan the stack cannot run (the message\n"
+    "says why) or a stale plan with --fresh, 5 unavailable.\n"
     "\n"
     "Example:\n"
     "  tesselctl plans export --format json -o plan.json 3f2a9c0d11e4b7a8\n"
@@ -103,11 +106,15 @@ typedef struct fp_opts {
     const char *fingerprint;
     const char *format; /* export */
     const char *output; /* export */
+    bool fresh;         /* export: refuse a stale plan */
 } fp_opts_t;
+
+enum { OPT_FRESH = TSL_OPT_HELP + 1 };
 
 static const struct option fp_longopts[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
+    {"fresh", no_argument, NULL, OPT_FRESH},
     TSL_REMOTE_LONG_OPTS,
     {NULL, 0, NULL, 0},
 };
@@ -129,6 +136,8 @@ static int parse_fp(const char *cmd, const char *usage, bool is_export, int argc
             fo->format = optarg;
         else if (is_export && opt == 'o')
             fo->output = optarg;
+        else if (is_export && opt == OPT_FRESH)
+            fo->fresh = true;
         else if ((rc = tsl_remote_common_opt(opt, optarg, co)) != -1) {
             if (rc != 0)
                 return rc;
@@ -218,7 +227,7 @@ static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
 
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    return tsl_remote_export_to(co, "plans export", fo.fingerprint, fo.format, fo.output);
+    return tsl_remote_export_to(co, "plans export", fo.fingerprint, fo.format, fo.output, fo.fresh);
 }
 
 /* ---- dispatch ---------------------------------------------------------------- */

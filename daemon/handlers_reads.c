@@ -198,14 +198,17 @@ static bool export_format(tsl_call_t *call, const char *format, tsl_export_forma
     return false;
 }
 
+/* stale: the row's flag, so that every format says it (only json's content can: the
+ * stacks' configs have no place for it, and a scheduler would run them as current). */
 static void reply_export(tsl_call_t *call, const char *format, const char *content_type,
-                         const char *text, size_t len)
+                         const char *text, size_t len, bool stale)
 {
     Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
     resp.format = (char *)format;
     resp.content_type = (char *)content_type;
     resp.content.data = (uint8_t *)text;
     resp.content.len = len;
+    resp.stale = stale;
     tsl_call_reply(call, &resp.base);
 }
 
@@ -222,7 +225,7 @@ static void export_json(tsl_call_t *call, const tsl_stored_plan_t *row)
         text = json_dumps(doc, JSON_INDENT(2));
     json_decref(doc);
     const char *out = text ? text : row->result_json;
-    reply_export(call, "json", "application/json", out, strlen(out));
+    reply_export(call, "json", "application/json", out, strlen(out), row->stale);
     free(text);
 }
 
@@ -240,9 +243,10 @@ static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_sto
         return;
     }
     if (f == TSL_EXPORT_TRACE)
-        reply_export(call, "trace", "application/json", text, len);
+        reply_export(call, "trace", "application/json", text, len, row->stale);
     else
-        reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len);
+        reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len,
+                     row->stale);
     free(text);
 }
 

@@ -216,10 +216,35 @@ ctl plans export "$fp" --format json
 st=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["stale"], d["cached"])' "$tmp/out" 2>&1)
 [ "$st" = "True True" ] && ok "plans export --format json of a stale plan says stale and cached" ||
     fail "plans export --format json of a stale plan: stale, cached = $st, want True True"
+expect_grep "$tmp/err" "^tesselctl: plans export: warning: plan $fp is stale" \
+    "plans export of a stale plan warns on stderr"
+# the stacks' formats have no place for it: ExportPlanResponse.stale, the same warning,
+# the file written all the same (a scheduler may want it); --fresh refuses, writes nothing.
+# Megatron's on a plan searched for it (this one's layer-wise plan no stack takes), and
+# the trace of this one.
+ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32 --target megatron --no-baselines --json
+fpm=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fpm"
+for f in megatron trace; do
+    p=$fp
+    [ "$f" = megatron ] && p=$fpm
+    ctl plans export "$p" --format "$f" -o "$tmp/stale.$f"
+    [ "$rc" = 0 ] && [ -s "$tmp/stale.$f" ] &&
+        grep -q "^tesselctl: plans export: warning: plan $p is stale" "$tmp/err" &&
+        ok "plans export --format $f of a stale plan: written, with the warning" ||
+        fail "plans export --format $f of a stale plan: exit $rc, file $(wc -c <"$tmp/stale.$f" 2>&1), stderr $(cat "$tmp/err")"
+done
+ctl plans delete "$fpm"
+ctl plans export "$fp" --format json --fresh -o "$tmp/fresh.json"
+[ "$rc" = 4 ] && ! [ -e "$tmp/fresh.json" ] && ! [ -e "$tmp/fresh.json.tmp" ] &&
+    grep -q "plan $fp is stale .*nothing written (--fresh)" "$tmp/err" &&
+    ok "plans export --fresh of a stale plan: exit 4, nothing written" ||
+    fail "plans export --fresh of a stale plan: exit $rc, $(ls "$tmp" | grep fresh) $(cat "$tmp/err")"
 "$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 0 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fp"
 
-ctl plans export "$fp" --format json
+ctl plans export "$fp" --format json --fresh
 expect_rc 0 "plans export --format json"
+if [ -s "$tmp/err" ]; then fail "plans export of a fresh plan wrote to stderr: $(cat "$tmp/err")"; else ok "plans export --fresh of a fresh plan: no warning"; fi
 if "$PY" -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "export is valid JSON"; else fail "export is not valid JSON"; head -c 300 "$tmp/out"; fi
 
 ctl plans export "$fp" -o "$tmp/plan.json"

@@ -147,6 +147,16 @@ else:
 EOF
 rpc export "$FP" --format bogus
 expect "ExportPlan of an unknown format" code INVALID_ARGUMENT
+# stale in every format, as the store has it: the stacks' configs cannot carry it
+rpc export "$FP" --format trace
+expect "ExportPlan of a fresh plan" stale False
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+for f in trace json; do
+    rpc export "$FP" --format "$f"
+    expect "ExportPlan $f of a plan marked stale: the content" code OK
+    expect "ExportPlan $f of a plan marked stale: stale" stale True
+done
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 0 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
 
 rpc delete "$FP2"
 expect "DeletePlan" deleted True

@@ -274,7 +274,8 @@ def dispatch(args):
         return unary(planner.ExportPlan,
                      pb.ExportPlanRequest(fingerprint=args.fingerprint, format=args.format), args,
                      lambda r: {"format": r.format, "content_type": r.content_type,
-                                "content": r.content.decode("utf-8", "replace")})
+                                "content": r.content.decode("utf-8", "replace"),
+                                "stale": r.stale})
     if c == "list":
         return cmd_list(planner, args, args)
     if c == "eval":
