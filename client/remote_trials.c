@@ -274,10 +274,25 @@ static int follow(const tsl_client_opts_t *co, char **ids, size_t n, json_t *arr
 
 /* ---- actions -------------------------------------------------------------------- */
 
+/* A stale plan is tried as stored (docs/api.md "Trials"): say that its trials are held
+ * to a prediction this tesseld would not make, before their results read as its error.
+ * (A link probe has no plan: never stale.) */
+static void warn_stale(const Tessel__V1__StartTrialResponse *r, const char *fp)
+{
+    if (r->plan_stale)
+        fprintf(stderr,
+                "tesselctl: trial start: warning: plan %s is stale (a profile it was priced "
+                "from changed since, or another cost model priced it); the trials run it as "
+                "stored and compare with its stored prediction; `tesselctl plan` with its "
+                "options searches again\n",
+                fp);
+}
+
 static int print_started(const Tessel__V1__StartTrialResponse *r, const trial_opts_t *to,
-                         const tsl_client_opts_t *co)
+                         const tsl_client_opts_t *co, const char *fp)
 {
     int rc = TSL_EXIT_OK;
+    warn_stale(r, fp);
     json_t *doc = co->json ? tsl_proto_to_json(&r->base) : NULL;
     json_t *arr = doc && to->wait ? json_array() : NULL;
     if (!co->json)
@@ -306,7 +321,8 @@ static int start_call(Tessel__V1__StartTrialRequest *req, const trial_opts_t *to
     int rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_START_TRIAL].path, &req->base,
                              &tessel__v1__start_trial_response__descriptor, &reply);
     if (rc == 0)
-        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, to, co);
+        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, to, co,
+                           req->plan_fingerprint);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

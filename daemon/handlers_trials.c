@@ -10,6 +10,11 @@
  * pending trial per plan in one batch; those whose workers are free start at
  * once, the others when the trial before them in the batch is over.
  *
+ * A stale plan (store.h: a profile it used changed since, or another cost model
+ * priced it) is tried all the same: a trial measures the plan as given, which is
+ * what a person asking for it wants. The reply says so (plan_stale), because the
+ * trials are held to the stored prediction, not to what this tesseld would say.
+ *
  * link_probe: no plan; nodes names two hosts whose workers are online (else
  * FAILED_PRECONDITION: which host is unknown, offline or has no GPU); one trial
  * of kind "link", world 2, rank 0 on the first host's first GPU, rank 1 on the
@@ -22,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cost.h"
 #include "export.h"
 #include "fingerprint.h"
 #include "handlers.h"
@@ -345,6 +351,13 @@ static void start_batch(start_ctx_t *c)
     resp.n_trial_ids = c->n < MAX_TOP_K ? c->n : MAX_TOP_K;
     resp.trial_ids = ids;
     resp.batch_id = batch_id;
+    resp.plan_stale = c->plan.stale;
+    if (c->plan.stale)
+        tsl_log_info("batch %s: plan %s is stale (a profile it used changed since, or another "
+                     "cost model priced it: model %u, this tesseld runs %u, 0 = unknown); its "
+                     "trials are held to its stored prediction",
+                     batch_id, c->plan.fingerprint, c->plan.cost_model_version,
+                     (unsigned)TSL_COST_MODEL_VERSION);
     tsl_call_reply(c->call, &resp.base);
     tsl_trial_run_lock(c->call->srv);
     tsl_trial_run_start_pending_locked(c->call->srv);

@@ -141,14 +141,22 @@ else
         fail "trial start --wait: exit $rc: $(cat "$tmp/out" "$tmp/err")"
     fi
     ctl trial start --wait --json "$fp"
-    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["trial_ids"]==["t-done"] and d["batch_id"]=="b-1" and d["trials"][0]["status"]=="done", d' "$tmp/out" &&
-        ok "trial start --wait --json: ids, batch and the final trials" || fail "start --wait --json: $(cat "$tmp/out")"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["trial_ids"]==["t-done"] and d["batch_id"]=="b-1" and d["plan_stale"] is False and d["trials"][0]["status"]=="done", d' "$tmp/out" &&
+        ok "trial start --wait --json: ids, batch, plan_stale false and the final trials" || fail "start --wait --json: $(cat "$tmp/out")"
     ctl trial start --nodes fail --wait "$fp"
     if [ "$rc" -eq 4 ] && grep -q "failed:    rank 1 (worker w-1 on sim-b)" "$tmp/out"; then
         ok "a failed trial: its reason printed, exit 4"
     else
         fail "failed trial: exit $rc: $(cat "$tmp/out" "$tmp/err")"
     fi
+    ctl trial start --nodes stale "$fp"
+    [ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = t-done ] &&
+        grep -q "^tesselctl: trial start: warning: plan $fp is stale .*stored prediction" "$tmp/err" &&
+        ok "trial start of a stale plan: the ids, and a warning on stderr (exit 0)" ||
+        fail "trial start of a stale plan: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+    ctl trial start --nodes stale --json "$fp"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan_stale"] is True, d' "$tmp/out" &&
+        ok "trial start --json of a stale plan: plan_stale true" || fail "start --json stale: $(cat "$tmp/out")"
     ctl trial watch t-fail
     [ "$rc" -eq 4 ] && ok "trial watch of a failed trial: exit 4" || fail "watch failed: exit $rc"
     ctl trial start 0000000000000000

@@ -86,7 +86,9 @@ def main():
         ids = ["t-done", "t-alt"][: max(1, req.top_k)]
         if req.nodes and req.nodes[0] == "fail":
             ids = ["t-fail"]
-        return pb.StartTrialResponse(trial_ids=ids, batch_id="b-1")
+        # nodes "stale": the plan as the store marks it after a new profile or cost model
+        stale = bool(req.nodes) and req.nodes[0] == "stale"
+        return pb.StartTrialResponse(trial_ids=ids, batch_id="b-1", plan_stale=stale)
 
     def list_(req, ctx):
         ts = [t for t in known.values()

@@ -8,7 +8,8 @@
 #   peak memory, phases) on the worker it was given, measured and predicted
 #   shown side by side;
 #   through tesselctl: trial start --top-k 2 --wait, plans show's measured
-#   section with the chosen plan, trial list;
+#   section with the chosen plan, trial list; a stale plan tried all the same,
+#   plan_stale in the reply, a warning from tesselctl, a line in the daemon's log;
 #   the trials (the cpu executor) never calibrate the simulated GPU's figures:
 #   the log says so, profiles shows no calibration, a new search is uncalibrated;
 #   a second, long trial where one worker is killed (SIGKILL, its ranks die with
@@ -105,6 +106,22 @@ grep -q "^Measured (trials of this plan" "$TMPD/show.out" && grep -Eq "chosen" "
 timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list.out" 2>&1
 [ "$(grep -Ec "^t-[^ ]+ +done" "$TMPD/list.out")" -ge 1 ] && ok "trial list: the done trials" ||
     fail "trial list: $(cat "$TMPD/list.out")"
+! grep -q "stale" "$TMPD/cli-start.err" && ok "trial start of a fresh plan: no stale warning" ||
+    fail "trial start of a fresh plan: $(cat "$TMPD/cli-start.err")"
+
+# ---- a stale plan (a new profile or a cost-model upgrade marks it; here behind the
+# daemon's back) is tried as stored, and the reply and tesselctl say so: its trials
+# are held to the stored prediction. It stays stale for the rest of the script. ----
+"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+if timeout 240 "$CTL" --server "$T" trial start --iterations 2 --warmup 1 --wait --json "$FP" \
+    >"$TMPD/stale.out" 2>"$TMPD/stale.err" &&
+    [ "$(jget "$TMPD/stale.out" plan_stale)" = True ] &&
+    grep -q "^tesselctl: trial start: warning: plan $FP is stale" "$TMPD/stale.err" &&
+    grep -q "plan $FP is stale .*its trials are held to its stored prediction" "$TMPD/d.log"; then
+    ok "trial start of a stale plan: runs, plan_stale in the reply, a warning, the daemon logs it"
+else
+    fail "trial start of a stale plan: $(head -c 300 "$TMPD/stale.out") $(cat "$TMPD/stale.err") $(grep "is stale" "$TMPD/d.log")"
+fi
 
 # ---- calibration: these trials timed the cpu executor on sim workers, not the
 # simulated GPU: they never calibrate its figures. The daemon says so for each,
