@@ -29,13 +29,19 @@ def fail(msg):
     sys.exit(1)
 
 
+def load_runner(runner):
+    """bench/published/run.py as a module, to call its functions (it has no package)."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    return run
+
+
 def check_etp(runner, tesselctl, rows):
     """A row's expert TP goes to eval as --etp, after --ep; etp 1 adds no flag.
     Qwen3-30B-A3B on one 8-GPU B200 node at EP 4 x ETP 2 (4·2 = 8 = the stage's
     ranks): eval takes it and its plan keeps ep 4, etp 2."""
-    spec = importlib.util.spec_from_file_location("published_run", runner)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = load_runner(runner)
     base = next((r for r in rows if r["id"] == "mb2604-q30b-b200-mxfp8"), None)
     if base is None:
         fail("rows.json lost mb2604-q30b-b200-mxfp8")
@@ -63,9 +69,7 @@ def check_samples_per_s(runner, rows):
     `samples_per_s` is batch / value seconds per iteration (ViT-Huge-32 under
     Megatron TP 8: 16.16 samples/s at batch 24 = 1.485 s), and every row of those
     sources carries the metric and a positive batch."""
-    spec = importlib.util.spec_from_file_location("published_run", runner)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = load_runner(runner)
     row = next((r for r in rows if r["id"] == "gb8-tp-vit32-b24"), None)
     if row is None:
         fail("rows.json lost gb8-tp-vit32-b24")
@@ -84,9 +88,7 @@ def check_flop_conventions(runner, rows):
     on the MT-NLG rows gives back the TFLOP/s the paper printed beside each
     iteration time (126, 121, 113) to within 1 %: the figure and the seconds are
     one measurement."""
-    spec = importlib.util.spec_from_file_location("published_run", runner)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = load_runner(runner)
     row = next((r for r in rows if r["id"] == "neox-20b-96"), None)
     if row is None:
         fail("rows.json lost neox-20b-96")
@@ -118,9 +120,7 @@ def check_galvatron_env(runner, tesselctl, rows):
     takes the cluster JSON and prices the row a little faster than on the built-in
     figures (the measured 9.37 TFLOP/s against the datasheet's 16.3 x 0.5 = 8.15, the
     same 4.87 GB/s), within 10 %."""
-    spec = importlib.util.spec_from_file_location("published_run", runner)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = load_runner(runner)
     row = next((r for r in rows if r["id"] == "gb8-dp-bert32-b8"), None)
     if row is None or not row.get("galvatron_env"):
         fail("rows.json lost gb8-dp-bert32-b8 or its galvatron_env")
@@ -154,9 +154,7 @@ def check_edges_dp(runner, tesselctl, rows):
     the head data-parallel) is evaluated as a layer-wise plan: eval's answer has the
     runs dp8 / tp8 ×32 / dp8 on BERT-Huge-32 under TP 8, and the degree flags give way
     to --plan while the knob flags stay."""
-    spec = importlib.util.spec_from_file_location("published_run", runner)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = load_runner(runner)
     row = next((r for r in rows if r["id"] == "gb8-tp-bert32-b8"), None)
     if row is None or not row["plan"].get("edges_dp"):
         fail("rows.json lost gb8-tp-bert32-b8 or its edges_dp")
