@@ -64,6 +64,12 @@ expect_grep() { # FILE REGEX WHAT
     fi
 }
 
+# set_stale FP 0|1 — the plan's stale flag in the daemon's database, behind its back,
+# as a new profile or a cost-model upgrade sets it
+set_stale() {
+    "$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = ? WHERE fingerprint = ?", (int(sys.argv[3]), sys.argv[2])); d.commit()' "$tmp/tessel.db" "$1" "$2"
+}
+
 json_field() { # FILE KEY — prints doc[KEY] of a JSON document
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
@@ -208,7 +214,7 @@ expect_rc 0 "plans show"
 expect_grep "$tmp/out" 'stage' "plans show prints the plan table"
 if grep -q STALE "$tmp/out"; then fail "a fresh plan shown as stale"; else ok "a fresh plan is not called stale"; fi
 # marked stale behind the daemon's back, as a new profile or a cost-model upgrade does
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fp"
+set_stale "$fp" 1
 ctl plans show "$fp"
 expect_rc 0 "plans show of a stale plan"
 expect_grep "$tmp/out" "fingerprint $fp \\(cached\\) STALE" "plans show says the plan is stale"
@@ -224,7 +230,7 @@ expect_grep "$tmp/err" "^tesselctl: plans export: warning: plan $fp is stale" \
 # the trace of this one.
 ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32 --target megatron --no-baselines --json
 fpm=$(json_field "$tmp/out" fingerprint 2>/dev/null)
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fpm"
+set_stale "$fpm" 1
 for f in megatron trace; do
     p=$fp
     [ "$f" = megatron ] && p=$fpm
@@ -240,7 +246,7 @@ ctl plans export "$fp" --format json --fresh -o "$tmp/fresh.json"
     grep -q "plan $fp is stale .*nothing written (--fresh)" "$tmp/err" &&
     ok "plans export --fresh of a stale plan: exit 4, nothing written" ||
     fail "plans export --fresh of a stale plan: exit $rc, $(ls "$tmp" | grep fresh) $(cat "$tmp/err")"
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 0 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$tmp/tessel.db" "$fp"
+set_stale "$fp" 0
 
 ctl plans export "$fp" --format json --fresh
 expect_rc 0 "plans export --format json"
