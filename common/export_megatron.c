@@ -97,6 +97,12 @@ static int check_form(const tsl_model_t *m, const tsl_layer_t *l, const tsl_laye
                             "one input (GPT-NeoX, Falcon, Phi); Megatron-LM's TransformerLayer "
                             "runs them one after the other",
                             m->name);
+    if (l->alibi || m->layers[0].embed_norm)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: alibi: %s biases its scores with ALiBi and normalises "
+                            "its embedding (BLOOM); Megatron-LM has neither (Megatron-DeepSpeed's "
+                            "--position-embedding-type alibi --embed-layernorm)",
+                            m->name);
     if (moe && moe->glu_clamp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: glu_clamp: %s clamps its experts' gated activation "

@@ -20,7 +20,8 @@
 #include "json_num.h"
 
 #define SUPPORTED                                                                                  \
-    "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
+    "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, bloom, falcon, phi, qwen3, "   \
+    "gemma2, "                                                                                     \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
     "qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text, nemotron_h"
 
@@ -287,6 +288,34 @@ static void read_gpt2(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
         sp->ffn_hidden = 4 * sp->hidden;
     sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
     sp->seq_len = k->max_seq = sp->positions;
+}
+
+/* The sequence a BLOOM config is planned at when it records none: BLOOM's
+ * training length (arXiv:2211.05100 Sec. 3.5; tr11-176B-ml.slurm SEQ_LEN=2048).
+ * ALiBi has no position table, so no key limits an override. */
+#define BLOOM_DEFAULT_SEQ 2048u
+
+/* BLOOM (transformers' BloomConfig): the GPT family with ALiBi instead of a position
+ * table and a LayerNorm on the embedding; hidden_size (or n_embed), n_layer (or
+ * num_hidden_layers), n_head (or num_attention_heads), vocab_size; FFN 4·h GeLU,
+ * biases, LayerNorms, tied head. apply_residual_connection_post_layernorm moves
+ * the residual's source, not a count: read for its type only. */
+static void read_bloom(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"n_layer", "hidden_size", "n_head", 0};
+    sp->arch = TSL_ARCH_GPT;
+    sp->layers = req_u32_alt(r, "n_layer", "num_hidden_layers", "n_layer (or num_hidden_layers)");
+    sp->hidden = req_u32_alt(r, "hidden_size", "n_embed", "hidden_size (or n_embed)");
+    sp->heads = req_u32_alt(r, "n_head", "num_attention_heads", "n_head (or num_attention_heads)");
+    sp->vocab = req_u32(r, "vocab_size");
+    if (sp->hidden > UINT32_MAX / 4)
+        note_bad(r, "hidden_size: %u is too large for BLOOM's 4 x hidden_size FFN", sp->hidden);
+    else
+        sp->ffn_hidden = 4 * sp->hidden;
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    (void)opt_bool(r, "apply_residual_connection_post_layernorm", false);
+    sp->alibi = sp->embed_norm = true;
+    sp->seq_len = opt_u32(r, "seq_length", BLOOM_DEFAULT_SEQ);
 }
 
 static void read_bert(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, bool roberta)
@@ -1101,6 +1130,7 @@ static const hf_arch_t archs[] = {
     {"mistral", "Mistral"},
     {"qwen2", "Qwen2"},
     {"gpt_neox", "GPTNeoX"},
+    {"bloom", "Bloom"},
     {"falcon", "Falcon"},
     {"phi", "Phi"},
     {"qwen3", "Qwen3"},
@@ -1276,6 +1306,8 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_vit(&r, &sp, &k);
     else if (strcmp(t, "gpt_neox") == 0)
         read_neox(&r, &sp, &k);
+    else if (strcmp(t, "bloom") == 0)
+        read_bloom(&r, &sp, &k);
     else if (strcmp(t, "falcon") == 0 || strcmp(t, "RefinedWebModel") == 0)
         read_falcon(&r, &sp, &k, false);
     else if (strcmp(t, "RefinedWeb") == 0)

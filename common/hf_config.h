@@ -27,6 +27,10 @@
  *                        attn_/final_logit_softcapping (defaults: docs/models.md)
  *   phi3                 as llama; sliding_window (Phi-3, Phi-3.5, Phi-4)
  *   olmo2                as llama; Q/K norms over the whole projection
+ *   bloom                n_layer (or num_hidden_layers), hidden_size (or n_embed), n_head
+ *                        (or num_attention_heads), vocab_size; ALiBi (no position table),
+ *                        an embedding LayerNorm, FFN 4·h, tied head; seq_length (default
+ *                        2048, BLOOM's training length; no table limits an override)
  *   gpt_neox, falcon,    docs/models.md; RefinedWebModel / RefinedWeb are Falcon's
  *   phi, RefinedWeb*     legacy configs (Falcon-7B / Falcon-40B), read as falcon
  *   mixtral, qwen2_moe,  mixture of experts (docs/models.md "Mixture of experts")
@@ -45,7 +49,7 @@
  *                        conv_kernel, chunk_size and the MoE keys; MTP and latent MoE
  *                        refused (docs/models.md "Hybrid models")
  * Every type also reads "causal" (Tessel's own key, true or false): whether
- * self-attention is causal (model.h). Absent, the family decides: gpt2, llama,
+ * self-attention is causal (model.h). Absent, the family decides: gpt2, bloom, llama,
  * mistral, qwen2, gpt_neox, falcon, phi and t5's decoder are causal; bert and
  * roberta are when "is_decoder" is true (BertLMHeadModel); vit never.
  * The architecture comes from "model_type", or failing that from the first entry

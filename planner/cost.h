@@ -327,8 +327,13 @@ typedef enum tsl_cost_mode {
  * 67 (66 unused): fp32 and TF32 figures for every built-in GPU (B200, GB200, L40S, L4, A10G,
  * 2080 Ti; MI300X/MI325X at their FP32 matrix peak), settable in a cluster file; fp32
  * plans priced on them where they were refused; the H3T fallback (memopt) prices an fp32
- * request at the fp32 rate with 4-byte parameters (was bf16, 2 bytes). */
-#define TSL_COST_MODEL_VERSION 67u
+ * request at the fp32 rate with 4-byte parameters (was bf16, 2 bytes).
+ * 68: BLOOM (hf_config model_type bloom): ALiBi through baddbmm in an unfused core (the
+ * broadcast bias copied into the scores, 2 B each, and read back as the score GEMM's C:
+ * forward and recompute; roofline.c alibi_scores_gemm_s; free in a fused kernel) and the
+ * embedding LayerNorm (2·h parameters, its 2·s·h input kept, 4 B per element forward);
+ * a model without either prices as 67. */
+#define TSL_COST_MODEL_VERSION 68u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -121,6 +121,10 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "%s layer: vocab: 0 is not valid for a patch embedding; give "
                            "channels x patch^2, e.g. 3*16*16 = 768",
                            kn);
+    if (l->embed_norm && l->kind != TSL_LAYER_EMBEDDING)
+        return tsl_err_set(err, "%s layer: embed_norm: only an embedding layer has one", kn);
+    if (l->alibi && !has_attention(l->kind))
+        return tsl_err_set(err, "%s layer: alibi: the layer has no self-attention to bias", kn);
     if (l->kind == TSL_LAYER_EMBEDDING && l->vocab == 0 && l->positions == 0 &&
         l->extra_params == 0)
         return tsl_err_set(err,
@@ -383,6 +387,10 @@ static void add_embedding(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     } else {
         fg->bnd = 8.0 * x->s; /* int64 token ids */
         fg->allreduces = 1;   /* vocab-parallel lookup; see model.h */
+    }
+    if (l->embed_norm) { /* BLOOM's LayerNorm on the looked-up rows keeps its input */
+        fg->params += norm_params(l, x);
+        fg->repl += 2.0 * x->s * x->h * x->u;
     }
 }
 
@@ -782,8 +790,9 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
      * keyed only where set, so every other layer keeps its key and fingerprint */
     bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
-    bool ext =
-        l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP || l->bf16;
+    bool bloom = l->alibi || l->embed_norm;
+    bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
+               l->bf16 || bloom;
     flags = flags || mamba || ext;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
@@ -816,8 +825,11 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[48] = l->moe_latent;
     key[49] = l->mtp_depth;
     key[50] = l->shared_weights;
-    if (!l->bf16)
+    if (!l->bf16 && !bloom)
         return 51; /* as before blocks kept bf16 */
-    key[51] = 1;
+    key[51] = l->bf16;
+    if (!bloom)
+        return 52; /* as before ALiBi and the embedding LayerNorm */
+    key[52] = (l->alibi ? 1u : 0u) | (l->embed_norm ? 2u : 0u);
     return TSL_LAYER_KEY_LEN;
 }

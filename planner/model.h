@@ -73,6 +73,8 @@
  *   cross-attention stash: 5·s·h replicated; 2·s·d (Q) + 4·t·e (K,V) + 2·s·d
  *                 (proj in) + 5·a·s·t sharded. The encoder output the K/V
  *                 projections read is shared by all decoder layers and not charged.
+ *   alibi         ALiBi instead of positions (BLOOM): changes no count above.
+ *   embed_norm    embedding LayerNorm (BLOOM): 2·h parameters, 2·s·h stash (its input).
  *   embedding     stash s·h (dropout mask), plus 2·s·V (the input pixels) for a
  *                 patch embedding; input (boundary) 8·s bytes of int64 token ids,
  *                 or 2·s·V pixel bytes for a patch embedding.
@@ -252,6 +254,14 @@ typedef struct tsl_layer {
                             fused kernel skips the masked keys (tsl_attn_keys); the
                             cross-attention of a decoder layer never is. false (the
                             default, hand-written layers): every key, as BERT/ViT */
+    bool alibi;          /* ALiBi (Press et al. 2022): a per-head linear bias on the
+                            self-attention scores instead of position embeddings
+                            (BLOOM). No count changes; unfused, the bias enters the score
+                            GEMM as torch.baddbmm's input (beta 1), priced in time only
+                            (roofline.c core_s; docs/cost-model.md "ALiBi") */
+    bool embed_norm;     /* embedding: a LayerNorm on the looked-up rows (BLOOM's
+                            word_embeddings_layernorm, Megatron-DeepSpeed --embed-layernorm):
+                            2·h parameters (h with rms_norm), its input kept (2·s·h) */
     bool glu_clamp;      /* the routed experts' gated activation clamps both halves of
                             FFN-in's output first (gpt-oss's swiglu_limit): elementwise
                             kernels of their own (docs/cost-model.md "Mixture of experts") */
@@ -403,9 +413,10 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * it always had, so dense fingerprints are unchanged), 39 with the MoE and MLA
  * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged),
  * 42 with the kernel-level flags, 48 for a Mamba layer (its ssm_* shape last), 51
- * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights).
+ * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights),
+ * 52 with bf16, 53 with ALiBi or an embedding LayerNorm (BLOOM).
  */
-#define TSL_LAYER_KEY_LEN 52 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 53 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -529,7 +540,7 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  * (common/hf_config.c). What each family puts where (docs/models.md):
  *   GPT   token + learned position embedding; pre-LN encoder-kind layers (self-
  *         attention + FFN: causality does not change the counts); final LN and a
- *         tied LM head.
+ *         tied LM head. BLOOM: alibi (no position table) and embed_norm.
  *   BERT  token + position + token-type embedding and its LN; encoder layers; MLM
  *         head: dense h×h + LN + output bias, decoder weights tied. No pooler.
  *   T5    shared token embedding, no positions (relative-position buckets in the
@@ -618,6 +629,10 @@ typedef struct tsl_arch_spec {
     bool glu_clamp;     /* LLAMA family, MoE: the experts' gated activation clamps the
                            gate half from above and the linear half both ways before
                            the product (gpt-oss, swiglu_limit 7): no parameters */
+    /* GPT family, BLOOM: ALiBi on every layer's self-attention (positions must be
+     * 0: no table), and a LayerNorm on the embedding's output */
+    bool alibi;
+    bool embed_norm;
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
     bool no_bias;        /* linear layers without biases (Falcon) */
     bool parallel_block; /* attention and FFN in parallel on the same input */

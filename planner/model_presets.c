@@ -200,6 +200,14 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            an, sp->moe_latent, sp->hidden);
     if (mtp_check(sp, an, err) != 0)
         return -1;
+    if (sp->arch != TSL_ARCH_GPT && (sp->alibi || sp->embed_norm))
+        return tsl_err_set(err, "%s spec: alibi and embed_norm belong to the gpt family (BLOOM)",
+                           an);
+    if (sp->alibi && sp->positions)
+        return tsl_err_set(err,
+                           "%s spec: alibi: ALiBi replaces the position table; positions must "
+                           "be 0 (got %u)",
+                           an, sp->positions);
     if (sp->causal > TSL_CAUSAL_OFF)
         return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
                            an, sp->causal);
@@ -221,6 +229,7 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
     l.attn_dim = sp->head_dim ? sp->heads * sp->head_dim : 0;
     l.attn_window = sp->attn_window;
     l.gated_ffn = sp->gated_ffn;
+    l.alibi = sp->alibi;
     /* decoder-only LMs mask future tokens; T5's encoder is bidirectional (its
      * decoder layers set it in build_t5); BERT and ViT see every token */
     l.causal =
@@ -284,6 +293,7 @@ static tsl_layer_t token_embedding(const tsl_arch_spec_t *sp)
     e.hidden = sp->hidden;
     e.vocab = sp->vocab;
     e.positions = sp->positions;
+    e.embed_norm = sp->embed_norm;
     return e;
 }
 

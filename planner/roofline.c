@@ -491,6 +491,28 @@ static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const sha
     return tsl_roofline_mem_s(p->d, bytes * scores, kernels) + mask;
 }
 
+/* ALiBi's bias in an unfused core (docs/cost-model.md "ALiBi"): Megatron-DeepSpeed
+ * (transformer.py l.291, l.318-322 at affff3d2) computes the scores as
+ * torch.baddbmm(alibi, q, kᵀ, beta=1, alpha=1/√d) with alibi of shape
+ * (b·a/t, 1, s), built once at init in the params' dtype (bf16). ATen copies the
+ * broadcast input into the b·a/t × s × keys result when beta ≠ 0
+ * (LinearAlgebra.cpp common_checks_baddbmm_bmm: result.copy_(self)), a kernel
+ * writing 2 bytes per score; cuBLAS then reads that C with beta 1 and writes D:
+ * the score GEMM's epilogue moves 4 bytes per score where a fresh output moves 2
+ * (as a weight gradient accumulated into its buffer, wgrad_epi_bytes). Forward
+ * only, recompute included: the bias needs no gradient (a plain tensor), so the
+ * backward's GEMMs are QKᵀ's as without it. A fused kernel with ALiBi (FlashAttention
+ * 2.4's alibi_slopes) adds the bias in registers: free, flash_s unchanged. */
+static double alibi_scores_gemm_s(pass_t *p, double m, double n, double k, double b)
+{
+    if (p->bwd || p->d->mem_bw <= 0)
+        return gemm(p, m, n, k, b);
+    double u = p->d->elem_scale; /* 16-bit scores: 1; fp32: 2 */
+    p->ops += 1.0;               /* the GEMM; counted() adds the copy */
+    return counted(p, 2.0 * u * m * n * b, 1) +
+           gemm_epi_s(p->d, m, n, k, b, 2.0 * TSL_GEMM_FIT_EPILOGUE_BYTES * u);
+}
+
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel that reads Q, K, V and writes O, no score traffic, at the GPU's
  * measured flash rate (gemm_eff.h: attn_fwd_flops / attn_bwd_flops, times the
@@ -512,7 +534,9 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     double ops = p->ops + 1.0;
     if (l->unfused_attn) {
         double scores = x->a * x->s * keys * S / t;
-        double c = gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b);
+        double c =
+            (l->alibi ? alibi_scores_gemm_s(p, x->s, keys, hd, b) : gemm(p, x->s, keys, hd, b)) +
+            gemm(p, x->s, hd, keys, b);
         if (d->autocast) /* eager: scale, mask, fp32 softmax by casts (roofline.h) */
             c += autocast_scores_s(p, l, x, scores, keys);
         else
@@ -806,6 +830,8 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     }
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);
+    if (l->embed_norm) /* BLOOM's LayerNorm on the rows: a fused norm's 4 bytes per element */
+        rows += mem(p, 4.0 * x->h * T / split, 1);
     if (l->patch_embed)
         return gemm(p, T, x->h, V, 1) + rows;
     return rows;

@@ -13,7 +13,7 @@ hf="$(dirname "$0")/data/hf"
 # 256 GPUs: every model fits (DeepSeek-V3, Llama3-405B, GPT3-175B)
 cl="--cluster 32x8xH100-80G:8xib400"
 # what the exporter refuses, and why (the model cannot be built by a Megatron-LM line)
-refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|not supported: Tessel reads the experts of"
+refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of"
 exported=0
 roundtrip() { # NAME MODEL-ARGS...
     local name="$1"
@@ -151,6 +151,8 @@ expect 2 "megatron: --qk-layernorm: the model olmo2_7b normalises Q and K over t
     eval --hf-config "$hf/olmo2_7b.json" $cl --no-search --megatron-args "--qk-layernorm"
 expect 4 "megatron: parallel_block: gpt_neox runs attention and FFN in parallel" \
     plan --local --hf-config "$hf/gpt_neox.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+expect 4 "megatron: alibi: bloom_560m biases its scores with ALiBi and normalises its embedding" \
+    plan --local --hf-config "$hf/bloom_560m.json" $cl --batch 64 --no-baselines --target megatron --export megatron
 # a line for the GPT-NeoX of gpt_neox.json (6 layers, h 512, 8 heads), by hand
 expect 2 "megatron: the model gpt_neox runs attention and FFN in parallel on one input" \
     eval --hf-config "$hf/gpt_neox.json" $cl --no-search \

@@ -81,6 +81,37 @@ def check_samples_per_s(runner, rows):
         fail("galvatron-bmw rows: every row's metric samples_per_s with a positive batch")
 
 
+def check_bloom(runner, tesselctl, rows):
+    """The BLOOM rows run on an HF `bloom` config (ALiBi, embedding LayerNorm, no
+    position table): run.py writes model_type bloom, and the model eval builds
+    from it has BLOOM-176B's published 176,247,271,424 parameters."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    row = next((r for r in rows if r["id"] == "bloom-tr11-48n"), None)
+    if row is None or row["model"]["kind"] != "bloom":
+        fail("rows.json: bloom-tr11-48n is not a bloom model")
+    cfg = run.hf_config(row["model"])
+    if cfg.get("model_type") != "bloom" or cfg.get("n_head") != 112:
+        fail("run.py writes %r for the BLOOM row" % cfg)
+    with tempfile.TemporaryDirectory() as tmp:
+        args = run.model_args(row, tmp)
+        p = subprocess.run([tesselctl, "eval", "--local"] + args +
+                           ["--cluster", "48x8xA100-80G:ib100", "--tp", "4", "--pp", "24",
+                            "--mbs", "1", "--batch", "2048", "--ckpt", "full", "--json"],
+                           capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail("eval of the BLOOM row's model: %s" % p.stderr)
+    if '"params": 176247271424' not in p.stdout:
+        fail("BLOOM-176B's parameters are not 176,247,271,424 in eval's JSON")
+    bad = dict(row["model"], ffn=4 * row["model"]["hidden"] + 1)
+    try:
+        run.hf_config(bad)
+        fail("run.py wrote a bloom config with an FFN other than 4h")
+    except ValueError:
+        pass
+
+
 def check_flop_conventions(runner, rows):
     """The two conventions of the 2021-22 DeepSpeed-pipeline sources. `neox-2022`
     (GPT-NeoX's logged count, 6·N + 60·s·h·l per token with N the row's
@@ -261,6 +292,7 @@ def main():
     check_flop_conventions(runner, rows)
     check_galvatron_env(runner, tesselctl, rows)
     check_edges_dp(runner, tesselctl, rows)
+    check_bloom(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

@@ -834,6 +834,14 @@ static void test_megatron_router(void)
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "megatron: qk_norm: Mixtral-8x7B normalises Q and K");
     model.qk_norm = TSL_QK_NORM_NONE;
+    for (uint32_t i = 0; i < model.n_layers; i++) /* BLOOM's: Megatron-LM has no ALiBi */
+        model.layers[i].alibi = model.layers[i].kind == TSL_LAYER_ENCODER;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: alibi: Mixtral-8x7B biases its scores");
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        model.layers[i].alibi = false;
+    model.layers[0].embed_norm = true; /* nor an embedding LayerNorm */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: alibi: Mixtral-8x7B biases its scores");
+    model.layers[0].embed_norm = false;
     set_router(TSL_ROUTER_SIGMOID, TSL_ROUTER_BIAS_NONE, false, 0, 0, 0);
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "megatron: router_norm: Mixtral-8x7B weighs its top-2 sigmoid scores as they "

@@ -67,6 +67,10 @@ static const known_t knowns[] = {
     {"olmo2_7b.json", "olmo2_7b", 7298617344, 34, 4096},         /* 7.3B */
     {"falcon_rw_7b.json", "falcon_rw_7b", 6921720704, 34, 2048}, /* = falcon.json */
     {"falcon_rw_40b.json", "falcon_rw_40b", 41303293952, 62, 2048},
+    /* BLOOM: ALiBi (no position table), embedding LayerNorm; arXiv:2211.05100 Table 3
+       and bigscience/bloom's model card: 176,247,271,424 parameters */
+    {"bloom_176b.json", "bloom_176b", 176247271424, 72, 2048},
+    {"bloom_560m.json", "bloom_560m", 559214592, 26, 2048}, /* bigscience/bloom-560m */
 };
 
 static void test_known(void)
@@ -91,6 +95,46 @@ static void test_known(void)
         CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", k->file, err.msg);
         tsl_model_free(&m);
     }
+}
+
+/* BLOOM: ALiBi on every block, the embedding's LayerNorm (2·h parameters, its
+ * 2·s·h input kept), no position table, so any sequence; the keys' other names. */
+static void test_bloom(void)
+{
+    tsl_model_t m, g;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("bloom_560m.json"), 0, &m, &err) == 0, "%s", err.msg);
+    const tsl_layer_t *e = &m.layers[0], *b = &m.layers[1];
+    CHECK(e->positions == 0 && e->embed_norm && !e->alibi, "bloom: no table, an embedding norm");
+    CHECK(b->alibi && b->causal && !b->embed_norm && b->ffn_hidden == 4096 && !b->no_bias,
+          "bloom: ALiBi, causal, 4h FFN with biases");
+    CHECK(m.layers[m.n_layers - 1].tied_head && fabs(m.norm_eps - 1e-5) < 1e-12, "tied, eps");
+    const char *gpt = "{\"model_type\": \"gpt2\", \"n_layer\": 24, \"n_embd\": 1024, "
+                      "\"n_head\": 16, \"n_positions\": 2048, \"vocab_size\": 250880}";
+    CHECK(tsl_hf_config_parse(gpt, "g", 0, &g, &err) == 0, "%s", err.msg);
+    CHECK(e->params == g.layers[0].params - 2048ull * 1024 + 2 * 1024,
+          "embedding: the table's s·h out, the norm's 2·h in: %llu", (unsigned long long)e->params);
+    CHECK(e->act_repl_bytes == g.layers[0].act_repl_bytes + 2ull * 2048 * 1024,
+          "embedding: the norm's input kept: %llu", (unsigned long long)e->act_repl_bytes);
+    CHECK(b->params == g.layers[1].params && b->act_repl_bytes == g.layers[1].act_repl_bytes &&
+              b->fwd_flops == g.layers[1].fwd_flops,
+          "a BLOOM block counts as GPT's");
+    uint64_t kb[TSL_LAYER_KEY_LEN], kg[TSL_LAYER_KEY_LEN];
+    uint32_t nb = tsl_layer_key(b, kb), ng = tsl_layer_key(&g.layers[1], kg);
+    CHECK(nb == TSL_LAYER_KEY_LEN && ng == 30 && kb[52] == 1, "ALiBi keyed: %u vs %u", nb, ng);
+    tsl_model_free(&g);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("bloom_560m.json"), 8192, &m, &err) == 0 &&
+              m.tokens_per_sample == 8192,
+          "ALiBi: no table limits the sequence: %s", err.msg);
+    tsl_model_free(&m);
+    tsl_err_t bad = {0};
+    CHECK(tsl_hf_config_parse("{\"model_type\": \"bloom\", \"n_layer\": 2}", "b", 0, &m, &bad) ==
+                  -1 &&
+              has(&bad, "hidden_size (or n_embed)") && has(&bad, "vocab_size") &&
+              has(&bad, "n_head (or num_attention_heads)"),
+          "bloom: every missing key named: %s", bad.msg);
+    tsl_model_free(&m);
 }
 
 /* NeoX-family block forms, the default sequence and MoE refusal. */
@@ -1040,6 +1084,7 @@ int main(void)
     snprintf(data_dir, sizeof(data_dir), "%s", d ? d : "tests/data");
     test_known();
     test_neox_forms();
+    test_bloom();
     test_shapes();
     test_parse();
     test_causal();

@@ -1036,6 +1036,66 @@ static void test_transgan_eager(void)
           "host ops: 17 more forward (%g of %g), 34 more backward", f0 + 17, f0);
 }
 
+/* ALiBi through baddbmm (BLOOM, Megatron-DeepSpeed): unfused, the forward copies
+ * the broadcast bias into the scores (2 bytes each, one kernel) and the score GEMM
+ * reads them as C (2 bytes more in its epilogue). Heads of 16 wide keep QKᵀ
+ * memory-bound, so by hand the forward runs 4 bytes per score and a launch more;
+ * the backward, a fused core and the FLOP-only fallback are unchanged. The
+ * embedding LayerNorm: 4 bytes per element of s·h forward, a kernel. */
+static void test_alibi(void)
+{
+    tsl_roofline_dev_t d = h100(), flat;
+    tsl_roofline_dev_init(&flat, d.gemm_flops, 0);
+    tsl_layer_t l = layer(2048, 256, 16), al;
+    l.unfused_attn = l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    al = l;
+    al.alibi = true;
+    CHECK(tsl_layer_derive(&al, &err) == 0 && al.params == l.params &&
+              al.act_shard_bytes == l.act_shard_bytes,
+          "ALiBi counts nothing");
+    double S = 2, t = 2, scores = 16.0 * 2048 * 2048 * S / t;
+    CHECK(2.0 * 2048 * 2048 * 16 * (S * 16 / t) / d.gemm_flops <
+              4.0 * 2048 * 2048 * (S * 16 / t) / d.mem_bw,
+          "QKᵀ at head dim 16 is memory-bound");
+    double by_hand = 4.0 * scores / d.mem_bw + TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &al, S, 2, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, S, 2, false, 0),
+               by_hand, 1e-9, "forward: the copy and C's read, %.3f us", by_hand * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &al, S, 2) - tsl_roofline_core_fwd_s(&d, &l, S, 2),
+               by_hand, 1e-9, "the recomputed core pays it again");
+    CHECK(tsl_roofline_layer_bwd_s(&d, &al, S, 2, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &l, S, 2, false, 0) &&
+              tsl_roofline_layer_fwd_s(&flat, &al, S, 2, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&flat, &l, S, 2, false, 0),
+          "the backward and the FLOP-only fallback: unchanged");
+    tsl_layer_t f = l, fa;
+    f.unfused_attn = false;
+    CHECK(tsl_layer_derive(&f, &err) == 0, "%s", err.msg);
+    fa = f;
+    fa.alibi = true;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &fa, S, 2, false, 0) ==
+              tsl_roofline_layer_fwd_s(&d, &f, S, 2, false, 0),
+          "a fused kernel adds the bias in registers: free");
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 2048, .hidden = 256, .vocab = 1000},
+                en;
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    en = e;
+    en.embed_norm = true;
+    CHECK(tsl_layer_derive(&en, &err) == 0 && en.params == e.params + 512 &&
+              en.act_repl_bytes == e.act_repl_bytes + 2ull * 2048 * 256,
+          "the embedding norm: 2h parameters, its input kept");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &en, S, 2, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &e, S, 2, false, 0),
+               4.0 * 2048 * 256 * S / d.mem_bw + TSL_ROOFLINE_LAUNCH_S, 1e-9,
+               "the embedding norm's forward: 4 bytes per element");
+    tsl_layer_t bad = e;
+    bad.alibi = true;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && strstr(err.msg, "alibi") != NULL,
+          "ALiBi without attention refused: %s", err.msg);
+}
+
 /* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
  * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
  * aligned time; the padded 50304 does not (roofline.h). */
@@ -1716,5 +1776,6 @@ int main(void)
     test_eager();
     test_transgan_eager();
     test_unaligned_head();
+    test_alibi();
     return CHECK_DONE();
 }

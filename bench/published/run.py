@@ -50,6 +50,11 @@ def hf_config(m):
         return {"model_type": "gpt2", "n_layer": m["layers"], "n_embd": m["hidden"],
                 "n_head": m["heads"], "n_inner": m["ffn"], "n_positions": m["seq"],
                 "vocab_size": m["vocab"]}
+    if m["kind"] == "bloom":  # ALiBi, embedding LayerNorm, FFN 4h (hf_config.h)
+        if m["ffn"] != 4 * m["hidden"]:
+            raise ValueError("a bloom model's FFN is 4 x hidden, not %d" % m["ffn"])
+        return {"model_type": "bloom", "n_layer": m["layers"], "hidden_size": m["hidden"],
+                "n_head": m["heads"], "vocab_size": m["vocab"], "seq_length": m["seq"]}
     if m["kind"] == "llama":
         return {"model_type": "llama", "num_hidden_layers": m["layers"],
                 "hidden_size": m["hidden"], "num_attention_heads": m["heads"],
