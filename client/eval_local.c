@@ -331,9 +331,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_bf16_optimizer: a %s configuration does not run DeepSpeed's "
                             "BF16_Optimizer",
                             tsl_target_name(t));
-    if (eo->fp32) /* both configurations train in bf16 */
+    if (eo->fp32) /* both configurations name their precision themselves */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "fp32: a %s configuration trains in mixed precision, not fp32",
+                            "fp32: a %s configuration names its own precision (megatron: "
+                            "neither --bf16 nor --fp16; torchtitan: mixed_precision_param "
+                            "\"float32\")",
                             tsl_target_name(t));
     if (eo->ds_grad_bucket) /* both reduce their own buffers in place */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -1411,9 +1411,11 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
     if (st->bf16 && st->fp16)
         return tsl_err_set(err, "megatron: --bf16 and --fp16: no more than one (Megatron-LM)");
-    if (!st->bf16 && !st->fp16)
-        tsl_eval_cfg_note(c, "megatron: neither --bf16 nor --fp16 (Megatron-LM trains in "
-                             "fp32): costed as --bf16");
+    /* neither: fp32 training (params_dtype stays torch.float, arguments.py at d98e8a6
+     * validate_args), its fp32 matmuls without TF32 (Megatron-LM leaves PyTorch's
+     * allow_tf32 at its False default: knobs.tf32_off) */
+    c->knobs.fp32 = !st->bf16 && !st->fp16;
+    c->knobs.tf32_off = c->knobs.fp32;
     if (mg_optimizer(c, st, err) != 0)
         return -1;
     /* --main-grads-dtype bf16 leaves the accumulation in bf16 like --grad-reduce-in-bf16 */

@@ -298,6 +298,24 @@ static int training_dtype(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *er
     return 0;
 }
 
+/* [training] mixed_precision_param: "bfloat16" (the default) computes in bf16 over the
+ * fp32 parameters; "float32" trains in fp32 (TrainingConfig; Training at v0.2.0 ..
+ * v0.2.2), its matmuls without TF32 (torchtitan sets allow_tf32 only to False, in
+ * deterministic mode, distributed/utils.py: knobs.tf32_off). */
+static int training_mp_param(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    char v[32];
+    if (want_str(t, v, sizeof v, err) != 0)
+        return -1;
+    if (strcmp(v, "bfloat16") != 0 && strcmp(v, "float32") != 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: mixed_precision_param = \"%s\": bfloat16 or "
+                           "float32",
+                           t->line, v);
+    c->knobs.fp32 = c->knobs.tf32_off = strcmp(v, "float32") == 0;
+    return 0;
+}
+
 /* The first quoted name in a converters list that is none of the Float8/MX ones
  * read above, into st->other_conv: a misspelt "quantize.linear.flaot8" would
  * otherwise price bf16 without a word (torchtitan's registry refuses it). */
@@ -441,6 +459,8 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return want_str(t, st->ac_option, sizeof st->ac_option, err);
     if (is(t, "training", "dtype")) /* "bfloat16": no fp32 master (TrainingConfig.dtype) */
         return training_dtype(t, c, err);
+    if (is(t, "training", "mixed_precision_param")) /* "float32": fp32 training */
+        return training_mp_param(t, c, err);
     if (is(t, "training", "compile") || is(t, "compile", "enable"))
         return want_bool(t, &st->compile, err);
     if (is(t, "compile", "components")) {
@@ -799,6 +819,7 @@ static const char *py_section(const char *key)
         {"context_parallel_rotate_method", "parallelism"},
         {"fsdp_reshard_after_forward", "parallelism"},
         {"dtype", "training"},
+        {"mixed_precision_param", "training"},
     };
     for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++)
         if (strcmp(key, tt_u32[i].key) == 0)

@@ -582,6 +582,16 @@ double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g)
     return tsl_gpu_fp32_peak(g) * g->efficiency;
 }
 
+double tsl_gpu_fp32_peak_as(const tsl_gpu_spec_t *g, bool tf32_off)
+{
+    return tf32_off ? g->fp32_peak_flops : tsl_gpu_fp32_peak(g);
+}
+
+double tsl_gpu_fp32_flops_as(const tsl_gpu_spec_t *g, bool tf32_off)
+{
+    return tsl_gpu_fp32_peak_as(g, tf32_off) * g->efficiency;
+}
+
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
 {
     double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;

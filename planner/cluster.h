@@ -178,6 +178,12 @@ double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
 double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g);
 /* That peak × the GPU's e_max (the bf16 one: assumed). */
 double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g);
+/* The peak an fp32 step's GEMMs run at with TF32 off (tf32_off: a stack under PyTorch's
+ * default allow_tf32 False since 1.12, cost.h knobs.tf32_off): the fp32 FMA peak, 0 when
+ * not known; tsl_gpu_fp32_peak otherwise. */
+double tsl_gpu_fp32_peak_as(const tsl_gpu_spec_t *g, bool tf32_off);
+/* That peak × the GPU's e_max. */
+double tsl_gpu_fp32_flops_as(const tsl_gpu_spec_t *g, bool tf32_off);
 /* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
  * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
  * every operand layout, not Hopper's TN alone (Transformer Engine's

@@ -332,8 +332,11 @@ typedef enum tsl_cost_mode {
  * broadcast bias copied into the scores, 2 B each, and read back as the score GEMM's C:
  * forward and recompute; roofline.c alibi_scores_gemm_s; free in a fused kernel) and the
  * embedding LayerNorm (2·h parameters, its 2·s·h input kept, 4 B per element forward);
- * a model without either prices as 67. */
-#define TSL_COST_MODEL_VERSION 68u
+ * a model without either prices as 67.
+ * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
+ * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
+ * 67 refused a GPU with TF32); a plan without tf32_off prices as 68. */
+#define TSL_COST_MODEL_VERSION 69u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -561,6 +564,12 @@ typedef struct tsl_cost_knobs {
      * fp32 weight 4, its gradient 4, Adam's two moments 8, no master copy. The step's
      * 28 B stand (read w, g, m, v: 16; write w, m, v: 12) */
     bool fp32;
+    /* With fp32: the GEMMs at the GPU's fp32 FMA peak even where it has TF32
+     * (env.device_fp32_fma_flops), as a stack runs them with PyTorch's default
+     * torch.backends.cuda.matmul.allow_tf32 False (since 1.12, pytorch/pytorch#76509),
+     * which Megatron-LM, DeepSpeed and torchtitan leave alone: tsl_target_knobs sets it
+     * for megatron, deepspeed and torchtitan; docs/cost-model.md "fp32 training" */
+    bool tf32_off;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -701,6 +710,10 @@ typedef struct tsl_cost_env {
                                           (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max);
                                           0 when a device has no figure (knobs.fp32 refused) */
     tsl_gemm_eff_t fp32_shape;         /* the slowest device's shape curve at that peak */
+    double device_fp32_fma_flops;      /* the same without TF32 (knobs.tf32_off): the block's
+                                          slowest fp32 FMA peak × e_max; 0 when a device
+                                          has no fp32 figure (knobs.tf32_off refused) */
+    tsl_gemm_eff_t fp32_fma_shape;     /* the slowest device's shape curve at that peak */
     bool device_fp8_any_layout;        /* every device of the block a Blackwell part
                                           (tsl_gpu_is_blackwell): TE keeps one per-tensor
                                           FP8 copy, no transpose (docs/cost-model.md "FP8") */

@@ -373,8 +373,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
-        tsl_fp32_ok(e.knobs.fp32, r->target, m, c, err) != 0 || /* fp32 on a GPU without its
-                                                                     figure, TF32 under a stack */
+        tsl_fp32_ok(e.knobs.fp32, e.knobs.tf32_off, m, c, err) != 0 || /* fp32 on a GPU without
+                                                                            the figure it runs at */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||

@@ -168,11 +168,12 @@ int tsl_memopt_ctx_from_cluster(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, u
                                 uint32_t n, uint64_t mem_limit_bytes, tsl_err_t *err);
 
 /* fp32 training (cost.h knobs.fp32) on the same group: the slowest device's fp32 GEMM
- * rate (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max) and 4-byte parameters and
- * gradients. The activations are the model's (tsl_model_set_fp32 doubles them). Returns
- * -1 when a device has no fp32 figure (tsl_fp32_ok refuses such a request first). */
+ * rate (tsl_gpu_fp32_flops_as: TF32 or fp32 peak × e_max; the fp32 peak with tf32_off,
+ * knobs.tf32_off) and 4-byte parameters and gradients. The activations are the model's
+ * (tsl_model_set_fp32 doubles them). Returns -1 when a device has no figure for that
+ * rate (tsl_fp32_ok refuses such a request first). */
 int tsl_memopt_ctx_fp32(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, uint32_t first, uint32_t n,
-                        tsl_err_t *err);
+                        bool tf32_off, tsl_err_t *err);
 
 /* The model simulator for segment i (0-based) — forward and backward segment of
  * layer i, plus the step's prologue/epilogue when i = 0, the forward-to-backward

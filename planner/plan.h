@@ -163,7 +163,9 @@ typedef struct tsl_plan {
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */
     bool ds_bf16_optimizer;
-    bool fp32; /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
+    bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
+    bool tf32_off; /* with fp32: the GEMMs priced without TF32, at the fp32 peak, as the
+                      stacks run them (cost.h knobs.tf32_off) */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

@@ -311,8 +311,9 @@
       "over DP, the tied gradient in fp32",                                                        \
       "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
     X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
-      "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32), "      \
-      "4-byte activations and collectives, 16 B of model states per parameter",                    \
+      "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32; the "   \
+      "fp32 rate, TF32 off, under --target megatron, deepspeed or torchtitan), 4-byte "            \
+      "activations and collectives, 16 B of model states per parameter",                           \
       "fp32", "fp32")                                                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \

@@ -516,18 +516,23 @@ int tsl_request_budget_check(const tsl_request_t *r, const tsl_cluster_t *c, tsl
     return 0;
 }
 
-int tsl_fp32_ok(bool fp32, uint32_t target, const tsl_model_t *m, const tsl_cluster_t *c,
+int tsl_fp32_ok(bool fp32, bool tf32_off, const tsl_model_t *m, const tsl_cluster_t *c,
                 tsl_err_t *err)
 {
     if (!fp32)
         return 0;
     for (uint32_t i = 0; i < c->n_gpu_types; i++)
-        if (!(tsl_gpu_fp32_peak(&c->gpu_types[i]) > 0))
+        if (!(tsl_gpu_fp32_peak_as(&c->gpu_types[i], tf32_off) > 0))
             return tsl_err_set(err,
-                               "fp32: the %s has no fp32 or TF32 figure; fp32 training is not "
-                               "priced on it: give its gpu_types entry fp32_tflops (and "
-                               "tf32_tflops where its fp32 GEMMs run as TF32) in a cluster "
-                               "file (docs/cluster-format.md)",
+                               tf32_off ? "fp32: the %s has no fp32 figure and the stack runs fp32 "
+                                          "matmuls without TF32 (PyTorch's allow_tf32 is off "
+                                          "since 1.12); fp32 training is not priced on it: give "
+                                          "its gpu_types entry fp32_tflops in a cluster file "
+                                          "(docs/cluster-format.md)"
+                                        : "fp32: the %s has no fp32 or TF32 figure; fp32 training "
+                                          "is not priced on it: give its gpu_types entry "
+                                          "fp32_tflops (and tf32_tflops where its fp32 GEMMs run "
+                                          "as TF32) in a cluster file (docs/cluster-format.md)",
                                c->gpu_types[i].name);
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (m->layers[i].experts || m->layers[i].kind == TSL_LAYER_MAMBA)
@@ -535,19 +540,16 @@ int tsl_fp32_ok(bool fp32, uint32_t target, const tsl_model_t *m, const tsl_clus
                                "fp32: layer %u is a %s; fp32 training is priced for dense "
                                "Transformer layers only",
                                i, m->layers[i].experts ? "mixture of experts" : "Mamba mixer");
-    /* a stack's fp32 matmuls run without TF32: PyTorch's allow_tf32 is off by default
-     * since 1.12 and none of the stacks turns it on (docs/exports.md "fp32 training"),
-     * so an export is priced only where the GEMMs run at the fp32 peak */
-    for (uint32_t i = 0; target && i < c->n_gpu_types; i++)
-        if (c->gpu_types[i].tf32_peak_flops > 0)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "fp32: %s runs fp32 matmuls without TF32 (PyTorch's allow_tf32 "
-                                "is off since 1.12 and the stack turns it on nowhere), where "
-                                "the %s is priced at its TF32 peak; give its gpu_types entry "
-                                "\"tf32_tflops\": 0 in a cluster file (docs/cluster-format.md) "
-                                "to price what the export runs",
-                                tsl_target_name(target), c->gpu_types[i].name);
     return 0;
+}
+
+/* fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off). */
+static int request_fp32_ok(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                           tsl_err_t *err)
+{
+    tsl_cost_knobs_t k;
+    tsl_request_knobs(r, &k);
+    return tsl_fp32_ok(r->fp32, k.tf32_off, m, c, err);
 }
 
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
@@ -582,7 +584,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        tsl_fp32_ok(r->fp32, r->target, m, c, err) != 0)
+        request_fp32_ok(r, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -674,16 +676,17 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
-    if (r->fp32) { /* likewise; with the rate each GPU type's GEMMs run at (a file sets it) */
-        tsl_fp_u64(&fp, 0x66703332ull);
-        for (uint32_t i = 0; i < c->n_gpu_types; i++)
-            tsl_fp_f64(&fp, tsl_gpu_fp32_peak(&c->gpu_types[i]));
-    }
-    if (r->vp_group) /* likewise */
-        tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
+    if (r->fp32) { /* likewise; with the rate each GPU type's GEMMs run at (a file sets it;
+                      TF32 off under a stack's target, knobs.tf32_off) */
+        tsl_fp_u64(&fp, 0x66703332ull);
+        for (uint32_t i = 0; i < c->n_gpu_types; i++)
+            tsl_fp_f64(&fp, tsl_gpu_fp32_peak_as(&c->gpu_types[i], k.tf32_off));
+    }
+    if (r->vp_group) /* likewise */
+        tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
         k.overlap_param_gather || k.overlap_tp_dgrad || k.autocast || k.eager)
         tsl_fp_u64(&fp,

@@ -156,13 +156,12 @@ bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
 
-/* fp32 training (fp32 true) on model m and cluster c: every GPU type with an fp32 or
- * TF32 figure (tsl_gpu_fp32_peak; cluster_hw.c), no layer whose fp32 pricing is not
- * modelled (routed experts, Mamba); fails naming the GPU or the layer. 0 when fp32 is
- * false. Under a target (not TSL_TARGET_ANY) a GPU type with a TF32 peak is refused too:
- * the stacks run fp32 matmuls without TF32 (a cluster file's tf32_tflops 0 prices them
- * at the fp32 peak). */
-int tsl_fp32_ok(bool fp32, uint32_t target, const tsl_model_t *m, const tsl_cluster_t *c,
+/* fp32 training (fp32 true) on model m and cluster c: every GPU type with a figure for
+ * the rate its GEMMs run at (tsl_gpu_fp32_peak_as: with TF32 off, tf32_off, as the stacks
+ * run them (cost.h knobs.tf32_off), its fp32 figure; else its TF32 or fp32 one;
+ * cluster_hw.c), no layer whose fp32 pricing is not modelled (routed experts, Mamba);
+ * fails naming the GPU or the layer. 0 when fp32 is false. */
+int tsl_fp32_ok(bool fp32, bool tf32_off, const tsl_model_t *m, const tsl_cluster_t *c,
                 tsl_err_t *err);
 /* Whether recipe r admits an FP8 MoE dispatch (moe_fp8_dispatch): not nvfp4, whose
  * experts take no MXFP8 payload (Megatron-LM's only low-precision wire). */

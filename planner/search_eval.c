@@ -325,7 +325,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
             (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->fp32 << 25 |
             (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48 |
-            (uint64_t)(k->sdp_nosync && env->pipelined) << 27,
+            (uint64_t)(k->sdp_nosync && env->pipelined) << 27 | (uint64_t)k->tf32_off << 28,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,

@@ -20,8 +20,10 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     tsl_memopt_ctx_t ctx;
     tsl_memopt_ctx_init(&ctx);
     ctx.micro_batch = b;
+    tsl_cost_knobs_t k; /* TF32 as the request's target runs it (knobs.tf32_off) */
+    tsl_request_knobs(r, &k);
     if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0 ||
-        (r->fp32 && tsl_memopt_ctx_fp32(&ctx, c, 0, c->n_devices, err) != 0))
+        (r->fp32 && tsl_memopt_ctx_fp32(&ctx, c, 0, c->n_devices, k.tf32_off, err) != 0))
         return false;
     if (r->no_ckpt) /* rematerialisation is checkpointing by another name */
         ctx.allowed_switches &= ~(uint32_t)TSL_MEMOPT_REMAT;
@@ -64,6 +66,7 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         plan->budget_bytes = budget;
         plan->memopt = (uint8_t)(1 + mp->mode);
         plan->fp32 = r->fp32; /* priced so (tsl_memopt_ctx_fp32): the plan says it */
+        plan->tf32_off = r->fp32 && k.tf32_off;
         plan->cpu_bytes_per_node = mp->cpu_bytes_per_node;
     }
     free(mp);

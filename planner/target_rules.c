@@ -945,18 +945,29 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 
 /* A plan priced as fp32 training (fp32): megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6), deepspeed no
- * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); the
+ * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
+ * runs the matmuls without TF32 (PyTorch's allow_tf32 False since 1.12, which none of
+ * them sets: knobs.tf32_off), so a plan priced with TF32 (no tf32_off: planned without
+ * the target) is refused rather than exported with figures the stack will not reach. The
  * galvatron export is its strategy file, which carries no precision (the runtime's
  * mixed_precision, galvatron/core/runtime/args_schema.py at cea12ff, is a launch
  * argument defaulting to bf16). */
 static int fp32_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
-    if (!p->fp32 || t != TSL_TARGET_GALVATRON)
+    if (!p->fp32 || t == TSL_TARGET_ANY)
         return 0;
-    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "galvatron: its strategy file carries no precision and the runtime "
-                        "trains in bf16 unless launched with mixed_precision fp32; the plan "
-                        "was priced with fp32");
+    if (t == TSL_TARGET_GALVATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: its strategy file carries no precision and the runtime "
+                            "trains in bf16 unless launched with mixed_precision fp32; the plan "
+                            "was priced with fp32");
+    if (!p->tf32_off)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: runs fp32 matmuls without TF32 (PyTorch's allow_tf32 is off "
+                            "since 1.12 and the stack turns it on nowhere); the plan was priced "
+                            "with TF32 GEMMs: plan it again with --target %s",
+                            tsl_target_name(t), tsl_target_name(t));
+    return 0;
 }
 
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
@@ -1037,6 +1048,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->overlap_tp_dgrad = true;
         k->opt_step = TSL_OPT_STEP_MEGATRON;
         k->moe_alltoall = true; /* what its export writes without an FP8 dispatch */
+        k->tf32_off = true;     /* fp32 matmuls without TF32 (cost.h knobs.tf32_off) */
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;
@@ -1045,10 +1057,12 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
         k->lazy_grads = true; /* FSDP2: no kept buffer, a fresh gradient per backward */
         k->sdp_nosync = true; /* FSDP2 unsharded between micro-batches, where PP > 1 */
+        k->tf32_off = true;   /* likewise */
         break;
     case TSL_TARGET_DEEPSPEED:
         k->grad_reduce_exposed = true;
         k->unfused_grad_accum = true; /* autograd's fresh gradient, added by its own kernel */
+        k->tf32_off = true;           /* likewise */
         break;
     default: break;
     }

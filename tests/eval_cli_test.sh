@@ -62,15 +62,16 @@ expect 0 "" eval $m345 --strategy dp8+ckpt --pp 1 --mbs 2 --micro 2 --no-search
 
 # Megatron-LM arguments and a torchtitan TOML
 expect 0 "" eval --model GPT2-345M --cluster 4x8xA100-80G:ib200 --no-search --megatron-args \
-    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --sequence-parallel --use-distributed-optimizer"
+    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --sequence-parallel --use-distributed-optimizer --bf16"
 grep -q "2 stages; global batch 512 = 256 micro-batches of 2" "$out" && grep -q "tp8-dp2+sp+zero1+ckpt" "$out" &&
     ok || bad "megatron args: $(cat "$out")"
 # Megatron-LM d98e8a6: a flag that changes the plan is read or refused by name, an
-# unknown one is an error, one that does not change it is accepted
-mg() { expect "$1" "$2" eval $m345 --no-search --megatron-args "$3"; }
+# unknown one is an error, one that does not change it is accepted (bf16 runs: without
+# --bf16 or --fp16 Megatron-LM trains in fp32, cost model 69)
+mg() { expect "$1" "$2" eval $m345 --no-search --megatron-args "--bf16 $3"; }
 mg 2 "cp-comm-type a2a+p2p" "--context-parallel-size 2 --cp-comm-type a2a+p2p"
 # context parallelism is read: the plan says its degree and exchange
-mg 0 "" "--context-parallel-size 2 --cp-comm-type a2a --bf16"
+mg 0 "" "--context-parallel-size 2 --cp-comm-type a2a"
 grep -q "context:   cp 2 (a2a" "$out" && ok || bad "megatron cp: $(cat "$out")"
 mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
 mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
@@ -124,7 +125,7 @@ grep -q "+selckpt" "$out" && ok || bad "--recompute-activations not selective: $
 mg 0 "" "--use-torch-fsdp2 --tensor-model-parallel-size 2"
 grep -q "tp2-sdp4" "$out" && ok || bad "--use-torch-fsdp2 not sdp: $(cat "$out")"
 expect 0 "" eval --model GPT2-345M --cluster 5xA100-80G --no-search --megatron-args \
-    "--pipeline-model-parallel-size 5 --account-for-embedding-in-pipeline-split"
+    "--pipeline-model-parallel-size 5 --account-for-embedding-in-pipeline-split --bf16"
 grep -qE "^  0 +0-4 " "$out" && grep -qE "^  1 +5-9 " "$out" && ok ||
     bad "--account-for-embedding-in-pipeline-split: the first stage is not the embedding and 4 layers: $(cat "$out")"
 # full recompute needs --recompute-method and --recompute-num-layers, as in Megatron-LM
@@ -1100,21 +1101,57 @@ python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1
     ok || bad "h3t fp32: $(cat "$out")"
 expect 2 "fp32: not with fp8_recipe" \
     eval --model GPT2-345M --cluster 8xH100-80G --dp 8 --batch 8 --no-search --fp32 --fp8 delayed
-expect 4 "fp32: a megatron configuration trains in mixed precision" \
+expect 4 "fp32: a megatron configuration names its own precision" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
     "--micro-batch-size 1 --global-batch-size 64 --bf16" --fp32
 # cost model 67: megatron, deepspeed and torchtitan export fp32 runs; on a GPU without
-# TF32 (the TITAN RTX) a targeted fp32 plan is priced as the stack runs it; where the
-# GPU has TF32 a target is refused (the stacks run fp32 matmuls without it) unless a
-# cluster file sets tf32_tflops 0; galvatron's strategy file carries no precision
+# TF32 (the TITAN RTX) a targeted fp32 plan is priced as the stack runs it; galvatron's
+# strategy file carries no precision
 expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --unfused-attn --plan "$dir/fp32.json" --target megatron
 expect 4 "fp32: galvatron's export is its strategy file, which carries no precision" \
     plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 8 --no-baselines --target galvatron --fp32
-expect 4 "fp32: deepspeed runs fp32 matmuls without TF32" \
-    eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed
+# cost model 69: where the GPU has TF32 a stack's target prices the fp32 GEMMs without
+# it (allow_tf32 False since PyTorch 1.12): the A100 under --target deepspeed costs what
+# a cluster file's tf32_tflops 0 costs, slower than the TF32 plan without a target; the
+# plan says tf32_off and prints it; a stored TF32 plan re-priced under a target is too
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed --json
+cp "$out" "$dir/ds32.json"
 expect 0 "" eval --model BERT-Huge-32 --cluster "$dir/notf32.json" --dp 8 --batch 8 --no-search --fp32 --target deepspeed --json
-python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True, a' "$out" &&
+python3 -c 'import json,sys; a,b,t=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert a["fp32"] is True and a["tf32_off"] is True and a["iter_time_s"] == b["iter_time_s"] and a["iter_time_s"] > 1.5 * t["iter_time_s"] and "tf32_off" not in t, (a["iter_time_s"], b["iter_time_s"], t["iter_time_s"])' "$dir/ds32.json" "$out" "$dir/tf32.json" &&
     ok || bad "deepspeed fp32 without TF32: $(cat "$out")"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed
+grep -q "precision: fp32 (TF32 off" "$out" && ok || bad "TF32 off line: $(cat "$out")"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --no-search --plan "$dir/tf32.json" --target megatron --json
+python3 -c 'import json,sys; a,t=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["tf32_off"] is True and a["iter_time_s"] > 1.5 * t["iter_time_s"], (a["iter_time_s"], t["iter_time_s"])' "$out" "$dir/tf32.json" &&
+    ok || bad "stored TF32 plan under a target: $(cat "$out")"
+# without a target an fp32 plan stays TF32 (the Galvatron-era default) and re-prices so
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --no-search --plan "$dir/tf32.json" --json
+python3 -c 'import json,sys; a,t=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "tf32_off" not in a and a["iter_time_s"] == t["iter_time_s"], (a["iter_time_s"], t["iter_time_s"])' "$out" "$dir/tf32.json" &&
+    ok || bad "TF32 plan re-priced: $(cat "$out")"
+# a Megatron-LM line without --bf16 or --fp16 is fp32 training (params_dtype torch.float),
+# TF32 off: priced as --fp32 --target megatron at the same plan; with --bf16 not
+mg32="--model GPT2-345M --cluster 8xA100-80G --no-search"
+expect 0 "" eval $mg32 --megatron-args "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16" --json
+cp "$out" "$dir/mg32.json"
+expect 0 "" eval $mg32 --megatron-args "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16 --bf16" --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["fp32"] is True and a["tf32_off"] is True and "fp32" not in b and a["iter_time_s"] > 2 * b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/mg32.json" "$out" &&
+    ok || bad "megatron args without --bf16: $(cat "$out")"
+# an fp32 plan for megatron exports without --bf16 and reads back to the same figures;
+# the same plan priced without the target (TF32) is refused by the export
+p32="--model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines --fp32"
+expect 0 "" plan --local $p32 --target megatron --json
+cp "$out" "$dir/p32.json"
+expect 0 "" plan --local $p32 --target megatron --export megatron
+grep -v '^#' "$out" >"$dir/p32.args"
+grep -qx -- "--bf16" "$dir/p32.args" && bad "fp32 export wrote --bf16" || ok
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --json --megatron-args "$(tr '\n' ' ' <"$dir/p32.args")"
+python3 -c 'import json,sys
+a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
+assert a["tf32_off"] is True and b["fp32"] is True and b["tf32_off"] is True, "fields"
+assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' \
+    "$dir/p32.json" "$out" && ok || bad "fp32 megatron round trip: $(head -c 400 "$out")"
+expect 4 "megatron: runs fp32 matmuls without TF32 .*plan it again with --target megatron" \
+    plan --local $p32 --export megatron
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

@@ -557,11 +557,44 @@ static void test_fp32(void)
     CHECK(tsl_cluster_homogeneous(&c, 1, 8, &gpu, 10 * GB, &err) == 0, "%s", err.msg);
     CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
     CHECK_NEAR(env.device_fp32_flops, 2e13, 1.0, "TF32 peak x e_max");
+    /* cost model 69: a stack's fp32 matmuls without TF32 (knobs.tf32_off, its target's):
+     * the fp32 peak's rate, a quarter of TF32's here; without fp32 the knob changes nothing */
+    CHECK_NEAR(env.device_fp32_fma_flops, 5e12, 1.0, "TF32 off: fp32 peak x e_max");
+    {
+        tsl_layer_cost_t tf32, fma, bf16, bf16off;
+        env.mode = TSL_COST_PAPER;
+        env.knobs = (tsl_cost_knobs_t){.fp32 = true};
+        tsl_cost_layer(&env, &l, &tp, NULL, 16, &tf32);
+        env.knobs.tf32_off = true;
+        tsl_cost_layer(&env, &l, &tp, NULL, 16, &fma);
+        CHECK_NEAR(fma.fwd_s - tf32.fwd_s, F_FLOPS * 16 / 8 * (1 / 5e12 - 1 / 2e13), 1e-12,
+                   "TF32 off: the GEMMs at the fp32 rate (%g, %g)", fma.fwd_s, tf32.fwd_s);
+        env.knobs = (tsl_cost_knobs_t){0};
+        tsl_cost_layer(&env, &l, &tp, NULL, 16, &bf16);
+        env.knobs.tf32_off = true;
+        tsl_cost_layer(&env, &l, &tp, NULL, 16, &bf16off);
+        CHECK(bf16.fwd_s == bf16off.fwd_s && bf16.bwd_s == bf16off.bwd_s,
+              "TF32 off without fp32: the bf16 step unchanged");
+        env.knobs = (tsl_cost_knobs_t){0};
+    }
     tsl_cluster_free(&c);
     gpu.tf32_peak_flops = gpu.fp32_peak_flops = 0.0; /* no figure: refused (search.c) */
     CHECK(tsl_gpu_fp32_peak(&gpu) == 0.0, "no figure");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("RTX-TITAN-24G")) == 16.3e12, "TITAN RTX: fp32");
     CHECK(tsl_gpu_fp32_peak(tsl_gpu_find("A100-40G")) == 156e12, "A100: TF32");
+    CHECK(tsl_gpu_fp32_peak_as(tsl_gpu_find("A100-40G"), true) == 19.5e12 &&
+              tsl_gpu_fp32_peak_as(tsl_gpu_find("A100-40G"), false) == 156e12,
+          "A100 TF32 off: fp32");
+    /* a stack's target turns TF32 off; the executor and galvatron keep it */
+    {
+        tsl_cost_knobs_t kk;
+        for (uint32_t t = 0; t < TSL_TARGET_COUNT; t++) {
+            tsl_target_knobs(t, &kk);
+            CHECK(kk.tf32_off == (t == TSL_TARGET_MEGATRON || t == TSL_TARGET_DEEPSPEED ||
+                                  t == TSL_TARGET_TORCHTITAN),
+                  "target %u: tf32_off %d", t, kk.tf32_off);
+        }
+    }
     /* the tied sum's element width (tsl_cost_tied_elem_bytes): 2 for a 16-bit gradient, even
      * beside an fp32 buffer (Megatron's main_grad: priced at 2 as before); the buffer's 4
      * under DeepSpeed's BF16_Optimizer and under fp32 training */

@@ -27,6 +27,7 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
         tsl_target_knobs(TSL_TARGET_TORCHTITAN, &copy.knobs);
         copy.knobs.fp8 = cfg_in->knobs.fp8;
         copy.knobs.ep = cfg_in->knobs.ep;
+        copy.knobs.fp32 = cfg_in->knobs.fp32;
     }
     /* Megatron-LM always runs the backward's TP collectives under the gradient
      * GEMMs (no flag turns it off): its plans are priced so */
@@ -87,7 +88,9 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.recompute_modules == cfg->knobs.recompute_modules &&
               a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments &&
               a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl &&
-              a.opt_step == b.opt_step && a.opt_step == cfg->knobs.opt_step,
+              a.opt_step == b.opt_step && a.opt_step == cfg->knobs.opt_step && a.fp32 == b.fp32 &&
+              a.fp32 == cfg->knobs.fp32 && a.tf32_off == b.tf32_off &&
+              a.tf32_off == (cfg->knobs.fp32 && cfg->knobs.tf32_off),
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:
@@ -449,6 +452,16 @@ static void test_knobs(void)
     tsl_eval_cfg_t mg = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
     tsl_target_knobs(TSL_TARGET_MEGATRON, &mg.knobs);
     round_trip("GPT2-345M", "8xA100-80G", &mg, TSL_EXPORT_MEGATRON);
+    /* fp32 training without TF32 (cost model 69): megatron's line without --bf16 reads
+     * back as fp32, torchtitan's mixed_precision_param "float32" likewise */
+    mg.knobs.fp32 = true;
+    round_trip("GPT2-345M", "8xA100-80G", &mg, TSL_EXPORT_MEGATRON);
+    mg.knobs.fp32 = false;
+    tsl_eval_cfg_t tt32 = {.sdp = 8, .mbs = 2, .global_batch = 64, .knobs = {.fp32 = true}};
+    tsl_target_knobs(TSL_TARGET_TORCHTITAN, &tt32.knobs);
+    tt32.knobs.fp32 = true;
+    round_trip("GPT2-345M", "8xA100-80G", &tt32, TSL_EXPORT_TORCHTITAN_TOML);
+    round_trip("GPT2-345M", "8xA100-80G", &tt32, TSL_EXPORT_TORCHTITAN);
     mg.zero = 1;
     mg.knobs.grad_reduce_exposed = false;
     mg.knobs.overlap_param_gather = true;
@@ -471,8 +484,15 @@ static void test_megatron_line(void)
                                 &c, &err) == 0,
           "%s", err.msg);
     CHECK(c.tp == 8 && c.pp == 4 && c.mbs == 1 && c.global_batch == 512 &&
-              c.ckpt == TSL_EVAL_CKPT_FULL && c.sp && c.zero == 1,
+              c.ckpt == TSL_EVAL_CKPT_FULL && c.sp && c.zero == 1 && !c.knobs.fp32,
           "megatron line read wrong");
+    /* neither --bf16 nor --fp16: Megatron-LM's params_dtype torch.float, fp32 training
+     * without TF32 (arguments.py at d98e8a6; cost model 69); --fp16 is not fp32 */
+    CHECK(tsl_eval_cfg_megatron("--micro-batch-size 1", &c, &err) == 0 && c.knobs.fp32 &&
+              c.knobs.tf32_off && c.knobs.grad_reduce_bytes == 4,
+          "neither flag: fp32 (%s)", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--micro-batch-size 1 --fp16", &c, &err) == 0 && !c.knobs.fp32,
+          "--fp16: not fp32 (%s)", err.msg);
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size x", &c, &err) == -1 &&
               strstr(err.msg, "tensor-model-parallel-size"),
           "bad value: %s", err.msg);

@@ -1020,7 +1020,8 @@ static void test_torchtitan_reshard(void)
     plan = saved;
 }
 
-/* fp32 training (plan.fp32, cost model 63): megatron writes neither --bf16 nor --fp16
+/* fp32 training (plan.fp32, cost model 63; priced without TF32, tf32_off, cost model 69):
+ * megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6) and no bf16
  * reduce; deepspeed no bf16 section (its fp32 default); torchtitan mixed_precision_param
  * "float32" (TrainingConfig; v0.2.x's Training); galvatron's strategy file carries no
@@ -1029,14 +1030,20 @@ static void test_fp32(void)
 {
     const uint32_t cut[] = {0, 13, 26};
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
-    plan.fp32 = true;
+    plan.fp32 = plan.tf32_off = true;
     char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(!strstr(text, "--bf16") && !strstr(text, "--fp16") &&
               !strstr(text, "--grad-reduce-in-bf16"),
           "megatron fp32: no 16-bit flag:\n%s", text);
+    /* read back (eval --megatron-args): neither flag is fp32, without TF32 (cost model 69) */
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.fp32 &&
+              cfg->knobs.tf32_off && cfg->knobs.grad_reduce_bytes == 4,
+          "megatron fp32 read back: %s", err.msg);
     free(text);
     make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
-    plan.fp32 = true;
+    plan.fp32 = plan.tf32_off = true;
     text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
     json_t *o = json_loads(text, 0, NULL);
     CHECK(o && !json_object_get(o, "bf16") && !json_object_get(o, "fp16"),
@@ -1044,19 +1051,34 @@ static void test_fp32(void)
     json_decref(o);
     free(text);
     make_plan(&plan, 2, (const uint32_t[]){0, 11, 26}, 4, "tp2-sdp2+sp", 4, 8);
-    plan.fp32 = true;
+    plan.fp32 = plan.tf32_off = true;
     text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(text, "[training]\n") && strstr(text, "\nmixed_precision_param = \"float32\"\n"),
           "torchtitan toml fp32:\n%s", text);
+    CHECK(tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 && cfg->knobs.fp32 && cfg->knobs.tf32_off,
+          "torchtitan toml fp32 read back: %s", err.msg);
     free(text);
     text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
     CHECK(strstr(text, "    config.training.mixed_precision_param = \"float32\"\n") != NULL,
           "torchtitan fp32:\n%s", text);
+    CHECK(tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 && cfg->knobs.fp32 && cfg->knobs.tf32_off,
+          "torchtitan fp32 read back: %s", err.msg);
+    free(cfg);
     free(text);
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
-    plan.fp32 = true;
+    plan.fp32 = plan.tf32_off = true;
     expect_refused(TSL_EXPORT_GALVATRON, &plan,
                    "galvatron: its strategy file carries no precision");
+    plan.fp32 = plan.tf32_off = false;
+    /* cost model 69: a plan priced with TF32 GEMMs (no tf32_off: planned without the
+     * target) is refused by each stack, which runs them without it */
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.fp32 = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: runs fp32 matmuls without TF32 (PyTorch's allow_tf32 is off since "
+                   "1.12 and the stack turns it on nowhere); the plan was priced with TF32 "
+                   "GEMMs: plan it again with --target megatron");
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "plan it again with --target deepspeed");
     plan.fp32 = false;
 }
 

@@ -606,7 +606,7 @@ static void test_fp32(void)
         return;
     }
     fp32 = mixed;
-    CHECK(tsl_memopt_ctx_fp32(&fp32, &c, 0, 8, &err) == 0, "%s", err.msg);
+    CHECK(tsl_memopt_ctx_fp32(&fp32, &c, 0, 8, false, &err) == 0, "%s", err.msg);
     CHECK(fp32.param_bytes == 4 && fp32.flops_per_s == 0.5 * mixed.flops_per_s,
           "TF32 at half the bf16 rate (%g / %g)", fp32.flops_per_s, mixed.flops_per_s);
     tsl_memopt_seg_t a, b;
@@ -622,7 +622,7 @@ static void test_fp32(void)
     tsl_memopt_ctx_t one = mixed, one32;
     one.zero_degree = 1; /* no collective: the forward segment is its compute */
     one32 = one;
-    CHECK(tsl_memopt_ctx_fp32(&one32, &c, 0, 1, &err) == 0, "%s", err.msg);
+    CHECK(tsl_memopt_ctx_fp32(&one32, &c, 0, 1, false, &err) == 0, "%s", err.msg);
     tsl_memopt_segment(m.layers, m.n_layers, 1, &one, TSL_MEMOPT_MODE_ZERO3, 0, 0, 0, &a);
     tsl_memopt_segment(m.layers, m.n_layers, 1, &one32, TSL_MEMOPT_MODE_ZERO3, 0, 0, 0, &b);
     CHECK_NEAR(b.fwd_s, 2.0 * a.fwd_s, 1e-12, "the forward at the TF32 rate (%g, %g)", a.fwd_s,

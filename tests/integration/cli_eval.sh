@@ -67,7 +67,7 @@ M="--model GPT2-345M --cluster 8xA100-80G"
     same "interleave and a layer split" 0 $M --tp 2 --pp 2 --interleave 2 --batch 32 \
         --layers-per-stage 13,13
     same "--megatron-args" 0 --model GPT2-345M --cluster 4x8xA100-80G:ib200 --megatron-args \
-        "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+        "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --bf16"
     same "--torchtitan" 0 --model GPT2-345M --cluster 8xA100-80G --json \
         --torchtitan "$DATA/export/gpt2-345m.torchtitan.toml"
     same "--hf-config" 0 --hf-config "$DATA/hf/gpt2.json" --cluster 8xA100-80G --tp 2 --batch 16
