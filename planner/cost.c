@@ -77,13 +77,11 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
 }
 
 /* The block's fp32-training GEMM rate, its slowest device's (tsl_gpu_fp32_flops_as: TF32
- * or fp32 peak × e_max; 0 when one has no figure), and that device's shape curve at
- * its fp32 peak (the bf16 curve's occupancy, its tile's fixed cost at the lower rate:
- * assumed, docs/cost-model.md "fp32 training"); into *flops and *shape, with TF32 or
- * without (tf32_off: the stacks' default, knobs.tf32_off). */
-static void block_fp32(const tsl_cluster_t *c, uint32_t first, uint32_t size,
-                       const tsl_gpu_spec_t *slowest, bool tf32_off, double *flops,
-                       tsl_gemm_eff_t *shape)
+ * or fp32 peak × e_max; 0 when one has no figure), with TF32 or without (tf32_off: the
+ * stacks' default, knobs.tf32_off). The shape curve at that peak (the bf16 curve's
+ * occupancy, its tile's fixed cost at the lower rate: assumed, docs/cost-model.md
+ * "fp32 training") is made where a device is priced (env_dev). */
+static double block_fp32(const tsl_cluster_t *c, uint32_t first, uint32_t size, bool tf32_off)
 {
     double x = INFINITY;
     for (uint32_t dev = first; dev < first + size;) {
@@ -91,9 +89,7 @@ static void block_fp32(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         x = fmin(x, tsl_gpu_fp32_flops_as(tsl_cluster_device_gpu(c, dev), tf32_off));
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
-    *flops = isfinite(x) ? x : 0.0;
-    tsl_gemm_eff_for_gpu(shape, slowest->name, tsl_gpu_fp32_peak_as(slowest, tf32_off),
-                         slowest->mem_bw);
+    return isfinite(x) ? x : 0.0;
 }
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
@@ -117,10 +113,9 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     if (!isfinite(env->device_fp4_flops))
         env->device_fp4_flops = 0.0;
     tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
-    block_fp32(c, block_first, block_size, slowest, false, &env->device_fp32_flops,
-               &env->fp32_shape);
-    block_fp32(c, block_first, block_size, slowest, true, &env->device_fp32_fma_flops,
-               &env->fp32_fma_shape);
+    env->slowest = slowest;
+    env->device_fp32_flops = block_fp32(c, block_first, block_size, false);
+    env->device_fp32_fma_flops = block_fp32(c, block_first, block_size, true);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
@@ -1000,8 +995,13 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->eager = env->knobs.eager;
     dev->attn_kernel = env->knobs.attn_kernel;
     if (env->knobs.fp32) { /* the fp32 rate and its curve (TF32 or not); every element 4 bytes */
-        dev->gemm_flops = env->knobs.tf32_off ? env->device_fp32_fma_flops : env->device_fp32_flops;
-        dev->shape = env->knobs.tf32_off ? env->fp32_fma_shape : env->fp32_shape;
+        bool off = env->knobs.tf32_off;
+        dev->gemm_flops = off ? env->device_fp32_fma_flops : env->device_fp32_flops;
+        /* the slowest device's curve at its fp32 peak, made here rather than kept in the
+         * env: the search caches an env per stage block (a 100k-GPU cluster has some
+         * hundred thousand), and only fp32 plans read it */
+        tsl_gemm_eff_for_gpu(&dev->shape, env->slowest->name,
+                             tsl_gpu_fp32_peak_as(env->slowest, off), env->slowest->mem_bw);
         dev->elem_scale = 2.0;
     }
     cp_core(env, dev);

@@ -709,11 +709,11 @@ typedef struct tsl_cost_env {
     double device_fp32_flops;          /* the block's slowest fp32-training GEMM rate
                                           (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max);
                                           0 when a device has no figure (knobs.fp32 refused) */
-    tsl_gemm_eff_t fp32_shape;         /* the slowest device's shape curve at that peak */
     double device_fp32_fma_flops;      /* the same without TF32 (knobs.tf32_off): the block's
                                           slowest fp32 FMA peak × e_max; 0 when a device
                                           has no fp32 figure (knobs.tf32_off refused) */
-    tsl_gemm_eff_t fp32_fma_shape;     /* the slowest device's shape curve at that peak */
+    const tsl_gpu_spec_t *slowest;     /* the block's slowest device (the cluster's): fp32
+                                          plans take its shape curve at its fp32 peak */
     bool device_fp8_any_layout;        /* every device of the block a Blackwell part
                                           (tsl_gpu_is_blackwell): TE keeps one per-tensor
                                           FP8 copy, no transpose (docs/cost-model.md "FP8") */
