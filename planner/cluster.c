@@ -564,6 +564,19 @@ double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev)
     return g->peak_flops * g->efficiency;
 }
 
+/* One device a node: a node's GPUs are of one type. */
+double tsl_cluster_block_fp32_flops(const tsl_cluster_t *c, uint32_t first, uint32_t n,
+                                    bool tf32_off)
+{
+    double x = INFINITY;
+    for (uint32_t dev = first; dev < first + n && dev < c->n_devices;) {
+        uint32_t node = c->device_node[dev];
+        x = fmin(x, tsl_gpu_fp32_flops_as(tsl_cluster_device_gpu(c, dev), tf32_off));
+        dev = c->node_first[node] + c->nodes[node].n_gpus;
+    }
+    return isfinite(x) ? x : 0.0;
+}
+
 double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g)
 {
     double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;
@@ -575,11 +588,6 @@ double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g)
     return g->tf32_peak_flops > 0   ? g->tf32_peak_flops
            : g->fp32_peak_flops > 0 ? g->fp32_peak_flops
                                     : 0.0;
-}
-
-double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g)
-{
-    return tsl_gpu_fp32_peak(g) * g->efficiency;
 }
 
 double tsl_gpu_fp32_peak_as(const tsl_gpu_spec_t *g, bool tf32_off)

@@ -166,6 +166,11 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
 /* Lookups (device ids must be < n_devices). */
 const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev);
 double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak × efficiency */
+/* The fp32-training GEMM rate of the block's slowest device (tsl_gpu_fp32_flops_as: TF32
+ * or, with tf32_off, the fp32 FMA peak, × e_max); 0 when a device of the block has no
+ * figure for it (fp32 plans refused: tsl_fp32_ok). */
+double tsl_cluster_block_fp32_flops(const tsl_cluster_t *c, uint32_t first, uint32_t n,
+                                    bool tf32_off);
 /* A GPU's sustained FP8 GEMM rate: fp8_peak_flops × fp8_efficiency (× efficiency where
  * no FP8 figure is known); 0 without FP8 tensor cores. */
 double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
@@ -176,8 +181,6 @@ double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
  * GPU has one (torch 1.7–1.11's default allow_tf32), else its fp32 FMA peak; 0 when
  * neither is known (fp32 plans refused on it: docs/cost-model.md "fp32 training"). */
 double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g);
-/* That peak × the GPU's e_max (the bf16 one: assumed). */
-double tsl_gpu_fp32_flops(const tsl_gpu_spec_t *g);
 /* The peak an fp32 step's GEMMs run at with TF32 off (tf32_off: a stack under PyTorch's
  * default allow_tf32 False since 1.12, cost.h knobs.tf32_off): the fp32 FMA peak, 0 when
  * not known; tsl_gpu_fp32_peak otherwise. */

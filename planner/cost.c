@@ -76,22 +76,6 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
     return x;
 }
 
-/* The block's fp32-training GEMM rate, its slowest device's (tsl_gpu_fp32_flops_as: TF32
- * or fp32 peak × e_max; 0 when one has no figure), with TF32 or without (tf32_off: the
- * stacks' default, knobs.tf32_off). The shape curve at that peak (the bf16 curve's
- * occupancy, its tile's fixed cost at the lower rate: assumed, docs/cost-model.md
- * "fp32 training") is made where a device is priced (env_dev). */
-static double block_fp32(const tsl_cluster_t *c, uint32_t first, uint32_t size, bool tf32_off)
-{
-    double x = INFINITY;
-    for (uint32_t dev = first; dev < first + size;) {
-        uint32_t node = c->device_node[dev];
-        x = fmin(x, tsl_gpu_fp32_flops_as(tsl_cluster_device_gpu(c, dev), tf32_off));
-        dev = c->node_first[node] + c->nodes[node].n_gpus;
-    }
-    return isfinite(x) ? x : 0.0;
-}
-
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err)
 {
@@ -114,8 +98,8 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
         env->device_fp4_flops = 0.0;
     tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
     env->slowest = slowest;
-    env->device_fp32_flops = block_fp32(c, block_first, block_size, false);
-    env->device_fp32_fma_flops = block_fp32(c, block_first, block_size, true);
+    env->device_fp32_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, false);
+    env->device_fp32_fma_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, true);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */

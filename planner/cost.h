@@ -707,7 +707,7 @@ typedef struct tsl_cost_env {
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8
                                           e_max; 0 when a device has no FP4 */
     double device_fp32_flops;          /* the block's slowest fp32-training GEMM rate
-                                          (tsl_gpu_fp32_flops: TF32 or fp32 peak × e_max);
+                                          (tsl_cluster_block_fp32_flops: TF32 or fp32 peak × e_max);
                                           0 when a device has no figure (knobs.fp32 refused) */
     double device_fp32_fma_flops;      /* the same without TF32 (knobs.tf32_off): the block's
                                           slowest fp32 FMA peak × e_max; 0 when a device

@@ -54,10 +54,8 @@ int tsl_memopt_ctx_from_cluster(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, u
 int tsl_memopt_ctx_fp32(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, uint32_t first, uint32_t n,
                         bool tf32_off, tsl_err_t *err)
 {
-    double flops = INFINITY;
-    for (uint32_t d = first; d < first + n && d < c->n_devices; d++)
-        flops = fmin(flops, tsl_gpu_fp32_flops_as(tsl_cluster_device_gpu(c, d), tf32_off));
-    if (!(flops > 0 && isfinite(flops)))
+    double flops = tsl_cluster_block_fp32_flops(c, first, n, tf32_off);
+    if (!(flops > 0))
         return tsl_err_set(err, "memopt: a device of [%u, %u) has no fp32 or TF32 figure", first,
                            first + n);
     ctx->flops_per_s = flops;
