@@ -11,6 +11,7 @@
 #include "mamba.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -677,40 +678,33 @@ int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
-int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err)
+/* Sets one bool of every layer (at `flag`, an offsetof into tsl_layer_t) and
+ * re-derives the layer's figures from it. */
+static int set_every_layer(tsl_model_t *m, size_t flag, bool on, tsl_err_t *err)
 {
     if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
         return tsl_err_set(err, "model: NULL model or layer array");
     for (uint32_t i = 0; i < m->n_layers; i++) {
-        m->layers[i].unfused_attn = unfused;
+        *(bool *)((char *)&m->layers[i] + flag) = on;
         if (tsl_layer_derive(&m->layers[i], err) != 0)
             return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
     }
     return 0;
+}
+
+int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err)
+{
+    return set_every_layer(m, offsetof(tsl_layer_t, unfused_attn), unfused, err);
 }
 
 int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
 {
-    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
-        return tsl_err_set(err, "model: NULL model or layer array");
-    for (uint32_t i = 0; i < m->n_layers; i++) {
-        m->layers[i].no_dropout = true;
-        if (tsl_layer_derive(&m->layers[i], err) != 0)
-            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
-    }
-    return 0;
+    return set_every_layer(m, offsetof(tsl_layer_t, no_dropout), true, err);
 }
 
 int tsl_model_set_fp32(tsl_model_t *m, tsl_err_t *err)
 {
-    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
-        return tsl_err_set(err, "model: NULL model or layer array");
-    for (uint32_t i = 0; i < m->n_layers; i++) {
-        m->layers[i].fp32_acts = true;
-        if (tsl_layer_derive(&m->layers[i], err) != 0)
-            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
-    }
-    return 0;
+    return set_every_layer(m, offsetof(tsl_layer_t, fp32_acts), true, err);
 }
 
 int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err)
