@@ -38,6 +38,12 @@
 #      local experts, forward and backward; and a torchtitan-like step's peak
 #      allocated and reserved memory with PYTORCH_CUDA_ALLOC_CONF unset and
 #      expandable_segments:True (the predicted 7.8 GiB gap at the loss).
+#   7. where PyTorch imports, bench/cp_ring_probe.py --quick (seconds; JSON in
+#      $B/cp_ring_probe.json): the three flash kernels one rank of torch's ring attention
+#      runs at the torchtitan-cp rows' shapes (32 heads x 128, 32,768 tokens per rank:
+#      causal 32K x 32K, unmasked 32K x 16K and 16K x 32K), forward and backward, and one
+#      step's fp32 merge, as seconds per ring step per iteration beside the rows' measured
+#      4.48 s (CP 2) and 7.39 / 7.34 s (CP 4 / 8).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -199,6 +205,13 @@ fi
 echo "== 6. PyTorch probes: sustained GEMM rate, grouped-GEMM host time, allocator peaks (bench/torch_probe.py)"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     python3 bench/torch_probe.py --quick --json "$B/torch_probe.json" || echo "torch_probe.py failed (not part of the check)"
+else
+    echo "no PyTorch with CUDA here: skipped"
+fi
+
+echo "== 7. PyTorch: one rank's ring-attention kernels at the torchtitan-cp shapes (bench/cp_ring_probe.py)"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 bench/cp_ring_probe.py --quick --json "$B/cp_ring_probe.json" || echo "cp_ring_probe.py failed (not part of the check)"
 else
     echo "no PyTorch with CUDA here: skipped"
 fi

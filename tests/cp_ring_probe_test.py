@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""cp_ring_probe_test.py — bench/cp_ring_probe.py where there is no GPU (suite bench).
+
+The probe needs a CUDA device (bench/exec_gpu_check.sh step 7 runs it); here: it
+byte-compiles; its pure helpers give the hand-worked figures below (the rows' measured
+ring steps of bench/published/README.md, "torchtitan rows", and the 8.8 TFLOP block of
+its third reading); and it refuses with exit 2, a message naming the reason and no JSON
+written, where PyTorch does not import and where torch sees no CUDA device (a stub
+`torch` package first on PYTHONPATH, so the result does not depend on this machine).
+
+usage: cp_ring_probe_test.py PATH/TO/bench/cp_ring_probe.py
+"""
+import importlib.util
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+
+STUBS = {
+    "no-import": ("raise ImportError('stub: no torch here')\n", "PyTorch does not import"),
+    "no-cuda": ("__version__ = '0.0-stub'\n\n\nclass cuda:\n"
+                "    @staticmethod\n    def is_available():\n        return False\n",
+                "torch 0.0-stub sees no CUDA device"),
+}
+RESULTS = []  # (ok, what) per check
+
+
+def check(ok, what):
+    RESULTS.append((ok, what))
+
+
+def check_helpers(p):
+    steps = {c: round(s, 3) for c, s in p.measured_steps().items()}
+    want = [
+        # Table 2: 32,768 / TPS: 8.424, 12.901, 30.597, 59.796 s; per step against CP 1:
+        # 4.477 (CP 2), 22.174 / 3 = 7.391 (CP 4), 51.372 / 7 = 7.339 (CP 8)
+        (steps, {2: 4.477, 4: 7.391, 8: 7.339}),
+        # the causal 32,768^2 block: 4 x 128 x 32,768 x 32,769 / 2 x 32 heads
+        (p.kernel_flop(32768, 32768, True), 4 * 128 * 536887296 * 32),
+        # an unmasked 32,768 x 16,384 block, and its transpose: 2^39 x 16 = 8.796e12
+        (p.kernel_flop(32768, 16384, False), 8796093022208),
+        (p.kernel_flop(16384, 32768, False), 8796093022208),
+        # 32 layers x (2 x (25 + 1) + 60) ms = 3.584 s
+        (round(p.per_iteration_s(25.0, 60.0, 1.0), 9), 3.584),
+        (round(p.per_iteration_s(25.0, 60.0, 1.0, layers=1), 9), 0.112),
+    ]
+    for got, exp in want:
+        check(got == exp, f"helper: got {got}, want {exp}")
+    check(set(p.KINDS) == {"causal", "kv_half", "q_half"} and
+          p.KINDS["q_half"] == (16384, 32768, False), f"kinds: {p.KINDS}")
+
+
+def check_refusal(script, tmp, name):
+    body, reason = STUBS[name]
+    pkg = os.path.join(tmp, name, "torch")
+    os.makedirs(pkg)
+    with open(os.path.join(pkg, "__init__.py"), "w") as f:
+        f.write(body)
+    out = os.path.join(tmp, name + ".json")
+    env = dict(os.environ, PYTHONPATH=os.path.join(tmp, name), CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run([sys.executable, script, "--quick", "--json", out], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2, f"{name}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
+    check("refused" in r.stderr and reason in r.stderr,
+          f"{name}: stderr {r.stderr.strip()!r} names '{reason}'")
+    check(not r.stdout and not os.path.exists(out),
+          f"{name}: prints nothing and writes no {out} while refusing (stdout {r.stdout!r})")
+
+
+def main():
+    script = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        py_compile.compile(script, cfile=os.path.join(tmp, "probe.pyc"), doraise=True)
+        spec = importlib.util.spec_from_file_location("cp_ring_probe", script)
+        probe = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(probe)  # imports no torch: main() does
+        check_helpers(probe)
+        for name in STUBS:
+            check_refusal(script, tmp, name)
+    fails = [what for ok, what in RESULTS if not ok]
+    for what in fails:
+        print("FAIL", what)
+    print(f"{len(RESULTS) - len(fails)} passed, {len(fails)} failed")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
