@@ -1891,6 +1891,21 @@ static bool sdp_nosync_off_here(const tsl_cost_env_t *env)
     return env->knobs.sdp_nosync && !env->pipelined;
 }
 
+/* Whether the SDP level's per-micro-batch gathers are prefetched under compute:
+ * overlap_param_gather on an SDP level is Megatron-FSDP (Megatron-LM validate_args:
+ * "--overlap-param-gather only supported with distributed optimizer or megatron
+ * fsdp"; optim_grads_params forces it on, megatron_fsdp.py). Its AllGatherPipeline
+ * issues the next FSDP unit's gather on a side stream while this unit computes, in
+ * the forward and (in backward order) in the backward, so the gather joins the
+ * pass's overlapped communication instead of running before it (docs/cost-model.md
+ * "Megatron-FSDP's prefetched gathers", cost model 74). STACK only: PAPER keeps
+ * Galvatron's exposed gathers; none where sdp_nosync gathers once. */
+static bool sdp_prefetch(const tsl_cost_env_t *env, degrees_t g)
+{
+    return env->mode == TSL_COST_STACK && env->knobs.overlap_param_gather && g.z > 1 &&
+           !env->knobs.sdp_nosync;
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -2006,6 +2021,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         ep_b *= env->calib->comm_scale;
         ep_rf *= env->calib->comm_scale; /* the modules' recompute repeats them */
     }
+    /* Megatron-FSDP's prefetched gathers (sdp_prefetch): the SDP gather leaves
+     * the exposed terms and joins the pass's overlapped communication */
+    double pre = sdp_prefetch(env, g) ? gather : 0.0;
+    gather -= pre;
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
@@ -2063,22 +2082,24 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         sync_b += sync_f;
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm + sync_f;
+    out->fwd_s = tsl_cost_overlap_s(compute_f, pre, k) + tp_fx + gather + cp_f + ep_f + twice_c +
+                 twice_comm + sync_f;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b + sync_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the
      * count is the same whether the one spared is the first or the last */
-    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb, k);
+    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb + pre, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
-    out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
+    out->bwd_sync_s =
+        bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last + pre, k) + exposed + next_s;
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the
      * dW GEMMs hid is taken off W (B = bwd_s − W keeps tp_f) */
     out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, dw_hid));
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + acc_b + recompute - (s->ckpt ? tp_fx + ep_f : 0.0);
-    out->comm_s =
-        tp_fx + tp_b + 2.0 * gather + (s->ckpt ? tp_fx + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
+    out->comm_s = tp_fx + tp_b + 2.0 * (gather + pre) + (s->ckpt ? tp_fx + ep_f : 0.0) + cp_f +
+                  cp_b + ep_f + ep_b;
     out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
     out->comm_s += mod_comm;
     /* the second run: compute, its all-reduces communication (a full recompute's

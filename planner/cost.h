@@ -78,7 +78,9 @@
  * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
  * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
- * only overlap(compute_f, G) − compute_f. All zero: the formulas above.
+ * only overlap(compute_f, G) − compute_f, and (STACK) runs an SDP level's gathers
+ * beside the compute: fwd overlap(compute_f, G_sdp), bwd overlap(compute_b,
+ * rs_per_mb + G_sdp) (Megatron-FSDP's prefetch). All zero: the formulas above.
  *
  * FP8 (knobs.fp8, docs/cost-model.md "FP8"): compute_f and compute_b price the
  * blocks' linear GEMMs at the FP8 rate with their cast kernels (roofline.h).
@@ -335,8 +337,11 @@ typedef enum tsl_cost_mode {
  * a model without either prices as 67.
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
- * 67 refused a GPU with TF32); a plan without tf32_off prices as 68. */
-#define TSL_COST_MODEL_VERSION 69u
+ * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
+ * 74 (70-73 assigned elsewhere): overlap_param_gather on an SDP level is Megatron-FSDP:
+ * each micro-batch's gathers are prefetched under the passes' compute (cost.c
+ * sdp_prefetch), not run before them; a plan without both prices as 69. */
+#define TSL_COST_MODEL_VERSION 74u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -362,7 +367,10 @@ typedef struct tsl_cost_knobs {
                                    --overlap-grad-reduce, DeepSpeed ZeRO-0/1/2 without
                                    overlap_comm); false: under the backward */
     bool overlap_param_gather;  /* ZeRO-1's weight all-gather under the next forward
-                                   (Megatron-LM --overlap-param-gather); false: exposed */
+                                   (Megatron-LM --overlap-param-gather); false: exposed.
+                                   On an SDP level (STACK): Megatron-FSDP, each
+                                   micro-batch's gathers prefetched under the passes'
+                                   compute (cost model 74) */
     uint32_t cp;                /* context-parallel degree c of every layer (0 or 1: none);
                                    docs/cost-model.md "Context parallelism" */
     uint32_t cp_comm;           /* tsl_cp_comm_t: how attention meets the other CP ranks */

@@ -143,7 +143,8 @@
       "no_overlap_grad_reduce")                                                                    \
     X(overlap_param_gather, BOOL, "overlap-param-gather", "", 0, 0,                                \
       "ZeRO-1's weight all-gather runs under the next forward (Megatron-LM "                       \
-      "--overlap-param-gather), not after the step",                                               \
+      "--overlap-param-gather), not after the step; an SDP level's gathers (Megatron-FSDP) "       \
+      "prefetched under each pass's compute",                                                      \
       "overlap_param_gather", "overlap_param_gather")                                              \
     X(overlap_tp_dgrad, BOOL, "overlap-tp-dgrad", "", 0, 0,                                        \
       "the backward's TP collectives run under the column-parallel gradient GEMMs (Megatron-LM's " \

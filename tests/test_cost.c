@@ -405,6 +405,68 @@ static void test_sdp_nosync(void)
     tsl_cluster_free(&c);
 }
 
+/* overlap_param_gather on an SDP level: Megatron-FSDP's prefetched gathers
+ * (docs/cost-model.md "Megatron-FSDP's prefetched gathers", cost model 74). One layer,
+ * SDP 8 in one node, k = 1.3, 16 micro-batches, STACK: the forward's gather G, exposed
+ * in ZeRO-3 (Galvatron's "directly sums up"), runs beside the compute C_f instead:
+ * overlap(C_f, G) = max + 0.3·min where C_f + G was; in the backward it joins the
+ * reduce-scatter R under C_b: overlap(C_b, R + G) where overlap(C_b, R) + G was.
+ * PAPER, DP plans and sdp_nosync's once-per-iteration gather are unchanged. */
+static void test_sdp_prefetch(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.overlap_param_gather = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    double k = env.overlap_slowdown;
+    /* the gather: the comm_s of both passes, less the layer's other communication (none
+     * here: no TP), halved */
+    double g = base.comm_s / 2.0;
+    CHECK(g > 0.0, "ZeRO-3 gathers (%g s)", g);
+    CHECK_NEAR(r.comm_s, base.comm_s, 1e-15, "the same bytes moved (%g vs %g)", r.comm_s,
+               base.comm_s);
+    double cf = base.fwd_s - g; /* the forward's compute alone */
+    CHECK_NEAR(r.fwd_s, fmax(cf, g) + (k - 1.0) * fmin(cf, g), 1e-12,
+               "forward: overlap(C_f, G) (%g, was %g)", r.fwd_s, base.fwd_s);
+    CHECK(r.fwd_s < base.fwd_s, "the forward is shorter (%g < %g)", r.fwd_s, base.fwd_s);
+    CHECK(r.bwd_s < base.bwd_s && r.bwd_sync_s < base.bwd_sync_s,
+          "the backward's gather under its compute (%g < %g)", r.bwd_s, base.bwd_s);
+    CHECK(r.bwd_s > base.bwd_s - g, "not free: the contention k stays (%g)", base.bwd_s - r.bwd_s);
+    CHECK(r.grad_comm_s == base.grad_comm_s && r.ms_bytes == base.ms_bytes &&
+              r.bwd_bytes == base.bwd_bytes,
+          "the reduce-scatter and the bytes unchanged");
+    /* PAPER: Galvatron's exposed gathers */
+    env.mode = TSL_COST_PAPER;
+    env.knobs.overlap_param_gather = false;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.overlap_param_gather = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
+    /* no SDP level (DP 8 without ZeRO): no gather to prefetch */
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
+    env.knobs.overlap_param_gather = false;
+    tsl_cost_layer(&env, &l, &d, NULL, 16, &base);
+    env.knobs.overlap_param_gather = true;
+    tsl_cost_layer(&env, &l, &d, NULL, 16, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    /* sdp_nosync under PP gathers once per iteration (gather_next): nothing to move */
+    env.pipelined = true;
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4, .sdp_nosync = true};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.overlap_param_gather = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(r.fwd_s == base.fwd_s && r.bwd_s == base.bwd_s, "sdp_nosync: unchanged");
+    tsl_cluster_free(&c);
+}
+
 /* ds_bf16_optimizer (docs/cost-model.md "DeepSpeed's BF16_Optimizer"), by hand on one
  * layer of P = 12,582,912 parameters, DP 8 under ZeRO-1 in one node (100 GB/s), an
  * fp32 buffer (grad_reduce_bytes 4), W = 1 TB/s:
@@ -3519,6 +3581,7 @@ int main(void)
     test_grad_accum();
     test_ds_grad_bucket();
     test_sdp_nosync();
+    test_sdp_prefetch();
     test_ds_bf16_optimizer();
     test_fp32();
     test_sdp();
