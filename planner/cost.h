@@ -335,8 +335,12 @@ typedef enum tsl_cost_mode {
  * a model without either prices as 67.
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
- * 67 refused a GPU with TF32); a plan without tf32_off prices as 68. */
-#define TSL_COST_MODEL_VERSION 69u
+ * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
+ * 73 (70–72 assigned elsewhere): a causal sliding-window fused core at head dimension
+ * 64 on B200 / GB200 at cuDNN's published sliding-window figures
+ * (TSL_ATTN_GB100_SWA64_*: gpt-oss's 128-key layers ≈ 4× slower than the causal rule
+ * priced them); a model without such a layer, or on another GPU, prices as 69. */
+#define TSL_COST_MODEL_VERSION 73u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
