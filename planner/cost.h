@@ -338,9 +338,13 @@ typedef enum tsl_cost_mode {
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
  * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
- * 74 (70-73 assigned elsewhere): overlap_param_gather on an SDP level is Megatron-FSDP:
+ * 73 (70–72 assigned elsewhere): a causal sliding-window fused core at head dimension
+ * 64 on B200 / GB200 at cuDNN's published sliding-window figures
+ * (TSL_ATTN_GB100_SWA64_*: gpt-oss's 128-key layers ≈ 4× slower than the causal rule
+ * priced them); a model without such a layer, or on another GPU, prices as 69.
+ * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
- * sdp_prefetch), not run before them; a plan without both prices as 69. */
+ * sdp_prefetch), not run before them; a plan without both prices as 73. */
 #define TSL_COST_MODEL_VERSION 74u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states

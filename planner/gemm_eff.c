@@ -21,24 +21,25 @@ static const struct {
     const char *family;
     double sms, attn_fwd, attn_bwd, attn_mla_bwd;
     bool hopper; /* the H100 part: attn_kernel.h's published shares apply */
+    bool gb100;  /* B200 / GB200: cuDNN's sliding-window figures (TSL_ATTN_GB100_SWA64_*) */
 } sm_table[] = {
-    {"A100", 108, 0, 0, 0, false},
-    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true},
-    {"V100", 80, 0, 0, 0, false},
-    {"T4", 40, 0, 0, 0, false},
-    {"RTX-TITAN", 72, 0, 0, 0, false},
-    {"2080Ti", 68, 0, 0, 0, false},
-    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true}, /* the H100's part */
-    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true}, /* the H100's part */
-    {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
-     false},
+    {"A100", 108, 0, 0, 0, false, false},
+    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false},
+    {"V100", 80, 0, 0, 0, false, false},
+    {"T4", 40, 0, 0, 0, false, false},
+    {"RTX-TITAN", 72, 0, 0, 0, false, false},
+    {"2080Ti", 68, 0, 0, 0, false, false},
+    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false}, /* H100's part */
+    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false}, /* H100's part */
+    {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF, false,
+     true},
     {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
-     false},
-    {"MI300X", 304, 0, 0, 0, false},
-    {"MI325X", 304, 0, 0, 0, false},
-    {"L40S", 142, 0, 0, 0, false},
-    {"L4", 58, 0, 0, 0, false},
-    {"A10G", 80, 0, 0, 0, false},
+     false, true},
+    {"MI300X", 304, 0, 0, 0, false, false},
+    {"MI325X", 304, 0, 0, 0, false, false},
+    {"L40S", 142, 0, 0, 0, false, false},
+    {"L4", 58, 0, 0, 0, false, false},
+    {"A10G", 80, 0, 0, 0, false, false},
 };
 
 static int family_of(const char *name)
@@ -57,6 +58,9 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
     g->attn_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_bwd * peak_flops : 0.0;
     g->attn_mla_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_mla_bwd * peak_flops : 0.0;
     g->attn_kernel_peak = f >= 0 && sm_table[f].hopper && peak_flops > 0 ? peak_flops : 0.0;
+    bool swa = f >= 0 && sm_table[f].gb100 && peak_flops > 0;
+    g->attn_swa64_fwd_flops = swa ? TSL_ATTN_GB100_SWA64_FWD_EFF * peak_flops : 0.0;
+    g->attn_swa64_bwd_flops = swa ? TSL_ATTN_GB100_SWA64_BWD_EFF * peak_flops : 0.0;
     g->k_half = peak_flops > 0 && mem_bw > 0 && isfinite(mem_bw)
                     ? TSL_GEMM_K_HALF_PER_BALANCE * peak_flops / mem_bw
                     : 0.0;

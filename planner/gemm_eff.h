@@ -64,6 +64,24 @@
  * Tessel counts 2.5 × 2·(192 + 128) = 0.9615 of that: 0.42 of the 2500 peak. Its
  * forward (1492–1812, median 1666) is the head-dimension-128 share. */
 #define TSL_ATTN_GB100_MLA_BWD_EFF 0.42
+/* A causal sliding window at head dimension 64 on the same GPUs (gpt-oss: 128 keys)
+ * runs far below the causal rule below: cuDNN's two published sliding-window sweeps on
+ * one GB200 (cudnn-frontend benchmark/sdpa_benchmark_training/results, bf16, head dim
+ * 64, non-deterministic, s 2k–32k, FLOPs over the keys in the window as Tessel counts
+ * them: gb200_919_only_cudnn/gpt_oss_20260226_175022.csv, cuDNN 9.19.1, window 1024,
+ * 64 / 8 heads, 497–632 forward, 559–660 backward, in the tree until 50c8aeb;
+ * gpt_oss/gb200/gpt_oss_20260424_100011.csv, cuDNN 9.22.0, window 128, 128 / 128
+ * heads, 153–167 forward, 176–188 backward) follow the causal rule's form
+ *   eff · v / (v + keys)
+ * over the v keys visited per query with their own share and keys: forward 0.405 and
+ * 668 (rms 3.8 % over 9 points; the window-128 forward at 32k, 104, left out),
+ * backward 0.409 and 578 (rms 2.0 % over 10) — each 128-query block pays several key
+ * tiles' worth of fixed cost on a window one to eight tiles wide, and a 64-wide head
+ * halves each tile's work. B200 takes the shares of its own peak, as above. */
+#define TSL_ATTN_GB100_SWA64_FWD_EFF  0.405
+#define TSL_ATTN_GB100_SWA64_FWD_KEYS 668.0
+#define TSL_ATTN_GB100_SWA64_BWD_EFF  0.409
+#define TSL_ATTN_GB100_SWA64_BWD_KEYS 578.0
 /* A causal (masked) fused kernel runs below those rates, which are the unmasked
  * kernel's: over v keys visited per query it reaches
  *   eff · v / (v + keys)
@@ -85,10 +103,14 @@ typedef struct tsl_gemm_eff {
                               forward and backward, FLOP/s; 0 = unknown: the GEMM
                               curve (e_max · depth) prices it as a GEMM */
     double attn_bwd_flops;
-    double attn_mla_bwd_flops; /* latent attention's (MLA's) backward; 0 = attn_bwd_flops */
-    double attn_kernel_peak;   /* the datasheet peak (FLOP/s) a named kernel's published
+    double attn_mla_bwd_flops;   /* latent attention's (MLA's) backward; 0 = attn_bwd_flops */
+    double attn_kernel_peak;     /* the datasheet peak (FLOP/s) a named kernel's published
                                   shares are of (attn_kernel.h: Hopper, the H100 part);
                                   0 = no such table: every kernel takes attn_*_flops */
+    double attn_swa64_fwd_flops; /* a causal sliding window's core at head dimension 64,
+                                    unmasked-equivalent rate of TSL_ATTN_GB100_SWA64_*
+                                    (forward, backward); 0 = the causal rule */
+    double attn_swa64_bwd_flops;
 } tsl_gemm_eff_t;
 
 /* The shape parameters of a GPU: SMs by the family of its name ("A100-80G" →

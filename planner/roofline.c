@@ -23,6 +23,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.attn_bwd_flops = 0.0;
     d->shape.attn_mla_bwd_flops = 0.0;
     d->shape.attn_kernel_peak = 0.0;
+    d->shape.attn_swa64_fwd_flops = 0.0;
+    d->shape.attn_swa64_bwd_flops = 0.0;
     d->attn_kernel = TSL_ATTN_KERNEL_DEFAULT;
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
@@ -404,10 +406,27 @@ static double counted(pass_t *p, double bytes, uint32_t kernels)
     return tsl_roofline_mem_s(p->d, bytes, kernels);
 }
 
+/* A masked kernel's rate over `visited` keys per query, below its unmasked `rate`
+ * (gemm_eff.h): a causal sliding window (swa) at head dimension 64 where the GPU has
+ * cuDNN's published sliding-window figures (TSL_ATTN_GB100_SWA64_*: their own share
+ * of peak, at occupancy occ, and their own keys), else the causal rule. */
+static double masked_rate(const pass_t *p, double rate, double hd, double visited, bool swa,
+                          double occ)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    double swa_flops = p->bwd ? d->shape.attn_swa64_bwd_flops : d->shape.attn_swa64_fwd_flops;
+    if (swa && hd == 64.0 && swa_flops > 0) {
+        double k = p->bwd ? TSL_ATTN_GB100_SWA64_BWD_KEYS : TSL_ATTN_GB100_SWA64_FWD_KEYS;
+        return fmin(d->gemm_flops, swa_flops) * occ * visited / (visited + k);
+    }
+    return rate * TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
+}
+
 /* One fused (flash) kernel of q queries over `keys` keys per sample, `visited` of
- * them per query (fewer: a causal mask), S samples, t TP ranks (core_s). */
+ * them per query (fewer: a causal mask; swa: a causal sliding window), S samples,
+ * t TP ranks (core_s). */
 static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double visited, double S,
-                      double t)
+                      double t, bool swa)
 {
     const tsl_roofline_dev_t *d = p->d;
     double hd = x->d / x->a, b = S * x->a / t;
@@ -424,11 +443,11 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
                        : 0.0;
     if (share > 0)
         flash = d->shape.attn_kernel_peak * share;
-    double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
-                                  tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b)
+    double occ = tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b);
+    double rate = flash > 0 ? fmin(d->gemm_flops, flash) * occ
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);
     if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
-        rate *= TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
+        rate = masked_rate(p, rate, hd, visited, swa, occ);
     double bytes =
         2.0 * (2.0 * q * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0) * d->elem_scale;
     return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
@@ -459,8 +478,8 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
 {
     double c = p->d->cp_ring, q = x->s / c, n = S * c;
     p->ops += c - 1.0; /* c kernels where one was counted */
-    double r = flash_s(p, x, q, q, (q + 1.0) / 2.0, n, t) +
-               (c - 1.0) * flash_s(p, x, q, q / 2.0, q / 2.0, n, t);
+    double r = flash_s(p, x, q, q, (q + 1.0) / 2.0, n, t, false) +
+               (c - 1.0) * flash_s(p, x, q, q / 2.0, q / 2.0, n, t, false);
     return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
 }
 
@@ -556,7 +575,9 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     if (c > 1 && l->causal && !l->attn_chunked && keys == x->s && visited < keys &&
         d->mem_bw > 0) /* the CP ring's kernels (roofline.h) */
         return ring_s(p, x, S, t);
-    return flash_s(p, x, x->s, keys, visited, S, t);
+    /* a causal sliding window (not Llama 4's chunks): cuDNN's own figures where known */
+    bool swa = l->causal && !l->attn_chunked && keys < x->s;
+    return flash_s(p, x, x->s, keys, visited, S, t, swa);
 }
 
 /* Keys per query whose scores the layer's self-attention core computes: an

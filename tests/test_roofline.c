@@ -643,6 +643,94 @@ static void test_blackwell_mla(void)
           "ordinary attention: the MLA figure unused");
 }
 
+/* A causal sliding window at head dimension 64 on Blackwell (cost model 73, gpt-oss's
+ * 128-key layers; gemm_eff.h TSL_ATTN_GB100_SWA64_*): the core runs at cuDNN's
+ * sliding-window figures, eff · v / (v + keys) of peak, where the causal rule had
+ * priced it ≈ 4× fast. One GB200, one sample of s 4096, 64 heads of 64 (d 4096):
+ * 32 query blocks × 64 heads = 2048 > 148 SMs, occupancy 1. */
+static tsl_layer_t swa_layer(uint32_t window, uint32_t hidden)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 4096,
+                     .hidden = hidden,
+                     .ffn_hidden = 4 * hidden,
+                     .heads = 64,
+                     .causal = true,
+                     .attn_window = window};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
+static void test_blackwell_swa(void)
+{
+    const tsl_gpu_spec_t *gb = tsl_gpu_find("GB200"), *b = tsl_gpu_find("B200");
+    CHECK(gb != NULL && b != NULL, "B200, GB200 built in");
+    if (gb == NULL || b == NULL)
+        return;
+    tsl_gemm_eff_t be, h100;
+    tsl_gemm_eff_for_gpu(&be, b->name, b->peak_flops, b->mem_bw);
+    CHECK(be.attn_swa64_fwd_flops == 0.405 * 2250e12 && be.attn_swa64_bwd_flops == 0.409 * 2250e12,
+          "B200: its own peak's shares %g / %g", be.attn_swa64_fwd_flops, be.attn_swa64_bwd_flops);
+    tsl_gemm_eff_for_gpu(&h100, "H100-80G", 989e12, 3350e9);
+    CHECK(h100.attn_swa64_fwd_flops == 0 && h100.attn_swa64_bwd_flops == 0,
+          "H100: no sliding-window figure (the causal rule)");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, gb->peak_flops * gb->efficiency, gb->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, gb->name, gb->peak_flops, gb->mem_bw);
+    tsl_roofline_dev_t rule = d; /* the same GPU under the causal rule */
+    rule.shape.attn_swa64_fwd_flops = rule.shape.attn_swa64_bwd_flops = 0.0;
+    /* the published points the fit reproduces (s 4096): window 128 forward 161 TFLOP/s
+       (cuDNN 9.22.0), window 1024 forward 574 (cuDNN 9.19.1) */
+    const struct {
+        uint32_t w;
+        double published;
+    } pts[] = {{128, 161e12}, {1024, 574e12}};
+    for (int i = 0; i < 2; i++) {
+        tsl_layer_t l = swa_layer(pts[i].w, 4096);
+        double v = tsl_attn_keys(4096, pts[i].w, true);
+        double flops = 4.0 * 4096 * v * 4096;
+        double rate = 0.405 * 2500e12 * v / (v + 668.0);
+        double t = tsl_roofline_core_fwd_s(&d, &l, 1, 1);
+        CHECK_NEAR(t, flops / rate + TSL_ROOFLINE_LAUNCH_S, 1e-12, "w %u: %.2f us, by hand %.2f",
+                   pts[i].w, t * 1e6, (flops / rate + TSL_ROOFLINE_LAUNCH_S) * 1e6);
+        CHECK_NEAR(rate, pts[i].published, 0.02, "w %u: %.0f TFLOP/s against the published %.0f",
+                   pts[i].w, rate / 1e12, pts[i].published / 1e12);
+        CHECK(t > 2.0 * tsl_roofline_core_fwd_s(&rule, &l, 1, 1) ||
+                  pts[i].w == 1024, /* 128 keys: the rule's 0.31 of peak against 0.064 */
+              "w %u: slower than the causal rule", pts[i].w);
+        CHECK(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) >
+                  tsl_roofline_layer_bwd_s(&rule, &l, 1, 1, false, 0),
+              "w %u: the backward slower too", pts[i].w);
+    }
+    /* the backward's figure: window 128, 2.5 × the forward's FLOPs at 0.409 · v / (v + 578);
+       the layer's other kernels are the rule's */
+    tsl_layer_t l = swa_layer(128, 4096);
+    double v = tsl_attn_keys(4096, 128, true), flops = 2.5 * 4.0 * 4096 * v * 4096;
+    double rate = 0.409 * 2500e12 * v / (v + 578.0);
+    CHECK_NEAR(rate, 182e12, 0.02, "backward %.0f TFLOP/s against the published 182", rate / 1e12);
+    double r_rule =
+        fmin(d.gemm_flops, 0.54 * 2500e12) * TSL_ATTN_CAUSAL_EFF * v / (v + TSL_ATTN_CAUSAL_KEYS);
+    double diff = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                  tsl_roofline_layer_bwd_s(&rule, &l, 1, 1, false, 0);
+    CHECK_NEAR(diff, flops / rate - flops / r_rule, 1e-9,
+               "backward core %.2f us more, by hand %.2f", diff * 1e6,
+               (flops / rate - flops / r_rule) * 1e6);
+    /* what the figures do not cover keeps the rule: a window at head dimension 128, a
+       layer without a window, a non-causal window (Swin's) */
+    tsl_layer_t hd128 = swa_layer(128, 8192), full = swa_layer(0, 4096),
+                swin = swa_layer(128, 4096);
+    swin.causal = false;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&swin, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_core_fwd_s(&d, &hd128, 1, 1) == tsl_roofline_core_fwd_s(&rule, &hd128, 1, 1),
+          "head dimension 128: the rule");
+    CHECK(tsl_roofline_core_fwd_s(&d, &full, 1, 1) == tsl_roofline_core_fwd_s(&rule, &full, 1, 1),
+          "no window: the rule");
+    CHECK(tsl_roofline_core_fwd_s(&d, &swin, 1, 1) == tsl_roofline_core_fwd_s(&rule, &swin, 1, 1),
+          "non-causal window: unmasked, as before");
+}
+
 /* Context parallelism's core (roofline.h "Context parallelism as a ring"): one
  * causal layer of s = 8192 tokens, 16 heads of 64 (d = 1024), on the H100, CP 4,
  * n = 0.5 sample per rank: the rank holds n·c = 2 pieces of 2L = 2048 tokens
@@ -1768,6 +1856,7 @@ int main(void)
     test_blackwell_flash();
     test_hopper_attn_kernel();
     test_blackwell_mla();
+    test_blackwell_swa();
     test_cp_ring();
     test_cp_ring_fixed_tokens();
     test_loss();
