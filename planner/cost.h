@@ -335,8 +335,12 @@ typedef enum tsl_cost_mode {
  * a model without either prices as 67.
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
- * 67 refused a GPU with TF32); a plan without tf32_off prices as 68. */
-#define TSL_COST_MODEL_VERSION 69u
+ * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
+ * 72 (70, 71 assigned elsewhere): an unfused attention core that keeps all its heads on
+ * every TP rank, each head 1/t as wide (tp_whole_heads: AMP's fork's TransGAN attention):
+ * its scores, their kernels and the activations kept of them not divided by t, its batched
+ * GEMMs over all heads at head width d/(a·t); a plan without it prices as 69. */
+#define TSL_COST_MODEL_VERSION 72u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -514,6 +518,12 @@ typedef struct tsl_cost_knobs {
                           timers('mp allreduce')): each is dispatched onto a drained GPU
                           and the queue restarts empty after it; docs/cost-model.md
                           "Synchronised TP collectives" */
+    bool tp_whole_heads; /* an unfused attention core keeps all its heads on every TP rank,
+                            each 1/t as wide (AMP's fork's TransGAN attention,
+                            megatron/model/trans_gan_gen.py ParallelTransGanAttention
+                            reshapes the QKV to (B, N, 3, num_heads, C/t/num_heads)): the
+                            scores are not split by TP; docs/cost-model.md "Attention
+                            heads kept whole under TP" */
     bool ds_pipe_p2p;    /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
                           boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
                           blocking broadcast held by both stages); docs/cost-model.md
