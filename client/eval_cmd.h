@@ -44,6 +44,7 @@ typedef struct tsl_eval_opts {
     uint32_t grad_reduce_bytes;
     uint32_t grad_buf_bytes; /* --grad-buf-bytes N: the request's grad_buf_bytes */
     bool ds_grad_bucket;     /* --ds-grad-bucket: the request's ds_grad_bucket */
+    bool tp_whole_heads;     /* --tp-whole-heads: the request's tp_whole_heads */
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool fp32;               /* --fp32: the request's fp32 (fp32 training) */

@@ -342,6 +342,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_grad_bucket: a %s configuration does not reduce its gradients "
                             "through DeepSpeed's bucket",
                             tsl_target_name(t));
+    if (eo->tp_whole_heads) /* both split the heads over the TP group */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "tp_whole_heads: a %s configuration splits the attention heads "
+                            "over the TP group",
+                            tsl_target_name(t));
     return 0;
 }
 
@@ -428,6 +433,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->grad_buf_bytes = eo->grad_buf_bytes;
     r->ds_grad_bucket = eo->ds_grad_bucket;
+    r->tp_whole_heads = eo->tp_whole_heads;
     r->sdp_nosync = eo->sdp_nosync;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->fp32 = eo->fp32;

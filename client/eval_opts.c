@@ -17,7 +17,7 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
-    "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
+    "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--fp32] [--no-fp32-master] [--bf16-moments]\n"
@@ -168,6 +168,9 @@ static const char eval_usage[] =
     "                      fp32_allreduce) or 4 (BF16_Optimizer's fp32 buffer cast\n"
     "                      to bf16 for it); what the weight gradients accumulate\n"
     "                      into, the memory keeps and the step reads\n"
+    "  --tp-whole-heads    an unfused attention core keeps all its heads on every TP\n"
+    "                      rank, each 1/TP as wide: its scores not split by TP (AMP's\n"
+    "                      fork's TransGAN attention)\n"
     "  --ds-grad-bucket    the DP all-reduce through DeepSpeed's bucket without ZeRO:\n"
     "                      flatten, 1/DP scale after the reduce, copy back into each\n"
     "                      .grad (AMP's fork; DeepSpeed's ZeRO-0)\n"
@@ -335,6 +338,7 @@ enum {
     OPT_GRAD_BYTES,
     OPT_GRAD_BUF_BYTES,
     OPT_DS_GRAD_BUCKET,
+    OPT_TP_WHOLE_HEADS,
     OPT_SDP_NOSYNC,
     OPT_DS_BF16_OPTIMIZER,
     OPT_FP32,
@@ -421,6 +425,7 @@ static const struct option eval_long[] = {
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
+    {"tp-whole-heads", no_argument, 0, OPT_TP_WHOLE_HEADS},
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"fp32", no_argument, 0, OPT_FP32},
@@ -675,6 +680,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
+    case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;

@@ -346,6 +346,8 @@ static const switch_line_t stack_lines_a[] = {
      "fp32 buffers, all-reduced over DP, the tied gradient in fp32\n"},
     {"ds_grad_bucket", "  stack:     the DP all-reduce through DeepSpeed's gradient bucket "
                        "(flatten, 1/DP scale, copy back into each .grad)\n"},
+    {"tp_whole_heads", "  stack:     every attention head on each TP rank, 1/TP as wide: the "
+                       "unfused core's scores not split by TP (AMP's TransGAN attention)\n"},
     {"sdp_nosync",
      "  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
      "weights gathered once, gradients reduce-scattered after the last micro-batch\n"},

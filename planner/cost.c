@@ -801,10 +801,14 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     uint32_t mods = s->ckpt ? 0 : k->recompute_modules;
     uint64_t drop_repl, drop_shard;
     tsl_recompute_drop(l, mods, &drop_repl, &drop_shard);
-    uint64_t rest = l->act_shard_bytes - score - kept_score;
+    /* an unfused core that keeps all its heads on each TP rank (knobs.tp_whole_heads:
+     * AMP's fork's TransGAN attention) keeps all their scores there too */
+    uint64_t whole = k->tp_whole_heads && cp <= 1 ? l->act_score_bytes - score : 0;
+    uint64_t rest = l->act_shard_bytes - score - kept_score - whole;
     rest = rest > drop_shard ? rest - drop_shard : 0;
     uint64_t act = div_ceil((l->act_repl_bytes - drop_repl) * mb, split) +
-                   div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp);
+                   div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp) +
+                   div_ceil(whole * mb, w);
     if (fp8 && tsl_fp8_impl_caches(k->fp8_impl)) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
@@ -977,6 +981,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;
+    dev->tp_whole_heads = env->knobs.tp_whole_heads;
     dev->attn_kernel = env->knobs.attn_kernel;
     if (env->knobs.fp32) { /* the fp32 rate and its curve (TF32 or not); every element 4 bytes */
         bool off = env->knobs.tf32_off;

@@ -338,10 +338,14 @@ typedef enum tsl_cost_mode {
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
  * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
- * 73 (70–72 assigned elsewhere): a causal sliding-window fused core at head dimension
+ * 72 (70, 71 unused): an unfused attention core that keeps all its heads on
+ * every TP rank, each head 1/t as wide (tp_whole_heads: AMP's fork's TransGAN attention):
+ * its scores, their kernels and the activations kept of them not divided by t, its batched
+ * GEMMs over all heads at head width d/(a·t); a plan without it prices as 69.
+ * 73: a causal sliding-window fused core at head dimension
  * 64 on B200 / GB200 at cuDNN's published sliding-window figures
  * (TSL_ATTN_GB100_SWA64_*: gpt-oss's 128-key layers ≈ 4× slower than the causal rule
- * priced them); a model without such a layer, or on another GPU, prices as 69.
+ * priced them); a model without such a layer, or on another GPU, prices as 72.
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
  * sdp_prefetch), not run before them; a plan without both prices as 73. */
@@ -526,6 +530,12 @@ typedef struct tsl_cost_knobs {
                           timers('mp allreduce')): each is dispatched onto a drained GPU
                           and the queue restarts empty after it; docs/cost-model.md
                           "Synchronised TP collectives" */
+    bool tp_whole_heads; /* an unfused attention core keeps all its heads on every TP rank,
+                            each 1/t as wide (AMP's fork's TransGAN attention,
+                            megatron/model/trans_gan_gen.py ParallelTransGanAttention
+                            reshapes the QKV to (B, N, 3, num_heads, C/t/num_heads)): the
+                            scores are not split by TP; docs/cost-model.md "Attention
+                            heads kept whole under TP" */
     bool ds_pipe_p2p;    /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
                           boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
                           blocking broadcast held by both stages); docs/cost-model.md

@@ -300,6 +300,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_flex |= g->moe_flex;
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
     out->ds_grad_bucket |= g->ds_grad_bucket;
+    out->tp_whole_heads |= g->tp_whole_heads;
     out->sdp_nosync |= g->sdp_nosync;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->fp32 |= g->fp32;

@@ -160,6 +160,7 @@ typedef struct tsl_plan {
     bool tp_sync;        /* TP collectives between device synchronisations (cost.h knobs) */
     bool ds_pipe_p2p;    /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
     bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
+    bool tp_whole_heads; /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */
     bool ds_bf16_optimizer;

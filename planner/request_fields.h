@@ -300,6 +300,10 @@
       "DeepSpeed's engine's DP all-reduce without ZeRO: the gradients flattened into a bucket, "   \
       "scaled by 1/DP after the reduce and copied back into each .grad (AMP's fork)",              \
       "ds_grad_bucket", "ds_grad_bucket")                                                          \
+    X(tp_whole_heads, BOOL, "tp-whole-heads", "", 0, 0,                                            \
+      "an unfused attention core keeps all its heads on every TP rank, each 1/TP as wide: its "    \
+      "scores not split by TP (AMP's fork's TransGAN attention)",                                  \
+      "tp_whole_heads", "tp_whole_heads")                                                          \
     X(sdp_nosync, BOOL, "sdp-nosync", "", 0, 0,                                                    \
       "the SDP (FSDP) level kept unsharded between micro-batches where PP > 1 (torchtitan's "      \
       "FSDP2 under PP): weights gathered once per iteration, gradients accumulated unsharded and " \

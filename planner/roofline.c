@@ -37,6 +37,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->autocast = false;
     d->grad_acc_bytes = 0.0;
     d->eager = false;
+    d->tp_whole_heads = false;
     d->moe_fp8 = false;
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
@@ -548,11 +549,19 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
 {
     const tsl_roofline_dev_t *d = p->d;
     double hd = x->d / x->a, b = S * x->a / t;
+    /* the fork's TransGAN attention keeps every head on each TP rank, 1/t as wide
+       (roofline.h tp_whole_heads): the same FLOPs, all the scores */
+    bool whole = l->unfused_attn && d->tp_whole_heads;
+    double heads_t = whole ? 1.0 : t;
+    if (whole) {
+        hd = x->d / x->a / t;
+        b = S * x->a;
+    }
     /* one host unit either way: measured, PyTorch's unfused core (7 eager ops)
      * costs the host no more than one SDPA call (docs/cost-model.md) */
     double ops = p->ops + 1.0;
     if (l->unfused_attn) {
-        double scores = x->a * x->s * keys * S / t;
+        double scores = x->a * x->s * keys * S / heads_t;
         double c =
             (l->alibi ? alibi_scores_gemm_s(p, x->s, keys, hd, b) : gemm(p, x->s, keys, hd, b)) +
             gemm(p, x->s, hd, keys, b);

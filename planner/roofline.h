@@ -512,6 +512,12 @@ typedef struct tsl_roofline_dev {
                              (shape.attn_kernel_peak) it prices the fused core by its head
                              dimension and keys (attn_kernel.h); DEFAULT after init: the
                              family's one figure */
+    bool tp_whole_heads;    /* an unfused attention core keeps all a heads on every TP
+                               rank, each d/(a·t) wide (cost.h knobs.tp_whole_heads: AMP's
+                               fork's TransGAN attention): its batched GEMMs run S·a
+                               products of head width d/(a·t) and its a·s·keys·S scores
+                               are not divided by t; false after init: a/t heads of d/a
+                               per rank, as Megatron-LM splits them */
     double elem_scale;      /* the step's element width over the 2 bytes every activation,
                                operand and elementwise figure here counts: 2 under fp32
                                training (knobs.fp32: every memory-bound kernel, GEMM operand

@@ -249,6 +249,12 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "collectives (AMP's Megatron-LM v1.1.5 fork does); no target "
                             "launches it",
                             tsl_target_name(r->target));
+    if (r->tp_whole_heads && r->target) /* as tsl_target_check refuses such a plan */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "tp_whole_heads: %s splits the attention heads over the TP group "
+                            "(AMP's fork's TransGAN attention keeps them whole); no target "
+                            "launches it",
+                            tsl_target_name(r->target));
     if (r->tp_sync && r->tp_comm_overlap) /* the fork has no SP for userbuffers to overlap */
         return tsl_err_set(err, TP_SYNC_NO_SP ", and tp_comm_overlap overlaps its collectives");
     if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
@@ -672,6 +678,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
     if (r->ds_grad_bucket) /* likewise */
         tsl_fp_u64(&fp, 0x6473627563ull);
+    if (r->tp_whole_heads) /* likewise */
+        tsl_fp_u64(&fp, 0x7470776864ull);
     if (r->sdp_nosync) /* likewise */
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */

@@ -325,7 +325,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->grad_buf_bytes << 40 | (uint64_t)k->ds_grad_bucket << 23 |
             (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->fp32 << 25 |
             (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48 |
-            (uint64_t)(k->sdp_nosync && env->pipelined) << 27 | (uint64_t)k->tf32_off << 28,
+            (uint64_t)(k->sdp_nosync && env->pipelined) << 27 | (uint64_t)k->tf32_off << 28 |
+            (uint64_t)k->tp_whole_heads << 29,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1279,6 +1280,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_a2a_overlap = true;
     if (r->ds_grad_bucket)
         k->ds_grad_bucket = true;
+    if (r->tp_whole_heads)
+        k->tp_whole_heads = true;
     if (r->sdp_nosync)
         k->sdp_nosync = true;
     if (r->ds_bf16_optimizer)

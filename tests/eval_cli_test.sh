@@ -974,6 +974,34 @@ expect 4 "megatron: does not reduce its gradients through DeepSpeed's bucket" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/bucket.json" --target megatron
 expect 4 "ds_grad_bucket: DeepSpeed's engine's gradient bucket; torchtitan reduces" \
     plan --local $m345 --batch 32 --no-baselines --target torchtitan --ds-grad-bucket
+# --tp-whole-heads (AMP's fork's TransGAN attention: every head on each TP rank, 1/TP
+# wide): GPT-2's unfused core at TP 2 moves all its scores, so slower; nothing at TP 1;
+# the plan document carries it and prices the same read back (the model's --unfused-attn
+# given again: a model switch, not the plan's); the stack line says it; the Megatron-LM
+# configuration, the megatron export and a plan --target refuse it by name
+tw="--model GPT2-345M --cluster 8xA100-80G --tp 2 --mbs 4 --batch 32 --no-search --unfused-attn"
+expect 0 "" eval $tw --json
+cp "$out" "$dir/split.json"
+expect 0 "" eval $tw --tp-whole-heads --json
+cp "$out" "$dir/whole.json"
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --unfused-attn --plan "$dir/whole.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["tp_whole_heads"] is True and "tp_whole_heads" not in a and b["iter_time_s"] > a["iter_time_s"] and c["tp_whole_heads"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/split.json" "$dir/whole.json" "$out" &&
+    ok || bad "tp_whole_heads: $(cat "$out")"
+expect 0 "" eval ${tw/--tp 2/--tp 1} --json
+cp "$out" "$dir/tp1.json"
+expect 0 "" eval ${tw/--tp 2/--tp 1} --tp-whole-heads --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["iter_time_s"] == a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/tp1.json" "$out" &&
+    ok || bad "tp_whole_heads at TP 1: $(cat "$out")"
+expect 0 "" eval ${tw} --tp-whole-heads
+grep -q "stack:     every attention head on each TP rank" "$out" && ok ||
+    bad "tp_whole_heads stack line: $(cat "$out")"
+expect 4 "tp_whole_heads: a megatron configuration splits the attention heads over the TP group" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
+    "--micro-batch-size 1 --global-batch-size 64 --bf16 --tensor-model-parallel-size 2" --tp-whole-heads
+expect 4 "megatron: splits the attention heads over the TP group" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/whole.json" --target megatron
+expect 4 "tp_whole_heads: deepspeed splits the attention heads" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --tp-whole-heads
 # --sdp-nosync (FSDP2 kept unsharded between micro-batches: torchtitan under PP): at PP 2 x
 # SDP 8 with 8 micro-batches the weights are gathered once per iteration and the gradients
 # reduce-scattered once, so faster, and the gathered weights and whole gradients are held,

@@ -1410,6 +1410,15 @@ static void test_sp_selective_memory(void)
     CHECK(r.fwd_bytes == (uint64_t)(2 * s * h / t) &&
               r.bwd_bytes == (uint64_t)(s * h / t * (34 + 5 * a * s / h)),
           "full recompute under SP keeps the sharded 2sbh/t input");
+    /* every head on each TP rank (tp_whole_heads: AMP's TransGAN attention) keeps all
+     * 5as² bytes of scores there; selective recompute drops them either way */
+    env.knobs.tp_whole_heads = true;
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(s * h * (10 + 24 / t) + 5 * a * s * s),
+          "TP, whole heads: sbh(10 + 24/t) + 5as²: %llu", (unsigned long long)r.fwd_bytes);
+    tsl_cost_layer(&env, &l, &sel, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(s * h * (10 + 24 / t)), "whole heads + selective: as before");
+    env.knobs.tp_whole_heads = false;
     tsl_cluster_free(&c);
 }
 

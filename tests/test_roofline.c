@@ -1124,6 +1124,52 @@ static void test_transgan_eager(void)
           "host ops: 17 more forward (%g of %g), 34 more backward", f0 + 17, f0);
 }
 
+/* AMP's fork's TransGAN attention keeps all its heads on every TP rank, each 1/t as
+ * wide (dev.tp_whole_heads; trans_gan_gen.py ParallelTransGanAttention reshapes its
+ * QKV to num_heads heads of C/t/num_heads): the score GEMMs write, and the scale, bias
+ * and softmax kernels move, all a·s·keys scores at any t. Stage 6's block (82944
+ * tokens of width 16 in windows of 324, 4 heads) is bound by those scores: at TP 2 its
+ * core costs what TP 1's does, where Megatron-LM's split halves it. At TP 1 the switch
+ * changes nothing; a fused core keeps its heads split (no scores to keep). */
+static void test_tp_whole_heads(void)
+{
+    tsl_roofline_dev_t d, w;
+    tsl_roofline_dev_init(&d, 125e12 * 0.8, 900e9);
+    w = d;
+    w.tp_whole_heads = true;
+    tsl_layer_t l = layer(82944, 16, 4);
+    l.ffn_hidden = 64;
+    l.attn_window = 324;
+    l.unfused_attn = l.no_dropout = l.transgan_eager = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double c1 = tsl_roofline_core_fwd_s(&d, &l, 1, 1), c2 = tsl_roofline_core_fwd_s(&d, &l, 1, 2);
+    double w1 = tsl_roofline_core_fwd_s(&w, &l, 1, 1), w2 = tsl_roofline_core_fwd_s(&w, &l, 1, 2);
+    printf("TransGAN stage-6 core, forward: TP 1 %.1f us; TP 2 %.1f us split, %.1f us whole\n",
+           c1 * 1e6, c2 * 1e6, w2 * 1e6);
+    CHECK(w1 == c1 &&
+              tsl_roofline_layer_fwd_s(&w, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&w, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+          "TP 1: unchanged");
+    CHECK(c2 < 0.6 * c1, "split heads: TP 2 about halves the score-bound core (%g of %g)", c2, c1);
+    /* the scores' kernels alone: (4 + 8) B per score, 1 + 2 kernels, all 4·82944·324 */
+    double W = 0.8 * 900e9, scores = 4.0 * 82944 * 324;
+    double kern = (4.0 + TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES) * scores / W;
+    CHECK(w2 > kern && w2 > 0.9 * c1,
+          "whole heads: TP 2 moves every score (%g, kernels %g, TP 1 %g)", w2, kern, c1);
+    CHECK(tsl_roofline_layer_bwd_s(&w, &l, 1, 2, false, 0) >
+              1.5 * (tsl_roofline_layer_bwd_s(&d, &l, 1, 2, false, 0) -
+                     tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) / 2),
+          "backward: the scores' gradients whole too");
+    tsl_layer_t f = l; /* a fused core has no scores: unchanged */
+    f.unfused_attn = f.transgan_eager = false;
+    CHECK(tsl_roofline_layer_fwd_s(&w, &f, 1, 2, false, 0) ==
+              tsl_roofline_layer_fwd_s(&d, &f, 1, 2, false, 0),
+          "a fused core: unchanged");
+}
+
 /* ALiBi through baddbmm (BLOOM, Megatron-DeepSpeed): unfused, the forward copies
  * the broadcast bias into the scores (2 bytes each, one kernel) and the score GEMM
  * reads them as C (2 bytes more in its epilogue). Heads of 16 wide keep QKᵀ
@@ -1864,6 +1910,7 @@ int main(void)
     test_autocast();
     test_eager();
     test_transgan_eager();
+    test_tp_whole_heads();
     test_unaligned_head();
     test_alibi();
     return CHECK_DONE();

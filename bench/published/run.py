@@ -321,6 +321,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--ds-pipe-p2p"]
     if p.get("tp_sync"):  # TP all-reduces between device syncs (cost-model.md "Synchronised TP collectives")
         cmd += ["--tp-sync"]
+    if p.get("tp_whole_heads"):  # every head on each TP rank (cost-model.md "Attention heads kept whole under TP")
+        cmd += ["--tp-whole-heads"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
