@@ -740,10 +740,12 @@ static void shift_bytes(uint64_t *b, double d)
  * the loss forward's and backward's, both at the stage's whole stash: the peak of
  * the head's backward. Under autocast the script's loss is torch's with its bf16
  * logits kept through the backward (TSL_AUTOCAST_LOGITS_KEPT_BYTES), out of the
- * forward's transient. PAPER: the seeds' head, the fp32 logits alone, whatever
- * loss_impl says (a script's autocast loss stays priced, as before loss_impl). */
+ * forward's transient. t is the TP degree the vocabulary is split over: torch's
+ * loss runs loss_parallel's eager decomposition under t > 1 (loss_impl.h). PAPER:
+ * the seeds' head, the fp32 logits alone, whatever loss_impl says (a script's
+ * autocast loss stays priced, as before loss_impl). */
 static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost_mode_t mode,
-                       double samples, uint64_t *act, double *loss)
+                       uint32_t t, double samples, uint64_t *act, double *loss)
 {
     if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
         return;
@@ -751,14 +753,34 @@ static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost
         return;
     double logits = (double)l->seq_len * l->vocab * samples;
     uint32_t impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;
+    /* a script's autocast loss is ATen's over its whole logits, not loss_parallel's */
+    uint32_t split = k->autocast ? 1 : t;
     double kept = tsl_loss_kept_bytes(impl) - TSL_LOSS_MODEL_KEPT_BYTES;
-    double fwd = tsl_loss_fwd_bytes(impl);
+    double fwd = tsl_loss_fwd_bytes(impl, split);
     if (k->autocast) {
         kept += TSL_AUTOCAST_LOGITS_KEPT_BYTES;
         fwd -= TSL_AUTOCAST_LOGITS_KEPT_BYTES;
     }
     shift_bytes(act, kept * logits);
-    *loss = fmax(fwd, tsl_loss_bwd_bytes(impl)) * logits;
+    *loss = fmax(fwd, tsl_loss_bwd_bytes(impl, split)) * logits;
+}
+
+/* What the head's stage holds per micro-batch until the step ends (tsl_layer_cost_t
+ * step_bytes): under torch's loss on a pipelined block, every micro-batch's logits in
+ * the activations' dtype. torch.distributed.pipelining appends the last stage's output
+ * of each forward to output_chunks and keeps it until step() returns to merge it
+ * (stage.py forward_one_chunk, schedules.py step; pytorch/pytorch#159251), and runs
+ * the loss inside the schedule (_maybe_compute_loss), so torchtitan's `del pred`
+ * (train.py:306-307 at 9dec370, PP off only) has no counterpart: at the last
+ * micro-batch's backward the stage holds all m. Not under autocast (a script's own
+ * loop) nor PAPER (the seeds' head). */
+static double pp_logits_held_bytes(const tsl_layer_t *l, const tsl_cost_env_t *env, double samples)
+{
+    const tsl_cost_knobs_t *k = &env->knobs;
+    if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0 || !env->pipelined ||
+        env->mode == TSL_COST_PAPER || k->autocast || k->loss_impl != TSL_LOSS_TORCH)
+        return 0.0;
+    return act_elem_bytes(k) * (double)l->seq_len * l->vocab * samples;
 }
 
 /* Model-state bytes per weight element of a linear the recipe quantises, beyond
@@ -826,7 +848,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
     double loss = 0.0; /* the LM loss's transient (loss_bytes) */
-    loss_bytes(l, k, mode, (double)mb / ((double)g.t * w), &act, &loss);
+    loss_bytes(l, k, mode, g.t, (double)mb / ((double)g.t * w), &act, &loss);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
@@ -2118,6 +2140,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
     layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
                  env->device_fp8_any_layout, out);
+    out->step_bytes = (uint64_t)ceil(pp_logits_held_bytes(l, env, (double)mb / ((double)g.t * w)));
     if (l->experts && !l->shared_weights) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));

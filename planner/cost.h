@@ -338,10 +338,17 @@ typedef enum tsl_cost_mode {
  * 69: fp32 training under --target megatron, deepspeed or torchtitan prices
  * the GEMMs as the stack runs them, TF32 off (knobs.tf32_off: the fp32 FMA peak where
  * 67 refused a GPU with TF32); a plan without tf32_off prices as 68.
- * 72 (70, 71 unused): an unfused attention core that keeps all its heads on
+ * 70: torch's loss (loss_impl torch) under TP > 1 is torchtitan's loss_parallel, the
+ * DTensor handlers' eager decomposition: 10 B of transient per logit in the forward
+ * and 12 in the backward beside what it keeps (ATen's kernels: 6 and 8); under PP
+ * the last stage holds every micro-batch's logits until the step ends (2 B each,
+ * torch.distributed.pipelining's output_chunks: tsl_layer_cost_t step_bytes, m of
+ * them at the stage's peak); a plan without loss_impl torch at TP > 1 or PP > 1
+ * prices as 69.
+ * 72 (71 unused): an unfused attention core that keeps all its heads on
  * every TP rank, each head 1/t as wide (tp_whole_heads: AMP's fork's TransGAN attention):
  * its scores, their kernels and the activations kept of them not divided by t, its batched
- * GEMMs over all heads at head width d/(a·t); a plan without it prices as 69.
+ * GEMMs over all heads at head width d/(a·t); a plan without it prices as 70.
  * 73: a causal sliding-window fused core at head dimension
  * 64 on B200 / GB200 at cuDNN's published sliding-window figures
  * (TSL_ATTN_GB100_SWA64_*: gpt-oss's 128-key layers ≈ 4× slower than the causal rule
@@ -829,6 +836,10 @@ typedef struct tsl_layer_cost {
     uint64_t ms_bytes;   /* O_ms */
     uint64_t fwd_bytes;  /* O_f for one micro-batch */
     uint64_t bwd_bytes;  /* O_b for one micro-batch */
+    uint64_t step_bytes; /* per micro-batch of the iteration, held until the step ends
+                            whatever is in flight (the stage's peak adds m of it): an LM
+                            head's bf16 logits under torch.distributed.pipelining's
+                            output_chunks (loss_impl torch on a pipelined block) */
     uint64_t grad_bytes; /* the gradients' part of ms_bytes (g bytes per parameter the
                             rank accumulates): what lazy_grads frees between steps, and
                             what autocast's fp32 .grad (freed by zero_grad(set_to_none=

@@ -42,6 +42,10 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
     return 0;
 }
 
+/* torch's fwd and bwd under loss_parallel (tp > 1; loss_impl.h): the DTensor
+ * handlers' eager decomposition, 4 B more of fp32 each way than ATen's kernels */
+static const double torch_loss_parallel_bytes[2] = {10.0, 12.0};
+
 static double figure(uint32_t impl, int which)
 {
     return impl_bytes[impl < TSL_LOSS_IMPL_COUNT ? impl : TSL_LOSS_EXEC][which];
@@ -52,12 +56,12 @@ double tsl_loss_kept_bytes(uint32_t impl)
     return figure(impl, 0);
 }
 
-double tsl_loss_fwd_bytes(uint32_t impl)
+double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp)
 {
-    return figure(impl, 1);
+    return impl == TSL_LOSS_TORCH && tp > 1 ? torch_loss_parallel_bytes[0] : figure(impl, 1);
 }
 
-double tsl_loss_bwd_bytes(uint32_t impl)
+double tsl_loss_bwd_bytes(uint32_t impl, uint32_t tp)
 {
-    return figure(impl, 2);
+    return impl == TSL_LOSS_TORCH && tp > 1 ? torch_loss_parallel_bytes[1] : figure(impl, 2);
 }

@@ -26,6 +26,18 @@
  *             log_softmax_backward its fp32 output (4) beside the saved output:
  *             bwd 8. Under autocast the script holds its bf16 logits through the
  *             backward (TSL_AUTOCAST_LOGITS_KEPT_BYTES, cost.h), so its fwd is 4.
+ *             Under TP (tp > 1) torchtitan runs the same call inside
+ *             torch.distributed.tensor.parallel.loss_parallel() (9dec370
+ *             parallel_dims.py:119-120 loss_parallel_enabled = tp > 1 unless
+ *             disable_loss_parallel; utils.py:196-201 get_train_context), whose
+ *             DTensor handlers (torch/distributed/tensor/parallel/loss.py)
+ *             decompose both passes in eager ops: _log_softmax makes
+ *             shifted = x − max and exp(shifted) beside the fp32 copy x before
+ *             result = shifted − logsumexp (peak 2 + 4 + 4 + 4 with nothing kept
+ *             yet; 2 + 4 + 4 beside the kept result): fwd 10; the fused
+ *             _nll_loss_and_log_softmax_backward returns
+ *             (zeros_like(x) scattered + exp(x)) · grad_output, three fp32
+ *             tensors at once beside the saved output: bwd 12.
  *   megatron  Megatron-LM's vocab_parallel_cross_entropy
  *             (megatron/core/tensor_parallel/cross_entropy.py at 4415119 — the
  *             Megatron-Bridge 21d102f5e submodule — and e223b92072; the native
@@ -73,9 +85,11 @@ int tsl_loss_impl_parse(const char *name);
  * the default, stands for it; megatron and te are refused). */
 int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
 
-/* Bytes per logit, as above (an impl out of range: exec's). */
+/* Bytes per logit, as above (an impl out of range: exec's), for a head whose
+ * vocabulary is split over tp TP ranks (0 or 1: not split); only torch's
+ * transients depend on it (loss_parallel's decomposition above). */
 double tsl_loss_kept_bytes(uint32_t impl);
-double tsl_loss_fwd_bytes(uint32_t impl);
-double tsl_loss_bwd_bytes(uint32_t impl);
+double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp);
+double tsl_loss_bwd_bytes(uint32_t impl, uint32_t tp);
 
 #endif

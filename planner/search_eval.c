@@ -296,8 +296,9 @@ static inline uint64_t mix64(uint64_t x)
 }
 
 /* The memo key's knobs (memo_key_t): every field of env->knobs, the mode, the
- * host floor and whether sdp_nosync holds on the block (env->pipelined: rows of a
- * pipeline of one and of several share the memo), one at a time (not the struct's
+ * host floor and whether sdp_nosync or torch's held logits (step_bytes) hold on the
+ * block (env->pipelined: rows of a pipeline of one and of several share the memo
+ * otherwise), one at a time (not the struct's
  * bytes, whose padding a copy need not keep). A knob added to tsl_cost_knobs_t
  * enters here; until it does, memo_reserve's guard (the knobs' bytes) starts the memo
  * afresh wherever they differ. */
@@ -326,7 +327,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->ds_bf16_optimizer << 24 | (uint64_t)k->fp32 << 25 |
             (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48 |
             (uint64_t)(k->sdp_nosync && env->pipelined) << 27 | (uint64_t)k->tf32_off << 28 |
-            (uint64_t)k->tp_whole_heads << 29,
+            (uint64_t)k->tp_whole_heads << 29 |
+            (uint64_t)(k->loss_impl == TSL_LOSS_TORCH && env->pipelined) << 30,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1020,7 +1022,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             if (!cell_allowed(e, g, block, pos, j))
                 e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
-            e->fwd_bytes[k] = lc[j].fwd_bytes * held[i];
+            e->fwd_bytes[k] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
@@ -1058,7 +1060,8 @@ static floor_terms_t floor_terms(const tsl_layer_cost_t *lc, uint32_t m, uint32_
     double fb = lc->fwd_s + lc->bwd_s;
     return (floor_terms_t){fb, (m - 1) * fb + lc->fwd_s + lc->bwd_sync_s + lc->opt_s,
                            (double)(lazy ? lc->ms_bytes - lc->grad_bytes : lc->ms_bytes) +
-                               (double)h * (double)lc->fwd_bytes};
+                               (double)h * (double)lc->fwd_bytes +
+                               (double)m * (double)lc->step_bytes};
 }
 
 /* Σ_i min_j (x_ij + λ·a_ij) − λ·M over the stage's layers (obj: the objective). */
@@ -1597,15 +1600,15 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
 }
 
 /* The memory each layer of stage s holds at the peak: fwd_bytes of its held
- * micro-batches, its states with or without its gradients (the rows' other
- * figures stay). */
+ * micro-batches and step_bytes of all m, its states with or without its gradients
+ * (the rows' other figures stay). */
 static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                          uint32_t n, const uint32_t *held, const uint8_t *live)
+                          uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
     for (uint32_t i = 0; i < n; i++) {
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
         for (uint32_t j = 0; j < g->n; j++) {
-            e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i];
+            e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
             e->ms_bytes[(size_t)i * g->n + j] = peak_states(&lc[j], live[i]);
         }
     }
@@ -1836,7 +1839,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
             break;
         memcpy(held, held2, n * sizeof(*held));
         memcpy(live, live2, n);
-        set_stage_act(e, g, first, n, held, live);
+        set_stage_act(e, g, first, n, m, held, live);
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
         if (res.peak_bytes <= prob.budget_bytes)
             break;

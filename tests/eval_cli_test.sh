@@ -220,8 +220,9 @@ expect 2 "fp8-impl: 'ao' is not te or torchao" eval --model GPT2-345M --cluster 
 
 # the LM loss as each stack runs it (docs/cost-model.md "The loss's memory"): GPT-2
 # 345M at TP 2, micro-batches of 4: 4 x 1024 x 50257 / 2 logits on a head's rank; the
-# executor's 4 kept + 2 transient, torch's 4 + 8 (+ 6 B each), TE's fused 2 + 0 (- 4
-# B each); memory only, the times as they were; the plan carries it
+# executor's 4 kept + 2 transient, torch's under TP loss_parallel's 4 + 12 (+ 10 B
+# each; cost model 70), TE's fused 2 + 0 (- 4 B each); memory only, the times as they
+# were; the plan carries it
 lw="--model GPT2-345M --cluster 8xA100-80G --tp 2 --mbs 4 --batch 32 --no-search --json"
 expect 0 "" eval $lw
 cp "$out" "$dir/loss-exec.json"
@@ -234,7 +235,7 @@ a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
 L = 4 * 1024 * 50257 // 2
 assert "loss_impl" not in a and b["loss_impl"] == 1 and c["loss_impl"] == 3, (a, b, c)
 assert a["iter_time_s"] == b["iter_time_s"] == c["iter_time_s"], (a, b, c)
-assert b["peak_bytes"] - a["peak_bytes"] == 6 * L, (b["peak_bytes"] - a["peak_bytes"], 6 * L)
+assert b["peak_bytes"] - a["peak_bytes"] == 10 * L, (b["peak_bytes"] - a["peak_bytes"], 10 * L)
 assert a["peak_bytes"] - c["peak_bytes"] == 4 * L, (a["peak_bytes"] - c["peak_bytes"], 4 * L)
 PY
 # the stack switches through a plan document: out of range or of the wrong type, refused
@@ -385,9 +386,10 @@ done
 expect 4 "deepspeed: does not synchronise the device around its TP collectives" \
     eval $m345 --no-search --tp 2 --tp-sync --target deepspeed
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
-# and 115; with torch's loss, loss_impl torch, + 8 B per logit on the head's rank:
-# 8 x 8192 x 128256 / 8 x 8 B = 7.8 GiB and 2 x 8192 x 128256 / 8 x 8 B = 2.0 GiB,
-# 39 and 60 GiB); global_batch_size = -1 is local_batch_size x DP; the Python form of
+# and 115; with torch's loss under TP, loss_parallel's, + 12 B per logit on the head's
+# rank (cost model 70; 8 before it): 8 x 8192 x 128256 / 8 x 12 B = 11.7 GiB and
+# 2 x 8192 x 128256 / 8 x 12 B = 2.9 GiB, 43 and 61 GiB); global_batch_size = -1 is
+# local_batch_size x DP; the Python form of
 # torchtitan since 2026-02-23 gives the same plan as its TOML
 tt() { expect 0 "" eval --hf-config "$data/llama3_$1.json" --cluster "$2" --no-search --json --torchtitan "$data/torchtitan_llama3_$1.$3"; }
 tt 70b 8x8xA100-80G:ib200 toml
@@ -399,7 +401,7 @@ if python3 - "$dir/tt70-toml.json" "$dir/tt70-py.json" "$out" <<'PY'; then ok; e
 import json, sys
 a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:4])
 G = 2**30
-assert 38 * G < a["peak_bytes"] < 40 * G, a["peak_bytes"] / G
+assert 42 * G < a["peak_bytes"] < 44 * G, a["peak_bytes"] / G
 assert 59 * G < c["peak_bytes"] < 61 * G, c["peak_bytes"] / G
 assert a["loss_impl"] == 1 and c["loss_impl"] == 1, (a.get("loss_impl"), c.get("loss_impl"))
 assert a["global_batch"] == 64 and c["global_batch"] == 32, (a["global_batch"], c["global_batch"])
@@ -523,12 +525,15 @@ for form in torchtitan-toml torchtitan; do
     cp "$out" "$dir/zbv.$form"
     expect 0 "" eval $zb --torchtitan "$dir/zbv.$form" --no-search --json
     zbsame "$dir/zbv.json" "$out" zbv && ok || bad "zbv through $form: $(cat "$out")"
+    # the zbv plan run as DualPipeV (which the search did not weigh) holds more: since
+    # cost model 70 its head's stage, with the logits of every micro-batch held to the
+    # step's end, needs 75.5 GiB, over the default 75; both evals get the device's 80
     sed 's/"ZBVZeroBubble"/"DualPipeV"/' "$dir/zbv.$form" >"$dir/dpv.$form"
     grep -q '"DualPipeV"' "$dir/dpv.$form" && ok || bad "no schedule in the $form export"
-    expect 0 "" eval $zb --torchtitan "$dir/dpv.$form" --no-search --json
+    expect 0 "" eval $zb --torchtitan "$dir/dpv.$form" --no-search --json --memory 80G
     cp "$out" "$dir/dpv-eval.json"
     sed 's/"schedule": "zbv"/"schedule": "dualpipev"/' "$dir/zbv.json" >"$dir/dpv.json"
-    expect 0 "" eval --cluster 2x8xA100-80G:ib200 --plan "$dir/dpv.json" --no-search --json
+    expect 0 "" eval --cluster 2x8xA100-80G:ib200 --plan "$dir/dpv.json" --no-search --json --memory 80G
     zbsame "$out" "$dir/dpv-eval.json" dualpipev && ok || bad "DualPipeV through $form: $(cat "$dir/dpv-eval.json")"
 done
 

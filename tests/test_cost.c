@@ -2225,7 +2225,9 @@ static void test_autocast_memory(void)
  *   torch     4 B (log_softmax's output); max(2 + 4, 4 + 4) = 8 B
  *   megatron  4 B (the fp32 softmax); max(2 bf16 logits, 2 bf16 gradient) = 2 B
  *   te        2 B (the bf16 logits, the gradient written into them); 0
- * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank). */
+ * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank), and
+ * torch's loss is loss_parallel's DTensor decomposition (torchtitan under TP):
+ * max(2 + 4 + 4, 4 + 4 + 4) = 12 B transient per logit, not 8. */
 static void test_loss_impl(void)
 {
     tsl_cluster_t c;
@@ -2236,7 +2238,7 @@ static void test_loss_impl(void)
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     const uint64_t L = 1024ull * 50257, x = 2ull * 1024 * 1024;
-    const uint64_t kept[] = {4, 4, 4, 2}, peak[] = {2, 8, 2, 0};
+    const uint64_t kept[] = {4, 4, 4, 2}, peak[] = {2, 8, 2, 0}, peak_tp[] = {2, 12, 2, 0};
     tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
         tsl_layer_cost_t a, b;
@@ -2246,7 +2248,7 @@ static void test_loss_impl(void)
         CHECK(a.fwd_bytes == kept[i] * L + x && a.bwd_bytes == peak[i] * L,
               "%s: kept %llu, transient %llu", tsl_loss_impl_name(i),
               (unsigned long long)a.fwd_bytes, (unsigned long long)a.bwd_bytes);
-        CHECK(b.fwd_bytes == kept[i] * L / 2 + x && b.bwd_bytes == peak[i] * L / 2,
+        CHECK(b.fwd_bytes == kept[i] * L / 2 + x && b.bwd_bytes == peak_tp[i] * L / 2,
               "%s, TP 2: kept %llu, transient %llu", tsl_loss_impl_name(i),
               (unsigned long long)b.fwd_bytes, (unsigned long long)b.bwd_bytes);
     }
@@ -2267,17 +2269,27 @@ static void test_loss_impl(void)
     tsl_cost_layer(&env, &h, &s1, NULL, 2, &pa);
     env.mode = TSL_COST_STACK;
     tsl_cost_layer(&env, &h, &s1, NULL, 2, &sa);
+    /* a script's autocast loss under TP is ATen's, not loss_parallel's: 8 B */
+    tsl_layer_cost_t ta;
+    tsl_cost_layer(&env, &h, &s2, NULL, 1, &ta);
     env.knobs.autocast = false;
     CHECK(pa.fwd_bytes == sa.fwd_bytes && pa.bwd_bytes == sa.bwd_bytes && pa.bwd_bytes == 8 * L,
           "PAPER, autocast: the script's loss (%llu, %llu)", (unsigned long long)pa.bwd_bytes,
           (unsigned long long)sa.bwd_bytes);
+    CHECK(ta.bwd_bytes == 8 * L / 2, "autocast, TP 2: transient %llu",
+          (unsigned long long)ta.bwd_bytes);
     /* the three figures as loss_impl.h gives them */
-    CHECK(tsl_loss_kept_bytes(TSL_LOSS_TORCH) == 4.0 && tsl_loss_fwd_bytes(TSL_LOSS_TORCH) == 6.0 &&
-              tsl_loss_bwd_bytes(TSL_LOSS_TORCH) == 8.0 &&
-              tsl_loss_fwd_bytes(TSL_LOSS_MEGATRON) == 2.0 &&
-              tsl_loss_bwd_bytes(TSL_LOSS_MEGATRON) == 2.0 &&
-              tsl_loss_kept_bytes(TSL_LOSS_TE) == 2.0 && tsl_loss_bwd_bytes(TSL_LOSS_TE) == 0.0 &&
-              tsl_loss_kept_bytes(9) == 4.0,
+    CHECK(tsl_loss_kept_bytes(TSL_LOSS_TORCH) == 4.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_TORCH, 1) == 6.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_TORCH, 1) == 8.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_TORCH, 0) == 6.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_TORCH, 8) == 10.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_TORCH, 8) == 12.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_MEGATRON, 8) == 2.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_MEGATRON, 1) == 2.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_EXEC, 8) == 2.0 &&
+              tsl_loss_kept_bytes(TSL_LOSS_TE) == 2.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_TE, 8) == 0.0 && tsl_loss_kept_bytes(9) == 4.0,
           "figures");
     /* a classification head (one token) has no LM loss */
     tsl_layer_t cls = {

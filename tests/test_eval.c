@@ -6,6 +6,7 @@
 #include "check.h"
 #include "cost.h"
 #include "eval.h"
+#include "loss_impl.h"
 #include "pipeline.h"
 #include "roofline.h"
 #include "sublayer.h"
@@ -418,6 +419,55 @@ static void test_tied_head_by_hand(void)
     tsl_cluster_free(&c1);
 }
 
+/* torch.distributed.pipelining's last stage keeps every micro-batch's logits until
+ * the step ends (output_chunks; docs/cost-model.md "The loss's memory"): under
+ * loss_impl torch the tied GPT's last stage [block, head] at PP 2 holds m × 2 B ×
+ * 1024 × 50257 logits beside its one micro-batch in flight, so 8 micro-batches
+ * peak 6 × 102,926,336 B above 2; Megatron's loss keeps nothing across the step,
+ * nor does torch's without PP (one stage: the script's `del pred`). */
+static void test_pp_held_logits(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c2, c1;
+    tsl_err_t err = {0};
+    tied_gpt(&m);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c1, "1xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    static tsl_plan_t g, out2, out8;
+    const uint64_t held = 2ull * 1024 * 50257;
+    const uint32_t impls[] = {TSL_LOSS_TORCH, TSL_LOSS_MEGATRON};
+    for (uint32_t i = 0; i < 2; i++) {
+        r.loss_impl = impls[i];
+        given_plan(&g, 4, 2, "single", 1, 2);
+        g.stages[0].first_layer = 0;
+        g.stages[1].first_layer = 2;
+        CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out2, &err) == 0, "m 2: %s", err.msg);
+        given_plan(&g, 4, 2, "single", 1, 8);
+        g.stages[0].first_layer = 0;
+        g.stages[1].first_layer = 2;
+        CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out8, &err) == 0, "m 8: %s", err.msg);
+        uint64_t want = impls[i] == TSL_LOSS_TORCH ? 6 * held : 0;
+        CHECK(out2.stages[1].inflight == 1 && out8.stages[1].inflight == 1 &&
+                  out8.stages[1].peak_bytes - out2.stages[1].peak_bytes == want,
+              "%s: last stage %llu → %llu B, want +%llu", tsl_loss_impl_name(impls[i]),
+              (unsigned long long)out2.stages[1].peak_bytes,
+              (unsigned long long)out8.stages[1].peak_bytes, (unsigned long long)want);
+    }
+    r.loss_impl = TSL_LOSS_TORCH;
+    given_plan(&g, 4, 1, "single", 1, 2);
+    CHECK(tsl_eval_plan(&m, &c1, &r, &g, &out2, &err) == 0, "pp 1, m 2: %s", err.msg);
+    given_plan(&g, 4, 1, "single", 1, 8);
+    CHECK(tsl_eval_plan(&m, &c1, &r, &g, &out8, &err) == 0, "pp 1, m 8: %s", err.msg);
+    CHECK(out2.stages[0].peak_bytes == out8.stages[0].peak_bytes, "pp 1: %llu vs %llu",
+          (unsigned long long)out2.stages[0].peak_bytes,
+          (unsigned long long)out8.stages[0].peak_bytes);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c2);
+    tsl_cluster_free(&c1);
+}
+
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
  * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
@@ -709,6 +759,7 @@ int main(void)
     test_request_dropout_autocast();
     test_request_eager();
     test_tied_head_by_hand();
+    test_pp_held_logits();
     test_refusals();
     test_moe_plan();
     test_fp8_impl_rule();
