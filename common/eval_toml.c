@@ -771,6 +771,13 @@ static int toml_key_known(const toml_line_t *t, tsl_err_t *err)
                            "torchtitan: line %u: [%s] %s: an older torchtitan's place for it; "
                            "Tessel reads [%s] %s (v0.1.0 on)",
                            t->line, t->section, t->key, home, t->key);
+    /* [training] batch_size, the rank's batch until torchtitan 8570415c3 (#1238)
+     * renamed it local_batch_size: read as nothing, it priced the default 8 */
+    if (strcmp(t->section, "training") == 0 && strcmp(t->key, "batch_size") == 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [training] batch_size: an older torchtitan's "
+                           "name for it; Tessel reads [training] local_batch_size (v0.1.0 on)",
+                           t->line);
     /* the 2024 argparse flags --training.enable_float8_linear and kin */
     bool old_fp8 = strstr(t->key, "float8_linear") != NULL || strstr(t->key, "fp8_linear") != NULL;
     if (old_fp8 && strcmp(t->section, "training") == 0)

@@ -777,6 +777,9 @@ static void test_torchtitan_unknown(void)
                "did you mean [parallelism]");
     tt_refuses("[activation_checkpoint]\nzzz = 1\n", "[activation_checkpoint] zzz",
                "its keys: debug determinism_check");
+    /* batch_size, local_batch_size's name before torchtitan #1238: not the default 8 */
+    tt_refuses("[training]\nbatch_size = 16\n", "line 2: [training] batch_size",
+               "[training] local_batch_size");
     tt_refuses("[training]\ntensor_parallel_degree = 8\n", "[training] tensor_parallel_degree",
                "Tessel reads [parallelism] tensor_parallel_degree");
     tt_refuses("[job]\ncustom_config_module = \"\"\n[mine]\nx = 1\n", "[mine]",
