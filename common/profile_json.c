@@ -39,8 +39,8 @@ static int get_gbps(const json_t *obj, const char *path, const char *key, double
     if (get_num(obj, path, key, false, 0, out, err) != 0)
         return -1;
     if (*out != 0 && (*out < lo || *out > 100000))
-        return tsl_err_set(err, "%s.%s: %g GB/s is outside the physical bounds [%g, 100000]",
-                           path, key, *out, lo);
+        return tsl_err_set(err, "%s.%s: %g GB/s is outside the physical bounds [%g, 100000]", path,
+                           key, *out, lo);
     return 0;
 }
 
@@ -179,8 +179,7 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         }
         if (get_gbps(bw, "bandwidth", "h2d_gbps", 0.01, &p->h2d_bw, err) ||
             get_gbps(bw, "bandwidth", "d2h_gbps", 0.01, &p->d2h_bw, err) ||
-            get_gbps(bw, "bandwidth", "device_memory_gbps", 0.01,
-                     &p->dmem_bw, err))
+            get_gbps(bw, "bandwidth", "device_memory_gbps", 0.01, &p->dmem_bw, err))
             goto fail;
         p->h2d_bw *= GBPS;
         p->d2h_bw *= GBPS;

@@ -78,8 +78,7 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
  * (the main space's reason, kept) as TSL_E_NOFIT; returns -1. The earlier
  * message is cut only where the two do not fit in the buffer together: a fixed
  * cut at 300 characters broke "a larger batch (or the sweep) may fit" mid-word. */
-__attribute__((format(printf, 2, 3))) static int h3t_not_tried(tsl_err_t *err, const char *fmt,
-                                                               ...)
+__attribute__((format(printf, 2, 3))) static int h3t_not_tried(tsl_err_t *err, const char *fmt, ...)
 {
     static const char lead[] = "; the fallback to H3T is not tried: ";
     char why[TSL_ERR_MAX], prev[TSL_ERR_MAX];
