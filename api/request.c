@@ -218,9 +218,11 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
         (g->tf32_peak_flops != 0 && bounded(GPU_FIELD_("tf32_tflops"), g->tf32_peak_flops, 0.01e12,
                                             100000e12, 1e12, "TFLOP/s", err) != 0))
         return -1;
-    if (!(g->efficiency > 0 && g->efficiency <= 1))
-        return tsl_err_set(err, "%s: %g is outside (0, 1]", GPU_FIELD_("efficiency"),
-                           g->efficiency);
+    /* a floor, not just > 0: 1e-300 priced an iteration at 10^30 s, an answer
+     * no one could act on (the floor is an assumption: request.h) */
+    if (!(g->efficiency >= TSL_REQUEST_MIN_EFFICIENCY && g->efficiency <= 1))
+        return tsl_err_set(err, "%s: %g is outside [%g, 1]", GPU_FIELD_("efficiency"),
+                           g->efficiency, TSL_REQUEST_MIN_EFFICIENCY);
 #undef GPU_FIELD_
     return 0;
 }
@@ -234,6 +236,11 @@ int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
     for (uint32_t n = 0; n < c->n_nodes; n++) {
         snprintf(f, sizeof f, "nodes[%u].intra_gbps", n);
         if (bounded(f, c->nodes[n].intra_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
+            return -1;
+        /* 0: no NIC figure of its own (the pair figure alone) */
+        snprintf(f, sizeof f, "nodes[%u].nic_gbps", n);
+        if (c->nodes[n].nic_bw != 0 &&
+            bounded(f, c->nodes[n].nic_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
             return -1;
         snprintf(f, sizeof f, "nodes[%u].cpu_memory_gb", n);
         if (bounded(f, (double)c->nodes[n].cpu_mem_bytes, 0, 1048576 * GIB, GIB, "GiB", err) != 0)

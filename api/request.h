@@ -15,9 +15,10 @@
  * docs/cluster-format.md); a value outside them is INVALID_ARGUMENT naming it:
  *   memory_gb      GPU memory           1/16 GiB .. 16 TiB
  *   peak_tflops    GPU peak             0.1 .. 100 000 TFLOP/s
- *   efficiency     achieved fraction    (0, 1]
- *   intra_gbps, pcie_gbps, inter_gbps, inter_gbps_matrix
- *                  bandwidths           0.01 .. 100 000 GB/s
+ *   efficiency     achieved fraction    0.01 .. 1 (an assumed floor: below 1 % of
+ *                  peak no GEMM of a Transformer layer runs; 1e-300 priced 10^30 s)
+ *   intra_gbps, pcie_gbps, inter_gbps, inter_gbps_matrix, nic_gbps
+ *                  bandwidths           0.01 .. 100 000 GB/s (nic_gbps: or 0, none)
  *   cpu_memory_gb  host memory a node   0 .. 1 PiB
  *   overlap_slowdown  slowdown factor   1 .. 100
  *
@@ -58,6 +59,8 @@
 #define TSL_REQUEST_MAX_NODE    127u     /* one node name's length */
 /* a device's memory and the reserve kept back on it: at most 16 TiB */
 #define TSL_REQUEST_MAX_DEVICE_MEMORY (16384ull << 30)
+/* the least GPU efficiency a cluster may give (the bounds above) */
+#define TSL_REQUEST_MIN_EFFICIENCY 0.01
 
 /* What a server accepts; the daemon copies its [limits] here. */
 typedef struct tsl_request_limits {

@@ -161,10 +161,15 @@ static int load_instance(const char *dir, const char *tag, const tsl_layer_t *l,
                                 "head, no-op)",
                                 path, len, n_layers + 6, n_layers);
         double sum = 0;
+        /* at most an hour a unit (a worker report's bound on seconds,
+         * api/profile_check.c): 1e300 overflowed the block's backward (2x) to
+         * infinity and was refused as "profile: blocks[0]: ... must be positive" */
         for (uint32_t i = 0; i < len; i++)
-            if (!isfinite(vals[i]) || vals[i] < 0 || (i >= 2 && i < 2 + n_layers && vals[i] <= 0))
+            if (!isfinite(vals[i]) || vals[i] < 0 || vals[i] > 3600 ||
+                (i >= 2 && i < 2 + n_layers && vals[i] <= 0))
                 return tsl_err_setc(err, TSL_E_INVALID,
-                                    "amp profile %s: element %u: %g is not a %s time in seconds",
+                                    "amp profile %s: element %u: %g is not a %s time in seconds "
+                                    "(at most 3600)",
                                     path, i, vals[i],
                                     i >= 2 && i < 2 + n_layers ? "positive" : "non-negative");
         for (uint32_t i = 2; i < 2 + n_layers; i++)

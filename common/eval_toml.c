@@ -80,7 +80,10 @@ static int want_int(const toml_line_t *t, int64_t lo, int64_t *out, tsl_err_t *e
     for (;;) {
         char *end;
         long long f = strtoll(s, &end, 10);
-        if (end == s || (v != 1 && f < 0) || llabs(f) > (1ll << 40))
+        /* each factor and the product within 2^40: checked before multiplying,
+         * 2^40 * 2^40 overflowed long long (UBSan) */
+        if (end == s || (v != 1 && f < 0) || llabs(f) > (1ll << 40) ||
+            (f != 0 && llabs(v) > (1ll << 40) / llabs(f)))
             break;
         v *= f;
         while (isspace((unsigned char)*end))
@@ -95,6 +98,16 @@ static int want_int(const toml_line_t *t, int64_t lo, int64_t *out, tsl_err_t *e
     }
     return tsl_err_set(err, "torchtitan: line %u: [%s] %s: '%s' is not an integer >= %lld", t->line,
                        t->section, t->key, t->value, (long long)lo);
+}
+
+/* v fits the uint32_t it is stored in: 4294967296 was cut to 0 ("not given",
+ * priced at the default) and 99999999999 to 1215752191. */
+static int u32_range(const toml_line_t *t, int64_t v, tsl_err_t *err)
+{
+    if (v <= (int64_t)UINT32_MAX)
+        return 0;
+    return tsl_err_set(err, "torchtitan: line %u: [%s] %s: %lld is above %u", t->line, t->section,
+                       t->key, (long long)v, UINT32_MAX);
 }
 
 /* A "string" (or Python's 'string') value into buf. */
@@ -431,6 +444,8 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
             return -1;
         if (v == 0)
             return tsl_err_set(err, "torchtitan: line %u: global_batch_size: 0", t->line);
+        if (u32_range(t, v, err) != 0)
+            return -1;
         c->global_batch = v > 0 ? (uint32_t)v : 0;
         return 0;
     }
@@ -477,7 +492,7 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_
     for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++) {
         if (!is(t, tt_u32[i].section, tt_u32[i].key))
             continue;
-        if (want_int(t, tt_u32[i].min, &v, err) != 0)
+        if (want_int(t, tt_u32[i].min, &v, err) != 0 || u32_range(t, v, err) != 0)
             return -1;
         *(uint32_t *)((char *)c + tt_u32[i].offset) = (uint32_t)v;
         return 0;
@@ -771,6 +786,13 @@ static int toml_key_known(const toml_line_t *t, tsl_err_t *err)
                            "torchtitan: line %u: [%s] %s: an older torchtitan's place for it; "
                            "Tessel reads [%s] %s (v0.1.0 on)",
                            t->line, t->section, t->key, home, t->key);
+    /* [training] batch_size, the rank's batch until torchtitan 8570415c3 (#1238)
+     * renamed it local_batch_size: read as nothing, it priced the default 8 */
+    if (strcmp(t->section, "training") == 0 && strcmp(t->key, "batch_size") == 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [training] batch_size: an older torchtitan's "
+                           "name for it; Tessel reads [training] local_batch_size (v0.1.0 on)",
+                           t->line);
     /* the 2024 argparse flags --training.enable_float8_linear and kin */
     bool old_fp8 = strstr(t->key, "float8_linear") != NULL || strstr(t->key, "fp8_linear") != NULL;
     if (old_fp8 && strcmp(t->section, "training") == 0)

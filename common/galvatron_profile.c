@@ -195,8 +195,18 @@ static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_
     char key[64];
     snprintf(key, sizeof key, "allreduce_size_%u_consec_1", gpus);
     json_t *v = json_object_get(o, key);
-    if (json_is_number(v) && json_number_value(v) > 0) {
-        hw->busbw = json_number_value(v) * 1e9; /* GB/s */
+    double gbps = json_is_number(v) ? json_number_value(v) : 0;
+    /* a cluster's bandwidth bounds (api/request.h): 1e-12 GB/s was taken as
+     * measured and priced an iteration at 2.5e11 s */
+    if (gbps != 0 && !(gbps >= 0.01 && gbps <= 100000)) {
+        json_decref(o);
+        return tsl_err_set(err,
+                           "galvatron profile %s: %s: %g GB/s is outside the physical bounds "
+                           "[0.01, 100000]",
+                           path, key, gbps);
+    }
+    if (gbps > 0) {
+        hw->busbw = gbps * 1e9; /* GB/s */
         hw->best_gpus = gpus;
     }
     json_decref(o);
@@ -211,8 +221,17 @@ static int read_overlap(void *ud, const char *path, const char *name, tsl_err_t 
     if (o == NULL)
         return -1;
     json_t *v = json_object_get(o, "overlap_coe");
-    if (json_is_number(v) && json_number_value(v) >= 1)
-        hw->overlap = json_number_value(v);
+    double coe = json_is_number(v) ? json_number_value(v) : 1;
+    /* a slowdown: a cluster's overlap_slowdown bounds (api/request.h); -1 or
+     * 1e300 was dropped or taken without a word. Below 1 (a measurement's
+     * noise) stays "no slowdown measured", as before. */
+    if (v != NULL && !(json_is_number(v) && coe > 0 && coe <= 100)) {
+        json_decref(o);
+        return tsl_err_set(err, "galvatron profile %s: overlap_coe: must be a number in (0, 100]",
+                           path);
+    }
+    if (coe >= 1)
+        hw->overlap = coe;
     json_decref(o);
     return 0;
 }

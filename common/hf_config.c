@@ -79,11 +79,12 @@ static uint32_t as_u32(reader_t *r, const char *key, const json_t *v)
         return 0;
     }
     if (!(x >= 1.0)) {
-        note_bad(r, "%s: %.0f is not valid; expected a positive integer", key, x);
+        note_bad(r, "%s: %.15g is not valid; expected a positive integer", key, x);
         return 0;
     }
     if (x > (double)UINT32_MAX) {
-        note_bad(r, "%s: %.0f is too large (at most %u)", key, x, UINT32_MAX);
+        /* %.15g: 1e300 as 1e+300, not 301 digits that fill the message */
+        note_bad(r, "%s: %.15g is too large (at most %u)", key, x, UINT32_MAX);
         return 0;
     }
     return (uint32_t)x;

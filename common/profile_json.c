@@ -28,6 +28,35 @@ static int get_num(const json_t *obj, const char *path, const char *key, bool re
     return 0;
 }
 
+/* A bandwidth in GB/s: absent or 0 (not measured), else within [lo, 100 000]:
+ * 0.01 for the large copies of bandwidth.* (a cluster's bandwidth bounds,
+ * api/request.h), 1e-5 for a collective's busbw (a 1 KiB all-reduce's latency
+ * makes it small; the bound on a worker's bytes/s, api/profile_check.c). A
+ * device memory at 1e-9 GB/s priced an optimizer step at 10^9 s. */
+static int get_gbps(const json_t *obj, const char *path, const char *key, double lo, double *out,
+                    tsl_err_t *err)
+{
+    if (get_num(obj, path, key, false, 0, out, err) != 0)
+        return -1;
+    if (*out != 0 && (*out < lo || *out > 100000))
+        return tsl_err_set(err, "%s.%s: %g GB/s is outside the physical bounds [%g, 100000]", path,
+                           key, *out, lo);
+    return 0;
+}
+
+/* A block's time: at least 1e-12 s, at most an hour (the bound on a worker's
+ * reported seconds, api/profile_check.c). */
+static int get_block_s(const json_t *obj, const char *path, const char *key, double *out,
+                       tsl_err_t *err)
+{
+    if (get_num(obj, path, key, true, 1e-12, out, err) != 0)
+        return -1;
+    if (*out > 3600)
+        return tsl_err_set(err, "%s.%s: %g s is above the physical bound of 3600 s", path, key,
+                           *out);
+    return 0;
+}
+
 static int get_u32(const json_t *obj, const char *path, const char *key, uint32_t *out,
                    tsl_err_t *err)
 {
@@ -69,8 +98,8 @@ static int read_block(const json_t *o, const char *path, tsl_profile_block_t *b,
         get_u32(o, path, "ffn_hidden", &b->ffn_hidden, err) ||
         get_u32(o, path, "micro_batch", &b->mb, err) || get_u32(o, path, "tp", &b->tp, err) ||
         get_str(o, path, "ffn_kind", ffn_kind, sizeof(ffn_kind), err) ||
-        get_num(o, path, "fwd_s", true, 1e-12, &b->fwd_s, err) ||
-        get_num(o, path, "bwd_s", true, 1e-12, &b->bwd_s, err) ||
+        get_block_s(o, path, "fwd_s", &b->fwd_s, err) ||
+        get_block_s(o, path, "bwd_s", &b->bwd_s, err) ||
         get_num(o, path, "fwd_flops", true, 1, &b->fwd_flops, err) ||
         get_num(o, path, "memory_bytes", false, 0, &mem, err))
         return -1;
@@ -148,9 +177,9 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
             tsl_err_set(err, "profile.bandwidth: must be an object");
             goto fail;
         }
-        if (get_num(bw, "bandwidth", "h2d_gbps", false, 0, &p->h2d_bw, err) ||
-            get_num(bw, "bandwidth", "d2h_gbps", false, 0, &p->d2h_bw, err) ||
-            get_num(bw, "bandwidth", "device_memory_gbps", false, 0, &p->dmem_bw, err))
+        if (get_gbps(bw, "bandwidth", "h2d_gbps", 0.01, &p->h2d_bw, err) ||
+            get_gbps(bw, "bandwidth", "d2h_gbps", 0.01, &p->d2h_bw, err) ||
+            get_gbps(bw, "bandwidth", "device_memory_gbps", 0.01, &p->dmem_bw, err))
             goto fail;
         p->h2d_bw *= GBPS;
         p->d2h_bw *= GBPS;
@@ -169,7 +198,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         }
         if (get_num(v, path, "group", true, 1, &group, err) ||
             get_num(v, path, "bytes", true, 1, &bytes, err) ||
-            get_num(v, path, "busbw_gbps", true, 0, &busbw, err))
+            get_num(v, path, "busbw_gbps", true, 0, &busbw, err) ||
+            get_gbps(v, path, "busbw_gbps", 1e-5, &busbw, err))
             goto fail;
         if (strcmp(json_string_value(op), "all_reduce") != 0 || group < 2 || busbw <= 0)
             continue;

@@ -353,7 +353,7 @@ static void list_links(char *buf, size_t cap)
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", tsl_link_at(i)->name);
 }
 
-/* Reads up to 9 digits (no overflow possible); -1 if none or too many. */
+/* Reads up to 9 digits (no overflow possible); -1 if none, -2 if more. */
 static int read_count(const char **p, uint32_t *out)
 {
     const char *s = *p;
@@ -361,7 +361,7 @@ static int read_count(const char **p, uint32_t *out)
     int n = 0;
     while (isdigit((unsigned char)s[n])) {
         if (n == 9)
-            return -1;
+            return -2;
         v = v * 10 + (uint32_t)(s[n] - '0');
         n++;
     }
@@ -383,10 +383,20 @@ static int split_counts(const char *s, const char *spec, uint32_t *nodes, uint32
 {
     const char *p = s;
     uint32_t first, second;
-    if (read_count(&p, &first) != 0 || !is_x(*p))
+    int rc = read_count(&p, &first);
+    const char *q = p + 1;
+    /* digits then x are a count, however many: ten or more are a count too
+     * large ("4x4294967297xA100-80G" read as the type "4294967297xA100-80G") */
+    if ((rc == -2 && is_x(s[strspn(s, "0123456789")])) ||
+        (rc == 0 && is_x(*p) && read_count(&q, &second) == -2 && is_x(q[strspn(q, "0123456789")])))
+        return tsl_err_set(err,
+                           "cluster: a count in '%s' has more than 9 digits; the limits are %u "
+                           "nodes and %u devices",
+                           spec, TSL_CLUSTER_MAX_NODES, TSL_CLUSTER_MAX_DEVICES);
+    if (rc != 0 || !is_x(*p))
         return tsl_err_set(err, "cluster: '%s' is not a cluster spec; " SPEC_FORMAT, spec);
     p++;
-    const char *q = p;
+    q = p;
     /* A second count only when digits are followed by 'x': "8x2080Ti" is a type. */
     if (read_count(&q, &second) == 0 && is_x(*q)) {
         *nodes = first;

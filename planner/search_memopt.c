@@ -5,6 +5,7 @@
  * and, as the global mode, optimizer/parameter offload to host memory, solved by
  * H3T's DP (memopt.h). Host memory per node is part of the validity check.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,24 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     return ok;
 }
 
+/* Appends "; the fallback to H3T is not tried: <why>" to err's no-fit message
+ * (the main space's reason, kept) as TSL_E_NOFIT; returns -1. The earlier
+ * message is cut only where the two do not fit in the buffer together: a fixed
+ * cut at 300 characters broke "a larger batch (or the sweep) may fit" mid-word. */
+__attribute__((format(printf, 2, 3))) static int h3t_not_tried(tsl_err_t *err, const char *fmt, ...)
+{
+    static const char lead[] = "; the fallback to H3T is not tried: ";
+    char why[TSL_ERR_MAX], prev[TSL_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(prev, sizeof prev, "%s", err->msg);
+    size_t need = sizeof lead - 1 + strlen(why), cap = TSL_ERR_MAX - 1;
+    int keep = need < cap ? (int)(cap - need) : 0;
+    return tsl_err_setc(err, TSL_E_NOFIT, "%.*s%s%s", keep, prev, lead, why);
+}
+
 /* H3T's space is ZeRO-3 over every device in one stage, in bf16 (or fp32: the
  * request's fp32 rate and 4-byte parameters, tsl_memopt_ctx_fp32), its own
  * rematerialisation and offload in place of the stacks': a request that switches
@@ -96,10 +115,7 @@ static int request_excludes(const tsl_request_t *r, uint32_t N, tsl_err_t *err)
               "in bf16";
     if (why == NULL)
         return 0;
-    char prev[TSL_ERR_MAX];
-    snprintf(prev, sizeof(prev), "%s", err->msg);
-    return tsl_err_setc(err, TSL_E_NOFIT, "%.300s; the fallback to H3T is not tried: %s", prev,
-                        why);
+    return h3t_not_tried(err, "%s", why);
 }
 
 int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
@@ -111,14 +127,11 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     uint64_t budget = tsl_request_device_budget(r, tsl_cluster_min_device_mem(c));
     /* err holds why the main space has no plan (often not memory: a batch below
      * the device count); it is kept, as request_excludes keeps it */
-    if (r->global_batch && r->global_batch % N != 0) {
-        char prev[TSL_ERR_MAX];
-        snprintf(prev, sizeof(prev), "%s", err->msg);
-        return tsl_err_setc(err, TSL_E_NOFIT,
-                            "%.300s; the fallback to H3T is not tried: its ZeRO-3 over all %u "
-                            "devices needs a batch that divides over them (batch %u)",
-                            prev, N, r->global_batch);
-    }
+    if (r->global_batch && r->global_batch % N != 0)
+        return h3t_not_tried(err,
+                             "its ZeRO-3 over all %u devices needs a batch that divides over "
+                             "them (batch %u)",
+                             N, r->global_batch);
     tsl_memopt_ws_t ws;
     if (tsl_memopt_ws_init(&ws, m->n_layers, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, err) != 0)
         return -1;

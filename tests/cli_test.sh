@@ -241,6 +241,10 @@ grep -q "the fallback to H3T is not tried: its ZeRO-3 over all 8 devices needs a
     ! grep -q "the only space left that fits memory" "$err" && ok ||
     bad "the H3T fallback's batch reason: $(cat "$err")"
 rm -rf "$hfdir"
+# the main search's reason is kept whole before the fallback's: a fixed cut at 300
+# characters left "a larger batch (or the ; the fallback ..." on 1024 devices
+expect 2 "a larger batch (or the sweep) may fit; the fallback to H3T is not tried: its ZeRO-3 over all 1024" \
+    plan --local --model GPT2-345M --cluster 1x1024xA100-80G --batch 8 --no-baselines
 
 # --name names an --hf-config model (plan and eval); a small model's figures print in
 # units that show them (M parameters, ms), not as 0.00B and 0.0000 s

@@ -238,6 +238,10 @@ static void test_malformed(void)
     v[7] = -1;
     write_npy(path, "", v, 30, 0);
     expect_refused(dir, "element 7", "a negative layer time");
+    v[7] = 1e300; /* named, not "blocks[0]: fwd_s and bwd_s must be positive" */
+    write_npy(path, "", v, 30, 0);
+    expect_refused(dir, "element 7: 1e+300 is not a positive time in seconds (at most 3600)",
+                   "a layer time of 1e300 s");
     unlink(path);
     rmdir(dir);
 }

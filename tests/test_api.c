@@ -446,6 +446,18 @@ static void test_bounds(void)
     CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "memory_gb"),
           "1 PiB of GPU memory: %s", err.msg);
     c.gpu_types[0].mem_bytes = 40ull << 30;
+    /* > 0 alone let 1e-300 through: 10^30 s an iteration, printed as a plan */
+    c.gpu_types[0].efficiency = 1e-300;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 &&
+              strstr(err.msg, "gpu_types.A100-40G.efficiency: 1e-300 is outside [0.01, 1]"),
+          "efficiency 1e-300: %s", err.msg);
+    c.gpu_types[0].efficiency = 0.5;
+    /* a NIC figure of its own (nic_gbps) is bounded as the pair figures are; 0 is none */
+    c.nodes[1].nic_bw = 1e-300;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "nodes[1].nic_gbps"),
+          "nic_gbps 1e-300: %s", err.msg);
+    c.nodes[1].nic_bw = 0;
+    CHECK(tsl_request_check_cluster(&c, &err) == 0, "nic_gbps 0 (none): %s", err.msg);
     c.nodes[1].intra_bw = 0.0 / 0.0;
     CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "nodes[1].intra_gbps"),
           "NaN bandwidth: %s", err.msg);

@@ -161,7 +161,9 @@ static void test_spec_bad(void)
     spec_bad("36x4xGB200:nvl72:nvl72", "given twice");
     spec_bad("36x4xGB200:ib400:ib800", "two links ('ib400', 'ib800')");
     spec_bad("36x4xGB200:nvl", "link 'nvl' unknown");
-    spec_bad("9999999999x8xA100-40G", "not a cluster spec");
+    spec_bad("9999999999x8xA100-40G", "a count in '9999999999x8xA100-40G' has more than 9 digits");
+    /* the GPU count too: not read as the type "4294967297xA100-40G" */
+    spec_bad("4x4294967297xA100-40G", "a count in '4x4294967297xA100-40G' has more than 9 digits");
     /* the nearest names, where one is near (nearest.h): a typo, a family without its
      * memory, a vendor's suffix; none for a name far from every one */
     spec_bad("8xH100-80GB", "unknown GPU type 'H100-80GB' (did you mean H100-80G?); known: ");

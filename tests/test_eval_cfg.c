@@ -777,6 +777,17 @@ static void test_torchtitan_unknown(void)
                "did you mean [parallelism]");
     tt_refuses("[activation_checkpoint]\nzzz = 1\n", "[activation_checkpoint] zzz",
                "its keys: debug determinism_check");
+    /* numbers past uint32: refused, not cut (4294967296 became 0, the default 8) */
+    tt_refuses("[training]\nlocal_batch_size = 4294967296\n", "line 2: [training] local_batch_size",
+               "4294967296 is above 4294967295");
+    tt_refuses("[training]\nglobal_batch_size = 99999999999\n", "global_batch_size",
+               "99999999999 is above");
+    /* a product past 2^40 refused before it overflows (UBSan) */
+    tt_refuses("[training]\nlocal_batch_size = 1099511627776 * 1099511627776\n", "local_batch_size",
+               "is not an integer >= 1");
+    /* batch_size, local_batch_size's name before torchtitan #1238: not the default 8 */
+    tt_refuses("[training]\nbatch_size = 16\n", "line 2: [training] batch_size",
+               "[training] local_batch_size");
     tt_refuses("[training]\ntensor_parallel_degree = 8\n", "[training] tensor_parallel_degree",
                "Tessel reads [parallelism] tensor_parallel_degree");
     tt_refuses("[job]\ncustom_config_module = \"\"\n[mine]\nx = 1\n", "[mine]",

@@ -328,6 +328,38 @@ static void test_which_profile(void)
     CHECK(system(cmd) == 0, "cleanup");
 }
 
+/* Hardware figures outside physical bounds are refused naming file and key:
+ * a bus bandwidth of 1e-12 GB/s priced an iteration at 2.5e11 s, an overlap
+ * coefficient of -1 was dropped and 1e300 taken. */
+static void test_bad_hardware(void)
+{
+    static const struct {
+        const char *file, *text, *want;
+    } cases[] = {
+        {"allreduce_bandwidth_1nodes_8gpus_per_node.json", "{\"allreduce_size_8_consec_1\": 1e-12}",
+         "allreduce_size_8_consec_1: 1e-12 GB/s is outside the physical bounds"},
+        {"overlap_coefficient.json", "{\"overlap_coe\": -1}", "overlap_coe: must be a number"},
+        {"overlap_coefficient.json", "{\"overlap_coe\": 1e300}", "overlap_coe: must be a number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[] = "/tmp/tsl-galv-XXXXXX";
+        if (mkdtemp(dir) == NULL) {
+            printf("skip: no temporary directory\n");
+            return;
+        }
+        write_text(dir, "computation_profiling_bf16_gpt-345m_all.json",
+                   "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 14.0}");
+        write_text(dir, cases[i].file, cases[i].text);
+        tsl_err_t err = {0};
+        CHECK(bsz1_layer_s(dir, &err) < 0 && tsl_err_code(&err) == TSL_E_INVALID &&
+                  strstr(err.msg, cases[i].want) && strstr(err.msg, cases[i].file),
+              "%s: %s", cases[i].text, err.msg);
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0, "cleanup");
+    }
+}
+
 int main(void)
 {
     const char *shared = getenv("TSL_SHARED");
@@ -336,6 +368,7 @@ int main(void)
     test_bad_memory();
     test_fit_without_sp();
     test_which_profile();
+    test_bad_hardware();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
     if (shared == NULL || access(probe, R_OK) != 0) {
         int rc = CHECK_DONE();

@@ -369,6 +369,10 @@ static void test_errors(void)
     expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
                        "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 99999999999}",
                        "vocab_size", "too large");
+    /* 1e300 named as such, not as 301 digits that push the rest out of the message */
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1e300}",
+                       "vocab_size", "1e+300 is too large");
     expect_parse_error("{\"model_type\": \"llama\", \"hidden_size\": 64, "
                        "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
                        "\"num_attention_heads\": 4, \"num_key_value_heads\": 3, "

@@ -166,6 +166,45 @@ static tsl_profile_t *with_calib(json_t *cal, tsl_err_t *err)
     return p;
 }
 
+/* Figures outside physical bounds are refused naming them, not priced: a
+ * device memory at 1e-9 GB/s made an optimizer step 10^9 s. */
+static void test_bounds(void)
+{
+    static const struct {
+        const char *extra, *want;
+    } cases[] = {
+        {", \"bandwidth\": {\"device_memory_gbps\": 1e-9}",
+         "bandwidth.device_memory_gbps: 1e-09 GB/s is outside the physical bounds"},
+        {", \"bandwidth\": {\"h2d_gbps\": 1e9}", "bandwidth.h2d_gbps: 1e+09 GB/s"},
+        {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 2, \"bytes\": 1024, "
+         "\"busbw_gbps\": 1e-9}]",
+         "collectives[0].busbw_gbps: 1e-09 GB/s"},
+    };
+    tsl_err_t err = {0};
+    char doc[2048];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(doc, sizeof doc, "%s%s}", ONE_BLOCK_DOC, cases[i].extra);
+        tsl_profile_t *p = from_text(doc, &err);
+        CHECK(p == NULL && strstr(err.msg, cases[i].want), "%s: %s", cases[i].want, err.msg);
+        free(p);
+    }
+    /* a block of more than an hour */
+    snprintf(doc, sizeof doc, "%s}", ONE_BLOCK_DOC);
+    char *at = strstr(doc, "\"fwd_s\": 1e-3");
+    memcpy(at, "\"fwd_s\": 1e+6", strlen("\"fwd_s\": 1e+6"));
+    tsl_profile_t *p = from_text(doc, &err);
+    CHECK(p == NULL && strstr(err.msg, "blocks[0].fwd_s: 1e+06 s is above"), "%s", err.msg);
+    free(p);
+    /* 0 is "not measured", as before; a 1 KiB all-reduce's busbw of 0.1 GB/s is kept */
+    snprintf(doc, sizeof doc,
+             "%s, \"bandwidth\": {\"h2d_gbps\": 0}, \"collectives\": [{\"op\": "
+             "\"all_reduce\", \"group\": 2, \"bytes\": 1024, \"busbw_gbps\": 0.1}]}",
+             ONE_BLOCK_DOC);
+    p = from_text(doc, &err);
+    CHECK(p != NULL, "0 and a small busbw accepted: %s", err.msg);
+    free(p);
+}
+
 static void test_calibration(void)
 {
     tsl_err_t err = {0};
@@ -229,5 +268,6 @@ int main(void)
     test_committed_h100();
     test_errors();
     test_calibration();
+    test_bounds();
     return CHECK_DONE();
 }
