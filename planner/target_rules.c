@@ -948,7 +948,9 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
  * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
  * runs the matmuls without TF32 (PyTorch's allow_tf32 False since 1.12, which none of
  * them sets: knobs.tf32_off), so a plan priced with TF32 (no tf32_off: planned without
- * the target) is refused rather than exported with figures the stack will not reach. The
+ * the target on GPUs with TF32) is refused rather than exported with figures the stack
+ * will not reach; one on GPUs without TF32 records tf32_off wherever it was planned
+ * (tsl_cluster_tf32_moot: the same figures) and passes. The
  * galvatron export is its strategy file, which carries no precision (the runtime's
  * mixed_precision, galvatron/core/runtime/args_schema.py at cea12ff, is a launch
  * argument defaulting to bf16). */

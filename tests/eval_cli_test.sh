@@ -1152,6 +1152,24 @@ assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["
     "$dir/p32.json" "$out" && ok || bad "fp32 megatron round trip: $(head -c 400 "$out")"
 expect 4 "megatron: runs fp32 matmuls without TF32 .*plan it again with --target megatron" \
     plan --local $p32 --export megatron
+# on GPUs without TF32 (V100, TITAN RTX) the same plan without a target is priced as with
+# TF32 off, records tf32_off, and every stack's export takes it; a cluster that mixes
+# them with a TF32 GPU (the A100) prices otherwise: refused
+n32="--model GPT2-345M --batch 8 --no-baselines --fp32"
+for c in 1xV100-32G 1xRTX-TITAN-24G; do
+    for f in megatron deepspeed torchtitan; do
+        expect 0 "" plan --local $n32 --cluster $c --export $f
+    done
+done
+expect 0 "" plan --local $n32 --cluster 1xV100-32G --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True and a["tf32_off"] is True, a' "$out" &&
+    ok || bad "fp32 on a V100 records tf32_off: $(head -c 400 "$out")"
+expect 0 "" plan --local $n32 --cluster 1xV100-32G
+grep -q "precision: fp32 (TF32 off: .*GPUs without TF32" "$out" && ok || bad "no-TF32 line: $(cat "$out")"
+cat >"$dir/mix32.json" <<'JSON'
+{"inter_gbps": 100, "nodes": [{"type": "A100-80G", "gpus": 1}, {"type": "V100-32G", "gpus": 1}]}
+JSON
+expect 4 "deepspeed: runs fp32 matmuls without TF32" plan --local $n32 --cluster "$dir/mix32.json" --export deepspeed
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices
