@@ -112,7 +112,7 @@ timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list.out" 2>&1
 # ---- a stale plan (a new profile or a cost-model upgrade marks it; here behind the
 # daemon's back) is tried as stored, and the reply and tesselctl say so: its trials
 # are held to the stored prediction. It stays stale for the rest of the script. ----
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+set_stale "$TMPD/t.db" "$FP" 1
 if timeout 240 "$CTL" --server "$T" trial start --iterations 2 --warmup 1 --wait --json "$FP" \
     >"$TMPD/stale.out" 2>"$TMPD/stale.err" &&
     [ "$(jget "$TMPD/stale.out" plan_stale)" = True ] &&
