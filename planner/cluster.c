@@ -604,7 +604,8 @@ bool tsl_cluster_tf32_moot(const tsl_cluster_t *c)
 {
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         const tsl_gpu_spec_t *g = &c->gpu_types[c->nodes[i].gpu_type];
-        if (tsl_gpu_fp32_peak_as(g, false) != tsl_gpu_fp32_peak_as(g, true))
+        double off = tsl_gpu_fp32_peak_as(g, true);
+        if (!(off > 0) || tsl_gpu_fp32_peak_as(g, false) != off) /* no figure: refused */
             return false;
     }
     return true;
