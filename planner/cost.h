@@ -572,6 +572,10 @@ typedef struct tsl_cost_knobs {
      * search sets it too where no GPU of the cluster has TF32 (tsl_cluster_tf32_moot):
      * the same figures, recorded as the stacks run them */
     bool tf32_off;
+    /* With fp32: the stack runs fp32 matmuls as TF32 (the request's tf32: its script sets
+     * allow_tf32 True): tf32_off stays false whatever the target; prices nothing itself,
+     * recorded in the plan (plan.h tf32) so that the exports take it */
+    bool tf32;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens

@@ -1296,6 +1296,11 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->ds_bf16_optimizer = true;
     if (r->fp32)
         k->fp32 = true;
+    if (r->fp32 && r->tf32) { /* the stack's script runs them as TF32: not the target's TF32
+                                 off (cost.h knobs.tf32) */
+        k->tf32 = true;
+        k->tf32_off = false;
+    }
     if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;

@@ -963,11 +963,12 @@ static int fp32_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                             "galvatron: its strategy file carries no precision and the runtime "
                             "trains in bf16 unless launched with mixed_precision fp32; the plan "
                             "was priced with fp32");
-    if (!p->tf32_off)
+    if (!p->tf32_off && !p->tf32) /* tf32: the user's script turns it on (tsl_export_tf32) */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: runs fp32 matmuls without TF32 (PyTorch's allow_tf32 is off "
                             "since 1.12 and the stack turns it on nowhere); the plan was priced "
-                            "with TF32 GEMMs: plan it again with --target %s",
+                            "with TF32 GEMMs: plan it again with --target %s, or with --tf32 "
+                            "where the training script sets allow_tf32 True",
                             tsl_target_name(t), tsl_target_name(t));
     return 0;
 }
