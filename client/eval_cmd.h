@@ -48,6 +48,7 @@ typedef struct tsl_eval_opts {
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool fp32;               /* --fp32: the request's fp32 (fp32 training) */
+    bool tf32;               /* --tf32: the request's tf32 (the stack's fp32 matmuls TF32) */
     uint32_t attn_kernel;    /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */

@@ -365,6 +365,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_err_set(err, "mtp-layers: %u with --no-mtp: give one", eo->mtp_layers);
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
+    if (cs) /* the configuration names its precision: tf32 is checked against it (eval.c) */
+        r.tf32 = false;
     return tsl_request_knobs_check(&r, err);
 }
 
@@ -437,6 +439,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->sdp_nosync = eo->sdp_nosync;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->fp32 = eo->fp32;
+    r->tf32 = eo->tf32;
     r->attn_kernel = eo->attn_kernel;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;

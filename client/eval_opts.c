@@ -20,7 +20,8 @@ static const char eval_usage[] =
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
-    "                      [--ds-bf16-optimizer] [--fp32] [--no-fp32-master] [--bf16-moments]\n"
+    "                      [--ds-bf16-optimizer] [--fp32] [--tf32] [--no-fp32-master]\n"
+    "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
@@ -184,6 +185,10 @@ static const char eval_usage[] =
     "                      --target megatron, deepspeed or torchtitan), every activation,\n"
     "                      collective and memory-bound kernel at 4 bytes, 16 B of\n"
     "                      model states per parameter (Galvatron-BMW's runs)\n"
+    "  --tf32              with --fp32 (or an fp32 plan or configuration): the stack\n"
+    "                      runs fp32 matmuls as TF32 (its script sets allow_tf32 True):\n"
+    "                      the GEMMs at the GPU's TF32 rate under any target; refused\n"
+    "                      where no GPU of the cluster has TF32\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -342,6 +347,7 @@ enum {
     OPT_SDP_NOSYNC,
     OPT_DS_BF16_OPTIMIZER,
     OPT_FP32,
+    OPT_TF32,
     OPT_ATTN_KERNEL,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
@@ -429,6 +435,7 @@ static const struct option eval_long[] = {
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"fp32", no_argument, 0, OPT_FP32},
+    {"tf32", no_argument, 0, OPT_TF32},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
@@ -684,6 +691,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
+    case OPT_TF32: eo->tf32 = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

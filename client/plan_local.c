@@ -153,6 +153,8 @@ static int print_export(const tsl_plan_opts_t *po, const tsl_plan_t *best, const
     if ((f == TSL_EXPORT_DEEPSPEED || f == TSL_EXPORT_GALVATRON) &&
         tsl_export_placement(best, placement, sizeof placement))
         fprintf(stderr, "tesselctl: plan: note: %s: %s\n", po->export_format, placement);
+    if (f == TSL_EXPORT_DEEPSPEED && tsl_export_tf32(best, placement, sizeof placement))
+        fprintf(stderr, "tesselctl: plan: note: %s: %s\n", po->export_format, placement);
     return rc;
 }
 

@@ -340,7 +340,9 @@ static const switch_line_t stack_lines_a[] = {
     {"fp32", "  stack:     fp32 training: GEMMs at the GPU's TF32 rate (fp32 without TF32), "
              "4-byte activations and collectives, 16 B of model states per parameter\n"},
     {"tf32_off", "  stack:     TF32 off: fp32 GEMMs at the fp32 peak (PyTorch's allow_tf32 False "
-                 "since 1.12; the stack does not set it)\n"},
+                 "since 1.12, which the stack does not set; or GPUs without TF32)\n"},
+    {"tf32", "  stack:     TF32 on: fp32 GEMMs at the TF32 rate, the training script setting "
+             "allow_tf32 True (--tf32; no stack setting does)\n"},
     {"ds_bf16_optimizer",
      "  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and added into "
      "fp32 buffers, all-reduced over DP, the tied gradient in fp32\n"},
@@ -450,7 +452,12 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     else if (json_is_true(json_object_get(plan, "fp32")) &&
              json_is_true(json_object_get(plan, "tf32_off")))
         fputs("  precision: fp32 (TF32 off: GEMMs at the fp32 peak, as the stack runs them with "
-              "PyTorch's allow_tf32 False)\n",
+              "PyTorch's allow_tf32 False, or as GPUs without TF32 do)\n",
+              out);
+    else if (json_is_true(json_object_get(plan, "fp32")) &&
+             json_is_true(json_object_get(plan, "tf32")))
+        fputs("  precision: fp32 (TF32 GEMMs: the training script sets allow_tf32 True, "
+              "--tf32)\n",
               out);
     else if (json_is_true(json_object_get(plan, "fp32")))
         fputs("  precision: fp32 (TF32 GEMMs where the GPU has them)\n", out);

@@ -92,6 +92,12 @@ static void print_error(FILE *out, const Tessel__V1__Trial *t)
                 strcmp(t->status, "cancelled") == 0 ? "ended:    " : "failed:   ", t->error);
 }
 
+/* A trial whose plan is stale now (Trial.plan_stale): its prediction is the stored one,
+ * as `plans show` says of the plan itself */
+#define STALE_NOTE                                                                                 \
+    " STALE: a profile it was priced from changed since, or another cost model priced it; "        \
+    "the prediction is the stored one"
+
 void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
 {
     char p[32], m[32], e1[32], e2[32];
@@ -111,8 +117,9 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
         print_ranks(out, t);
         return;
     }
-    fprintf(out, "  plan:      %s #%u%s%s%s\n", t->plan_fingerprint, t->plan_index,
-            t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "");
+    fprintf(out, "  plan:      %s #%u%s%s%s%s\n", t->plan_fingerprint, t->plan_index,
+            t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "",
+            t->plan_stale ? STALE_NOTE : "");
     fprintf(out,
             "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u warm-up\n",
             t->world_size, t->comm[0] ? t->comm : "-", t->devops[0] ? t->devops : "-",
@@ -143,6 +150,7 @@ void tsl_trial_print_table(FILE *out, Tessel__V1__Trial *const *ts, size_t n, bo
     fprintf(out, "%-18s %-8s %s%-4s %-10s %-10s %-8s %-10s %-10s %s\n", "trial", "status",
             with_plan ? "plan             " : "", "#", "predicted", "measured", "error",
             "pred.peak", "meas.peak", "error");
+    size_t stale = 0;
     for (size_t i = 0; i < n; i++) {
         const Tessel__V1__Trial *t = ts[i];
         bool done = measured(t);
@@ -150,13 +158,19 @@ void tsl_trial_print_table(FILE *out, Tessel__V1__Trial *const *ts, size_t n, bo
         if (with_plan)
             fprintf(out, "%-16s ",
                     strcmp(t->kind, "link") == 0 ? "(link probe)" : t->plan_fingerprint);
-        fprintf(out, "%-4u %-10s %-10s %-8s %-10s %-10s %s%s\n", t->plan_index,
-                secs(t->predicted_iter_time_s, p, sizeof p),
-                secs(t->measured_iter_time_s, m, sizeof m), pct(t->time_error, done, e1, sizeof e1),
-                bytes(t->predicted_peak_bytes, pm, sizeof pm),
-                bytes(t->measured_peak_bytes, mm, sizeof mm),
-                pct(t->memory_error, done, e2, sizeof e2), t->chosen ? "   chosen" : "");
+        fprintf(
+            out, "%-4u %-10s %-10s %-8s %-10s %-10s %s%s%s\n", t->plan_index,
+            secs(t->predicted_iter_time_s, p, sizeof p), secs(t->measured_iter_time_s, m, sizeof m),
+            pct(t->time_error, done, e1, sizeof e1), bytes(t->predicted_peak_bytes, pm, sizeof pm),
+            bytes(t->measured_peak_bytes, mm, sizeof mm), pct(t->memory_error, done, e2, sizeof e2),
+            t->chosen ? "   chosen" : "", t->plan_stale ? "   STALE" : "");
+        stale += t->plan_stale;
     }
+    if (stale)
+        fprintf(out,
+                "STALE: the trial's plan is stale now (a profile it was priced from changed since, "
+                "or another cost model priced it): its prediction is the stored one; `tesselctl "
+                "plan` with its options prices it afresh\n");
 }
 
 /* A plan document's "measured" object (the answer a top-k trial chose): its

@@ -58,6 +58,9 @@ static const struct {
     {"moe-router-pre-softmax", offsetof(tsl_eval_shape_t, pre_softmax), true},
     {"moe-router-enable-expert-bias", offsetof(tsl_eval_shape_t, expert_bias), true},
     {"moe-shared-expert-gate", offsetof(tsl_eval_shape_t, shared_gate), true},
+    /* Megatron-DeepSpeed's (BLOOM's): a LayerNorm on the embedding (arguments.py at
+     * bigscience-workshop/Megatron-DeepSpeed 8387ae1) */
+    {"embed-layernorm", offsetof(tsl_eval_shape_t, embed_ln), true},
 };
 
 /* The real-valued flags (eval_shape.h tsl_eval_shape_real_t), their defaults and
@@ -81,9 +84,16 @@ static const struct {
 static const char *const softmax_type[] = {"vanilla", "off-by-one", "learnable"};
 static const char *const score_fn[] = {"softmax", "sigmoid", "sqrtsoftplus"};
 
-/* --position-embedding-type's choices (_add_network_size_args), in sh->pos order */
+/* --position-embedding-type's choices (_add_network_size_args), in sh->pos order; then
+ * Megatron-DeepSpeed's alibi (PositionEmbeddingType in megatron/enums.py at 8387ae1,
+ * BLOOM's tr11 line), whose absolute and rotary are the first two under other names */
 static const char *const pos_type[] = {"learned_absolute", "rope", "yarn", "mrope",
-                                       "relative",         "none"};
+                                       "relative",         "none", "alibi"};
+#define POS_ALIBI 7u /* 1 + alibi's index */
+static const struct {
+    const char *name;
+    uint8_t pos;
+} pos_alias[] = {{"absolute", 1}, {"rotary", 2}};
 
 static int read_switch(size_t i, const char *key, const char *val, tsl_eval_shape_t *sh,
                        tsl_err_t *err)
@@ -114,9 +124,15 @@ static int read_named(const char *key, const char *val, tsl_eval_shape_t *sh, ts
             sh->pos = (uint8_t)(i + 1);
             return 0;
         }
+    for (size_t i = 0; val && i < sizeof pos_alias / sizeof *pos_alias; i++)
+        if (strcmp(val, pos_alias[i].name) == 0) {
+            sh->pos = pos_alias[i].pos;
+            return 0;
+        }
     return tsl_err_set(err,
                        "megatron: --position-embedding-type: '%s' is not learned_absolute, rope, "
-                       "yarn, mrope, relative or none",
+                       "yarn, mrope, relative, none, or Megatron-DeepSpeed's absolute, rotary, "
+                       "alibi",
                        val ? val : "");
 }
 
@@ -472,6 +488,7 @@ static int norm_pos_bias_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
     bool rms = sh->norm == 2, learned = sh->pos <= 1 && !sh->rotary;
     bool bias = sh->bias_set ? sh->bias : true, qkv = sh->qkv_bias || bias;
     bool m_qkv = m->qkv_bias || !l->no_bias;
+    bool alibi = sh->pos == POS_ALIBI;
     char pos_is[96], pos_has[64];
     snprintf(pos_is, sizeof pos_is, "--position-embedding-type %s",
              sh->rotary && sh->pos <= 1 ? "rope" : pos_type[sh->pos ? sh->pos - 1 : 0]);
@@ -483,6 +500,12 @@ static int norm_pos_bias_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
          l->rms_norm ? "RMSNorm" : "LayerNorm"},
         {e->kind == TSL_LAYER_EMBEDDING, sh->pos || sh->rotary, learned, e->positions > 0, pos_is,
          pos_has},
+        /* ALiBi in every block (BLOOM), and its embedding's LayerNorm: Megatron-DeepSpeed's */
+        {true, sh->pos || sh->rotary, alibi, l->alibi, pos_is,
+         l->alibi ? "ALiBi in its attention" : "no ALiBi"},
+        {e->kind == TSL_LAYER_EMBEDDING, sh->embed_ln, sh->embed_ln, e->embed_norm,
+         sh->embed_ln ? "--embed-layernorm" : "--embed-layernorm not given",
+         e->embed_norm ? "a LayerNorm on its embedding" : "no embedding LayerNorm"},
         {true, sh->bias_set, bias, !l->no_bias,
          bias ? (sh->bias_set ? "--add-bias-linear" : "--disable-bias-linear not given, biases")
               : "--disable-bias-linear",

@@ -99,7 +99,9 @@ typedef struct tsl_eval_shape {
     bool rotary;              /* --use-rotary-position-embeddings (deprecated: rope) */
     uint8_t norm;             /* --normalization: 0 not given, 1 LayerNorm, 2 RMSNorm */
     uint8_t pos;              /* --position-embedding-type: 0 not given, 1 + its index in
-                                 learned_absolute, rope, yarn, mrope, relative, none */
+                                 learned_absolute, rope, yarn, mrope, relative, none, alibi
+                                 (Megatron-DeepSpeed's; its absolute and rotary read as 1, 2) */
+    bool embed_ln;            /* --embed-layernorm (Megatron-DeepSpeed's, BLOOM) */
     bool hybrid;              /* --hybrid-layer-pattern given (eval_cfg.c reads it) */
     /* the attention's, FFN's and router's form beyond the shape (TransformerConfig) */
     double r[TSL_EVAL_SHAPE_REAL_COUNT]; /* the line's values where r_set */

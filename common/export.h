@@ -79,6 +79,15 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
 size_t tsl_export_placement(const tsl_plan_t *p, char *buf, size_t cap);
 
 /*
+ * A plan priced with the stack's fp32 matmuls as TF32 (plan.h tf32, --tf32), which no
+ * stack's arguments or keys turn on: "TF32: ... set torch.backends.cuda.matmul.allow_tf32
+ * = True in the training script ..." into buf; "" (0) for any other plan. As the
+ * placement: the exports that hold comments write it as one; tesselctl notes it beside
+ * those that cannot.
+ */
+size_t tsl_export_tf32(const tsl_plan_t *p, char *buf, size_t cap);
+
+/*
  * The plan object of a plan document (plan_json.h) back into a tsl_plan_t: the
  * fields an export reads (stages, per-layer strategies, batch, micro-batches,
  * granularity, memopt, label, figures). Memory switches are not read back: a

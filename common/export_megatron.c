@@ -539,6 +539,8 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     char placement[8192];
     if (tsl_export_placement(p, placement, sizeof placement))
         fprintf(out, "# %s\n", placement);
+    if (tsl_export_tf32(p, placement, sizeof placement))
+        fprintf(out, "# %s\n", placement);
     if (!v->model->layers[1].causal) /* BertModel: no mask over later tokens */
         fputs("# a bidirectional encoder: run these with examples/bert/pretrain_bert.py "
               "--bert-no-binary-head\n# (Tessel counts a token-type table, which it builds only "

@@ -121,6 +121,8 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
     char placement[8192];
     if (tsl_export_placement(p, placement, sizeof placement))
         fprintf(out, "# %s\n", placement);
+    if (tsl_export_tf32(p, placement, sizeof placement))
+        fprintf(out, "# %s\n", placement);
     /* torchtitan reduces in float32 (TrainingConfig.mixed_precision_reduce has no
      * other value) and FSDP2 reduce-scatters under the backward */
     if (p->grad_reduce_bytes != 4 && !p->no_fp32_master)

@@ -145,7 +145,8 @@ static int on_trial(void *ud, const tsl_trial_t *t)
         tsl_html_cell_id(r->recent, "id", t->trial_id, 12);
         evbuffer_add_printf(r->recent, "<td class=\"fp\">");
         trial_link(r->recent, t);
-        evbuffer_add_printf(r->recent, " #%u</td>", t->plan_index);
+        evbuffer_add_printf(r->recent, " #%u%s</td>", t->plan_index,
+                            t->plan_stale ? " (stale)" : "");
         tsl_html_cell(r->recent, false, t->status);
         if (strcmp(t->status, "done") == 0)
             tsl_html_cell_seconds(r->recent, t->measured_iter_time_s);

@@ -132,6 +132,8 @@ static void add_plan_cell(struct evbuffer *b, const tsl_trial_t *t, bool link)
         tsl_page_escape(b, t->plan_fingerprint);
     evbuffer_add_printf(b, "#%u ", t->plan_index);
     tsl_page_escape(b, t->plan_label);
+    if (t->plan_stale) /* its prediction is the stored one (Trial.plan_stale) */
+        evbuffer_add_printf(b, " (stale)");
     evbuffer_add_printf(b, "</td>");
 }
 

@@ -111,7 +111,8 @@ int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t 
     "world_size, iterations, warmup, timeout_s, comm, devops, simulated, gpu_model, "              \
     "global_batch, predicted_iter_time_s, predicted_peak_bytes, measured_iter_time_s, "            \
     "measured_peak_bytes, measured_samples_per_s, time_error, memory_error, any_oom, chosen, "     \
-    "error, ready, rendezvous, nccl_id, seed, created_unix, started_unix, finished_unix, kind"
+    "error, ready, rendezvous, nccl_id, seed, created_unix, started_unix, finished_unix, kind, "   \
+    "(SELECT stale FROM plans WHERE plans.fingerprint = trials.plan_fingerprint)"
 
 /* A cancelled trial is stored "failed" with its error starting CANCELLED_PREFIX:
  * schema/004's CHECK on status predates cancelling, and this keeps every query
@@ -168,6 +169,7 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     t->started_unix = sqlite3_column_int64(st, 31);
     t->finished_unix = sqlite3_column_int64(st, 32);
     snprintf(t->kind, sizeof t->kind, "%s", tsl_sql_text(st, 33));
+    t->plan_stale = sqlite3_column_int(st, 34) != 0; /* NULL (no such plan): 0 */
 }
 
 static void row_to_rank(sqlite3_stmt *st, tsl_trial_rank_t *r)

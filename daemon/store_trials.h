@@ -105,6 +105,9 @@ typedef struct tsl_trial {
     char *plan_json; /* create: the plan object (malloc'd, freed by tsl_trial_clear);
                         reads leave it NULL: tsl_trials_plan_json */
     int64_t created_unix, started_unix, finished_unix;
+    bool plan_stale; /* reads: the plan's row is stale now (plans.stale: a profile it was
+                        priced from changed, or another cost model priced it, schema/008);
+                        false for a link probe or a plan no longer stored */
     uint32_t n_ranks;
     tsl_trial_rank_t *ranks; /* malloc'd, n_ranks (== world_size) */
 } tsl_trial_t;

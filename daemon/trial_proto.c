@@ -60,6 +60,7 @@ Tessel__V1__Trial *tsl_trial_to_proto(tsl_arena_t *a, const tsl_trial_t *t)
     o->memory_error = t->memory_error;
     o->chosen = t->chosen;
     o->measured_samples_per_s = t->measured_samples_per_s;
+    o->plan_stale = t->plan_stale;
     o->ranks = tsl_arena_alloc(a, (t->n_ranks ? t->n_ranks : 1) * sizeof *o->ranks);
     const tsl_str_copy_t strs[] = {{&o->trial_id, t->trial_id},
                                    {&o->plan_fingerprint, t->plan_fingerprint},

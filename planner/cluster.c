@@ -610,6 +610,17 @@ double tsl_gpu_fp32_flops_as(const tsl_gpu_spec_t *g, bool tf32_off)
     return tsl_gpu_fp32_peak_as(g, tf32_off) * g->efficiency;
 }
 
+bool tsl_cluster_tf32_moot(const tsl_cluster_t *c)
+{
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        const tsl_gpu_spec_t *g = &c->gpu_types[c->nodes[i].gpu_type];
+        double off = tsl_gpu_fp32_peak_as(g, true);
+        if (!(off > 0) || tsl_gpu_fp32_peak_as(g, false) != off) /* no figure: refused */
+            return false;
+    }
+    return true;
+}
+
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
 {
     double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;

@@ -187,6 +187,13 @@ double tsl_gpu_fp32_peak(const tsl_gpu_spec_t *g);
 double tsl_gpu_fp32_peak_as(const tsl_gpu_spec_t *g, bool tf32_off);
 /* That peak × the GPU's e_max. */
 double tsl_gpu_fp32_flops_as(const tsl_gpu_spec_t *g, bool tf32_off);
+/* Whether TF32 prices nothing on c: every node's GPU runs an fp32 step's GEMMs at the same
+ * peak with TF32 on and off (tsl_gpu_fp32_peak_as), as a GPU without TF32 tensor cores
+ * does (TITAN RTX, V100, T4, 2080 Ti: tf32_peak_flops 0). An fp32 plan on such a cluster
+ * is priced as with TF32 off whatever its stack sets (knobs.tf32_off), so it records
+ * tf32_off and the stacks' exports take it (docs/cost-model.md "TF32 off under a
+ * stack's target"). False where a GPU has no fp32 figure (fp32 refused on it). */
+bool tsl_cluster_tf32_moot(const tsl_cluster_t *c);
 /* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
  * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
  * every operand layout, not Hopper's TN alone (Transformer Engine's

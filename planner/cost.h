@@ -597,8 +597,14 @@ typedef struct tsl_cost_knobs {
      * (env.device_fp32_fma_flops), as a stack runs them with PyTorch's default
      * torch.backends.cuda.matmul.allow_tf32 False (since 1.12, pytorch/pytorch#76509),
      * which Megatron-LM, DeepSpeed and torchtitan leave alone: tsl_target_knobs sets it
-     * for megatron, deepspeed and torchtitan; docs/cost-model.md "fp32 training" */
+     * for megatron, deepspeed and torchtitan; docs/cost-model.md "fp32 training". The
+     * search sets it too where no GPU of the cluster has TF32 (tsl_cluster_tf32_moot):
+     * the same figures, recorded as the stacks run them */
     bool tf32_off;
+    /* With fp32: the stack runs fp32 matmuls as TF32 (the request's tf32: its script sets
+     * allow_tf32 True): tf32_off stays false whatever the target; prices nothing itself,
+     * recorded in the plan (plan.h tf32) so that the exports take it */
+    bool tf32;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens

@@ -304,6 +304,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->sdp_nosync |= g->sdp_nosync;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->fp32 |= g->fp32;
+    out->tf32 |= g->tf32; /* its script's TF32 */
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
@@ -373,7 +374,10 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
+    if (e.knobs.fp32 && !e.knobs.tf32 && tsl_cluster_tf32_moot(c))
+        e.knobs.tf32_off = true; /* as the search records it: the same figures */
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
+        tsl_tf32_ok(e.knobs.tf32, c, err) != 0 ||       /* TF32 where no GPU has it */
         tsl_fp32_ok(e.knobs.fp32, e.knobs.tf32_off, m, c, err) != 0 || /* fp32 on a GPU without
                                                                             the figure it runs at */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
@@ -476,6 +480,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "eval: memory-switch (H3T) plans are not "
                             "evaluated");
+    tsl_request_t rk = *r; /* a given fp32 plan's (a configuration's) precision: the request's */
+    rk.fp32 |= given->fp32;
     const tsl_cost_knobs_t routing[2] = {{.moe_capacity = given->moe_capacity,
                                           .moe_pad = given->moe_pad,
                                           .moe_imbalance = given->moe_imbalance},
@@ -483,7 +489,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
-        tsl_request_knobs_check(r, err) != 0 || /* the request's switches, as a search's */
+        tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");
     /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as

@@ -516,7 +516,7 @@ int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
  * ViT-Huge-32/48, T5-Large-32/48, T5-512/4-32/48, Swin-Huge-32/48,
  * GPT3-15B/39B/65B, BERT-xHuge, ViT-xHuge; AutoPipe Table I: GPT2-345M,
  * GPT2-762M, GPT2-1.3B, BERT-Large; AMP 4.3: TransGAN-Hetero; H3T Table 2:
- * BERT-1.8B/6B/13B/100B; and Llama2-7B.
+ * BERT-1.8B/6B/13B/100B; Llama2-7B; BLOOM-176B and BLOOM-7B1 (their model cards).
  */
 typedef struct tsl_model_preset {
     const char *name;

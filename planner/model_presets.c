@@ -782,6 +782,17 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .tied_head = true                                                                          \
     }
 
+/* BLOOM (BigScience, arXiv:2211.05100 Table 3; transformers' BloomConfig as
+ * common/hf_config.c read_bloom reads it): the GPT family with ALiBi in place of a
+ * position table and a LayerNorm on the embedding, FFN 4h, biases, tied head, the
+ * tokenizer's 250680 rows padded to 250880 (the configs' vocab_size), seq 2048
+ * (tr11-176B-ml.slurm SEQ_LEN, Sec. 3.5). */
+#define BLOOM(L, H, A)                                                                             \
+    {                                                                                              \
+        .arch = TSL_ARCH_GPT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,         \
+        .seq_len = 2048, .vocab = 250880, .tied_head = true, .alibi = true, .embed_norm = true     \
+    }
+
 #define LLAMA3 "Llama 3 (Dubey et al. 2024), Table 3; seq 8192"
 #define LLAMA3_SPEC(L, H, F, A)                                                                    \
     {                                                                                              \
@@ -834,6 +845,22 @@ static const preset_def_t presets[] = {
     {{"GPT3-175B", "GPT-3 (Brown et al. 2020), Table 2.1; the H3T issue setting (h3t.txt 3.3)",
       175000000000, false},
      GPT(96, 12288, 96, 2048),
+     NULL,
+     {0}},
+    /* the counts the HuggingFace model cards state, to the parameter (bigscience/bloom:
+     * 176,247,271,424; bigscience/bloom-7b1: 7,069,016,064); the shapes are their
+     * config.json's (tests/data/hf/bloom_176b.json, bloom_7b1.json) */
+    {{"BLOOM-176B",
+      "BLOOM (BigScience 2022, arXiv:2211.05100 Table 3); HuggingFace bigscience/bloom model card",
+      176247271424, false},
+     BLOOM(70, 14336, 112),
+     NULL,
+     {0}},
+    {{"BLOOM-7B1",
+      "BLOOM (BigScience 2022, arXiv:2211.05100 Table 3); HuggingFace bigscience/bloom-7b1 model "
+      "card",
+      7069016064, false},
+     BLOOM(30, 4096, 32),
      NULL,
      {0}},
     {{"GPT2-345M", AUTOPIPE, 345000000, false}, GPT(24, 1024, 16, 1024), NULL, {0}},

@@ -405,6 +405,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
+    k->tf32 = p->tf32;
 }
 
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
@@ -418,7 +419,12 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
         k->opt_step = p->opt_step;
     k->tp_sync |= p->tp_sync;         /* its TP collectives between device synchronisations */
     k->ds_pipe_p2p |= p->ds_pipe_p2p; /* its boundaries by DeepSpeed's pipeline engine */
-    k->tf32_off |= p->tf32_off;       /* its fp32 matmuls without TF32 */
+    if (p->tf32) { /* its script runs fp32 matmuls as TF32, whatever the target */
+        k->tf32 = true;
+        k->tf32_off = false;
+    } else if (!k->tf32) {          /* unless the request said its script runs TF32 */
+        k->tf32_off |= p->tf32_off; /* its fp32 matmuls without TF32 */
+    }
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -469,4 +475,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */
+    p->tf32 = k->fp32 && k->tf32;
 }

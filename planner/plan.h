@@ -166,7 +166,10 @@ typedef struct tsl_plan {
     bool ds_bf16_optimizer;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
     bool tf32_off; /* with fp32: the GEMMs priced without TF32, at the fp32 peak, as the
-                      stacks run them (cost.h knobs.tf32_off) */
+                      stacks run them (cost.h knobs.tf32_off), or as every GPU of the
+                      cluster runs them, having no TF32 (tsl_cluster_tf32_moot) */
+    bool tf32;     /* with fp32: priced with TF32 GEMMs because the request said the stack
+                      runs them so (request tf32, cost.h knobs.tf32): the exports take it */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

@@ -320,6 +320,12 @@
       "fp32 rate, TF32 off, under --target megatron, deepspeed or torchtitan), 4-byte "            \
       "activations and collectives, 16 B of model states per parameter",                           \
       "fp32", "fp32")                                                                              \
+    X(tf32, BOOL, "tf32", "", 0, 0,                                                                \
+      "with --fp32: the stack runs fp32 matmuls as TF32 (its script sets "                         \
+      "torch.backends.cuda.matmul.allow_tf32 = True): the GEMMs at the GPU's TF32 rate under "     \
+      "--target megatron, deepspeed or torchtitan too; refused without --fp32 or where no GPU "    \
+      "of the cluster has TF32",                                                                   \
+      "tf32", "tf32")                                                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -186,6 +186,9 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
  * strategy file, which has no precision key. */
 static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
 {
+    if (r->tf32 && !r->fp32) /* TF32 is a way to run fp32 matmuls: nothing without fp32 */
+        return tsl_err_set(err, "tf32: the stack's fp32 matmuls as TF32 need fp32 training "
+                                "(fp32, --fp32); a 16-bit step's GEMMs are bf16 or fp16");
     if (!r->fp32)
         return 0;
     const char *clash = r->fp8_recipe               ? "fp8_recipe"
@@ -549,13 +552,26 @@ int tsl_fp32_ok(bool fp32, bool tf32_off, const tsl_model_t *m, const tsl_cluste
     return 0;
 }
 
-/* fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off). */
+int tsl_tf32_ok(bool tf32, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (!tf32 || !tsl_cluster_tf32_moot(c))
+        return 0;
+    return tsl_err_set(err,
+                       "tf32: no GPU of the cluster has TF32 (the %s runs fp32 GEMMs at its fp32 "
+                       "peak whatever allow_tf32 says): drop --tf32",
+                       c->n_nodes ? c->gpu_types[c->nodes[0].gpu_type].name : "cluster");
+}
+
+/* fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off), and
+ * tf32 where a GPU has it (tsl_tf32_ok). */
 static int request_fp32_ok(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                            tsl_err_t *err)
 {
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
-    return tsl_fp32_ok(r->fp32, k.tf32_off, m, c, err);
+    return tsl_fp32_ok(r->fp32, k.tf32_off, m, c, err) != 0 || tsl_tf32_ok(r->tf32, c, err) != 0
+               ? -1
+               : 0;
 }
 
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
@@ -692,6 +708,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x66703332ull);
         for (uint32_t i = 0; i < c->n_gpu_types; i++)
             tsl_fp_f64(&fp, tsl_gpu_fp32_peak_as(&c->gpu_types[i], k.tf32_off));
+        if (k.tf32) /* the plan records it (and its exports differ) where the rate does not */
+            tsl_fp_u64(&fp, 0x74663332ull);
     }
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);

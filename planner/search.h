@@ -163,6 +163,10 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
  * fails naming the GPU or the layer. 0 when fp32 is false. */
 int tsl_fp32_ok(bool fp32, bool tf32_off, const tsl_model_t *m, const tsl_cluster_t *c,
                 tsl_err_t *err);
+/* The request's tf32 (the stack runs fp32 matmuls as TF32) on c: 0, or -1 with err
+ * naming tf32 where no GPU of c has TF32 (tsl_cluster_tf32_moot: it would price
+ * nothing). */
+int tsl_tf32_ok(bool tf32, const tsl_cluster_t *c, tsl_err_t *err);
 /* Whether recipe r admits an FP8 MoE dispatch (moe_fp8_dispatch): not nvfp4, whose
  * experts take no MXFP8 payload (Megatron-LM's only low-precision wire). */
 int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err);

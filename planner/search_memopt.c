@@ -67,7 +67,8 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         plan->budget_bytes = budget;
         plan->memopt = (uint8_t)(1 + mp->mode);
         plan->fp32 = r->fp32; /* priced so (tsl_memopt_ctx_fp32): the plan says it */
-        plan->tf32_off = r->fp32 && k.tf32_off;
+        plan->tf32_off = r->fp32 && (k.tf32_off || tsl_cluster_tf32_moot(c)); /* priced alike */
+        plan->tf32 = r->fp32 && k.tf32;
         plan->cpu_bytes_per_node = mp->cpu_bytes_per_node;
     }
     free(mp);

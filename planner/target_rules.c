@@ -962,7 +962,9 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
  * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
  * runs the matmuls without TF32 (PyTorch's allow_tf32 False since 1.12, which none of
  * them sets: knobs.tf32_off), so a plan priced with TF32 (no tf32_off: planned without
- * the target) is refused rather than exported with figures the stack will not reach. The
+ * the target on GPUs with TF32) is refused rather than exported with figures the stack
+ * will not reach; one on GPUs without TF32 records tf32_off wherever it was planned
+ * (tsl_cluster_tf32_moot: the same figures) and passes. The
  * galvatron export is its strategy file, which carries no precision (the runtime's
  * mixed_precision, galvatron/core/runtime/args_schema.py at cea12ff, is a launch
  * argument defaulting to bf16). */
@@ -975,11 +977,12 @@ static int fp32_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                             "galvatron: its strategy file carries no precision and the runtime "
                             "trains in bf16 unless launched with mixed_precision fp32; the plan "
                             "was priced with fp32");
-    if (!p->tf32_off)
+    if (!p->tf32_off && !p->tf32) /* tf32: the user's script turns it on (tsl_export_tf32) */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: runs fp32 matmuls without TF32 (PyTorch's allow_tf32 is off "
                             "since 1.12 and the stack turns it on nowhere); the plan was priced "
-                            "with TF32 GEMMs: plan it again with --target %s",
+                            "with TF32 GEMMs: plan it again with --target %s, or with --tf32 "
+                            "where the training script sets allow_tf32 True",
                             tsl_target_name(t), tsl_target_name(t));
     return 0;
 }

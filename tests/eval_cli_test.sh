@@ -1185,6 +1185,56 @@ assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["
     "$dir/p32.json" "$out" && ok || bad "fp32 megatron round trip: $(head -c 400 "$out")"
 expect 4 "megatron: runs fp32 matmuls without TF32 .*plan it again with --target megatron" \
     plan --local $p32 --export megatron
+# on GPUs without TF32 (V100, TITAN RTX) the same plan without a target is priced as with
+# TF32 off, records tf32_off, and every stack's export takes it; a cluster that mixes
+# them with a TF32 GPU (the A100) prices otherwise: refused
+n32="--model GPT2-345M --batch 8 --no-baselines --fp32"
+for c in 1xV100-32G 1xRTX-TITAN-24G; do
+    for f in megatron deepspeed torchtitan; do
+        expect 0 "" plan --local $n32 --cluster $c --export $f
+    done
+done
+expect 0 "" plan --local $n32 --cluster 1xV100-32G --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True and a["tf32_off"] is True, a' "$out" &&
+    ok || bad "fp32 on a V100 records tf32_off: $(head -c 400 "$out")"
+expect 0 "" plan --local $n32 --cluster 1xV100-32G
+grep -q "precision: fp32 (TF32 off: .*GPUs without TF32" "$out" && ok || bad "no-TF32 line: $(cat "$out")"
+cat >"$dir/mix32.json" <<'JSON'
+{"inter_gbps": 100, "nodes": [{"type": "A100-80G", "gpus": 1}, {"type": "V100-32G", "gpus": 1}]}
+JSON
+expect 4 "deepspeed: runs fp32 matmuls without TF32" plan --local $n32 --cluster "$dir/mix32.json" --export deepspeed
+# --tf32: the stack's script runs fp32 matmuls as TF32 (allow_tf32 True): under a target
+# priced as without one (the TF32 path), recorded, exported with the comment (megatron)
+# or a note (deepspeed); refused without fp32 and where no GPU has TF32; another
+# fingerprint than the same request without it
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --target deepspeed --tf32 --json
+python3 -c 'import json,sys; a,t=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["tf32"] is True and "tf32_off" not in a and t["iter_time_s"] <= a["iter_time_s"] < json.load(open(sys.argv[3]))["plan"]["iter_time_s"] / 1.5, (a["iter_time_s"], t["iter_time_s"])' "$out" "$dir/tf32.json" "$dir/ds32.json" &&
+    ok || bad "deepspeed --tf32 (TF32 GEMMs, DeepSpeed's reduce): $(grep -m1 iter_time_s "$out")"
+cp "$out" "$dir/ds-tf32.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --no-search --plan "$dir/ds-tf32.json" --target megatron --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["tf32"] is True and "tf32_off" not in a, a' "$out" &&
+    ok || bad "a stored --tf32 plan keeps TF32 under another target: $(head -c 400 "$out")"
+expect 0 "" plan --local $p32 --target megatron --tf32 --export megatron
+grep -q "^# TF32: the plan runs fp32 matmuls as TF32 (--tf32), which no setting of this stack turns on" "$out" &&
+    ok || bad "megatron --tf32 comment: $(cat "$out")"
+expect 0 "" plan --local $p32 --target deepspeed --tf32 --export deepspeed
+grep -q "^tesselctl: plan: note: deepspeed: TF32: " "$err" && ok || bad "deepspeed --tf32 note: $(cat "$err")"
+expect 0 "" plan --local $p32 --tf32 --json
+cp "$out" "$dir/t32a.json"
+expect 0 "" plan --local $p32 --json
+python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); assert a["plan"]["tf32"] is True and "tf32" not in b["plan"] and a["fingerprint"] != b["fingerprint"] and a["plan"]["iter_time_s"] == b["plan"]["iter_time_s"], (a["fingerprint"], b["fingerprint"])' "$dir/t32a.json" "$out" &&
+    ok || bad "--tf32 without a target: $(head -c 300 "$out")"
+expect 2 "tf32: the stack's fp32 matmuls as TF32 need fp32 training" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines --tf32
+expect 2 "tf32: no GPU of the cluster has TF32 (the V100-32G runs fp32 GEMMs at its fp32 peak" \
+    plan --local $n32 --cluster 1xV100-32G --tf32
+expect 2 "tf32: no GPU of the cluster has TF32" \
+    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --dp 8 --batch 8 --no-search --fp32 --tf32
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16" --tf32 --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; assert a["fp32"] is True and a["tf32"] is True and "tf32_off" not in a, a' "$out" &&
+    ok || bad "megatron fp32 line with --tf32: $(head -c 400 "$out")"
+expect 2 "tf32: the stack's fp32 matmuls as TF32 need fp32 training" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16 --bf16" --tf32
 # --attn-kernel on Hopper (attn_kernel.h): cuDNN's published share at GPT-2 medium's
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices

@@ -76,6 +76,21 @@ expect 2 "megatron: --position-embedding-type rope: the model GPT2-345M has 1024
     eval $gpt --megatron-args "$gptline --position-embedding-type rope"
 expect 2 "megatron: --untie-embeddings-and-output-weights: the model GPT2-345M has its output layer tied to the embedding" \
     eval $gpt --megatron-args "$gptline --untie-embeddings-and-output-weights"
+# Megatron-DeepSpeed's BLOOM flags (arguments.py at 8387ae1; tr11-176B-ml's line):
+# --position-embedding-type alibi and --embed-layernorm, checked against the model's
+# ALiBi and embedding LayerNorm; its absolute is learned_absolute
+bloom="--model BLOOM-7B1 --cluster 8xA100-80G --no-search"
+bloomline="$gptpar --num-layers 30 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048"
+expect 0 "" eval $bloom --megatron-args "$bloomline --position-embedding-type alibi --embed-layernorm"
+expect 2 "megatron: --embed-layernorm not given (Megatron's default, not in the line): the model BLOOM-7B1 has a LayerNorm on its embedding" \
+    eval $bloom --megatron-args "$bloomline --position-embedding-type alibi"
+expect 2 "megatron: --position-embedding-type rope: the model BLOOM-7B1 has ALiBi in its attention" \
+    eval $bloom --megatron-args "$bloomline --position-embedding-type rope --embed-layernorm"
+expect 2 "megatron: --position-embedding-type alibi: the model GPT2-345M has 1024 learned positions" \
+    eval $gpt --megatron-args "$gptline --position-embedding-type alibi"
+expect 2 "megatron: --embed-layernorm: the model GPT2-345M has no embedding LayerNorm" \
+    eval $gpt --megatron-args "$gptline --embed-layernorm"
+expect 0 "" eval $gpt --megatron-args "$gptline --position-embedding-type absolute"
 expect 2 "megatron: --normalization: 'rmsnorm' is not LayerNorm or RMSNorm" \
     eval $gpt --megatron-args "$gptline --normalization rmsnorm"
 expect 2 "megatron: --kv-channels not given and --hidden-size 1000 is not a multiple of --num-attention-heads 16" \

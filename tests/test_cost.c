@@ -647,6 +647,31 @@ static void test_fp32(void)
     CHECK(tsl_gpu_fp32_peak_as(tsl_gpu_find("A100-40G"), true) == 19.5e12 &&
               tsl_gpu_fp32_peak_as(tsl_gpu_find("A100-40G"), false) == 156e12,
           "A100 TF32 off: fp32");
+    /* TF32 prices nothing where no GPU of the cluster has it (tsl_cluster_tf32_moot):
+     * V100s and TITAN RTXs; an A100 among them does */
+    {
+        static const struct {
+            const char *spec;
+            bool moot;
+        } moot[] = {{"8xV100-32G", true},
+                    {"2x8xRTX-TITAN-24G", true},
+                    {"8xA100-80G", false},
+                    {"8xH100-80G", false}};
+        for (size_t i = 0; i < sizeof moot / sizeof moot[0]; i++) {
+            tsl_cluster_t cm;
+            CHECK(tsl_cluster_parse_spec(&cm, moot[i].spec, NULL) == 0 &&
+                      tsl_cluster_tf32_moot(&cm) == moot[i].moot,
+                  "%s: TF32 moot %d", moot[i].spec, moot[i].moot);
+            if (moot[i].moot) { /* and a TF32 node beside them is not */
+                uint32_t idx = 0;
+                CHECK(tsl_cluster_add_gpu_type(&cm, tsl_gpu_find("A100-80G"), &idx, NULL) == 0,
+                      "add A100");
+                cm.nodes[0].gpu_type = idx; /* the first node an A100's */
+                CHECK(!tsl_cluster_tf32_moot(&cm), "%s with an A100 node: not moot", moot[i].spec);
+            }
+            tsl_cluster_free(&cm);
+        }
+    }
     /* a stack's target turns TF32 off; the executor and galvatron keep it */
     {
         tsl_cost_knobs_t kk;

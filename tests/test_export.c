@@ -1079,7 +1079,35 @@ static void test_fp32(void)
                    "1.12 and the stack turns it on nowhere); the plan was priced with TF32 "
                    "GEMMs: plan it again with --target megatron");
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "plan it again with --target deepspeed");
+    /* --tf32: the script turns TF32 on; taken, megatron and torchtitan saying so in a
+     * comment, deepspeed's JSON with none (tesselctl notes it: tsl_export_tf32) */
+    plan.tf32 = true;
+    char *t32 = export_ok(TSL_EXPORT_MEGATRON, &plan), note[512];
+    CHECK(strstr(t32, "\n# TF32: the plan runs fp32 matmuls as TF32 (--tf32), which no setting "
+                      "of this stack turns on") &&
+              strstr(t32, "set torch.backends.cuda.matmul.allow_tf32 = True in the training "
+                          "script"),
+          "megatron tf32: the comment:\n%s", t32);
+    free(t32);
+    make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
+    plan.fp32 = plan.tf32 = true;
+    t32 = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *ds = json_loads(t32, 0, NULL);
+    CHECK(ds != NULL, "deepspeed tf32: its JSON:\n%s", t32);
+    json_decref(ds);
+    free(t32);
+    CHECK(tsl_export_tf32(&plan, note, sizeof note) > 0 && strstr(note, "TF32: "), "the note");
     plan.fp32 = false;
+    CHECK(tsl_export_tf32(&plan, note, sizeof note) == 0 && note[0] == '\0',
+          "no note without fp32");
+    plan.tf32 = false;
+    make_plan(&plan, 2, (const uint32_t[]){0, 11, 26}, 4, "tp2-sdp2+sp", 4, 8);
+    plan.fp32 = plan.tf32 = true;
+    t32 = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(t32, "# TF32: the plan runs fp32 matmuls as TF32") != NULL,
+          "torchtitan tf32: the comment:\n%s", t32);
+    free(t32);
+    plan.fp32 = plan.tf32 = false;
 }
 
 static void test_torchtitan(void)

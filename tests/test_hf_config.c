@@ -71,6 +71,8 @@ static const known_t knowns[] = {
        and bigscience/bloom's model card: 176,247,271,424 parameters */
     {"bloom_176b.json", "bloom_176b", 176247271424, 72, 2048},
     {"bloom_560m.json", "bloom_560m", 559214592, 26, 2048}, /* bigscience/bloom-560m */
+    /* bigscience/bloom-7b1's model card: 7,069,016,064 parameters */
+    {"bloom_7b1.json", "bloom_7b1", 7069016064, 32, 2048},
 };
 
 static void test_known(void)
@@ -94,6 +96,40 @@ static void test_known(void)
         CHECK(m.tokens_per_sample == k->seq, "%s: seq %u", k->file, m.tokens_per_sample);
         CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", k->file, err.msg);
         tsl_model_free(&m);
+    }
+}
+
+/* The BLOOM presets are their configs as --hf-config reads them, layer for layer (the
+ * same parameters, FLOPs, stash and cost key), at their model cards' exact counts. */
+static void test_bloom_presets(void)
+{
+    static const struct {
+        const char *preset, *file;
+        uint64_t card;
+    } p[] = {{"BLOOM-176B", "bloom_176b.json", 176247271424ull},
+             {"BLOOM-7B1", "bloom_7b1.json", 7069016064ull}};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+        tsl_model_t a, b;
+        tsl_err_t err = {0};
+        CHECK(tsl_model_preset(p[i].preset, &a, &err) == 0, "%s: %s", p[i].preset, err.msg);
+        CHECK(tsl_hf_config_load(path_of(p[i].file), 0, &b, &err) == 0, "%s: %s", p[i].file,
+              err.msg);
+        CHECK(tsl_model_params(&a) == p[i].card && tsl_model_params(&b) == p[i].card,
+              "%s: %llu params, the card %llu", p[i].preset,
+              (unsigned long long)tsl_model_params(&a), (unsigned long long)p[i].card);
+        CHECK(a.n_layers == b.n_layers && a.tokens_per_sample == b.tokens_per_sample,
+              "%s: %u layers, seq %u", p[i].preset, a.n_layers, a.tokens_per_sample);
+        for (uint32_t l = 0; l < a.n_layers && l < b.n_layers; l++) {
+            uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+            uint32_t na = tsl_layer_key(&a.layers[l], ka), nb = tsl_layer_key(&b.layers[l], kb);
+            CHECK(a.layers[l].params == b.layers[l].params &&
+                      a.layers[l].fwd_flops == b.layers[l].fwd_flops &&
+                      a.layers[l].act_repl_bytes == b.layers[l].act_repl_bytes && na == nb &&
+                      memcmp(ka, kb, na * sizeof ka[0]) == 0,
+                  "%s: layer %u as the config's", p[i].preset, l);
+        }
+        tsl_model_free(&a);
+        tsl_model_free(&b);
     }
 }
 
@@ -1089,6 +1125,7 @@ int main(void)
     test_known();
     test_neox_forms();
     test_bloom();
+    test_bloom_presets();
     test_shapes();
     test_parse();
     test_causal();

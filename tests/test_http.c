@@ -491,6 +491,30 @@ static void test_trials_render(tsl_store_t *store)
     free(html);
 }
 
+/* A trial whose plan is stale now (a profile changed, another cost model): the store
+ * reads it so (tsl_trial_t.plan_stale, from the plan's row) and the status page marks
+ * its row; fresh again, unmarked. */
+static void test_trials_stale(tsl_store_t *store)
+{
+    tsl_err_t err = {0};
+    char *html = render_status(store);
+    CHECK(count(html, " (stale)</td>") == 0, "no trial of a stale plan yet");
+    free(html);
+    CHECK(tsl_store_mark_stale(store, "0123456789abcdef", true, &err) == 0, "mark: %s", err.msg);
+    html = render_status(store);
+    CHECK(count(html, " (stale)</td>") == 4,
+          "its two trials marked, in the recent trials and in the trials table:\n%s", html);
+    free(html);
+    tsl_trial_t t;
+    CHECK(tsl_trials_get(store, chosen_id, &t, &err) == 0 && !t.plan_stale,
+          "another plan's trial: fresh");
+    tsl_trial_clear(&t);
+    CHECK(tsl_store_mark_stale(store, "0123456789abcdef", false, &err) == 0, "unmark: %s", err.msg);
+    html = render_status(store);
+    CHECK(count(html, " (stale)</td>") == 0, "fresh again: unmarked");
+    free(html);
+}
+
 /* /plan/FP: its own trials only, the chosen one named. */
 static void test_plan_trials(tsl_store_t *store)
 {
@@ -854,6 +878,7 @@ int main(void)
         test_page_render(store);
         test_plan_page(store);
         test_trials_render(store);
+        test_trials_stale(store);
         test_plan_trials(store);
         test_overview(store);
         test_plan_strategies(store);

@@ -32,6 +32,8 @@ failures=0
 
 # shellcheck source=proc.sh
 . "$(dirname "$0")/proc.sh"   # stop_pid
+# shellcheck source=store_db.sh
+. "$(dirname "$0")/store_db.sh" # set_stale
 
 cleanup() {
     stop_pid "$daemon_pid"
@@ -64,11 +66,6 @@ expect_grep() { # FILE REGEX WHAT
     fi
 }
 
-# set_stale FP 0|1 — the plan's stale flag in the daemon's database, behind its back,
-# as a new profile or a cost-model upgrade sets it
-set_stale() {
-    "$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = ? WHERE fingerprint = ?", (int(sys.argv[3]), sys.argv[2])); d.commit()' "$tmp/tessel.db" "$1" "$2"
-}
 
 json_field() { # FILE KEY — prints doc[KEY] of a JSON document
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
@@ -214,7 +211,7 @@ expect_rc 0 "plans show"
 expect_grep "$tmp/out" 'stage' "plans show prints the plan table"
 if grep -q STALE "$tmp/out"; then fail "a fresh plan shown as stale"; else ok "a fresh plan is not called stale"; fi
 # marked stale behind the daemon's back, as a new profile or a cost-model upgrade does
-set_stale "$fp" 1
+set_stale "$tmp/tessel.db" "$fp" 1
 ctl plans show "$fp"
 expect_rc 0 "plans show of a stale plan"
 expect_grep "$tmp/out" "fingerprint $fp \\(cached\\) STALE" "plans show says the plan is stale"
@@ -230,7 +227,7 @@ expect_grep "$tmp/err" "^tesselctl: plans export: warning: plan $fp is stale" \
 # the trace of this one.
 ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32 --target megatron --no-baselines --json
 fpm=$(json_field "$tmp/out" fingerprint 2>/dev/null)
-set_stale "$fpm" 1
+set_stale "$tmp/tessel.db" "$fpm" 1
 for f in megatron trace; do
     p=$fp
     [ "$f" = megatron ] && p=$fpm
@@ -246,7 +243,7 @@ ctl plans export "$fp" --format json --fresh -o "$tmp/fresh.json"
     grep -q "plan $fp is stale .*nothing written (--fresh)" "$tmp/err" &&
     ok "plans export --fresh of a stale plan: exit 4, nothing written" ||
     fail "plans export --fresh of a stale plan: exit $rc, $(ls "$tmp" | grep fresh) $(cat "$tmp/err")"
-set_stale "$fp" 0
+set_stale "$tmp/tessel.db" "$fp" 0
 
 ctl plans export "$fp" --format json --fresh
 expect_rc 0 "plans export --format json"

@@ -150,13 +150,13 @@ expect "ExportPlan of an unknown format" code INVALID_ARGUMENT
 # stale in every format, as the store has it: the stacks' configs cannot carry it
 rpc export "$FP" --format trace
 expect "ExportPlan of a fresh plan" stale False
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+set_stale "$TMPD/t.db" "$FP" 1
 for f in trace json; do
     rpc export "$FP" --format "$f"
     expect "ExportPlan $f of a plan marked stale: the content" code OK
     expect "ExportPlan $f of a plan marked stale: stale" stale True
 done
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 0 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+set_stale "$TMPD/t.db" "$FP" 0
 
 rpc delete "$FP2"
 expect "DeletePlan" deleted True

@@ -13,6 +13,8 @@ PROTO_DIR=${2:?usage: $0 TESSELD PROTO_DIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
+# shellcheck source=store_db.sh
+. "$HERE/store_db.sh" # set_stale
 TMPD=$(mktemp -d /tmp/tessel-it.XXXXXX)
 STUBS=$TMPD/stubs
 DAEMON_PIDS=()

@@ -106,13 +106,16 @@ grep -q "^Measured (trials of this plan" "$TMPD/show.out" && grep -Eq "chosen" "
 timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list.out" 2>&1
 [ "$(grep -Ec "^t-[^ ]+ +done" "$TMPD/list.out")" -ge 1 ] && ok "trial list: the done trials" ||
     fail "trial list: $(cat "$TMPD/list.out")"
+! grep -q "STALE" "$TMPD/list.out" "$TMPD/cli-start.out" &&
+    ok "trial list and show of a fresh plan's trials: no STALE" ||
+    fail "a fresh plan's trials marked stale: $(grep STALE "$TMPD/list.out" "$TMPD/cli-start.out")"
 ! grep -q "stale" "$TMPD/cli-start.err" && ok "trial start of a fresh plan: no stale warning" ||
     fail "trial start of a fresh plan: $(cat "$TMPD/cli-start.err")"
 
 # ---- a stale plan (a new profile or a cost-model upgrade marks it; here behind the
 # daemon's back) is tried as stored, and the reply and tesselctl say so: its trials
 # are held to the stored prediction. It stays stale for the rest of the script. ----
-"$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("UPDATE plans SET stale = 1 WHERE fingerprint = ?", (sys.argv[2],)); d.commit()' "$TMPD/t.db" "$FP"
+set_stale "$TMPD/t.db" "$FP" 1
 if timeout 240 "$CTL" --server "$T" trial start --iterations 2 --warmup 1 --wait --json "$FP" \
     >"$TMPD/stale.out" 2>"$TMPD/stale.err" &&
     [ "$(jget "$TMPD/stale.out" plan_stale)" = True ] &&
@@ -121,6 +124,19 @@ if timeout 240 "$CTL" --server "$T" trial start --iterations 2 --warmup 1 --wait
     ok "trial start of a stale plan: runs, plan_stale in the reply, a warning, the daemon logs it"
 else
     fail "trial start of a stale plan: $(head -c 300 "$TMPD/stale.out") $(cat "$TMPD/stale.err") $(grep "is stale" "$TMPD/d.log")"
+fi
+# its trials, those run before it went stale too, are marked by trial show and trial
+# list (Trial.plan_stale: the plan's row as it is now)
+timeout 60 "$CTL" --server "$T" trial show "$T0" >"$TMPD/show-stale.out" 2>&1
+timeout 60 "$CTL" --server "$T" trial show "$T0" --json >"$TMPD/show-stale.json" 2>&1
+timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list-stale.out" 2>&1
+if grep -q "^  plan:      $FP #.* STALE: a profile it was priced from changed since" "$TMPD/show-stale.out" &&
+    "$PY" -c 'import json,sys; t=json.load(open(sys.argv[1])); sys.exit(0 if t.get("trial", t)["plan_stale"] is True else 1)' "$TMPD/show-stale.json" &&
+    [ "$(grep -Ec "^t-[^ ]+ +done .* STALE$" "$TMPD/list-stale.out")" -ge 2 ] &&
+    grep -q "^STALE: the trial's plan is stale now" "$TMPD/list-stale.out"; then
+    ok "trial show and trial list mark the stale plan's trials"
+else
+    fail "stale trials unmarked: $(cat "$TMPD/show-stale.out" "$TMPD/list-stale.out") $(head -c 300 "$TMPD/show-stale.json")"
 fi
 
 # ---- calibration: these trials timed the cpu executor on sim workers, not the
