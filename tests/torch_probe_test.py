@@ -9,26 +9,9 @@ on PYTHONPATH, so the result does not depend on what this machine has installed)
 
 usage: torch_probe_test.py PATH/TO/bench/torch_probe.py
 """
-import importlib.util
-import os
-import py_compile
-import subprocess
 import sys
-import tempfile
 
-STUBS = {
-    "no-import": ("raise ImportError('stub: no torch here')\n", "PyTorch does not import"),
-    "no-cuda": ("__version__ = '0.0-stub'\n\n\nclass cuda:\n"
-                "    @staticmethod\n    def is_available():\n        return False\n",
-                "torch 0.0-stub sees no CUDA device"),
-}
-
-
-RESULTS = []  # (ok, what) per check
-
-
-def check(ok, what):
-    RESULTS.append((ok, what))
+from probe_check import check, run
 
 
 def check_helpers(probe):
@@ -52,38 +35,8 @@ def check_helpers(probe):
         check(got == exp, f"helper: got {got}, want {exp}")
 
 
-def check_refusal(script, tmp, name):
-    body, reason = STUBS[name]
-    pkg = os.path.join(tmp, name, "torch")
-    os.makedirs(pkg)
-    with open(os.path.join(pkg, "__init__.py"), "w") as f:
-        f.write(body)
-    out = os.path.join(tmp, name + ".json")
-    env = dict(os.environ, PYTHONPATH=os.path.join(tmp, name), CUDA_VISIBLE_DEVICES="")
-    r = subprocess.run([sys.executable, script, "--quick", "--json", out], env=env,
-                       capture_output=True, text=True, timeout=60)
-    check(r.returncode == 2, f"{name}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
-    check("refused" in r.stderr and reason in r.stderr,
-          f"{name}: stderr {r.stderr.strip()!r} names '{reason}'")
-    check(not r.stdout and not os.path.exists(out),
-          f"{name}: prints nothing and writes no {out} while refusing (stdout {r.stdout!r})")
-
-
 def main():
-    script = sys.argv[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        py_compile.compile(script, cfile=os.path.join(tmp, "probe.pyc"), doraise=True)
-        spec = importlib.util.spec_from_file_location("torch_probe", script)
-        probe = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(probe)  # imports no torch: main() does
-        check_helpers(probe)
-        for name in STUBS:
-            check_refusal(script, tmp, name)
-    fails = [what for ok, what in RESULTS if not ok]
-    for what in fails:
-        print("FAIL", what)
-    print(f"{len(RESULTS) - len(fails)} passed, {len(fails)} failed")
-    sys.exit(1 if fails else 0)
+    run(sys.argv[1], "torch_probe", check_helpers)
 
 
 if __name__ == "__main__":
