@@ -268,6 +268,16 @@ static void test_knobs(void)
     tsl_cluster_free(&c);
 }
 
+/* One layer priced twice, a boolean switch off then on (left on): 16 micro-batches. */
+static void cost_off_on(tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                        bool *knob, tsl_layer_cost_t *off, tsl_layer_cost_t *on)
+{
+    *knob = false;
+    tsl_cost_layer(env, l, s, NULL, 16, off);
+    *knob = true;
+    tsl_cost_layer(env, l, s, NULL, 16, on);
+}
+
 /* ds_grad_bucket (docs/cost-model.md "DeepSpeed's gradient bucket"): DeepSpeed's ZeRO-0
  * all-reduce around the collective, P = 12,582,912 parameters in 12 .grad tensors (QKV,
  * projection, FC1, FC2, two norms; weight and bias each), DP 8, W_opt = 1 TB/s:
@@ -301,10 +311,7 @@ static void test_ds_grad_bucket(void)
     CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "the backward unchanged");
     CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "the forward unchanged");
     env.knobs.grad_reduce_bytes = env.knobs.grad_buf_bytes = 0; /* one width, 2 B */
-    env.knobs.ds_grad_bucket = false;
-    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
-    env.knobs.ds_grad_bucket = true;
-    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    cost_off_on(&env, &l, &s, &env.knobs.ds_grad_bucket, &base, &r);
     CHECK_NEAR(r.grad_comm_s - base.grad_comm_s, 150.994944e-6 + kernels, 1e-12,
                "bf16 .grad, bf16 reduce: 12 B/param (%g)", r.grad_comm_s - base.grad_comm_s);
     /* the host's dispatch, 12.09375 ops at 1 ms, outlasts the reduce and its kernels */
@@ -376,29 +383,20 @@ static void test_sdp_nosync(void)
     /* PAPER: Galvatron's SDP, one reduce-scatter and the gathers per micro-batch; the
      * memory is the stack's */
     env.mode = TSL_COST_PAPER;
-    env.knobs.sdp_nosync = false;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
-    env.knobs.sdp_nosync = true;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_nosync, &base, &r);
     CHECK(r.fwd_s == base.fwd_s && r.bwd_s == base.bwd_s && r.bwd_sync_s == base.bwd_sync_s,
           "PAPER times unchanged");
     CHECK(r.ms_bytes == (uint64_t)(7.5 * P_PARAMS), "PAPER: the same states");
     /* no SDP level: nothing to keep */
     env.mode = TSL_COST_STACK;
     tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
-    env.knobs.sdp_nosync = false;
-    tsl_cost_layer(&env, &l, &d, NULL, 16, &base);
-    env.knobs.sdp_nosync = true;
-    tsl_cost_layer(&env, &l, &d, NULL, 16, &r);
+    cost_off_on(&env, &l, &d, &env.knobs.sdp_nosync, &base, &r);
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
     /* a block that is the whole pipeline (PP 1): torchtitan's FSDP2 reshards after
      * the forward and reduce-scatters every micro-batch ("default" policy: not
      * pp_enabled), so the knob prices as ZeRO-3, times and bytes */
     env.pipelined = false;
-    env.knobs.sdp_nosync = false;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
-    env.knobs.sdp_nosync = true;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_nosync, &base, &r);
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PP 1: as ZeRO-3 (%g vs %g s, %llu vs %llu B)",
           r.bwd_s, base.bwd_s, (unsigned long long)r.ms_bytes, (unsigned long long)base.ms_bytes);
     CHECK(r.ms_bytes == 2 * P_PARAMS, "PP 1: 16/8 B/param (%llu)", (unsigned long long)r.ms_bytes);
@@ -444,18 +442,12 @@ static void test_sdp_prefetch(void)
           "the reduce-scatter and the bytes unchanged");
     /* PAPER: Galvatron's exposed gathers */
     env.mode = TSL_COST_PAPER;
-    env.knobs.overlap_param_gather = false;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
-    env.knobs.overlap_param_gather = true;
-    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    cost_off_on(&env, &l, &z, &env.knobs.overlap_param_gather, &base, &r);
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
     /* no SDP level (DP 8 without ZeRO): no gather to prefetch */
     env.mode = TSL_COST_STACK;
     tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
-    env.knobs.overlap_param_gather = false;
-    tsl_cost_layer(&env, &l, &d, NULL, 16, &base);
-    env.knobs.overlap_param_gather = true;
-    tsl_cost_layer(&env, &l, &d, NULL, 16, &r);
+    cost_off_on(&env, &l, &d, &env.knobs.overlap_param_gather, &base, &r);
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
     /* sdp_nosync under PP gathers once per iteration (gather_next): nothing to move */
     env.pipelined = true;
