@@ -148,13 +148,11 @@ static int print_export(const tsl_plan_opts_t *po, const tsl_plan_t *best, const
     }
     int rc = fwrite(text, 1, len, stdout) == len ? TSL_EXIT_OK : TSL_EXIT_SERVER;
     free(text);
-    /* the JSON formats hold no comment to carry it (the others write it) */
-    char placement[8192];
-    if ((f == TSL_EXPORT_DEEPSPEED || f == TSL_EXPORT_GALVATRON) &&
-        tsl_export_placement(best, placement, sizeof placement))
-        fprintf(stderr, "tesselctl: plan: note: %s: %s\n", po->export_format, placement);
-    if (f == TSL_EXPORT_DEEPSPEED && tsl_export_tf32(best, placement, sizeof placement))
-        fprintf(stderr, "tesselctl: plan: note: %s: %s\n", po->export_format, placement);
+    /* what the JSON formats hold no comment to carry (the others write it) */
+    char notes[TSL_EXPORT_MAX_NOTES][TSL_EXPORT_NOTE_CAP];
+    size_t n = tsl_export_side_notes(f, best, notes);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "tesselctl: plan: note: %s: %s\n", po->export_format, notes[i]);
     return rc;
 }
 

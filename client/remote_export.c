@@ -110,6 +110,14 @@ static int check_stale(const char *what, const char *fp, bool fresh,
     return TSL_EXIT_OK;
 }
 
+/* What the format's content cannot carry (ExportPlanResponse.notes), as plan --export
+ * notes it beside the same formats. */
+static void print_notes(const char *what, const Tessel__V1__ExportPlanResponse *r)
+{
+    for (size_t i = 0; i < r->n_notes; i++)
+        fprintf(stderr, "tesselctl: %s: note: %s: %s\n", what, r->format, r->notes[i]);
+}
+
 int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const char *fp,
                          const char *format, const char *path, bool fresh)
 {
@@ -123,6 +131,8 @@ int tsl_remote_export_to(const tsl_client_opts_t *co, const char *what, const ch
         rc = check_stale(what, fp, fresh, (const Tessel__V1__ExportPlanResponse *)reply);
     if (rc == 0)
         rc = write_export(what, path, (const Tessel__V1__ExportPlanResponse *)reply);
+    if (rc == 0)
+        print_notes(what, (const Tessel__V1__ExportPlanResponse *)reply);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

@@ -77,6 +77,8 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
  * hold comments write it as one; tesselctl notes it beside those that cannot.
  */
 size_t tsl_export_placement(const tsl_plan_t *p, char *buf, size_t cap);
+/* Room for the longest note: a placement over TSL_PLAN_MAX_ORDER_NODES nodes. */
+#define TSL_EXPORT_NOTE_CAP 8192
 
 /*
  * A plan priced with the stack's fp32 matmuls as TF32 (plan.h tf32, --tf32), which no
@@ -86,6 +88,17 @@ size_t tsl_export_placement(const tsl_plan_t *p, char *buf, size_t cap);
  * those that cannot.
  */
 size_t tsl_export_tf32(const tsl_plan_t *p, char *buf, size_t cap);
+
+/*
+ * The notes format f's content cannot carry, for whoever hands the content on
+ * (plan --export on stderr, ExportPlanResponse.notes): for the JSON formats
+ * (deepspeed, galvatron) the placement, and for deepspeed the TF32 note — the
+ * other formats write both as comments. Each note into notes[i] (cap bytes each)
+ * for i below the returned count (at most TSL_EXPORT_MAX_NOTES).
+ */
+#define TSL_EXPORT_MAX_NOTES 2
+size_t tsl_export_side_notes(tsl_export_format_t f, const tsl_plan_t *p,
+                             char (*notes)[TSL_EXPORT_NOTE_CAP]);
 
 /*
  * The plan object of a plan document (plan_json.h) back into a tsl_plan_t: the
@@ -113,6 +126,14 @@ int tsl_plan_json_check(const json_t *o, tsl_err_t *err);
  */
 int tsl_export_stored(tsl_export_format_t f, const char *request_json, const char *result_json,
                       char **text, size_t *len, tsl_err_t *err);
+
+/*
+ * tsl_export_side_notes of the plan a stored search-result document holds
+ * (result_json: its "plan"); 0 where it holds none that parses (the export
+ * itself reports that).
+ */
+size_t tsl_export_stored_notes(tsl_export_format_t f, const char *result_json,
+                               char (*notes)[TSL_EXPORT_NOTE_CAP]);
 
 /* ---- for the exporters (export_*.c) ------------------------------------------ */
 

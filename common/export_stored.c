@@ -256,3 +256,17 @@ out:
     json_decref(doc);
     return rc;
 }
+
+size_t tsl_export_stored_notes(tsl_export_format_t f, const char *result_json,
+                               char (*notes)[TSL_EXPORT_NOTE_CAP])
+{
+    json_t *doc = json_loads(result_json, 0, NULL);
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_err_t err = {0};
+    size_t n = 0;
+    if (doc != NULL && p != NULL && tsl_plan_from_json(json_object_get(doc, "plan"), p, &err) == 0)
+        n = tsl_export_side_notes(f, p, notes);
+    free(p);
+    json_decref(doc);
+    return n;
+}

@@ -199,9 +199,10 @@ static bool export_format(tsl_call_t *call, const char *format, tsl_export_forma
 }
 
 /* stale: the row's flag, so that every format says it (only json's content can: the
- * stacks' configs have no place for it, and a scheduler would run them as current). */
+ * stacks' configs have no place for it, and a scheduler would run them as current).
+ * notes: what the format's content cannot carry (tsl_export_side_notes), or none. */
 static void reply_export(tsl_call_t *call, const char *format, const char *content_type,
-                         const char *text, size_t len, bool stale)
+                         const char *text, size_t len, bool stale, char **notes, size_t n_notes)
 {
     Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
     resp.format = (char *)format;
@@ -209,6 +210,8 @@ static void reply_export(tsl_call_t *call, const char *format, const char *conte
     resp.content.data = (uint8_t *)text;
     resp.content.len = len;
     resp.stale = stale;
+    resp.notes = notes;
+    resp.n_notes = n_notes;
     tsl_call_reply(call, &resp.base);
 }
 
@@ -225,7 +228,7 @@ static void export_json(tsl_call_t *call, const tsl_stored_plan_t *row)
         text = json_dumps(doc, JSON_INDENT(2));
     json_decref(doc);
     const char *out = text ? text : row->result_json;
-    reply_export(call, "json", "application/json", out, strlen(out), row->stale);
+    reply_export(call, "json", "application/json", out, strlen(out), row->stale, NULL, 0);
     free(text);
 }
 
@@ -242,11 +245,18 @@ static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_sto
                       "%s", err.msg);
         return;
     }
-    if (f == TSL_EXPORT_TRACE)
-        reply_export(call, "trace", "application/json", text, len, row->stale);
-    else
+    if (f == TSL_EXPORT_TRACE) {
+        reply_export(call, "trace", "application/json", text, len, row->stale, NULL, 0);
+    } else {
+        char(*notes)[TSL_EXPORT_NOTE_CAP] = malloc(TSL_EXPORT_MAX_NOTES * sizeof *notes);
+        char *ptrs[TSL_EXPORT_MAX_NOTES];
+        size_t n = notes ? tsl_export_stored_notes(f, row->result_json, notes) : 0;
+        for (size_t i = 0; i < n; i++)
+            ptrs[i] = notes[i];
         reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len,
-                     row->stale);
+                     row->stale, ptrs, n);
+        free(notes);
+    }
     free(text);
 }
 

@@ -1203,6 +1203,44 @@ static void test_placement(void)
     plan.n_nodes = 0;
 }
 
+/* What the JSON formats cannot carry travels beside them (tsl_export_side_notes):
+ * deepspeed the placement and the TF32 note, galvatron the placement, the formats
+ * with comments nothing; a stored document's plan gives the same notes (the daemon's
+ * ExportPlanResponse.notes), a document without a plan none. */
+static void test_side_notes(void)
+{
+    static char notes[TSL_EXPORT_MAX_NOTES][TSL_EXPORT_NOTE_CAP];
+    make_plan(&plan, 2, (const uint32_t[]){0, 11, 26}, 4, "dp4", 8, 16);
+    plan.n_nodes = 3;
+    plan.node_order[0] = 1, plan.node_order[1] = 2, plan.node_order[2] = 0;
+    plan.fp32 = plan.tf32 = true;
+    CHECK(tsl_export_side_notes(TSL_EXPORT_DEEPSPEED, &plan, notes) == 2 &&
+              strstr(notes[0], "heterogeneous placement: ") == notes[0] &&
+              strstr(notes[1], "TF32: ") == notes[1],
+          "deepspeed: the placement, then TF32 ('%s', '%s')", notes[0], notes[1]);
+    CHECK(tsl_export_side_notes(TSL_EXPORT_GALVATRON, &plan, notes) == 1 &&
+              strstr(notes[0], "heterogeneous placement: ") == notes[0],
+          "galvatron: the placement alone ('%s')", notes[0]);
+    CHECK(tsl_export_side_notes(TSL_EXPORT_MEGATRON, &plan, notes) == 0 &&
+              tsl_export_side_notes(TSL_EXPORT_TORCHTITAN, &plan, notes) == 0,
+          "the formats with comments: none");
+    json_t *result = json_pack("{s:o}", "plan", tsl_plan_to_json(&plan));
+    char *doc = json_dumps(result, JSON_COMPACT);
+    CHECK(tsl_export_stored_notes(TSL_EXPORT_DEEPSPEED, doc, notes) == 2 &&
+              strstr(notes[1], "allow_tf32 = True"),
+          "stored: the same two ('%s')", notes[1]);
+    plan.node_order[0] = 0, plan.node_order[1] = 1, plan.node_order[2] = 2;
+    plan.fp32 = plan.tf32 = false;
+    CHECK(tsl_export_side_notes(TSL_EXPORT_DEEPSPEED, &plan, notes) == 0,
+          "the cluster's order, bf16: none");
+    CHECK(tsl_export_stored_notes(TSL_EXPORT_DEEPSPEED, "{\"plan\": 3}", notes) == 0 &&
+              tsl_export_stored_notes(TSL_EXPORT_DEEPSPEED, "not json", notes) == 0,
+          "no plan that parses: none");
+    free(doc);
+    json_decref(result);
+    plan.n_nodes = 0;
+}
+
 /* Zero-bubble plans: torchtitan runs ZBV and DualPipeV with 2·pp model parts
  * placed in a V (part q on rank q and 2·pp − 1 − q); the other stacks refuse
  * both by name. */
@@ -1664,6 +1702,7 @@ int main(void)
     test_torchtitan();
     test_fp32();
     test_placement();
+    test_side_notes();
     test_zero_bubble();
     test_galvatron();
     test_galvatron_rules();

@@ -292,6 +292,24 @@ for f in megatron deepspeed torchtitan galvatron; do
     fi
 done
 
+# What the JSON formats cannot carry travels beside them (ExportPlanResponse.notes): a
+# --tf32 plan's allow_tf32 note, on stderr as plan --local --export notes it.
+tf=(--model "$MODEL" --cluster "$CLUSTER" --batch 32 --fp32 --tf32 --target deepspeed)
+ctl plan "${tf[@]}" --json
+expect_rc 0 "plan --fp32 --tf32 --target deepspeed"
+fp_tf32=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+ctl plans export "$fp_tf32" --format deepspeed
+expect_rc 0 "plans export --format deepspeed of a --tf32 plan"
+expect_grep "$tmp/err" "^tesselctl: plans export: note: deepspeed: TF32: .*allow_tf32 = True" \
+    "plans export notes the TF32 setting beside the deepspeed JSON"
+timeout 300 "$CTL" plan --local "${tf[@]}" --export deepspeed >"$tmp/local.tf32" 2>"$tmp/local.tf32.err"
+if cmp -s "$tmp/out" "$tmp/local.tf32" &&
+    sed 's/^tesselctl: plan: note:/tesselctl: plans export: note:/' "$tmp/local.tf32.err" | cmp -s - "$tmp/err"; then
+    ok "the --tf32 export and its note are plan --local --export's"
+else
+    fail "the --tf32 export differs from the local one: $(head -c 300 "$tmp/err" "$tmp/local.tf32.err")"
+fi
+
 ctl plans delete "$fp"
 expect_rc 0 "plans delete"
 ctl plans show "$fp"
