@@ -69,6 +69,12 @@ typedef struct tsl_group_strategies {
 /* The layouts of one group and the moves between them on each stage block, made
  * on the first stage costed there (they depend on the block only through its
  * links) and kept for the search. */
+/* Envs made, densely: they grow by doubling (an engine copies an env out by value). */
+typedef struct tsl_env_pool {
+    tsl_cost_env_t *env; /* [n], room for cap */
+    uint32_t n, cap;
+} tsl_env_pool_t;
+
 typedef struct tsl_group_layouts {
     uint32_t n;            /* Λ: distinct layouts of the group */
     bool numbered;         /* of, rep and n made (on the group's first costing) */
@@ -84,11 +90,14 @@ typedef struct tsl_group_layouts {
      * costing: a 16k-GPU block's topology walk is not repeated per batch size */
     tsl_strategy_bw_t *bw; /* [stage × group's n] */
     uint8_t *bw_done;      /* [stage] */
-    /* each stage block's env under the engine's knobs (tied_copy set per use) and
-     * the pairs' figure of its boundary to the next block ([2·stage]) and back to
-     * the first ([2·stage + 1]), made on first use: a 12,500-node cluster's walks */
-    tsl_cost_env_t *env;
-    uint8_t *env_done;
+    /* each stage block's env under the engine's knobs (tied_copy set per use), made
+     * on first use into a dense pool (env_at[stage]: 1 + its index there, 0 not
+     * made; an array of an env per stage is touched a page per env made, ~30 MiB of
+     * pages for a few MiB of envs on a 100k-GPU cluster), and the pairs' figure of
+     * its boundary to the next block ([2·stage]) and back to the first
+     * ([2·stage + 1]), made on first use: a 12,500-node cluster's walks */
+    uint32_t *env_at;
+    tsl_env_pool_t *envs; /* behind a pointer: a borrowing engine shares it */
     double *pairs_bw;
     uint8_t *pairs_done;
     bool borrowed; /* another engine's arrays (tsl_engine_borrow_figures): not freed here */

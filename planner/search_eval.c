@@ -516,12 +516,12 @@ static int alloc_layouts(tsl_engine_t *e)
         gl->pair_done = calloc(cells ? cells : 1, 1);
         gl->bw = malloc((stages * g->n + 1) * sizeof(*gl->bw));
         gl->bw_done = calloc(stages ? stages : 1, 1);
-        gl->env = malloc((stages ? stages : 1) * sizeof(*gl->env));
-        gl->env_done = calloc(stages ? stages : 1, 1);
+        gl->env_at = calloc(stages ? stages : 1, sizeof(uint32_t));
+        gl->envs = calloc(1, sizeof(*gl->envs));
         gl->pairs_bw = malloc((2 * stages + 1) * sizeof(*gl->pairs_bw));
         gl->pairs_done = calloc(2 * stages + 1, 1);
         if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done ||
-            !gl->env || !gl->env_done || !gl->pairs_bw || !gl->pairs_done)
+            !gl->env_at || !gl->envs || !gl->pairs_bw || !gl->pairs_done)
             return -1;
     }
     return 0;
@@ -658,8 +658,10 @@ static void free_group_layouts(tsl_group_layouts_t *gl)
     free(gl->pair_done);
     free(gl->bw);
     free(gl->bw_done);
-    free(gl->env);
-    free(gl->env_done);
+    free(gl->env_at);
+    if (gl->envs)
+        free(gl->envs->env);
+    free(gl->envs);
     free(gl->pairs_bw);
     free(gl->pairs_done);
 }
@@ -720,7 +722,8 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     tsl_engine_drop_memos(e);
     for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
         uint32_t stages = e->cluster->n_devices / e->groups[i].group_size;
-        memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
+        memset(e->glay[i].env_at, 0, stages * sizeof(uint32_t)); /* the envs carry the knobs */
+        e->glay[i].envs->n = 0;
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
     }
@@ -1765,6 +1768,22 @@ static double offload_exposed_s(const tsl_engine_t *e, uint32_t first, uint32_t 
     return tsl_offload_exposed_s(ol, L, N > b ? N - b : 0);
 }
 
+/* Stage block s's env kept in its group's pool; out of memory: not kept (made again). */
+static void keep_env(tsl_group_layouts_t *gl, uint32_t s, const tsl_cost_env_t *env)
+{
+    tsl_env_pool_t *p = gl->envs;
+    if (p->n == p->cap) {
+        uint32_t cap = p->cap ? 2 * p->cap : 16;
+        tsl_cost_env_t *grown = realloc(p->env, cap * sizeof(*grown));
+        if (grown == NULL)
+            return;
+        p->env = grown;
+        p->cap = cap;
+    }
+    p->env[p->n] = *env;
+    gl->env_at[s] = ++p->n;
+}
+
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                        const uint32_t *given)
@@ -1775,16 +1794,15 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
     uint32_t gi = group_index(e, g);
-    if (gi < e->n_groups && e->glay[gi].env_done[s]) { /* made at the block's first costing */
-        env = e->glay[gi].env[s];
+    tsl_group_layouts_t *gl = gi < e->n_groups ? &e->glay[gi] : NULL;
+    if (gl && gl->env_at[s]) { /* made at the block's first costing */
+        env = gl->envs->env[gl->env_at[s] - 1];
     } else {
         if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
             return false;
         tsl_engine_env_request(e, &env);
-        if (gi < e->n_groups) {
-            e->glay[gi].env[s] = env;
-            e->glay[gi].env_done[s] = 1;
-        }
+        if (gl)
+            keep_env(gl, s, &env);
     }
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     env.pipelined = P > 1;     /* where sdp_nosync holds (FSDP2 under PP) */
