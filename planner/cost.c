@@ -1918,6 +1918,12 @@ static bool sdp_nosync_off_here(const tsl_cost_env_t *env)
     return env->knobs.sdp_nosync && !env->pipelined;
 }
 
+void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
+{
+    if (k->fp32 && !k->tf32 && tsl_cluster_tf32_moot(c))
+        k->tf32_off = true;
+}
+
 /* Whether the SDP level's per-micro-batch gathers are prefetched under compute:
  * overlap_param_gather on an SDP level is Megatron-FSDP (Megatron-LM validate_args:
  * "--overlap-param-gather only supported with distributed optimizer or megatron

@@ -863,6 +863,12 @@ typedef struct tsl_layer_cost {
                            bandwidth is unknown */
 } tsl_layer_cost_t;
 
+/* An fp32 step (without the script's TF32, knobs.tf32) on a cluster where TF32 prices
+ * nothing (tsl_cluster_tf32_moot) is priced, and its plans record it, as with TF32 off:
+ * the same figures, and a plan the stacks' exports take whatever the request's target
+ * (plan.h tf32_off). The search, eval and the H3T fallback alike. */
+void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
+
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
  * (computed from env) or precomputed by tsl_cost_strategy_bw (and, for MoE layers,
  * tsl_cost_moe_bw) on the same env for speed: the figures are the same either way.

@@ -374,8 +374,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
-    if (e.knobs.fp32 && !e.knobs.tf32 && tsl_cluster_tf32_moot(c))
-        e.knobs.tf32_off = true; /* as the search records it: the same figures */
+    tsl_knobs_tf32_moot(&e.knobs, c); /* as the search records it: the same figures */
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_tf32_ok(e.knobs.tf32, c, err) != 0 ||       /* TF32 where no GPU has it */
         tsl_fp32_ok(e.knobs.fp32, e.knobs.tf32_off, m, c, err) != 0 || /* fp32 on a GPU without

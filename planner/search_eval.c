@@ -600,15 +600,6 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
     return r->max_pp == 0 || P <= r->max_pp;
 }
 
-/* An fp32 step on a cluster where TF32 prices nothing (tsl_cluster_tf32_moot) is priced,
- * and its plans record it, as with TF32 off: the same figures, and a plan the stacks'
- * exports take whatever the request's target (plan.h tf32_off). */
-static void tf32_moot(tsl_engine_t *e)
-{
-    if (e->knobs.fp32 && tsl_cluster_tf32_moot(e->cluster))
-        e->knobs.tf32_off = true;
-}
-
 /* What every engine holds: its inputs, the memory budget and the DP's granularity. */
 static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
                         const tsl_request_t *r, const tsl_space_t *space)
@@ -620,7 +611,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->req = r;
     e->space = space;
     tsl_request_knobs(r, &e->knobs);
-    tf32_moot(e);
+    tsl_knobs_tf32_moot(&e->knobs, e->cluster);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     /* the request's budget (search.h tsl_request_device_budget: the device less the
@@ -710,7 +701,7 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
 {
     bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep || k->etp != e->knobs.etp;
     e->knobs = *k;
-    tf32_moot(e);
+    tsl_knobs_tf32_moot(&e->knobs, e->cluster);
     memset(&e->stats, 0, sizeof(e->stats));
     e->saw_divisible = false;
     e->bar_samples_per_s = 0;
