@@ -1939,6 +1939,30 @@ static bool sdp_prefetch(const tsl_cost_env_t *env, degrees_t g)
            !env->knobs.sdp_nosync;
 }
 
+/* A decoder layer's cross-attention under TP (STACK): its K/V projection is column-
+ * parallel over the encoder's output (Megatron's ParallelAttention, cross_attn:
+ * key_value = ColumnParallelLinear(h, 2·h) applied to encoder_output; PKU-DAIR/Hetu
+ * df32daa tools/Galvatron/site-package/megatron_layers/transformer.py l.197-203,
+ * 257), so each TP rank holds a partial gradient of those t encoder tokens and the
+ * linear's backward all-reduces it (mpu copy_to_tensor_model_parallel_region) — one
+ * collective of t·h elements per sample that tp_allreduces (one per block, over the
+ * decoder's own s tokens) does not count: 4 collectives in the backward against 3 in
+ * the forward. Exposed in the backward (Megatron 2021 sums on the compute stream; an
+ * SP plan is priced the same ring bytes). 0 in PAPER mode, at TP 1, for a layer
+ * without cross-attention (cross_seq_len 0: AutoPipe's FFN half of a decoder too),
+ * and where measured block times hold the TP traffic
+ * (docs/cost-model.md "Cross-attention's K/V gradient under TP", cost model 76). */
+static double cross_kv_grad_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
+                              const tsl_strategy_bw_t *bw, bool profiled)
+{
+    if (env->mode != TSL_COST_STACK || t < 2 || l->cross_seq_len == 0 ||
+        (profiled && env->profile->tp_comm_in_times))
+        return 0.0;
+    double msg = act_elem_bytes(&env->knobs) * l->cross_seq_len * l->hidden * n;
+    double s = allreduce_lat_s(msg, t, bw->tp_bw, &bw->tp_lat);
+    return env->calib != NULL ? s * env->calib->comm_scale : s;
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -2086,6 +2110,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tp_b = mtp[1];
         dw_hid = mtp[2];
     }
+    tp_b += cross_kv_grad_s(env, l, g.t, n, bw, profiled); /* the encoder output's dX */
     /* a stack that runs each block's forward twice (double_block_fwd) pays the first
      * run's compute and forward TP (as the forward runs it) again, in the forward and
      * in a full recompute; a measured profile timed the layer as the stack ran it

@@ -38,7 +38,9 @@
  *                parallel dX/dW GEMMs (roofline.h tsl_roofline_layer_col_frac) do
  *                not hide: overlap(dW, tp_f) − dW; with SP tp_f/2 (the all-gather)
  *                + overlap(dX, tp_f/2) − dX (the input re-gathered for dW)
- *                + overlap(dW, tp_f/2) − dW (the dX reduce-scatter)
+ *                + overlap(dW, tp_f/2) − dW (the dX reduce-scatter); a decoder
+ *                layer adds all-reduce(2·t·h·n bytes, t_TP) in STACK: the encoder
+ *                output's gradient from its cross-attention's K/V (cost model 76)
  *   recompute  = compute_f + tp_f                    (CKPT only, in backward: the
  *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
@@ -355,8 +357,12 @@ typedef enum tsl_cost_mode {
  * priced them); a model without such a layer, or on another GPU, prices as 72.
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
- * sdp_prefetch), not run before them; a plan without both prices as 73. */
-#define TSL_COST_MODEL_VERSION 74u
+ * sdp_prefetch), not run before them; a plan without both prices as 73.
+ * 76: in STACK mode a decoder layer's cross-attention under TP > 1
+ * all-reduces the gradient of the encoder output its column-parallel K/V projection
+ * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
+ * cross-attention, or one at TP 1, prices as 74. */
+#define TSL_COST_MODEL_VERSION 76u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

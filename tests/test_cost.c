@@ -912,6 +912,50 @@ static void test_sdp(void)
     tsl_cluster_free(&c);
 }
 
+/* A decoder's cross-attention under TP (cost model 76, cost.c cross_kv_grad_s): its
+ * K/V projection is column-parallel over the encoder's T tokens, so the backward
+ * all-reduces that input's gradient, T·h·n elements, besides the layer's own
+ * tp_allreduces over its s tokens. test_layer as a decoder of s = SEQ attending to
+ * T = 4·SEQ encoder tokens at TP 8 (n = 4 samples), STACK: bwd_s and comm_s grow by
+ * NCCL's all-reduce of 2·T·h·n bytes over 8 ranks (the strategy's bandwidth and α),
+ * fwd_s does not; without cross-attention (T 0), at TP 1 and in PAPER mode (the seed's
+ * formulas, Galvatron's reproductions) nothing moves. */
+static void test_cross_kv_grad(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    tsl_layer_t dec = test_layer(), self = test_layer();
+    dec.kind = self.kind = TSL_LAYER_DECODER;
+    dec.cross_seq_len = 4 * SEQ;
+    tsl_strategy_t tp = one(TSL_DIM_TP, 8, false), dp = one(TSL_DIM_DP, 8, false);
+    tsl_layer_cost_t with, without;
+    tsl_cost_layer(&env, &dec, &tp, NULL, 4, &with);
+    tsl_cost_layer(&env, &self, &tp, NULL, 4, &without);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &tp, &bw);
+    double bytes = 2.0 * 4 * SEQ * HID * 4; /* 16-bit, T tokens, 4 samples */
+    double ar = bw.tp_lat.n > 1 ? tsl_cluster_coll_allreduce_s(&bw.tp_lat, bytes, 8, bw.tp_bw, NULL)
+                                : tsl_cost_allreduce_s(bytes, 8, bw.tp_bw);
+    CHECK(ar > 0, "the all-reduce takes time");
+    CHECK_NEAR(with.bwd_s - without.bwd_s, ar, EPS, "backward: the encoder output's dX");
+    CHECK_NEAR(with.bwd_sync_s - without.bwd_sync_s, ar, EPS, "and with the sync");
+    CHECK_NEAR(with.comm_s - without.comm_s, ar, EPS, "counted as communication");
+    CHECK_NEAR(with.fwd_s, without.fwd_s, EPS, "the forward has no such collective");
+    CHECK_NEAR(with.compute_s, without.compute_s, EPS, "compute unchanged");
+
+    tsl_cost_layer(&env, &dec, &dp, NULL, 32, &with);
+    tsl_cost_layer(&env, &self, &dp, NULL, 32, &without);
+    CHECK_NEAR(with.bwd_s, without.bwd_s, EPS, "TP 1: no partial gradient");
+
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &dec, &tp, NULL, 4, &with);
+    tsl_cost_layer(&env, &self, &tp, NULL, 4, &without);
+    CHECK_NEAR(with.bwd_s, without.bwd_s, EPS, "PAPER: the seed's formulas");
+    tsl_cluster_free(&c);
+}
+
 static void test_tp_and_ckpt(void)
 {
     tsl_cluster_t c;
@@ -3624,6 +3668,7 @@ int main(void)
     test_fp32();
     test_sdp();
     test_tp_and_ckpt();
+    test_cross_kv_grad();
     test_double_block_fwd();
     test_tp_sync();
     test_placement();
