@@ -356,7 +356,7 @@ typedef enum tsl_cost_mode {
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
  * sdp_prefetch), not run before them; a plan without both prices as 73. */
-#define TSL_COST_MODEL_VERSION 74u
+#define TSL_COST_MODEL_VERSION 79u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
