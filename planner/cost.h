@@ -355,7 +355,11 @@ typedef enum tsl_cost_mode {
  * priced them); a model without such a layer, or on another GPU, prices as 72.
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
- * sdp_prefetch), not run before them; a plan without both prices as 73. */
+ * sdp_prefetch), not run before them; a plan without both prices as 73.
+ * 79: non-gated routed experts (Nemotron-H's squared ReLU) take their routing weights
+ * after the activation in eager PyTorch, as Megatron-LM's TEGroupedMLP runs them: the
+ * product and, with the flex dispatcher's fp32 weights, the cast back
+ * (TSL_ROOFLINE_EXPERT_PROBS_*); a model without such experts prices as 74. */
 #define TSL_COST_MODEL_VERSION 79u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
