@@ -361,8 +361,12 @@ typedef enum tsl_cost_mode {
  * 76: in STACK mode a decoder layer's cross-attention under TP > 1
  * all-reduces the gradient of the encoder output its column-parallel K/V projection
  * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
- * cross-attention, or one at TP 1, prices as 74. */
-#define TSL_COST_MODEL_VERSION 76u
+ * cross-attention, or one at TP 1, prices as 74.
+ * 79: non-gated routed experts (Nemotron-H's squared ReLU) take their routing weights
+ * after the activation in eager PyTorch, as Megatron-LM's TEGroupedMLP runs them: the
+ * product and, with the flex dispatcher's fp32 weights, the cast back
+ * (TSL_ROOFLINE_EXPERT_PROBS_*); a model without such experts prices as 76. */
+#define TSL_COST_MODEL_VERSION 79u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

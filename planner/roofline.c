@@ -41,6 +41,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_fp8 = false;
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
+    d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
     d->elem_scale = 1.0;
@@ -757,6 +758,22 @@ static double glu_clamp_s(pass_t *p, double elems)
     return tsl_roofline_mem_s(p->d, b * elems, TSL_ROOFLINE_GLU_CLAMP_KERNELS);
 }
 
+/* Non-gated routed experts' routing weights, applied after the activation in eager
+ * PyTorch (roofline.h TSL_ROOFLINE_EXPERT_PROBS_*) to elems elements of FFN-out's
+ * input; fp32 weights add the cast back. Host: the product and the cast are an op
+ * each forward, their autograd nodes one each backward. */
+static double expert_probs_s(pass_t *p, double elems)
+{
+    bool f32 = p->d->moe_fp32_probs;
+    double b = p->bwd ? (f32 ? TSL_ROOFLINE_EXPERT_PROBS_FP32_BWD_BYTES
+                             : TSL_ROOFLINE_EXPERT_PROBS_BF16_BWD_BYTES)
+                      : (f32 ? TSL_ROOFLINE_EXPERT_PROBS_FP32_FWD_BYTES
+                             : TSL_ROOFLINE_EXPERT_PROBS_BF16_FWD_BYTES);
+    uint32_t kernels = p->bwd ? (f32 ? 5u : 3u) : (f32 ? 2u : 1u);
+    p->ops += f32 ? 2.0 : 1.0;
+    return tsl_roofline_mem_s(p->d, b * elems, kernels);
+}
+
 /* The experts' FFN-out bias, added per local expert in eager PyTorch (roofline.h)
  * to rows × h outputs. Host: each expert's split view, product and add are one op
  * forward (three framework ops, as H counts them), its four gradient kernels and
@@ -815,6 +832,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
          grouped_lin(p, m, r, fe, local);
     if (l->glu_clamp)
         c += glu_clamp_s(p, x->g * fe * m * local);
+    if (x->g == 1.0) /* no fused weighted activation: the weights in eager PyTorch */
+        c += expert_probs_s(p, fe * m * local);
     if (!l->no_bias) /* experts with biases (gpt-oss): Megatron-LM adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, r, local);
     if (p->d->moe_a2a)
@@ -1402,6 +1421,8 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
         c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
         if (l->glu_clamp) /* inside the recomputed function (weighted_bias_quick_geglu_impl) */
             c += glu_clamp_s(&p, x.g * x.f * R * d->moe_busy);
+        if (x.g == 1.0) /* the product and the cast are inside it too (bias_act_func) */
+            c += expert_probs_s(&p, x.f * R * d->moe_busy);
     }
     if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;

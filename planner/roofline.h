@@ -193,6 +193,25 @@
 #define TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES 8.0
 #define TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES 10.0
 #define TSL_ROOFLINE_GLU_CLAMP_KERNELS   3u
+/* The routing weights of non-gated routed experts under Megatron-LM (experts.py
+ * TEGroupedMLP.forward's bias_act_func, Megatron-LM 44151194): only SwiGLU and
+ * quick-GeGLU take them inside a fused kernel (bias_activation_fusion; the fused
+ * weighted squared ReLU is opt-in, use_fused_weighted_squared_relu False by
+ * default), so any other activation (Nemotron-H's squared ReLU) is followed by
+ * `act * probs` and `.to(act.dtype)` in eager PyTorch, per element of FFN-out's
+ * input. With fp32 routing weights (HybridEP and DeepEP take only fp32 probs,
+ * token_dispatcher.py) the product is fp32: forward read 2, write 4, then the cast
+ * read 4, write 2 — 12 bytes, 2 kernels. Backward: the cast's gradient (read 2,
+ * write 4), the product's gradient toward the activation (read 4, write 4) cast by
+ * autograd to its bf16 (read 4, write 2), toward the weights (read 4 + 2, write 4)
+ * summed over the row (read 4) — 34 bytes, 5 kernels. With bf16 weights the
+ * product is bf16 and the cast a no-op: forward 4 bytes, 1 kernel; backward the
+ * two products (4, 6) and the sum (2), 12 bytes, 3 kernels. The activation
+ * itself (torch.compile'd squared_relu: jit_fuser) is the one activation kernel. */
+#define TSL_ROOFLINE_EXPERT_PROBS_FP32_FWD_BYTES 12.0
+#define TSL_ROOFLINE_EXPERT_PROBS_FP32_BWD_BYTES 34.0
+#define TSL_ROOFLINE_EXPERT_PROBS_BF16_FWD_BYTES 4.0
+#define TSL_ROOFLINE_EXPERT_PROBS_BF16_BWD_BYTES 12.0
 /* The experts' FFN-out bias under Megatron-LM (experts.py TEGroupedMLP._apply_bias,
  * Megatron-LM 44151194): TE's grouped linear returns it (skip_bias_add) and each
  * local expert's rows get t + b·p (the bias times the token's routing weight) in
@@ -502,6 +521,10 @@ typedef struct tsl_roofline_dev {
     bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */
+    bool moe_fp32_probs;    /* the routed experts receive fp32 routing weights (the flex
+                             dispatcher: HybridEP and DeepEP take only fp32 probs), which
+                             non-gated experts multiply in eager fp32
+                             (TSL_ROOFLINE_EXPERT_PROBS_*); false after init: bf16 */
     uint32_t cp_ring;       /* c > 1: a causal fused self-attention core runs as the CP
                              ring's c kernels per rank (below); 1 after init: one kernel */
     bool cp_merge;          /* with cp_ring: torch's context_parallel, which merges each

@@ -1821,6 +1821,61 @@ static void test_gpt_oss_experts(void)
                8 * out / W + 3 * L, 1e-12, "moe_act's recompute repeats the clamp");
 }
 
+/* Non-gated routed experts (Nemotron 3 Nano's squared ReLU: h 2688, f 1856, 128
+ * experts, top 6, EP 8, one sample of 8192 tokens) take their routing weights in
+ * eager PyTorch after the activation (Megatron-LM experts.py bias_act_func): with
+ * the flex dispatcher's fp32 weights an fp32 product and the cast back, 12 bytes
+ * and 2 kernels per element of FFN-out's input forward, 34 and 5 backward; with
+ * bf16 weights 4 and 1, 12 and 3. moe_act's recompute repeats them; a gated
+ * layer's fused activation takes the weights inside and does not change. */
+static void test_expert_probs(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 2250e12 * 0.7, 8000e9);
+    d.ep = 8;
+    d.moe_busy = 1.0;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 8192,
+                     .hidden = 2688,
+                     .ffn_hidden = 1856,
+                     .heads = 32,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 6};
+    tsl_layer_t gated = l;
+    gated.gated_ffn = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&gated, &err) == 0, "%s", err.msg);
+    const double W = d.mem_bw, L = d.launch_s, elems = 6.0 * 8192 * 1856;
+    tsl_roofline_dev_t f32 = d;
+    f32.moe_fp32_probs = true;
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&f32, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+               (4 + 12) * elems / W + 3 * L, 1e-12,
+               "moe_act: the activation, the fp32 product and the cast");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+               (4 + 4) * elems / W + 2 * L, 1e-12, "moe_act: the activation and a bf16 product");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&f32, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               (12 - 4) * elems / W + L, 1e-12, "fp32 weights forward");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&f32, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               (34 - 12) * elems / W + 2 * L, 1e-12, "fp32 weights backward");
+    CHECK(tsl_roofline_layer_fwd_s(&f32, &gated, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &gated, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&f32, &gated, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &gated, 1, 1, false, 0),
+          "a gated layer's fused activation takes the weights inside");
+    tsl_roofline_dev_t ops = d, ops32 = f32; /* one second an op: the pass's op count */
+    ops.host_op_s = ops32.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ops32, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0) + 1 &&
+              tsl_roofline_layer_bwd_s(&ops32, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0) + 1,
+          "the cast: one host op more each way");
+}
+
 /* One pass, the figures of several (tsl_roofline_layer_fwd / _bwd, which the cost
  * layer prices once per evaluation): each field is, bit for bit, what its own
  * function gives — a GPT layer (s 2048, h 4096, 32 heads), two samples, TP 4 with
@@ -1884,6 +1939,7 @@ int main(void)
     test_one_pass();
     test_tp_gemms();
     test_gpt_oss_experts();
+    test_expert_probs();
     test_alltoall_dispatcher();
     test_fp8_impl();
     test_fp8_layer();
