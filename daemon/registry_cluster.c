@@ -423,7 +423,7 @@ static const char *why_out(const build_t *b, const worker_row_t *w, const char *
     else if (w->mixed)
         snprintf(buf, cap, "GPUs of different models; a node holds one type");
     else if (host_taken(b, w->host))
-        snprintf(buf, cap, "another worker on this host is in the cluster; a node is one worker");
+        snprintf(buf, cap, "another worker of this host is in the cluster (one per node)");
     else if (json_array_size(b->nodes) >= TSL_CLUSTER_MAX_NODES)
         snprintf(buf, cap, "above %u nodes", TSL_CLUSTER_MAX_NODES);
     else
