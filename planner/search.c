@@ -570,7 +570,7 @@ int tsl_tf32_ok(bool tf32, const tsl_cluster_t *c, tsl_err_t *err)
     return tsl_err_set(err,
                        "tf32: no GPU of the cluster has TF32 (the %s run%s fp32 GEMMs at the fp32 "
                        "peak whatever allow_tf32 says; TF32 tensor cores came with Ampere): drop "
-                       "--tf32, the fp32 plan is priced as its script runs there",
+                       "--tf32: the fp32 plan prices the same without it",
                        c->n_gpu_types ? names : "cluster", c->n_gpu_types > 1 ? "" : "s");
 }
 
