@@ -179,9 +179,10 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_li
 }
 
 /* Physical bounds (request.h), in the planner's units. */
-#define GIB    1073741824.0
-#define BW_MIN 0.01e9
-#define BW_MAX 100000e9
+#define GIB      1073741824.0
+#define BW_MIN   0.01e9
+#define BW_MAX   100000e9
+#define HOST_MAX (1048576 * GIB) /* a node's host memory: 1 PiB */
 
 static int bounded(const char *field, double v, double lo, double hi, double unit,
                    const char *unit_name, tsl_err_t *err)
@@ -227,6 +228,26 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
     return 0;
 }
 
+/* A node's host memory, given or tsl_cluster_finish's default of twice its GPUs'
+ * memory; the default above the bound is the GPU count's fault (a spec of 1x8000xA100-80G
+ * named nodes[0].cpu_memory_gb, which no one gave). */
+static int check_host_memory(const tsl_cluster_t *c, uint32_t n, tsl_err_t *err)
+{
+    const tsl_node_t *node = &c->nodes[n];
+    double gpu_bytes = (double)c->gpu_types[node->gpu_type].mem_bytes;
+    double dflt = TSL_DEFAULT_HOST_MEM_PER_GPU_MEM * (double)node->n_gpus * gpu_bytes;
+    if ((double)node->cpu_mem_bytes == dflt && dflt > HOST_MAX)
+        return tsl_err_set(err,
+                           "nodes[%u].gpus: %u GPUs of %g GiB in one node make its default host "
+                           "memory (%u x the GPUs') %g GiB, above any host (%g GiB): give fewer "
+                           "GPUs per node",
+                           n, node->n_gpus, gpu_bytes / GIB, TSL_DEFAULT_HOST_MEM_PER_GPU_MEM,
+                           dflt / GIB, HOST_MAX / GIB);
+    char f[64];
+    snprintf(f, sizeof f, "nodes[%u].cpu_memory_gb", n);
+    return bounded(f, (double)node->cpu_mem_bytes, 0, HOST_MAX, GIB, "GiB", err);
+}
+
 int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
 {
     char f[64];
@@ -242,8 +263,7 @@ int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
         if (c->nodes[n].nic_bw != 0 &&
             bounded(f, c->nodes[n].nic_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
             return -1;
-        snprintf(f, sizeof f, "nodes[%u].cpu_memory_gb", n);
-        if (bounded(f, (double)c->nodes[n].cpu_mem_bytes, 0, 1048576 * GIB, GIB, "GiB", err) != 0)
+        if (check_host_memory(c, n, err) != 0)
             return -1;
     }
     if (c->n_nodes > 1 && !c->inter_bw_matrix &&

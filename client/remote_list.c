@@ -85,7 +85,13 @@ static int list_opt(int opt, list_opts_t *lo, tsl_client_opts_t *co, char **argv
     int rc;
 
     switch (opt) {
-    case OPT_MODEL: lo->req.model_name = optarg; return 0;
+    case OPT_MODEL: /* "" filters nothing: an unset shell variable listed every plan */
+        if (optarg[0] == '\0')
+            return tsl_remote_fail(TSL_EXIT_USAGE, "plans list: --model: empty; give a model's "
+                                                   "name (as the MODEL column shows it) or leave "
+                                                   "--model out");
+        lo->req.model_name = optarg;
+        return 0;
     case OPT_DEVICES:
         return tsl_remote_parse_u32("--devices", optarg, 1, 1u << 20, &lo->req.n_devices);
     case OPT_STALE: return set_stale(lo, TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__STALE_ONLY);

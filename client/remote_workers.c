@@ -70,11 +70,17 @@ static int parse(const char *cmd, const char *usage, const struct option *longop
             fputs(usage, stdout);
             return -1;
         }
-        if (opt == OPT_NODE && node)
-            *node = optarg;
-        else if (opt == OPT_GPU && gpu)
-            *gpu = optarg;
-        else if ((rc = tsl_remote_common_opt(opt, optarg, co)) == -1)
+        /* "" asked for nothing: an unset shell variable read as the aggregate (--node)
+         * or every model (--gpu) */
+        if ((opt == OPT_NODE && node) || (opt == OPT_GPU && gpu)) {
+            if (optarg[0] == '\0')
+                return tsl_remote_fail(TSL_EXIT_USAGE,
+                                       "%s: %s: empty; give a %s (tesselctl workers lists them) "
+                                       "or leave the option out",
+                                       cmd, opt == OPT_NODE ? "--node" : "--gpu",
+                                       opt == OPT_NODE ? "node name" : "GPU model");
+            *(opt == OPT_NODE ? node : gpu) = optarg;
+        } else if ((rc = tsl_remote_common_opt(opt, optarg, co)) == -1)
             return tsl_remote_getopt_error(cmd, opt, argv);
         else if (rc != 0)
             return rc;

@@ -5,6 +5,7 @@
  */
 #include "cluster_json.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #define GBIT           (1e9 / 8)    /* Gb/s → bytes/s */
 #define GIB            1073741824.0 /* GiB → bytes */
 #define TFLOPS         1e12
+#define BW_FLOOR       0.01e9 /* bytes/s: the least bandwidth a request may give (request.h) */
 #define PATH_MAX_LEN   192
 #define FILE_TYPES_MAX 16u
 
@@ -121,6 +123,13 @@ static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, b
     if (*present && !isfinite(*bw)) { /* 1e308 GB/s: finite as given, not in bytes/s */
         join(at, path, has_gbps ? kbps : kbit);
         return tsl_err_set(err, "%s: %g is beyond any link", at, has_gbps ? v_gbps : v_gbit);
+    }
+    /* the request's floor (api/request.h), here where the key is known: a links[] pair
+     * checked there was named inter_gbps_matrix[a][b], a key the file did not have */
+    if (*present && *bw < BW_FLOOR) {
+        join(at, path, has_gbps ? kbps : kbit);
+        return tsl_err_set(err, "%s: %g GB/s is outside the physical bounds [0.01, 100000]", at,
+                           *bw / GBPS);
     }
     return 0;
 }
@@ -412,21 +421,56 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i)
     return 0;
 }
 
+/* A node's name is a label (a hostname, as the registered cluster writes it), yet the
+ * one way to tell which host is "node 3" of a heterogeneous plan's node order (plans
+ * export's placement note counts the cluster's nodes from 0): a name on two entries
+ * leaves that ambiguous, so it is refused, case-insensitively as hostnames compare.
+ * seen maps each lowered name to its entry's index. */
+static int node_name_once(loader_t *ld, json_t *seen, json_t *obj, size_t i)
+{
+    const char *name = json_string_value(json_object_get(obj, "name"));
+    char low[256];
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0) /* no label; a wrong type was refused by parse_node */
+        return 0;
+    if (n >= sizeof low)
+        return tsl_err_set(ld->err, "nodes[%zu].name: longer than %zu characters", i,
+                           sizeof low - 1);
+    for (size_t k = 0; k <= n; k++)
+        low[k] = (char)tolower((unsigned char)name[k]);
+    json_t *first = json_object_get(seen, low);
+    if (first != NULL)
+        return tsl_err_set(ld->err,
+                           "nodes[%zu].name: '%s' names nodes[%lld] too; give each node entry "
+                           "its own name (names are case-insensitive), or one entry with count",
+                           i, name, (long long)json_integer_value(first));
+    if (json_object_set_new(seen, low, json_integer((json_int_t)i)) != 0)
+        return tsl_err_set(ld->err, "nodes[%zu].name: out of memory", i);
+    return 0;
+}
+
 static int parse_nodes(loader_t *ld, json_t *root)
 {
     json_t *nodes = json_object_get(root, "nodes"), *val;
     size_t i;
+    int rc = 0;
     if (nodes == NULL)
         return tsl_err_set(ld->err, "nodes: missing; give at least one node, e.g. "
                                     "[{\"gpus\": 8, \"type\": \"A100-80G\"}]");
     if (!json_is_array(nodes) || json_array_size(nodes) == 0)
         return tsl_err_set(ld->err, "nodes: must be a non-empty array of nodes");
+    json_t *seen = json_object();
+    if (seen == NULL)
+        return tsl_err_set(ld->err, "nodes: out of memory");
     json_array_foreach(nodes, i, val)
     {
-        if (parse_node(ld, val, i) != 0)
-            return -1;
+        if (parse_node(ld, val, i) != 0 || node_name_once(ld, seen, val, i) != 0) {
+            rc = -1;
+            break;
+        }
     }
-    return 0;
+    json_decref(seen);
+    return rc;
 }
 
 /* ---- inter-node bandwidth ---- */

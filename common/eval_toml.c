@@ -52,6 +52,10 @@ typedef struct tt_state {
     char reshard[16];   /* fsdp_reshard_after_forward; "" = "default" */
     int64_t cp, ep, etp, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
+    /* torchtitan before #1238: [training] batch_size (the rank's batch) and, before
+     * #1073, [parallelism] pipeline_parallel_microbatches (tt_old_batch); 0: not given */
+    int64_t old_batch, old_micro;
+    uint32_t old_batch_line, old_micro_line;
     /* Float8 (torchao through torchtitan's model converters): float8 the
      * converter (v0.2 "quantize.linear.float8", v0.1 "float8") or v0.1-era
      * [float8] enable_float8_linear; mx "quantize.linear.mx"; recipe_name */
@@ -442,11 +446,20 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
     if (is(t, "training", "global_batch_size")) { /* -1, the default: local × DP */
         if (want_int(t, -1, &v, err) != 0)
             return -1;
+        st->global_line = t->line;
         if (v == 0)
             return tsl_err_set(err, "torchtitan: line %u: global_batch_size: 0", t->line);
         if (u32_range(t, v, err) != 0)
             return -1;
         c->global_batch = v > 0 ? (uint32_t)v : 0;
+        return 0;
+    }
+    if (is(t, "training", "batch_size") || is(t, "parallelism", "pipeline_parallel_microbatches")) {
+        bool batch = t->key[0] == 'b';
+        if (want_int(t, 1, batch ? &st->old_batch : &st->old_micro, err) != 0 ||
+            u32_range(t, batch ? st->old_batch : st->old_micro, err) != 0)
+            return -1;
+        *(batch ? &st->old_batch_line : &st->old_micro_line) = t->line;
         return 0;
     }
     if (is(t, "parallelism", "enable_sequence_parallel")) {
@@ -616,6 +629,80 @@ static int tt_reshard(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     return 0;
 }
 
+/* The micro-batches of a pre-#1238 file under PP: before 5e2033c75 (#1073, 2025-04-07)
+ * build_pipeline_schedule split batch_size into pipeline_parallel_microbatches (None:
+ * one per stage), from it into micro-batches of pipeline_parallel_microbatch_size
+ * (default 1). A file naming neither key reads either way, so it is refused. */
+static int tt_old_micro(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    if (st->old_micro_line && c->mbs)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [parallelism] pipeline_parallel_microbatches "
+                           "(before torchtitan #1073) beside pipeline_parallel_microbatch_size "
+                           "(from #1073): no torchtitan read both; keep the one yours had",
+                           st->old_micro_line);
+    if (st->old_micro_line) {
+        if (st->old_batch % st->old_micro != 0)
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [training] batch_size %lld does not divide "
+                               "into pipeline_parallel_microbatches %lld (torchtitan refused it "
+                               "too)",
+                               st->old_batch_line, (long long)st->old_batch,
+                               (long long)st->old_micro);
+        c->n_micro = (uint32_t)st->old_micro;
+        c->mbs = (uint32_t)(st->old_batch / st->old_micro);
+        return 0;
+    }
+    if (c->mbs)
+        return 0;
+    return tsl_err_set(err,
+                       "torchtitan: line %u: [training] batch_size under pipeline_parallel_degree "
+                       "%u: torchtitan before #1073 (2025-04-07) split it into "
+                       "pipeline_parallel_microbatches (default: one per stage), from #1073 to "
+                       "#1238 into micro-batches of pipeline_parallel_microbatch_size (default 1); "
+                       "give [parallelism] the key your torchtitan had, or write [training] "
+                       "local_batch_size and pipeline_parallel_microbatch_size as torchtitan "
+                       "v0.1.0 on reads them",
+                       st->old_batch_line, c->pp);
+}
+
+/* [training] batch_size, the data-parallel rank's batch until torchtitan 8570415c3
+ * (#1238, 2025-06-05) renamed it local_batch_size and added global_batch_size
+ * (build_hf_dataloader and build_pipeline_schedule read one for the other): read as
+ * local_batch_size. A file with the newer keys too is of no torchtitan's. */
+static int tt_old_batch(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    if (!st->old_batch_line) {
+        if (st->old_micro_line && c->pp > 1 && !c->local_batch)
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [parallelism] pipeline_parallel_microbatches "
+                               "(torchtitan before #1073) splits [training] batch_size, which the "
+                               "file does not give: give the run's batch_size (that torchtitan's "
+                               "default was 8)",
+                               st->old_micro_line);
+        if (st->old_micro_line && c->pp > 1)
+            tsl_eval_cfg_note(c,
+                              "torchtitan: line %u: pipeline_parallel_microbatches left unread: "
+                              "torchtitan #1073 removed it, and the torchtitan of local_batch_size "
+                              "splits it by pipeline_parallel_microbatch_size",
+                              st->old_micro_line);
+        return 0;
+    }
+    if (c->local_batch || st->global_line)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [training] batch_size (torchtitan before #1238) "
+                           "beside %s (from #1238): no torchtitan read both; keep "
+                           "local_batch_size, batch_size's newer name",
+                           st->old_batch_line,
+                           c->local_batch ? "local_batch_size" : "global_batch_size");
+    c->local_batch = (uint32_t)st->old_batch;
+    tsl_eval_cfg_note(c,
+                      "torchtitan: line %u: [training] batch_size read as local_batch_size, its "
+                      "name from torchtitan #1238",
+                      st->old_batch_line);
+    return c->pp > 1 ? tt_old_micro(c, st, err) : 0;
+}
+
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     if (tt_reshard(c, st, err) != 0)
@@ -658,6 +745,8 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
         return -1;
     if (st->python)
         return tt_ckpt(c, st, err) != 0 ? -1 : tt_tokens(c, st, err);
+    if (tt_old_batch(c, st, err) != 0)
+        return -1;
     /* pipelined: local_batch_size is the rank's micro-batches; otherwise one step */
     if (c->pp <= 1 && c->local_batch) {
         c->mbs = c->local_batch;
@@ -786,13 +875,6 @@ static int toml_key_known(const toml_line_t *t, tsl_err_t *err)
                            "torchtitan: line %u: [%s] %s: an older torchtitan's place for it; "
                            "Tessel reads [%s] %s (v0.1.0 on)",
                            t->line, t->section, t->key, home, t->key);
-    /* [training] batch_size, the rank's batch until torchtitan 8570415c3 (#1238)
-     * renamed it local_batch_size: read as nothing, it priced the default 8 */
-    if (strcmp(t->section, "training") == 0 && strcmp(t->key, "batch_size") == 0)
-        return tsl_err_set(err,
-                           "torchtitan: line %u: [training] batch_size: an older torchtitan's "
-                           "name for it; Tessel reads [training] local_batch_size (v0.1.0 on)",
-                           t->line);
     /* the 2024 argparse flags --training.enable_float8_linear and kin */
     bool old_fp8 = strstr(t->key, "float8_linear") != NULL || strstr(t->key, "fp8_linear") != NULL;
     if (old_fp8 && strcmp(t->section, "training") == 0)
@@ -840,6 +922,8 @@ static const char *py_section(const char *key)
         {"pipeline_parallel_schedule", "parallelism"},
         {"context_parallel_rotate_method", "parallelism"},
         {"fsdp_reshard_after_forward", "parallelism"},
+        /* [experimental] until 785c34c99 (2025-03-18): refused there, as its degree */
+        {"pipeline_parallel_microbatches", "parallelism"},
         {"dtype", "training"},
         {"mixed_precision_param", "training"},
     };

@@ -155,11 +155,23 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
 #define PLAN_BOOL(c, json)                READ_SCALAR_BOOL(out->c, plan, json)
     TSL_PLAN_FIELDS(PLAN_)
 #undef PLAN_
+    /* each part named: '{}' (no plan at all) read "pp and stages[] disagree" */
     const json_t *stages = json_object_get(plan, "stages");
+    if (!json_is_array(stages) || json_array_size(stages) == 0)
+        return tsl_err_set(err,
+                           "plan.stages: %s; a plan document lists its pipeline stages (as "
+                           "tesselctl plan --json writes them)",
+                           stages ? "must be a non-empty array" : "missing");
     if (out->pp == 0 || out->pp > TSL_PLAN_MAX_STAGES || out->pp != json_array_size(stages))
-        return tsl_err_set(err, "plan: pp and stages[] disagree");
-    if (out->micro_batch == 0 || out->micro_batch * out->n_micro != out->global_batch)
-        return tsl_err_set(err, "plan: micro_batch x n_micro is not global_batch");
+        return tsl_err_set(err, "plan.pp: %u, but stages[] holds %zu stages (at most %u)", out->pp,
+                           json_array_size(stages), TSL_PLAN_MAX_STAGES);
+    if (out->micro_batch == 0 ||
+        (uint64_t)out->micro_batch * out->n_micro != (uint64_t)out->global_batch)
+        return tsl_err_set(
+            err,
+            "plan.global_batch: %u is not micro_batch %u x n_micro %u (a micro_batch "
+            "of at least 1)",
+            out->global_batch, out->micro_batch, out->n_micro);
     for (uint32_t s = 0; s < out->pp; s++)
         if (read_stage(json_array_get(stages, s), s, out, err) != 0)
             return -1;

@@ -616,11 +616,22 @@ static void read_layer_list(reader_t *r, const char *key, uint32_t layers, bool 
     }
 }
 
+/* A token's top k within the experts, said by the config's own keys: past them the
+ * model builder's "llama spec: experts: ... experts_per_tok" named neither key. */
+static void check_topk(reader_t *r, const tsl_arch_spec_t *sp, const char *experts_key,
+                       const char *topk_key)
+{
+    if (sp->experts && sp->experts_per_tok > sp->experts)
+        note_bad(r, "%s: %u experts per token is more than the %u experts of %s", topk_key,
+                 sp->experts_per_tok, sp->experts, experts_key);
+}
+
 /* Mixtral: every layer has num_local_experts experts of intermediate_size. */
 static void read_mixtral(reader_t *r, tsl_arch_spec_t *sp)
 {
     sp->experts = req_u32(r, "num_local_experts");
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    check_topk(r, sp, "num_local_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = sp->ffn_hidden;
     sp->router_norm = true; /* transformers' MixtralSparseMoeBlock renormalises the top k */
 }
@@ -634,6 +645,7 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
 {
     sp->experts = req_u32(r, "num_experts");
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    check_topk(r, sp, "num_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     uint32_t step = opt_u32(r, "decoder_sparse_step", 1);
     sp->router_norm = opt_bool(r, "norm_topk_prob", false);
@@ -720,6 +732,7 @@ static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     if (sp->experts == 0)
         return;
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    check_topk(r, sp, "n_routed_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     sp->shared_experts = opt_u32(r, "n_shared_experts", 0);
     sp->shared_ffn_hidden = sp->moe_ffn_hidden;
@@ -769,6 +782,7 @@ static void read_gpt_oss(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->experts = req_u32(r, "num_local_experts");
     sp->experts_per_tok = req_u32_alt(r, "num_experts_per_tok", "experts_per_token",
                                       "num_experts_per_tok (or experts_per_token)");
+    check_topk(r, sp, "num_local_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = sp->ffn_hidden;
 }
 
@@ -861,6 +875,7 @@ static void read_llama4(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
         note_bad(r, "attention_bias: true (biases on Llama 4's attention) is not supported");
     sp->experts = req_u32(r, "num_local_experts");
     sp->experts_per_tok = opt_u32(r, "num_experts_per_tok", 1);
+    check_topk(r, sp, "num_local_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = sp->shared_ffn_hidden = sp->ffn_hidden;
     sp->shared_experts = 1;
     sp->ffn_hidden = opt_u32(r, "intermediate_size_mlp", 16384);
@@ -1012,6 +1027,7 @@ static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
         return;
     sp->experts = req_u32(r, "n_routed_experts");
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    check_topk(r, sp, "n_routed_experts", "num_experts_per_tok");
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     uint32_t fs = opt_u32(r, "moe_shared_expert_intermediate_size", 0);
     sp->shared_experts = fs ? opt_u32(r, "n_shared_experts", 1) : 0;

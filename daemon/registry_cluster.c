@@ -5,6 +5,7 @@
  */
 #include "registry_cluster.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ typedef struct build {
     worker_row_t *workers;
     size_t n_workers, cap_workers;
     json_t *nodes;
+    json_t *hosts; /* the lowered names of nodes' entries, a set (host_taken) */
     model_figs_t models[TSL_REGISTRY_MAX_PROFILES];
     size_t n_models;
     double overlap; /* 0: not measured */
@@ -380,6 +382,30 @@ static void when(int64_t unix_s, int64_t now, char *buf, size_t cap)
     strftime(buf, cap, now - unix_s < 86400 ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &tm);
 }
 
+/* Whether a node of the document already has host's name (case-insensitively, as
+ * hostnames compare): a second worker on one host (two agents splitting its GPUs) is
+ * no second node behind a network link, and the cluster format refuses a name on two
+ * nodes (docs/cluster-format.md). b->hosts holds the lowered names taken. */
+static const char *host_key(const char *host, char *low, size_t cap)
+{
+    snprintf(low, cap, "%s", host);
+    for (char *p = low; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    return low;
+}
+
+static bool host_taken(const build_t *b, const char *host)
+{
+    char low[256];
+    return json_object_get(b->hosts, host_key(host, low, sizeof low)) != NULL;
+}
+
+static int take_host(build_t *b, const char *host)
+{
+    char low[256];
+    return json_object_set_new(b->hosts, host_key(host, low, sizeof low), json_true());
+}
+
 /* Why w stays out of the cluster, or NULL when it goes in. */
 static const char *why_out(const build_t *b, const worker_row_t *w, const char *const *nodes,
                            size_t n_nodes, char *buf, size_t cap)
@@ -396,6 +422,8 @@ static const char *why_out(const build_t *b, const worker_row_t *w, const char *
         snprintf(buf, cap, "no GPUs registered");
     else if (w->mixed)
         snprintf(buf, cap, "GPUs of different models; a node holds one type");
+    else if (host_taken(b, w->host))
+        snprintf(buf, cap, "another worker of this host is in the cluster (one per node)");
     else if (json_array_size(b->nodes) >= TSL_CLUSTER_MAX_NODES)
         snprintf(buf, cap, "above %u nodes", TSL_CLUSTER_MAX_NODES);
     else
@@ -438,8 +466,10 @@ static int add_nodes(build_t *b, const char *const *nodes, size_t n_nodes, tsl_e
                                 "cluster.registered: more than %u GPU models; name the nodes "
                                 "of fewer models in nodes",
                                 TSL_REGISTRY_MAX_PROFILES);
-        json_array_append_new(b->nodes, json_pack("{s:s, s:i, s:s}", "name", w->host, "gpus",
-                                                  (int)w->n_devices, "type", w->model));
+        if (take_host(b, w->host) != 0 ||
+            json_array_append_new(b->nodes, json_pack("{s:s, s:i, s:s}", "name", w->host, "gpus",
+                                                      (int)w->n_devices, "type", w->model)) != 0)
+            return tsl_err_setc(err, TSL_E_NOMEM, "cluster.registered: out of memory");
     }
     return 0;
 }
@@ -591,6 +621,7 @@ static void build_free(build_t *b)
     }
     free(b->workers);
     json_decref(b->nodes);
+    json_decref(b->hosts);
     free(b);
 }
 
@@ -602,7 +633,7 @@ int tsl_registry_cluster_build(tsl_store_t *s, const char *const *nodes, size_t 
     int rc = -1;
     memset(out, 0, sizeof *out);
     out->sources = json_array();
-    if (!b || !out->sources || !(b->nodes = json_array())) {
+    if (!b || !out->sources || !(b->nodes = json_array()) || !(b->hosts = json_object())) {
         tsl_err_setc(err, TSL_E_NOMEM, "cluster.registered: out of memory");
         goto out;
     }

@@ -302,7 +302,7 @@
       "ds_grad_bucket", "ds_grad_bucket")                                                          \
     X(tp_whole_heads, BOOL, "tp-whole-heads", "", 0, 0,                                            \
       "an unfused attention core keeps all its heads on every TP rank, each 1/TP as wide: its "    \
-      "scores not split by TP (AMP's fork's TransGAN attention)",                                  \
+      "scores not split by TP (AMP's fork's TransGAN attention); refused under any --target",      \
       "tp_whole_heads", "tp_whole_heads")                                                          \
     X(sdp_nosync, BOOL, "sdp-nosync", "", 0, 0,                                                    \
       "the SDP (FSDP) level kept unsharded between micro-batches where PP > 1 (torchtitan's "      \

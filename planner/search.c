@@ -188,7 +188,9 @@ static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (r->tf32 && !r->fp32) /* TF32 is a way to run fp32 matmuls: nothing without fp32 */
         return tsl_err_set(err, "tf32: the stack's fp32 matmuls as TF32 need fp32 training "
-                                "(fp32, --fp32); a 16-bit step's GEMMs are bf16 or fp16");
+                                "(fp32: --fp32, an fp32 plan or configuration); a 16-bit step's "
+                                "GEMMs are bf16 or fp16, never TF32: drop --tf32, or train in "
+                                "fp32");
     if (!r->fp32)
         return 0;
     const char *clash = r->fp8_recipe               ? "fp8_recipe"
@@ -556,10 +558,20 @@ int tsl_tf32_ok(bool tf32, const tsl_cluster_t *c, tsl_err_t *err)
 {
     if (!tf32 || !tsl_cluster_tf32_moot(c))
         return 0;
+    /* every type the cluster uses, so that a mixed cluster names each GPU at fault */
+    char names[8 * 40] = "";
+    size_t n = 0;
+    for (uint32_t i = 0; i < c->n_gpu_types && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+                              i == 0                    ? ""
+                              : i + 1 == c->n_gpu_types ? " and "
+                                                        : ", ",
+                              c->gpu_types[i].name);
     return tsl_err_set(err,
-                       "tf32: no GPU of the cluster has TF32 (the %s runs fp32 GEMMs at its fp32 "
-                       "peak whatever allow_tf32 says): drop --tf32",
-                       c->n_nodes ? c->gpu_types[c->nodes[0].gpu_type].name : "cluster");
+                       "tf32: no GPU of the cluster has TF32 (the %s run%s fp32 GEMMs at the fp32 "
+                       "peak whatever allow_tf32 says; TF32 tensor cores came with Ampere): drop "
+                       "--tf32: the fp32 plan prices the same without it",
+                       c->n_gpu_types ? names : "cluster", c->n_gpu_types > 1 ? "" : "s");
 }
 
 /* fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off), and

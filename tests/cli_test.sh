@@ -97,6 +97,11 @@ one_line "unknown command 'frobnicate'" frobnicate
 one_line "no command given"
 one_line "models: unexpected argument 'junk'" models junk
 one_line "hardware: unexpected argument 'x'" hardware x
+# an empty --node / --gpu (an unset shell variable) asked for nothing: refused before
+# any call, not read as the aggregate or every model
+expect 2 "^tesselctl: profiles: --node: empty; give a node name" profiles --node ""
+expect 2 "^tesselctl: profiles: --gpu: empty; give a GPU model" profiles --gpu ""
+expect 2 "^tesselctl: plans list: --model: empty; give a model's name" plans list --model ""
 expect 2 "^tesselctl: plan: --batch fixes the batch size, --sweep searches it" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 8 --sweep
 [ "$(wc -l <"$err")" = 1 ] && ok || bad "--batch with --sweep: $(cat "$err")"

@@ -1224,10 +1224,17 @@ cp "$out" "$dir/t32a.json"
 expect 0 "" plan --local $p32 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); assert a["plan"]["tf32"] is True and "tf32" not in b["plan"] and a["fingerprint"] != b["fingerprint"] and a["plan"]["iter_time_s"] == b["plan"]["iter_time_s"], (a["fingerprint"], b["fingerprint"])' "$dir/t32a.json" "$out" &&
     ok || bad "--tf32 without a target: $(head -c 300 "$out")"
+# each refusal says why and what to do (drop --tf32 / train in fp32)
 expect 2 "tf32: the stack's fp32 matmuls as TF32 need fp32 training" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines --tf32
-expect 2 "tf32: no GPU of the cluster has TF32 (the V100-32G runs fp32 GEMMs at its fp32 peak" \
+grep -q "drop --tf32, or train in fp32" "$err" && ok || bad "tf32 without fp32: what to do: $(cat "$err")"
+expect 2 "tf32: no GPU of the cluster has TF32 (the V100-32G runs fp32 GEMMs at the fp32 peak" \
     plan --local $n32 --cluster 1xV100-32G --tf32
+grep -q "TF32 tensor cores came with Ampere): drop --tf32" "$err" && ok || bad "tf32 on V100: $(cat "$err")"
+# a mixed cluster without TF32 names every GPU type (named the first node's alone)
+printf '{"link": "ib100", "nodes": [{"type": "V100-32G", "gpus": 8}, {"type": "T4", "gpus": 8}]}' >"$dir/vt.json"
+expect 2 "tf32: no GPU of the cluster has TF32 (the V100-32G and T4" \
+    plan --local $n32 --cluster "$dir/vt.json" --tf32
 expect 2 "tf32: no GPU of the cluster has TF32" \
     eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --dp 8 --batch 8 --no-search --fp32 --tf32
 expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16" --tf32 --json

@@ -174,6 +174,16 @@ done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]="megatron"; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
 expect 2 "plan: $dir/t.json: request: not an object" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# a document without a plan's parts names the part (read "pp and stages[] disagree")
+echo '{}' >"$dir/t.json"
+expect 2 "plan.stages: missing; a plan document lists its pipeline stages" \
+    eval --model GPT2-345M --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["pp"]=len(d["plan"]["stages"])+1; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
+expect 2 "plan.pp: [0-9]*, but stages\[\] holds [0-9]* stages" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# micro_batch x n_micro checked without wrapping 32 bits (65536 x 65536 read as 0)
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"].update(micro_batch=65536, n_micro=65536, global_batch=0); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
+expect 2 "global_batch" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 # --target "" is an unset shell variable, as plan refuses it
 expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or leave --target out)" \
     eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""

@@ -462,6 +462,21 @@ static void test_bounds(void)
     CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "nodes[1].intra_gbps"),
           "NaN bandwidth: %s", err.msg);
     tsl_cluster_free(&c);
+    /* so many GPUs in one node that their default host memory (2x theirs) passes 1 PiB:
+     * the GPU count is at fault, not cpu_memory_gb, which no spec can give */
+    CHECK(tsl_cluster_parse_spec(&c, "1x8000xA100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 &&
+              strstr(err.msg, "nodes[0].gpus: 8000 GPUs of 80 GiB in one node") &&
+              !strstr(err.msg, "cpu_memory_gb"),
+          "8000 GPUs in a node: %s", err.msg);
+    tsl_cluster_free(&c);
+    /* given, it is cpu_memory_gb's */
+    CHECK(tsl_cluster_parse_spec(&c, "1x8xA100-80G", &err) == 0, "%s", err.msg);
+    c.nodes[0].cpu_mem_bytes = 2ull << 50;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 &&
+              strstr(err.msg, "nodes[0].cpu_memory_gb: 2.09715e+06 GiB is outside"),
+          "2 PiB of host memory: %s", err.msg);
+    tsl_cluster_free(&c);
 }
 
 /* A PlanRequest for a preset on 8xA100-80G, batch 16, that the decode tests vary. */

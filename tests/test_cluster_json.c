@@ -259,6 +259,16 @@ static const struct bad_case bad_cases[] = {
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflop\": 19.5}}}",
      "gpu_types.A100-80G.fp32_tflop: unknown key; known: base, memory_gb, peak_tflops, "
      "efficiency, intra_gbps, intra_gbit, pcie_gbps, pcie_gbit, fp32_tflops, tf32_tflops"},
+    /* one name on two node entries (hostnames compare case-insensitively): which host
+     * is node 1 of a heterogeneous plan's node order would be ambiguous; was accepted */
+    {"{\"link\": \"ib100\", \"nodes\": [{\"name\": \"gpu-a\", \"gpus\": 8, \"type\": "
+     "\"A100-80G\"}, {\"name\": \"gpu-b\", \"gpus\": 8, \"type\": \"A100-80G\"}, "
+     "{\"name\": \"GPU-A\", \"gpus\": 8, \"type\": \"V100-32G\"}]}",
+     "nodes[2].name: 'GPU-A' names nodes[0] too"},
+    /* a links[] pair below the floor named inter_gbps_matrix[0][1], a key not in the file */
+    {"{\"nodes\": [{\"gpus\": 8, \"type\": \"A100-80G\", \"count\": 2}], \"links\": "
+     "[{\"a\": 0, \"b\": 1, \"gbit\": 1e-300}]}",
+     "links[0].gbit: 1.25e-301 GB/s is outside the physical bounds [0.01, 100000]"},
 };
 
 static void test_errors(void)
@@ -325,6 +335,16 @@ static void test_inline_good(void)
            " \"link\": \"eth25\"}";
     CHECK(tsl_cluster_json_parse(json, &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_devices == 4, "one node of 4");
+    tsl_cluster_free(&c);
+
+    /* a name labels its entry, count nodes and all; unnamed and empty-named entries
+     * share nothing */
+    json = "{\"nodes\": [{\"name\": \"rack-1\", \"type\": \"A100-80G\", \"gpus\": 8, "
+           "\"count\": 2}, {\"type\": \"A100-80G\", \"gpus\": 8}, {\"type\": \"A100-80G\", "
+           "\"gpus\": 8}, {\"name\": \"\", \"type\": \"A100-80G\", \"gpus\": 8}, "
+           "{\"name\": \"\", \"type\": \"A100-80G\", \"gpus\": 8}], \"link\": \"ib100\"}";
+    CHECK(tsl_cluster_json_parse(json, &c, &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 6, "%u nodes", c.n_nodes);
     tsl_cluster_free(&c);
 }
 

@@ -766,6 +766,59 @@ static void tt_refuses(const char *text, const char *want1, const char *want2)
           "%s: %s", want1, err.msg);
 }
 
+/* [training] batch_size, torchtitan's name for local_batch_size before 8570415c3
+ * (#1238): read as it (was refused); under PP split as that torchtitan split it, by
+ * pipeline_parallel_microbatches before 5e2033c75 (#1073), by
+ * pipeline_parallel_microbatch_size after, and refused where the file says neither. */
+static void test_torchtitan_old_batch(void)
+{
+    tsl_eval_cfg_t c, n;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_torchtitan("[training]\nbatch_size = 16\n", &c, &err) == 0 &&
+              tsl_eval_cfg_torchtitan("[training]\nlocal_batch_size = 16\n", &n, &err) == 0 &&
+              c.mbs == n.mbs && c.mbs == 16 && c.local_batch == n.local_batch,
+          "batch_size as local_batch_size without PP: mbs %u/%u (%s)", c.mbs, n.mbs, err.msg);
+    CHECK(strstr(c.notes, "batch_size read as local_batch_size"), "noted: %s", c.notes);
+    const char *pp = "[parallelism]\npipeline_parallel_degree = 4\n";
+    char text[512];
+    /* April to June 2025: micro-batches of pipeline_parallel_microbatch_size */
+    snprintf(text, sizeof text,
+             "%spipeline_parallel_microbatch_size = 2\n[training]\n"
+             "batch_size = 16\n",
+             pp);
+    CHECK(tsl_eval_cfg_torchtitan(text, &c, &err) == 0 && c.local_batch == 16 && c.mbs == 2 &&
+              c.n_micro == 0,
+          "#1073..#1238: local %u mbs %u (%s)", c.local_batch, c.mbs, err.msg);
+    /* before April 2025: 8 micro-batches of 16 / 8 */
+    snprintf(text, sizeof text,
+             "%spipeline_parallel_microbatches = 8\n[training]\n"
+             "batch_size = 16\n",
+             pp);
+    CHECK(tsl_eval_cfg_torchtitan(text, &c, &err) == 0 && c.local_batch == 16 && c.mbs == 2 &&
+              c.n_micro == 8,
+          "before #1073: local %u mbs %u n %u (%s)", c.local_batch, c.mbs, c.n_micro, err.msg);
+    snprintf(text, sizeof text,
+             "%spipeline_parallel_microbatches = 3\n[training]\n"
+             "batch_size = 16\n",
+             pp);
+    tt_refuses(text, "batch_size 16 does not divide", "pipeline_parallel_microbatches 3");
+    snprintf(text, sizeof text, "%s[training]\nbatch_size = 16\n", pp);
+    tt_refuses(text, "line 4: [training] batch_size under pipeline_parallel_degree 4",
+               "give [parallelism] the key your torchtitan had");
+    snprintf(text, sizeof text,
+             "%spipeline_parallel_microbatches = 8\n"
+             "pipeline_parallel_microbatch_size = 2\n[training]\nbatch_size = 16\n",
+             pp);
+    tt_refuses(text, "line 3: [parallelism] pipeline_parallel_microbatches",
+               "no torchtitan read both");
+    snprintf(text, sizeof text, "%spipeline_parallel_microbatches = 8\n", pp);
+    tt_refuses(text, "line 3: [parallelism] pipeline_parallel_microbatches",
+               "give the run's batch_size");
+    tt_refuses("[experimental]\npipeline_parallel_microbatches = 8\n",
+               "[experimental] pipeline_parallel_microbatches",
+               "Tessel reads [parallelism] pipeline_parallel_microbatches");
+}
+
 static void test_torchtitan_unknown(void)
 {
     tsl_eval_cfg_t c;
@@ -785,9 +838,12 @@ static void test_torchtitan_unknown(void)
     /* a product past 2^40 refused before it overflows (UBSan) */
     tt_refuses("[training]\nlocal_batch_size = 1099511627776 * 1099511627776\n", "local_batch_size",
                "is not an integer >= 1");
-    /* batch_size, local_batch_size's name before torchtitan #1238: not the default 8 */
-    tt_refuses("[training]\nbatch_size = 16\n", "line 2: [training] batch_size",
-               "[training] local_batch_size");
+    /* batch_size (before torchtitan #1238) beside its newer names: of no torchtitan */
+    tt_refuses("[training]\nbatch_size = 16\nlocal_batch_size = 8\n",
+               "line 2: [training] batch_size", "beside local_batch_size");
+    tt_refuses("[training]\nbatch_size = 16\nglobal_batch_size = 64\n",
+               "line 2: [training] batch_size", "beside global_batch_size");
+    tt_refuses("[training]\nbatch_size = 0\n", "[training] batch_size", ">= 1");
     tt_refuses("[training]\ntensor_parallel_degree = 8\n", "[training] tensor_parallel_degree",
                "Tessel reads [parallelism] tensor_parallel_degree");
     tt_refuses("[job]\ncustom_config_module = \"\"\n[mine]\nx = 1\n", "[mine]",
@@ -1191,6 +1247,7 @@ int main(void)
     test_torchtitan_toml();
     test_torchtitan_keys();
     test_torchtitan_unknown();
+    test_torchtitan_old_batch();
     test_cfg_refusals();
     test_round_trips();
     test_megatron_modules();

@@ -323,6 +323,28 @@ static void expect_parse_error(const char *json, const char *a, const char *b)
     CHECK(m.n_layers == 0, "failure leaves an empty model");
 }
 
+/* More experts per token than experts: refused naming the config's keys (was "model
+ * hf: llama spec: experts: 8 needs moe_ffn_hidden > 0 and experts_per_tok between 1
+ * and experts (got 11008, 9)", naming neither). */
+static void test_topk_keys(void)
+{
+    const char *base = "\"num_hidden_layers\": 2, \"hidden_size\": 256, "
+                       "\"num_attention_heads\": 4, \"intermediate_size\": 512, "
+                       "\"vocab_size\": 1000, \"max_position_embeddings\": 256";
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"mixtral\", %s, \"num_local_experts\": 8, "
+             "\"num_experts_per_tok\": 9}",
+             base);
+    expect_parse_error(json, "num_experts_per_tok: 9 experts per token",
+                       "the 8 experts of num_local_experts");
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"qwen3_moe\", %s, \"num_experts\": 4, "
+             "\"num_experts_per_tok\": 6, \"moe_intermediate_size\": 128}",
+             base);
+    expect_parse_error(json, "num_experts_per_tok: 6 experts per token", "num_experts");
+}
+
 /* Causal self-attention from the family, "is_decoder" (BERT) and "causal". */
 static bool is_causal(const char *file)
 {
@@ -1135,6 +1157,7 @@ int main(void)
     test_new_families();
     test_default_seq();
     test_moe();
+    test_topk_keys();
     test_gpt_oss_llama4();
     test_nemotron_h();
     test_preset_rope();

@@ -69,6 +69,50 @@ static uint32_t report(tsl_store_t *s, const char *id, const char *report_id, do
     return res.plans_marked_stale;
 }
 
+/* Two agents on one host (each with its own GPU, so two worker ids): the second is
+ * no second node (the cluster format refuses a name twice) but left out, saying why.
+ * Before, the document named the host twice, which the cluster loader now refuses. */
+static void test_same_host(const char *path)
+{
+    tsl_store_t *s = NULL;
+    tsl_err_t err = {0};
+    tsl_registry_cluster_t rc;
+    bool known;
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    if (!s)
+        return;
+    const char *hosts[] = {"gpu-a", "GPU-A", "gpu-b"}, *uuids[] = {"GPU-1", "GPU-2", "GPU-3"};
+    for (int i = 0; i < 3; i++) {
+        tsl_reg_device_t d = {.index = 0,
+                              .model = MODEL,
+                              .memory_bytes = 80ULL << 30,
+                              .sm_count = 132,
+                              .uuid = uuids[i]};
+        tsl_reg_worker_t w = {.hostname = hosts[i],
+                              .driver_version = "550",
+                              .cuda_version = "12.4",
+                              .nccl_version = "2.21",
+                              .version = "0.1.0",
+                              .simulated = true,
+                              .heartbeat_s = 1,
+                              .n_devices = 1,
+                              .devices = &d};
+        CHECK(tsl_registry_register(s, &w, now, &known, &err) == 0, "register: %s", err.msg);
+        if (i == 0)
+            report(s, w.worker_id, "r-h", 1e-3);
+    }
+    CHECK(tsl_registry_cluster_build(s, NULL, 0, now, 0, &rc, &err) == 0, "%s", err.msg);
+    json_t *doc = json_loads(rc.json ? rc.json : "", 0, NULL);
+    CHECK(json_array_size(json_object_get(doc, "nodes")) == 2, "%s", rc.json);
+    CHECK(rc.n_left_out == 1 &&
+              strstr(rc.left_out[0],
+                     "(another worker of this host is in the cluster (one per node))"),
+          "%s", rc.n_left_out ? rc.left_out[0] : "none left out");
+    json_decref(doc);
+    tsl_registry_cluster_free(&rc);
+    tsl_store_close(s);
+}
+
 static bool has_left_out(const tsl_registry_cluster_t *rc, const char *prefix)
 {
     for (size_t i = 0; i < rc->n_left_out; i++)
@@ -290,11 +334,14 @@ int main(void)
         test_natural_order(s);
         tsl_store_close(s);
     }
-    unlink(path);
-    snprintf(path, sizeof path, "%s/t.db-wal", tmpdir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/t.db-shm", tmpdir);
-    unlink(path);
+    snprintf(path, sizeof path, "%s/h.db", tmpdir);
+    test_same_host(path);
+    static const char *const files[] = {"t.db", "t.db-wal", "t.db-shm",
+                                        "h.db", "h.db-wal", "h.db-shm"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
+        unlink(path);
+    }
     rmdir(tmpdir);
     return CHECK_DONE();
 }

@@ -304,7 +304,7 @@ expect "plan_json not JSON" code INVALID_ARGUMENT
 expect_details "plan_json not JSON" "^plan_json: not JSON"
 rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G '{"pp": 3, "stages": []}')"
 expect "plan_json with no stages" code INVALID_ARGUMENT
-expect_details "plan_json with no stages" "^plan_json: plan: pp and stages"
+expect_details "plan_json with no stages" "^plan_json: plan.stages: must be a non-empty array"
 BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["opt_step"]="megatron"; print(json.dumps(p))' "$TMPD/plan.json")
 rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$BADSW")"
 expect "plan_json with opt_step a name" code INVALID_ARGUMENT
