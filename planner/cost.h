@@ -355,8 +355,12 @@ typedef enum tsl_cost_mode {
  * priced them); a model without such a layer, or on another GPU, prices as 72.
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
- * sdp_prefetch), not run before them; a plan without both prices as 73. */
-#define TSL_COST_MODEL_VERSION 74u
+ * sdp_prefetch), not run before them; a plan without both prices as 73.
+ * 78 (75–77 other sessions'): synchronous kernel launches (launch_blocking:
+ * CUDA_LAUNCH_BLOCKING=1, BigScience's BLOOM scripts): each pass of a layer priced
+ * G + ops·H, its host dispatch added to its kernels' time, where it was max(G, ops·H)
+ * (roofline.c host_floor); a plan without it prices as 74. */
+#define TSL_COST_MODEL_VERSION 78u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -583,6 +587,12 @@ typedef struct tsl_cost_knobs {
      * the next backward (2 B per parameter in the states); docs/cost-model.md
      * "DeepSpeed's BF16_Optimizer" */
     bool ds_bf16_optimizer;
+    /* Every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1, as BigScience's BLOOM
+     * scripts export it to avoid a hang: tr11-176B-ml.slurm): the host dispatches an op
+     * only after the kernel before it has finished, so a pass takes its kernels' time
+     * plus its ops' dispatch, G + ops·H, where an asynchronous stack's host runs ahead,
+     * max(G, ops·H) (roofline.h host_op_s; docs/cost-model.md "Synchronous launches") */
+    bool launch_blocking;
     /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
      * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate
      * (env.device_fp32_flops: dense TF32 where the GPU has it, as torch 1.7–1.11 ran fp32
