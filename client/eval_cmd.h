@@ -47,6 +47,7 @@ typedef struct tsl_eval_opts {
     bool tp_whole_heads;     /* --tp-whole-heads: the request's tp_whole_heads */
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
+    bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
     bool fp32;               /* --fp32: the request's fp32 (fp32 training) */
     bool tf32;               /* --tf32: the request's tf32 (the stack's fp32 matmuls TF32) */
     uint32_t attn_kernel;    /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */

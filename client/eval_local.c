@@ -331,6 +331,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_bf16_optimizer: a %s configuration does not run DeepSpeed's "
                             "BF16_Optimizer",
                             tsl_target_name(t));
+    if (eo->launch_blocking) /* an environment of the launch, not a configuration's */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "launch_blocking: a %s configuration does not make every kernel "
+                            "launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
+                            tsl_target_name(t));
     if (eo->fp32) /* both configurations name their precision themselves */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "fp32: a %s configuration names its own precision (megatron: "
@@ -438,6 +443,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->tp_whole_heads = eo->tp_whole_heads;
     r->sdp_nosync = eo->sdp_nosync;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
+    r->launch_blocking = eo->launch_blocking;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;
     r->attn_kernel = eo->attn_kernel;

@@ -20,7 +20,8 @@ static const char eval_usage[] =
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
-    "                      [--ds-bf16-optimizer] [--fp32] [--tf32] [--no-fp32-master]\n"
+    "                      [--ds-bf16-optimizer] [--launch-blocking] [--fp32] [--tf32]\n"
+    "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
@@ -180,6 +181,9 @@ static const char eval_usage[] =
     "                      and kept until the next backward (2 B per parameter),\n"
     "                      the whole buffer all-reduced over DP (ZeRO-1's reduce-\n"
     "                      scatter otherwise), the tied gradient in its bytes (BLOOM)\n"
+    "  --launch-blocking   every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1):\n"
+    "                      each op's host dispatch added to the GPU's time, not run\n"
+    "                      ahead of it (BLOOM's scripts)\n"
     "  --fp32              fp32 training, no mixed precision: GEMMs at the GPU's TF32\n"
     "                      rate (fp32 where it has no TF32; fp32, TF32 off, under\n"
     "                      --target megatron, deepspeed or torchtitan), every activation,\n"
@@ -347,6 +351,7 @@ enum {
     OPT_TP_WHOLE_HEADS,
     OPT_SDP_NOSYNC,
     OPT_DS_BF16_OPTIMIZER,
+    OPT_LAUNCH_BLOCKING,
     OPT_FP32,
     OPT_TF32,
     OPT_ATTN_KERNEL,
@@ -435,6 +440,7 @@ static const struct option eval_long[] = {
     {"tp-whole-heads", no_argument, 0, OPT_TP_WHOLE_HEADS},
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
+    {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
@@ -691,6 +697,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
+    case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_TF32: eo->tf32 = true; return 0;
     case OPT_IMBALANCE:

@@ -989,6 +989,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     tsl_roofline_dev_init(dev, env->device_flops, env->device_mem_bw);
     dev->shape = env->gemm_shape;
     dev->host_op_s = env->host_op_s;
+    dev->launch_blocking = env->knobs.launch_blocking;
     dev->ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
     dev->etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
     tsl_cost_moe_rows(&env->knobs, &dev->moe_busy, &dev->moe_moved);
@@ -1868,6 +1869,10 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
  * is tp_f's as before. k = the layer's tp_allreduces each way (the backward's
  * all-reduces sit in _CopyToModelParallelRegion.backward, the same _reduce). H is
  * the stack's host op (env->host_op_s); 0 (PAPER, no host floor) or t < 2: none.
+ * Under synchronous launches alone (knobs.launch_blocking, CUDA_LAUNCH_BLOCKING=1;
+ * docs/cost-model.md "Synchronous launches") every kernel already waits for its own
+ * dispatch (roofline.c host_floor: G + N·H), so no restart is left to price: each
+ * collective adds its dispatch, k·H a pass.
  */
 static double sync_pass_s(double gpu, double s, double k, double H, double n_p, double g_p)
 {
@@ -1880,8 +1885,16 @@ static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t 
 {
     double H = env->host_op_s, k = l->tp_allreduces;
     *sf = *sb = 0.0;
-    if (!env->knobs.tp_sync || t < 2 || !(H > 0) || !(k > 0))
+    if (!(env->knobs.tp_sync || env->knobs.launch_blocking) || t < 2 || !(H > 0) || !(k > 0))
         return;
+    if (!env->knobs.tp_sync) { /* synchronous launches (launch_blocking): the passes
+                                  already pay every kernel's dispatch beside its time
+                                  (roofline.c host_floor); the collectives' k are not
+                                  among the roofline's ops, and each is dispatched
+                                  onto a GPU that has finished the kernel before it */
+        *sf = *sb = k * H;
+        return;
+    }
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
     uint32_t nf, nb;

@@ -362,6 +362,10 @@ typedef enum tsl_cost_mode {
  * all-reduces the gradient of the encoder output its column-parallel K/V projection
  * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
  * cross-attention, or one at TP 1, prices as 74.
+ * 78 (75–77 other sessions'): synchronous kernel launches (launch_blocking:
+ * CUDA_LAUNCH_BLOCKING=1, BigScience's BLOOM scripts): each pass of a layer priced
+ * G + ops·H, its host dispatch added to its kernels' time, where it was max(G, ops·H)
+ * (roofline.c host_floor); a plan without it prices as 74.
  * 79: non-gated routed experts (Nemotron-H's squared ReLU) take their routing weights
  * after the activation in eager PyTorch, as Megatron-LM's TEGroupedMLP runs them: the
  * product and, with the flex dispatcher's fp32 weights, the cast back
@@ -593,6 +597,12 @@ typedef struct tsl_cost_knobs {
      * the next backward (2 B per parameter in the states); docs/cost-model.md
      * "DeepSpeed's BF16_Optimizer" */
     bool ds_bf16_optimizer;
+    /* Every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1, as BigScience's BLOOM
+     * scripts export it to avoid a hang: tr11-176B-ml.slurm): the host dispatches an op
+     * only after the kernel before it has finished, so a pass takes its kernels' time
+     * plus its ops' dispatch, G + ops·H, where an asynchronous stack's host runs ahead,
+     * max(G, ops·H) (roofline.h host_op_s; docs/cost-model.md "Synchronous launches") */
+    bool launch_blocking;
     /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
      * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate
      * (env.device_fp32_flops: dense TF32 where the GPU has it, as torch 1.7–1.11 ran fp32

@@ -403,6 +403,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->tp_whole_heads = p->tp_whole_heads;
     k->sdp_nosync = p->sdp_nosync;
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
+    k->launch_blocking = p->launch_blocking;
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
     k->tf32 = p->tf32;
@@ -473,6 +474,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->tp_whole_heads = k->tp_whole_heads;
     p->sdp_nosync = k->sdp_nosync;
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
+    p->launch_blocking = k->launch_blocking;
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */
     p->tf32 = k->fp32 && k->tf32;

@@ -164,6 +164,8 @@ typedef struct tsl_plan {
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */
     bool ds_bf16_optimizer;
+    /* every kernel launch synchronous: CUDA_LAUNCH_BLOCKING=1 (cost.h knobs) */
+    bool launch_blocking;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
     bool tf32_off; /* with fp32: the GEMMs priced without TF32, at the fp32 peak, as the
                       stacks run them (cost.h knobs.tf32_off), or as every GPU of the

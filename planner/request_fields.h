@@ -315,6 +315,10 @@
       "added into fp32 buffers and kept until the next backward, the whole buffer all-reduced "    \
       "over DP, the tied gradient in fp32",                                                        \
       "ds_bf16_optimizer", "ds_bf16_optimizer")                                                    \
+    X(launch_blocking, BOOL, "launch-blocking", "", 0, 0,                                          \
+      "every kernel launch synchronous, as CUDA_LAUNCH_BLOCKING=1 makes it: each op's host "       \
+      "dispatch added to the GPU's time instead of running ahead of it",                           \
+      "launch_blocking", "launch_blocking")                                                        \
     X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
       "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32; the "   \
       "fp32 rate, TF32 off, under --target megatron, deepspeed or torchtitan), 4-byte "            \

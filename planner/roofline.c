@@ -16,8 +16,9 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->gemm_flops = gemm_flops;
     d->mem_bw = datasheet_mem_bw > 0 ? TSL_ROOFLINE_MEM_EFF * datasheet_mem_bw : 0.0;
     d->launch_s = TSL_ROOFLINE_LAUNCH_S;
-    d->host_op_s = 0.0; /* no host-bound floor until the caller sets its stack's */
-    d->shape.sms = 0.0; /* flat until the caller sets the GPU's curve */
+    d->host_op_s = 0.0;         /* no host-bound floor until the caller sets its stack's */
+    d->launch_blocking = false; /* asynchronous launches: the host runs ahead */
+    d->shape.sms = 0.0;         /* flat until the caller sets the GPU's curve */
     d->shape.k_half = 0.0;
     d->shape.attn_fwd_flops = 0.0; /* flash priced as a GEMM until then */
     d->shape.attn_bwd_flops = 0.0;
@@ -961,10 +962,14 @@ static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double s
 
 /* The pass's GPU time, or its host dispatch when that is longer: an eager stack
  * issues kernels asynchronously, so the GPU idles only when its kernels are
- * shorter than the host's ops × host_op_s (docs/cost-model.md, "Host dispatch"). */
+ * shorter than the host's ops × host_op_s (docs/cost-model.md, "Host dispatch").
+ * With synchronous launches (launch_blocking) the host dispatches each op only after
+ * the kernel before it has ended: nothing runs ahead, and the two add
+ * (docs/cost-model.md, "Synchronous launches"). */
 static double host_floor(const pass_t *p, double gpu_s)
 {
-    return fmax(gpu_s, p->ops * p->d->host_op_s);
+    double host = p->ops * p->d->host_op_s;
+    return p->d->launch_blocking ? gpu_s + host : fmax(gpu_s, host);
 }
 
 static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,

@@ -483,6 +483,9 @@ typedef struct tsl_roofline_dev {
     double launch_s;        /* L */
     double host_op_s;       /* host dispatch per op of an eager stack; 0: none (the
                              GPU's time alone). A pass takes max(GPU, ops × it) */
+    bool launch_blocking;   /* every launch synchronous (CUDA_LAUNCH_BLOCKING=1): the host
+                             dispatches an op only once the kernel before it has ended,
+                             so a pass takes GPU + ops × host_op_s (false after init) */
     tsl_gemm_eff_t shape;   /* the GPU's GEMM shape curve (gemm_eff.h) */
     double fp8_flops;       /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max); under
                               nvfp4 the FP4 tensor cores' (F4, the same use) */

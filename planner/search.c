@@ -162,6 +162,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "(its own ZeRO-1 over a DeepSpeed ZeRO-0 config); %s's configuration "
                             "does not run it",
                             tsl_target_name(r->target));
+    if (r->launch_blocking && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "launch_blocking: every kernel launch synchronous "
+                            "(CUDA_LAUNCH_BLOCKING=1) is the environment of a launch, not a "
+                            "setting %s's configuration carries",
+                            tsl_target_name(r->target));
     if (r->ds_grad_bucket && r->target && r->target != TSL_TARGET_DEEPSPEED)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: DeepSpeed's engine's gradient bucket; %s reduces "
@@ -712,6 +718,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
+    if (r->launch_blocking) /* likewise */
+        tsl_fp_u64(&fp, 0x6c61756e6368ull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

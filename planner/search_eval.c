@@ -335,6 +335,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->fp8_impl << 32 | k->cpu_offload_layers,
         (uint64_t)k->loss_impl,
         k->opt_step,
+        (uint64_t)k->launch_blocking,
         f64[0],
         f64[1],
         f64[2]};
@@ -1294,6 +1295,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->sdp_nosync = true;
     if (r->ds_bf16_optimizer)
         k->ds_bf16_optimizer = true;
+    if (r->launch_blocking)
+        k->launch_blocking = true;
     if (r->fp32)
         k->fp32 = true;
     if (r->fp32 && r->tf32) { /* the stack's script runs them as TF32: not the target's TF32

@@ -957,6 +957,19 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with synchronous kernel launches (launch_blocking) describes a launch
+ * run under CUDA_LAUNCH_BLOCKING=1; no export sets that environment, and a run without
+ * it would not take the priced time. */
+static int launch_blocking_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->launch_blocking)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: its launch does not make every kernel launch synchronous; the "
+                        "plan was priced with launch_blocking (CUDA_LAUNCH_BLOCKING=1)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced as fp32 training (fp32): megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6), deepspeed no
  * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
@@ -1014,7 +1027,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
         ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
-        ds_bf16_optimizer_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0)
+        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

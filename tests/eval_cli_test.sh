@@ -1087,6 +1087,25 @@ expect 4 "deepspeed: does not run DeepSpeed's BF16_Optimizer under pipeline stag
     eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --target deepspeed
 expect 4 "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-bf16-optimizer
+# --launch-blocking (CUDA_LAUNCH_BLOCKING=1; BLOOM's launches): every pass pays its ops'
+# host dispatch on top of its GPU time, so slower; the memory the same; the plan document
+# carries it and prices the same read back; the stack line says it; the Megatron-LM
+# configuration and every target refuse it by name (exit 4)
+expect 0 "" eval $gb --launch-blocking --json
+cp "$out" "$dir/blocking.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/blocking.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["launch_blocking"] is True and "launch_blocking" not in a and b["iter_time_s"] > a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"] and c["launch_blocking"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/zero1.json" "$dir/blocking.json" "$out" &&
+    ok || bad "launch_blocking: $(cat "$out")"
+expect 0 "" eval $gb --launch-blocking
+grep -q "stack:     every kernel launch synchronous" "$out" && ok ||
+    bad "launch_blocking stack line: $(cat "$out")"
+expect 4 "launch_blocking: a megatron configuration does not make every kernel launch synchronous" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
+    "--micro-batch-size 1 --global-batch-size 64 --bf16" --launch-blocking
+expect 4 "deepspeed: its launch does not make every kernel launch synchronous" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/blocking.json" --target deepspeed
+expect 4 "launch_blocking: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --launch-blocking
 # --fp32 (fp32 training; Galvatron-BMW's runs): on the TITAN RTX the GEMMs at its 16.3
 # TFLOP/s fp32 peak and the activations at 4 bytes, so slower under DP 8; the model
 # states 16 B per parameter, below the 18 of 16-bit weights beside fp32 gradients; the

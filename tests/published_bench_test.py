@@ -110,6 +110,18 @@ def check_bloom(runner, tesselctl, rows):
         fail("run.py wrote a bloom config with an FFN other than 4h")
     except ValueError:
         pass
+    # every BLOOM launch exported CUDA_LAUNCH_BLOCKING=1: each row says launch_blocking,
+    # run.py passes it as --launch-blocking, and eval's plan records it
+    for r in rows:
+        if r["source"].startswith("bloom-tr11") and not r["plan"].get("launch_blocking"):
+            fail("rows.json: %s lacks launch_blocking (its script's CUDA_LAUNCH_BLOCKING=1)" % r["id"])
+    if "--launch-blocking" not in run.knob_args(row):
+        fail("run.py does not pass --launch-blocking for %s: %s" % (row["id"], run.knob_args(row)))
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = run.eval_command(row, tesselctl, "nics", tmp)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or json.loads(p.stdout)["plan"].get("launch_blocking") is not True:
+        fail("eval of %s does not record launch_blocking: %s" % (row["id"], p.stderr))
 
 
 def check_flop_conventions(runner, rows):

@@ -278,6 +278,41 @@ static void cost_off_on(tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_str
     tsl_cost_layer(env, l, s, NULL, 16, on);
 }
 
+/* launch_blocking (docs/cost-model.md "Synchronous launches"): beside the passes' own
+ * ops (roofline.c host_floor: G + ops·H, test_roofline.c test_launch_blocking), each TP
+ * all-reduce is dispatched once the kernel before it has ended: one host op each, on
+ * the critical path. The test block (no bandwidth: the FLOP count, no host floor) at
+ * TP 8, H = 10 µs: its 2 all-reduces each way add 2H = 20 µs to the forward and to the
+ * backward; a full recompute repeats the forward's; DP runs none; H = 0 adds nothing. */
+static void test_launch_blocking(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t off, on, ck0, ck1, dp0, dp1;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.host_op_s = 1e-5;
+    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
+    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &off);
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck0);
+    tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp0);
+    env.knobs.launch_blocking = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &on);
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck1);
+    tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp1);
+    CHECK_NEAR(on.fwd_s, off.fwd_s + 2e-5, EPS, "forward + 2H: %g", on.fwd_s - off.fwd_s);
+    CHECK_NEAR(on.bwd_s, off.bwd_s + 2e-5, EPS, "backward + 2H: %g", on.bwd_s - off.bwd_s);
+    CHECK_NEAR(ck1.bwd_s, ck0.bwd_s + 4e-5, EPS, "recompute: + 2H more: %g", ck1.bwd_s - ck0.bwd_s);
+    CHECK(dp1.fwd_s == dp0.fwd_s && dp1.bwd_s == dp0.bwd_s, "no TP, no collective to dispatch");
+    env.host_op_s = 0;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &on);
+    env.knobs.launch_blocking = false;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &off);
+    CHECK(on.fwd_s == off.fwd_s && on.bwd_s == off.bwd_s, "no host model (H = 0): none");
+    tsl_cluster_free(&c);
+}
+
 /* ds_grad_bucket (docs/cost-model.md "DeepSpeed's gradient bucket"): DeepSpeed's ZeRO-0
  * all-reduce around the collective, P = 12,582,912 parameters in 12 .grad tensors (QKV,
  * projection, FC1, FC2, two norms; weight and bias each), DP 8, W_opt = 1 TB/s:
@@ -3662,6 +3697,7 @@ int main(void)
     test_knobs();
     test_grad_accum();
     test_ds_grad_bucket();
+    test_launch_blocking();
     test_sdp_nosync();
     test_sdp_prefetch();
     test_ds_bf16_optimizer();

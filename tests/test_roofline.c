@@ -920,6 +920,36 @@ static void test_host_floor(void)
           "no bandwidth: the FLOP count alone, no floor");
 }
 
+/* Synchronous launches (launch_blocking, CUDA_LAUNCH_BLOCKING=1): the host dispatches
+ * each op once the kernel before it has ended, so a pass is its GPU time plus its ops'
+ * dispatch, G + ops·H, in both regimes. The GPT-2 layer above, 12 ops forward and 20
+ * backward: one sample (host-bound, 686.4 µs asynchronous) pays its GPU time on top;
+ * sixteen (GPU-bound, the GPU's time asynchronous) pay 12·H = 686.4 µs on top. */
+static void test_launch_blocking(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    CHECK(!d.launch_blocking, "asynchronous launches unless the caller says otherwise");
+    tsl_layer_t l = layer(1024, 1024, 16);
+    double gf1 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double gf16 = tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0);
+    double gb16 = tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0);
+    d.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    double af16 = tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0);
+    CHECK(af16 == gf16, "asynchronous, GPU-bound: the GPU's time");
+    tsl_roofline_dev_t b = d;
+    b.launch_blocking = true;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&b, &l, 1, 1, false, 0), gf1 + 12 * TSL_ROOFLINE_HOST_OP_S,
+               1e-12, "one sample: GPU + host");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&b, &l, 16, 1, false, 0),
+               gf16 + 12 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "sixteen samples forward: GPU + host");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&b, &l, 16, 1, false, 0),
+               gb16 + 20 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "sixteen samples backward: GPU + host");
+    b.host_op_s = 0.0; /* no host op priced (PAPER, --no-host-floor): nothing to add */
+    CHECK(tsl_roofline_layer_fwd_s(&b, &l, 16, 1, false, 0) == gf16, "no host op: the GPU's");
+}
+
 /* torch.autocast (roofline.h, docs/cost-model.md "Autocast"): a GPT-2 medium layer
  * (h 1024, a 16, s 1024, causal, biases, no dropout) for 16 samples, T = 16384
  * tokens, on the H100, by hand against the same layer priced bf16:
@@ -1963,6 +1993,7 @@ int main(void)
     test_cp_ring_fixed_tokens();
     test_loss();
     test_host_floor();
+    test_launch_blocking();
     test_autocast();
     test_eager();
     test_transgan_eager();

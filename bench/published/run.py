@@ -307,6 +307,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--sdp-nosync"]
     if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
         cmd += ["--ds-bf16-optimizer"]
+    if p.get("launch_blocking"):  # CUDA_LAUNCH_BLOCKING=1 (cost-model.md "Synchronous launches")
+        cmd += ["--launch-blocking"]
     if p.get("fp32"):  # fp32 training, TF32 GEMMs where the GPU has them (cost-model.md "fp32 training")
         cmd += ["--fp32"]
     if p.get("fp32_master") is False:
