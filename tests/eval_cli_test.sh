@@ -389,7 +389,8 @@ expect 4 "deepspeed: does not synchronise the device around its TP collectives" 
 # and 115; with torch's loss under TP, loss_parallel's, + 12 B per logit on the head's
 # rank (cost model 70; 8 before it): 8 x 8192 x 128256 / 8 x 12 B = 11.7 GiB and
 # 2 x 8192 x 128256 / 8 x 12 B = 2.9 GiB, 43 and 61 GiB); global_batch_size = -1 is
-# local_batch_size x DP; the Python form of
+# local_batch_size x DP; the 405B preset's enable_async_tensor_parallel (with its
+# [compile]: torchtitan refuses AsyncTP eager) is async_tp; the Python form of
 # torchtitan since 2026-02-23 gives the same plan as its TOML
 tt() { expect 0 "" eval --hf-config "$data/llama3_$1.json" --cluster "$2" --no-search --json --torchtitan "$data/torchtitan_llama3_$1.$3"; }
 tt 70b 8x8xA100-80G:ib200 toml
@@ -1020,6 +1021,9 @@ cp "$out" "$dir/async_tp.json"
 expect 0 "" eval $m345 --no-search --plan "$dir/async_tp.json" --json
 python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["async_tp"] is True and "async_tp" not in a and b["iter_time_s"] < a["iter_time_s"] and c["async_tp"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/sync_tp.json" "$dir/async_tp.json" "$out" &&
     ok || bad "async_tp: $(cat "$out")"
+expect 0 "" eval $at --sp --async-tp
+grep -q "stack:     torch's micro-pipelined TP (AsyncTP)" "$out" && ok ||
+    bad "async_tp stack line: $(cat "$out")"
 expect 2 "async_tp: no layer of the plan runs TP > 1 with SP" eval $at --async-tp
 expect 2 "async_tp: beside tp_comm_overlap" eval $at --sp --async-tp --tp-comm-overlap
 expect 2 "async_tp: with eager: the micro-pipelining is an inductor pass" eval $at --sp --async-tp --eager
