@@ -57,6 +57,7 @@ typedef struct tsl_eval_opts {
     bool unfused_grad_accum; /* --unfused-grad-accum: the request's unfused_grad_accum */
     bool legacy_p2p;         /* --legacy-p2p: the request's legacy_p2p */
     bool tp_comm_overlap;    /* --tp-comm-overlap: the request's tp_comm_overlap */
+    bool async_tp;           /* --async-tp: the request's async_tp */
     bool bf16_moments;       /* --bf16-moments: the request's bf16_moments */
     bool lazy_grads;         /* --lazy-grads: the request's lazy_grads */
     bool recompute_core;     /* --recompute-modules names core_attn: --ckpt selective */

@@ -458,6 +458,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->unfused_grad_accum = eo->unfused_grad_accum;
     r->legacy_p2p = eo->legacy_p2p;
     r->tp_comm_overlap = eo->tp_comm_overlap;
+    r->async_tp = eo->async_tp;
     r->fp8_recipe = eo->fp8_recipe;
     r->no_fp8 = eo->no_fp8;
     r->moe_imbalance = eo->moe_imbalance;

@@ -31,7 +31,7 @@ static const char eval_usage[] =
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
     "                      [--moe-a2a-overlap]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
-    "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
+    "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
     "                      [--target STACK]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
@@ -222,6 +222,12 @@ static const char eval_usage[] =
     "                      of the attention and MLP blocks under its own GEMM, in t\n"
     "                      chunks, forward and backward; with SP only\n"
     "                      (docs/cost-model.md \"TP communication overlap\")\n"
+    "  --async-tp          torch's micro-pipelined TP (torchtitan's AsyncTP,\n"
+    "                      enable_async_tensor_parallel): the forward's SP\n"
+    "                      all-gathers and reduce-scatters and the backward's dY\n"
+    "                      all-gathers under their GEMMs, in t chunks; with SP\n"
+    "                      and torch.compile only (docs/cost-model.md \"torch's\n"
+    "                      micro-pipelined TP\")\n"
     "  --unfused-grad-accum\n"
     "                      each micro-batch's weight gradients added into the\n"
     "                      buffer by a kernel of their own (PyTorch's AccumulateGrad;\n"
@@ -364,6 +370,7 @@ enum {
     OPT_UNFUSED_ACCUM,
     OPT_LEGACY_P2P,
     OPT_TP_COMM_OVERLAP,
+    OPT_ASYNC_TP,
     OPT_FP8,
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
@@ -453,6 +460,7 @@ static const struct option eval_long[] = {
     {"unfused-grad-accum", no_argument, 0, OPT_UNFUSED_ACCUM},
     {"legacy-p2p", no_argument, 0, OPT_LEGACY_P2P},
     {"tp-comm-overlap", no_argument, 0, OPT_TP_COMM_OVERLAP},
+    {"async-tp", no_argument, 0, OPT_ASYNC_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
@@ -653,6 +661,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_UNFUSED_ACCUM: eo->unfused_grad_accum = true; return 0;
     case OPT_LEGACY_P2P: eo->legacy_p2p = true; return 0;
     case OPT_TP_COMM_OVERLAP: eo->tp_comm_overlap = true; return 0;
+    case OPT_ASYNC_TP: eo->async_tp = true; return 0;
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)

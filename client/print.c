@@ -352,6 +352,8 @@ static const switch_line_t stack_lines_a[] = {
                        "(flatten, 1/DP scale, copy back into each .grad)\n"},
     {"tp_whole_heads", "  stack:     every attention head on each TP rank, 1/TP as wide: the "
                        "unfused core's scores not split by TP (AMP's TransGAN attention)\n"},
+    {"async_tp", "  stack:     torch's micro-pipelined TP (AsyncTP): the SP all-gathers feeding a "
+                 "GEMM and the forward's reduce-scatters under their GEMMs, in TP chunks\n"},
     {"sdp_nosync",
      "  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
      "weights gathered once, gradients reduce-scattered after the last micro-batch\n"},

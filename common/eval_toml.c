@@ -46,6 +46,9 @@ typedef struct tt_seen {
 /* What is read besides cfg's own fields, settled once the file is read. */
 typedef struct tt_state {
     bool python, ac_given, sp_off;
+    /* [parallelism] enable_async_tensor_parallel (v0.1.0 on; [experimental] at 9dec370):
+     * torch's micro-pipelined TP, priced as async_tp where TP > 1 */
+    bool async_tp;
     tsl_eval_ckpt_t ac_mode;
     char ac_option[16];
     char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
@@ -462,6 +465,8 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         *(batch ? &st->old_batch_line : &st->old_micro_line) = t->line;
         return 0;
     }
+    if (is(t, "parallelism", "enable_async_tensor_parallel"))
+        return want_bool(t, &st->async_tp, err);
     if (is(t, "parallelism", "enable_sequence_parallel")) {
         bool on = true;
         if (want_bool(t, &on, err) != 0)
@@ -739,6 +744,10 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;
+    /* AsyncTP: apply_tp's switch, so nothing at TP 1; eval refuses it eager (torchtitan
+     * raises "Async TP requires --training.compile") or without SP (target.h
+     * tsl_async_tp_ok) */
+    c->knobs.async_tp = st->async_tp && c->tp > 1;
     if (c->n_split_points || c->n_counts)
         c->tt_split = false;
     if (tt_fp8(c, st, err) != 0)

@@ -264,6 +264,8 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             "    par.enable_sequence_parallel = True\n    par.context_parallel_degree = %u\n"
             "    par.pipeline_parallel_degree = %u\n",
             u.dp, u.sdp, u.tp, u.cp, v->pp);
+    if (p->async_tp) /* torch's micro-pipelined TP as priced */
+        fputs("    par.enable_async_tensor_parallel = True\n", out);
     if (u.cp > 1) /* ring attention; the K/V rotation Tessel priced (docs/exports.md) */
         fprintf(out, "    par.context_parallel_rotate_method = \"%s\"\n",
                 p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");
@@ -438,6 +440,9 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
             "data_parallel_shard_degree = %u\ntensor_parallel_degree = %u\n"
             "pipeline_parallel_degree = %u\n",
             u.dp, u.sdp, u.tp, v->pp);
+    if (p->async_tp) /* torch's micro-pipelined TP as priced (docs/cost-model.md "torch's
+                        micro-pipelined TP"); [parallelism] since v0.1.0 */
+        fputs("enable_async_tensor_parallel = true\n", out);
     if (u.cp > 1) /* [parallelism] since v0.1.0 (JobConfig Parallelism) */
         fprintf(out, "context_parallel_degree = %u\ncontext_parallel_rotate_method = \"%s\"\n",
                 u.cp, p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");

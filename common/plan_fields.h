@@ -92,6 +92,7 @@
     X(unfused_grad_accum, BOOL, unfused_grad_accum, "unfused_grad_accum", NONZERO)                 \
     X(legacy_p2p, BOOL, legacy_p2p, "legacy_p2p", NONZERO)                                         \
     X(tp_comm_overlap, BOOL, tp_comm_overlap, "tp_comm_overlap", NONZERO)                          \
+    X(async_tp, BOOL, async_tp, "async_tp", NONZERO)                                               \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
     X(eager, BOOL, eager, "eager", NONZERO)                                                        \
     X(double_block_fwd, BOOL, double_block_fwd, "double_block_fwd", NONZERO)                       \

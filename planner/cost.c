@@ -1321,6 +1321,74 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     return true;
 }
 
+/* The kernel that sums a micro-pipelined reduce-scatter's t partials (torch's
+ * _fused_matmul_reduce_scatter_impl / its scaled twin: reduce_fn over
+ * stacked_partials after _pipelined_produce_and_all2all): it reads the t received
+ * chunks of the output shard, msg bytes in all (the whole s·h output at the
+ * activations' bytes), and writes the shard, msg/t; HBM-bound, after the last
+ * transfer. NCCL's reduce-scatter sums inside its own kernel, priced in tp_f. */
+static double async_tp_reduce_s(const tsl_cost_env_t *env, double msg, uint32_t t)
+{
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
+    return tsl_roofline_mem_s(&dev, dev.elem_scale > 0 ? bytes / dev.elem_scale : bytes, 1);
+}
+
+/* torch's micro-pipelined TP (knobs.async_tp: torchtitan's AsyncTP, inductor's
+ * micro_pipeline_tp pass over symmetric memory; docs/cost-model.md "torch's
+ * micro-pipelined TP"). The pass fuses an all-gather whose result is a GEMM's left
+ * operand into fused_all_gather_matmul (the forward's input before the column-
+ * parallel linears, the backward's dY before the row-parallel dX GEMM) and a
+ * reduce-scatter whose input is one GEMM's output into fused_matmul_reduce_scatter
+ * (the forward's row-parallel output). Each runs its GEMM in t chunks, one per TP
+ * rank's shard, with t − 1 copy-engine transfers (tensor.copy_ from a peer's
+ * symmetric buffer: no SMs), one chunk with none beside it: ub_ring_s's rule, 0 SMs
+ * held. The reduce-scatter then sums its t partials (async_tp_reduce_s). The
+ * backward's dX reduce-scatter sums several linears' dX (Q, K, V; FFN-in's two)
+ * before it, no GEMM's output alone, so the pass leaves it to NCCL: "TP in the
+ * backward" prices it, as the collectives outside a block. Under torchtitan's op
+ * recompute policy (recompute_modules torchtitan_op) the saved reduce-scatter
+ * output breaks the match (pytorch/torchtitan#866, fixed by #965 in 2025): the
+ * forward's reduce-scatters stay exposed. msg: the activation tensor's bytes (s·h).
+ * Gives out[] as tp_ub_s; false where it does not apply (PAPER, the knob off, no SP,
+ * t < 2, no TP collective). */
+static bool tp_async_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                       double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
+                       double k, const tp_sp_t *sp, double msg, double out[4])
+{
+    if (env->mode == TSL_COST_PAPER || !env->knobs.async_tp || !s->sp || t < 2 || !(tp_f > 0) ||
+        l->tp_allreduces == 0)
+        return false;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_tp_gemms_t g;
+    env_dev(env, &dev);
+    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
+    uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
+    double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
+    double sms = dev.shape.sms;
+    bool rs_fused = !(env->knobs.recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP);
+    double red = rs_fused ? async_tp_reduce_s(env, msg, t) : 0.0;
+    double ag_in, ag_dy;
+    tp_sp_gathers(sp, l->tp_allreduces, tp_f, &ag_in, &ag_dy);
+    double fwd = tp_f - 2.0 * half * m, rings_b = 0.0, blk_f = 2.0 * half;
+    for (uint32_t i = 0; i < m; i++) {
+        double in = half * (i < sp->n ? sp->in[i] : 1.0), dy = half * (i < sp->n ? sp->dy[i] : 1.0);
+        double rs = rs_fused ? ub_ring_s(g.row_f[i] * f, half, t, sms, 0.0, k) + red : half;
+        blk_f = ub_ring_s(g.col_f[i] * f, in, t, sms, 0.0, k) + rs;
+        fwd += blk_f;
+        rings_b += ub_ring_s(g.row_dx[i] * b, dy, t, sms, 0.0, k);
+        ag_dy -= dy; /* this gather runs in the ring, the rest as before */
+    }
+    double rest_b = tp_bwd_s(env, s->sp, tp_f, ag_in, ag_dy, col[0], col[1], k);
+    out[0] = fwd;
+    out[1] = rings_b + rest_b;
+    out[2] = ag_dy + tp_f / 2.0 - rest_b; /* what the dW GEMMs hid (overlap_tp_dgrad) */
+    /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
+    out[3] = m > 0 && m == g.n ? blk_f : 2.0 * half;
+    return true;
+}
+
 /* The attention core's forward, as the ring's blocks split it: the selective
  * recompute figure where the strategy has one, else the roofline's. */
 static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double n, uint32_t t,
@@ -2113,7 +2181,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_b = tp_bwd_s(env, s->sp, tp_f, ag_in, ag_dy, col[0], col[1], k);
     double dw_hid = (s->sp ? ag_dy + tp_f / 2.0 : tp_f) - tp_b, ub[4];
     double pass[2] = {compute_f, compute_b};
-    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, ub)) {
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, ub) ||
+        tp_async_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, act_msg, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];
         dw_hid = ub[2];

@@ -358,6 +358,11 @@ typedef enum tsl_cost_mode {
  * 74: overlap_param_gather on an SDP level is Megatron-FSDP:
  * each micro-batch's gathers are prefetched under the passes' compute (cost.c
  * sdp_prefetch), not run before them; a plan without both prices as 73.
+ * 75: torch's micro-pipelined TP (async_tp: torchtitan's AsyncTP, the inductor pass
+ * micro_pipeline_tp): the forward's SP all-gathers and reduce-scatters and the
+ * backward's dY all-gathers each under its own GEMM split in t chunks, copy-engine
+ * transfers, the reduce-scatter's t partials summed by a kernel after it; a plan
+ * without it prices as 74.
  * 76: in STACK mode a decoder layer's cross-attention under TP > 1
  * all-reduces the gradient of the encoder output its column-parallel K/V projection
  * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
@@ -369,8 +374,10 @@ typedef enum tsl_cost_mode {
  * 79: non-gated routed experts (Nemotron-H's squared ReLU) take their routing weights
  * after the activation in eager PyTorch, as Megatron-LM's TEGroupedMLP runs them: the
  * product and, with the flex dispatcher's fp32 weights, the cast back
- * (TSL_ROOFLINE_EXPERT_PROBS_*); a model without such experts prices as 76. */
-#define TSL_COST_MODEL_VERSION 79u
+ * (TSL_ROOFLINE_EXPERT_PROBS_*); a model without such experts prices as 76.
+ * 80: 75 merged after 79 (each session's branch took its own number): 75, 76,
+ * 78 and 79 together; a plan without async_tp prices as 79. */
+#define TSL_COST_MODEL_VERSION 80u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -476,6 +483,16 @@ typedef struct tsl_cost_knobs {
                                    the bulk dgrad/wgrad overlaps are overlap_tp_dgrad's,
                                    which it implies); only with SP, as Megatron requires
                                    (docs/cost-model.md "TP communication overlap") */
+    bool async_tp;              /* torch's micro-pipelined TP (torchtitan's AsyncTP,
+                                   [experimental] enable_async_tensor_parallel; inductor's
+                                   _micro_pipeline_tp over symmetric memory): each SP
+                                   all-gather that feeds a GEMM (the forward's input, the
+                                   backward's dY) and each reduce-scatter of a GEMM's
+                                   output (the forward's row-parallel) split into t chunks
+                                   beside copy-engine transfers, the reduce-scatter's
+                                   partials then summed; the backward's dX reduce-scatter
+                                   (a sum of GEMMs) stays NCCL's; only with SP, TP > 1
+                                   (docs/cost-model.md "torch's micro-pipelined TP") */
     bool legacy_p2p;            /* Megatron-LM's p2p_communication.py before Megatron-core
                                    (2021-2022): without SP each TP rank sends 1/t of the
                                    boundary and the receiving TP group all-gathers it

@@ -281,6 +281,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->unfused_grad_accum |= g->unfused_grad_accum;
     out->legacy_p2p |= g->legacy_p2p;
     out->tp_comm_overlap |= g->tp_comm_overlap;
+    out->async_tp |= g->async_tp;
     out->eager |= g->eager;
     out->double_block_fwd |= g->double_block_fwd;
     out->tp_sync |= g->tp_sync; /* the fork's space too: no SP (search.h) */
@@ -358,6 +359,26 @@ static int given_fields_ok(const tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
+/* async_tp on a given plan (target.h tsl_async_tp_ok): its collectives are the
+ * sequence-parallel ones, so where the request asks for it (asked) some layer must run
+ * TP > 1 with SP; a plan document that carries it from a search whose plan took no
+ * TP is priced as it was, the switch changing nothing. */
+static int given_async_tp_ok(const tsl_cost_knobs_t *k, bool asked, const tsl_plan_t *g,
+                             uint32_t n_layers, tsl_err_t *err)
+{
+    if (!k->async_tp)
+        return 0;
+    bool sp = false;
+    for (uint32_t i = 0; i < n_layers && !sp; i++)
+        sp = g->layer[i].sp && tsl_strategy_degree(&g->layer[i], TSL_DIM_TP) > 1;
+    if (!sp && asked)
+        return tsl_err_set(err, "eval: async_tp: no layer of the plan runs TP > 1 with SP, the "
+                                "collectives torch's micro-pipelined TP overlaps");
+    if (tsl_async_tp_ok(true, false, k->tp_comm_overlap, k->eager, err) != 0)
+        return tsl_err_prefix(err, "eval");
+    return 0;
+}
+
 /* Costs the checked plan and holds each stage to its budget. */
 static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_plan_t *g, const uint32_t *first, tsl_plan_t *out, tsl_err_t *err)
@@ -386,7 +407,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
         given_fields_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
-        tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
+        tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
+        given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
         check_offload(m, g, e.knobs.cpu_offload_layers, e.knobs.recompute_modules, err) != 0)

@@ -370,6 +370,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->unfused_grad_accum = p->unfused_grad_accum;
     k->legacy_p2p = p->legacy_p2p;
     k->tp_comm_overlap = p->tp_comm_overlap;
+    k->async_tp = p->async_tp;
     k->autocast = p->autocast;
     k->eager = p->eager;
     k->double_block_fwd = p->double_block_fwd;
@@ -441,6 +442,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->unfused_grad_accum = k->unfused_grad_accum;
     p->legacy_p2p = k->legacy_p2p;
     p->tp_comm_overlap = k->tp_comm_overlap;
+    p->async_tp = k->async_tp;
     p->autocast = k->autocast;
     p->eager = k->eager;
     p->double_block_fwd = k->double_block_fwd;

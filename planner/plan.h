@@ -115,6 +115,7 @@ typedef struct tsl_plan {
     bool unfused_grad_accum;    /* weight gradients accumulated by a kernel of their own */
     bool legacy_p2p;            /* Megatron-LM's p2p before core: scatter/gather, blocking */
     bool tp_comm_overlap;       /* SP collectives under their GEMMs (TE userbuffers) */
+    bool async_tp;              /* SP collectives under their GEMMs (torch's AsyncTP) */
     bool autocast;              /* PyTorch eager modules under torch.autocast (cost.h) */
     bool eager;                 /* eager modules, no torch.compile (cost.h) */
     bool double_block_fwd;      /* every block's forward run twice (cost.h) */

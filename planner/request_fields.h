@@ -165,6 +165,10 @@
       "TransformerEngine's userbuffers (Megatron-LM --tp-comm-overlap): each SP all-gather and "   \
       "reduce-scatter of the attention and MLP blocks under its own GEMM, in chunks; with SP",     \
       "tp_comm_overlap", "tp_comm_overlap")                                                        \
+    X(async_tp, BOOL, "async-tp", "", 0, 0,                                                        \
+      "torch's micro-pipelined TP (torchtitan's AsyncTP): each SP all-gather feeding a GEMM and "  \
+      "the forward's reduce-scatters under their GEMMs, in t chunks; with SP",                     \
+      "async_tp", "async_tp")                                                                      \
     X(autocast, BOOL, "autocast", "", 0, 0,                                                        \
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \

@@ -254,6 +254,14 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             tsl_target_name(r->target));
     if (tsl_target_tp_comm_overlap_ok(r->fp8_recipe, r->tp_comm_overlap, err) != 0)
         return -1;
+    if (r->async_tp && r->target && r->target != TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "async_tp: %s: torch's micro-pipelined TP runs under torchtitan "
+                            "(enable_async_tensor_parallel) only",
+                            tsl_target_name(r->target));
+    if (tsl_async_tp_ok(r->async_tp, r->no_seq_par || r->tp_sync, r->tp_comm_overlap, r->eager,
+                        err) != 0)
+        return -1;
     if (r->tp_sync && r->target) /* as tsl_target_check refuses such a plan */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_sync: %s does not synchronise the device around its TP "
@@ -759,6 +767,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6c703270ull);
     if (k.tp_comm_overlap) /* likewise */
         tsl_fp_u64(&fp, 0x7475626full);
+    if (k.async_tp) /* likewise */
+        tsl_fp_u64(&fp, 0x6173796e6374ull);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
     if (r->mtp_layers || r->no_mtp) /* likewise (the model's own depths otherwise) */

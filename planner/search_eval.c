@@ -336,6 +336,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->loss_impl,
         k->opt_step,
         (uint64_t)k->launch_blocking,
+        (uint64_t)k->async_tp,
         f64[0],
         f64[1],
         f64[2]};
@@ -1251,6 +1252,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->legacy_p2p = true;
     if (r->tp_comm_overlap)
         k->tp_comm_overlap = true;
+    if (r->async_tp)
+        k->async_tp = true;
     if (r->autocast)
         k->autocast = true;
     if (r->loss_impl) /* 0: the target's (loss_impl.h) */

@@ -211,6 +211,14 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
  * under nvfp4). err names both fields. */
 int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err);
 
+/* Whether torch's micro-pipelined TP (async_tp: torchtitan's AsyncTP) can run as
+ * asked: it micro-pipelines the sequence-parallel collectives, so not where SP is
+ * off (no_sp); not beside TransformerEngine's userbuffers (tp_comm_overlap: both
+ * would price the same collectives, and no stack runs both); not eager (torchtitan
+ * 9dec370 parallelize_llama.py:53-57 raises "Async TP requires --training.compile":
+ * the fusion is an inductor pass). err names the fields; 0 when async_tp is off. */
+int tsl_async_tp_ok(bool async_tp, bool no_sp, bool tp_comm_overlap, bool eager, tsl_err_t *err);
+
 /*
  * Multi-token prediction (mtp.h) per stack:
  *   megatron    builds the depths the config asks for (--mtp-num-layers; Megatron-

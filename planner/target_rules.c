@@ -901,6 +901,20 @@ static int tp_whole_heads_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with torch's micro-pipelined TP (async_tp) runs only where torchtitan
+ * launches it (enable_async_tensor_parallel: torch.distributed._symmetric_memory and
+ * inductor's micro_pipeline_tp); Megatron-LM, DeepSpeed and Galvatron have no such
+ * switch (Megatron-LM's own is TransformerEngine's userbuffers, tp_comm_overlap). */
+static int async_tp_target_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->async_tp || t == TSL_TARGET_TORCHTITAN)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: has no micro-pipelined TP; the plan was priced with async_tp "
+                        "(torchtitan's AsyncTP)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's pipeline p2p as AMP's fork runs it (ds_pipe_p2p:
  * partitioned activations, the fp16 mask, blocking broadcasts) is not what any
  * target launches: megatron and torchtitan send each rank's whole share
@@ -1025,9 +1039,10 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
-        tp_whole_heads_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
-        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
-        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
+        tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
+        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
+        launch_blocking_ok(t, p, err) != 0 ||
         fp32_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
@@ -1226,6 +1241,25 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
                         "%s: no FP8 training in its export (the plan is priced in FP8 %s); "
                         "plan it with --no-fp8",
                         tsl_target_name(t), tsl_fp8_recipe_name(r));
+}
+
+int tsl_async_tp_ok(bool async_tp, bool no_sp, bool tp_comm_overlap, bool eager, tsl_err_t *err)
+{
+    if (!async_tp)
+        return 0;
+    if (no_sp)
+        return tsl_err_set(err, "async_tp: torch's micro-pipelined TP overlaps the "
+                                "sequence-parallel collectives, and the request has none "
+                                "(--no-seq-par or --tp-sync); torchtitan runs TP with SP");
+    if (tp_comm_overlap)
+        return tsl_err_set(err, "async_tp: beside tp_comm_overlap: torch's micro-pipelined TP "
+                                "and TransformerEngine's userbuffers would overlap the same "
+                                "collectives; no stack runs both");
+    if (eager)
+        return tsl_err_set(err, "async_tp: with eager: the micro-pipelining is an inductor pass "
+                                "(\"Async TP requires --training.compile\", torchtitan "
+                                "parallelize_llama.py)");
+    return 0;
 }
 
 int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err)

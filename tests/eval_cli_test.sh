@@ -389,7 +389,8 @@ expect 4 "deepspeed: does not synchronise the device around its TP collectives" 
 # and 115; with torch's loss under TP, loss_parallel's, + 12 B per logit on the head's
 # rank (cost model 70; 8 before it): 8 x 8192 x 128256 / 8 x 12 B = 11.7 GiB and
 # 2 x 8192 x 128256 / 8 x 12 B = 2.9 GiB, 43 and 61 GiB); global_batch_size = -1 is
-# local_batch_size x DP; the Python form of
+# local_batch_size x DP; the 405B preset's enable_async_tensor_parallel (with its
+# [compile]: torchtitan refuses AsyncTP eager) is async_tp; the Python form of
 # torchtitan since 2026-02-23 gives the same plan as its TOML
 tt() { expect 0 "" eval --hf-config "$data/llama3_$1.json" --cluster "$2" --no-search --json --torchtitan "$data/torchtitan_llama3_$1.$3"; }
 tt 70b 8x8xA100-80G:ib200 toml
@@ -404,6 +405,7 @@ G = 2**30
 assert 42 * G < a["peak_bytes"] < 44 * G, a["peak_bytes"] / G
 assert 59 * G < c["peak_bytes"] < 61 * G, c["peak_bytes"] / G
 assert a["loss_impl"] == 1 and c["loss_impl"] == 1, (a.get("loss_impl"), c.get("loss_impl"))
+assert c.get("async_tp") is True and "async_tp" not in a, "enable_async_tensor_parallel"
 assert a["global_batch"] == 64 and c["global_batch"] == 32, (a["global_batch"], c["global_batch"])
 assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], "py != toml"
 PY
@@ -1007,6 +1009,41 @@ expect 4 "megatron: splits the attention heads over the TP group" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --plan "$dir/whole.json" --target megatron
 expect 4 "tp_whole_heads: deepspeed splits the attention heads" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --tp-whole-heads
+# --async-tp (torch's micro-pipelined TP, torchtitan's AsyncTP): at TP 2 with SP the SP
+# collectives run under their GEMMs, so faster; the plan document carries it and prices the
+# same read back; refused without SP in the plan (exit 2), beside userbuffers or eager, and
+# by every target but torchtitan (request and plan document, exit 4)
+at="$m345 --tp 2 --mbs 4 --batch 32 --no-search"
+expect 0 "" eval $at --sp --json
+cp "$out" "$dir/sync_tp.json"
+expect 0 "" eval $at --sp --async-tp --json
+cp "$out" "$dir/async_tp.json"
+expect 0 "" eval $m345 --no-search --plan "$dir/async_tp.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["async_tp"] is True and "async_tp" not in a and b["iter_time_s"] < a["iter_time_s"] and c["async_tp"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/sync_tp.json" "$dir/async_tp.json" "$out" &&
+    ok || bad "async_tp: $(cat "$out")"
+expect 0 "" eval $at --sp --async-tp
+grep -q "stack:     torch's micro-pipelined TP (AsyncTP)" "$out" && ok ||
+    bad "async_tp stack line: $(cat "$out")"
+expect 2 "async_tp: no layer of the plan runs TP > 1 with SP" eval $at --async-tp
+expect 2 "async_tp: beside tp_comm_overlap" eval $at --sp --async-tp --tp-comm-overlap
+expect 2 "async_tp: with eager: the micro-pipelining is an inductor pass" eval $at --sp --async-tp --eager
+expect 2 "async_tp: torch's micro-pipelined TP overlaps the sequence-parallel collectives" \
+    plan --local $m345 --batch 32 --no-baselines --async-tp --no-seq-par
+expect 4 "async_tp: megatron: torch's micro-pipelined TP runs under torchtitan" \
+    eval $at --sp --async-tp --target megatron
+expect 4 "deepspeed: has no micro-pipelined TP; the plan was priced with async_tp" \
+    eval $m345 --no-search --plan "$dir/async_tp.json" --target deepspeed
+# the torchtitan export writes [parallelism] enable_async_tensor_parallel, and eval
+# --torchtitan reads it back to the same plan and time
+expect 0 "" plan --local $l8 --batch 64 --target torchtitan --async-tp --json
+cp "$out" "$dir/att.json"
+expect 0 "" plan --local $l8 --batch 64 --target torchtitan --async-tp --export torchtitan-toml
+cp "$out" "$dir/att.toml"
+grep -qx "enable_async_tensor_parallel = true" "$dir/att.toml" && ok ||
+    bad "enable_async_tensor_parallel not exported: $(cat "$out")"
+expect 0 "" eval $l8 --torchtitan "$dir/att.toml" --no-search --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a.get("async_tp") is True and b.get("async_tp") is True and a["iter_time_s"] == b["iter_time_s"], (a.get("async_tp"), a["iter_time_s"], b["iter_time_s"])' "$dir/att.json" "$out" &&
+    ok || bad "async_tp through the torchtitan export: $(cat "$out")"
 # --sdp-nosync (FSDP2 kept unsharded between micro-batches: torchtitan under PP): at PP 2 x
 # SDP 8 with 8 micro-batches the weights are gathered once per iteration and the gradients
 # reduce-scattered once, so faster, and the gathered weights and whole gradients are held,

@@ -1811,6 +1811,101 @@ static void test_tp_comm_overlap(void)
     tsl_cluster_free(&c);
 }
 
+/* torch's micro-pipelined TP (knobs.async_tp; docs/cost-model.md "torch's
+ * micro-pipelined TP") on test_tp_comm_overlap's GPT layer, TP 4 with SP, one sample,
+ * FLOP-only device, STACK. The forward's four collectives run in rings under their
+ * own GEMMs (QKV, projection, FFN-in, FFN-out: ring(g) = overlap(¾g, half) − ¾g, the
+ * copy engines holding no SMs: k where the GPU has no SM count); in the backward only
+ * dY's gathers, under the row-parallel dX GEMMs (projection, FFN-out); the dX
+ * reduce-scatters (a sum of linears' dX, which inductor's pass does not fuse) stay
+ * exposed: tp_f/2. Nothing under the dW GEMMs: userbuffers' bulk overlaps are not
+ * torch's. */
+static void test_async_tp(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    env.mode = TSL_COST_STACK;
+    tsl_layer_t l = gpt_layer();
+    double s = 2048, h = 4096, f = 4 * 4096, t = 4, k = 1.3;
+    tsl_strategy_t sp = one(TSL_DIM_TP, 4, false), plain = sp;
+    sp.sp = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &sp, &bw);
+    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
+    double half = tpf / 4;
+    double qkv = 2 * s * h * 3 * h / t / X_FLOPS, proj = 2 * s * h * h / t / X_FLOPS;
+    double fc = 2 * s * h * f / t / X_FLOPS;
+#define RING(g) (tsl_cost_overlap_s(0.75 * (g), half, k) - 0.75 * (g))
+    double fwd = RING(qkv) + RING(proj) + 2 * RING(fc);
+    double bwd = RING(proj) + RING(fc) + tpf / 2;
+    tsl_layer_cost_t off, on, ub, noseq, noseq_off, paper, paper_off;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &off);
+    env.knobs.async_tp = true;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &on);
+    CHECK_NEAR(off.fwd_s - on.fwd_s, tpf - fwd, 1e-12, "forward: %g exposed of %g", fwd, tpf);
+    CHECK_NEAR(off.bwd_s - on.bwd_s, tpf - bwd, 1e-12,
+               "backward: dY's gathers in rings, dX's reduce-scatters exposed (%g of %g)", bwd,
+               tpf);
+    CHECK(on.fwd_s < off.fwd_s && on.bwd_s < off.bwd_s, "lowers both passes' TP");
+    CHECK_NEAR(on.compute_s + on.comm_s, on.fwd_s + on.bwd_s, 1e-12, "parts add up");
+    CHECK_NEAR(on.wgrad_s, off.wgrad_s, 1e-15, "nothing hidden under dW: W keeps its figure");
+    /* userbuffers (with overlap_tp_dgrad's bulk overlaps) hide more of the backward:
+     * AsyncTP is not its stand-in */
+    env.knobs.async_tp = false;
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &ub);
+    CHECK_NEAR(ub.fwd_s, on.fwd_s, 1e-12, "forward: the same rings as userbuffers' (0 SMs)");
+    CHECK(ub.bwd_s < on.bwd_s, "backward: userbuffers' bulk overlaps hide dX's scatter");
+    env.knobs.tp_comm_overlap = false;
+    /* a full recompute re-runs the overlapped forward */
+    tsl_strategy_t ck = sp;
+    ck.ckpt = true;
+    tsl_layer_cost_t ck_off, ck_on;
+    tsl_cost_layer(&env, &l, &ck, NULL, 1, &ck_off);
+    env.knobs.async_tp = true;
+    tsl_cost_layer(&env, &l, &ck, NULL, 1, &ck_on);
+    CHECK_NEAR(ck_off.bwd_s - ck_on.bwd_s, (tpf - bwd) + (tpf - fwd), 1e-12,
+               "full recompute: its forward's rings too");
+    /* meaningless without SP (torchtitan runs TP with SP) and in PAPER mode: as off */
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &noseq);
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper);
+    env.knobs.async_tp = false;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper_off);
+    env.mode = TSL_COST_STACK;
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &noseq_off);
+    CHECK_NEAR(noseq.fwd_s + noseq.bwd_s, noseq_off.fwd_s + noseq_off.bwd_s, 1e-15, "no SP: off");
+    CHECK_NEAR(paper.fwd_s + paper.bwd_s, paper_off.fwd_s + paper_off.bwd_s, 1e-15, "paper: off");
+    /* torchtitan's op recompute policy saves the reduce-scatter's output and the pass
+     * no longer matches it (pytorch/torchtitan#866): the forward's scatters exposed */
+    env.knobs.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    tsl_layer_cost_t op_off, op_on;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &op_off);
+    env.knobs.async_tp = true;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &op_on);
+    CHECK_NEAR(op_off.fwd_s - op_on.fwd_s, tpf - (RING(qkv) + RING(fc) + 2 * half), 1e-12,
+               "op policy: the gathers' rings alone");
+    env.knobs.recompute_modules = 0;
+    /* An H100's SM count and a memory bandwidth: every GEMM here is longer than its
+     * transfer, so the rings show nothing and what is left of the forward's TP is
+     * the two reduce-scatters' sums of t partials, (1 + 1/t)·s·h·2 bytes each */
+    env.gemm_shape.sms = 132;
+    env.device_mem_bw = 1.25e12;
+    tsl_layer_cost_t m_off, m_on;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &m_on);
+    env.knobs.async_tp = false;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &m_off);
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env.device_flops, env.device_mem_bw);
+    double red = tsl_roofline_mem_s(&dev, 2 * s * h * (1 + 1 / t), 1);
+    CHECK(red > 0, "the sum has a cost: %g", red);
+    CHECK_NEAR(m_off.fwd_s - m_on.fwd_s, tpf - 2 * red, 1e-12, "forward: the sums alone (%g of %g)",
+               2 * red, tpf);
+#undef RING
+    tsl_cluster_free(&c);
+}
+
 /* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
 static void test_zero(void)
 {
@@ -3716,6 +3811,7 @@ int main(void)
     test_sp_selective_time();
     test_recompute_tp_overlap();
     test_tp_comm_overlap();
+    test_async_tp();
     test_zero();
     test_feasibility_and_padding();
     test_vocab_layers();

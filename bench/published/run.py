@@ -333,6 +333,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--overlap-tp-dgrad"]
     if p.get("tp_comm_overlap"):  # TE's userbuffers under the SP collectives (--tp-comm-overlap)
         cmd += ["--tp-comm-overlap"]
+    if p.get("async_tp"):  # torch's micro-pipelined TP (torchtitan's AsyncTP; --async-tp)
+        cmd += ["--async-tp"]
     if p.get("unfused_grad_accum"):
         cmd += ["--unfused-grad-accum"]
     if p.get("legacy_p2p"):
