@@ -361,8 +361,13 @@ typedef enum tsl_cost_mode {
  * 76: in STACK mode a decoder layer's cross-attention under TP > 1
  * all-reduces the gradient of the encoder output its column-parallel K/V projection
  * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
- * cross-attention, or one at TP 1, prices as 74. */
-#define TSL_COST_MODEL_VERSION 76u
+ * cross-attention, or one at TP 1, prices as 74.
+ * 80 (77-79 assigned elsewhere): an SDP level run as fairscale 0.4.5's FSDP with each
+ * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
+ * forward exposes the layer's first FSDP unit's gather and runs the others' under the
+ * earlier units' compute, the backward's gathers are prefetched beside the
+ * reduce-scatters under its compute; a plan without it prices as 76. */
+#define TSL_COST_MODEL_VERSION 80u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -560,7 +565,13 @@ typedef struct tsl_cost_knobs {
                             scaled by 1/DP in place, copied back into each .grad
                             tensor by tensor; docs/cost-model.md "DeepSpeed's
                             gradient bucket" */
-    bool sdp_nosync;     /* the SDP (FSDP) level without resharding between micro-batches
+    /* the SDP level as fairscale 0.4.5's FSDP with each layer its own root and its
+     * attention and MLP units inside (Galvatron-BMW's wrap_module_fsdp_manually): the
+     * first unit's gather exposed in the forward, the rest under compute, the
+     * backward's gathers prefetched; STACK only (sdp_roots.h; docs/cost-model.md "FSDP
+     * with a root per layer") */
+    bool sdp_layer_roots;
+    bool sdp_nosync;   /* the SDP (FSDP) level without resharding between micro-batches
                             (torchtitan 9dec370 under PP: fully_shard with
                             reshard_after_forward False, parallelize_llama.py apply_fsdp;
                             torch.distributed.pipelining's stage backward with
@@ -575,7 +586,7 @@ typedef struct tsl_cost_knobs {
                             ("default" reshard_after_forward = not pp_enabled), priced as
                             without the knob. No effect without SDP. docs/cost-model.md
                             "SDP without resharding" */
-    uint32_t opt_step;   /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
+    uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER
