@@ -46,6 +46,7 @@ typedef struct tsl_eval_opts {
     bool ds_grad_bucket;     /* --ds-grad-bucket: the request's ds_grad_bucket */
     bool tp_whole_heads;     /* --tp-whole-heads: the request's tp_whole_heads */
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
+    bool sdp_layer_roots;    /* --sdp-layer-roots: the request's sdp_layer_roots */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
     bool fp32;               /* --fp32: the request's fp32 (fp32 training) */

@@ -347,6 +347,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "ds_grad_bucket: a %s configuration does not reduce its gradients "
                             "through DeepSpeed's bucket",
                             tsl_target_name(t));
+    if (eo->sdp_layer_roots) /* both run their own FSDP */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "sdp_layer_roots: a %s configuration runs its own FSDP, not "
+                            "fairscale 0.4.5's with a root per layer",
+                            tsl_target_name(t));
     if (eo->tp_whole_heads) /* both split the heads over the TP group */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_whole_heads: a %s configuration splits the attention heads "
@@ -442,6 +447,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->ds_grad_bucket = eo->ds_grad_bucket;
     r->tp_whole_heads = eo->tp_whole_heads;
     r->sdp_nosync = eo->sdp_nosync;
+    r->sdp_layer_roots = eo->sdp_layer_roots;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->launch_blocking = eo->launch_blocking;
     r->fp32 = eo->fp32;

@@ -23,7 +23,8 @@ static const char eval_usage[] =
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--fp32] [--tf32]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
-    "                      [--lazy-grads] [--sdp-nosync] [--opt-step STEP]\n"
+    "                      [--lazy-grads] [--sdp-nosync] [--sdp-layer-roots]\n"
+    "                      [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
@@ -205,6 +206,11 @@ static const char eval_usage[] =
     "                      gathered once per iteration, gradients accumulated\n"
     "                      unsharded and reduce-scattered after the last\n"
     "                      micro-batch; on under --target torchtitan and --torchtitan\n"
+    "  --sdp-layer-roots   the SDP (FSDP) level as fairscale 0.4.5's FSDP with each\n"
+    "                      layer its own root, its attention and MLP units inside\n"
+    "                      (Galvatron-BMW): the first unit's gather exposed in the\n"
+    "                      forward, the others' under compute, the backward's\n"
+    "                      prefetched beside the reduce-scatters; needs an SDP level\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -356,6 +362,7 @@ enum {
     OPT_DS_GRAD_BUCKET,
     OPT_TP_WHOLE_HEADS,
     OPT_SDP_NOSYNC,
+    OPT_SDP_LAYER_ROOTS,
     OPT_DS_BF16_OPTIMIZER,
     OPT_LAUNCH_BLOCKING,
     OPT_FP32,
@@ -446,6 +453,7 @@ static const struct option eval_long[] = {
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
     {"tp-whole-heads", no_argument, 0, OPT_TP_WHOLE_HEADS},
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
+    {"sdp-layer-roots", no_argument, 0, OPT_SDP_LAYER_ROOTS},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"fp32", no_argument, 0, OPT_FP32},
@@ -705,6 +713,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
+    case OPT_SDP_LAYER_ROOTS: eo->sdp_layer_roots = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;

@@ -354,6 +354,9 @@ static const switch_line_t stack_lines_a[] = {
                        "unfused core's scores not split by TP (AMP's TransGAN attention)\n"},
     {"async_tp", "  stack:     torch's micro-pipelined TP (AsyncTP): the SP all-gathers feeding a "
                  "GEMM and the forward's reduce-scatters under their GEMMs, in TP chunks\n"},
+    {"sdp_layer_roots",
+     "  stack:     SDP as fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW): the "
+     "first unit's gather exposed in the forward, the rest and the backward's prefetched\n"},
     {"sdp_nosync",
      "  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
      "weights gathered once, gradients reduce-scattered after the last micro-batch\n"},

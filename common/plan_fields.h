@@ -123,6 +123,7 @@
     X(ds_pipe_p2p, BOOL, ds_pipe_p2p, "ds_pipe_p2p", NONZERO)                                      \
     X(ds_grad_bucket, BOOL, ds_grad_bucket, "ds_grad_bucket", NONZERO)                             \
     X(tp_whole_heads, BOOL, tp_whole_heads, "tp_whole_heads", NONZERO)                             \
+    X(sdp_layer_roots, BOOL, sdp_layer_roots, "sdp_layer_roots", NONZERO)                          \
     X(sdp_nosync, BOOL, sdp_nosync, "sdp_nosync", NONZERO)                                         \
     X(ds_bf16_optimizer, BOOL, ds_bf16_optimizer, "ds_bf16_optimizer", NONZERO)                    \
     X(launch_blocking, BOOL, launch_blocking, "launch_blocking", NONZERO)                          \

@@ -12,6 +12,7 @@
 
 #include "calibrate.h"
 #include "roofline.h"
+#include "sdp_roots.h"
 
 /* The strategy's degree and stride, computed here rather than through
  * strategy.c so the hot path inlines them (same definition as strategy.h:
@@ -2022,6 +2023,50 @@ static bool sdp_prefetch(const tsl_cost_env_t *env, degrees_t g)
            !env->knobs.sdp_nosync;
 }
 
+/* Whether the SDP level runs as fairscale 0.4.5's FSDP with each layer its own root
+ * (knobs.sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): STACK only (PAPER
+ * keeps Galvatron's seed formulas), an SDP level resharded every micro-batch. */
+static bool sdp_roots(const tsl_cost_env_t *env, degrees_t g)
+{
+    return env->mode == TSL_COST_STACK && env->knobs.sdp_layer_roots && g.z > 1 &&
+           !env->knobs.sdp_nosync;
+}
+
+typedef struct roots_ctx {
+    const tsl_cost_env_t *env;
+    double n;
+    uint32_t t;
+    bool sp;
+} roots_ctx_t;
+
+/* A unit's forward on the roofline: what sdp_roots.h splits the layer's compute by. */
+static double roots_unit_fwd_s(const tsl_layer_t *l, void *ctx)
+{
+    const roots_ctx_t *c = ctx;
+    tsl_roofline_dev_t dev;
+    env_dev(c->env, &dev);
+    tsl_roofline_fwd_t f;
+    tsl_roofline_layer_fwd(&dev, l, c->n, c->t, c->sp, padded_vocab(l, c->t, &c->env->knobs), &f);
+    return f.s;
+}
+
+/* The forward of a layer that is its own FSDP root (sdp_roots.h): its units' gathers,
+ * the first exposed, each later one under the earlier units' compute (the forward's
+ * compute_f and the layer's gather, split by the units' shares). */
+static double roots_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                          double n, uint32_t t, double compute_f, double gather, double k)
+{
+    roots_ctx_t ctx = {env, n, t, s->sp};
+    tsl_sdp_units_t u;
+    tsl_sdp_root_units(l, roots_unit_fwd_s, &ctx, &u);
+    double g[TSL_SDP_UNITS_MAX], c[TSL_SDP_UNITS_MAX];
+    for (uint32_t i = 0; i < u.n; i++) {
+        g[i] = gather * u.w[i];
+        c[i] = compute_f * u.c[i];
+    }
+    return tsl_sdp_root_fwd_s(g, c, u.n, k);
+}
+
 /* A decoder layer's cross-attention under TP (STACK): its K/V projection is column-
  * parallel over the encoder's output (Megatron's ParallelAttention, cross_attn:
  * key_value = ColumnParallelLinear(h, 2·h) applied to encoder_output; PKU-DAIR/Hetu
@@ -2165,6 +2210,15 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the exposed terms and joins the pass's overlapped communication */
     double pre = sdp_prefetch(env, g) ? gather : 0.0;
     gather -= pre;
+    /* fairscale's FSDP with a root per layer (sdp_roots): the backward's gathers
+     * prefetched as above, beside the reduce-scatters; the forward's priced by unit */
+    bool roots = sdp_roots(env, g);
+    double fwd_comp = roots ? roots_fwd_s(env, l, s, n, g.t, compute_f, gather, k)
+                            : tsl_cost_overlap_s(compute_f, pre, k);
+    if (roots) {
+        pre = gather;
+        gather = 0.0;
+    }
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
@@ -2224,8 +2278,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         sync_b += sync_f;
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = tsl_cost_overlap_s(compute_f, pre, k) + tp_fx + gather + cp_f + ep_f + twice_c +
-                 twice_comm + sync_f;
+    out->fwd_s = fwd_comp + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm + sync_f;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b + sync_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the

@@ -367,17 +367,22 @@ typedef enum tsl_cost_mode {
  * all-reduces the gradient of the encoder output its column-parallel K/V projection
  * reads (t·h per sample) in the backward (cost.c cross_kv_grad_s); a model without
  * cross-attention, or one at TP 1, prices as 74.
- * 78 (75–77 other sessions'): synchronous kernel launches (launch_blocking:
+ * 78 (77 unused): synchronous kernel launches (launch_blocking:
  * CUDA_LAUNCH_BLOCKING=1, BigScience's BLOOM scripts): each pass of a layer priced
  * G + ops·H, its host dispatch added to its kernels' time, where it was max(G, ops·H)
- * (roofline.c host_floor); a plan without it prices as 74.
+ * (roofline.c host_floor); a plan without it prices as 76.
  * 79: non-gated routed experts (Nemotron-H's squared ReLU) take their routing weights
  * after the activation in eager PyTorch, as Megatron-LM's TEGroupedMLP runs them: the
  * product and, with the flex dispatcher's fp32 weights, the cast back
  * (TSL_ROOFLINE_EXPERT_PROBS_*); a model without such experts prices as 76.
  * 80: 75 merged after 79 (each session's branch took its own number): 75, 76,
- * 78 and 79 together; a plan without async_tp prices as 79. */
-#define TSL_COST_MODEL_VERSION 80u
+ * 78 and 79 together; a plan without async_tp prices as 79.
+ * 81 (80 on its branch): an SDP level run as fairscale 0.4.5's FSDP with each
+ * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
+ * forward exposes the layer's first FSDP unit's gather and runs the others' under the
+ * earlier units' compute, the backward's gathers are prefetched beside the
+ * reduce-scatters under its compute; a plan without it prices as 80. */
+#define TSL_COST_MODEL_VERSION 81u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -585,7 +590,13 @@ typedef struct tsl_cost_knobs {
                             scaled by 1/DP in place, copied back into each .grad
                             tensor by tensor; docs/cost-model.md "DeepSpeed's
                             gradient bucket" */
-    bool sdp_nosync;     /* the SDP (FSDP) level without resharding between micro-batches
+    /* the SDP level as fairscale 0.4.5's FSDP with each layer its own root and its
+     * attention and MLP units inside (Galvatron-BMW's wrap_module_fsdp_manually): the
+     * first unit's gather exposed in the forward, the rest under compute, the
+     * backward's gathers prefetched; STACK only (sdp_roots.h; docs/cost-model.md "FSDP
+     * with a root per layer") */
+    bool sdp_layer_roots;
+    bool sdp_nosync;   /* the SDP (FSDP) level without resharding between micro-batches
                             (torchtitan 9dec370 under PP: fully_shard with
                             reshard_after_forward False, parallelize_llama.py apply_fsdp;
                             torch.distributed.pipelining's stage backward with
@@ -600,7 +611,7 @@ typedef struct tsl_cost_knobs {
                             ("default" reshard_after_forward = not pp_enabled), priced as
                             without the knob. No effect without SDP. docs/cost-model.md
                             "SDP without resharding" */
-    uint32_t opt_step;   /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
+    uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER

@@ -302,6 +302,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
     out->ds_grad_bucket |= g->ds_grad_bucket;
     out->tp_whole_heads |= g->tp_whole_heads;
+    out->sdp_layer_roots |= g->sdp_layer_roots;
     out->sdp_nosync |= g->sdp_nosync;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->launch_blocking |= g->launch_blocking;
@@ -492,6 +493,17 @@ static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *
     return rc != 0 ? tsl_err_prefix(err, "eval") : 0;
 }
 
+/* sdp_layer_roots prices how an SDP level gathers and reduce-scatters: a given plan
+ * without one (every layer at SDP degree 1) has nothing it could price. */
+static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
+{
+    for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
+        if (tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1)
+            return 0;
+    return tsl_err_set(err, "eval: sdp_layer_roots: the plan has no SDP (FSDP) level (every "
+                            "layer at SDP degree 1); fairscale's FSDP units price nothing there");
+}
+
 int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err)
 {
@@ -504,6 +516,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                             "evaluated");
     tsl_request_t rk = *r; /* a given fp32 plan's (a configuration's) precision: the request's */
     rk.fp32 |= given->fp32;
+    rk.sdp_layer_roots |= given->sdp_layer_roots;
     const tsl_cost_knobs_t routing[2] = {{.moe_capacity = given->moe_capacity,
                                           .moe_pad = given->moe_pad,
                                           .moe_imbalance = given->moe_imbalance},
@@ -514,6 +527,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");
+    if (rk.sdp_layer_roots && sdp_layer_roots_needs_sdp(given, err) != 0)
+        return -1;
     /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as
      * such (target_runs) */
     if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)

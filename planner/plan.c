@@ -402,6 +402,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_p2p = p->ds_pipe_p2p;
     k->ds_grad_bucket = p->ds_grad_bucket;
     k->tp_whole_heads = p->tp_whole_heads;
+    k->sdp_layer_roots = p->sdp_layer_roots;
     k->sdp_nosync = p->sdp_nosync;
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
     k->launch_blocking = p->launch_blocking;
@@ -474,6 +475,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_pipe_p2p = k->ds_pipe_p2p;
     p->ds_grad_bucket = k->ds_grad_bucket;
     p->tp_whole_heads = k->tp_whole_heads;
+    p->sdp_layer_roots = k->sdp_layer_roots;
     p->sdp_nosync = k->sdp_nosync;
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
     p->launch_blocking = k->launch_blocking;

@@ -308,6 +308,11 @@
       "an unfused attention core keeps all its heads on every TP rank, each 1/TP as wide: its "    \
       "scores not split by TP (AMP's fork's TransGAN attention); refused under any --target",      \
       "tp_whole_heads", "tp_whole_heads")                                                          \
+    X(sdp_layer_roots, BOOL, "sdp-layer-roots", "", 0, 0,                                          \
+      "the SDP (FSDP) level as fairscale 0.4.5's FSDP with each layer its own root, its "          \
+      "attention and MLP units inside (Galvatron-BMW): the first unit's gather exposed in the "    \
+      "forward, the others' under compute, the backward's prefetched; needs an SDP level",         \
+      "sdp_layer_roots", "sdp_layer_roots")                                                        \
     X(sdp_nosync, BOOL, "sdp-nosync", "", 0, 0,                                                    \
       "the SDP (FSDP) level kept unsharded between micro-batches where PP > 1 (torchtitan's "      \
       "FSDP2 under PP): weights gathered once per iteration, gradients accumulated unsharded and " \

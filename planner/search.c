@@ -227,6 +227,33 @@ static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+/* sdp_layer_roots (fairscale 0.4.5's FSDP with a root per layer, as Galvatron-BMW's
+ * 2022 runtime wrapped its layers; cost.h) against what else would run the SDP level:
+ * no target launches fairscale (Galvatron's export runs today's runtime), PAPER prices
+ * Galvatron's seed formulas, and sdp_nosync and overlap_param_gather are other FSDP
+ * implementations (FSDP2, Megatron-FSDP). */
+static int sdp_layer_roots_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->sdp_layer_roots)
+        return 0;
+    if (r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer "
+                            "(Galvatron-BMW's 2022 runtime); %s runs its own FSDP and no target "
+                            "launches it",
+                            tsl_target_name(r->target));
+    const char *clash = r->paper_cost             ? "paper_cost (Galvatron's seed formulas)"
+                        : r->sdp_nosync           ? "sdp_nosync (torchtitan's FSDP2)"
+                        : r->overlap_param_gather ? "overlap_param_gather (Megatron-FSDP)"
+                                                  : NULL;
+    if (clash != NULL)
+        return tsl_err_set(err,
+                           "sdp_layer_roots: fairscale's FSDP with a root per layer prices the "
+                           "SDP level one way, and %s another",
+                           clash);
+    return 0;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -274,6 +301,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "(AMP's fork's TransGAN attention keeps them whole); no target "
                             "launches it",
                             tsl_target_name(r->target));
+    if (sdp_layer_roots_check(r, err) != 0)
+        return -1;
     if (r->tp_sync && r->tp_comm_overlap) /* the fork has no SP for userbuffers to overlap */
         return tsl_err_set(err, TP_SYNC_NO_SP ", and tp_comm_overlap overlaps its collectives");
     if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
@@ -724,6 +753,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7470776864ull);
     if (r->sdp_nosync) /* likewise */
         tsl_fp_u64(&fp, 0x7364706e73ull);
+    if (r->sdp_layer_roots) /* likewise */
+        tsl_fp_u64(&fp, 0x7364707274ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
     if (r->launch_blocking) /* likewise */

@@ -337,6 +337,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         k->opt_step,
         (uint64_t)k->launch_blocking,
         (uint64_t)k->async_tp,
+        (uint64_t)k->sdp_layer_roots,
         f64[0],
         f64[1],
         f64[2]};
@@ -1294,6 +1295,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->ds_grad_bucket = true;
     if (r->tp_whole_heads)
         k->tp_whole_heads = true;
+    if (r->sdp_layer_roots)
+        k->sdp_layer_roots = true;
     if (r->sdp_nosync)
         k->sdp_nosync = true;
     if (r->ds_bf16_optimizer)

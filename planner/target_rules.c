@@ -915,6 +915,20 @@ static int async_tp_target_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with fairscale 0.4.5's FSDP with a root per layer (sdp_layer_roots:
+ * Galvatron-BMW's 2022 runtime) is not what any target launches: megatron,
+ * deepspeed and torchtitan run their own sharding, galvatron's export today's
+ * Galvatron runtime (PyTorch FSDP). */
+static int sdp_layer_roots_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->sdp_layer_roots)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs its own FSDP; the plan was priced with sdp_layer_roots "
+                        "(fairscale 0.4.5's FSDP with a root per layer, Galvatron-BMW)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's pipeline p2p as AMP's fork runs it (ds_pipe_p2p:
  * partitioned activations, the fp16 mask, blocking broadcasts) is not what any
  * target launches: megatron and torchtitan send each rank's whole share
@@ -1040,9 +1054,10 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
-        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
-        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
-        launch_blocking_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0)
+        sdp_layer_roots_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
+        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
+        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

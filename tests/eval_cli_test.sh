@@ -1044,6 +1044,29 @@ grep -qx "enable_async_tensor_parallel = true" "$dir/att.toml" && ok ||
 expect 0 "" eval $l8 --torchtitan "$dir/att.toml" --no-search --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a.get("async_tp") is True and b.get("async_tp") is True and a["iter_time_s"] == b["iter_time_s"], (a.get("async_tp"), a["iter_time_s"], b["iter_time_s"])' "$dir/att.json" "$out" &&
     ok || bad "async_tp through the torchtitan export: $(cat "$out")"
+# --sdp-layer-roots (fairscale 0.4.5's FSDP with a root per layer, Galvatron-BMW): BERT-Huge
+# at SDP 8 on the TITAN box, fp32: the MLP units' gathers run under the attention's compute
+# and the backward's are prefetched, so faster; the plan document carries it and prices the
+# same read back; the stack line says it; refused on a plan without SDP, with
+# --paper-cost, and under a target (exit 4)
+gr="--model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --sdp 8 --batch 64 --mbs 8 --no-search --fp32"
+expect 0 "" eval $gr --json
+cp "$out" "$dir/zr.json"
+expect 0 "" eval $gr --sdp-layer-roots --json
+cp "$out" "$dir/roots.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/roots.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["sdp_layer_roots"] is True and "sdp_layer_roots" not in a and b["iter_time_s"] < a["iter_time_s"] and c["sdp_layer_roots"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/zr.json" "$dir/roots.json" "$out" &&
+    ok || bad "sdp_layer_roots: $(cat "$out")"
+expect 0 "" eval $gr --sdp-layer-roots
+grep -q "stack:     SDP as fairscale 0.4.5's FSDP with a root per layer" "$out" && ok ||
+    bad "sdp_layer_roots stack line: $(cat "$out")"
+expect 2 "sdp_layer_roots: the plan has no SDP (FSDP) level" eval ${gr/--sdp 8/--dp 8} --sdp-layer-roots
+expect 2 "sdp_layer_roots: fairscale's FSDP with a root per layer prices the SDP level one way, and paper_cost" \
+    eval $gr --sdp-layer-roots --paper-cost
+expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW's 2022 runtime); galvatron runs its own FSDP" \
+    plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 64 --no-baselines --target galvatron --sdp-layer-roots
+expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW's 2022 runtime); megatron runs its own FSDP" \
+    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/roots.json" --target megatron
 # --sdp-nosync (FSDP2 kept unsharded between micro-batches: torchtitan under PP): at PP 2 x
 # SDP 8 with 8 micro-batches the weights are gathered once per iteration and the gradients
 # reduce-scattered once, so faster, and the gathered weights and whole gradients are held,

@@ -16,6 +16,7 @@
 #include "cost.h"
 #include "layer_dsv3.h"
 #include "pipesim.h"
+#include "sdp_roots.h"
 #include "roofline.h"
 #include "target.h"
 
@@ -491,6 +492,116 @@ static void test_sdp_prefetch(void)
     env.knobs.overlap_param_gather = true;
     tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
     CHECK(r.fwd_s == base.fwd_s && r.bwd_s == base.bwd_s, "sdp_nosync: unchanged");
+    tsl_cluster_free(&c);
+}
+
+/* The forward of a layer that is its own fairscale root (sdp_roots.h), by hand: unit
+ * i's gather back to back on the gather stream, its compute once its gather and the
+ * previous unit's compute are done, slowed by (k - 1) x the time both run. */
+static void test_sdp_root_chain(void)
+{
+    const double g2[] = {1.0, 2.0}, c2[] = {3.0, 1.0};
+    CHECK_NEAR(tsl_sdp_root_fwd_s(g2, c2, 2, 1.0), 5.0, 1e-12, "g0 + max(c0, g1) + c1 = 5");
+    CHECK_NEAR(tsl_sdp_root_fwd_s(g2, c2, 2, 1.3), 5.6, 1e-12, "+ 0.3 x min(c0, g1) = 5.6");
+    const double g3[] = {1.0, 1.0, 1.0}, c3[] = {0.5, 0.5, 3.0};
+    CHECK_NEAR(tsl_sdp_root_fwd_s(g3, c3, 3, 1.0), 6.0, 1e-12,
+               "three units: the gathers lead, the MLP starts at 3 (6)");
+    const double g1[] = {2.0}, c1[] = {3.0};
+    CHECK_NEAR(tsl_sdp_root_fwd_s(g1, c1, 1, 1.3), 5.0, 1e-12, "one unit: its gather exposed");
+}
+
+/* fwd_s of a unit by its forward FLOPs: enough to split test layers by (the cost layer
+ * passes the roofline's time). */
+static double unit_flops(const tsl_layer_t *l, void *ctx)
+{
+    (void)ctx;
+    return l->fwd_flops;
+}
+
+/* The units fairscale gathers under Galvatron's wrapping: an encoder's attention and
+ * MLP, a decoder's self-attention, cross-attention and MLP, each share of the weights
+ * its parameters', the shares summing to 1; a layer without parts one unit. */
+static void test_sdp_root_units(void)
+{
+    tsl_err_t err;
+    tsl_layer_t e = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    CHECK(tsl_layer_derive(&e, &err) == 0, "encoder derived");
+    tsl_sdp_units_t u;
+    tsl_sdp_root_units(&e, unit_flops, NULL, &u);
+    CHECK(u.n == 2, "encoder: 2 units (%u)", u.n);
+    /* the MLP: 2 x h x f weights, f + h biases, its norm's 2 x h; the attention the
+     * rest (~1/3) */
+    CHECK_NEAR(u.w[1], (2.0 * 1024 * 4096 + 4096 + 1024 + 2048) / (double)e.params, 1e-12,
+               "the MLP's share of the weights (%g)", u.w[1]);
+    CHECK(u.w[0] > 0.3 && u.w[0] < 0.35, "the attention's ~1/3 (%g)", u.w[0]);
+    CHECK_NEAR(u.w[0] + u.w[1], 1.0, 1e-12, "weights sum to 1");
+    CHECK_NEAR(u.c[0] + u.c[1], 1.0, 1e-12, "compute sums to 1");
+    tsl_layer_t d = e;
+    d.kind = TSL_LAYER_DECODER;
+    d.cross_seq_len = 512;
+    CHECK(tsl_layer_derive(&d, &err) == 0, "decoder derived");
+    tsl_sdp_root_units(&d, unit_flops, NULL, &u);
+    CHECK(u.n == 3, "decoder: 3 units (%u)", u.n);
+    CHECK(u.w[1] > 0.2 && u.w[0] > 0.2 && u.w[2] > 0.45, "self, cross ~1/4 each, MLP ~1/2");
+    CHECK_NEAR(u.w[0] + u.w[1] + u.w[2], 1.0, 1e-12, "decoder weights sum to 1");
+    tsl_layer_t h = {.kind = TSL_LAYER_HEAD, .seq_len = 512, .hidden = 1024, .vocab = 1000};
+    CHECK(tsl_layer_derive(&h, &err) == 0, "head derived");
+    tsl_sdp_root_units(&h, unit_flops, NULL, &u);
+    CHECK(u.n == 1 && u.w[0] == 1.0 && u.c[0] == 1.0, "a head: one unit");
+}
+
+/* sdp_layer_roots (docs/cost-model.md "FSDP with a root per layer", cost model 81): one
+ * layer at SDP 8 in one node, 16 micro-batches, STACK. What it hides: the MLP unit's
+ * gather (the layer's gather G less the attention's share w_a·G) runs under the
+ * attention's compute, so the forward is shorter than C_f + G but no shorter than
+ * C_f + w_a·G, the attention's gather being exposed; the backward prices as
+ * Megatron-FSDP's prefetched gathers (overlap(C_b, R + G)). What it exposes: the
+ * first unit's gather, which overlap_param_gather hides. PAPER, DP and sdp_nosync
+ * plans are unchanged. */
+static void test_sdp_layer_roots(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r, pre;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_layer_roots, &base, &r);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2, .overlap_param_gather = true};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &pre);
+    double g = base.comm_s / 2.0, cf = base.fwd_s - g;
+    tsl_sdp_units_t u;
+    tsl_sdp_root_units(&l, unit_flops, NULL, &u);
+    CHECK(u.n == 2 && g > 0.0, "two units, a gather (%g s)", g);
+    CHECK(r.fwd_s < base.fwd_s - 1e-9, "the MLP's gather under the attention (%g < %g)", r.fwd_s,
+          base.fwd_s);
+    CHECK(r.fwd_s >= cf + u.w[0] * g - 1e-12, "the attention's gather exposed (%g >= %g)", r.fwd_s,
+          cf + u.w[0] * g);
+    CHECK(r.fwd_s > pre.fwd_s, "more exposed than Megatron-FSDP's prefetch (%g > %g)", r.fwd_s,
+          pre.fwd_s);
+    CHECK(r.bwd_s == pre.bwd_s && r.bwd_sync_s == pre.bwd_sync_s,
+          "the backward's gathers prefetched beside the reduce-scatter (%g vs %g)", r.bwd_s,
+          pre.bwd_s);
+    CHECK(r.bwd_s < base.bwd_s, "shorter than the exposed re-gather (%g < %g)", r.bwd_s,
+          base.bwd_s);
+    CHECK_NEAR(r.comm_s, base.comm_s, 1e-15, "the same bytes moved");
+    CHECK(r.ms_bytes == base.ms_bytes && r.grad_comm_s == base.grad_comm_s,
+          "states and the reduce-scatter unchanged");
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
+    env.mode = TSL_COST_PAPER; /* Galvatron's seed formulas */
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_layer_roots, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
+    cost_off_on(&env, &l, &d, &env.knobs.sdp_layer_roots, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    env.pipelined = true;
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4, .sdp_nosync = true};
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_layer_roots, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "sdp_nosync: unchanged");
     tsl_cluster_free(&c);
 }
 
@@ -3795,6 +3906,9 @@ int main(void)
     test_launch_blocking();
     test_sdp_nosync();
     test_sdp_prefetch();
+    test_sdp_root_chain();
+    test_sdp_root_units();
+    test_sdp_layer_roots();
     test_ds_bf16_optimizer();
     test_fp32();
     test_sdp();

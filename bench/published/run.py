@@ -303,6 +303,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--grad-buf-bytes", str(p["grad_buf_bytes"])]
     if p.get("ds_grad_bucket"):  # DeepSpeed's ZeRO-0 gradient bucket (cost-model.md "DeepSpeed's gradient bucket")
         cmd += ["--ds-grad-bucket"]
+    if p.get("sdp_layer_roots"):  # fairscale's FSDP with a root per layer (cost-model.md "FSDP with a root per layer")
+        cmd += ["--sdp-layer-roots"]
     if p.get("sdp_nosync"):  # FSDP kept unsharded between micro-batches (cost-model.md "SDP without resharding")
         cmd += ["--sdp-nosync"]
     if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
