@@ -1257,6 +1257,18 @@ static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_
     return ub_share_s(under, c, sms, comm_sms, k);
 }
 
+/* The device and a layer's TP GEMMs by block, for the two overlaps that hide each
+ * block's TP collectives under its own GEMMs (userbuffers, torch's AsyncTP); gives
+ * how many blocks have both a GEMM set and a collective pair. */
+static uint32_t tp_overlap_gemms(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                                 const tsl_strategy_t *s, double n, uint32_t t,
+                                 tsl_roofline_dev_t *dev, tsl_roofline_tp_gemms_t *g)
+{
+    env_dev(env, dev);
+    tsl_roofline_layer_tp_gemms(dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), g);
+    return g->n < l->tp_allreduces ? g->n : l->tp_allreduces;
+}
+
 /* TP communication overlap (Megatron-LM --tp-comm-overlap, knobs.tp_comm_overlap;
  * docs/cost-model.md "TP communication overlap"): each userbuffers block of the
  * layer (roofline.h tsl_roofline_layer_tp_gemms: self-attention, dense MLP) runs its
@@ -1284,9 +1296,7 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         return false;
     tsl_roofline_dev_t dev;
     tsl_roofline_tp_gemms_t g;
-    env_dev(env, &dev);
-    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
-    uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
+    uint32_t m = tp_overlap_gemms(env, l, s, n, t, &dev, &g);
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double rest = tp_f - 2.0 * half * m;
     double fwd = rest, bwd = 0.0, hid = 0.0, dx = col[0], dw = col[1];
@@ -1363,9 +1373,7 @@ static bool tp_async_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const ts
         return false;
     tsl_roofline_dev_t dev;
     tsl_roofline_tp_gemms_t g;
-    env_dev(env, &dev);
-    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
-    uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
+    uint32_t m = tp_overlap_gemms(env, l, s, n, t, &dev, &g);
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double sms = dev.shape.sms;
     bool rs_fused = !(env->knobs.recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP);

@@ -1803,22 +1803,39 @@ static void test_tp_comm_overlap_sms(tsl_cost_env_t *env, const tsl_layer_t *l,
 #undef RING
 }
 
-static void test_tp_comm_overlap(void)
-{
+/* GPT layer (h 4096, s 2048) at TP 4 in STACK mode, for the two overlaps that hide
+ * the TP collectives under their GEMMs: the plain and SP strategies, the TP traffic
+ * of a pass (tpf) and the column/row GEMM times by hand at X_FLOPS. */
+typedef struct tp4_fixture {
     tsl_cluster_t c;
     tsl_cost_env_t env;
-    make_env(&c, &env, 1, 4);
-    env.mode = TSL_COST_STACK;
-    tsl_layer_t l = gpt_layer();
-    double s = 2048, h = 4096, f = 4 * 4096, t = 4, k = 1.3;
-    tsl_strategy_t sp = one(TSL_DIM_TP, 4, false), plain = sp;
-    sp.sp = true;
+    tsl_strategy_t sp, plain;
+    double tpf, qkv, proj, fc;
+} tp4_fixture_t;
+
+static void tp4_fixture(tp4_fixture_t *x)
+{
+    double s = 2048, h = 4096, f = 4 * 4096, t = 4;
+    make_env(&x->c, &x->env, 1, 4);
+    x->env.mode = TSL_COST_STACK;
+    x->sp = x->plain = one(TSL_DIM_TP, 4, false);
+    x->sp.sp = true;
     tsl_strategy_bw_t bw;
-    tsl_cost_strategy_bw(&env, &sp, &bw);
-    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
-    double half = tpf / 4;
-    double qkv = 2 * s * h * 3 * h / t / X_FLOPS, proj = 2 * s * h * h / t / X_FLOPS;
-    double fc = 2 * s * h * f / t / X_FLOPS;
+    tsl_cost_strategy_bw(&x->env, &x->sp, &bw);
+    x->tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
+    x->qkv = 2 * s * h * 3 * h / t / X_FLOPS;
+    x->proj = 2 * s * h * h / t / X_FLOPS;
+    x->fc = 2 * s * h * f / t / X_FLOPS;
+}
+
+static void test_tp_comm_overlap(void)
+{
+    tp4_fixture_t fx;
+    tp4_fixture(&fx);
+    tsl_cost_env_t env = fx.env;
+    tsl_layer_t l = gpt_layer();
+    tsl_strategy_t sp = fx.sp, plain = fx.plain;
+    double k = 1.3, tpf = fx.tpf, half = tpf / 4, qkv = fx.qkv, proj = fx.proj, fc = fx.fc;
     CHECK_NEAR(qkv, 1.03079215104e-3, 1e-12, "QKV by hand");
     CHECK_NEAR(proj, 3.4359738368e-4, 1e-12, "proj by hand");
     CHECK_NEAR(fc, 1.37438953472e-3, 1e-12, "FC1 by hand");
@@ -1919,7 +1936,7 @@ static void test_tp_comm_overlap(void)
 #undef RING
 #undef BULK
     test_tp_comm_overlap_sms(&env, &l, &sp, tpf, qkv, proj, fc);
-    tsl_cluster_free(&c);
+    tsl_cluster_free(&fx.c);
 }
 
 /* torch's micro-pipelined TP (knobs.async_tp; docs/cost-model.md "torch's
@@ -1933,20 +1950,12 @@ static void test_tp_comm_overlap(void)
  * torch's. */
 static void test_async_tp(void)
 {
-    tsl_cluster_t c;
-    tsl_cost_env_t env;
-    make_env(&c, &env, 1, 4);
-    env.mode = TSL_COST_STACK;
+    tp4_fixture_t fx;
+    tp4_fixture(&fx);
+    tsl_cost_env_t env = fx.env;
     tsl_layer_t l = gpt_layer();
-    double s = 2048, h = 4096, f = 4 * 4096, t = 4, k = 1.3;
-    tsl_strategy_t sp = one(TSL_DIM_TP, 4, false), plain = sp;
-    sp.sp = true;
-    tsl_strategy_bw_t bw;
-    tsl_cost_strategy_bw(&env, &sp, &bw);
-    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
-    double half = tpf / 4;
-    double qkv = 2 * s * h * 3 * h / t / X_FLOPS, proj = 2 * s * h * h / t / X_FLOPS;
-    double fc = 2 * s * h * f / t / X_FLOPS;
+    tsl_strategy_t sp = fx.sp, plain = fx.plain;
+    double k = 1.3, tpf = fx.tpf, half = tpf / 4, qkv = fx.qkv, proj = fx.proj, fc = fx.fc;
 #define RING(g) (tsl_cost_overlap_s(0.75 * (g), half, k) - 0.75 * (g))
     double fwd = RING(qkv) + RING(proj) + 2 * RING(fc);
     double bwd = RING(proj) + RING(fc) + tpf / 2;
@@ -2009,12 +2018,13 @@ static void test_async_tp(void)
     tsl_cost_layer(&env, &l, &sp, NULL, 1, &m_off);
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env.device_flops, env.device_mem_bw);
+    double s = 2048, h = 4096, t = 4; /* tp4_fixture's layer and TP degree */
     double red = tsl_roofline_mem_s(&dev, 2 * s * h * (1 + 1 / t), 1);
     CHECK(red > 0, "the sum has a cost: %g", red);
     CHECK_NEAR(m_off.fwd_s - m_on.fwd_s, tpf - 2 * red, 1e-12, "forward: the sums alone (%g of %g)",
                2 * red, tpf);
 #undef RING
-    tsl_cluster_free(&c);
+    tsl_cluster_free(&fx.c);
 }
 
 /* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
