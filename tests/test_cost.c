@@ -279,6 +279,18 @@ static void cost_off_on(tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_str
     tsl_cost_layer(env, l, s, NULL, 16, on);
 }
 
+/* One node of 8 at H = 10 us per host op, for the host-dispatch tests (tp_sync,
+ * launch_blocking): TP 8 plain (s) and with its layer recomputed (sc), DP 8 (dp). */
+static void tp8_host_env(tsl_cluster_t *c, tsl_cost_env_t *env, tsl_strategy_t *s,
+                         tsl_strategy_t *sc, tsl_strategy_t *dp)
+{
+    make_env(c, env, 1, 8);
+    env->host_op_s = 1e-5;
+    *s = one(TSL_DIM_TP, 8, false);
+    *sc = one(TSL_DIM_TP, 8, true);
+    *dp = one(TSL_DIM_DP, 8, false);
+}
+
 /* launch_blocking (docs/cost-model.md "Synchronous launches"): beside the passes' own
  * ops (roofline.c host_floor: G + ops·H, test_roofline.c test_launch_blocking), each TP
  * all-reduce is dispatched once the kernel before it has ended: one host op each, on
@@ -291,10 +303,8 @@ static void test_launch_blocking(void)
     tsl_cost_env_t env;
     tsl_layer_cost_t off, on, ck0, ck1, dp0, dp1;
     tsl_layer_t l = test_layer();
-    make_env(&c, &env, 1, 8);
-    env.host_op_s = 1e-5;
-    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
-    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false);
+    tsl_strategy_t s, sc, dp;
+    tp8_host_env(&c, &env, &s, &sc, &dp);
     tsl_cost_layer(&env, &l, &s, NULL, 4, &off);
     tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck0);
     tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp0);
@@ -1160,10 +1170,8 @@ static void test_tp_sync(void)
     tsl_cost_env_t env;
     tsl_layer_cost_t off, on, d2, ck, dp0, dp1;
     tsl_layer_t l = test_layer();
-    make_env(&c, &env, 1, 8);
-    env.host_op_s = 1e-5;
-    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
-    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false);
+    tsl_strategy_t s, sc, dp;
+    tp8_host_env(&c, &env, &s, &sc, &dp);
     tsl_cost_layer(&env, &l, &s, NULL, 4, &off);
     tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp0);
     env.knobs.tp_sync = true;
