@@ -493,8 +493,10 @@ static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *
     return rc != 0 ? tsl_err_prefix(err, "eval") : 0;
 }
 
-/* sdp_layer_roots prices how an SDP level gathers and reduce-scatters: a given plan
- * without one (every layer at SDP degree 1) has nothing it could price. */
+/* sdp_layer_roots prices how an SDP level gathers and reduce-scatters: where the
+ * request asks for it, a given plan without one (every layer at SDP degree 1) has
+ * nothing it could price; a plan document that carries it from a search whose plan
+ * took no SDP level is priced as it was, the switch changing nothing (as async_tp). */
 static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
 {
     for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
@@ -527,7 +529,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");
-    if (rk.sdp_layer_roots && sdp_layer_roots_needs_sdp(given, err) != 0)
+    if (r->sdp_layer_roots && sdp_layer_roots_needs_sdp(given, err) != 0)
         return -1;
     /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as
      * such (target_runs) */

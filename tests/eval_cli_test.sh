@@ -1061,6 +1061,15 @@ expect 0 "" eval $gr --sdp-layer-roots
 grep -q "stack:     SDP as fairscale 0.4.5's FSDP with a root per layer" "$out" && ok ||
     bad "sdp_layer_roots stack line: $(cat "$out")"
 expect 2 "sdp_layer_roots: the plan has no SDP (FSDP) level" eval ${gr/--sdp 8/--dp 8} --sdp-layer-roots
+# a plan document carrying it from a search whose plan took no SDP level (what a
+# `plan --sdp-layer-roots` that picked DP records) is priced as it was, not refused
+expect 0 "" eval ${gr/--sdp 8/--dp 8} --json
+cp "$out" "$dir/dp8.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["sdp_layer_roots"]=True; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/dp8.json" "$dir/dp8_roots.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/dp8_roots.json" --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b.get("sdp_layer_roots") is True and a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/dp8.json" "$out" &&
+    ok || bad "sdp_layer_roots from a DP plan document: $(cat "$out")"
 expect 2 "sdp_layer_roots: fairscale's FSDP with a root per layer prices the SDP level one way, and paper_cost" \
     eval $gr --sdp-layer-roots --paper-cost
 expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW's 2022 runtime); galvatron runs its own FSDP" \
