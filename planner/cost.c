@@ -1338,12 +1338,10 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
  * chunks of the output shard, msg bytes in all (the whole s·h output at the
  * activations' bytes), and writes the shard, msg/t; HBM-bound, after the last
  * transfer. NCCL's reduce-scatter sums inside its own kernel, priced in tp_f. */
-static double async_tp_reduce_s(const tsl_cost_env_t *env, double msg, uint32_t t)
+static double async_tp_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
 {
-    tsl_roofline_dev_t dev;
-    env_dev(env, &dev);
     double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
-    return tsl_roofline_mem_s(&dev, dev.elem_scale > 0 ? bytes / dev.elem_scale : bytes, 1);
+    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
 }
 
 /* torch's micro-pipelined TP (knobs.async_tp: torchtitan's AsyncTP, inductor's
@@ -1377,7 +1375,7 @@ static bool tp_async_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const ts
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double sms = dev.shape.sms;
     bool rs_fused = !(env->knobs.recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP);
-    double red = rs_fused ? async_tp_reduce_s(env, msg, t) : 0.0;
+    double red = rs_fused ? async_tp_reduce_s(&dev, msg, t) : 0.0;
     double ag_in, ag_dy;
     tp_sp_gathers(sp, l->tp_allreduces, tp_f, &ag_in, &ag_dy);
     double fwd = tp_f - 2.0 * half * m, rings_b = 0.0, blk_f = 2.0 * half;
@@ -2042,6 +2040,7 @@ static bool sdp_roots(const tsl_cost_env_t *env, degrees_t g)
 
 typedef struct roots_ctx {
     const tsl_cost_env_t *env;
+    tsl_roofline_dev_t dev; /* env's, made once for all the units */
     double n;
     uint32_t t;
     bool sp;
@@ -2051,10 +2050,9 @@ typedef struct roots_ctx {
 static double roots_unit_fwd_s(const tsl_layer_t *l, void *ctx)
 {
     const roots_ctx_t *c = ctx;
-    tsl_roofline_dev_t dev;
-    env_dev(c->env, &dev);
     tsl_roofline_fwd_t f;
-    tsl_roofline_layer_fwd(&dev, l, c->n, c->t, c->sp, padded_vocab(l, c->t, &c->env->knobs), &f);
+    tsl_roofline_layer_fwd(&c->dev, l, c->n, c->t, c->sp, padded_vocab(l, c->t, &c->env->knobs),
+                           &f);
     return f.s;
 }
 
@@ -2064,7 +2062,8 @@ static double roots_unit_fwd_s(const tsl_layer_t *l, void *ctx)
 static double roots_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                           double n, uint32_t t, double compute_f, double gather, double k)
 {
-    roots_ctx_t ctx = {env, n, t, s->sp};
+    roots_ctx_t ctx = {.env = env, .n = n, .t = t, .sp = s->sp};
+    env_dev(env, &ctx.dev);
     tsl_sdp_units_t u;
     tsl_sdp_root_units(l, roots_unit_fwd_s, &ctx, &u);
     double g[TSL_SDP_UNITS_MAX], c[TSL_SDP_UNITS_MAX];
