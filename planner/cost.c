@@ -1332,16 +1332,28 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     return true;
 }
 
+/* The share of the datasheet HBM bandwidth that ATen's reduce_kernel reaches summing
+ * a micro-pipelined reduce-scatter's stacked partials: "23-43% of HBM peak" on the
+ * op's shapes for a reduction of extent 2-8, instruction-bound (pytorch/pytorch#191803,
+ * July 2026, which replaced that torch.sum with a Triton kernel at 82-88%). The middle
+ * of the published range: an assumption (the PR gives no figure per shape). */
+#define TSL_ASYNC_TP_SUM_HBM_FRAC 0.33
+
 /* The kernel that sums a micro-pipelined reduce-scatter's t partials (torch's
- * _fused_matmul_reduce_scatter_impl / its scaled twin: reduce_fn over
- * stacked_partials after _pipelined_produce_and_all2all): it reads the t received
- * chunks of the output shard, msg bytes in all (the whole s·h output at the
- * activations' bytes), and writes the shard, msg/t; HBM-bound, after the last
- * transfer. NCCL's reduce-scatter sums inside its own kernel, priced in tp_f. */
+ * _fused_matmul_reduce_scatter_impl / its scaled twin: reduce_fn, torch.sum(dim=0)
+ * over stacked_partials after _pipelined_produce_and_all2all, eager ATen inside the
+ * op): it reads the t received chunks of the output shard, msg bytes in all (the
+ * whole s·h output at the activations' bytes), and writes the shard, msg/t; after
+ * the last transfer, at TSL_ASYNC_TP_SUM_HBM_FRAC of the datasheet bandwidth, not
+ * the roofline's streaming share (TSL_ROOFLINE_MEM_EFF). NCCL's reduce-scatter
+ * sums inside its own kernel, priced in tp_f. */
 static double async_tp_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
 {
     double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
-    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
+    double stream =
+        tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 0);
+    return stream * (TSL_ROOFLINE_MEM_EFF / TSL_ASYNC_TP_SUM_HBM_FRAC) +
+           tsl_roofline_mem_s(dev, 0, 1);
 }
 
 /* torch's micro-pipelined TP (knobs.async_tp: torchtitan's AsyncTP, inductor's

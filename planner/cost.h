@@ -381,8 +381,12 @@ typedef enum tsl_cost_mode {
  * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
  * forward exposes the layer's first FSDP unit's gather and runs the others' under the
  * earlier units' compute, the backward's gathers are prefetched beside the
- * reduce-scatters under its compute; a plan without it prices as 80. */
-#define TSL_COST_MODEL_VERSION 81u
+ * reduce-scatters under its compute; a plan without it prices as 80.
+ * 83: async_tp's sum of the reduce-scatter's t partials runs at ATen's reduce_kernel
+ * rate, 0.33 of the datasheet HBM bandwidth (pytorch/pytorch#191803: 23-43 %), not
+ * the roofline's 0.80 (cost.c TSL_ASYNC_TP_SUM_HBM_FRAC); a plan without async_tp
+ * prices as 81. */
+#define TSL_COST_MODEL_VERSION 83u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
