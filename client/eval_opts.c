@@ -30,7 +30,7 @@ static const char eval_usage[] =
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
-    "                      [--moe-a2a-overlap]\n"
+    "                      [--moe-a2a-overlap] [--moe-unfused-permute]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -292,6 +292,11 @@ static const char eval_usage[] =
     "  --moe-a2a-overlap   Megatron-LM's --overlap-moe-expert-parallel-comm: one\n"
     "                      micro-batch's EP all-to-alls under another's compute in\n"
     "                      the 1F1B steady state (PP 1 or interleaved)\n"
+    "  --moe-unfused-permute\n"
+    "                      MCore v0.8's unfused token permutation: argsort and\n"
+    "                      gather; the combine's scatter into zeros, routing-weight\n"
+    "                      product and top-k sum, each a kernel (default: the fused\n"
+    "                      permute and unpermute, Transformer Engine's)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -392,6 +397,7 @@ enum {
     OPT_MOE_FP8_DISPATCH,
     OPT_MOE_ALLTOALL,
     OPT_MOE_FLEX,
+    OPT_MOE_UNFUSED_PERMUTE,
     OPT_MOE_A2A_OVERLAP,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
@@ -483,6 +489,7 @@ static const struct option eval_long[] = {
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"moe-flex-dispatcher", no_argument, 0, OPT_MOE_FLEX},
+    {"moe-unfused-permute", no_argument, 0, OPT_MOE_UNFUSED_PERMUTE},
     {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
@@ -709,6 +716,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
+    case OPT_MOE_UNFUSED_PERMUTE: eo->moe_unfused_permute = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;

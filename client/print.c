@@ -277,6 +277,10 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
               "sync before the dispatch, the routing weights' all-to-all, the second "
               "permutation)\n",
               out);
+    if (json_is_true(json_object_get(plan, "moe_unfused_permute")))
+        fputs("  permute:   MCore v0.8's unfused token permutation (argsort and gather; the "
+              "combine's scatter, routing-weight product and top-k sum)\n",
+              out);
     if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
         print_ep_overlap(out, plan);
     if (json_is_true(json_object_get(plan, "moe_flex_dispatcher")))

@@ -1003,6 +1003,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     }
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
+    dev->moe_unfused = env->knobs.moe_unfused_permute;
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
     dev->autocast = env->knobs.autocast;

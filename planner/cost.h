@@ -385,8 +385,11 @@ typedef enum tsl_cost_mode {
  * 83: async_tp's sum of the reduce-scatter's t partials runs at ATen's reduce_kernel
  * rate, 0.33 of the datasheet HBM bandwidth (pytorch/pytorch#191803: 23-43 %), not
  * the roofline's 0.80 (cost.c TSL_ASYNC_TP_SUM_HBM_FRAC); a plan without async_tp
- * prices as 81. */
-#define TSL_COST_MODEL_VERSION 83u
+ * prices as 81.
+ * 87: MCore v0.8's unfused token permutation (moe_unfused_permute: argsort and gather,
+ * the combine's scatter into zeros, the routing weights' product and the top-k sum
+ * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81. */
+#define TSL_COST_MODEL_VERSION 87u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -457,6 +460,12 @@ typedef struct tsl_cost_knobs {
                                    permutation and the two all-to-alls alone (HybridEP,
                                    DeepEP, torchtitan; and the PAPER mode's, whose env
                                    the engine gives it off) */
+    bool moe_unfused_permute;   /* MCore v0.8's token permutation (moe_utils.py permute /
+                                   unpermute at e223b92072): argsort, a gather, the
+                                   combine's scatter into zeros, the routing weights'
+                                   product and the top-k sum, each its own kernel
+                                   (roofline.h TSL_ROOFLINE_UNFUSED_PERMUTE_*); false: the
+                                   fused permute and unpermute (TE's, moe_permute_fusion) */
     bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
                                    --delay-wgrad-compute): in the 1F1B steady state one
                                    micro-batch's forward and another's backward run as one

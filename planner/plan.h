@@ -133,22 +133,24 @@ typedef struct tsl_plan {
     double moe_capacity;
     bool moe_pad;
     double moe_imbalance;
-    uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
-    uint32_t fp8_impl;     /* with fp8_recipe: tsl_fp8_impl_t, who runs it (0 TE, 1 torchao) */
-    uint32_t loss_impl;    /* tsl_loss_impl_t: how the LM head's loss ran (0 the executor's,
+    uint32_t fp8_recipe;      /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
+    uint32_t fp8_impl;        /* with fp8_recipe: tsl_fp8_impl_t, who runs it (0 TE, 1 torchao) */
+    uint32_t loss_impl;       /* tsl_loss_impl_t: how the LM head's loss ran (0 the executor's,
                               1 torch, 2 megatron, 3 te; loss_impl.h) */
-    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
+    bool fp8_param_gather;    /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
                               in FP8 */
-    bool moe_bf16_experts; /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
-    bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
+    bool moe_bf16_experts;    /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
+    bool moe_fp8_dispatch;    /* with FP8 experts: the dispatch (and the combine's gradient)
                               all-to-all in FP8 */
-    bool moe_alltoall;     /* priced with Megatron-LM's all-to-all token dispatcher
+    bool moe_alltoall;        /* priced with Megatron-LM's all-to-all token dispatcher
                               (cost.h knobs.moe_alltoall) */
-    bool moe_flex;         /* priced with a flex dispatcher's all-to-alls (HybridEP,
+    bool moe_unfused_permute; /* priced with MCore v0.8's unfused token permutation
+                                 (cost.h knobs.moe_unfused_permute) */
+    bool moe_flex;            /* priced with a flex dispatcher's all-to-alls (HybridEP,
                               DeepEP; cost.h knobs.moe_flex) */
-    bool moe_a2a_overlap;  /* priced with Megatron-LM's EP all-to-all overlap (cost.h
+    bool moe_a2a_overlap;     /* priced with Megatron-LM's EP all-to-all overlap (cost.h
                               knobs.moe_a2a_overlap) */
-    bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    bool fb_serial;           /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;

@@ -286,6 +286,11 @@
       "its counts, sync, routing-weight all-to-all and second permutation; default: the "          \
       "permutation and two all-to-alls alone (HybridEP, DeepEP, torchtitan)",                      \
       "moe_alltoall_dispatcher", "moe_alltoall_dispatcher")                                        \
+    X(moe_unfused_permute, BOOL, "moe-unfused-permute", "", 0, 0,                                  \
+      "price MCore v0.8's unfused token permutation (argsort and gather; the combine's "           \
+      "scatter into zeros, routing-weight product and top-k sum, each a kernel); default: the "    \
+      "fused permute and unpermute (Transformer Engine's, moe_permute_fusion)",                    \
+      "moe_unfused_permute", "moe_unfused_permute")                                                \
     X(moe_flex, BOOL, "moe-flex-dispatcher", "", 0, 0,                                             \
       "price a flex MoE dispatcher's all-to-alls (HybridEP, DeepEP; Megatron-LM's "                \
       "moe_token_dispatcher_type flex): across NVLink domains one network copy per token and "     \

@@ -42,6 +42,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_fp8 = false;
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
+    d->moe_unfused = false;
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
@@ -787,6 +788,19 @@ static double expert_bias_s(pass_t *p, double rows, double h, double local)
     return tsl_roofline_mem_s(p->d, b * rows * h, (uint32_t)(per * local + 1.0));
 }
 
+/* MCore v0.8's unfused permutation beyond the fused one (roofline.h
+ * TSL_ROOFLINE_UNFUSED_PERMUTE_*): `elems` = R × h routed elements at top-k k. */
+static double unfused_permute_s(pass_t *p, double elems, double k)
+{
+    double b =
+        p->bwd
+            ? TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_BYTES + TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_PER_K / k
+            : TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_BYTES + TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_PER_K / k;
+    return counted(p, b * elems,
+                   p->bwd ? TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_KERNELS
+                          : TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_KERNELS);
+}
+
 /* Megatron-LM's all-to-all dispatcher beyond the permutation and its all-to-alls
  * (roofline.h TSL_ROOFLINE_A2A_*): Tr tokens routed over E experts, R rows
  * permuted, `rows` on this rank after the dispatch (the expert-TP group's), h
@@ -839,6 +853,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += expert_bias_s(p, m * local, r, local);
     if (p->d->moe_a2a)
         c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, r, local, ep);
+    if (p->d->moe_unfused)
+        c += unfused_permute_s(p, moved * R * r, k);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +

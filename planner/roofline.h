@@ -252,10 +252,36 @@
  *                all-gather, the tokens' and the routing weights' all-to-alls, the
  *                combine's): forward 6 + 3 + 4 + 4 + 4, backward 2 + 3
  * The collectives' time is cost.c's (moe_terms). */
-#define TSL_ROOFLINE_A2A_COUNT_KERNELS 6u
-#define TSL_ROOFLINE_A2A_D2H_COPIES    4u
-#define TSL_ROOFLINE_A2A_ROW_MAP_BYTES 29.0
-#define TSL_ROOFLINE_A2A_SORT_BYTES    4.0
+/* MCore v0.8's unfused token permutation (dev.moe_unfused; Megatron-LM e223b92072
+ * moe_utils.py permute / unpermute, moe_gather / moe_scatter), beyond the fused
+ * permute and unpermute every MoE layer is priced with (4 bytes per element of the
+ * R × h routed rows each, forward; their backward 1.5 × that). Per element of R × h,
+ * bf16, k = top-k (T = R / k tokens):
+ *   forward   permute: argsort of the R expert ids and the `// k` of the order
+ *             (R int64: no bytes counted), the gather (read 2, write 2, as fused);
+ *             unpermute: torch.zeros of [R, h] (write 2), the scatter into it
+ *             (read 2, write 2), `* probs` (read 2, write 2), `.sum(dim=1)` over the
+ *             k copies (read 2, write 2/k): 16 + 2/k against the fused 8, 7 kernels
+ *             against 2
+ *   backward  the product's two gradients (toward the rows: read 2/k, the broadcast
+ *             gradient, write 2; toward the weights: read 2/k and the saved rows 2,
+ *             write 2, its sum over h read 2), the scatter's gather (read 2, write 2);
+ *             the gather's scatter_add_ into zeros of [T, h] (write 2/k, read 2,
+ *             write 2): 16 + 6/k against the fused 12, 6 kernels against 2
+ * Extra: forward 8 + 2/k bytes and 5 kernels, backward 4 + 6/k bytes and 4 kernels,
+ * one host op each. The sort's CUB passes count as one kernel (its R keys are a few
+ * kB). MCore v0.8's dispatcher also synchronises the stream before the dispatch and
+ * sums its counts (an all-gather of E counts): not counted (docs/cost-model.md). */
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_BYTES   8.0
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_PER_K   2.0
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_BYTES   4.0
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_PER_K   6.0
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_FWD_KERNELS 5u
+#define TSL_ROOFLINE_UNFUSED_PERMUTE_BWD_KERNELS 4u
+#define TSL_ROOFLINE_A2A_COUNT_KERNELS           6u
+#define TSL_ROOFLINE_A2A_D2H_COPIES              4u
+#define TSL_ROOFLINE_A2A_ROW_MAP_BYTES           29.0
+#define TSL_ROOFLINE_A2A_SORT_BYTES              4.0
 /* Host time per eager op of a PyTorch training step, seconds: measured on the
  * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA),
  * the model as that step ran it (no dropout: 685 ops per micro-batch; autocast;
@@ -521,6 +547,8 @@ typedef struct tsl_roofline_dev {
                               fuse_wgrad_accumulation; Tessel's executor, beta 1 on its
                               bf16 buffer); 0 after init: a fresh 2-byte gradient
                               written once, the fit's epilogue */
+    bool moe_unfused;       /* MCore v0.8's unfused permutation (TSL_ROOFLINE_UNFUSED_
+                             PERMUTE_*); false after init: the fused permute, unpermute */
     bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */

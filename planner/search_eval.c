@@ -338,6 +338,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->launch_blocking,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots,
+        (uint64_t)k->moe_unfused_permute,
         f64[0],
         f64[1],
         f64[2]};
@@ -1289,6 +1290,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     }
     if (r->moe_alltoall)
         k->moe_alltoall = true;
+    if (r->moe_unfused_permute)
+        k->moe_unfused_permute = true;
     if (r->moe_a2a_overlap)
         k->moe_a2a_overlap = true;
     if (r->ds_grad_bucket)
@@ -1389,8 +1392,10 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
         env->host_op_s = 0.0;
     /* nor Megatron-LM's all-to-all dispatcher's own pieces: the seeds' MoE layer is
      * the permutation and two all-to-alls */
-    if (env->mode == TSL_COST_PAPER)
+    if (env->mode == TSL_COST_PAPER) {
         env->knobs.moe_alltoall = false;
+        env->knobs.moe_unfused_permute = false;
+    }
 }
 
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to
@@ -2203,6 +2208,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
     if (plan->moe_flex && tsl_model_moe_layers(e->model) == 0)
         plan->moe_flex = false;
+    if (plan->moe_unfused_permute && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_unfused_permute = false;
     if (plan->moe_a2a_overlap && tsl_model_moe_layers(e->model) == 0)
         plan->moe_a2a_overlap = false;
     if (P <= 1) /* FSDP2 reshards every micro-batch without PP: priced so (cost.h) */

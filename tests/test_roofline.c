@@ -1800,6 +1800,55 @@ static void test_alltoall_dispatcher(void)
           "GPU-bound");
 }
 
+/* MCore v0.8's unfused permutation on Mixtral 8x7B's MoE layer (EP 8 of 8 experts,
+ * top-2, 4,096 tokens: R = 8,192 rows of 4,096): beyond the fused permute and
+ * unpermute, forward 8 + 2/k bytes per routed element (the combine's zeros and
+ * scatter, the routing weights' product, the top-k sum) and 5 kernels, backward
+ * 4 + 6/k bytes and 4 kernels; one host op a kernel. */
+static void test_unfused_permute(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.ep = 8;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .kv_heads = 8,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t u = d;
+    u.moe_unfused = true;
+    const double W = d.mem_bw, L = d.launch_s, Rh = 8192.0 * 4096;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&u, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               9 * Rh / W + 5 * L, 1e-12, "forward: 302 MB and 5 kernels more, 0.11 ms");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&u, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               7 * Rh / W + 4 * L, 1e-12, "backward: 235 MB and 4 kernels more, 0.09 ms");
+    tsl_roofline_dev_t o = d, ou = u; /* one second an op: the passes' op counts */
+    o.host_op_s = ou.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ou, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) + 5 &&
+              tsl_roofline_layer_bwd_s(&ou, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&o, &l, 1, 1, false, 0) + 4,
+          "5 host ops forward, 4 backward");
+    tsl_layer_t dense = l; /* a dense FFN has no permutation */
+    dense.experts = 0;
+    dense.experts_per_tok = 0;
+    CHECK(tsl_layer_derive(&dense, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_fwd_s(&u, &dense, 1, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&d, &dense, 1, 1, false, 0),
+          "dense layers unchanged");
+}
+
 static void test_gpt_oss_experts(void)
 {
     tsl_roofline_dev_t d;
@@ -1971,6 +2020,7 @@ int main(void)
     test_gpt_oss_experts();
     test_expert_probs();
     test_alltoall_dispatcher();
+    test_unfused_permute();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();

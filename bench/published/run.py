@@ -360,6 +360,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--moe-flex-dispatcher"]
     if p.get("moe_a2a_overlap"):  # Megatron-LM's --overlap-moe-expert-parallel-comm (moe_a2a_overlap)
         cmd += ["--moe-a2a-overlap"]
+    if p.get("moe_unfused_permute"):  # MCore v0.8's unfused token permutation (moe_utils.py)
+        cmd += ["--moe-unfused-permute"]
     return cmd
 
 
