@@ -381,8 +381,13 @@ typedef enum tsl_cost_mode {
  * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
  * forward exposes the layer's first FSDP unit's gather and runs the others' under the
  * earlier units' compute, the backward's gathers are prefetched beside the
- * reduce-scatters under its compute; a plan without it prices as 80. */
-#define TSL_COST_MODEL_VERSION 81u
+ * reduce-scatters under its compute; a plan without it prices as 80.
+ * 82: HF T5's block as transformers 4.16.2 runs it (Galvatron-BMW's T5): each norm
+ * T5LayerNorm's eager ATen chain (tsl_layer_t.eager_norm; fp32: 28 B forward, 92
+ * backward per element, roofline.h TSL_ROOFLINE_EAGER_RMSNORM_FP32_*) and the dropout
+ * between the FFN's activation and wo (ffn_dropout: 5 bytes per f element each way,
+ * its mask and copy kept); a model without either (every family but T5) prices as 81. */
+#define TSL_COST_MODEL_VERSION 82u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
