@@ -382,6 +382,11 @@ typedef enum tsl_cost_mode {
  * forward exposes the layer's first FSDP unit's gather and runs the others' under the
  * earlier units' compute, the backward's gathers are prefetched beside the
  * reduce-scatters under its compute; a plan without it prices as 80.
+ * 82: HF T5's block as transformers 4.16.2 runs it (Galvatron-BMW's T5): each norm
+ * T5LayerNorm's eager ATen chain (tsl_layer_t.eager_norm; fp32: 28 B forward, 92
+ * backward per element, roofline.h TSL_ROOFLINE_EAGER_RMSNORM_FP32_*) and the dropout
+ * between the FFN's activation and wo (ffn_dropout: 5 bytes per f element each way,
+ * its mask and copy kept); a model without either (every family but T5) prices as 81.
  * 83: async_tp's sum of the reduce-scatter's t partials runs at ATen's reduce_kernel
  * rate, 0.33 of the datasheet HBM bandwidth (pytorch/pytorch#191803: 23-43 %), not
  * the roofline's 0.80 (cost.c TSL_ASYNC_TP_SUM_HBM_FRAC); a plan without async_tp

@@ -126,6 +126,13 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
         return tsl_err_set(err, "%s layer: embed_norm: only an embedding layer has one", kn);
     if (l->alibi && !has_attention(l->kind))
         return tsl_err_set(err, "%s layer: alibi: the layer has no self-attention to bias", kn);
+    if (l->eager_norm && !l->rms_norm)
+        return tsl_err_set(err,
+                           "%s layer: eager_norm: HF T5's eager norm is an RMSNorm; set "
+                           "rms_norm too",
+                           kn);
+    if (l->ffn_dropout && l->ffn_hidden == 0)
+        return tsl_err_set(err, "%s layer: ffn_dropout: the layer has no FFN to drop in", kn);
     if (l->kind == TSL_LAYER_EMBEDDING && l->vocab == 0 && l->positions == 0 &&
         l->extra_params == 0)
         return tsl_err_set(err,
@@ -372,6 +379,8 @@ static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     /* LN in, fc1 in, dropout mask | fc1 out (g of them), activation out */
     fg->repl += block_repl(l, x);
     fg->shard += (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) * x->u;
+    if (l->ffn_dropout && !l->no_dropout) /* HF T5: the mask and the dropped copy wo reads */
+        fg->shard += (2.0 * x->u + 1.0) * x->s * x->f;
     fg->allreduces += 1;
 }
 
@@ -784,9 +793,9 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
      * keyed only where set, so every other layer keeps its key and fingerprint */
     bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
-    bool bloom = l->alibi || l->embed_norm;
+    bool bloom = l->alibi || l->embed_norm, t5 = l->eager_norm || l->ffn_dropout;
     bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
-               l->bf16 || bloom;
+               l->bf16 || bloom || t5;
     flags = flags || mamba || ext;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
@@ -819,11 +828,14 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[48] = l->moe_latent;
     key[49] = l->mtp_depth;
     key[50] = l->shared_weights;
-    if (!l->bf16 && !bloom)
+    if (!l->bf16 && !bloom && !t5)
         return 51; /* as before blocks kept bf16 */
     key[51] = l->bf16;
-    if (!bloom)
+    if (!bloom && !t5)
         return 52; /* as before ALiBi and the embedding LayerNorm */
     key[52] = (l->alibi ? 1u : 0u) | (l->embed_norm ? 2u : 0u);
+    if (!t5)
+        return 53; /* as before HF T5's eager norms and FFN dropout */
+    key[53] = (l->eager_norm ? 1u : 0u) | (l->ffn_dropout ? 2u : 0u);
     return TSL_LAYER_KEY_LEN;
 }

@@ -262,6 +262,15 @@ typedef struct tsl_layer {
     bool embed_norm;     /* embedding: a LayerNorm on the looked-up rows (BLOOM's
                             word_embeddings_layernorm, Megatron-DeepSpeed --embed-layernorm):
                             2·h parameters (h with rms_norm), its input kept (2·s·h) */
+    bool eager_norm;     /* the block's norms are an eager chain of ATen kernels, whatever
+                            the stack (HF T5's T5LayerNorm: pow, mean, rsqrt, two
+                            multiplies, transformers 4.16.2 modeling_t5.py; Galvatron's
+                            copy of it); with rms_norm. Time only (roofline.c
+                            eager_norm_s; docs/cost-model.md "HF T5's block") */
+    bool ffn_dropout;    /* dropout on the FFN's inner activation (HF T5's
+                            T5DenseReluDense: wi, act, dropout, wo): one more dropout
+                            kernel over the f-wide activation, its mask (1 byte) and the
+                            dropped copy (the wo GEMM's input) kept; none without dropout */
     bool glu_clamp;      /* the routed experts' gated activation clamps both halves of
                             FFN-in's output first (gpt-oss's swiglu_limit): elementwise
                             kernels of their own (docs/cost-model.md "Mixture of experts") */
@@ -416,7 +425,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights),
  * 52 with bf16, 53 with ALiBi or an embedding LayerNorm (BLOOM).
  */
-#define TSL_LAYER_KEY_LEN 53 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 54 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */

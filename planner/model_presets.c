@@ -240,6 +240,10 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
         l.no_bias = !(sp->arch == TSL_ARCH_LLAMA && sp->linear_bias); /* gpt-oss has them */
         l.rms_norm = true;
     }
+    /* HF T5 (transformers 4.16.2 modeling_t5.py, as Galvatron df32daa runs it):
+     * T5LayerNorm in eager ATen kernels, and T5DenseReluDense's dropout between
+     * the activation and wo (model.h) */
+    l.eager_norm = l.ffn_dropout = sp->arch == TSL_ARCH_T5;
     /* Llama-family training runs without dropout (attention_dropout 0, no hidden
      * dropout in the configs); so do the NeoX-family configs we read */
     l.no_dropout = sp->arch == TSL_ARCH_LLAMA || sp->arch == TSL_ARCH_NEOX;

@@ -626,9 +626,19 @@ static double core_saved_flops(const tsl_layer_t *l)
     return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
 }
 
-/* torchtitan's eager RMSNorm over `elems` elements (roofline.h "Eager modules"). */
+/* An eager RMSNorm over `elems` elements (roofline.h "Eager modules"): torchtitan's,
+ * HF T5's T5LayerNorm (eager_norm); in fp32 without its casts (elem_scale 2: the
+ * figures are fp32 bytes already, not scaled again). */
 static double eager_norm_s(pass_t *p, double elems)
 {
+    if (p->d->elem_scale > 1.0) {
+        uint32_t k = p->bwd ? TSL_ROOFLINE_EAGER_RMSNORM_FP32_BWD_KERNELS
+                            : TSL_ROOFLINE_EAGER_RMSNORM_FP32_FWD_KERNELS;
+        double b = p->bwd ? TSL_ROOFLINE_EAGER_RMSNORM_FP32_BWD_BYTES
+                          : TSL_ROOFLINE_EAGER_RMSNORM_FP32_FWD_BYTES;
+        p->ops += k;
+        return mem_raw_s(p->d, b * elems, k);
+    }
     return p->bwd ? counted(p, TSL_ROOFLINE_EAGER_RMSNORM_BWD_BYTES * elems,
                             TSL_ROOFLINE_EAGER_RMSNORM_BWD_KERNELS)
                   : counted(p, TSL_ROOFLINE_EAGER_RMSNORM_FWD_BYTES * elems,
@@ -660,6 +670,7 @@ static double ffn_act_s(pass_t *p, const shape_t *x, double elems)
 
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
  * mask) of one block: replicated over the TP group unless sequence-parallel.
+ * An eager RMSNorm (torchtitan eager, HF T5's eager_norm) at its own kernels'.
  * Under autocast the norm and the residual stream are fp32 with a cast to bf16
  * between (roofline.h): 24 bytes forward, 44 backward (dropout 5 each way), the
  * host op count as without. */
@@ -667,7 +678,7 @@ static double block_elementwise_s(pass_t *p, const tsl_layer_t *l, const shape_t
                                   double split)
 {
     double elems = x->h * x->s * S / split;
-    if (p->d->eager && l->rms_norm && !p->d->autocast)
+    if ((p->d->eager || l->eager_norm) && l->rms_norm && !p->d->autocast)
         return eager_norm_s(p, elems) +
                mem(p, (x->dropout ? 11.0 : 6.0) * elems, x->dropout ? 2 : 1);
     if (!p->d->autocast)
@@ -871,6 +882,8 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
         return moe_ffn_s(p, l, x, S, t, split);
     double up = ln_lin_col(p, T, x->g * x->f / t, x->h);
     double act = ffn_act_s(p, x, x->f / t * T);
+    if (l->ffn_dropout && x->dropout) /* HF T5's dropout before wo: 5 bytes, as a block's */
+        act += mem(p, 5.0 * x->f / t * T, 1);
     double down = lin_row(p, T, x->h, x->f / t);
     return up + act + down + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, l, x, S, split);

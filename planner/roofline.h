@@ -403,6 +403,24 @@
 #define TSL_ROOFLINE_EAGER_SWIGLU_FWD_BYTES    10.0
 #define TSL_ROOFLINE_EAGER_SWIGLU_BWD_BYTES    18.0
 
+/*
+ * The same RMSNorm chain in fp32 training (knobs.fp32: activations and weights fp32),
+ * as HF T5's T5LayerNorm runs it (transformers 4.16.2 modeling_t5.py, copied by
+ * Galvatron df32daa t5/T5ForConditionalGeneration_tensor_parallel.py l.13-31;
+ * tsl_layer_t.eager_norm) and torchtitan's when fp32: x.to(float32) and the cast
+ * back are no-ops, every other kernel moves 4-byte elements, per element:
+ *   forward   pow(2) (8), mean(-1) (4), + eps and rsqrt (per row), x * rsqrt (8),
+ *       weight * (8): 28 B, 6 kernels
+ *   backward  weight *'s two products and the weight's sum (8 + 12 + 4), x * rsqrt's
+ *       two products and its row sum (8 + 12 + 4), rsqrt's (per row), mean's expand
+ *       (4), pow's pow(1) copy, scale and product (8 + 8 + 12), the two gradients
+ *       of x summed (12): 92 B, 12 kernels
+ */
+#define TSL_ROOFLINE_EAGER_RMSNORM_FP32_FWD_BYTES   28.0
+#define TSL_ROOFLINE_EAGER_RMSNORM_FP32_BWD_BYTES   92.0
+#define TSL_ROOFLINE_EAGER_RMSNORM_FP32_FWD_KERNELS 6u
+#define TSL_ROOFLINE_EAGER_RMSNORM_FP32_BWD_KERNELS 12u
+
 /* A GEMM whose row length is not a multiple of 16 bytes (the LM head over an
  * unpadded vocabulary, e.g. GPT-2's 50257): cuBLAS cannot take its aligned
  * (TMA, vectorised) kernels and falls back to a slower path — "tripling that

@@ -157,7 +157,7 @@ static void test_bloom(void)
           "a BLOOM block counts as GPT's");
     uint64_t kb[TSL_LAYER_KEY_LEN], kg[TSL_LAYER_KEY_LEN];
     uint32_t nb = tsl_layer_key(b, kb), ng = tsl_layer_key(&g.layers[1], kg);
-    CHECK(nb == TSL_LAYER_KEY_LEN && ng == 30 && kb[52] == 1, "ALiBi keyed: %u vs %u", nb, ng);
+    CHECK(nb == 53 && ng == 30 && kb[52] == 1, "ALiBi keyed: %u vs %u", nb, ng);
     tsl_model_free(&g);
     tsl_model_free(&m);
     CHECK(tsl_hf_config_load(path_of("bloom_560m.json"), 8192, &m, &err) == 0 &&
@@ -228,6 +228,9 @@ static void test_shapes(void)
     CHECK(m.layers[1].kind == TSL_LAYER_ENCODER && m.layers[7].kind == TSL_LAYER_DECODER &&
               m.layers[7].seq_len == 512 && m.layers[7].cross_seq_len == 512,
           "t5 layout");
+    CHECK(m.layers[1].eager_norm && m.layers[1].ffn_dropout && m.layers[7].eager_norm &&
+              m.layers[7].ffn_dropout && !m.layers[0].eager_norm,
+          "t5 (model_type): HF T5's eager norms and FFN dropout on its blocks (cost model 82)");
     tsl_model_free(&m);
     CHECK(tsl_hf_config_load(path_of("t5.json"), 128, &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].seq_len == 128 && m.layers[7].seq_len == 128 &&

@@ -659,16 +659,18 @@ static void test_moe_mla(void)
         const tsl_model_preset_t *p = tsl_model_preset_at(i);
         CHECK(tsl_model_preset(p->name, &m, &err) == 0, "%s", err.msg);
         if (tsl_model_moe_layers(&m) == 0) {
-            /* TransGAN's and BLOOM's (ALiBi: model.h) blocks key longer */
+            /* TransGAN's, BLOOM's (ALiBi: model.h) and T5's (HF T5's eager norm and
+               FFN dropout) blocks key longer */
             uint32_t kl = m.layers[1].transgan_eager ? 42u
-                          : m.layers[1].alibi        ? TSL_LAYER_KEY_LEN
+                          : m.layers[1].alibi        ? 53u
+                          : m.layers[1].eager_norm   ? TSL_LAYER_KEY_LEN
                                                      : 30u;
-            CHECK(tsl_model_active_params(&m) == tsl_model_params(&m) &&
-                      tsl_layer_key(&m.layers[1], key) == kl &&
-                      tsl_model_check_priced(&m, &err) == 0,
-                  "%s: dense: active = total, old key (TransGAN's and BLOOM's block: their own), "
-                  "priced",
-                  p->name);
+            CHECK(
+                tsl_model_active_params(&m) == tsl_model_params(&m) &&
+                    tsl_layer_key(&m.layers[1], key) == kl && tsl_model_check_priced(&m, &err) == 0,
+                "%s: dense: active = total, old key (TransGAN's, BLOOM's, T5's block: their own), "
+                "priced",
+                p->name);
         }
         tsl_model_free(&m);
     }

@@ -1260,6 +1260,67 @@ static void test_alibi(void)
           "ALiBi without attention refused: %s", err.msg);
 }
 
+/* HF T5's block (cost model 82; tsl_layer_t eager_norm, ffn_dropout): T5-Large's
+ * encoder layer (512 tokens, h 1024, f 4096) keeps both flags from its preset,
+ * BERT-Huge's neither. In fp32 (elem_scale 2), one sample on an H100 (3350 GB/s ×
+ * 0.8), the two flags together against the same layer without them, per token:
+ * forward, each of the two blocks' norms as T5LayerNorm's 6 kernels, 28 B, plus
+ * the residual and dropout's 11 × 2, where the fused norm, residual and dropout
+ * moved 15 × 2 (+20 B per h element, +5 kernels a block); the FFN's dropout 5 × 2
+ * per f element (+1 kernel): 2 · 20 · 1024 + 10 · 4096 = 81920 B. Backward: 92 +
+ * 1.5 · 22 where 1.5 · 30 (+80 B, +11 kernels a block), the dropout 1.5 · 10:
+ * 2 · 80 · 1024 + 15 · 4096 = 225280 B. The stash: the FFN's dropout mask and
+ * dropped copy, 1 + 4 bytes per f element in fp32 (1 + 2 in 16 bits). */
+static void test_t5_block(void)
+{
+    tsl_model_t t5, bert;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("T5-Large-32", &t5, &err) == 0 &&
+              tsl_model_preset("BERT-Huge-32", &bert, &err) == 0,
+          "%s", err.msg);
+    const tsl_layer_t *enc = &t5.layers[1], *dec = &t5.layers[17], *bl = &bert.layers[1];
+    CHECK(enc->kind == TSL_LAYER_ENCODER && dec->kind == TSL_LAYER_DECODER && enc->eager_norm &&
+              enc->ffn_dropout && dec->eager_norm && dec->ffn_dropout,
+          "T5's encoder and decoder layers: HF T5's eager norm and FFN dropout");
+    CHECK(!bl->eager_norm && !bl->ffn_dropout, "BERT's layer: neither");
+    tsl_layer_t on = *enc, off = *enc;
+    on.fp32_acts = off.fp32_acts = true;
+    off.eager_norm = off.ffn_dropout = false;
+    tsl_layer_t half = *enc;
+    half.ffn_dropout = false;
+    CHECK(tsl_layer_derive(&on, &err) == 0 && tsl_layer_derive(&off, &err) == 0 &&
+              tsl_layer_derive(&half, &err) == 0,
+          "%s", err.msg);
+    CHECK(on.act_shard_bytes - off.act_shard_bytes == 5ull * 512 * 4096 &&
+              enc->act_shard_bytes - half.act_shard_bytes == 3ull * 512 * 4096,
+          "the FFN dropout's mask and copy kept: 5 B (fp32), 3 B (16-bit) per f element");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.elem_scale = 2.0;
+    double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, T = 512.0;
+    double fb = 2 * 20.0 * 1024 + 10.0 * 4096, bb = 2 * 80.0 * 1024 + 15.0 * 4096;
+    CHECK(fb == 81920 && bb == 225280, "bytes per token %g / %g", fb, bb);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &on, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &off, 1, 1, false, 0),
+               fb * T / W + 11 * L, 1e-9, "forward: the eager norms and the FFN's dropout");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &on, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &off, 1, 1, false, 0),
+               bb * T / W + 23 * L, 1e-9, "backward: the eager norms and the FFN's dropout");
+    tsl_layer_t nd = on, ndo = off;
+    nd.no_dropout = ndo.no_dropout = true;
+    CHECK(tsl_layer_derive(&nd, &err) == 0 && tsl_layer_derive(&ndo, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &nd, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &ndo, 1, 1, false, 0),
+               2 * 20.0 * 1024 * T / W + 10 * L, 1e-9,
+               "without dropout: the norms alone (+20 B per h element, +5 kernels a block)");
+    tsl_layer_t bad = *bl;
+    bad.eager_norm = true;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && strstr(err.msg, "eager_norm") != NULL,
+          "an eager RMSNorm on a LayerNorm layer refused: %s", err.msg);
+    tsl_model_free(&t5);
+    tsl_model_free(&bert);
+}
+
 /* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
  * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
  * aligned time; the padded 50304 does not (roofline.h). */
@@ -2050,5 +2111,6 @@ int main(void)
     test_tp_whole_heads();
     test_unaligned_head();
     test_alibi();
+    test_t5_block();
     return CHECK_DONE();
 }
