@@ -545,8 +545,8 @@ static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
  * modules. */
 static int parse_modules(const char *text, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
-    return tsl_recompute_modules_parse(text, &eo->cfg.knobs.recompute_modules, &eo->recompute_core,
-                                       err);
+    return tsl_recompute_modules_flag(text, &eo->cfg.knobs.recompute_modules, &eo->recompute_core,
+                                      err);
 }
 
 /* The flags that set every layer's strategy, which --strategy gives whole; NULL

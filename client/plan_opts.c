@@ -148,7 +148,7 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_REAL:
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
     case TSL_REQUEST_KIND_MODULES:
-        return tsl_recompute_modules_parse(arg, (uint32_t *)field, NULL, err);
+        return tsl_recompute_modules_flag(arg, (uint32_t *)field, NULL, err);
     case TSL_REQUEST_KIND_LOSS: {
         int i = tsl_loss_impl_parse(arg);
         if (i < 0)

@@ -14,6 +14,7 @@
 #include "export.h"
 #include "gemm_eff.h"
 #include "mtp.h"
+#include "strategy.h"
 
 static double num(json_t *o, const char *key)
 {
@@ -335,6 +336,44 @@ typedef struct switch_line {
     const char *key, *line;
 } switch_line_t;
 
+/* Whether a layer's strategy runs what a switch changes. */
+typedef bool (*switch_runs_fn)(const tsl_strategy_t *s);
+
+static bool runs_tp(const tsl_strategy_t *s)
+{
+    return tsl_strategy_degree(s, TSL_DIM_TP) > 1;
+}
+
+static bool runs_tp_sp(const tsl_strategy_t *s)
+{
+    return s->sp && runs_tp(s);
+}
+
+static bool runs_sdp(const tsl_strategy_t *s)
+{
+    return tsl_strategy_degree(s, TSL_DIM_SDP) > 1;
+}
+
+/* Some layer of the plan's stages runs f; a plan without readable runs counts as
+ * running it (the line as recorded). */
+static bool plan_runs(json_t *plan, switch_runs_fn f)
+{
+    size_t i, j, n = 0;
+    json_t *st, *run;
+    json_array_foreach(json_object_get(plan, "stages"), i, st)
+    {
+        json_array_foreach(json_object_get(st, "runs"), j, run)
+        {
+            tsl_strategy_t s;
+            const char *text = json_string_value(json_object_get(run, "strategy"));
+            if (tsl_strategy_parse(text, &s, NULL) != 0 || f(&s))
+                return true;
+            n++;
+        }
+    }
+    return n == 0;
+}
+
 /* The stack switches printed before the attention kernel's line, then after it. */
 static const switch_line_t stack_lines_a[] = {
     {"double_block_fwd",
@@ -372,11 +411,42 @@ static const switch_line_t stack_lines_b[] = {
               "unfused kernels\n"},
 };
 
+/* The switches recorded from the request whatever the search picks (plan --async-tp
+ * on one GPU, --sdp-layer-roots picking DP), and their line where no layer runs them:
+ * the line above described a switch no layer ran. */
+static const struct idle_line {
+    const char *key;
+    switch_runs_fn runs;
+    const char *line;
+} idle_lines[] = {
+    {"tp_whole_heads", runs_tp,
+     "  stack:     tp_whole_heads (--tp-whole-heads) changes nothing: no layer of the plan runs "
+     "TP > 1\n"},
+    {"async_tp", runs_tp_sp,
+     "  stack:     async_tp (--async-tp) changes nothing: no layer of the plan runs TP > 1 with "
+     "SP\n"},
+    {"sdp_layer_roots", runs_sdp,
+     "  stack:     sdp_layer_roots (--sdp-layer-roots) changes nothing: no layer of the plan "
+     "runs an SDP (FSDP) level\n"},
+};
+
+/* key's line where the plan runs none of what it changes, else NULL. */
+static const char *idle_line(json_t *plan, const char *key)
+{
+    for (size_t i = 0; i < sizeof idle_lines / sizeof idle_lines[0]; i++)
+        if (strcmp(idle_lines[i].key, key) == 0 && !plan_runs(plan, idle_lines[i].runs))
+            return idle_lines[i].line;
+    return NULL;
+}
+
 static void print_switch_lines(FILE *out, json_t *plan, const switch_line_t *t, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (json_is_true(json_object_get(plan, t[i].key)))
-            fputs(t[i].line, out);
+    for (size_t i = 0; i < n; i++) {
+        if (!json_is_true(json_object_get(plan, t[i].key)))
+            continue;
+        const char *idle = idle_line(plan, t[i].key);
+        fputs(idle ? idle : t[i].line, out);
+    }
 }
 
 static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t *cluster,

@@ -120,10 +120,42 @@ static tsl_strategy_t strategy_of(const tsl_eval_cfg_t *cfg, const uint32_t deg[
     return s;
 }
 
+/* The most samples a global batch or micro-batch may hold: eval's --batch bound, which
+ * the products below are held to as well. */
+#define EVAL_MAX_BATCH (1u << 24)
+
+/* The batch's products (samples per rank x data width x micro-batches), each in 64
+ * bits and held to EVAL_MAX_BATCH: in 32 bits --mbs 9 x 8192 ranks x --micro 65536
+ * wrapped to a global batch of 536870912 and was priced at one sample per rank, and
+ * --mbs 8 there to 0 (exit 4, "no finite iteration time"). */
+static int batch_bounds(const tsl_eval_cfg_t *cfg, uint32_t mbs, uint32_t width, tsl_err_t *err)
+{
+    uint64_t mb = (uint64_t)mbs * width, local = (uint64_t)cfg->local_batch * width;
+    if (mb > EVAL_MAX_BATCH)
+        return tsl_err_set(err,
+                           "batch: micro-batches of %llu samples (%u per rank x data width %u) "
+                           "are above %u",
+                           (unsigned long long)mb, mbs, width, EVAL_MAX_BATCH);
+    if (!cfg->global_batch && local > EVAL_MAX_BATCH)
+        return tsl_err_set(err,
+                           "batch: a local batch of %u x data width %u is a global batch of %llu, "
+                           "above %u",
+                           cfg->local_batch, width, (unsigned long long)local, EVAL_MAX_BATCH);
+    if (cfg->n_micro && mb * cfg->n_micro > EVAL_MAX_BATCH)
+        return tsl_err_set(err,
+                           "batch: %u micro-batches of %llu samples (%u per rank x data width "
+                           "%u) are a global batch of %llu, above %u",
+                           cfg->n_micro, (unsigned long long)mb, mbs, width,
+                           (unsigned long long)(mb * cfg->n_micro), EVAL_MAX_BATCH);
+    return 0;
+}
+
 static int batch(const tsl_eval_cfg_t *cfg, uint32_t width, uint32_t P, tsl_plan_t *out,
                  tsl_err_t *err)
 {
     uint32_t mbs = cfg->mbs ? cfg->mbs : 1, B = cfg->global_batch;
+    if (batch_bounds(cfg, mbs, width, err) != 0)
+        return -1;
     out->micro_batch = mbs * width;
     if (B == 0 && cfg->local_batch)
         B = cfg->local_batch * width;
@@ -464,11 +496,15 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
             cfg->dp *= cfg->knobs.cp;
     }
     tsl_plan_init(out);
-    if (P > TSL_PLAN_MAX_STAGES || P > m->n_layers || n_devices % P != 0)
-        return tsl_err_set(err,
-                           "pp: %u does not divide the %u devices (or exceeds the %u "
-                           "layers)",
-                           P, n_devices, m->n_layers);
+    /* the bound it breaks named: --pp 64 on 64 devices read "64 does not divide the
+     * 64 devices (or exceeds the 26 layers)" */
+    if (P > m->n_layers)
+        return tsl_err_set(err, "pp: %u stages are more than the model's %u layers", P,
+                           m->n_layers);
+    if (P > TSL_PLAN_MAX_STAGES)
+        return tsl_err_set(err, "pp: %u stages are above %u", P, TSL_PLAN_MAX_STAGES);
+    if (n_devices % P != 0)
+        return tsl_err_set(err, "pp: %u does not divide the %u devices", P, n_devices);
     if (tsl_eval_shape_check(&cfg->shape, m, cfg->tp ? cfg->tp : 1, err) != 0 ||
         degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;

@@ -161,20 +161,29 @@ json_t *tsl_recompute_json(uint32_t mask)
     return a;
 }
 
+/* One bitmask, whole or an entry: past 32 bits (or negative) unknown, not cut to
+ * its low word (2^32 + 8 read as mlp). */
+static uint32_t module_mask_of(const json_t *v)
+{
+    json_int_t x = json_integer_value(v);
+    return x >= 0 && x <= (json_int_t)UINT32_MAX ? (uint32_t)x : TSL_RECOMPUTE_UNKNOWN;
+}
+
 uint32_t tsl_recompute_of_json(const json_t *v)
 {
     if (json_is_integer(v))
-        return (uint32_t)json_integer_value(v);
+        return module_mask_of(v);
     uint32_t mask = 0, bit;
     size_t i;
     const json_t *e;
     json_array_foreach(v, i, e)
     {
+        const char *name = json_string_value(e);
         if (json_is_integer(e))
-            mask |= (uint32_t)json_integer_value(e);
-        else if (tsl_recompute_modules_parse(json_string_value(e), &bit, NULL, NULL) == 0)
+            mask |= module_mask_of(e);
+        else if (name && tsl_recompute_modules_parse(name, &bit, NULL, NULL) == 0 && bit)
             mask |= bit;
-        else
+        else /* a null, a real or "" names no module this build prices */
             mask |= TSL_RECOMPUTE_UNKNOWN;
     }
     return mask;

@@ -89,6 +89,43 @@ static int check_type(const json_t *o, const char *where, const char *key, bool 
     return tsl_err_set(err, "%s%s: expected %s, got %s", where, key, want, tsl_json_type_name(v));
 }
 
+/* recompute_modules' bitmask (tessel.v1's form, whole or as an entry): 0 to
+ * 2^32 - 1, the width the plan keeps; 2^32 + 8 was cut to 8 (mlp) and 2^40 to 0. */
+static int check_module_mask(const json_t *v, const char *at, tsl_err_t *err)
+{
+    json_int_t x = json_integer_value(v);
+    if (x < 0 || x > (json_int_t)UINT32_MAX)
+        return tsl_err_set(err, "%s: %lld is not a module bitmask (0 to %u)", at, (long long)x,
+                           UINT32_MAX);
+    return 0;
+}
+
+/* Each entry of recompute_modules a module's name or a bitmask, as
+ * tsl_recompute_of_json reads them: a null, 1.5 or "" was read as no module and
+ * the plan priced without the recompute it names. */
+static int check_modules(const json_t *rm, tsl_err_t *err)
+{
+    if (json_is_integer(rm))
+        return check_module_mask(rm, "plan: recompute_modules", err);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(rm, i, e)
+    {
+        char at[48];
+        snprintf(at, sizeof at, "plan: recompute_modules[%zu]", i);
+        if (json_is_integer(e)) {
+            if (check_module_mask(e, at, err) != 0)
+                return -1;
+        } else if (!json_is_string(e)) {
+            return tsl_err_set(err, "%s: expected a module's name, got %s", at,
+                               tsl_json_type_name(e));
+        } else if (json_string_length(e) == 0) {
+            return tsl_err_set(err, "%s: an empty name; give a module's name, e.g. \"mlp\"", at);
+        }
+    }
+    return 0;
+}
+
 static int check_custom(const json_t *o, tsl_err_t *err)
 {
     const char *w = "plan: ";
@@ -105,7 +142,8 @@ static int check_custom(const json_t *o, tsl_err_t *err)
                    err) ||
         check_type(o, w, "memopt", json_is_object(json_object_get(o, "memopt")), "an object",
                    err) ||
-        check_type(o, w, "stages", json_is_array(json_object_get(o, "stages")), "an array", err))
+        check_type(o, w, "stages", json_is_array(json_object_get(o, "stages")), "an array", err) ||
+        check_modules(rm, err))
         return -1;
     if (g && !(json_is_string(g) && (strcmp(json_string_value(g), "layer") == 0 ||
                                      strcmp(json_string_value(g), "sublayer") == 0)))

@@ -190,6 +190,14 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
     uint32_t P = g->pp, G = c->n_devices / P, v = g->interleave > 1 ? g->interleave : 1;
     if (g->micro_batch == 0 || g->n_micro == 0)
         return tsl_err_set(err, "eval: micro-batch size and count must be at least 1");
+    /* a plan document's cp_comm one of cost.h's: 99 was checked by p2p's rule and
+     * refused as "context parallelism 4 (?) needs 2 x 4 to divide its 1024 tokens",
+     * which they did */
+    if (g->cp_comm >= TSL_CP_COMM_COUNT)
+        return tsl_err_set(err,
+                           "eval: cp_comm: %u is not 0 (p2p), 1 (allgather), 2 (a2a) or 3 "
+                           "(torch-allgather)",
+                           g->cp_comm);
     for (uint32_t s = 0; s < P; s++) {
         /* stages run on equal consecutive blocks; a given placement (both 0:
          * none given) must be that one, not silently replaced by it */

@@ -53,8 +53,29 @@ int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_att
     return 0;
 }
 
+int tsl_recompute_modules_flag(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err)
+{
+    if (tsl_recompute_modules_parse(list, mask, core_attn, err) != 0)
+        return -1;
+    if (*mask == 0 && !(core_attn && *core_attn))
+        return tsl_err_set(err,
+                           "recompute-modules: '%.64s' names no module; give one or more of "
+                           "%smoe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, "
+                           "comma-separated, or torchtitan_op",
+                           list ? list : "", core_attn ? "core_attn, " : "");
+    return 0;
+}
+
 int tsl_recompute_modules_check(uint32_t mask, tsl_err_t *err)
 {
+    /* a request's bitmask (PlanRequest.recompute_modules) with a bit no module has:
+     * 0x100 or 2^31 was searched as no module, without a word */
+    if (mask & ~TSL_RECOMPUTE_ALL)
+        return tsl_err_set(err,
+                           "recompute_modules: 0x%x names no module this build prices (bits 0-%u: "
+                           "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, "
+                           "torchtitan_op)",
+                           mask & ~TSL_RECOMPUTE_ALL, TSL_RECOMPUTE_COUNT - 1);
     if ((mask & TSL_RECOMPUTE_TORCHTITAN_OP) && mask != TSL_RECOMPUTE_TORCHTITAN_OP)
         return tsl_err_set(err, "recompute_modules: torchtitan_op (torchtitan's op-level "
                                 "selective AC) is a policy of its own, not one beside "

@@ -107,6 +107,14 @@ const char *tsl_recompute_module_name(uint32_t i);
  */
 int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err);
 
+/*
+ * tsl_recompute_modules_parse for plan's and eval's --recompute-modules, whose list
+ * must name a module: "" (an unset shell variable) or ",," asked for nothing and got
+ * a plan without the recompute. Megatron-LM's line, where the flag alone is an empty
+ * list, parses with tsl_recompute_modules_parse.
+ */
+int tsl_recompute_modules_flag(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err);
+
 /* 0 where mask is one policy: Megatron-LM's modules, or torchtitan_op alone (its
  * op-level selective AC replaces the stash the others would trim); else -1 with
  * `recompute_modules:` and the clash named. */

@@ -58,6 +58,9 @@ expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 0
 expect 2 "vp_group: 2 is below the 4 stages" plan --local --model GPT2-345M --cluster 8xA100-80G --pp 4 --vp-group 2
 expect 2 "vp_group: 8 micro-batches per group" plan --local --model GPT2-345M --cluster 8xA100-80G --no-interleave --vp-group 8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
+# a module list naming nothing (an unset shell variable) refused, not planned without them
+expect 2 "recompute-modules: '' names no module; give one or more of moe_act" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --recompute-modules ""
 # a whole number past 2^64 is out of range, not "not a whole number"
 expect 2 "batch: 99999999999999999999 is out of range; must be 1..1048576" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 99999999999999999999

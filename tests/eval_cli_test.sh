@@ -824,6 +824,10 @@ python3 -c 'import json,sys; f,u=(json.load(open(a))["plan"] for a in sys.argv[1
 # (75.65 GiB on stage 0 without the modules: above plan's 75 GiB default budget)
 moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search --memory 80G"
 expect 2 "'bogus' is not a module" eval $moe8 --ep 8 --recompute-modules moe_act,bogus
+# a list that names nothing (an unset shell variable) refused, not priced without them
+expect 2 "recompute-modules: '' names no module; give one or more of core_attn, moe_act" \
+    eval $moe8 --ep 8 --recompute-modules ""
+expect 2 "recompute-modules: ',,' names no module" eval $moe8 --ep 8 --recompute-modules ,,
 expect 2 "mla_up_proj: Mixtral-8x7B has no multi-head latent attention" eval $moe8 --ep 8 --recompute-modules mla_up_proj
 expect 2 "ep 3 x etp 1 does not fit its stage of 8 devices (ep must divide its 8 experts" eval $moe8 --ep 3
 expect 2 "not 1f1b, interleaved, zbh1, zbv or dualpipev" eval $moe8 --ep 8 --schedule gpipe
@@ -1070,6 +1074,16 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["sdp_laye
 expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/dp8_roots.json" --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b.get("sdp_layer_roots") is True and a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/dp8.json" "$out" &&
     ok || bad "sdp_layer_roots from a DP plan document: $(cat "$out")"
+# its stack line says the switch changes nothing there (it described fairscale's units
+# on a plan without an SDP level), as plan --async-tp's on one GPU (no TP to overlap)
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/dp8_roots.json"
+grep -q "^  stack:     sdp_layer_roots (--sdp-layer-roots) changes nothing: no layer of the plan runs an SDP (FSDP) level$" "$out" &&
+    ! grep -q "fairscale 0.4.5's FSDP with a root per layer" "$out" && ok ||
+    bad "sdp_layer_roots' stack line on a DP plan: $(cat "$out")"
+expect 0 "" plan --local --model GPT2-345M --cluster 1xA100-80G --batch 8 --no-baselines --async-tp --tp-whole-heads
+grep -q "^  stack:     async_tp (--async-tp) changes nothing: no layer of the plan runs TP > 1 with SP$" "$out" &&
+    grep -q "^  stack:     tp_whole_heads (--tp-whole-heads) changes nothing: no layer of the plan runs TP > 1$" "$out" &&
+    ! grep -q "AsyncTP" "$out" && ok || bad "async_tp's stack line on one GPU: $(cat "$out")"
 expect 2 "sdp_layer_roots: fairscale's FSDP with a root per layer prices the SDP level one way, and paper_cost" \
     eval $gr --sdp-layer-roots --paper-cost
 expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW's 2022 runtime); galvatron runs its own FSDP" \
@@ -1471,6 +1485,12 @@ for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a strin
     'schedule 2|plan: schedule: expected a schedule'"'"'s name (1F1B, interleaved, zbh1, zbv, dualpipev), got a number' \
     'granularity "Sublayer"|plan: granularity: expected "layer" or "sublayer", got Sublayer' \
     'recompute_modules "mlp"|plan: recompute_modules: expected an array of module names' \
+    'recompute_modules 4294967304|plan: recompute_modules: 4294967304 is not a module bitmask' \
+    'recompute_modules [1099511627776]|plan: recompute_modules\[0\]: 1099511627776 is not a module bitmask' \
+    'recompute_modules ["mlp", null]|plan: recompute_modules\[1\]: expected a module'"'"'s name, got null' \
+    'recompute_modules [1.5]|plan: recompute_modules\[0\]: expected a module'"'"'s name, got a number' \
+    'recompute_modules [""]|plan: recompute_modules\[0\]: an empty name' \
+    'cp_comm 99|eval: cp_comm: 99 is not 0 (p2p), 1 (allgather), 2 (a2a) or 3 (torch-allgather)' \
     'node_order ["1"]|plan: node_order\[0\]: expected a node index 0..65535' \
     'label 7|plan: label: expected a string, got a number' \
     'slicer []|plan: slicer: expected an object, got an array' \

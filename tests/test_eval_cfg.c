@@ -1088,6 +1088,40 @@ static void test_cfg_refusals(void)
     tsl_eval_cfg_t bat = {.tp = 2, .global_batch = 30, .mbs = 4};
     CHECK(tsl_eval_cfg_plan(&bat, &m, 8, &g, &err) == -1 && strstr(err.msg, "global batch 30"),
           "batch: %s", err.msg);
+    /* the batch's products in 64 bits: 9 x 8192 x 65536 wrapped to 536870912 in 32,
+     * priced at one sample per rank; 8 x 8192 x 65536 to 0 */
+    tsl_model_t big;
+    tsl_cluster_t bc;
+    load("GPT2-345M", "1024x8xA100-80G", &big, &bc);
+    tsl_eval_cfg_t wrap = {.mbs = 9, .n_micro = 65536};
+    CHECK(tsl_eval_cfg_plan(&wrap, &big, bc.n_devices, &g, &err) == -1 &&
+              strstr(err.msg, "batch: 65536 micro-batches of 73728 samples (9 per rank x data "
+                              "width 8192) are a global batch of 4831838208, above 16777216"),
+          "9 x 8192 x 65536: %s", err.msg);
+    tsl_eval_cfg_t wide = {.mbs = 1u << 20, .n_micro = 1};
+    CHECK(tsl_eval_cfg_plan(&wide, &big, bc.n_devices, &g, &err) == -1 &&
+              strstr(err.msg, "batch: micro-batches of 8589934592 samples (1048576 per rank"),
+          "2^20 x 8192: %s", err.msg);
+    tsl_eval_cfg_t local = {.local_batch = 1u << 16};
+    CHECK(tsl_eval_cfg_plan(&local, &big, bc.n_devices, &g, &err) == -1 &&
+              strstr(err.msg, "batch: a local batch of 65536 x data width 8192 is a global "
+                              "batch of 536870912"),
+          "local 2^16 x 8192: %s", err.msg);
+    tsl_eval_cfg_t fits = {.mbs = 2, .n_micro = 1024};
+    CHECK(tsl_eval_cfg_plan(&fits, &big, bc.n_devices, &g, &err) == 0 &&
+              g.global_batch == 16777216 && g.micro_batch == 16384,
+          "2 x 8192 x 1024: %s (%u)", err.msg, g.global_batch);
+    /* the bound it breaks named, not both */
+    tsl_eval_cfg_t deep = {.pp = 1024};
+    CHECK(tsl_eval_cfg_plan(&deep, &big, bc.n_devices, &g, &err) == -1 &&
+              strcmp(err.msg, "pp: 1024 stages are more than the model's 26 layers") == 0,
+          "pp 1024 of 26 layers: %s", err.msg);
+    tsl_eval_cfg_t odd = {.pp = 3};
+    CHECK(tsl_eval_cfg_plan(&odd, &big, bc.n_devices, &g, &err) == -1 &&
+              strcmp(err.msg, "pp: 3 does not divide the 8192 devices") == 0,
+          "pp 3 on 8192: %s", err.msg);
+    tsl_model_free(&big);
+    tsl_cluster_free(&bc);
     tsl_eval_cfg_t lps = {.pp = 2, .n_counts = 2, .counts = {10, 10}};
     CHECK(tsl_eval_cfg_plan(&lps, &m, 8, &g, &err) == -1 && strstr(err.msg, "add up to 20"),
           "counts: %s", err.msg);

@@ -231,6 +231,15 @@ static void test_request_validation(void)
           "torchtitan_op beside mlp: %s", err.msg);
     r.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
     CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "torchtitan_op alone: %s", err.msg);
+    /* a bit no module has (a gRPC client's mask) refused, not searched as no module */
+    r.recompute_modules = TSL_RECOMPUTE_MLP | (1u << TSL_RECOMPUTE_COUNT);
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 &&
+              strstr(err.msg, "recompute_modules: 0x80 names no module this build prices"),
+          "an unknown module bit: %s", err.msg);
+    r.recompute_modules = TSL_RECOMPUTE_UNKNOWN;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 &&
+              strstr(err.msg, "recompute_modules: 0x80000000 names no module"),
+          "bit 31: %s", err.msg);
 
     /* max_batch bounds the sweep only: a fixed batch above it is searched as given */
     tsl_request_init(&r);
