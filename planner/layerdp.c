@@ -26,8 +26,9 @@
  * nothing.
  *
  * Speed: every inner loop is a run over e on contiguous rows with one strategy
- * (or, for T, one destination layout) fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
- * elsewhere as plain scalar loops; both give bit-identical results.
+ * (or, for T, one destination layout) fixed (see struct kernels). On x86-64 with AVX2
+ * they run 4 cells per step (the two busiest 8 with AVX-512F), elsewhere as plain
+ * scalar loops; all give bit-identical results.
  */
 #include "layerdp.h"
 
@@ -39,10 +40,14 @@
 #define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
 #define FULL_TILE           512u   /* full form: cells per tile (8 KiB of minima) */
 #define PAIR_TILE           128u   /* layout form: cells per tile of T (see build_t) */
-#define RELAX_TILE          16u    /* layout form: cells a class's strategies relax in registers */
+/* layout form: the most cells a class's strategies relax in registers (the AVX-512
+ * kernel's tile; the AVX2 kernel's is RELAX_TILE_AVX2) */
+#define RELAX_TILE      32u
+#define RELAX_TILE_AVX2 16u
 
-/* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
- * x86-64 CPUs without AVX2) the portable scalar kernels. */
+/* AVX-512F and AVX2 kernels on x86-64 with GCC or Clang, the widest the CPU has
+ * chosen at run time; elsewhere (and on x86-64 CPUs without AVX2) the portable
+ * scalar kernels. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define TSL_LAYERDP_AVX2 1
@@ -88,7 +93,8 @@ struct tsl_layerdp_ws {
     uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
     uint32_t *hi;       /* [l]: the largest e layer l evaluates */
     const kernels_t *k; /* the kernels of this solve */
-    bool portable;      /* tsl_layerdp_ws_set_portable: scalar kernels only */
+    int portable;       /* tsl_layerdp_ws_set_portable: 0 the fastest kernels, 1 scalar only,
+                     2 none wider than AVX2 */
 };
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
@@ -430,7 +436,7 @@ typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
 #define V4_SELI(m, a, b) (((m) & (a)) | (~(m) & (b)))
 #define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
 
-/* RELAX_TILE = 16 cells in four vectors kept in registers while every strategy
+/* RELAX_TILE_AVX2 = 16 cells in four vectors kept in registers while every strategy
  * of the class relaxes them (v < b: min_pd, which keeps b unless v is less, as the
  * scalar select does). A strategy whose first cell falls inside a tile relaxes it
  * whole: the lanes before its first cell read T's +INFINITY before s − w, which
@@ -450,14 +456,14 @@ static void relax_class_avx2(uint32_t x0, uint32_t x1, uint32_t nq, const double
 {
     const __m256d inf = _mm256_set1_pd(INFINITY);
     uint32_t x = x0;
-    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
+    for (; x + RELAX_TILE_AVX2 - 1 <= x1; x += RELAX_TILE_AVX2) {
         __m256d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
         __m256d a0 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x)),
                 a1 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 4)),
                 a2 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 8)),
                 a3 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 12));
         for (uint32_t q = 0; q < nq; q++) {
-            if (s[q] >= x + RELAX_TILE)
+            if (s[q] >= x + RELAX_TILE_AVX2)
                 continue;
             const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
             const __m256d cv = _mm256_set1_pd(c[q]);
@@ -668,12 +674,118 @@ static const kernels_t kernels_avx2 = {
     relax_class_avx2, min_const_avx2, min_row_avx2,     min_rowarg_avx2,
     fill_inf_avx2,    min_rows_avx2,  select_rows_avx2,
 };
+
+/*
+ * AVX-512F: the two kernels that take most of a solve (relax_class and min_rows)
+ * eight cells per vector, RELAX_TILE = 32 cells (four vectors) per pass over the
+ * strategies or rows, which halves the per-strategy work of loading its c, j, w
+ * and s against the AVX2 kernels' 16. The same IEEE additions and strict
+ * comparisons per cell (min_pd(v, b) is v < b ? v : b, the mask the same v < b),
+ * so the results are those of the scalar kernels to the bit; the cells left after
+ * the last whole tile go to the AVX2 kernels.
+ */
+#define TSL_TARGET_AVX512 __attribute__((target("avx512f")))
+
+TSL_TARGET_AVX512
+static inline void relax8(__m512d v, __m512i jv, __m512d *b, __m512i *a)
+{
+    const __mmask8 m = _mm512_cmp_pd_mask(v, *b, _CMP_LT_OQ);
+    *a = _mm512_mask_mov_epi64(*a, m, jv);
+    *b = _mm512_min_pd(v, *b);
+}
+
+TSL_TARGET_AVX512
+static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
+                               const int64_t *j, const uint32_t *s, const uint32_t *w,
+                               const double *T, double *restrict ck, int64_t *restrict ckarg)
+{
+    const __m512d inf = _mm512_set1_pd(INFINITY);
+    uint32_t x = x0;
+    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
+        __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
+        __m512i a0 = _mm512_loadu_si512(ckarg + x), a1 = _mm512_loadu_si512(ckarg + x + 8),
+                a2 = _mm512_loadu_si512(ckarg + x + 16), a3 = _mm512_loadu_si512(ckarg + x + 24);
+        for (uint32_t q = 0; q < nq; q++) {
+            if (s[q] >= x + RELAX_TILE)
+                continue;
+            const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+            const __m512d cv = _mm512_set1_pd(c[q]);
+            const __m512i jv = _mm512_set1_epi64(j[q]);
+            relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
+            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 8), cv), jv, &b1, &a1);
+            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 16), cv), jv, &b2, &a2);
+            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 24), cv), jv, &b3, &a3);
+        }
+        _mm512_storeu_pd(ck + x, b0);
+        _mm512_storeu_pd(ck + x + 8, b1);
+        _mm512_storeu_pd(ck + x + 16, b2);
+        _mm512_storeu_pd(ck + x + 24, b3);
+        _mm512_storeu_si512(ckarg + x, a0);
+        _mm512_storeu_si512(ckarg + x + 8, a1);
+        _mm512_storeu_si512(ckarg + x + 16, a2);
+        _mm512_storeu_si512(ckarg + x + 24, a3);
+    }
+    if (x <= x1)
+        relax_class_avx2(x, x1, nq, c, j, s, w, T, ck, ckarg);
+}
+
+/* One vector of T_μ: min_row4's eight-lane form (the argmin read only where taken) */
+TSL_TARGET_AVX512
+static inline void min_row8(const double *src, const int64_t *srcarg, __m512d rv, __m512d *b,
+                            __m512i *a)
+{
+    const __m512d v = _mm512_add_pd(_mm512_loadu_pd(src), rv);
+    const __mmask8 m = _mm512_cmp_pd_mask(v, *b, _CMP_LT_OQ);
+    *a = _mm512_mask_loadu_epi64(*a, m, srcarg);
+    *b = _mm512_min_pd(v, *b);
+}
+
+TSL_TARGET_AVX512
+static void min_rows_avx512(uint32_t n, uint32_t nq, const double *const *src,
+                            const int64_t *const *srcarg, size_t off, const double *r,
+                            double *restrict best, uint16_t *restrict arg)
+{
+    const __m512d inf = _mm512_set1_pd(INFINITY);
+    const __m512i zero = _mm512_setzero_si512();
+    uint32_t x = 0;
+    for (; x + 32 <= n; x += 32) { /* four vectors per pass over the rows */
+        __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
+        __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        for (uint32_t q = 0; q < nq; q++) {
+            const double *sq = src[q] + off + x;
+            const int64_t *aq = srcarg[q] + off + x;
+            const __m512d rv = _mm512_set1_pd(r[q]);
+            min_row8(sq, aq, rv, &b0, &a0);
+            min_row8(sq + 8, aq + 8, rv, &b1, &a1);
+            min_row8(sq + 16, aq + 16, rv, &b2, &a2);
+            min_row8(sq + 24, aq + 24, rv, &b3, &a3);
+        }
+        _mm512_storeu_pd(best + x, b0);
+        _mm512_storeu_pd(best + x + 8, b1);
+        _mm512_storeu_pd(best + x + 16, b2);
+        _mm512_storeu_pd(best + x + 24, b3);
+        /* the argmins' low 16 bits (strategy indices below PRED_MAX_STRATEGIES) */
+        _mm_storeu_si128((__m128i *)(void *)(arg + x), _mm512_cvtepi64_epi16(a0));
+        _mm_storeu_si128((__m128i *)(void *)(arg + x + 8), _mm512_cvtepi64_epi16(a1));
+        _mm_storeu_si128((__m128i *)(void *)(arg + x + 16), _mm512_cvtepi64_epi16(a2));
+        _mm_storeu_si128((__m128i *)(void *)(arg + x + 24), _mm512_cvtepi64_epi16(a3));
+    }
+    if (x < n)
+        min_rows_avx2(n - x, nq, src, srcarg, off + x, r, best + x, arg + x);
+}
+
+static const kernels_t kernels_avx512 = {
+    relax_class_avx512, min_const_avx2,  min_row_avx2,     min_rowarg_avx2,
+    fill_inf_avx2,      min_rows_avx512, select_rows_avx2,
+};
 #endif
 
 static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws)
 {
 #ifdef TSL_LAYERDP_AVX2
-    if (!ws->portable && __builtin_cpu_supports("avx2"))
+    if (ws->portable == 0 && __builtin_cpu_supports("avx512f"))
+        return &kernels_avx512;
+    if (ws->portable != 1 && __builtin_cpu_supports("avx2"))
         return &kernels_avx2;
 #endif
     (void)ws;
@@ -682,14 +794,14 @@ static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws)
 
 /*
  * Not in layerdp.h (yet): makes solves on ws use the portable scalar kernels
- * (on = 1) or the fastest the CPU has (on = 0, the default). For tests and
- * benchmarks; the results are the same either way. Returns 1 when vector
- * kernels exist in this build.
+ * (on = 1), the AVX2 ones even where the CPU has AVX-512 (on = 2), or the fastest
+ * the CPU has (on = 0, the default). For tests and benchmarks; the results are the
+ * same either way. Returns 1 when vector kernels exist in this build.
  */
 int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on)
 {
     if (ws != NULL)
-        ws->portable = on != 0;
+        ws->portable = on == 2 ? 2 : on != 0;
 #ifdef TSL_LAYERDP_AVX2
     return 1;
 #else

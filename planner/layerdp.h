@@ -77,9 +77,10 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws);
 bool tsl_layerdp_ws_holds(const tsl_layerdp_ws_t *ws, uint32_t max_layers, uint32_t max_strategies,
                           uint32_t max_buckets);
 
-/* On x86-64 the inner loops use AVX2 when the CPU has it (chosen at run time);
- * on = 1 forces the plain scalar loops. Both give bit-identical results — the
- * test compares them. Returns 1 when this build has the AVX2 kernels, else 0. */
+/* On x86-64 the inner loops use AVX2 when the CPU has it, and the two busiest
+ * AVX-512F where it has that (chosen at run time); on = 1 forces the plain scalar
+ * loops, on = 2 the AVX2 ones. All give bit-identical results — the test compares
+ * them. Returns 1 when this build has the vector kernels, else 0. */
 int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
 
 /* Number of buckets a problem needs: ⌊budget / bucket⌋. */

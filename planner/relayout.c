@@ -163,7 +163,7 @@ static void assign(const dir_t *x, const tsl_relayout_move_t *m, uint32_t *cnt, 
  * NVLink figure and the network's, where no pair matrix gives each pair its own
  * (tsl_cluster_link_bw: a node's figure inside it, the slower node's inside a
  * domain, the network's between domains); 0 (no bound) with a matrix. */
-static double links_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G)
+double tsl_relayout_links_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G)
 {
     if (c->inter_bw_matrix != NULL)
         return 0.0;
@@ -178,9 +178,10 @@ static double links_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G)
 
 /* Slowest ring link over the move's groups (members in position order), the
  * groups made as assign makes them, position by position; once a link as slow as
- * links_floor turns up, no other can be slower and the walk ends. */
+ * the block's links floor (tsl_relayout_links_floor) turns up, no other can be
+ * slower and the walk ends. */
 static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_cluster_t *c,
-                        uint32_t first, uint32_t *scratch)
+                        uint32_t first, double floor, uint32_t *scratch)
 {
     const uint32_t G = x->G;
     uint32_t *cnt = scratch, *head = scratch + G, *lst = scratch + 2 * G; /* by group number */
@@ -188,7 +189,6 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
         cnt[i] = 0;
         head[i] = lst[i] = UINT32_MAX;
     }
-    const double floor = links_floor(c, first, G);
     double bw = INFINITY; /* link figures are positive numbers: min as fmin */
     didx_t ih, in;
     didx_init(&ih, x->h);
@@ -213,8 +213,10 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
     return bw;
 }
 
-static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, uint32_t *scratch,
-                     tsl_relayout_move_t *m)
+/* One direction's move; *floor: the block's links floor, made here on the first
+ * need where negative (not given), kept for the other direction. */
+static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double *floor,
+                     uint32_t *scratch, tsl_relayout_move_t *m)
 {
     *m = (tsl_relayout_move_t){TSL_RELAYOUT_NONE, 1, 0, INFINITY};
     tsl_relayout_kind_t kind = local_kind(x);
@@ -232,12 +234,22 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, uin
         m->k = x->wh;
         m->width = 1;
     }
-    if (c != NULL)
-        m->bw = groups_bw(x, m, c, first, scratch);
+    if (c == NULL)
+        return;
+    if (*floor < 0.0)
+        *floor = tsl_relayout_links_floor(c, first, x->G);
+    m->bw = groups_bw(x, m, c, first, *floor, scratch);
 }
 
 int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
                       uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return tsl_relayout_plan_floor(from, to, c, block_first, -1.0, scratch, out, err);
+}
+
+int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
 {
     if (from == NULL || to == NULL || scratch == NULL || out == NULL)
         return tsl_err_set(err, "relayout: from, to, scratch and out are required");
@@ -252,8 +264,8 @@ int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, cons
                            (unsigned)block_first, (unsigned)block_first, (unsigned)G,
                            (unsigned)c->n_devices);
     dir_t fwd = make_dir(from, to), bwd = make_dir(to, from);
-    plan_dir(&fwd, c, block_first, scratch, &out->fwd);
-    plan_dir(&bwd, c, block_first, scratch, &out->bwd);
+    plan_dir(&fwd, c, block_first, &floor, scratch, &out->fwd);
+    plan_dir(&bwd, c, block_first, &floor, scratch, &out->bwd);
     return 0;
 }
 

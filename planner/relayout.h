@@ -76,6 +76,22 @@ typedef struct tsl_relayout {
 int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
                       uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
 
+/*
+ * tsl_relayout_plan with the block's links floor given (tsl_relayout_links_floor of
+ * c, block_first and the strategies' group size; negative: made here where a move
+ * needs it). The same moves: the floor only ends a bandwidth walk early, where no
+ * link can be slower. The search makes it once per stage block, for all the pairs
+ * of layouts there, instead of once per pair (O(nodes of the block) each).
+ */
+int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
+
+/* No link of the block of G devices at `first` of c is slower than this: the
+ * slowest node's NVLink figure and the network's, where no pair matrix gives each
+ * pair its own; 0 (no bound) with a matrix. O(nodes of the block). */
+double tsl_relayout_links_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G);
+
 /* The data index of local position p under s: its data-level digits, the innermost
  * least significant (see above). The rank holds samples [d·B/w, (d + 1)·B/w). */
 uint32_t tsl_relayout_data_index(const tsl_strategy_t *s, uint32_t p);

@@ -168,7 +168,11 @@ typedef struct tsl_engine {
     uint32_t *layout_rep;       /* [Λ_max] scratch */
     tsl_relayout_t *moves_tmp;  /* [Λ_max²] scratch */
     uint32_t *relayout_scratch; /* [3 × devices] for tsl_relayout_plan */
-    tsl_strategy_bw_t *bw;      /* [S_max] scratch: a block's collective figures, made */
+    /* the links floor of the block last moved on (tsl_relayout_links_floor: a walk
+     * over its nodes), kept for its other pairs of layouts; floor_G 0: none yet */
+    uint32_t floor_first, floor_G;
+    double floor_bw;
+    tsl_strategy_bw_t *bw;             /* [S_max] scratch: a block's collective figures, made */
     const tsl_strategy_bw_t *stage_bw; /* [S]: the stage's (e->bw or a kept glay row) */
     uint32_t *choice;                  /* [L] */
     uint32_t *zb_choice;               /* [L]: a plan's strategies, for its zero-bubble costing */

@@ -801,6 +801,23 @@ static uint32_t number_layouts(const tsl_group_strategies_t *g, uint32_t *of, ui
     return K;
 }
 
+/* tsl_relayout_plan on the engine's cluster, the block's links floor made once for
+ * every pair of layouts moved on it (the engine's cluster does not change). */
+static int relayout_plan(tsl_engine_t *e, const tsl_strategy_t *from, const tsl_strategy_t *to,
+                         uint32_t first, tsl_relayout_t *out)
+{
+    const uint32_t G = tsl_strategy_group_size(from);
+    if (e->floor_G != G || e->floor_first != first) {
+        if (G == 0 || (uint64_t)first + G > e->cluster->n_devices)
+            return tsl_relayout_plan(from, to, e->cluster, first, e->relayout_scratch, out, NULL);
+        e->floor_bw = tsl_relayout_links_floor(e->cluster, first, G);
+        e->floor_first = first;
+        e->floor_G = G;
+    }
+    return tsl_relayout_plan_floor(from, to, e->cluster, first, e->floor_bw, e->relayout_scratch,
+                                   out, NULL);
+}
+
 /* The moves between layouts a and b, both ways, on the block at `first`
  * (relayout.h: the executor's Slice-Gather) into moves[K²]: a → b's backward is
  * b → a's forward (tsl_relayout_plan makes both directions of one pair), and a
@@ -814,8 +831,7 @@ static bool make_pair(tsl_engine_t *e, const tsl_group_strategies_t *g, const ui
         *ab = (tsl_relayout_t){none, none};
         return true;
     }
-    if (tsl_relayout_plan(&g->items[rep[a]], &g->items[rep[b]], e->cluster, first,
-                          e->relayout_scratch, ab, NULL) != 0)
+    if (relayout_plan(e, &g->items[rep[a]], &g->items[rep[b]], first, ab) != 0)
         return false;
     moves[b * K + a] = (tsl_relayout_t){ab->bwd, ab->fwd};
     return true;
@@ -1469,8 +1485,7 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
         if (!need_pair(e, a, b))
             return false;
         mv = e->moves[a * K + b];
-    } else if (tsl_relayout_plan(held, first_s, e->cluster, st->first_device, e->relayout_scratch,
-                                 &mv, NULL) != 0) {
+    } else if (relayout_plan(e, held, first_s, st->first_device, &mv) != 0) {
         return false;
     }
     tsl_cost_transition(env, &e->model->layers[first], &mv, Bm, &r);

@@ -760,20 +760,23 @@ static void test_reuse(tsl_layerdp_ws_t *ws)
 }
 
 /* The vector kernels and the portable ones give the same plans, to the bit,
- * also on problems big enough for the 4-cell steps to dominate. */
+ * also on problems big enough for the 4- and 8-cell steps to dominate: the widest
+ * kernels the CPU has (AVX-512 where it has it), the AVX2 ones, the scalar ones. */
 static void test_kernels_agree(void)
 {
     enum { BL = 24, BS = 20, BB = 600 };
-    tsl_layerdp_ws_t *fast = tsl_layerdp_ws_new(BL, BS, BB), *slow = tsl_layerdp_ws_new(BL, BS, BB);
-    CHECK(fast && slow, "workspaces");
-    if (!fast || !slow)
+    tsl_layerdp_ws_t *fast = tsl_layerdp_ws_new(BL, BS, BB), *slow = tsl_layerdp_ws_new(BL, BS, BB),
+                     *mid = tsl_layerdp_ws_new(BL, BS, BB);
+    CHECK(fast && slow && mid, "workspaces");
+    if (!fast || !slow || !mid)
         goto out;
     int has_vec = tsl_layerdp_ws_set_portable(slow, 1);
+    tsl_layerdp_ws_set_portable(mid, 2);
     static double time[BL * BS], pair[BL * BS * BS], full[BL * BS * BS];
     static uint64_t f[BL * BS], b[BL * BS], ms[BL * BS];
     static uint32_t layout[BS];
     lcg_t r = {31337};
-    int bad = 0, plans = 0;
+    int bad = 0, bad_mid = 0, plans = 0;
     for (int it = 0; it < 60; it++) {
         uint32_t L = 1 + rnd_below(&r, BL), S = 1 + rnd_below(&r, BS);
         uint64_t bucket = 1000;
@@ -805,24 +808,29 @@ static void test_kernels_agree(void)
             p.layout = form ? NULL : layout;
             p.trans_pair_s = form ? NULL : pair;
             p.trans_full_s = form ? full : NULL;
-            uint32_t c1[BL] = {0}, c2[BL] = {0};
-            tsl_layerdp_result_t r1, r2;
+            uint32_t c1[BL] = {0}, c2[BL] = {0}, c3[BL] = {0};
+            tsl_layerdp_result_t r1, r2, r3;
             tsl_err_t err = {0};
             int rc1 = tsl_layerdp_solve(&p, fast, c1, &r1, &err);
             int rc2 = tsl_layerdp_solve(&p, slow, c2, &r2, &err);
+            int rc3 = tsl_layerdp_solve(&p, mid, c3, &r3, &err);
             if (rc1 != 0 || rc2 != 0 || memcmp(c1, c2, sizeof(c1)) != 0 ||
                 memcmp(&r1, &r2, sizeof(r1)) != 0)
                 bad++;
+            if (rc3 != 0 || memcmp(c3, c2, sizeof(c3)) != 0 || memcmp(&r3, &r2, sizeof(r3)) != 0)
+                bad_mid++;
             plans += r1.time_s < INFINITY;
         }
     }
     CHECK(bad == 0, "vector and portable kernels differ on %d of 120 solves", bad);
+    CHECK(bad_mid == 0, "AVX2 and portable kernels differ on %d of 120 solves", bad_mid);
     CHECK(plans > 20, "only %d of 120 solves found a plan", plans);
     printf("kernels: %s vs portable agree on 120 solves (%d with a plan)\n",
            has_vec ? "vector" : "portable (no vector kernels in this build)", plans);
 out:
     tsl_layerdp_ws_free(fast);
     tsl_layerdp_ws_free(slow);
+    tsl_layerdp_ws_free(mid);
 }
 
 int main(void)
