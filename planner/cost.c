@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "cost_host_sync.h"
 #include "roofline.h"
 #include "sdp_roots.h"
 
@@ -1438,7 +1439,8 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
  * pass (the executor: one Adam per layer). PAPER: the seeds' one fused kernel
  * whatever the stack. Unknown bandwidth: 0, as the pre-roofline model charged
  * nothing for it. */
-static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g, double p)
+static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                          degrees_t g, double p)
 {
     double div = (double)g.z * (s->zero >= 1 ? g.d : 1);
     if (!(env->opt_mem_bw > 0) || !(p > 0))
@@ -1450,7 +1452,15 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
     uint32_t kernels = 1;
     double shard = tsl_cost_opt_step_cost(&k, &local, &kernels);
     double kept = p / g.z / (s->zero >= 2 ? g.d : 1); /* gradient elements kept */
-    return (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
+    double t = (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
+    /* DeepSpeed's unfused fp16 step reads every tensor's sum and norm back to the
+     * host (cost_host_sync.h): each read's chain runs from an idle GPU at the host's
+     * pace, a framework op each (H lumps TSL_ROOFLINE_FRAMEWORK_OPS of them). It runs
+     * on unsharded states only (the fork's engine: no ZeRO with it) */
+    if (k.opt_step == TSL_OPT_STEP_DEEPSPEED_FP16 && l != NULL && div == 1.0)
+        t += tsl_ds_fp16_step_sync_s(l, g.t, p, env->host_op_s / TSL_ROOFLINE_FRAMEWORK_OPS,
+                                     env->opt_mem_bw, TSL_ROOFLINE_LAUNCH_S);
+    return t;
 }
 
 /* Bytes per parameter a micro-batch's weight gradients cost to add into the gradient
@@ -1833,7 +1843,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     grad_extra_t gx = {.cast_s = grad_cast_s(env, o->p)}; /* no MoE row runs DeepSpeed's bucket */
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg, &gx,
               &o->per_mb, &o->last, &o->exposed, &o->gather_next);
-    o->opt_s = optimizer_s(env, s, o->g, o->p);
+    o->opt_s = optimizer_s(env, NULL, s, o->g, o->p); /* the experts: not laid out */
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
     double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
@@ -2311,7 +2321,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
-    out->opt_s = optimizer_s(env, s, g, own) + moe.opt_s;
+    out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
     layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
                  env->device_fp8_any_layout, out);

@@ -381,8 +381,12 @@ typedef enum tsl_cost_mode {
  * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
  * forward exposes the layer's first FSDP unit's gather and runs the others' under the
  * earlier units' compute, the backward's gathers are prefetched beside the
- * reduce-scatters under its compute; a plan without it prices as 80. */
-#define TSL_COST_MODEL_VERSION 81u
+ * reduce-scatters under its compute; a plan without it prices as 80.
+ * 85 (82–84 other sessions'): opt_step deepspeed-fp16 pays its host reads: the
+ * FP16_UnfusedOptimizer's overflow check and norm read each tensor back to the host,
+ * each chain of framework ops (H / 3 each) from an idle GPU (cost_host_sync.h); a
+ * plan with another opt_step prices as 81. */
+#define TSL_COST_MODEL_VERSION 85u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
