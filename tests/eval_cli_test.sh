@@ -1179,7 +1179,7 @@ expect 4 "launch_blocking: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING
 # rows (GPU-bound at micro-batch 1) each instruction's restart and each exchange's
 # dispatch make a PP 2 plan slower at the same memory; the plan document carries it and
 # prices the same read back; the stack line says it; every target refuses it by name
-wc="--model GPT2-345M --cluster 2x4xT4-16G:eth50 --tp 1 --pp 2 --mbs 1 --batch 16 --no-search --ds-pipe-p2p --json"
+wc="--model GPT2-345M --cluster 2x4xT4-16G:eth50 --tp 1 --pp 2 --mbs 1 --batch 16 --no-search --json"
 expect 0 "" eval $wc
 cp "$out" "$dir/wc-off.json"
 expect 0 "" eval $wc --ds-wall-clock
