@@ -49,6 +49,7 @@ typedef struct tsl_eval_opts {
     bool sdp_layer_roots;    /* --sdp-layer-roots: the request's sdp_layer_roots */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
+    bool ds_wall_clock;      /* --ds-wall-clock: the request's ds_wall_clock */
     bool fp32;               /* --fp32: the request's fp32 (fp32 training) */
     bool tf32;               /* --tf32: the request's tf32 (the stack's fp32 matmuls TF32) */
     uint32_t attn_kernel;    /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */

@@ -336,6 +336,12 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "launch_blocking: a %s configuration does not make every kernel "
                             "launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
                             tsl_target_name(t));
+    if (eo->ds_wall_clock) /* the configurations do not turn DeepSpeed's timers on */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_wall_clock: a %s configuration does not run DeepSpeed's "
+                            "synchronising timers (wall_clock_breakdown) around every pipeline "
+                            "instruction",
+                            tsl_target_name(t));
     if (eo->fp32) /* both configurations name their precision themselves */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "fp32: a %s configuration names its own precision (megatron: "
@@ -450,6 +456,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->sdp_layer_roots = eo->sdp_layer_roots;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->launch_blocking = eo->launch_blocking;
+    r->ds_wall_clock = eo->ds_wall_clock;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;
     r->attn_kernel = eo->attn_kernel;

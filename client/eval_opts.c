@@ -20,7 +20,8 @@ static const char eval_usage[] =
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
-    "                      [--ds-bf16-optimizer] [--launch-blocking] [--fp32] [--tf32]\n"
+    "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
+    "                      [--fp32] [--tf32]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--sdp-layer-roots]\n"
@@ -185,6 +186,10 @@ static const char eval_usage[] =
     "  --launch-blocking   every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1):\n"
     "                      each op's host dispatch added to the GPU's time, not run\n"
     "                      ahead of it (BLOOM's scripts)\n"
+    "  --ds-wall-clock     DeepSpeed's synchronising timers around every pipeline\n"
+    "                      instruction (wall_clock_breakdown): each forward and\n"
+    "                      backward starts on an idle GPU, each exchange is\n"
+    "                      dispatched onto one (AMP's fork)\n"
     "  --fp32              fp32 training, no mixed precision: GEMMs at the GPU's TF32\n"
     "                      rate (fp32 where it has no TF32; fp32, TF32 off, under\n"
     "                      --target megatron, deepspeed or torchtitan), every activation,\n"
@@ -370,6 +375,7 @@ enum {
     OPT_SDP_LAYER_ROOTS,
     OPT_DS_BF16_OPTIMIZER,
     OPT_LAUNCH_BLOCKING,
+    OPT_DS_WALL_CLOCK,
     OPT_FP32,
     OPT_TF32,
     OPT_ATTN_KERNEL,
@@ -462,6 +468,7 @@ static const struct option eval_long[] = {
     {"sdp-layer-roots", no_argument, 0, OPT_SDP_LAYER_ROOTS},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
+    {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
@@ -724,6 +731,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_SDP_LAYER_ROOTS: eo->sdp_layer_roots = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
+    case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_TF32: eo->tf32 = true; return 0;
     case OPT_IMBALANCE:

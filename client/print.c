@@ -389,6 +389,8 @@ static const switch_line_t stack_lines_a[] = {
     {"ds_bf16_optimizer",
      "  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and added into "
      "fp32 buffers, all-reduced over DP, the tied gradient in fp32\n"},
+    {"ds_wall_clock", "  stack:     DeepSpeed's synchronising timers around every pipeline "
+                      "instruction: each starts on an idle GPU\n"},
     {"launch_blocking", "  stack:     every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1): "
                         "each op's host dispatch added to the GPU's time\n"},
     {"ds_grad_bucket", "  stack:     the DP all-reduce through DeepSpeed's gradient bucket "

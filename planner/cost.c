@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "cost_host_sync.h"
 #include "roofline.h"
 #include "sdp_roots.h"
 
@@ -1451,7 +1452,8 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
  * pass (the executor: one Adam per layer). PAPER: the seeds' one fused kernel
  * whatever the stack. Unknown bandwidth: 0, as the pre-roofline model charged
  * nothing for it. */
-static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g, double p)
+static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                          degrees_t g, double p)
 {
     double div = (double)g.z * (s->zero >= 1 ? g.d : 1);
     if (!(env->opt_mem_bw > 0) || !(p > 0))
@@ -1463,7 +1465,15 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
     uint32_t kernels = 1;
     double shard = tsl_cost_opt_step_cost(&k, &local, &kernels);
     double kept = p / g.z / (s->zero >= 2 ? g.d : 1); /* gradient elements kept */
-    return (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
+    double t = (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
+    /* DeepSpeed's unfused fp16 step reads every tensor's sum and norm back to the
+     * host (cost_host_sync.h): each read's chain runs from an idle GPU at the host's
+     * pace, a framework op each (H lumps TSL_ROOFLINE_FRAMEWORK_OPS of them). It runs
+     * on unsharded states only (the fork's engine: no ZeRO with it) */
+    if (k.opt_step == TSL_OPT_STEP_DEEPSPEED_FP16 && l != NULL && div == 1.0)
+        t += tsl_ds_fp16_step_sync_s(l, g.t, p, env->host_op_s / TSL_ROOFLINE_FRAMEWORK_OPS,
+                                     env->opt_mem_bw, TSL_ROOFLINE_LAUNCH_S);
+    return t;
 }
 
 /* Bytes per parameter a micro-batch's weight gradients cost to add into the gradient
@@ -1846,7 +1856,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     grad_extra_t gx = {.cast_s = grad_cast_s(env, o->p)}; /* no MoE row runs DeepSpeed's bucket */
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg, &gx,
               &o->per_mb, &o->last, &o->exposed, &o->gather_next);
-    o->opt_s = optimizer_s(env, s, o->g, o->p);
+    o->opt_s = optimizer_s(env, NULL, s, o->g, o->p); /* the experts: not laid out */
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
     double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
@@ -1990,6 +2000,46 @@ static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t 
     double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
     *sf = sync_pass_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
     *sb = sync_pass_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
+}
+
+/*
+ * DeepSpeed's synchronising timers (knobs.ds_wall_clock; docs/cost-model.md "DeepSpeed's
+ * synchronising timers"): AMP's fork sets "wall_clock_breakdown": true, and its
+ * engines wrap every pipeline instruction in SynchronizedWallClockTimer timers whose
+ * start() and stop() call torch.cuda.synchronize() (DachengLi1/AMP 72eeea4
+ * DeepSpeed/deepspeed/utils/timer.py; runtime/engine.py forward and backward,
+ * runtime/pipe/engine.py _exec_backward_pass, _exec_send_*, _exec_recv_*). Each
+ * forward and backward instruction therefore starts on an idle GPU, as a pass does
+ * after a synchronised TP collective: one restart more, r = H + max(0, n_p·H − g_p)
+ * (tp_sync_s above), on the instruction's first layer (the forward's first, the
+ * backward's last: the stage sums them, search_eval.c stage_times). What it adds to
+ * the layer's pass, whose k synchronised collectives (tp_sync) already restart it k
+ * times: max(G + (k + 1)·r, s) − max(G + k·r, s), nothing where the host already sets
+ * the pace (a host-bound pass pays every dispatch). Under synchronous launches every
+ * kernel waits for its dispatch already: nothing.
+ */
+static double restart_more_s(double gpu, double s, double k, double H, double n_p, double g_p)
+{
+    double r = H + fmax(0.0, n_p * H - g_p);
+    return fmax(gpu + (k + 1.0) * r, s) - fmax(gpu + k * r, s);
+}
+
+static void ds_instr_restart_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t,
+                               double n, const layer_kernels_t *kern, double fwd, double bwd,
+                               double *rf, double *rb)
+{
+    double H = env->host_op_s;
+    *rf = *rb = 0.0;
+    if (!env->knobs.ds_wall_clock || env->knobs.launch_blocking || !(H > 0))
+        return;
+    double k = env->knobs.tp_sync && t >= 2 ? l->tp_allreduces : 0.0;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    uint32_t nf, nb;
+    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
+    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
+    *rf = restart_more_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
+    *rb = restart_more_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
 }
 
 /* A transformer block, or one half of it under sub-layer partitioning: not the
@@ -2292,6 +2342,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double sync_f = 0.0, sync_b = 0.0;
     if (!profiled)
         tp_sync_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &sync_f, &sync_b);
+    double instr_f = 0.0, instr_b = 0.0; /* ds_wall_clock: on the stage's first / last */
+    if (!profiled)                       /* a measured profile timed each layer between two syncs */
+        ds_instr_restart_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &instr_f, &instr_b);
     if (env->knobs.double_block_fwd && block_layer(l))
         sync_f *= 2.0;
     if (s->ckpt) /* a full recompute re-runs the forward and its syncs */
@@ -2324,7 +2377,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
-    out->opt_s = optimizer_s(env, s, g, own) + moe.opt_s;
+    out->instr_f_s = instr_f;
+    out->instr_b_s = instr_b;
+    out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
     layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
                  env->device_fp8_any_layout, out);
@@ -2409,6 +2464,17 @@ static double ds_pipe_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_
         bwd += tsl_cost_allgather_s(bytes, t, tsl_cluster_link_bw(c, from_first, from_first + 1));
     }
     return fwd + bwd;
+}
+
+double tsl_cost_ds_exchange_dispatch_s(const tsl_cost_env_t *env, const tsl_strategy_t *sender)
+{
+    if (!env->knobs.ds_wall_clock || env->knobs.launch_blocking || !(env->host_op_s > 0) ||
+        sender == NULL)
+        return 0.0;
+    /* the activation's send and receive, the gradient's; under TP the sender's
+     * PartitionedTensor.full() all-gather opens its RecvGrad (pipe/engine.py) */
+    double ops = 2.0 + (dim_degree(sender, TSL_DIM_TP) > 1 ? 1.0 : 0.0);
+    return ops * env->host_op_s;
 }
 
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,

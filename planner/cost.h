@@ -391,6 +391,10 @@ typedef enum tsl_cost_mode {
  * rate, 0.33 of the datasheet HBM bandwidth (pytorch/pytorch#191803: 23-43 %), not
  * the roofline's 0.80 (cost.c TSL_ASYNC_TP_SUM_HBM_FRAC); a plan without async_tp
  * prices as 81.
+ * 85 (82–84 other sessions'): opt_step deepspeed-fp16 pays its host reads: the
+ * FP16_UnfusedOptimizer's overflow check and norm read each tensor back to the host,
+ * each chain of framework ops (H / 3 each) from an idle GPU (cost_host_sync.h); a
+ * plan with another opt_step prices as 81.
  * 87: MCore v0.8's unfused token permutation (moe_unfused_permute: argsort and gather,
  * the combine's scatter into zeros, the routing weights' product and the top-k sum
  * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81. */
@@ -649,6 +653,12 @@ typedef struct tsl_cost_knobs {
      * plus its ops' dispatch, G + ops·H, where an asynchronous stack's host runs ahead,
      * max(G, ops·H) (roofline.h host_op_s; docs/cost-model.md "Synchronous launches") */
     bool launch_blocking;
+    /* DeepSpeed's synchronising timers around every pipeline instruction (AMP's fork:
+     * "wall_clock_breakdown": true; deepspeed/utils/timer.py, start() and stop() call
+     * torch.cuda.synchronize()): each forward and backward instruction starts on an
+     * idle GPU, its first kernels at the host's pace, and each exchange is dispatched
+     * onto one (docs/cost-model.md "DeepSpeed's synchronising timers") */
+    bool ds_wall_clock;
     /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
      * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate
      * (env.device_fp32_flops: dense TF32 where the GPU has it, as torch 1.7–1.11 ran fp32
@@ -923,6 +933,10 @@ typedef struct tsl_layer_cost {
     double ep_s;         /* the routed experts' token exchange, forward + backward (in
                            fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
                            the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
+    double instr_f_s;    /* knobs.ds_wall_clock: what the forward instruction's restart
+                           on an idle GPU adds where this layer is its stage's first (0
+                           otherwise; the stage adds it: search_eval.c stage_times) */
+    double instr_b_s;    /* likewise the backward instruction's, on its stage's last */
     double opt_s;        /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the
@@ -1031,6 +1045,13 @@ uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l);
  *     (_exec_recv_grads): (size/t + mask + size) / pairs_bw + (t − 1)/t · size ·
  *     (1/bw_to + 1/bw_from); at t = 1 the mask alone is added.
  * All times the sender's comm_scale. */
+/* DeepSpeed's synchronising timers (knobs.ds_wall_clock) around the exchange
+ * instructions of one boundary and micro-batch: each starts on an idle GPU, so its first
+ * dispatch, H, is on the exchange both stages hold — the activation's, the gradient's,
+ * and under TP the sender's all-gather of its output before the gradient's receive
+ * (cost.c). 0 without the knob, under launch_blocking (priced in the passes) or H 0. */
+double tsl_cost_ds_exchange_dispatch_s(const tsl_cost_env_t *env, const tsl_strategy_t *sender);
+
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
                                   uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,

@@ -315,6 +315,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->sdp_nosync |= g->sdp_nosync;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->launch_blocking |= g->launch_blocking;
+    out->ds_wall_clock |= g->ds_wall_clock;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */
     if (!r->recompute_modules)

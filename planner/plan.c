@@ -407,6 +407,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->sdp_nosync = p->sdp_nosync;
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
     k->launch_blocking = p->launch_blocking;
+    k->ds_wall_clock = p->ds_wall_clock;
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
     k->tf32 = p->tf32;
@@ -421,8 +422,9 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fb_serial |= p->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
     if (p->opt_step)              /* the stack's optimizer step (opt_step.h) */
         k->opt_step = p->opt_step;
-    k->tp_sync |= p->tp_sync;         /* its TP collectives between device synchronisations */
-    k->ds_pipe_p2p |= p->ds_pipe_p2p; /* its boundaries by DeepSpeed's pipeline engine */
+    k->tp_sync |= p->tp_sync;             /* its TP collectives between device synchronisations */
+    k->ds_pipe_p2p |= p->ds_pipe_p2p;     /* its boundaries by DeepSpeed's pipeline engine */
+    k->ds_wall_clock |= p->ds_wall_clock; /* its instructions between synchronising timers */
     if (p->tf32) { /* its script runs fp32 matmuls as TF32, whatever the target */
         k->tf32 = true;
         k->tf32_off = false;
@@ -481,6 +483,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->sdp_nosync = k->sdp_nosync;
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
     p->launch_blocking = k->launch_blocking;
+    p->ds_wall_clock = k->ds_wall_clock;
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */
     p->tf32 = k->fp32 && k->tf32;

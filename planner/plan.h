@@ -171,6 +171,8 @@ typedef struct tsl_plan {
     bool ds_bf16_optimizer;
     /* every kernel launch synchronous: CUDA_LAUNCH_BLOCKING=1 (cost.h knobs) */
     bool launch_blocking;
+    /* DeepSpeed's synchronising timers around every pipeline instruction (cost.h knobs) */
+    bool ds_wall_clock;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
     bool tf32_off; /* with fp32: the GEMMs priced without TF32, at the fp32 peak, as the
                       stacks run them (cost.h knobs.tf32_off), or as every GPU of the

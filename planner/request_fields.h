@@ -333,6 +333,10 @@
       "every kernel launch synchronous, as CUDA_LAUNCH_BLOCKING=1 makes it: each op's host "       \
       "dispatch added to the GPU's time instead of running ahead of it",                           \
       "launch_blocking", "launch_blocking")                                                        \
+    X(ds_wall_clock, BOOL, "ds-wall-clock", "", 0, 0,                                              \
+      "DeepSpeed's wall_clock_breakdown: synchronising timers around every pipeline instruction, " \
+      "each forward and backward starting on an idle GPU, each exchange dispatched onto one",      \
+      "ds_wall_clock", "ds_wall_clock")                                                            \
     X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
       "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32; the "   \
       "fp32 rate, TF32 off, under --target megatron, deepspeed or torchtitan), 4-byte "            \

@@ -293,6 +293,13 @@
  * framework ops (autocast casts, views, gradient-accumulation kernels) per
  * modelled kernel, all in this figure. */
 #define TSL_ROOFLINE_HOST_OP_S 57.2e-6
+/* Framework ops (Python, the dispatcher, the allocator, one launch or read each) per
+ * op of TSL_ROOFLINE_HOST_OP_S: the eager step it was measured on runs two to three per
+ * modelled kernel (above); 3, the upper count, keeps a framework op's share of H, H / 3
+ * = 19.1 us, the smaller. Prices loops the roofline does not model kernel by kernel,
+ * whose ops are counted as written (cost_host_sync.h). An assumption for any other host
+ * and PyTorch: docs/cost-model.md "The step as the stack runs it". */
+#define TSL_ROOFLINE_FRAMEWORK_OPS 3.0
 
 /*
  * torch.autocast (dev.autocast; docs/cost-model.md "Autocast"): PyTorch eager

@@ -162,6 +162,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "(its own ZeRO-1 over a DeepSpeed ZeRO-0 config); %s's configuration "
                             "does not run it",
                             tsl_target_name(r->target));
+    if (r->ds_wall_clock && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_wall_clock: DeepSpeed's synchronising timers around every "
+                            "pipeline instruction (AMP's fork, wall_clock_breakdown); %s's "
+                            "configuration does not turn them on",
+                            tsl_target_name(r->target));
     if (r->launch_blocking && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "launch_blocking: every kernel launch synchronous "
@@ -759,6 +765,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x647362663136ull);
     if (r->launch_blocking) /* likewise */
         tsl_fp_u64(&fp, 0x6c61756e6368ull);
+    if (r->ds_wall_clock) /* likewise */
+        tsl_fp_u64(&fp, 0x647377636cull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

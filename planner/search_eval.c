@@ -336,6 +336,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->loss_impl,
         k->opt_step,
         (uint64_t)k->launch_blocking,
+        (uint64_t)k->ds_wall_clock,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots,
         (uint64_t)k->moe_unfused_permute,
@@ -1184,6 +1185,15 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
+    if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction
+                                               restarts at the stage's first layer, each
+                                               backward at its last (cost.h instr_f_s) */
+        double r = e->class_row[e->layer_class[first]][e->choice[0]].instr_f_s +
+                   e->class_row[e->layer_class[first + n - 1]][e->choice[n - 1]].instr_b_s;
+        nosync += r;
+        sync += r;
+        fwd += e->class_row[e->layer_class[first]][e->choice[0]].instr_f_s;
+    }
     st->time_nosync_s = nosync;
     st->time_s = sync;
     st->fwd_s = fwd;
@@ -1322,6 +1332,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->ds_bf16_optimizer = true;
     if (r->launch_blocking)
         k->launch_blocking = true;
+    if (r->ds_wall_clock)
+        k->ds_wall_clock = true;
     if (r->fp32)
         k->fp32 = true;
     if (r->fp32 && r->tf32) { /* the stack's script runs them as TF32: not the target's TF32
@@ -1926,6 +1938,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         return false;
     if (s + 1 < P || v > 1) {
         st->p2p_s = stage_p2p_s(e, g, s, P, G, first_layer, &g->items[e->choice[n - 1]], Bm, v);
+        st->p2p_s += tsl_cost_ds_exchange_dispatch_s(&env, &g->items[e->choice[n - 1]]);
         st->time_s += st->p2p_s;
         st->time_nosync_s += st->p2p_s;
     }

@@ -985,6 +985,19 @@ static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed's synchronising timers (ds_wall_clock: AMP's fork's
+ * wall_clock_breakdown) describes that engine; no export turns them on. */
+static int ds_wall_clock_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_wall_clock)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: its configuration does not time every pipeline instruction "
+                        "between device synchronisations; the plan was priced with "
+                        "ds_wall_clock (AMP's DeepSpeed fork)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with synchronous kernel launches (launch_blocking) describes a launch
  * run under CUDA_LAUNCH_BLOCKING=1; no export sets that environment, and a run without
  * it would not take the priced time. */
@@ -1057,7 +1070,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_layer_roots_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
         ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
         ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        fp32_ok(t, p, err) != 0)
+        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

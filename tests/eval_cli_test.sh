@@ -1189,6 +1189,25 @@ expect 4 "deepspeed: its launch does not make every kernel launch synchronous" \
     eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/blocking.json" --target deepspeed
 expect 4 "launch_blocking: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --launch-blocking
+# --ds-wall-clock (DeepSpeed's synchronising timers, AMP's fork): on the T4s of AMP's
+# rows (GPU-bound at micro-batch 1) each instruction's restart and each exchange's
+# dispatch make a PP 2 plan slower at the same memory; the plan document carries it and
+# prices the same read back; the stack line says it; every target refuses it by name
+wc="--model GPT2-345M --cluster 2x4xT4-16G:eth50 --tp 1 --pp 2 --mbs 1 --batch 16 --no-search --json"
+expect 0 "" eval $wc
+cp "$out" "$dir/wc-off.json"
+expect 0 "" eval $wc --ds-wall-clock
+cp "$out" "$dir/wc-on.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --plan "$dir/wc-on.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_wall_clock"] is True and "ds_wall_clock" not in a and b["iter_time_s"] > a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"] and c["ds_wall_clock"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/wc-off.json" "$dir/wc-on.json" "$out" &&
+    ok || bad "ds_wall_clock: $(cat "$out")"
+expect 0 "" eval ${wc/ --json/} --ds-wall-clock
+grep -q "stack:     DeepSpeed's synchronising timers around every pipeline instruction" "$out" && ok ||
+    bad "ds_wall_clock stack line: $(cat "$out")"
+expect 4 "deepspeed: its configuration does not time every pipeline instruction" \
+    eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --plan "$dir/wc-on.json" --target deepspeed
+expect 4 "ds_wall_clock: DeepSpeed's synchronising timers around every pipeline instruction" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-wall-clock
 # --fp32 (fp32 training; Galvatron-BMW's runs): on the TITAN RTX the GEMMs at its 16.3
 # TFLOP/s fp32 peak and the activations at 4 bytes, so slower under DP 8; the model
 # states 16 B per parameter, below the 18 of 16-bit weights beside fp32 gradients; the

@@ -122,6 +122,14 @@ def check_bloom(runner, tesselctl, rows):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0 or json.loads(p.stdout)["plan"].get("launch_blocking") is not True:
         fail("eval of %s does not record launch_blocking: %s" % (row["id"], p.stderr))
+    # AMP's ds_config.json sets "wall_clock_breakdown": true for every trial it launched:
+    # each AMP row says ds_wall_clock and run.py passes it as --ds-wall-clock
+    amp = [r for r in rows if r["source"].startswith("amp-aws")]
+    for r in amp:
+        if not r["plan"].get("ds_wall_clock"):
+            fail("rows.json: %s lacks ds_wall_clock (AMP's wall_clock_breakdown)" % r["id"])
+    if amp and "--ds-wall-clock" not in run.knob_args(amp[0]):
+        fail("run.py does not pass --ds-wall-clock for %s" % amp[0]["id"])
 
 
 def check_flop_conventions(runner, rows):

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fp8_sp_gather_bytes.h"
 #include "cost.h"
+#include "cost_host_sync.h"
 #include "layer_dsv3.h"
 #include "pipesim.h"
 #include "sdp_roots.h"
@@ -3912,9 +3913,74 @@ static void test_opt_step(void)
     tsl_cluster_free(&c);
 }
 
+/* DeepSpeed's unfused fp16 step reads each tensor back twice (cost_host_sync.h):
+ * by hand on a chain, then GPT-2's block on a T4 at H = 57.2 us (h = H / 3). */
+static void test_ds_step_host_sync(void)
+{
+    double g2[3] = {1.0, 1.0, 0.0};
+    CHECK_NEAR(tsl_host_chain_s(g2, 3, 2.0), 4.0, 1e-12,
+               "short kernels at the host's pace: ends at 3h = 6 over 2 of kernels");
+    double g3[3] = {5.0, 5.0, 0.0};
+    CHECK_NEAR(tsl_host_chain_s(g3, 3, 2.0), 2.0, 1e-12, "long kernels: the first dispatch");
+    CHECK(tsl_host_chain_s(g3, 3, 0.0) == 0.0 && tsl_host_chain_s(g3, 0, 2.0) == 0.0, "none");
+
+    tsl_err_t err = {0};
+    tsl_layer_t g = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
+    CHECK(tsl_layer_derive(&g, &err) == 0, "%s", err.msg);
+    double e[TSL_DS_STEP_MAX_TENSORS], sum = 0;
+    uint32_t n = tsl_ds_step_tensors(&g, 1, (double)g.params, e);
+    for (uint32_t i = 0; i < n; i++)
+        sum += e[i];
+    CHECK(n == 12 && sum == (double)g.params, "Megatron's block: 12 tensors, %u, %g", n, sum);
+    CHECK(tsl_ds_step_tensors(&g, 2, (double)g.params / 2, e) == 12, "over TP 2 the same 12");
+    tsl_layer_t moe = g;
+    moe.experts = 8;
+    CHECK(tsl_ds_step_tensors(&moe, 1, (double)g.params, e) == 0, "experts: not laid out");
+
+    /* the T4 (W = 0.8 x 320 GB/s, L = 4 us), h = 19.07 us, each of the 12 tensors'
+     * two chains by hand: kernel i starts at max(i h, the kernel before's end); the
+     * bytes are the step's already, so the chains add their ends less the kernels */
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "4xT4-16G", &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    env.host_op_s = 57.2e-6;
+    tsl_strategy_t s = one(TSL_DIM_DP, 1, false);
+    tsl_layer_cost_t fused, ds;
+    env.knobs.grad_reduce_bytes = 4;
+    env.knobs.opt_step = TSL_OPT_STEP_DEEPSPEED_FP16;
+    double W = env.opt_mem_bw, h = 57.2e-6 / 3.0, L = 4e-6, want = 0;
+    CHECK_NEAR(W, 0.8 * 320e9, 1e6, "the T4's W: %g", W);
+    n = tsl_ds_step_tensors(&g, 1, (double)g.params, e);
+    for (uint32_t i = 0; i < n; i++) {
+        double cast = 6 * e[i] / W + L, red = 4 * e[i] / W + L;
+        double o = fmax(2 * h, h + cast) + red, m1 = h + cast;
+        double m2 = fmax(2 * h, m1) + cast, m3 = fmax(3 * h, m2) + red;
+        want += fmax(3 * h, o) - (cast + red) + fmax(4 * h, m3) - (2 * cast + red);
+    }
+    CHECK(want > 12 * 2 * h && want < 12 * 7 * h, "between one and every dispatch: %g", want);
+    tsl_cost_layer(&env, &g, &s, NULL, 1, &ds);
+    env.host_op_s = 0;
+    tsl_cost_layer(&env, &g, &s, NULL, 1, &fused);
+    CHECK_NEAR(ds.opt_s - fused.opt_s, want, 1e-12, "the reads' chains on the step: %g",
+               ds.opt_s - fused.opt_s);
+    env.host_op_s = 57.2e-6;
+    env.knobs.opt_step = TSL_OPT_STEP_FUSED;
+    tsl_cost_layer(&env, &g, &s, NULL, 1, &ds);
+    env.host_op_s = 0;
+    tsl_cost_layer(&env, &g, &s, NULL, 1, &fused);
+    CHECK(ds.opt_s == fused.opt_s, "the fused step reads nothing back");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_opt_step();
+    test_ds_step_host_sync();
     test_fp8_memory();
     test_autocast_memory();
     test_loss_impl();

@@ -311,6 +311,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--ds-bf16-optimizer"]
     if p.get("launch_blocking"):  # CUDA_LAUNCH_BLOCKING=1 (cost-model.md "Synchronous launches")
         cmd += ["--launch-blocking"]
+    if p.get("ds_wall_clock"):  # DeepSpeed's wall_clock_breakdown (cost-model.md "DeepSpeed's synchronising timers")
+        cmd += ["--ds-wall-clock"]
     if p.get("fp32"):  # fp32 training, TF32 GEMMs where the GPU has them (cost-model.md "fp32 training")
         cmd += ["--fp32"]
     if p.get("fp32_master") is False:
