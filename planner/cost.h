@@ -381,8 +381,15 @@ typedef enum tsl_cost_mode {
  * layer its own root (sdp_layer_roots, Galvatron-BMW's wrapping; sdp_roots.h): the
  * forward exposes the layer's first FSDP unit's gather and runs the others' under the
  * earlier units' compute, the backward's gathers are prefetched beside the
- * reduce-scatters under its compute; a plan without it prices as 80. */
-#define TSL_COST_MODEL_VERSION 81u
+ * reduce-scatters under its compute; a plan without it prices as 80.
+ * 86 (82-85 other branches'): recompute modules moe_act or shared_experts beside moe
+ * run their module a third time (the checkpointed MoE forward re-creates their
+ * checkpoints: moe_layer.py, experts.py at 44151194), each priced once more in the
+ * recompute; a flex dispatcher's NVLink all-to-all moves one copy per token and
+ * destination rank holding one of its experts, ep·hit(1/ep)/k of the per-expert
+ * copies (HybridEP's sparse_to_dense_map: cost.c flex_rank_copies); a plan without
+ * the flex dispatcher or both modules prices as 81. */
+#define TSL_COST_MODEL_VERSION 86u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
