@@ -1800,6 +1800,23 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
     o->disp_b = probs;
 }
 
+/* What a flex dispatcher moves over NVLink of the k copies per token an all-to-all
+ * of routed rows carries: one copy per token and destination rank that holds one of
+ * its experts, not one per expert — HybridEP's dispatch unicasts a token to each rank
+ * of the domain whose sparse_to_dense_map entry is set, and its combine sends each
+ * rank's sum of its experts' rows back once (DeepEP hybrid-ep 94a9f8f,
+ * csrc/hybrid_ep/backend/hybrid_ep_backend.cuh, "Only unicast to this rank if it
+ * need the current token"); DeepEP's intranode kernels likewise (is_token_in_rank).
+ * A rank holds 1/ep of the experts, reached with chance hit(1/ep) (tsl_cost_flex_hit,
+ * a uniform routing): ep·hit(1/ep)/k of the per-expert bytes, ≤ 1. */
+static double flex_rank_copies(const tsl_layer_t *l, uint32_t ep)
+{
+    double k = l->experts_per_tok, n = ep > 1 ? ep : 1;
+    if (!(k > 1.0))
+        return 1.0;
+    return fmin(1.0, n * tsl_cost_flex_hit(1.0 / n, l) / k);
+}
+
 /* One EP all-to-all (dispatch or combine) of a rank's routed copies, `bytes`: NCCL's at
  * the group's all-to-all figure; a flex dispatcher's across domains (fx from
  * made_group_flex) sends one copy per token and destination domain, bytes / k · net_s
@@ -1810,10 +1827,13 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
 static double ep_a2a_s(const tsl_layer_t *l, double bytes, uint32_t ep, double a2a_bw,
                        const tsl_coll_lat_t *lat, const tsl_cluster_flex_bw_t *fx)
 {
-    if (fx->domains <= 1 || !(fx->net_s > 0))
+    if (fx->domains == 0) /* NCCL's all-to-all: one copy per routed expert */
         return alltoall_lat_s(bytes, ep, a2a_bw, lat);
+    double nvl = bytes * flex_rank_copies(l, ep);
+    if (fx->domains == 1 || !(fx->net_s > 0))
+        return alltoall_lat_s(nvl, ep, a2a_bw, lat);
     double net = bytes / l->experts_per_tok * fx->net_s;
-    return fmax(alltoall_lat_s(bytes, ep, fx->nvl_bw, lat), net);
+    return fmax(alltoall_lat_s(nvl, ep, fx->nvl_bw, lat), net);
 }
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,

@@ -393,12 +393,23 @@ typedef enum tsl_cost_mode {
  * prices as 81.
  * 85 (82–84 other sessions'): opt_step deepspeed-fp16 pays its host reads: the
  * FP16_UnfusedOptimizer's overflow check and norm read each tensor back to the host,
- * each chain of framework ops (H / 3 each) from an idle GPU (cost_host_sync.h); a
- * plan with another opt_step prices as 81.
+ * each chain of framework ops (H / 3 each) from an idle GPU (cost_host_sync.h); and
+ * ds_wall_clock, DeepSpeed's synchronising timers around every pipeline instruction
+ * (tp_sync's restart per instruction, a dispatch per exchange); a plan with another
+ * opt_step and without ds_wall_clock prices as 81.
+ * 86 (82-85 other branches'): recompute modules moe_act or shared_experts beside moe
+ * run their module a third time (the checkpointed MoE forward re-creates their
+ * checkpoints: moe_layer.py, experts.py at 44151194), each priced once more in the
+ * recompute; a flex dispatcher's NVLink all-to-all moves one copy per token and
+ * destination rank holding one of its experts, ep·hit(1/ep)/k of the per-expert
+ * copies (HybridEP's sparse_to_dense_map: cost.c flex_rank_copies); a plan without
+ * the flex dispatcher or both modules prices as 81.
  * 87: MCore v0.8's unfused token permutation (moe_unfused_permute: argsort and gather,
  * the combine's scatter into zeros, the routing weights' product and the top-k sum
- * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81. */
-#define TSL_COST_MODEL_VERSION 87u
+ * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81.
+ * 88: 82, 83, 85, 86 and 87 merged (each branch took its own number from 81; 84
+ * unused): a plan none of whose terms they name prices as 81. */
+#define TSL_COST_MODEL_VERSION 88u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -31,7 +31,9 @@
  *   moe             MoE FFN                    the whole MoE layer: router, dispatch,
  *                                              experts, combine, shared experts
  *                                              (moe_layer.py; a normal checkpoint of the
- *                                              norm's output)
+ *                                              norm's output); moe_act and shared_experts
+ *                                              beside it checkpoint again inside it, so
+ *                                              the backward runs them a third time
  *   shared_experts  MoE FFN with shared ones   the shared experts (moe_layer.py)
  *   torchtitan_op   dense Transformer block    not Megatron's: torchtitan's op-level
  *                   (encoder kind, no experts, selective AC (parallelize_llama.py at

@@ -1409,9 +1409,25 @@ static double recompute_flops(const tsl_layer_t *l, uint32_t m)
     if (m & TSL_RECOMPUTE_MOE)
         fl += k * routed * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts +
               (l->moe_latent ? 4.0 * x.s * x.h * l->moe_latent : 0.0);
-    else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
+    if (m & TSL_RECOMPUTE_SHARED_EXPERTS) /* a third run beside moe (recompute_fwd_s) */
         fl += per_width * fs;
     return fl;
+}
+
+/* The routed copies' activation as moe_ffn_s runs it, on T tokens: E/ep experts of
+ * width f/etp over etp·ep·R/E × busy rows each, with what runs inside Megatron-LM's
+ * checkpointed bias_act_func (experts.py TEGroupedMLP): the clamp of a clamped GLU
+ * (weighted_bias_quick_geglu_impl), the routing weights' product and cast of a
+ * non-gated expert. */
+static double moe_act_fwd_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double tt)
+{
+    double R = l->experts_per_tok * T / tt, busy = p->d->moe_busy;
+    double c = mem(p, 2.0 * (x->g + 1.0) * x->f * R * busy, 1);
+    if (l->glu_clamp)
+        c += glu_clamp_s(p, x->g * x->f * R * busy);
+    if (x->g == 1.0)
+        c += expert_probs_s(p, x->f * R * busy);
+    return c;
 }
 
 double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
@@ -1443,25 +1459,22 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
         c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -
              tsl_roofline_core_fwd_s(d, l, samples, t);
     }
-    if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
-        pass_t e = {.d = d};
-        c += moe_ffn_s(&p, l, &x, samples, tt, split) -
-             block_elementwise_s(&e, l, &x, samples, split);
-        return c;
-    }
-    if (m & TSL_RECOMPUTE_MOE_ACT) { /* the routed copies' activation, as moe_ffn_s runs it */
-        /* E/ep experts of width f/etp over etp·ep·R/E × busy rows each */
-        double R = l->experts_per_tok * T / tt;
-        c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
-        if (l->glu_clamp) /* inside the recomputed function (weighted_bias_quick_geglu_impl) */
-            c += glu_clamp_s(&p, x.g * x.f * R * d->moe_busy);
-        if (x.g == 1.0) /* the product and the cast are inside it too (bias_act_func) */
-            c += expert_probs_s(&p, x.f * R * d->moe_busy);
-    }
+    if (m & TSL_RECOMPUTE_MOE_ACT) /* the routed copies' activation, once more */
+        c += moe_act_fwd_s(&p, l, &x, T, tt);
     if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
         c += lin(&p, T, x.g * fs / tt, x.h) + mem(&p, 2.0 * (x.g + 1.0) * fs / tt * T, 1) +
              lin(&p, T, x.h, fs / tt);
+    }
+    if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
+        /* moe_act and shared_experts beside it run their modules a third time: the
+         * checkpointed MoE forward re-creates their checkpoints, which recompute
+         * again in that forward's backward (moe_layer.py custom_forward under
+         * te_checkpoint, shared_experts_compute; experts.py CheckpointWithoutOutput,
+         * discard_output_and_register_recompute) — the two terms above */
+        pass_t e = {.d = d};
+        c += moe_ffn_s(&p, l, &x, samples, tt, split) -
+             block_elementwise_s(&e, l, &x, samples, split);
     }
     return c;
 }

@@ -768,9 +768,11 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
  * above; communication is cost.c's). MLA's up projections and latent norms as
  * the forward prices them; a standalone norm 4 bytes per element (divided by t
  * under SP); the dense MLP with its fused norm; the MoE FFN as the forward prices
- * it without the block's norm and residual (moe replaces moe_act and
- * shared_experts); moe_act the routed copies' activation kernel; the shared
- * experts' FFN. The FLOP count over F when there is no bandwidth figure. */
+ * it without the block's norm and residual; moe_act the routed copies'
+ * activation kernel; the shared experts' FFN. moe_act and shared_experts beside
+ * moe add their own term to it: Megatron-LM's checkpointed MoE forward re-creates
+ * their checkpoints, so each module runs a third time in the backward. The FLOP
+ * count over F when there is no bandwidth figure. */
 double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                     double samples, uint32_t t, bool sp, uint32_t recompute);
 

@@ -3387,6 +3387,35 @@ static void test_moe_flex(void)
         CHECK(r8[0].ep_s == r8[1].ep_s, "FP8 dispatch: %g s, with moe_flex %g s", r8[0].ep_s,
               r8[1].ep_s);
     }
+    { /* inside one NVLink domain the flex dispatcher sends a token once to each rank
+         holding one of its experts (HybridEP's sparse_to_dense_map, DeepEP's
+         is_token_in_rank), not once per expert: a plain top-4 of 32 over EP 8 reaches
+         a rank with chance 1 − C(28,4)/C(32,4), so its NVLink bytes are 8 · that / 4 of
+         NCCL's. The bytes' share, α aside: each time's growth from 4096 to 8192 tokens */
+        tsl_layer_t plain = l;
+        plain.router_groups = plain.router_topk_groups = 0;
+        tsl_cluster_t one_node;
+        CHECK(tsl_cluster_parse_spec(&one_node, "1x8xH100-80G", &err) == 0, "%s", err.msg);
+        tsl_strategy_t s8 = one(TSL_DIM_DP, 8, false);
+        double t[2][2];
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                tsl_layer_t x = plain;
+                x.seq_len = 4096u << j;
+                CHECK(tsl_layer_derive(&x, &err) == 0, "%s", err.msg);
+                tsl_cost_env_t env;
+                tsl_layer_cost_t r;
+                CHECK(tsl_cost_env_init(&env, &one_node, 0, 8, &err) == 0, "%s", err.msg);
+                env.knobs.ep = 8;
+                env.knobs.moe_flex = i == 1;
+                tsl_cost_layer(&env, &x, &s8, NULL, 8, &r);
+                t[i][j] = r.ep_s;
+            }
+        double hit = 1.0 - (28.0 * 27 * 26 * 25) / (32.0 * 31 * 30 * 29);
+        CHECK(t[1][0] < t[0][0], "flex in one domain: %g s, NCCL %g s", t[1][0], t[0][0]);
+        CHECK_NEAR((t[1][1] - t[1][0]) / (t[0][1] - t[0][0]), 8 * hit / 4, 1e-9,
+                   "flex in one domain: one copy per rank");
+    }
     CHECK(a2a[0] > 31.0 / 32 * B / (31 * cap / 192) &&
               a2a[0] < 31.0 / 32 * B / (31 * cap / 192) + 1e-3,
           "NCCL: %g s, bandwidth term %g", a2a[0], 31.0 / 32 * B / (31 * cap / 192));

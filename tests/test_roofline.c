@@ -2016,6 +2016,55 @@ static void test_expert_probs(void)
           "the cast: one host op more each way");
 }
 
+/* moe_act and shared_experts beside moe (Megatron-LM at 44151194): the checkpointed
+ * MoE forward (moe_layer.py custom_forward under te_checkpoint) re-creates moe_act's
+ * output-discarding checkpoint and the shared experts' checkpoint, which recompute
+ * their module again in that forward's backward (experts.py CheckpointWithoutOutput
+ * discard_output_and_register_recompute): the backward runs each a third time, its
+ * own term on top of moe's. The Nemotron 3 Nano MoE layer of the H100 FP8 row. */
+static void test_recompute_nested_moe(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.7, 3350e9);
+    d.ep = 8;
+    d.moe_busy = 1.0;
+    d.moe_fp32_probs = true;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 8192,
+                     .hidden = 2688,
+                     .ffn_hidden = 1856,
+                     .heads = 32,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 6,
+                     .shared_experts = 1,
+                     .shared_ffn_hidden = 3712};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const uint32_t moe = TSL_RECOMPUTE_MOE, act = TSL_RECOMPUTE_MOE_ACT,
+                   sh = TSL_RECOMPUTE_SHARED_EXPERTS;
+    double r_moe = tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, moe);
+    double r_act = tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, act);
+    double r_sh = tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, sh);
+    const double W = d.mem_bw, L = d.launch_s, elems = 6.0 * 8192 * 1856;
+    CHECK_NEAR(r_act, (4 + 12) * elems / W + 3 * L, 1e-12,
+               "moe_act alone: the activation, the fp32 product and the cast");
+    CHECK(r_moe > r_act + r_sh, "moe: the whole MoE forward, %g s", r_moe);
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, moe | act), r_moe + r_act, 1e-12,
+               "moe_act beside moe: the activation a third time");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, moe | sh), r_moe + r_sh, 1e-12,
+               "shared_experts beside moe: the shared experts a third time");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, act | sh), r_act + r_sh, 1e-12,
+               "without moe each module once");
+    tsl_roofline_dev_t flops = d; /* no bandwidth: the FLOP count, shared experts added */
+    flops.mem_bw = 0;
+    CHECK(tsl_roofline_recompute_fwd_s(&flops, &l, 1, 1, false, moe | sh) >
+              tsl_roofline_recompute_fwd_s(&flops, &l, 1, 1, false, moe),
+          "FLOP count: shared experts beside moe run again");
+}
+
 /* One pass, the figures of several (tsl_roofline_layer_fwd / _bwd, which the cost
  * layer prices once per evaluation): each field is, bit for bit, what its own
  * function gives — a GPT layer (s 2048, h 4096, 32 heads), two samples, TP 4 with
@@ -2080,6 +2129,7 @@ int main(void)
     test_tp_gemms();
     test_gpt_oss_experts();
     test_expert_probs();
+    test_recompute_nested_moe();
     test_alltoall_dispatcher();
     test_unfused_permute();
     test_fp8_impl();
