@@ -3415,6 +3415,7 @@ static void test_moe_flex(void)
         CHECK(t[1][0] < t[0][0], "flex in one domain: %g s, NCCL %g s", t[1][0], t[0][0]);
         CHECK_NEAR((t[1][1] - t[1][0]) / (t[0][1] - t[0][0]), 8 * hit / 4, 1e-9,
                    "flex in one domain: one copy per rank");
+        tsl_cluster_free(&one_node);
     }
     CHECK(a2a[0] > 31.0 / 32 * B / (31 * cap / 192) &&
               a2a[0] < 31.0 / 32 * B / (31 * cap / 192) + 1e-3,
