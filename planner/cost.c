@@ -1992,14 +1992,39 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
  * dispatch (roofline.c host_floor: G + N·H), so no restart is left to price: each
  * collective adds its dispatch, k·H a pass.
  */
-static double sync_pass_s(double gpu, double s, double k, double H, double n_p, double g_p)
+static double sync_pass_s(double gpu, double s, double k, double H, double r)
 {
-    double r = H + fmax(0.0, n_p * H - g_p);
     return fmax(gpu + k * r, s) + k * H - s;
 }
 
+/* What one restart of an idle GPU costs a layer's forward (f) and backward (b) pass,
+ * r = H + max(0, n_p·H − g_p) (above), made once per layer for tp_sync_s and
+ * ds_instr_restart_s, which both restart the same passes. */
+typedef struct pass_restarts {
+    bool made;
+    double f, b;
+} pass_restarts_t;
+
+static const pass_restarts_t *restarts(const tsl_cost_env_t *env, const tsl_layer_t *l, double n,
+                                       pass_restarts_t *r)
+{
+    if (r->made)
+        return r;
+    double H = env->host_op_s;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    uint32_t nf, nb;
+    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
+    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
+    r->f = H + fmax(0.0, nf * H - gf);
+    r->b = H + fmax(0.0, nb * H - gb);
+    r->made = true;
+    return r;
+}
+
 static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
-                      const layer_kernels_t *kern, double fwd, double bwd, double *sf, double *sb)
+                      const layer_kernels_t *kern, double fwd, double bwd, pass_restarts_t *rs,
+                      double *sf, double *sb)
 {
     double H = env->host_op_s, k = l->tp_allreduces;
     *sf = *sb = 0.0;
@@ -2013,13 +2038,9 @@ static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t 
         *sf = *sb = k * H;
         return;
     }
-    tsl_roofline_dev_t dev;
-    env_dev(env, &dev);
-    uint32_t nf, nb;
-    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
-    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
-    *sf = sync_pass_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
-    *sb = sync_pass_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
+    const pass_restarts_t *r = restarts(env, l, n, rs);
+    *sf = sync_pass_s(kern->fwd.gpu_s, fwd, k, H, r->f);
+    *sb = sync_pass_s(kern->bwd_acc_gpu_s, bwd, k, H, r->b);
 }
 
 /*
@@ -2030,36 +2051,31 @@ static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t 
  * DeepSpeed/deepspeed/utils/timer.py; runtime/engine.py forward and backward,
  * runtime/pipe/engine.py _exec_backward_pass, _exec_send_*, _exec_recv_*). Each
  * forward and backward instruction therefore starts on an idle GPU, as a pass does
- * after a synchronised TP collective: one restart more, r = H + max(0, n_p·H − g_p)
- * (tp_sync_s above), on the instruction's first layer (the forward's first, the
- * backward's last: the stage sums them, search_eval.c stage_times). What it adds to
+ * after a synchronised TP collective: one restart more, r (pass_restarts_t above),
+ * on the instruction's first layer (the forward's first, the backward's last: the
+ * stage sums them, search_eval.c stage_times). What it adds to
  * the layer's pass, whose k synchronised collectives (tp_sync) already restart it k
  * times: max(G + (k + 1)·r, s) − max(G + k·r, s), nothing where the host already sets
  * the pace (a host-bound pass pays every dispatch). Under synchronous launches every
  * kernel waits for its dispatch already: nothing.
  */
-static double restart_more_s(double gpu, double s, double k, double H, double n_p, double g_p)
+static double restart_more_s(double gpu, double s, double k, double r)
 {
-    double r = H + fmax(0.0, n_p * H - g_p);
     return fmax(gpu + (k + 1.0) * r, s) - fmax(gpu + k * r, s);
 }
 
 static void ds_instr_restart_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t,
                                double n, const layer_kernels_t *kern, double fwd, double bwd,
-                               double *rf, double *rb)
+                               pass_restarts_t *rs, double *rf, double *rb)
 {
     double H = env->host_op_s;
     *rf = *rb = 0.0;
     if (!env->knobs.ds_wall_clock || env->knobs.launch_blocking || !(H > 0))
         return;
     double k = env->knobs.tp_sync && t >= 2 ? l->tp_allreduces : 0.0;
-    tsl_roofline_dev_t dev;
-    env_dev(env, &dev);
-    uint32_t nf, nb;
-    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
-    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
-    *rf = restart_more_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
-    *rb = restart_more_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
+    const pass_restarts_t *r = restarts(env, l, n, rs);
+    *rf = restart_more_s(kern->fwd.gpu_s, fwd, k, r->f);
+    *rb = restart_more_s(kern->bwd_acc_gpu_s, bwd, k, r->b);
 }
 
 /* A transformer block, or one half of it under sub-layer partitioning: not the
@@ -2360,11 +2376,13 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* synchronised TP collectives (tp_sync): their dispatch and the queue's restart,
      * in each forward run; a measured profile timed the layer with them */
     double sync_f = 0.0, sync_b = 0.0;
+    pass_restarts_t rs = {0}; /* the restarts tp_sync and ds_wall_clock price, made once */
     if (!profiled)
-        tp_sync_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &sync_f, &sync_b);
+        tp_sync_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &rs, &sync_f, &sync_b);
     double instr_f = 0.0, instr_b = 0.0; /* ds_wall_clock: on the stage's first / last */
     if (!profiled)                       /* a measured profile timed each layer between two syncs */
-        ds_instr_restart_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &instr_f, &instr_b);
+        ds_instr_restart_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &rs, &instr_f,
+                           &instr_b);
     if (env->knobs.double_block_fwd && block_layer(l))
         sync_f *= 2.0;
     if (s->ckpt) /* a full recompute re-runs the forward and its syncs */
