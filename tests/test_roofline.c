@@ -59,6 +59,24 @@ static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a)
     return l;
 }
 
+/* A routed-expert FFN layer (no biases, RMSNorm, no dropout, as every MoE row runs
+ * it) of E experts, k per token, not derived: the callers set what else differs. */
+static tsl_layer_t moe_ffn(uint32_t s, uint32_t h, uint32_t f, uint32_t heads, bool gated,
+                           uint32_t experts, uint32_t k)
+{
+    return (tsl_layer_t){.kind = TSL_LAYER_FFN,
+                         .seq_len = s,
+                         .hidden = h,
+                         .ffn_hidden = f,
+                         .heads = heads,
+                         .gated_ffn = gated,
+                         .no_bias = true,
+                         .rms_norm = true,
+                         .no_dropout = true,
+                         .experts = experts,
+                         .experts_per_tok = k};
+}
+
 /* Llama 3 70B's block at 8K (causal: a GPT-style block; 64 query / 8 KV heads). */
 static tsl_layer_t llama70b_layer(void)
 {
@@ -1672,17 +1690,7 @@ static void test_fp8_moe_layer(void)
     d.fp8 = TSL_FP8_DELAYED;
     d.moe_fp8 = true;
     d.ep = b16.ep = 2;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
+    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     const double h = 4096, f = 14336, E = 8, T = 4096, R = 2 * T, m = 2 * R / E, b = 4;
@@ -1806,17 +1814,7 @@ static void test_alltoall_dispatcher(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     d.ep = 8;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 1536,
-                     .heads = 64,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 8};
+    tsl_layer_t l = moe_ffn(4096, 4096, 1536, 64, true, 128, 8);
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_roofline_dev_t a = d;
@@ -1871,18 +1869,8 @@ static void test_unfused_permute(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     d.ep = 8;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .kv_heads = 8,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
+    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
+    l.kv_heads = 8;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_roofline_dev_t u = d;
@@ -1916,17 +1904,7 @@ static void test_gpt_oss_experts(void)
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     d.ep = 8;
     d.moe_busy = 1.0;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 2880,
-                     .ffn_hidden = 2880,
-                     .heads = 64,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 4};
+    tsl_layer_t l = moe_ffn(4096, 2880, 2880, 64, true, 128, 4);
     tsl_layer_t clamp = l, bias = l;
     clamp.glu_clamp = true;
     bias.no_bias = false;
@@ -1974,16 +1952,7 @@ static void test_expert_probs(void)
     tsl_roofline_dev_init(&d, 2250e12 * 0.7, 8000e9);
     d.ep = 8;
     d.moe_busy = 1.0;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 8192,
-                     .hidden = 2688,
-                     .ffn_hidden = 1856,
-                     .heads = 32,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 6};
+    tsl_layer_t l = moe_ffn(8192, 2688, 1856, 32, false, 128, 6);
     tsl_layer_t gated = l;
     gated.gated_ffn = true;
     tsl_err_t err = {0};
@@ -2029,18 +1998,9 @@ static void test_recompute_nested_moe(void)
     d.ep = 8;
     d.moe_busy = 1.0;
     d.moe_fp32_probs = true;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 8192,
-                     .hidden = 2688,
-                     .ffn_hidden = 1856,
-                     .heads = 32,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 6,
-                     .shared_experts = 1,
-                     .shared_ffn_hidden = 3712};
+    tsl_layer_t l = moe_ffn(8192, 2688, 1856, 32, false, 128, 6);
+    l.shared_experts = 1;
+    l.shared_ffn_hidden = 3712;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     const uint32_t moe = TSL_RECOMPUTE_MOE, act = TSL_RECOMPUTE_MOE_ACT,
