@@ -966,6 +966,22 @@ static void test_launch_blocking(void)
                gb16 + 20 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "sixteen samples backward: GPU + host");
     b.host_op_s = 0.0; /* no host op priced (PAPER, --no-host-floor): nothing to add */
     CHECK(tsl_roofline_layer_fwd_s(&b, &l, 16, 1, false, 0) == gf16, "no host op: the GPU's");
+    /* BLOOM's block as Megatron-DeepSpeed ran it (unfused core, ALiBi's baddbmm, causal):
+     * the same 12 and 20 ops. The core is one op each way although it launches 5
+     * kernels forward and 8 backward; counted in H's units the block is not above
+     * the count (bench/published/README.md "What a block launches"). */
+    tsl_layer_t bl = l;
+    bl.unfused_attn = true;
+    bl.alibi = true;
+    bl.causal = true;
+    tsl_roofline_dev_t g = b; /* host_op_s 0: the GPU's time */
+    double gbf = tsl_roofline_layer_fwd_s(&g, &bl, 2, 1, false, 0);
+    double gbb = tsl_roofline_layer_bwd_s(&g, &bl, 2, 1, false, 0);
+    b.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&b, &bl, 2, 1, false, 0), gbf + 12 * TSL_ROOFLINE_HOST_OP_S,
+               1e-12, "BLOOM's block forward: 12 ops");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&b, &bl, 2, 1, false, 0), gbb + 20 * TSL_ROOFLINE_HOST_OP_S,
+               1e-12, "BLOOM's block backward: 20 ops");
 }
 
 /* torch.autocast (roofline.h, docs/cost-model.md "Autocast"): a GPT-2 medium layer
