@@ -225,6 +225,28 @@ def check_edges_dp(runner, tesselctl, rows):
             fail("edges_dp: eval's runs %s" % runs)
 
 
+def check_sources_table(root, rows):
+    """bench/published/README.md "Sources" lists every source of rows.json once, with
+    its row count: a source added to rows.json without its entry (what it is, where its
+    plans come from), or an entry whose count went stale, fails here."""
+    with open(os.path.join(root, "bench", "published", "README.md")) as f:
+        text = f.read()
+    start = text.find("\n## Sources\n")
+    if start < 0:
+        fail("README.md lost its Sources section")
+    end = text.find("\n## ", start + 1)
+    table = {}
+    for m in re.finditer(r"^\| `([^`]+)` \| (\d+) \|", text[start:end], re.M):
+        if m.group(1) in table:
+            fail("README.md Sources: %s listed twice" % m.group(1))
+        table[m.group(1)] = int(m.group(2))
+    counts = {}
+    for r in rows:
+        counts[r["source"]] = counts.get(r["source"], 0) + 1
+    if table != counts:
+        fail("README.md Sources against rows.json: %s" % sorted(set(table.items()) ^ set(counts.items())))
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -307,6 +329,7 @@ def main():
                 fail("moe: JSON row %s lost its unmodelled list" % r["id"])
             if not g["ok"] and not g.get("error"):
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
+    check_sources_table(root, rows)
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
