@@ -446,15 +446,6 @@ static int check_a2a_overlap(const tsl_export_view_t *v, tsl_err_t *err)
     return 0;
 }
 
-/* The LM loss as priced (loss_impl.h): TE's fused loss is Megatron-LM's
- * --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te; its own
- * vocab_parallel_cross_entropy needs no flag. */
-static void write_loss(const tsl_plan_t *p, FILE *out)
-{
-    if (p->loss_impl == TSL_LOSS_TE && !p->autocast)
-        fputs("--cross-entropy-loss-fusion\n--cross-entropy-fusion-impl te\n", out);
-}
-
 /* FP8 as priced (docs/exports.md "FP8"; Megatron-LM arguments.py
  * _add_transformer_engine_args): the hybrid format (E4M3 forward, E5M2
  * gradients) and the plan's recipe; delayed scaling with the amax history of
@@ -509,7 +500,6 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
     if (p->unfused_grad_accum) /* the DDP hook's add instead of the fused wgrad GEMM */
         fputs("--no-gradient-accumulation-fusion\n", out);
     write_fp8(p, out);
-    write_loss(p, out);
 }
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)

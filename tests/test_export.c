@@ -146,6 +146,14 @@ static void test_megatron(void)
     for (uint32_t i = 0; i < 4; i++)
         plan.layer[1 + i].ckpt = plan.layer[13 + i].ckpt = true;
     expect_lines(TSL_EXPORT_MEGATRON, &plan, "gpt2-345m.megatron");
+    /* TE's fused loss: Megatron-LM's validate_args refuses --cross-entropy-loss-fusion
+     * with --cross-entropy-fusion-impl te since 168cb15d70 (arguments.py:1697 at
+     * d98e8a6), so the line would not start: refused, not written */
+    plan.loss_impl = TSL_LOSS_TE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: loss_impl te: Megatron-LM refuses");
+    plan.loss_impl = TSL_LOSS_MEGATRON;
+    free(export_ok(TSL_EXPORT_MEGATRON, &plan));
+    plan.loss_impl = TSL_LOSS_EXEC;
 
     /* Uneven first/last stages: 10, 14 layers. */
     const uint32_t cut2[] = {0, 11, 26};
