@@ -512,11 +512,14 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
         check_form(v->model, &v->model->layers[1], tsl_model_first_moe(v->model), err) != 0)
         return -1;
+    char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */
+    if (u.cp > 1)
+        snprintf(cp, sizeof cp, " x CP %u", u.cp);
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
-            "# %u GPUs = TP %u x DP %u x PP %u; %u micro-batches of %u per data-parallel "
+            "# %u GPUs = TP %u%s x DP %u x PP %u; %u micro-batches of %u per data-parallel "
             "rank (%s)\n",
-            v->model->name, p->label, u.stage_devices * v->pp, u.tp, u.dp, v->pp, p->n_micro,
+            v->model->name, p->label, u.stage_devices * v->pp, u.tp, cp, u.dp, v->pp, p->n_micro,
             u.micro_per_rank, v->pp > 1 ? "1F1B" : "gradient accumulation");
     fprintf(out, "# predicted %.4f s/iteration, %.2f samples/s, peak %.1f GiB per GPU\n",
             p->iter_time_s, p->samples_per_s, p->peak_bytes / 1073741824.0);

@@ -142,6 +142,7 @@ static void test_megatron(void)
 {
     /* 2 stages of 12 Transformer layers, tp2-dp2, the first 4 of each recomputed. */
     const uint32_t cut[] = {0, 13, 26};
+    char *text;
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     for (uint32_t i = 0; i < 4; i++)
         plan.layer[1 + i].ckpt = plan.layer[13 + i].ckpt = true;
@@ -154,11 +155,22 @@ static void test_megatron(void)
     plan.loss_impl = TSL_LOSS_MEGATRON;
     free(export_ok(TSL_EXPORT_MEGATRON, &plan));
     plan.loss_impl = TSL_LOSS_EXEC;
+    /* CP: TE's ring (Megatron-LM --cp-comm-type p2p); Megatron's DP leaves the CP ranks
+     * out (world / (TP x CP x PP)), and so does the header */
+    make_plan(&plan, 2, cut, 8, "tp2-dp4+sp", 8, 16); /* dp4: CP 2 x DP 2 */
+    plan.cp = 2;
+    plan.cp_comm = TSL_CP_P2P;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "# 16 GPUs = TP 2 x CP 2 x DP 2 x PP 2;") &&
+              strstr(text, "\n--context-parallel-size 2\n--cp-comm-type p2p\n") &&
+              strstr(text, "\n--micro-batch-size 4\n"),
+          "megatron CP:\n%s", text);
+    free(text);
 
     /* Uneven first/last stages: 10, 14 layers. */
     const uint32_t cut2[] = {0, 11, 26};
     make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 16);
-    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(strstr(text, "--decoder-first-pipeline-num-layers 10\n") &&
               strstr(text, "--decoder-last-pipeline-num-layers 14\n"),
           "uneven stages:\n%s", text);
