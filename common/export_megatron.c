@@ -328,9 +328,13 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     /* TE's userbuffers: Megatron-LM takes them with SP only, and so were they priced */
     if (u->s.sp && p->tp_comm_overlap)
         fputs("--tp-comm-overlap\n", out);
-    if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */
+    /* TransformerEngine's context-parallel attention (docs/exports.md), which takes the
+     * type verbatim from Megatron-LM: TE spells the all-gather "all_gather" and raises
+     * "Unsupported communication type" on Megatron's help text's "allgather"
+     * (context_parallel.py:5110/5139 at TE d0067d0da) */
+    if (u->cp > 1)
         fprintf(out, "--context-parallel-size %u\n--cp-comm-type %s\n", u->cp,
-                tsl_cp_comm_name(p->cp_comm));
+                p->cp_comm == TSL_CP_ALLGATHER ? "all_gather" : tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through

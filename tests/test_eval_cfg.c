@@ -550,9 +550,16 @@ static void test_megatron_flags(void)
                   0 &&
               c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_A2A,
           "cp a2a: %s", err.msg);
+    /* TE's all_gather, which the export writes; Megatron-LM's help text's allgather,
+     * which TE raises on, read the same with a note */
+    CHECK(tsl_eval_cfg_megatron("--context-parallel-size 2 --cp-comm-type all_gather --bf16", &c,
+                                &err) == 0 &&
+              c.knobs.cp_comm == TSL_CP_ALLGATHER && !strstr(c.notes, "cp-comm-type"),
+          "cp all_gather: %s", err.msg);
     CHECK(tsl_eval_cfg_megatron("--context-parallel-size 2 --cp-comm-type allgather --bf16", &c,
                                 &err) == 0 &&
-              c.knobs.cp_comm == TSL_CP_ALLGATHER,
+              c.knobs.cp_comm == TSL_CP_ALLGATHER &&
+              strstr(c.notes, "raises \"Unsupported communication type\""),
           "cp allgather: %s", err.msg);
     /* --moe-layer-freq as moe_freq_type evaluates it: lists, +, *, parentheses */
     CHECK(tsl_eval_cfg_megatron("--moe-layer-freq '([1]*3+[0]*1)*3' --bf16", &c, &err) == 0 &&

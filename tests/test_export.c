@@ -166,6 +166,12 @@ static void test_megatron(void)
               strstr(text, "\n--micro-batch-size 4\n"),
           "megatron CP:\n%s", text);
     free(text);
+    /* TE's all-gather type is all_gather (it raises on "allgather") */
+    plan.cp_comm = TSL_CP_ALLGATHER;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--cp-comm-type all_gather\n") != NULL, "megatron CP all_gather:\n%s",
+          text);
+    free(text);
 
     /* Uneven first/last stages: 10, 14 layers. */
     const uint32_t cut2[] = {0, 11, 26};
