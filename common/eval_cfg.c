@@ -1590,11 +1590,18 @@ static int mg_a2a_overlap(const tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
     if (st->cp > 1) { /* TransformerEngine's CP attention, --cp-comm-type (default p2p) */
-        int comm = tsl_cp_comm_parse(st->cp_comm[0] ? st->cp_comm : "p2p");
+        /* TE's spelling all_gather, which runs; Megatron-LM's help text's allgather
+         * reaches TE verbatim, which raises on it (docs/exports.md "megatron") */
+        bool te_ag = strcmp(st->cp_comm, "all_gather") == 0;
+        if (strcmp(st->cp_comm, "allgather") == 0)
+            tsl_eval_cfg_note(c, "megatron: --cp-comm-type allgather: TransformerEngine runs "
+                                 "all_gather and raises \"Unsupported communication type\" on "
+                                 "allgather; priced as all_gather");
+        int comm = tsl_cp_comm_parse(te_ag ? "allgather" : st->cp_comm[0] ? st->cp_comm : "p2p");
         if (comm < 0 || comm == TSL_CP_TORCH_AG) /* torch's, not a Megatron type */
             return tsl_err_set(err,
                                "megatron: --cp-comm-type %s: Tessel prices p2p, a2a and "
-                               "allgather (one type for every layer; not a2a+p2p)",
+                               "all_gather (one type for every layer; not a2a+p2p)",
                                st->cp_comm);
         c->knobs.cp = st->cp;
         c->knobs.cp_comm = (uint32_t)comm;

@@ -712,6 +712,15 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     if (tt_reshard(c, st, err) != 0)
         return -1;
+    if (st->cp > 1 && st->python) /* docs/exports.md "torchtitan": main's CP */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: context_parallel_degree %lld: torchtitan main runs "
+                            "context parallelism only through FlexAttention with K and V "
+                            "all-gathered at the attention (models/common/decoder_sharding.py; "
+                            "the ring's context_parallel_rotate_method was removed in "
+                            "8e5554449), which Tessel does not price; v0.2.x's job TOML runs "
+                            "the ring",
+                            (long long)st->cp);
     if (st->cp > 1) {
         /* ring attention (torch's context_parallel): K/V rotated by all-gather (the
          * default) or all-to-all, Tessel's torch-allgather and p2p; the FSDP mesh is
@@ -931,6 +940,8 @@ static const char *py_section(const char *key)
         {"pipeline_parallel_schedule", "parallelism"},
         {"context_parallel_rotate_method", "parallelism"},
         {"fsdp_reshard_after_forward", "parallelism"},
+        /* config.compile's since 737594746 (2026-08-12); read as the TOML's */
+        {"enable_async_tensor_parallel", "parallelism"},
         /* [experimental] until 785c34c99 (2025-03-18): refused there, as its degree */
         {"pipeline_parallel_microbatches", "parallelism"},
         {"dtype", "training"},

@@ -328,9 +328,13 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     /* TE's userbuffers: Megatron-LM takes them with SP only, and so were they priced */
     if (u->s.sp && p->tp_comm_overlap)
         fputs("--tp-comm-overlap\n", out);
-    if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */
+    /* TransformerEngine's context-parallel attention (docs/exports.md), which takes the
+     * type verbatim from Megatron-LM: TE spells the all-gather "all_gather" and raises
+     * "Unsupported communication type" on Megatron's help text's "allgather"
+     * (context_parallel.py:5110/5139 at TE d0067d0da) */
+    if (u->cp > 1)
         fprintf(out, "--context-parallel-size %u\n--cp-comm-type %s\n", u->cp,
-                tsl_cp_comm_name(p->cp_comm));
+                p->cp_comm == TSL_CP_ALLGATHER ? "all_gather" : tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through
@@ -446,15 +450,6 @@ static int check_a2a_overlap(const tsl_export_view_t *v, tsl_err_t *err)
     return 0;
 }
 
-/* The LM loss as priced (loss_impl.h): TE's fused loss is Megatron-LM's
- * --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te; its own
- * vocab_parallel_cross_entropy needs no flag. */
-static void write_loss(const tsl_plan_t *p, FILE *out)
-{
-    if (p->loss_impl == TSL_LOSS_TE && !p->autocast)
-        fputs("--cross-entropy-loss-fusion\n--cross-entropy-fusion-impl te\n", out);
-}
-
 /* FP8 as priced (docs/exports.md "FP8"; Megatron-LM arguments.py
  * _add_transformer_engine_args): the hybrid format (E4M3 forward, E5M2
  * gradients) and the plan's recipe; delayed scaling with the amax history of
@@ -509,7 +504,6 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
     if (p->unfused_grad_accum) /* the DDP hook's add instead of the fused wgrad GEMM */
         fputs("--no-gradient-accumulation-fusion\n", out);
     write_fp8(p, out);
-    write_loss(p, out);
 }
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
@@ -522,11 +516,14 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
         check_form(v->model, &v->model->layers[1], tsl_model_first_moe(v->model), err) != 0)
         return -1;
+    char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */
+    if (u.cp > 1)
+        snprintf(cp, sizeof cp, " x CP %u", u.cp);
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
-            "# %u GPUs = TP %u x DP %u x PP %u; %u micro-batches of %u per data-parallel "
+            "# %u GPUs = TP %u%s x DP %u x PP %u; %u micro-batches of %u per data-parallel "
             "rank (%s)\n",
-            v->model->name, p->label, u.stage_devices * v->pp, u.tp, u.dp, v->pp, p->n_micro,
+            v->model->name, p->label, u.stage_devices * v->pp, u.tp, cp, u.dp, v->pp, p->n_micro,
             u.micro_per_rank, v->pp > 1 ? "1F1B" : "gradient accumulation");
     fprintf(out, "# predicted %.4f s/iteration, %.2f samples/s, peak %.1f GiB per GPU\n",
             p->iter_time_s, p->samples_per_s, p->peak_bytes / 1073741824.0);

@@ -166,7 +166,9 @@ static const struct base_config *base_config(const tsl_model_t *m)
     char low[TSL_NAME_MAX];
     size_t n = 0;
     for (; m->name[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)(m->name[n] >= 'A' && m->name[n] <= 'Z' ? m->name[n] + 32 : m->name[n]);
+        low[n] = (char)(m->name[n] >= 'A' && m->name[n] <= 'Z' ? m->name[n] + 32
+                        : m->name[n] == '_'                    ? '-' /* qwen3_30b_a3b.json */
+                                                               : m->name[n]);
     low[n] = '\0';
     for (size_t i = 0; i < sizeof base_configs / sizeof base_configs[0]; i++) {
         const struct base_config *b = &base_configs[i];
@@ -239,10 +241,30 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 v->model->name);
 }
 
+/* torchtitan main runs context parallelism only as models/common/decoder_sharding.py
+ * set_gqa_inner_attention_local_map lays it out (b5bcd76c6): K and V all-gathered over
+ * the CP ranks at the attention's local_map, one FlexAttention kernel over the whole
+ * keys (decoder.py raises for SDPA), dK/dV reduced on the way back; its ring rotation
+ * (context_parallel_rotate_method) was removed in 8e5554449 (2026-06-14). Tessel prices
+ * ring attention (p2p, torch-allgather) or TE's per-chunk all-gather, not that. */
+static int python_cp_refused(const tsl_export_uniform_t *u, tsl_err_t *err)
+{
+    if (u->cp <= 1)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "torchtitan: context parallelism (cp %u): torchtitan main runs it only "
+                        "through FlexAttention with K and V all-gathered at the attention "
+                        "(models/common/decoder_sharding.py; its ring rotation, "
+                        "context_parallel_rotate_method, was removed in 8e5554449), which "
+                        "Tessel does not price; export torchtitan-toml for v0.2.x's ring "
+                        "attention, or plan with --cp 1",
+                        u->cp);
+}
+
 int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
 {
     tsl_export_uniform_t u;
-    if (tsl_target_uniform(v, &u, err) != 0)
+    if (tsl_target_uniform(v, &u, err) != 0 || python_cp_refused(&u, err) != 0)
         return -1;
     const tsl_plan_t *p = v->plan;
     uint32_t seq = v->model->layers[1].seq_len;
@@ -264,11 +286,6 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             "    par.enable_sequence_parallel = True\n    par.context_parallel_degree = %u\n"
             "    par.pipeline_parallel_degree = %u\n",
             u.dp, u.sdp, u.tp, u.cp, v->pp);
-    if (p->async_tp) /* torch's micro-pipelined TP as priced */
-        fputs("    par.enable_async_tensor_parallel = True\n", out);
-    if (u.cp > 1) /* ring attention; the K/V rotation Tessel priced (docs/exports.md) */
-        fprintf(out, "    par.context_parallel_rotate_method = \"%s\"\n",
-                p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");
     if (moe_layer(v->model)) /* always: a base configuration may set its own */
         fprintf(out, "    par.expert_parallel_degree = %u\n", p->ep > 1 ? p->ep : 1);
     if (v->pp > 1) {
@@ -309,24 +326,40 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (p->fp32) /* fp32 compute under FSDP / DDP (TrainingConfig.mixed_precision_param) */
         fputs("    config.training.mixed_precision_param = \"float32\"\n", out);
     /* the converters rewrite the model's Linear configs; lm_head (and a MoE router's
-     * gate, priced bf16 as torchtitan's deepseek_v3_671b_float8 keeps it) stay bf16 */
-    if (p->fp8_recipe)
-        fprintf(
-            out,
-            "    # FP8 linears (priced: %s scaling; torchtitan main's Float8 recipe is rowwise)\n"
-            "    config.model_spec.model = "
-            "%s.Config(filter_fqns=[\"lm_head\"%s]).build().convert(\n"
-            "        config.model_spec.model\n    )\n",
-            tsl_fp8_recipe_name(p->fp8_recipe),
-            p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter" : "Float8LinearConverter",
-            moe_layer(v->model) ? ", \"router.gate\"" : "");
-    if (fp8_experts(v)) /* torchtitan's deepseek_v3 float8 configuration does the same */
+     * gate, priced bf16 as torchtitan's deepseek_v3_671b_float8 keeps it) stay bf16:
+     * Float8LinearConverter skips filter_fqns, MXFP8LinearConverter converts only its
+     * fqns (an include list: components/quantization/mx.py at b5bcd76c6, whose Config
+     * has no filter_fqns; the block linears as its deepseek_v3_debugmodel_mxfp8 names
+     * them). model_compile_enabled: whether compile takes the model, as torchtitan's
+     * own configurations pass it. */
+    const char *compiled = p->eager ? "False" : "True";
+    if (p->fp8_recipe == TSL_FP8_MXFP8)
+        fprintf(out,
+                "    # MXFP8 linears (priced: mxfp8); the attention's and FFNs' only: lm_head%s "
+                "bf16\n    config.model_spec.model = MXFP8LinearConverter.Config(\n"
+                "        fqns=[\"attention\", \"feed_forward\", \"shared_experts\"],\n"
+                "        model_compile_enabled=%s,\n"
+                "    ).build().convert(config.model_spec.model)\n",
+                moe_layer(v->model) ? " and the router's gate" : "", compiled);
+    else if (p->fp8_recipe)
+        fprintf(out,
+                "    # FP8 linears (priced: %s scaling; torchtitan main's Float8 recipe is "
+                "rowwise)\n    config.model_spec.model = Float8LinearConverter.Config(\n"
+                "        filter_fqns=[\"lm_head\"%s],\n        model_compile_enabled=%s,\n"
+                "    ).build().convert(config.model_spec.model)\n",
+                tsl_fp8_recipe_name(p->fp8_recipe), moe_layer(v->model) ? ", \"router.gate\"" : "",
+                compiled);
+    /* torchtitan's deepseek_v3 float8 configuration does the same; MXFP8's token groups
+     * padded to 128, "required by the CuTeDSL quantization kernel on sm_100" (mx.py,
+     * deepseek_v3_debugmodel_mxfp8; its default is 32) */
+    if (fp8_experts(v))
         fprintf(out,
                 "    # the routed experts' grouped GEMMs in FP8 too, as priced\n"
-                "    config.model_spec.model = %s.Config().build().convert(\n"
-                "        config.model_spec.model\n    )\n",
+                "    config.model_spec.model = %s.Config(\n        %smodel_compile_enabled=%s,\n"
+                "    ).build().convert(config.model_spec.model)\n",
                 p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8GroupedExpertsConverter"
-                                               : "Float8GroupedExpertsConverter");
+                                               : "Float8GroupedExpertsConverter",
+                p->fp8_recipe == TSL_FP8_MXFP8 ? "pad_multiple=128, " : "", compiled);
     if (p->fp8_param_gather) /* main's float8.md: "all distributed communication is done
                                 in high precision" */
         fputs("    # priced with FP8 weight all-gathers: torchtitan main gathers in bf16 (its "
@@ -336,6 +369,11 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     /* torch.compile as priced (docs/cost-model.md "Eager modules"): on, the default
      * pricing's fused norms, RoPE and SwiGLU; off for an eager plan */
     fprintf(out, "    config.compile.enable = %s\n", p->eager ? "False" : "True");
+    /* torch's micro-pipelined TP as priced: CompileConfig's since 737594746 (2026-08-12;
+     * ParallelismConfig has no such field, and its slots refuse the name), which needs
+     * compile on with "model" in its components (the default; async_tp is never eager) */
+    if (p->async_tp)
+        fputs("    config.compile.enable_async_tensor_parallel = True\n", out);
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
           : p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP
               ? "    config.activation_checkpoint = SelectiveAC.Config()  # op-level\n"

@@ -848,6 +848,8 @@ static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t want = tsl_target_loss_impl(t);
+    if (t == TSL_TARGET_MEGATRON && p->loss_impl == TSL_LOSS_TE && !p->autocast)
+        return tsl_megatron_te_loss_refused(err);
     if (p->autocast || p->loss_impl == TSL_LOSS_EXEC || tsl_target_loss_runs(t, p->loss_impl))
         return 0;
     const char *had = tsl_loss_impl_name(p->loss_impl);
@@ -1231,6 +1233,21 @@ bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t 
                  tsl_target_name(t), model, have, have > 1 ? "s" : "", tsl_target_name(t),
                  have > 1 ? "them" : "it", have > 1 ? "them" : "it");
     return true;
+}
+
+/* Today's Megatron-LM no longer runs TE's fused loss: validate_args asserts
+ * "Transformer Engine cross entropy loss fusion is disabled due to stability issues"
+ * on --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te (168cb15d70,
+ * 2026-06-03; megatron/training/arguments.py:1697 at d98e8a6). A line of an older
+ * Megatron-LM (Megatron-Bridge 21d102f5e sets it) still evaluates as loss_impl te;
+ * a plan for today's is neither searched nor exported with it. */
+int tsl_megatron_te_loss_refused(tsl_err_t *err)
+{
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: loss_impl te: Megatron-LM refuses TE's fused cross-entropy "
+                        "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te) since "
+                        "168cb15d70, 2026-06-03 (\"disabled due to stability issues\"); price "
+                        "the plan with its own loss (loss_impl megatron)");
 }
 
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)

@@ -142,15 +142,41 @@ static void test_megatron(void)
 {
     /* 2 stages of 12 Transformer layers, tp2-dp2, the first 4 of each recomputed. */
     const uint32_t cut[] = {0, 13, 26};
+    char *text;
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     for (uint32_t i = 0; i < 4; i++)
         plan.layer[1 + i].ckpt = plan.layer[13 + i].ckpt = true;
     expect_lines(TSL_EXPORT_MEGATRON, &plan, "gpt2-345m.megatron");
+    /* TE's fused loss: Megatron-LM's validate_args refuses --cross-entropy-loss-fusion
+     * with --cross-entropy-fusion-impl te since 168cb15d70 (arguments.py:1697 at
+     * d98e8a6), so the line would not start: refused, not written */
+    plan.loss_impl = TSL_LOSS_TE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: loss_impl te: Megatron-LM refuses");
+    plan.loss_impl = TSL_LOSS_MEGATRON;
+    free(export_ok(TSL_EXPORT_MEGATRON, &plan));
+    plan.loss_impl = TSL_LOSS_EXEC;
+    /* CP: TE's ring (Megatron-LM --cp-comm-type p2p); Megatron's DP leaves the CP ranks
+     * out (world / (TP x CP x PP)), and so does the header */
+    make_plan(&plan, 2, cut, 8, "tp2-dp4+sp", 8, 16); /* dp4: CP 2 x DP 2 */
+    plan.cp = 2;
+    plan.cp_comm = TSL_CP_P2P;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "# 16 GPUs = TP 2 x CP 2 x DP 2 x PP 2;") &&
+              strstr(text, "\n--context-parallel-size 2\n--cp-comm-type p2p\n") &&
+              strstr(text, "\n--micro-batch-size 4\n"),
+          "megatron CP:\n%s", text);
+    free(text);
+    /* TE's all-gather type is all_gather (it raises on "allgather") */
+    plan.cp_comm = TSL_CP_ALLGATHER;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--cp-comm-type all_gather\n") != NULL, "megatron CP all_gather:\n%s",
+          text);
+    free(text);
 
     /* Uneven first/last stages: 10, 14 layers. */
     const uint32_t cut2[] = {0, 11, 26};
     make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 16);
-    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(strstr(text, "--decoder-first-pipeline-num-layers 10\n") &&
               strstr(text, "--decoder-last-pipeline-num-layers 14\n"),
           "uneven stages:\n%s", text);
@@ -648,7 +674,8 @@ static void test_torchtitan_moe(void)
     /* the routed experts in FP8 as priced: torchtitan's grouped-experts converters,
      * read back as FP8 experts; the FSDP float8 all-gather in the TOML form */
     CHECK(strstr(py, "import Float8LinearConverter, Float8GroupedExpertsConverter\n") &&
-              strstr(py, "Float8GroupedExpertsConverter.Config().build().convert(") &&
+              strstr(py, "Float8GroupedExpertsConverter.Config(\n        "
+                         "model_compile_enabled=True,\n    ).build().convert(") &&
               strstr(toml, "converters = [\"quantize.linear.float8\", "
                            "\"quantize.grouped_mm.float8\"]\n") &&
               strstr(toml, "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n"),
@@ -1110,6 +1137,78 @@ static void test_fp32(void)
     plan.fp32 = plan.tf32 = false;
 }
 
+/* The Python form as torchtitan main (b5bcd76c6) takes it, its configuration classes
+ * being slots dataclasses (an unknown attribute raises): AsyncTP is CompileConfig's
+ * since 737594746, CP runs only as FlexAttention over all-gathered K/V (the ring's
+ * rotate method removed in 8e5554449: refused; the TOML for v0.2.x keeps it), and
+ * MXFP8LinearConverter takes an include list, fqns (no filter_fqns). */
+static void test_torchtitan_main(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-sdp4+sp", 4, 4);
+    plan.async_tp = true;
+    char *py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "    config.compile.enable = True\n"
+                     "    config.compile.enable_async_tensor_parallel = True\n") &&
+              !strstr(py, "par.enable_async_tensor_parallel"),
+          "async TP is CompileConfig's:\n%s", py);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &err) == 0 && cfg->knobs.async_tp,
+          "read back as async_tp: %s", err.msg);
+    free(py);
+    char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "\nenable_async_tensor_parallel = true\n") != NULL,
+          "v0.2.x: [parallelism] enable_async_tensor_parallel:\n%s", toml);
+    free(toml);
+    plan.async_tp = false;
+    /* CP: refused by the Python form, written by the TOML form with its rotation */
+    plan.cp = 2;
+    plan.cp_comm = TSL_CP_P2P;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: context parallelism (cp 2): torchtitan main runs it only "
+                   "through FlexAttention");
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "context_parallel_degree = 2\ncontext_parallel_rotate_method = "
+                       "\"alltoall\"\n") != NULL,
+          "v0.2.x: the ring's rotation:\n%s", toml);
+    free(toml);
+    plan.cp = 0;
+    /* MXFP8: the block linears named (fqns), lm_head left bf16; compile as priced */
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "MXFP8LinearConverter.Config(\n        fqns=[\"attention\", "
+                     "\"feed_forward\", \"shared_experts\"],\n        "
+                     "model_compile_enabled=True,\n") &&
+              !strstr(py, "filter_fqns"),
+          "MXFP8 linears by fqns:\n%s", py);
+    CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &err) == 0 && cfg->knobs.fp8 == TSL_FP8_MXFP8,
+          "read back as mxfp8: %s", err.msg);
+    free(py);
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "Float8LinearConverter.Config(\n        filter_fqns=[\"lm_head\"],\n        "
+                     "model_compile_enabled=True,\n") != NULL,
+          "Float8 linears:\n%s", py);
+    free(py);
+    plan.fp8_recipe = TSL_FP8_NONE;
+    plan.fp8_impl = 0;
+    free(cfg);
+    /* an HF config's file name (qwen3_30b_a3b) is torchtitan's qwen3_30b_a3b */
+    tsl_model_t gpt2;
+    use_hf("qwen3_30b_a3b.json", &gpt2);
+    snprintf(model.name, sizeof model.name, "qwen3_30b_a3b");
+    const uint32_t cut[] = {0, model.n_layers};
+    make_plan(&plan, 1, cut, 8, "sdp8", 8, 4);
+    plan.ep = 8;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "from torchtitan.models.qwen3.config_registry import qwen3_30b_a3b as "
+                     "base_config\n") != NULL,
+          "qwen3_30b_a3b's base configuration:\n%s", py);
+    free(py);
+    restore_model(&gpt2);
+}
+
 static void test_torchtitan(void)
 {
     const uint32_t cut[] = {0, 11, 26};
@@ -1124,6 +1223,7 @@ static void test_torchtitan(void)
           "v0.1.0's split points as a comment:\n%s", text);
     free(text);
     test_torchtitan_reshard();
+    test_torchtitan_main();
     tsl_export_format_t f;
     CHECK(tsl_export_format_parse("torchtitan-toml", &f, NULL) == 0 &&
               f == TSL_EXPORT_TORCHTITAN_TOML &&
