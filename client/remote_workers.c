@@ -259,7 +259,8 @@ static void print_profiles(const Tessel__V1__GetProfileResponse *r, const char *
         if (!model || strcmp(model, m->gpu_model) != 0 || sim != (int)m->simulated) {
             model = m->gpu_model;
             sim = m->simulated;
-            printf("%s%s (%s)\n", i ? "\n" : "", model[0] ? model : "(node)",
+            /* a raw report's figures of no one GPU (collectives, host copies) */
+            printf("%s%s (%s)\n", i ? "\n" : "", model[0] ? model : "node-wide figures",
                    sim ? "simulated" : "measured");
             printf("  %-18s %-8s %-16s %-9s %-7s %s\n", "NAME", raw ? "GPU" : "LINK", "VALUE",
                    "UNIT", raw ? "" : "SAMPLES", "LABELS");

@@ -195,6 +195,12 @@ ctl "$OPS" profiles --json
 ctl "$OPS" profiles --node sim-a --json
 [ "$(q "$tmp/out" "len(d['measurements']) > 10 and all(m['hostname']=='sim-a' for m in d['measurements'])")" = True ] &&
     ok "profiles --node sim-a: that node's raw report" || fail "profiles --node"
+# the table groups the figures by GPU model; those of no one GPU under a heading that
+# says so (it read "(node) (simulated)")
+ctl "$OPS" profiles --node sim-a
+grep -q '^node-wide figures (simulated)$' "$tmp/out" && ! grep -q '^(node)' "$tmp/out" &&
+    ok "profiles --node sim-a: the node-wide figures' heading" ||
+    fail "profiles --node headings: $(grep -v '^  ' "$tmp/out")"
 # a node (or GPU model) with no report: said of it, not "no profiles reported yet"
 # while other nodes' profiles are there
 ctl "$OPS" profiles --node nowhere
