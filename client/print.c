@@ -459,11 +459,12 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (%s)\n",
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
             integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
-            pp > 1 && zero_bubble(plan)    ? "zero-bubble"
-            : pp > 1 && dualpipev(plan)    ? "DualPipeV"
-            : pp > 1                       ? "1F1B"
-            : integer(plan, "n_micro") > 1 ? "gradient accumulation"
-                                           : "one step");
+            pp > 1 && zero_bubble(plan)                 ? "zero-bubble"
+            : pp > 1 && dualpipev(plan)                 ? "DualPipeV"
+            : pp > 1 && integer(plan, "interleave") > 1 ? "interleaved 1F1B"
+            : pp > 1                                    ? "1F1B"
+            : integer(plan, "n_micro") > 1              ? "gradient accumulation"
+                                                        : "one step");
     if (zero_bubble(plan)) {
         char t1[32];
         fprintf(out,

@@ -193,9 +193,15 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
 
     if (rc != 0)
         return rc;
-    if (follow_stream(c, req, &plan, &st) != 0)
+    if (follow_stream(c, req, &plan, &st) != 0) {
+        /* A first `tesselctl plan` on a machine without tesseld ends here: say that
+           the planner also runs in-process. */
+        size_t n = strlen(st.message);
+        if (st.code == GRPC_STATUS_UNAVAILABLE && n + 80 < sizeof st.message)
+            snprintf(st.message + n, sizeof st.message - n,
+                     " (is tesseld running? --local plans in-process, without it)");
         rc = tsl_rpc_report(stderr, &st);
-    else if (!plan)
+    } else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else {
         tsl_remote_print_notes(plan); /* on stderr, as plan --local prints them */

@@ -151,8 +151,18 @@ static void print_workers(const Tessel__V1__ListWorkersResponse *r)
         printf("no workers registered\n");
         return;
     }
-    printf("%-20s %-18s %-44s %-8s %-12s %s\n", "NODE", "WORKER", "GPUS", "STATE", "LAST SEEN",
-           "PROFILE");
+    /* The GPUS column widens to the longest entry (a sim worker's model name is
+       "simulated NVIDIA H100 80GB HBM3 (SXM5)"), so STATE and the rest stay under
+       their headings. */
+    int width = 44;
+    for (size_t i = 0; i < r->n_workers; i++) {
+        char gpus[160];
+        fmt_gpus(gpus, sizeof gpus, r->workers[i]);
+        if ((int)strlen(gpus) > width)
+            width = (int)strlen(gpus);
+    }
+    printf("%-20s %-18s %-*s %-8s %-12s %s\n", "NODE", "WORKER", width, "GPUS", "STATE",
+           "LAST SEEN", "PROFILE");
     for (size_t i = 0; i < r->n_workers; i++) {
         const Tessel__V1__Worker *w = r->workers[i];
         char gpus[160], seen[32], prof[32], state[16];
@@ -160,8 +170,8 @@ static void print_workers(const Tessel__V1__ListWorkersResponse *r)
         fmt_age(seen, sizeof seen, w->last_seen_unix, now);
         fmt_age(prof, sizeof prof, w->profile_unix, now);
         snprintf(state, sizeof state, "%s%s", w->state, w->simulated ? "*" : "");
-        printf("%-20s %-18s %-44s %-8s %-12s %s\n", w->hostname, w->worker_id, gpus, state, seen,
-               prof);
+        printf("%-20s %-18s %-*s %-8s %-12s %s\n", w->hostname, w->worker_id, width, gpus, state,
+               seen, prof);
     }
     for (size_t i = 0; i < r->n_workers; i++) {
         if (r->workers[i]->simulated) {
@@ -249,7 +259,8 @@ static void print_profiles(const Tessel__V1__GetProfileResponse *r, const char *
         if (!model || strcmp(model, m->gpu_model) != 0 || sim != (int)m->simulated) {
             model = m->gpu_model;
             sim = m->simulated;
-            printf("%s%s (%s)\n", i ? "\n" : "", model[0] ? model : "(node)",
+            /* a raw report's figures of no one GPU (collectives, host copies) */
+            printf("%s%s (%s)\n", i ? "\n" : "", model[0] ? model : "node-wide figures",
                    sim ? "simulated" : "measured");
             printf("  %-18s %-8s %-16s %-9s %-7s %s\n", "NAME", raw ? "GPU" : "LINK", "VALUE",
                    "UNIT", raw ? "" : "SAMPLES", "LABELS");

@@ -30,6 +30,36 @@ typedef struct cfg_parse {
     int *seen_line; /* per key, where it was set: a second setting is an error */
 } cfg_parse_t;
 
+static bool section_known(const tsl_cfgtab_t *t, const char *section)
+{
+    if (t->extra_section != NULL && strcmp(section, t->extra_section) == 0)
+        return true;
+    for (size_t i = 0; i < t->n_keys; i++)
+        if (strcmp(t->keys[i].section, section) == 0)
+            return true;
+    return false;
+}
+
+/* A "[section]" line naming no section of the table is an error on that line: inih
+ * calls the handler only for keys, so a misspelled section with no key under it
+ * ("[serverr]" alone) passed unnoticed. */
+static bool check_section_line(cfg_parse_t *p, const char *line)
+{
+    char name[64];
+    line += strspn(line, " \t");
+    const char *end = line[0] == '[' ? strchr(line, ']') : NULL;
+    if (end == NULL || (size_t)(end - line - 1) >= sizeof name)
+        return true; /* not a section line, or one inih refuses itself */
+    memcpy(name, line + 1, (size_t)(end - line - 1));
+    name[end - line - 1] = '\0';
+    if (section_known(p->t, name))
+        return true;
+    /* for an unknown section this names it and lists the known ones */
+    tsl_cfgtab_set_in(p->t, p->work, name, "", "", &p->err);
+    p->err_line = p->lineno;
+    return false;
+}
+
 static char *cfg_reader(char *buf, int cap, void *stream)
 {
     cfg_parse_t *p = stream;
@@ -42,7 +72,7 @@ static char *cfg_reader(char *buf, int cap, void *stream)
         tsl_err_set(&p->err, "line longer than %d characters", cap - 2);
         return NULL;
     }
-    return buf;
+    return check_section_line(p, buf) ? buf : NULL;
 }
 
 static int cfg_handler(void *user, const char *section, const char *name, const char *value)

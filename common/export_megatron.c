@@ -524,7 +524,10 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             "# %u GPUs = TP %u%s x DP %u x PP %u; %u micro-batches of %u per data-parallel "
             "rank (%s)\n",
             v->model->name, p->label, u.stage_devices * v->pp, u.tp, cp, u.dp, v->pp, p->n_micro,
-            u.micro_per_rank, v->pp > 1 ? "1F1B" : "gradient accumulation");
+            u.micro_per_rank,
+            v->pp > 1 && p->interleave > 1 ? "interleaved 1F1B"
+            : v->pp > 1                    ? "1F1B"
+                                           : "gradient accumulation");
     fprintf(out, "# predicted %.4f s/iteration, %.2f samples/s, peak %.1f GiB per GPU\n",
             p->iter_time_s, p->samples_per_s, p->peak_bytes / 1073741824.0);
     if (!u.s.sp && !u.s.zero)

@@ -42,9 +42,11 @@
  * Adding a request option: one line here, the field in proto/tessel/v1/
  * planner.proto (PlanRequest and PlanOptions, new field numbers — never reuse
  * one), and its meaning in the planner (read r->name where it matters; add it
- * to tsl_request_fingerprint in search.c when it changes the answer). The CLI
- * option, its help line, the wire and the JSON follow from this list. Zero
- * must mean "default" (tsl_request_init zeroes the request).
+ * to tsl_request_fingerprint in search.c when it changes the answer: tesseld
+ * answers from its store by fingerprint, and tests/test_search.c
+ * test_fingerprint_switches fails on a switch left out). The CLI option, its
+ * help line, the wire and the JSON follow from this list. Zero must mean
+ * "default" (tsl_request_init zeroes the request).
  */
 #ifndef TSL_REQUEST_FIELDS_H
 #define TSL_REQUEST_FIELDS_H

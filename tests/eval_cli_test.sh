@@ -78,6 +78,8 @@ mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
 mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 16"
 grep -q "interleave: 2 model chunks per stage" "$out" && ok || bad "virtual stages not read: $(cat "$out")"
+# the pipeline line names the interleaved schedule (it said "(1F1B)" above the interleave line)
+grep -q "^  pipeline: .* (interleaved 1F1B)$" "$out" && ok || bad "pipeline line: $(grep pipeline: "$out")"
 # Megatron's micro-batches per group of the interleaved schedule: read, and the same N
 # by eval's flag; one Megatron-LM refuses (below pp; a last group smaller than pp) by name
 mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 32 --microbatch-group-size-per-virtual-pipeline-stage 8"

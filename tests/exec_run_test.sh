@@ -159,6 +159,17 @@ refuse "2 K/V heads do not group 4 query heads and split 4 ways" --kv-heads 2 --
 refuse "does not run a window over non-causal attention" --not-causal --window 4 --seq 32
 refuse "n_micro 3 is not a multiple of pp 2" --layers 4 --pp 2 --micro 3 --interleave 2
 
+# the text report: a rank off the last stage has no loss ("-", JSON null), the last
+# stage's is a number (it printed "loss nan" for stage 0, which reads as a diverged run)
+if "$run" --warmup 0 --iters 1 --layers 4 --hidden 64 --heads 4 --seq 32 --mbs 4 --micro 4 \
+    --pp 2 >"$tmp/text" 2>&1; then
+    grep -q 'stage 0 .* loss -$' "$tmp/text" && grep -Eq 'stage 1 .* loss [0-9]' "$tmp/text" &&
+        ! grep -q nan "$tmp/text" && ok "text report: stage 0 loss -, stage 1 a number" ||
+        bad "text report's loss: $(cat "$tmp/text")"
+else
+    bad "text report: exit $?: $(cat "$tmp/text")"
+fi
+
 # --help answers on stdout, exit 0, naming every model flag
 if "$run" --help >"$tmp/help" 2>&1; then
     for f in --unfused-attn --attn-chunk --positions --tied --rms-norm --no-bias --gated \

@@ -4,10 +4,10 @@
 # sections, and they name every option the programs' --help texts list, so that
 # a new flag without a line in its page fails here.
 #
-# usage: man_test.sh MANDIR TESSELCTL TESSELD [TESSEL-EXEC-RUN]
+# usage: man_test.sh MANDIR TESSELCTL TESSELD [TESSEL-EXEC-RUN [TESSEL-WORKER]]
 # Exit 77 (skip) without groff.
 set -u
-mandir=$1 ctl=$2 tesseld=$3 execrun=${4:-}
+mandir=$1 ctl=$2 tesseld=$3 execrun=${4:-} worker=${5:-}
 command -v groff >/dev/null || { echo "SKIP: groff is not installed"; exit 77; }
 fails=0
 ok() { echo "ok - $*"; }
@@ -57,6 +57,19 @@ if [ -n "$execrun" ]; then
     done >"$tmp/missing"
     [ ! -s "$tmp/missing" ] && ok "tessel-exec-run(1) names every option of its --help" ||
         fail "tessel-exec-run(1) lacks: $(tr '\n' ' ' <"$tmp/missing")"
+fi
+
+# Every long option of tessel-worker --help and tessel-worker profile --help is in
+# tessel-worker(8).
+if [ -n "$worker" ]; then
+    for cmd in "" profile; do
+        # shellcheck disable=SC2086
+        "$worker" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do
+            grep -q -- "$opt" "$tmp/tessel-worker.8.txt" || echo "$opt"
+        done
+    done >"$tmp/missing"
+    [ ! -s "$tmp/missing" ] && ok "tessel-worker(8) names every option of its --help texts" ||
+        fail "tessel-worker(8) lacks: $(tr '\n' ' ' <"$tmp/missing")"
 fi
 
 # Every configuration key of tesseld --help is in tesseld(8).

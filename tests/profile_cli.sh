@@ -78,6 +78,14 @@ PY
 rm -f "$one"
 
 expect 2 "required" profile
+# -h as tessel-worker -h; a bad option is one line naming it (it printed getopt's
+# "profile: invalid option -- 'h'" and the whole usage)
+expect 0 "" profile -h
+grep -q "^usage: tessel-worker profile" "$out" && ok || bad "profile -h: no usage on stdout"
+expect 2 "^tessel-worker: profile: unknown option '--bogus'; see tessel-worker profile --help$" \
+    profile --bogus
+[ "$(wc -l <"$err")" -eq 1 ] && ok || bad "profile --bogus: $(wc -l <"$err") lines on stderr"
+expect 2 "option '--mb' needs a value" profile --backend sim --mb
 expect 2 "not cuda or sim" profile --backend tpu
 expect 2 "device-file" profile --backend sim
 expect 2 "missing" profile --backend sim --device-file "$root/deploy/tesseld.conf.missing"

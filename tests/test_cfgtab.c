@@ -241,7 +241,10 @@ static void test_file(void)
     expect_bad("unknown_key.conf", "[num]\ncount = 2\ncounts = 3\n",
                ":3: unknown key 'counts' in section [num] (known: mode, count, bytes, ratio, on)");
     expect_bad("unknown_section.conf", "[main]\n\n[mian]\nx = 1\n",
-               ":4: unknown section [mian] (known: main, num, log, extra)");
+               ":3: unknown section [mian] (known: main, num, log, extra)");
+    /* a misspelled section with no key under it (inih never reports it) */
+    expect_bad("empty_section.conf", "[main]\nname = a\n[mian]\n",
+               ":3: unknown section [mian] (known: main, num, log, extra)");
     expect_bad("range.conf", "[num]\ncount = 101\n", ":2: num.count: 101 is out of range [1, 100]");
     /* a negative or overlong whole number is one, out of range (--pool-size -1) */
     expect_bad("negative.conf", "[num]\ncount = -1\n",

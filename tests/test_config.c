@@ -254,7 +254,9 @@ static void test_file(void)
     } bad[] = {
         {"unknown_key.conf", "[server]\nunix_socket = /a\nsocket_modes = 0600\n",
          ":3:", "socket_modes"},
-        {"unknown_section.conf", "[server]\n\n[serverr]\nx = 1\n", ":4:", "[serverr]"},
+        {"unknown_section.conf", "[server]\n\n[serverr]\nx = 1\n", ":3:", "[serverr]"},
+        /* a misspelled section with no key under it: on its own line (inih skips it) */
+        {"empty_section.conf", "[server]\n[serverr]\n", ":2:", "unknown section [serverr]"},
         {"range.conf", "[search]\npool_size = 2\nqueue_size = 999999\n", ":3:", "[0, 100000]"},
         {"octal.conf", "[server]\nsocket_mode = 0668\n", ":2:", "octal"},
         {"syntax.conf", "[server]\nunix_socket /a\n", ":2:", "syntax"},

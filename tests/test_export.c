@@ -447,6 +447,8 @@ static void test_megatron_vp_group(void)
     CHECK(strstr(text, "--num-layers-per-virtual-pipeline-stage 3\n") &&
               !strstr(text, "microbatch-group-size"),
           "N = pp is Megatron's default, not written:\n%s", text);
+    /* the header comment names the schedule the arguments run (it said "1F1B") */
+    CHECK(strstr(text, "per data-parallel rank (interleaved 1F1B)\n"), "header:\n%s", text);
     free(text);
     plan.vp_group = 4;
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);

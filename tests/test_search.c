@@ -272,6 +272,54 @@ static void test_request_validation(void)
     tsl_cluster_free(&c);
 }
 
+/* Every switch of the request (request_fields.h's BOOL fields) set alone changes the
+ * fingerprint, unless it is listed below with why the search answers the same without
+ * it. tesseld answers a Plan from its store by fingerprint: a switch missing from it
+ * (no_zero_bubble, moe_unfused_permute were) made `plan --no-zero-bubble` after a plain
+ * `plan` return the cached ZBV plan the switch forbids. */
+static void test_fingerprint_switches(void)
+{
+    /* the switches that change nothing alone on an unrestricted request: their
+       counterpart is the default (tsl_request_knobs), or they only mean something
+       beside another field (tf32 beside fp32) */
+    static const char *const same[] = {
+        "overlap_grad_reduce", /* the default outside a target: overlapped */
+        "no_overlap_tp_dgrad", /* the default outside a target: not overlapped */
+        "tf32",                /* only beside fp32 (hashed there) */
+    };
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT2-345M", "8xA100-40G", &m, &c);
+    tsl_request_t r;
+    char base[17], fp[17];
+    tsl_request_init(&r);
+    tsl_request_fingerprint(&r, &m, &c, base);
+#define BOOL_FIELD(name, KIND, ...)                                                                \
+    if (TSL_KIND_IS_BOOL_##KIND) {                                                                 \
+        bool listed = false;                                                                       \
+        for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)                                \
+            listed |= strcmp(same[i], #name) == 0;                                                 \
+        tsl_request_init(&r);                                                                      \
+        r.name = 1;                                                                                \
+        tsl_request_fingerprint(&r, &m, &c, fp);                                                   \
+        CHECK(listed == (strcmp(base, fp) == 0),                                                   \
+              listed ? "%s: listed as answering the same, but changes the fingerprint"             \
+                     : "%s: set alone, the fingerprint stays %s",                                  \
+              #name, fp);                                                                          \
+    }
+#define TSL_KIND_IS_BOOL_BOOL    1
+#define TSL_KIND_IS_BOOL_UINT    0
+#define TSL_KIND_IS_BOOL_BYTES   0
+#define TSL_KIND_IS_BOOL_TARGET  0
+#define TSL_KIND_IS_BOOL_REAL    0
+#define TSL_KIND_IS_BOOL_MODULES 0
+#define TSL_KIND_IS_BOOL_LOSS    0
+    TSL_REQUEST_FIELDS(BOOL_FIELD)
+#undef BOOL_FIELD
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* GPT-3 175B on 64 A100-40G: the states alone overflow 40 GB in Galvatron's space;
  * H3T's switches and CPU offload make it fit (search_memopt.c: the search turns to
  * them when nothing else fits). */
@@ -1695,6 +1743,7 @@ int main(void)
     test_best_of_space();
     test_memopt_fallback();
     test_request_validation();
+    test_fingerprint_switches();
     test_max_batch_default();
     test_beats_baselines();
     test_large_model();

@@ -69,7 +69,7 @@ static void usage(FILE *out)
           "EXAMPLES\n"
           "  tessel-worker --config /etc/tessel/tessel-worker.conf\n"
           "  tessel-worker --server unix:/tmp/t.sock --backend sim \\\n"
-          "      --device-file deploy/sim/h100x8.json --state-dir /tmp/w1 --node-name sim-a\n"
+          "      --device-file deploy/sim/h100-80g.json --state-dir /tmp/w1 --node-name sim-a\n"
           "  kill -USR1 $(pidof tessel-worker)      # profile now\n\n"
           "SEE ALSO\n"
           "  tesseld(8), tesselctl(1) workers, docs/worker.md, docs/api.md\n",

@@ -97,7 +97,8 @@ static int cmd_profile(int argc, char **argv)
     bool json = false, quick = false, unfused = false;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0; /* one line of ours below, not getopt's "profile: invalid option" */
+    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (opt) {
         case O_BACKEND: backend = optarg; break;
         case O_DEVFILE: devfile = optarg; break;
@@ -117,8 +118,20 @@ static int cmd_profile(int argc, char **argv)
         case O_WARMUP: warmup = optarg; break;
         case O_DEVICE: device = optarg; break;
         case O_UNFUSED: unfused = true; break;
+        case 'h':
         case O_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case ':':
+            fprintf(stderr,
+                    "tessel-worker: profile: option '%s' needs a value; see "
+                    "tessel-worker profile --help\n",
+                    argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr,
+                    "tessel-worker: profile: unknown option '%s'; see "
+                    "tessel-worker profile --help\n",
+                    argv[optind - 1]);
+            return 2;
         }
     }
     if (optind < argc) {

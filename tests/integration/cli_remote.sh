@@ -593,6 +593,8 @@ expect_grep "$tmp/err" '^tesselctl: .*unavailable' "unavailable reported on stde
 timeout 60 "$CTL" --server "unix:$tmp/no-such.sock" plan --model "$MODEL" --cluster "$CLUSTER" \
     >"$tmp/out" 2>"$tmp/err"; rc=$?
 expect_rc 5 "plan on a socket nobody listens on"
+expect_grep "$tmp/err" '^tesselctl: .*unavailable.*--local plans in-process' \
+    "plan without a daemon points at --local"
 
 # ---- invalid input ----------------------------------------------------------------
 ctl plan --model No-Such-Model --cluster "$CLUSTER"

@@ -178,6 +178,12 @@ id_b=$(id_of sim-b)
 ctl "$OPS" workers
 grep -E '^sim-a .* online' "$tmp/out" >/dev/null && grep -E '^sim-b .* online' "$tmp/out" >/dev/null &&
     ok "tesselctl workers: both online in the table" || fail "workers table: $(cat "$tmp/out")"
+# the sim GPUs' long model name ("2 x simulated NVIDIA H100 80GB HBM3 (SXM5) (80.0 GiB)")
+# widens the GPUS column: each row's state starts under STATE (it ran one column on)
+col=$(awk 'NR == 1 { print index($0, "STATE") }' "$tmp/out")
+awk -v c="$col" 'NR > 1 && /^sim-/ && substr($0, c, 6) != "online" { bad = 1 } END { exit bad }' \
+    "$tmp/out" && ok "tesselctl workers: the states under STATE (column $col)" ||
+    fail "workers table: a state not under STATE (column $col): $(cat "$tmp/out")"
 
 ctl "$OPS" profiles --json
 [ "$(q "$tmp/out" "all(m['simulated'] for m in d['measurements']) and len(d['measurements']) > 10")" = True ] &&
@@ -189,6 +195,12 @@ ctl "$OPS" profiles --json
 ctl "$OPS" profiles --node sim-a --json
 [ "$(q "$tmp/out" "len(d['measurements']) > 10 and all(m['hostname']=='sim-a' for m in d['measurements'])")" = True ] &&
     ok "profiles --node sim-a: that node's raw report" || fail "profiles --node"
+# the table groups the figures by GPU model; those of no one GPU under a heading that
+# says so (it read "(node) (simulated)")
+ctl "$OPS" profiles --node sim-a
+grep -q '^node-wide figures (simulated)$' "$tmp/out" && ! grep -q '^(node)' "$tmp/out" &&
+    ok "profiles --node sim-a: the node-wide figures' heading" ||
+    fail "profiles --node headings: $(grep -v '^  ' "$tmp/out")"
 # a node (or GPU model) with no report: said of it, not "no profiles reported yet"
 # while other nodes' profiles are there
 ctl "$OPS" profiles --node nowhere

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -568,11 +569,16 @@ static void print_report(const run_cfg_t *c, const tsl_exec_report_t *r)
         tsl_exec_report_json(r, buf, sizeof(buf));
         printf("%s\n", buf);
     } else {
+        /* A rank off the last stage computes no loss (NaN; null in the JSON): "-",
+           not "nan", which reads as a diverged run. */
+        char loss[32] = "-";
+        if (!isnan(r->loss))
+            snprintf(loss, sizeof loss, "%.6g", r->loss);
         printf("rank %-3u stage %-2u iter %.4f s (min %.4f max %.4f)  fwd %.4f  bwd %.4f  "
-               "comm %.4f  bubble %.4f  opt %.4f  peak %.1f MiB%s  loss %.6g\n",
+               "comm %.4f  bubble %.4f  opt %.4f  peak %.1f MiB%s  loss %s\n",
                r->rank, r->stage, r->iter_median_s, r->iter_min_s, r->iter_max_s, r->fwd_s,
                r->bwd_s, r->comm_s, r->bubble_s, r->opt_s, r->peak_bytes / 1048576.0,
-               r->oom ? "  OOM" : "", r->loss);
+               r->oom ? "  OOM" : "", loss);
     }
     fflush(stdout);
 }
