@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# daemon_abuse.sh — tesseld as a cluster scheduler and an ops team misuse it
+# (the sixth daemon QA pass); each section names the fault it pins:
+#  * a search every caller left: a Plan joins a running search of the same
+#    fingerprint, cancels, then the search's first caller cancels too — the
+#    search stops (nothing stored, the pool thread free) instead of running to
+#    its end for nobody;
+#
+# usage: daemon_abuse.sh TESSELD PROTO_DIR
+source "$(dirname "$0")/lib.sh"
+
+SOCK=$TMPD/tesseld.sock
+T=unix:$SOCK
+HPORT=$(free_port)
+metric() { curl -s "http://127.0.0.1:$HPORT/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+
+start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --queue-size 2 \
+    --http "127.0.0.1:$HPORT"
+wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
+
+# ---- a search every caller left stops ---------------------------------------------------
+# Ordering, not timing: the second call cancels after its "queued" event (it has
+# joined), the first after that; the search is checked to be running then.
+# Before: the joined call's cancel was never watched, so the first caller's
+# cancel kept the search going for it, to its end, and stored its plan.
+"$PY" - "$HERE/tsl_rpc.py" "$PROTO_DIR" "$STUBS" "$T" "$HPORT" >"$TMPD/abandon.json" \
+    2>"$TMPD/abandon.err" <<'PYEOF'
+import json, os, sys, urllib.request
+rpc_py, proto, stubs, target, hport = sys.argv[1:6]
+sys.path.insert(0, os.path.dirname(rpc_py))
+import tsl_rpc
+tsl_rpc.load_stubs(proto, stubs)
+import grpc
+from tessel.v1 import planner_pb2 as pb, planner_pb2_grpc as pbg
+def running():
+    text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % hport, timeout=10).read()
+    return [l.split()[1] for l in text.decode().splitlines() if l.startswith("tessel_searches_running ")][0]
+stub = pbg.PlannerStub(grpc.insecure_channel(target))
+req = pb.PlanRequest(model_preset="DeepSeek-V3", cluster_spec="256x8xH800-80G:8xib400")
+out = {}
+first = stub.Plan(req, timeout=600)
+out["first"] = next(first).progress.phase
+second = stub.Plan(req, timeout=600)
+out["second"] = next(second).progress.phase
+second.cancel()
+out["running"] = running()
+first.cancel()
+for name, call in (("first_code", first), ("second_code", second)):
+    try:
+        for _ in call:
+            pass
+        out[name] = "OK"
+    except grpc.RpcError as e:
+        out[name] = e.code().name
+print(json.dumps(out))
+PYEOF
+OUT=$TMPD/abandon.json
+expect "the first caller is queued" first queued
+expect "an identical call joins its search" second queued
+expect "premise: the search runs when both cancel" running 1
+expect "the joined call cancelled" second_code CANCELLED
+expect "the first caller cancelled" first_code CANCELLED
+grep -q 'joins the search already running' "$TMPD/d.log" && ok "premise: the log says it joined" ||
+    fail "premise: the second call did not join the search"
+for i in $(seq 1 600); do
+    [ "$(metric tessel_searches_running)" = 0 ] && break
+    sleep 0.2
+done
+[ "$(metric tessel_searches_running)" = 0 ] && ok "the search nobody waits on ended" ||
+    fail "the search still runs 120 s after its last caller left"
+rpc_to "$T" list
+n=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("plans", [])))' "$OUT")
+[ "$n" = 0 ] && ok "it was cancelled, not run to its end (nothing stored)" ||
+    fail "it ran to its end for nobody: $n plan(s) stored"
+rpc_to "$T" plan "${QUICK[@]}"
+expect "the pool's thread plans the next request" code OK
+
+finish
