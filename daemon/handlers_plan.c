@@ -16,7 +16,7 @@
  * or the daemon stops after its grace period. A finished search is stored
  * (request and result JSON) and its plan sent as the last event. A failed
  * search answers by its error code through api/status.h with the planner's
- * message: no plan within the memory budget (NOFIT) is FAILED_PRECONDITION —
+ * message: no plan within the memory budget (NOFIT) is OUT_OF_RANGE —
  * the request is well-formed, the cluster cannot hold it; running out of
  * memory RESOURCE_EXHAUSTED; a broken invariant INTERNAL. A search that stops
  * early (CANCELLED) answers DEADLINE_EXCEEDED, CANCELLED or UNAVAILABLE by why

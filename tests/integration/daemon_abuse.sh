@@ -5,6 +5,9 @@
 #    fingerprint, cancels, then the search's first caller cancels too — the
 #    search stops (nothing stored, the pool thread free) instead of running to
 #    its end for nobody;
+#  * a request field the planner checks against the model (bf16_layers_start past
+#    its blocks) is INVALID_ARGUMENT before anything is queued, not the search's
+#    OUT_OF_RANGE;
 #
 # usage: daemon_abuse.sh TESSELD PROTO_DIR
 source "$(dirname "$0")/lib.sh"
@@ -74,5 +77,13 @@ n=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("plans
     fail "it ran to its end for nobody: $n plan(s) stored"
 rpc_to "$T" plan "${QUICK[@]}"
 expect "the pool's thread plans the next request" code OK
+
+# ---- request checks that ran inside the search ---------------------------------------------
+# Before: bf16_layers_start past the model's blocks was found by the search on the
+# pool (queued first) and answered OUT_OF_RANGE, the "nothing fits" code.
+rpc_to "$T" plan --model DeepSeek-V3 --cluster 4xA100-40G --set bf16_layers_start=64
+expect "bf16_layers_start past the blocks" code INVALID_ARGUMENT
+expect_details "it names the field" '^bf16_layers_start: 64 .*61 blocks'
+expect "refused before it was queued" progress 0
 
 finish
