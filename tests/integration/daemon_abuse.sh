@@ -8,6 +8,8 @@
 #  * a request field the planner checks against the model (bf16_layers_start past
 #    its blocks) is INVALID_ARGUMENT before anything is queued, not the search's
 #    OUT_OF_RANGE;
+#  * a 131,072-GPU cluster_spec (max_devices) is decoded and queued at
+#    once, the completion-queue thread not held for its 16,384 nodes;
 #
 # usage: daemon_abuse.sh TESSELD PROTO_DIR
 source "$(dirname "$0")/lib.sh"
@@ -85,5 +87,39 @@ rpc_to "$T" plan --model DeepSeek-V3 --cluster 4xA100-40G --set bf16_layers_star
 expect "bf16_layers_start past the blocks" code INVALID_ARGUMENT
 expect_details "it names the field" '^bf16_layers_start: 64 .*61 blocks'
 expect "refused before it was queued" progress 0
+
+# ---- a 131,072-GPU cluster ------------------------------------------------------------------------
+# At [limits] max_devices (131072): decoded (on the completion-queue thread)
+# and queued, then cancelled. Before: its nodes were added by as many
+# reallocations of a growing array, quadratic copying that held the
+# completion-queue thread (every call of every client) for ~170 s under ASan
+# before the "queued" event; the client's deadline (60 s) passed first.
+"$PY" - "$HERE/tsl_rpc.py" "$PROTO_DIR" "$STUBS" "$T" >"$TMPD/huge.json" 2>"$TMPD/huge.err" <<'PYEOF'
+import json, os, sys
+rpc_py, proto, stubs, target = sys.argv[1:5]
+sys.path.insert(0, os.path.dirname(rpc_py))
+import tsl_rpc
+tsl_rpc.load_stubs(proto, stubs)
+import grpc, health_pb2, health_pb2_grpc
+from tessel.v1 import planner_pb2 as pb, planner_pb2_grpc as pbg
+ch = grpc.insecure_channel(target)
+out = {}
+call = pbg.PlannerStub(ch).Plan(pb.PlanRequest(model_preset="GPT2-345M",
+                                               cluster_spec="16384x8xH100-80G:8xib400"), timeout=60)
+try:
+    out["first"] = next(call).progress.phase
+    r = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=30)
+    out["health"] = health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
+    call.cancel()
+    for _ in call:
+        pass
+except grpc.RpcError as e:
+    out["code"] = e.code().name
+print(json.dumps(out))
+PYEOF
+OUT=$TMPD/huge.json
+expect "a 131,072-GPU cluster_spec is queued" first queued
+expect "Health is answered while it waits" health SERVING
+expect "and it is cancelled" code CANCELLED
 
 finish
