@@ -10,6 +10,8 @@
 #    OUT_OF_RANGE;
 #  * a 131,072-GPU cluster_spec (max_devices) is decoded and queued at
 #    once, the completion-queue thread not held for its 16,384 nodes;
+#  * SIGTERM while a 100,000-figure profile report is being stored: it is stored
+#    whole and answered OK, and tesseld exits 0 (it aborted in gRPC).
 #
 # usage: daemon_abuse.sh TESSELD PROTO_DIR
 source "$(dirname "$0")/lib.sh"
@@ -121,5 +123,60 @@ OUT=$TMPD/huge.json
 expect "a 131,072-GPU cluster_spec is queued" first queued
 expect "Health is answered while it waits" health SERVING
 expect "and it is cancelled" code CANCELLED
+
+# ---- SIGTERM while a profile report is being stored ----------------------------------------------
+# A 100,000-figure ReportProfile (seconds of checking and storing on the store
+# pool; tens of seconds under ASan), SIGTERM once it was sent: the report is
+# stored whole and answered OK, and tesseld exits 0. Before: the stop shut the
+# completion queue down after grace + 10 s while the report was still being
+# stored; its answer then hit gRPC's assertion (grpc_cq_begin_op) and tesseld
+# aborted (exit 134), the worker told UNAVAILABLE for a report that was stored.
+RSOCK=$TMPD/report.sock
+start_daemon report --unix-socket "$RSOCK" --database "$TMPD/report.db" --grace 1
+RPID=$DPID
+wait_healthy "unix:$RSOCK" || { fail "the report tesseld did not become healthy"; finish; }
+"$PY" - "$HERE/tsl_rpc.py" "$PROTO_DIR" "$STUBS" "unix:$RSOCK" "$RPID" >"$TMPD/report.json" \
+    2>"$TMPD/report.err" <<'PYEOF'
+import json, os, signal, sys, time
+rpc_py, proto, stubs, target, pid = sys.argv[1:6]
+sys.path.insert(0, os.path.dirname(rpc_py))
+import tsl_rpc
+tsl_rpc.load_stubs(proto, stubs)
+import grpc
+from tessel.v1 import registry_pb2 as rp, registry_pb2_grpc as rpg
+ch = grpc.insecure_channel(target, options=[("grpc.max_send_message_length", 64 << 20)])
+reg = rpg.RegistryStub(ch)
+w = reg.RegisterWorker(rp.RegisterRequest(hostname="term-host", simulated=True, devices=[
+    rp.Device(index=0, model="sim NVIDIA A100 80GB", memory_bytes=80 << 30, sm_count=108,
+              uuid="u-term")]), timeout=30)
+req = rp.ReportProfileRequest(worker_id=w.worker_id, report_id="term-1")
+for i in range(100000):
+    m = req.measurements.add(name="gemm_fwd", unit="s", value=1e-3 + i * 1e-9, device_index=0,
+                             per_device=True)
+    m.labels["m"] = str(i)
+fut = reg.ReportProfile.future(req, timeout=600)
+time.sleep(1.5)  # sent (5 MB on a unix socket) and on the store pool
+os.kill(int(pid), signal.SIGTERM)
+out = {}
+try:
+    out["code"], out["stored"] = "OK", fut.result().stored
+except grpc.RpcError as e:
+    out["code"], out["details"] = e.code().name, e.details()
+print(json.dumps(out))
+PYEOF
+OUT=$TMPD/report.json
+expect "a report sent before SIGTERM is answered" code OK
+expect "and stored whole" stored 100000
+if wait_exit "$RPID" 600; then
+    [ "$EXIT_STATUS" = 0 ] && ok "tesseld exits 0 after storing it" ||
+        fail "tesseld exited $EXIT_STATUS after SIGTERM during a report (134: gRPC's abort)"
+else
+    fail "tesseld did not stop within 600 s of SIGTERM"
+fi
+! grep -q 'assertion failed' "$TMPD/report.log" && ok "no gRPC assertion in its log" ||
+    fail "gRPC assertion: $(grep 'assertion failed' "$TMPD/report.log")"
+n=$("$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("select count(*) from profiles").fetchone()[0], c.execute("pragma integrity_check").fetchone()[0])' "$TMPD/report.db")
+[ "$n" = "100000 ok" ] && ok "the database holds its 100000 figures and passes integrity_check" ||
+    fail "database after the stop: $n, want '100000 ok'"
 
 finish
