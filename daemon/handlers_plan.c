@@ -16,7 +16,7 @@
  * or the daemon stops after its grace period. A finished search is stored
  * (request and result JSON) and its plan sent as the last event. A failed
  * search answers by its error code through api/status.h with the planner's
- * message: no plan within the memory budget (NOFIT) is FAILED_PRECONDITION —
+ * message: no plan within the memory budget (NOFIT) is OUT_OF_RANGE —
  * the request is well-formed, the cluster cannot hold it; running out of
  * memory RESOURCE_EXHAUSTED; a broken invariant INTERNAL. A search that stops
  * early (CANCELLED) answers DEADLINE_EXCEEDED, CANCELLED or UNAVAILABLE by why
@@ -29,8 +29,10 @@
  * requests of one fingerprint may differ in them, an MTP depth a target leaves
  * out building the same model, one model named twice), or the same error. Such a search no longer stops
  * when its first caller cancels or passes its deadline while another still
- * waits: the waiting calls would lose what was already done. The daemon's
- * stop cancels it as before, and its waiting calls answer UNAVAILABLE.
+ * waits: the waiting calls would lose what was already done. Once none of its
+ * calls waits any more (each joined call's cancel and deadline are watched too),
+ * it stops. The daemon's stop cancels it as before, and its waiting calls answer
+ * UNAVAILABLE.
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -101,16 +103,45 @@ static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
 
 /* ---- coalescing ---------------------------------------------------------- */
 
-/* A caller still waits on the search besides its first one. */
+static bool still_waits(const tsl_call_t *call)
+{
+    return !tsl_call_gone(call) && !tsl_call_deadline_passed(call);
+}
+
+/* Under running_mu: a caller still waits on the search besides its first one. */
+static bool followers_wait(const plan_job_t *job)
+{
+    for (const follower_t *f = job->followers; f; f = f->next)
+        if (still_waits(f->call))
+            return true;
+    return false;
+}
+
 static bool keep_on_cancel(tsl_search_job_t *sj)
 {
-    plan_job_t *job = (plan_job_t *)sj;
-    bool keep = false;
     pthread_mutex_lock(&running_mu);
-    for (follower_t *f = job->followers; f && !keep; f = f->next)
-        keep = !tsl_call_gone(f->call) && !tsl_call_deadline_passed(f->call);
+    bool keep = followers_wait((plan_job_t *)sj);
     pthread_mutex_unlock(&running_mu);
     return keep;
+}
+
+/* A waiting call cancelled or passed its deadline (its RECV_CLOSE, CQ thread):
+ * when the search's first caller has gone too and no other call waits, the
+ * search stops. Without this, a search whose callers all left after a second
+ * one joined ran to its end for nobody, holding a pool thread. */
+static void on_follower_close(tsl_call_t *call)
+{
+    pthread_mutex_lock(&running_mu);
+    for (plan_job_t *job = running; job; job = job->next_running) {
+        bool follows = false;
+        for (follower_t *f = job->followers; f && !follows; f = f->next)
+            follows = f->call == call;
+        if (follows && !still_waits(job->s.call) && !followers_wait(job))
+            atomic_store(&job->s.job.cancel, 1);
+        if (follows)
+            break;
+    }
+    pthread_mutex_unlock(&running_mu);
 }
 
 static void list_running(plan_job_t *job)
@@ -165,6 +196,7 @@ static bool follow_running(tsl_call_t *call, const tsl_plan_input_t *in)
         free(f);
         return false;
     }
+    tsl_call_watch_close(call, on_follower_close);
     send_progress(call, 0, "queued");
     tsl_log_info("plan %s: joins the search already running (%u waiting on it)", fingerprint, n);
     return true;

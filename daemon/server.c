@@ -26,8 +26,9 @@
 #define STORE_POOL_THREADS 1
 #define STORE_POOL_QUEUE   32
 
-#define ARMED_PER_METHOD 2   /* calls waiting per method (and for unknown methods) */
-#define SETTLE_S         5.0 /* after the grace period: how long calls get to end */
+#define ARMED_PER_METHOD 2     /* calls waiting per method (and for unknown methods) */
+#define SETTLE_S         5.0   /* after the grace period: how long calls get to end */
+#define STORE_DRAIN_S    600.0 /* at stop: how long accepted profile reports get to be stored */
 
 /* gRPC logs some client-caused events at ERROR (a refused compression, a
  * failed accept): at most one such line per interval, so a client cannot flood
@@ -294,6 +295,20 @@ static void stop_pool(tsl_server_t *s, double grace_s)
     s->pool = NULL;
 }
 
+/* Profile reports accepted before the stop are stored and answered while the
+ * completion queue still runs: a 100,000-figure report takes seconds (32 may
+ * wait), and a report answered after the queue shut down aborted the daemon in
+ * gRPC (grpc_cq_begin_op). From here on the pool refuses reports (UNAVAILABLE:
+ * the worker keeps its spool and sends them to the next daemon). */
+static void drain_store_pool(tsl_server_t *s)
+{
+    if (!s->store_pool)
+        return;
+    uint32_t left = tsl_pool_drain(s->store_pool, STORE_DRAIN_S);
+    if (left > 0)
+        tsl_log_error("%u profile report(s) still being stored after %.0f s", left, STORE_DRAIN_S);
+}
+
 void tsl_server_stop(tsl_server_t *s, double grace_s)
 {
     if (!s || s->stopped)
@@ -308,6 +323,7 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
     if (s->server)
         grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_tag);
     stop_pool(s, grace_s);
+    drain_store_pool(s);
     if (!s->cq)
         return;
     if (!s->cq_thread_started) {
@@ -339,7 +355,7 @@ void tsl_server_free(tsl_server_t *s)
     if (!s)
         return;
     /* After the CQ thread (no new reports), before the server: the reports
-     * accepted are short writes, finished and answered, not cancelled. */
+     * accepted were stored and answered by tsl_server_stop (drain_store_pool). */
     tsl_pool_stop(s->store_pool);
     if (s->server)
         grpc_server_destroy(s->server);

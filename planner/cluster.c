@@ -141,10 +141,14 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
         return tsl_err_set(err,
                            "cluster: node %u: a per-pair bandwidth matrix is limited to %u nodes",
                            i, TSL_CLUSTER_MAX_MATRIX_NODES);
-    tsl_node_t *nodes = realloc(c->nodes, (size_t)(i + 1) * sizeof(*nodes));
-    if (nodes == NULL)
-        return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for node %u", i);
-    c->nodes = nodes;
+    if (i >= c->nodes_cap) {
+        uint32_t cap = i < 8 ? 8 : i * 2;
+        tsl_node_t *nodes = realloc(c->nodes, (size_t)cap * sizeof(*nodes));
+        if (nodes == NULL)
+            return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for node %u", i);
+        c->nodes = nodes;
+        c->nodes_cap = cap;
+    }
     if (c->inter_bw_matrix != NULL && grow_matrix(c, i, i + 1, err) != 0)
         return -1;
     c->nodes[i] = *node;
@@ -280,6 +284,7 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
     size_t n = src->n_nodes;
     int rc = 0;
     rc |= dup_array((void **)&dst->nodes, src->nodes, n * sizeof(*src->nodes));
+    dst->nodes_cap = (uint32_t)n;
     rc |= dup_array((void **)&dst->inter_bw_matrix, src->inter_bw_matrix, n * n * sizeof(double));
     rc |= dup_array((void **)&dst->device_node, src->device_node,
                     (size_t)src->n_devices * sizeof(uint32_t));

@@ -88,7 +88,10 @@ typedef struct tsl_node {
 
 typedef struct tsl_cluster {
     uint32_t n_nodes;
-    tsl_node_t *nodes; /* owned, n_nodes entries */
+    tsl_node_t *nodes;  /* owned, n_nodes entries */
+    uint32_t nodes_cap; /* entries allocated at nodes: tsl_cluster_add_node doubles it, so
+                           that a 100k-node cluster is not 100k reallocations of a growing
+                           array (quadratic copying where realloc moves, as under ASan) */
     uint32_t n_gpu_types;
     tsl_gpu_spec_t gpu_types[TSL_CLUSTER_MAX_GPU_TYPES];
     double inter_bw;           /* bytes/s for every node pair ... */

@@ -716,18 +716,32 @@ int tsl_model_set_fp32(tsl_model_t *m, tsl_err_t *err)
     return set_every_layer(m, offsetof(tsl_layer_t, fp32_acts), true, err);
 }
 
-int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err)
+static uint32_t count_blocks(const tsl_model_t *m)
 {
-    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
-        return tsl_err_set(err, "model: NULL model or layer array");
     uint32_t blocks = 0;
     for (uint32_t i = 0; i < m->n_layers; i++)
         blocks += tsl_model_is_block(m, i);
+    return blocks;
+}
+
+int tsl_model_bf16_layers_ok(const tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err)
+{
+    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
+        return tsl_err_set(err, "model: NULL model or layer array");
+    uint32_t blocks = count_blocks(m);
     if ((uint64_t)start + end > blocks)
         return tsl_err_set(err,
                            "bf16_layers_start: %u + bf16_layers_end %u exceed the %u blocks of "
                            "model %s",
                            start, end, blocks, m->name);
+    return 0;
+}
+
+int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err)
+{
+    if (tsl_model_bf16_layers_ok(m, start, end, err) != 0)
+        return -1;
+    uint32_t blocks = count_blocks(m);
     for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
         if (!tsl_model_is_block(m, i))
             continue;

@@ -494,6 +494,11 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
  * Fails, naming bf16_layers_start, when start + end exceed the blocks. */
 int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err);
 
+/* tsl_model_set_bf16_layers' check alone (tsl_request_validate runs it, so that
+ * a request asking more blocks than the model has is refused before a search):
+ * 0, or -1 naming bf16_layers_start. */
+int tsl_model_bf16_layers_ok(const tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err);
+
 /* Sets every layer's fp32_acts (fp32 training) and re-derives the layers. */
 int tsl_model_set_fp32(tsl_model_t *m, tsl_err_t *err);
 

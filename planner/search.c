@@ -661,6 +661,10 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
     if (mtp_request_check(r, err) != 0)
         return -1;
+    /* the model as searched already carries its MTP depths (blocks of their own none) */
+    if ((r->bf16_layers_start || r->bf16_layers_end) &&
+        tsl_model_bf16_layers_ok(m, r->bf16_layers_start, r->bf16_layers_end, err) != 0)
+        return -1;
     if (r->target >= TSL_TARGET_COUNT)
         return tsl_err_set(err,
                            "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "

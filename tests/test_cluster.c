@@ -881,6 +881,35 @@ static void test_limits(void)
     tsl_cluster_free(&c);
 }
 
+/* Nodes added one by one keep every earlier node, in a cluster tsl_cluster_add_node
+ * grew (its array doubles: nodes_cap) and in a copy (allocated to its n_nodes, so
+ * the first node added to it must grow the array). */
+static void test_add_nodes_grow(void)
+{
+    tsl_cluster_t c, d;
+    tsl_err_t err = {0};
+    uint32_t type;
+    tsl_cluster_init(&c);
+    CHECK(tsl_cluster_add_gpu_type(&c, tsl_gpu_find("H100-80G"), &type, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < 3; i++) {
+        tsl_node_t n = {.n_gpus = i + 1, .gpu_type = type};
+        CHECK(tsl_cluster_add_node(&c, &n, &err) == 0, "%s", err.msg);
+    }
+    CHECK(tsl_cluster_copy(&d, &c, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 3; i < 40; i++) {
+        tsl_node_t n = {.n_gpus = i + 1, .gpu_type = type};
+        CHECK(tsl_cluster_add_node(&c, &n, &err) == 0 && tsl_cluster_add_node(&d, &n, &err) == 0,
+              "%s", err.msg);
+    }
+    bool same = c.n_nodes == 40 && d.n_nodes == 40 && c.n_devices == 820 && d.n_devices == 820;
+    for (uint32_t i = 0; same && i < 40; i++)
+        same = c.nodes[i].n_gpus == i + 1 && d.nodes[i].n_gpus == i + 1;
+    CHECK(same, "40 nodes added: %u and %u nodes, %u and %u devices", c.n_nodes, d.n_nodes,
+          c.n_devices, d.n_devices);
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&d);
+}
+
 /* The tile shortcut of tsl_cluster_dim_busbw gives what walking every group gives:
  * the same uniform cluster with a (uniform) pair matrix takes the full walk. */
 static void test_dim_busbw_tiles(void)
@@ -1027,6 +1056,7 @@ int main(void)
     test_new_gpus();
     test_spec_nvl72();
     test_limits();
+    test_add_nodes_grow();
     test_dim_busbw_tiles();
     test_pairs_bw();
     test_gpu_match_model();

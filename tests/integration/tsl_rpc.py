@@ -81,6 +81,18 @@ def plan_request(a):
     req.no_baselines = a.no_baselines
     req.target = a.stack
     req.force = a.force
+    for kv in a.set or []:
+        # --set FIELD=VALUE: any scalar PlanRequest field, by its type ("nan", "inf" for doubles)
+        name, value = kv.split("=", 1)
+        f = req.DESCRIPTOR.fields_by_name[name]
+        if f.type == f.TYPE_BOOL:
+            setattr(req, name, value.lower() in ("1", "true", "yes"))
+        elif f.type in (f.TYPE_DOUBLE, f.TYPE_FLOAT):
+            setattr(req, name, float(value))
+        elif f.type == f.TYPE_STRING:
+            setattr(req, name, value)
+        else:
+            setattr(req, name, int(value, 0))
     return req
 
 
@@ -224,6 +236,8 @@ def build_parser():
         p.add_argument("--no-baselines", action="store_true")
         p.add_argument("--stack", type=int, default=0, help="PlanRequest.target (tessel.v1.Target)")
         p.add_argument("--force", action="store_true")
+        p.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                       help="set any scalar PlanRequest field (repeatable)")
         p.add_argument("--cancel-after", type=float, help="cancel the call after S seconds")
         p.add_argument("--events-file", help="append a line per event to this file")
     for name in ("get", "delete", "export"):
