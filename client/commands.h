@@ -85,8 +85,10 @@ const char *tsl_format_seconds(double s, char *buf, size_t cap);
  * request's memory_bytes and memory_reserve_bytes, which the budget line names (a
  * default budget: the device less the reserve), or NULL; cluster the document's
  * cluster object (its description names the GPUs a named attention kernel is
- * priced on), or NULL. */
-void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, tsl_print_tie_t tie);
+ * priced on), or NULL; target the stack it was priced as ("megatron", ...; NULL or
+ * "any" none), which says whether a tf32 switch changed anything. */
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, const char *target,
+                    tsl_print_tie_t tie);
 
 /* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
  * beside the search's (docs/tesselctl.md "eval"). */

@@ -190,6 +190,27 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(&c, &in->model, in->cluster.n_devices, in->given, err);
 }
 
+/* --fp8-impl names who runs an FP8 recipe and --cp-comm the exchange between CP
+ * ranks: on a plan that runs no FP8 (none given, the plan's or the line's, or
+ * --no-fp8) or CP 1 each would price nothing, so it is refused naming the field,
+ * as --tf32 is without fp32 (search.c fp32_request_check). */
+static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl_err_t *err)
+{
+    uint32_t fp8 = eo->fp8_recipe ? eo->fp8_recipe : eo->no_fp8 ? 0 : g->fp8_recipe;
+    if (eo->fp8_impl >= 0 && fp8 == 0)
+        return tsl_err_set(err,
+                           "fp8_impl: --fp8-impl %s on a plan without FP8 (%s): it names who "
+                           "runs an FP8 recipe; give --fp8 RECIPE, or drop --fp8-impl",
+                           tsl_fp8_impl_name((uint32_t)eo->fp8_impl),
+                           eo->no_fp8 ? "--no-fp8" : "no --fp8, and none in the plan");
+    if (eo->cp_comm_given && g->cp <= 1)
+        return tsl_err_set(err,
+                           "cp_comm: --cp-comm %s with CP 1: it names the attention exchange "
+                           "between CP ranks; give --cp N (N > 1), or drop --cp-comm",
+                           tsl_cp_comm_name(eo->cfg.knobs.cp_comm));
+    return 0;
+}
+
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
  * --tp-sync and --ds-pipe-p2p set its fp8_param_gather, fp8_impl, loss_impl,
  * opt_step, tp_sync and ds_pipe_p2p (and the plan document's,
@@ -198,7 +219,7 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
                       tsl_err_t *err)
 {
-    if (given_plan_of(eo, cfg, in, err) != 0)
+    if (given_plan_of(eo, cfg, in, err) != 0 || check_inert_flags(eo, in->given, err) != 0)
         return -1;
     json_t *p = json_object_get(in->doc, "plan") ? json_object_get(in->doc, "plan") : in->doc;
     if (eo->fp8_param_gather) {

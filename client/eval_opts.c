@@ -76,7 +76,8 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type),\n"
-    "                      torch-allgather (torch's context_parallel, torchtitan)\n"
+    "                      torch-allgather (torch's context_parallel, torchtitan);\n"
+    "                      with --cp N > 1 only\n"
     "  --cp-shard          FSDP over the CP ranks too, also at --sdp 1 (torchtitan's\n"
     "                      dp_shard_cp mesh; without it --sdp 1 --cp N leaves the\n"
     "                      CP ranks' data level unsharded)\n"
@@ -198,9 +199,11 @@ static const char eval_usage[] =
     "                      model states per parameter (Galvatron-BMW's runs)\n"
     "  --tf32              with --fp32 (or an fp32 plan or configuration): the stack\n"
     "                      runs fp32 matmuls as TF32 (its script sets allow_tf32 True):\n"
-    "                      the GEMMs at the GPU's TF32 rate under any target; refused\n"
-    "                      with a 16-bit plan or configuration and where no GPU of the\n"
-    "                      cluster has TF32\n"
+    "                      the GEMMs at the GPU's TF32 rate under any target (without\n"
+    "                      megatron, deepspeed or torchtitan they are already: it\n"
+    "                      changes nothing, and the plan says so); refused with a\n"
+    "                      16-bit plan or configuration, whose GEMMs are never TF32,\n"
+    "                      and where no GPU of the cluster has TF32\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -261,7 +264,7 @@ static const char eval_usage[] =
     "                      default: FP8 weight copies cast once per iteration, FP8\n"
     "                      inputs saved) or torchao (torchtitan: weights cast at\n"
     "                      every use, bf16 inputs saved; tensorwise and mxfp8 only;\n"
-    "                      an --torchtitan import sets it)\n"
+    "                      an --torchtitan import sets it); with FP8 only\n"
     "  --loss-impl IMPL    how the LM loss runs, its memory per logit: exec (Tessel's\n"
     "                      executor, the default), torch (eager cross_entropy over\n"
     "                      logits.float(): torchtitan, an --torchtitan import),\n"
@@ -604,6 +607,7 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return tsl_err_set(err, "cp-comm: '%s' is not p2p, a2a, allgather or torch-allgather",
                                optarg);
         c->knobs.cp_comm = (uint32_t)comm;
+        eo->cp_comm_given = true;
         return 0;
     }
     case OPT_EP: return tsl_parse_u32("ep", optarg, 1, 1024, &c->knobs.ep, err);

@@ -58,7 +58,7 @@ int tsl_eval_print(json_t *doc, tsl_print_tie_t tie, const tsl_client_opts_t *co
                "plan's)\n",
                target);
     tsl_print_plan(stdout, plan, json_object_get(doc, "memory"), json_object_get(doc, "cluster"),
-                   tie);
+                   target, tie);
     const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
     if (line && line[0])
         printf("%s\n", line);

@@ -15,6 +15,7 @@
 #include "gemm_eff.h"
 #include "mtp.h"
 #include "strategy.h"
+#include "target.h"
 
 static double num(json_t *o, const char *key)
 {
@@ -432,27 +433,47 @@ static const struct idle_line {
      "runs an SDP (FSDP) level\n"},
 };
 
-/* key's line where the plan runs none of what it changes, else NULL. */
-static const char *idle_line(json_t *plan, const char *key)
+/* tf32 where the stack priced (target, "" or NULL none) runs fp32 matmuls as TF32
+ * by default: only megatron, deepspeed and torchtitan turn TF32 off (target.h
+ * tsl_target_knobs: knobs.tf32_off), so elsewhere --tf32 prices what fp32 does. */
+static const char tf32_idle_line[] =
+    "  stack:     tf32 (--tf32) changes nothing: without a --target megatron, deepspeed or "
+    "torchtitan the fp32 GEMMs run as TF32 already (PyTorch 1.7-1.11's allow_tf32 default)\n";
+
+static bool tf32_moot(const char *target)
 {
+    uint32_t t;
+    tsl_cost_knobs_t k;
+    if (target == NULL || target[0] == '\0' || tsl_target_parse(target, &t, NULL) != 0)
+        return true;
+    tsl_target_knobs(t, &k);
+    return !k.tf32_off;
+}
+
+/* key's line where the plan runs none of what it changes, else NULL. */
+static const char *idle_line(json_t *plan, const char *key, const char *target)
+{
+    if (strcmp(key, "tf32") == 0 && tf32_moot(target))
+        return tf32_idle_line;
     for (size_t i = 0; i < sizeof idle_lines / sizeof idle_lines[0]; i++)
         if (strcmp(idle_lines[i].key, key) == 0 && !plan_runs(plan, idle_lines[i].runs))
             return idle_lines[i].line;
     return NULL;
 }
 
-static void print_switch_lines(FILE *out, json_t *plan, const switch_line_t *t, size_t n)
+static void print_switch_lines(FILE *out, json_t *plan, const char *target, const switch_line_t *t,
+                               size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!json_is_true(json_object_get(plan, t[i].key)))
             continue;
-        const char *idle = idle_line(plan, t[i].key);
+        const char *idle = idle_line(plan, t[i].key, target);
         fputs(idle ? idle : t[i].line, out);
     }
 }
 
 static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t *cluster,
-                       tsl_print_tie_t tie)
+                       const char *target, tsl_print_tie_t tie)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
@@ -567,9 +588,11 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
               out);
-    print_switch_lines(out, plan, stack_lines_a, sizeof stack_lines_a / sizeof stack_lines_a[0]);
+    print_switch_lines(out, plan, target, stack_lines_a,
+                       sizeof stack_lines_a / sizeof stack_lines_a[0]);
     print_attn_kernel(out, plan, cluster);
-    print_switch_lines(out, plan, stack_lines_b, sizeof stack_lines_b / sizeof stack_lines_b[0]);
+    print_switch_lines(out, plan, target, stack_lines_b,
+                       sizeof stack_lines_b / sizeof stack_lines_b[0]);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
@@ -618,9 +641,10 @@ tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m)
     return TSL_PRINT_TIE_HEAD;
 }
 
-void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, tsl_print_tie_t tie)
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, json_t *cluster, const char *target,
+                    tsl_print_tie_t tie)
 {
-    print_plan(out, plan, NULL, req, cluster, tie);
+    print_plan(out, plan, NULL, req, cluster, target, tie);
 }
 
 static void print_baselines(FILE *out, json_t *doc, double best)
@@ -717,8 +741,9 @@ void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
         fprintf(out, "  no plan\n");
         return;
     }
-    print_plan(out, plan, doc, json_object_get(doc, "request"), json_object_get(doc, "cluster"),
-               tie);
+    json_t *req = json_object_get(doc, "request");
+    print_plan(out, plan, doc, req, json_object_get(doc, "cluster"),
+               json_string_value(json_object_get(req, "target")), tie);
     print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);

@@ -56,7 +56,8 @@ static const char models_usage[] =
     "\n"
     "List the built-in model presets that --model names: name, layers, parameters and\n"
     "the paper and table each comes from (--json: an array of {name, layers, params,\n"
-    "source}). Does not talk to tesseld. See docs/models.md.\n";
+    "active_params, source}; active_params: what one token runs through, a MoE model's\n"
+    "routed top-k and shared experts). Does not talk to tesseld. See docs/models.md.\n";
 
 static const char hardware_usage[] =
     "usage: tesselctl hardware [--json]\n"
@@ -64,8 +65,9 @@ static const char hardware_usage[] =
     "List the GPU types and inter-node links a --cluster spec may name, with the\n"
     "figures the cost model uses (memory, peak FLOP/s and the efficiency applied,\n"
     "intra-node and PCIe bandwidth) and where they come from (--json: {gpus, links},\n"
-    "each GPU with its default_budget_bytes). Does not talk to tesseld. See\n"
-    "docs/cluster-format.md.\n";
+    "each GPU with its default_budget_bytes, its --fp32 GEMM peak fp32_peak_flops and,\n"
+    "with TF32 off as --target megatron, deepspeed and torchtitan run it,\n"
+    "fp32_tf32_off_peak_flops). Does not talk to tesseld. See docs/cluster-format.md.\n";
 
 /* models and hardware: --help, --json, nothing else. Returns -1 to go on,
  * or the exit status. */
@@ -97,22 +99,44 @@ static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int 
     return -1;
 }
 
-static int cmd_models(const tsl_client_opts_t *co)
+/* models --json: built with jansson, so a source's quote or backslash is escaped
+ * (printf wrote it raw) and a preset that fails to load leaves no stray comma. */
+static int models_json(void)
 {
-    if (co->json)
-        fputs("[", stdout);
+    json_t *all = json_array();
     for (size_t i = 0; i < tsl_model_preset_count(); i++) {
         const tsl_model_preset_t *p = tsl_model_preset_at(i);
         tsl_model_t m = {0};
         tsl_err_t err;
         if (tsl_model_preset(p->name, &m, &err) != 0)
             continue;
-        if (co->json)
-            printf("%s{\"name\":\"%s\",\"layers\":%u,\"params\":%llu,\"active_params\":%llu,"
-                   "\"source\":\"%s\"}",
-                   i ? "," : "", p->name, m.n_layers, (unsigned long long)tsl_model_params(&m),
-                   (unsigned long long)tsl_model_active_params(&m), p->source);
-        else if (tsl_model_moe_layers(&m) > 0)
+        json_array_append_new(all, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name", p->name, "layers",
+                                             (json_int_t)m.n_layers, "params",
+                                             (json_int_t)tsl_model_params(&m), "active_params",
+                                             (json_int_t)tsl_model_active_params(&m), "source",
+                                             p->source));
+        tsl_model_free(&m);
+    }
+    char *text = json_dumps(all, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(all);
+    if (text == NULL)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "models: out of memory");
+    puts(text);
+    free(text);
+    return TSL_EXIT_OK;
+}
+
+static int cmd_models(const tsl_client_opts_t *co)
+{
+    if (co->json)
+        return models_json();
+    for (size_t i = 0; i < tsl_model_preset_count(); i++) {
+        const tsl_model_preset_t *p = tsl_model_preset_at(i);
+        tsl_model_t m = {0};
+        tsl_err_t err;
+        if (tsl_model_preset(p->name, &m, &err) != 0)
+            continue;
+        if (tsl_model_moe_layers(&m) > 0)
             printf("%-18s %5u layers %9.3fB params (%.3fB active)  %s\n", p->name, m.n_layers,
                    tsl_model_params(&m) / 1e9, tsl_model_active_params(&m) / 1e9, p->source);
         else
@@ -120,8 +144,6 @@ static int cmd_models(const tsl_client_opts_t *co)
                    tsl_model_params(&m) / 1e9, p->source);
         tsl_model_free(&m);
     }
-    if (co->json)
-        puts("]");
     return TSL_EXIT_OK;
 }
 
@@ -137,12 +159,14 @@ static int hardware_json(void)
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
         json_array_append_new(
             gpus,
-            json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
+            json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
                       "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
                       (json_int_t)tsl_request_device_budget(&r, g->mem_bytes), "peak_flops",
                       g->peak_flops, "efficiency", g->efficiency, "intra_bw_bytes_per_s",
                       g->intra_bw, "pcie_bw_bytes_per_s", g->pcie_bw, "mem_bw_bytes_per_s",
-                      g->mem_bw, "fp32_peak_flops", tsl_gpu_fp32_peak(g), "source", g->source));
+                      g->mem_bw, "fp32_peak_flops", tsl_gpu_fp32_peak(g),
+                      "fp32_tf32_off_peak_flops", tsl_gpu_fp32_peak_as(g, true), "source",
+                      g->source));
     }
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);

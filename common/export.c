@@ -88,13 +88,18 @@ const char *tsl_export_content_type(tsl_export_format_t f)
 
 /* The plan is in the target's space (the same predicate `plan --target`
  * searches under); where it is not, the message says how to get one that is
- * (unless the stack cannot run the model at all: re-planning would not help). */
+ * (unless the stack cannot run the model at all: re-planning would not help, or
+ * the reason says it already: "plan again with --target megatron (or
+ * --no-zero-bubble)" was followed by "; re-plan with --target megatron ..."). */
 static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, tsl_export_view_t *v,
                         tsl_err_t *err)
 {
     if (tsl_target_check(t, p, m, v, err) == 0)
         return 0;
-    if (err && tsl_err_code(err) == TSL_E_UNSUPPORTED && tsl_target_model_ok(t, m, NULL) == 0) {
+    char again[64]; /* a reason that already says to plan with --target t needs no hint */
+    snprintf(again, sizeof again, "with --target %s", tsl_target_name(t));
+    if (err && tsl_err_code(err) == TSL_E_UNSUPPORTED && tsl_target_model_ok(t, m, NULL) == 0 &&
+        strstr(err->msg, again) == NULL) {
         static const char *const stack[TSL_TARGET_COUNT] = {[TSL_TARGET_MEGATRON] = "Megatron-LM",
                                                             [TSL_TARGET_DEEPSPEED] = "DeepSpeed",
                                                             [TSL_TARGET_TORCHTITAN] = "torchtitan",

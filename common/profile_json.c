@@ -57,6 +57,20 @@ static int get_block_s(const json_t *obj, const char *path, const char *key, dou
     return 0;
 }
 
+/* A collective's group: a whole number of ranks in one node, at most a node's GPUs
+ * as a cluster may have them (131072, common/cluster_json.c). A fractional group
+ * was read as the next lower one, and one past 2^32 cast into intra_group
+ * (undefined behaviour). */
+static int get_group(const json_t *obj, const char *path, double *out, tsl_err_t *err)
+{
+    if (get_num(obj, path, "group", true, 1, out, err) != 0)
+        return -1;
+    if (*out != floor(*out) || *out > 131072)
+        return tsl_err_set(err, "%s.group: %g is not a whole number of ranks in 1..131072", path,
+                           *out);
+    return 0;
+}
+
 static int get_u32(const json_t *obj, const char *path, const char *key, uint32_t *out,
                    tsl_err_t *err)
 {
@@ -196,8 +210,7 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
             tsl_err_set(err, "%s.op: must be a string", path);
             goto fail;
         }
-        if (get_num(v, path, "group", true, 1, &group, err) ||
-            get_num(v, path, "bytes", true, 1, &bytes, err) ||
+        if (get_group(v, path, &group, err) || get_num(v, path, "bytes", true, 1, &bytes, err) ||
             get_num(v, path, "busbw_gbps", true, 0, &busbw, err) ||
             get_gbps(v, path, "busbw_gbps", 1e-5, &busbw, err))
             goto fail;

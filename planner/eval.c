@@ -370,6 +370,33 @@ static int given_fields_ok(const tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
+/* A plan document's switches that qualify what the plan does not run: tf32 (how
+ * fp32 matmuls run) on a 16-bit plan, fp8_impl (who runs the FP8 recipe) without
+ * one, cp_comm (the exchange between CP ranks) at CP 1. Tessel never writes them so
+ * (plan.c tsl_plan_set_knobs records each only where it prices something), and the
+ * flags are refused so (search.c fp32_request_check, tesselctl eval): refused naming
+ * the field, not dropped without a word. The request's fp32 or FP8 may supply what
+ * the document lacks. */
+static int given_switches_ok(const tsl_request_t *r, const tsl_plan_t *g, tsl_err_t *err)
+{
+    if (g->tf32 && !g->fp32 && !r->fp32)
+        return tsl_err_set(err, "eval: tf32: true on a 16-bit plan (no fp32): its GEMMs are bf16 "
+                                "or fp16, never TF32; drop tf32, or give --fp32");
+    if (g->fp8_impl && !g->fp8_recipe && !r->fp8_recipe)
+        return tsl_err_set(err,
+                           "eval: fp8_impl: %u (%s) on a plan without FP8 (no fp8_recipe): it "
+                           "names who runs an FP8 recipe; drop fp8_impl, or give --fp8 RECIPE",
+                           g->fp8_impl,
+                           tsl_fp8_impl_name(g->fp8_impl) ? tsl_fp8_impl_name(g->fp8_impl) : "?");
+    if (g->cp_comm && g->cp <= 1)
+        return tsl_err_set(
+            err,
+            "eval: cp_comm: %u (%s) on a plan without CP (cp %u): it names the "
+            "attention exchange between CP ranks; drop cp_comm, or set cp",
+            g->cp_comm, tsl_cp_comm_name(g->cp_comm) ? tsl_cp_comm_name(g->cp_comm) : "?", g->cp);
+    return 0;
+}
+
 /* async_tp on a given plan (target.h tsl_async_tp_ok): its collectives are the
  * sequence-parallel ones, so where the request asks for it (asked) some layer must run
  * TP > 1 with SP; a plan document that carries it from a search whose plan took no
@@ -417,7 +444,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
-        given_fields_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
+        given_fields_ok(g, err) != 0 || given_switches_ok(r, g, err) != 0 ||
+        tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
         given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;

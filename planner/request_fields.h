@@ -347,8 +347,9 @@
     X(tf32, BOOL, "tf32", "", 0, 0,                                                                \
       "with --fp32: the stack runs fp32 matmuls as TF32 (its script sets "                         \
       "torch.backends.cuda.matmul.allow_tf32 = True): the GEMMs at the GPU's TF32 rate under "     \
-      "--target megatron, deepspeed or torchtitan too; refused without --fp32 or where no GPU "    \
-      "of the cluster has TF32",                                                                   \
+      "--target megatron, deepspeed or torchtitan too (without one they run so already: it "       \
+      "changes nothing, and the plan says so); refused without --fp32 or where no GPU of the "     \
+      "cluster has TF32",                                                                          \
       "tf32", "tf32")                                                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \

@@ -289,6 +289,15 @@ g = {x["name"]: x for x in d["gpus"]}["H100-80G"]
 assert g["memory_bytes"] == 80 << 30 and g["default_budget_bytes"] == (80 << 30) - (1 << 30) - (80 << 30) * 5 // 100, g
 assert any(l["name"] == "ib400" for l in d["links"])' "$out" && ok || bad "tesselctl $args: $(head -3 "$out") $(cat "$err")"
 done
+# fp32_peak_flops is an --fp32 step's peak without a target (TF32 where the GPU has
+# it); under --target megatron, deepspeed or torchtitan fp32 GEMMs run with TF32 off
+# (cost model 69), at a peak the listing did not give: fp32_tf32_off_peak_flops
+"$ctl" hardware --json >"$out" 2>"$err"
+/usr/bin/python3 -c 'import json,sys; g={x["name"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
+a, v = g["A100-80G"], g["V100-32G"]
+assert a["fp32_peak_flops"] == 156e12 and a["fp32_tf32_off_peak_flops"] == 19.5e12, a
+assert v["fp32_peak_flops"] == v["fp32_tf32_off_peak_flops"] == 15.7e12, v' "$out" &&
+    ok || bad "hardware --json fp32 peaks: $(head -c 600 "$out")"
 
 # the memory reserve: by default device memory less 1G + 5%; --memory-reserve sets
 # it; --memory is the budget as given, and not together with --memory-reserve

@@ -219,6 +219,33 @@ expect 2 "fp8_impl: torchao runs tensorwise and mxfp8, not delayed" eval --model
     --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed --fp8-impl torchao
 expect 2 "fp8-impl: 'ao' is not te or torchao" eval --model GPT2-345M --cluster 8xH100-80G \
     --fp8-impl ao
+# --fp8-impl names who runs an FP8 recipe: on a plan that runs none (no --fp8, none in
+# the plan document, or --no-fp8) it priced nothing and was taken without a word;
+# refused naming the field, as --tf32 is without fp32 (a document's fp8_impl too)
+expect 2 "fp8_impl: --fp8-impl torchao on a plan without FP8 (no --fp8, and none in the plan)" \
+    eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8-impl torchao
+expect 2 "fp8_impl: --fp8-impl te on a plan without FP8 (--no-fp8)" \
+    eval --model GPT2-345M --cluster 8xH100-80G --plan "$dir/te.json" --no-search --no-fp8 --fp8-impl te
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["plan"]; p.pop("fp8_recipe"); p["fp8_impl"]=1; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/te.json" "$dir/bf16_ao.json"
+expect 2 "eval: fp8_impl: 1 (torchao) on a plan without FP8 (no fp8_recipe)" \
+    eval --model GPT2-345M --cluster 8xH100-80G --plan "$dir/bf16_ao.json" --no-search
+expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --plan "$dir/bf16_ao.json" --no-search \
+    --fp8 tensorwise --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["fp8_impl"] == 1 and p["fp8_recipe"] == 2, p' "$out" &&
+    ok || bad "a bf16 document's fp8_impl with --fp8: $(cat "$out")"
+# --cp-comm names the attention exchange between CP ranks: at CP 1 it priced nothing
+# and was taken without a word; refused naming the field (a document's cp_comm too)
+expect 2 "cp_comm: --cp-comm a2a with CP 1: .*give --cp N (N > 1), or drop --cp-comm" \
+    eval $m345 --tp 2 --batch 32 --no-search --cp-comm a2a
+expect 2 "cp_comm: --cp-comm p2p with CP 1" eval $m345 --tp 2 --cp 1 --batch 32 --no-search --cp-comm p2p
+expect 0 "" eval $m345 --tp 2 --cp 2 --batch 32 --no-search --cp-comm a2a --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["cp"] == 2 and p["cp_comm"] == 2, p' "$out" &&
+    ok || bad "--cp 2 --cp-comm a2a: $(cat "$out")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["cp_comm"]=2; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/plan.json" "$dir/cp1_a2a.json"
+expect 2 "eval: cp_comm: 2 (a2a) on a plan without CP (cp 0)" \
+    eval --cluster 8xA100-80G --plan "$dir/cp1_a2a.json" --no-search
 
 # the LM loss as each stack runs it (docs/cost-model.md "The loss's memory"): GPT-2
 # 345M at TP 2, micro-batches of 4: 4 x 1024 x 50257 / 2 logits on a head's rank; the
@@ -1347,6 +1374,24 @@ cp "$out" "$dir/t32a.json"
 expect 0 "" plan --local $p32 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); assert a["plan"]["tf32"] is True and "tf32" not in b["plan"] and a["fingerprint"] != b["fingerprint"] and a["plan"]["iter_time_s"] == b["plan"]["iter_time_s"], (a["fingerprint"], b["fingerprint"])' "$dir/t32a.json" "$out" &&
     ok || bad "--tf32 without a target: $(head -c 300 "$out")"
+# without a stack's target the fp32 GEMMs run as TF32 already: the same figures, and
+# the printout says --tf32 changes nothing there (it described TF32 as turned on);
+# under --target megatron it is what turns TF32 on
+expect 0 "" plan --local $p32 --tf32
+grep -q "stack:     tf32 (--tf32) changes nothing: without a --target megatron, deepspeed or torchtitan" "$out" &&
+    ! grep -q "TF32 on: fp32 GEMMs" "$out" && ok || bad "plan --tf32 without a target: $(cat "$out")"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --tf32
+grep -q "tf32 (--tf32) changes nothing" "$out" && ok || bad "eval --tf32 without a target: $(cat "$out")"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xA100-80G --dp 8 --batch 8 --no-search --fp32 --tf32 --target megatron
+grep -q "stack:     TF32 on: fp32 GEMMs at the TF32 rate" "$out" && ! grep -q "changes nothing" "$out" &&
+    ok || bad "eval --tf32 --target megatron: $(cat "$out")"
+# a 16-bit plan document with tf32 (which Tessel never writes: the flag is refused
+# there) was priced in bf16 without a word; refused naming the field, unless --fp32
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["tf32"]=True; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/plan.json" "$dir/bf16_tf32.json"
+expect 2 "eval: tf32: true on a 16-bit plan (no fp32): its GEMMs are bf16 or fp16, never TF32" \
+    eval --cluster 8xA100-80G --plan "$dir/bf16_tf32.json" --no-search
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/bf16_tf32.json" --no-search --fp32
 # each refusal says why and what to do (drop --tf32 / train in fp32)
 expect 2 "tf32: the stack's fp32 matmuls as TF32 need fp32 training" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 16 --no-baselines --tf32
@@ -1536,7 +1581,8 @@ expect 2 "opt_step: fused under --target megatron, which prices its own step (me
 expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --opt-step fused --target deepspeed --json
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "opt_step" not in p, p["opt_step"]' "$out" &&
     ok || bad "--opt-step fused --target deepspeed: $(cat "$out")"
-expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --fp8-impl te --target megatron
+expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 tensorwise \
+    --fp8-impl te --target megatron
 
 # a Megatron-LM line's switches that do nothing alone are noted, not dropped silently
 b200="--model GPT2-345M --cluster 8xB200-180G --no-search"

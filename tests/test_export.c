@@ -136,6 +136,20 @@ static void expect_refused(tsl_export_format_t f, const tsl_plan_t *p, const cha
           "message names the target: %s", err.msg);
 }
 
+/* A refusal that already says "plan again with --target T" gets no second hint
+ * ("; re-plan with --target T ..." followed it). */
+static void expect_hint_once(tsl_export_format_t f, const tsl_plan_t *p)
+{
+    char *text = NULL;
+    size_t len;
+    tsl_err_t err = {0};
+    int rc = tsl_export(f, p, &model, &text, &len, &err);
+    const char *first = strstr(err.msg, "with --target");
+    CHECK(rc == -1 && first && strstr(first + 1, "with --target") == NULL,
+          "%s: one --target hint: %s", tsl_export_format_name(f), err.msg);
+    free(text);
+}
+
 static tsl_plan_t plan;
 
 static void test_megatron(void)
@@ -1386,6 +1400,7 @@ static void test_zero_bubble(void)
         plan.schedule = zb[k].schedule;
         expect_refused(TSL_EXPORT_MEGATRON, &plan, why);
         expect_refused(TSL_EXPORT_GALVATRON, &plan, why);
+        expect_hint_once(TSL_EXPORT_MEGATRON, &plan);
         make_plan(&plan, 2, (const uint32_t[]){0, 13, 26}, 4, "dp4", 8, 8);
         plan.schedule = zb[k].schedule;
         expect_refused(TSL_EXPORT_DEEPSPEED, &plan, why);

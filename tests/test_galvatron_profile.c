@@ -360,6 +360,35 @@ static void test_bad_hardware(void)
     }
 }
 
+/* A computation entry of the model's sequence that is no forward time is refused
+ * naming file and key: a negative one was taken as measured (-3 and 14 ms at 2 and 4
+ * layers priced a layer at 8.5 ms), a string dropped without a word. */
+static void test_bad_computation(void)
+{
+    static const char *const cases[] = {
+        "{\"layernum[2]_bsz1_seq1024\": -3.0, \"layernum[4]_bsz1_seq1024\": 14.0}",
+        "{\"layernum[2]_bsz1_seq1024\": 0, \"layernum[4]_bsz1_seq1024\": 14.0}",
+        "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 1e300}",
+        "{\"layernum[2]_bsz1_seq1024\": \"10\", \"layernum[4]_bsz1_seq1024\": 14.0}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[] = "/tmp/tsl-galv-XXXXXX";
+        if (mkdtemp(dir) == NULL) {
+            printf("skip: no temporary directory\n");
+            return;
+        }
+        write_text(dir, "computation_profiling_bf16_gpt-345m_all.json", cases[i]);
+        tsl_err_t err = {0};
+        CHECK(bsz1_layer_s(dir, &err) < 0 && tsl_err_code(&err) == TSL_E_INVALID &&
+                  strstr(err.msg, "computation_profiling_bf16_gpt-345m_all.json: layernum[") &&
+                  strstr(err.msg, "must be a forward time in ms in (0, 3600000]"),
+              "%s: %s", cases[i], err.msg);
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0, "cleanup");
+    }
+}
+
 int main(void)
 {
     const char *shared = getenv("TSL_SHARED");
@@ -369,6 +398,7 @@ int main(void)
     test_fit_without_sp();
     test_which_profile();
     test_bad_hardware();
+    test_bad_computation();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
     if (shared == NULL || access(probe, R_OK) != 0) {
         int rc = CHECK_DONE();

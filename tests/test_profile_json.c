@@ -179,6 +179,14 @@ static void test_bounds(void)
         {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 2, \"bytes\": 1024, "
          "\"busbw_gbps\": 1e-9}]",
          "collectives[0].busbw_gbps: 1e-09 GB/s"},
+        /* a group past 2^32 was cast into intra_group (undefined), a fractional one
+         * taken as the next lower */
+        {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 1e30, \"bytes\": 1024, "
+         "\"busbw_gbps\": 100}]",
+         "collectives[0].group: 1e+30 is not a whole number of ranks in 1..131072"},
+        {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 4.5, \"bytes\": 1024, "
+         "\"busbw_gbps\": 100}]",
+         "collectives[0].group: 4.5 is not a whole number"},
     };
     tsl_err_t err = {0};
     char doc[2048];
