@@ -55,10 +55,13 @@ static void set_layers(tsl_plan_t *p, uint32_t first, uint32_t count, const char
         CHECK(tsl_strategy_parse(strategy, &p->layer[i], NULL) == 0, "strategy %s", strategy);
 }
 
+/* tests/data, or TSL_TESTDATA where meson points it (main sets it). */
+static char data_dir[400];
+
 static char *slurp(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/export/%s", getenv("TSL_TESTDATA"), name);
+    snprintf(path, sizeof path, "%s/export/%s", data_dir, name);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "open %s", path);
     if (f == NULL)
@@ -238,9 +241,14 @@ static void use_hf(const char *name, tsl_model_t *saved)
 {
     char path[512];
     tsl_err_t err = {0};
-    snprintf(path, sizeof path, "%s/hf/%s", getenv("TSL_TESTDATA"), name);
+    snprintf(path, sizeof path, "%s/hf/%s", data_dir, name);
     *saved = model;
-    CHECK(tsl_hf_config_load(path, 0, &model, &err) == 0, "%s: %s", name, err.msg);
+    if (tsl_hf_config_load(path, 0, &model, &err) != 0) {
+        /* every check after this indexes the model's layers: stop here, not past them */
+        fprintf(stderr, "test_export: %s (run from the source root or set TSL_TESTDATA)\n",
+                err.msg);
+        exit(1);
+    }
 }
 
 static void restore_model(tsl_model_t *saved)
@@ -1802,6 +1810,8 @@ static void test_stored_switches(void)
 
 int main(void)
 {
+    const char *dir = getenv("TSL_TESTDATA");
+    snprintf(data_dir, sizeof data_dir, "%s", dir ? dir : "tests/data");
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_stored_mtp();
     test_stored_switches();
