@@ -99,16 +99,24 @@ static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int 
     return -1;
 }
 
+/* Preset i built into *m, or NULL where it does not load: `models`
+ * lists what the planner can build. */
+static const tsl_model_preset_t *preset_built(size_t i, tsl_model_t *m)
+{
+    const tsl_model_preset_t *p = tsl_model_preset_at(i);
+    tsl_err_t err;
+    return tsl_model_preset(p->name, m, &err) == 0 ? p : NULL;
+}
+
 /* models --json: built with jansson, so a source's quote or backslash is escaped
  * (printf wrote it raw) and a preset that fails to load leaves no stray comma. */
 static int models_json(void)
 {
     json_t *all = json_array();
     for (size_t i = 0; i < tsl_model_preset_count(); i++) {
-        const tsl_model_preset_t *p = tsl_model_preset_at(i);
         tsl_model_t m = {0};
-        tsl_err_t err;
-        if (tsl_model_preset(p->name, &m, &err) != 0)
+        const tsl_model_preset_t *p = preset_built(i, &m);
+        if (p == NULL)
             continue;
         json_array_append_new(all, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name", p->name, "layers",
                                              (json_int_t)m.n_layers, "params",
@@ -131,10 +139,9 @@ static int cmd_models(const tsl_client_opts_t *co)
     if (co->json)
         return models_json();
     for (size_t i = 0; i < tsl_model_preset_count(); i++) {
-        const tsl_model_preset_t *p = tsl_model_preset_at(i);
         tsl_model_t m = {0};
-        tsl_err_t err;
-        if (tsl_model_preset(p->name, &m, &err) != 0)
+        const tsl_model_preset_t *p = preset_built(i, &m);
+        if (p == NULL)
             continue;
         if (tsl_model_moe_layers(&m) > 0)
             printf("%-18s %5u layers %9.3fB params (%.3fB active)  %s\n", p->name, m.n_layers,
