@@ -71,6 +71,34 @@ static int get_group(const json_t *obj, const char *path, double *out, tsl_err_t
     return 0;
 }
 
+/* A collective's op: one of nccl-tests' four the profiler runs (docs/profile-format.md);
+ * an unknown name was skipped as if it were not an all-reduce. */
+static int check_coll_op(const json_t *obj, const char *path, tsl_err_t *err)
+{
+    static const char *const ops[] = {"all_reduce", "all_gather", "reduce_scatter", "send_recv"};
+    json_t *op = json_object_get(obj, "op");
+    if (!json_is_string(op))
+        return tsl_err_set(err, "%s.op: must be a string", path);
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(json_string_value(op), ops[i]) == 0)
+            return 0;
+    return tsl_err_set(err,
+                       "%s.op: \"%s\" is not all_reduce, all_gather, reduce_scatter or send_recv",
+                       path, json_string_value(op));
+}
+
+/* An overlap slowdown, together / alone: a ratio of two times, so above 0 (0 is no
+ * measurement, and read as none). */
+static int get_slowdown(const json_t *obj, const char *path, const char *key, double *out,
+                        tsl_err_t *err)
+{
+    if (get_num(obj, path, key, true, 0, out, err) != 0)
+        return -1;
+    if (*out <= 0)
+        return tsl_err_set(err, "%s.%s: must be above 0 (time together / time alone)", path, key);
+    return 0;
+}
+
 static int get_u32(const json_t *obj, const char *path, const char *key, uint32_t *out,
                    tsl_err_t *err)
 {
@@ -205,15 +233,17 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
     {
         double group, bytes, busbw;
         snprintf(path, sizeof(path), "collectives[%zu]", i);
-        json_t *op = json_object_get(v, "op");
-        if (!json_is_string(op)) {
-            tsl_err_set(err, "%s.op: must be a string", path);
-            goto fail;
-        }
-        if (get_group(v, path, &group, err) || get_num(v, path, "bytes", true, 1, &bytes, err) ||
+        if (check_coll_op(v, path, err) != 0 || get_group(v, path, &group, err) ||
+            get_num(v, path, "bytes", true, 1, &bytes, err) ||
             get_num(v, path, "busbw_gbps", true, 0, &busbw, err) ||
             get_gbps(v, path, "busbw_gbps", 1e-5, &busbw, err))
             goto fail;
+        if (group > p->gpus) { /* the collectives are the node's own */
+            tsl_err_set(err, "%s.group: %g ranks, above the node's hardware.gpus %u", path, group,
+                        p->gpus);
+            goto fail;
+        }
+        json_t *op = json_object_get(v, "op");
         if (strcmp(json_string_value(op), "all_reduce") != 0 || group < 2 || busbw <= 0)
             continue;
         if (group > p->intra_group || (group == p->intra_group && bytes > best_bytes)) {
@@ -228,8 +258,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         double gs, cs;
         snprintf(path, sizeof(path), "overlap[%zu]", i);
         json_t *stand_in = json_object_get(v, "stand_in");
-        if (get_num(v, path, "gemm_slowdown", true, 0, &gs, err) ||
-            get_num(v, path, "comm_slowdown", true, 0, &cs, err))
+        if (get_slowdown(v, path, "gemm_slowdown", &gs, err) ||
+            get_slowdown(v, path, "comm_slowdown", &cs, err))
             goto fail;
         if (!json_is_false(stand_in))
             p->overlap_stand_in = fmax(p->overlap_stand_in, gs);

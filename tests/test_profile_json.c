@@ -187,6 +187,16 @@ static void test_bounds(void)
         {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 4.5, \"bytes\": 1024, "
          "\"busbw_gbps\": 100}]",
          "collectives[0].group: 4.5 is not a whole number"},
+        /* an unknown op was skipped silently, a group past the node's GPUs taken as the
+         * node's all-reduce, a slowdown of 0 read as none */
+        {", \"collectives\": [{\"op\": \"allreduce\", \"group\": 1, \"bytes\": 1024, "
+         "\"busbw_gbps\": 0}]",
+         "collectives[0].op: \"allreduce\" is not all_reduce"},
+        {", \"collectives\": [{\"op\": \"all_reduce\", \"group\": 8, \"bytes\": 1024, "
+         "\"busbw_gbps\": 100}]",
+         "collectives[0].group: 8 ranks, above the node's hardware.gpus 1"},
+        {", \"overlap\": [{\"gemm_slowdown\": 0, \"comm_slowdown\": 1.1}]",
+         "overlap[0].gemm_slowdown: must be above 0"},
     };
     tsl_err_t err = {0};
     char doc[2048];
@@ -203,11 +213,14 @@ static void test_bounds(void)
     tsl_profile_t *p = from_text(doc, &err);
     CHECK(p == NULL && strstr(err.msg, "blocks[0].fwd_s: 1e+06 s is above"), "%s", err.msg);
     free(p);
-    /* 0 is "not measured", as before; a 1 KiB all-reduce's busbw of 0.1 GB/s is kept */
+    /* 0 is "not measured", as before; a 1 KiB all-reduce's busbw of 0.1 GB/s is kept
+     * (on a node of 2 GPUs: the group is the node's) */
     snprintf(doc, sizeof doc,
              "%s, \"bandwidth\": {\"h2d_gbps\": 0}, \"collectives\": [{\"op\": "
              "\"all_reduce\", \"group\": 2, \"bytes\": 1024, \"busbw_gbps\": 0.1}]}",
              ONE_BLOCK_DOC);
+    at = strstr(doc, "\"gpus\": 1");
+    at[strlen("\"gpus\": ")] = '2';
     p = from_text(doc, &err);
     CHECK(p != NULL, "0 and a small busbw accepted: %s", err.msg);
     free(p);
