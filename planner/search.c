@@ -689,7 +689,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
                            "3 torchtitan, 4 galvatron)",
                            r->target);
-    if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
+    if (r->target && (tsl_target_model_ok(r->target, m, err) != 0 ||
+                      tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
         request_fp32_ok(r, m, c, err) != 0)

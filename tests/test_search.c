@@ -237,18 +237,29 @@ static void test_request_errors_named(void)
 
     /* a fixed batch no allowed strategy splits: the request's fault, named */
     load("GPT2-345M", "4xA100-40G", &m, &c);
+    /* deepspeed's 'uniform' partition: pp must divide the model's layers (before,
+     * the search's every plan was refused and it said "memory: no plan fits") */
+    tsl_request_init(&r);
+    r.target = TSL_TARGET_DEEPSPEED;
+    r.pp = 4;
+    CHECK(m.n_layers % 4 != 0 && m.n_layers % 2 == 0, "premise: %u layers", m.n_layers);
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strncmp(err.msg, "pp: 4 ", 6) == 0 &&
+              strstr(err.msg, "deepspeed") && tsl_err_code(&err) == TSL_E_INVALID,
+          "deepspeed pp 4 of %u layers: %s", m.n_layers, err.msg);
+    r.pp = 2;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "deepspeed pp 2: %s", err.msg);
     tsl_request_init(&r);
     r.global_batch = 2;
     r.no_tp = r.no_pp = true;
     r.no_baselines = true;
-    tsl_search_result_t *res = malloc(sizeof(*res));
-    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+    tsl_search_result_t *sres = malloc(sizeof(*sres));
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
               tsl_err_code(&err) == TSL_E_INVALID && strncmp(err.msg, "global_batch: ", 14) == 0,
           "batch 2 on 4 devices without TP/PP: %s %s", tsl_errcode_name(tsl_err_code(&err)),
           err.msg);
     r.global_batch = 0;
     r.max_batch = 2;
-    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
               tsl_err_code(&err) == TSL_E_INVALID && strncmp(err.msg, "max_batch: ", 11) == 0,
           "max_batch 2 on 4 devices without TP/PP: %s %s", tsl_errcode_name(tsl_err_code(&err)),
           err.msg);
@@ -256,10 +267,10 @@ static void test_request_errors_named(void)
     tsl_request_init(&r);
     r.mem_budget_bytes = 64ull << 20;
     r.no_baselines = r.no_memopt = true;
-    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
               tsl_err_code(&err) == TSL_E_NOFIT,
           "64 MiB: %s %s", tsl_errcode_name(tsl_err_code(&err)), err.msg);
-    free(res);
+    free(sres);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

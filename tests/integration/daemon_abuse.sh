@@ -97,6 +97,13 @@ rpc_to "$T" plan --model DeepSeek-V3 --cluster 8x8xH100-80G --set pp=64 --set mt
 expect "pp past the MTP cut" code INVALID_ARGUMENT
 expect_details "it names pp and the MTP depths" '^pp: 64 stages, .*MTP depths share'
 expect "pp refused before it was queued" progress 0
+# Before: target deepspeed with a pp that does not divide the model's layers (its
+# PipelineModule's 'uniform' partition) had every plan refused by the stack's
+# rules and was answered "memory: no plan fits", OUT_OF_RANGE, after queueing.
+rpc_to "$T" plan "${QUICK[@]}" --set target=2 --set pp=4
+expect "deepspeed pp not dividing the layers" code INVALID_ARGUMENT
+expect_details "it names pp" '^pp: 4 stages under target deepspeed'
+expect "deepspeed pp refused before it was queued" progress 0
 # Found in the search only (the strategies a batch splits over): a batch no
 # allowed strategy splits is the request's, INVALID_ARGUMENT naming the field,
 # not OUT_OF_RANGE, which tells the caller to raise the budget.
