@@ -90,13 +90,15 @@ static void send_progress(tsl_call_t *call, double fraction, const char *phase)
     tsl_call_send(call, &ev.base);
 }
 
-/* A search that failed: by its code. The planner reports "nothing fits" as
- * NOFIT; a message without a code (older producers, TSL_E_INVALID by
- * default) keeps the answer a search failure always had. */
+/* A search that failed: by its code (api/status.c). The planner reports "nothing
+ * fits" as NOFIT (OUT_OF_RANGE); a request only the search finds bad (a batch no
+ * allowed strategy splits: search_engine.c no_fit_error) as TSL_E_INVALID, which is
+ * INVALID_ARGUMENT here as it is exit 2 for plan --local. Mapping it to NOFIT told
+ * the caller to raise the budget. A failure without a code stays NOFIT. */
 static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
 {
     tsl_errcode_t code = tsl_err_code(err);
-    if (code == TSL_E_NONE || code == TSL_E_INVALID)
+    if (code == TSL_E_NONE)
         code = TSL_E_NOFIT;
     tsl_call_fail(call, tsl_errcode_status(code), "%s", err->msg);
 }

@@ -13,6 +13,7 @@
 
 #include "fp8_impl.h"
 #include "offload.h"
+#include "partition.h"
 #include "recompute.h"
 #include "search_internal.h"
 #include "target.h"
@@ -637,6 +638,22 @@ static int request_fp32_ok(const tsl_request_t *r, const tsl_model_t *m, const t
                : 0;
 }
 
+/* A fixed pp whose last stage would start after the first MTP layer: every MTP
+ * depth is built on the head's stage (partition.h tsl_partition_max_cut), so the
+ * search has no such cut (search_eval.c pp_allowed) and found no plan at all,
+ * which tesseld answered as "nothing fits" after queueing. */
+static int pp_mtp_check(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t cut = tsl_partition_max_cut(m);
+    if (r->pp < 2 || tsl_mtp_layers(m) == 0 || r->pp <= cut + 1)
+        return 0;
+    return tsl_err_set(err,
+                       "pp: %u stages, but model %s's MTP depths share the head's stage "
+                       "(Megatron-LM builds them there): its first MTP layer is layer %u, so at "
+                       "most %u stages",
+                       r->pp, m->name, cut, cut + 1);
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
@@ -659,6 +676,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            r->pp, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
     if (r->pp > 1 && r->no_pp)
         return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
+    if (pp_mtp_check(r, m, err) != 0)
+        return -1;
     if (mtp_request_check(r, err) != 0)
         return -1;
     /* the model as searched already carries its MTP depths (blocks of their own none) */
@@ -670,7 +689,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
                            "3 torchtitan, 4 galvatron)",
                            r->target);
-    if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
+    if (r->target && (tsl_target_model_ok(r->target, m, err) != 0 ||
+                      tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
         request_fp32_ok(r, m, c, err) != 0)
@@ -1106,6 +1126,18 @@ static void cp_reason(tsl_search_result_t *res, const tsl_request_t *r, const ts
                  TSL_SEARCH_CP_MAX, (double)p->peak_bytes / 1073741824.0);
 }
 
+/* The error a sweep over degrees (CP, EP) that found no plan reports: the first
+ * degree's, unless a later one's is NOFIT. A degree with plans, none of which fit,
+ * makes the request a valid one that nothing fits (tesseld: OUT_OF_RANGE, and H3T's
+ * memopt runs), where another degree's batch no strategy split (TSL_E_INVALID,
+ * search_engine.c no_fit_error) would call it a bad request. */
+static void keep_failure(tsl_err_t *kept, const tsl_err_t *e)
+{
+    if (kept->msg[0] == '\0' ||
+        (tsl_err_code(kept) != TSL_E_NOFIT && tsl_err_code(e) == TSL_E_NOFIT))
+        *kept = *e;
+}
+
 /* The engine over every CP degree (and, above 1, each exchange the target runs:
  * p2p and Ulysses a2a; allgather moves the bytes of p2p with none hidden, so it
  * never wins and is priced by eval only). Fills res->cp_why. */
@@ -1130,8 +1162,8 @@ static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
                 return rc;
             }
             any_ok |= rc == TSL_SEARCH_OK;
-            if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
-                first = e;
+            if (rc != TSL_SEARCH_OK)
+                keep_failure(&first, &e);
             if (deg[i] == 1) {
                 base.searched = true;
                 base.valid = rc == TSL_SEARCH_OK && res->best.valid;
@@ -1259,8 +1291,8 @@ static int search_ep(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
                 return rc;
             }
             any_ok |= rc == TSL_SEARCH_OK;
-            if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
-                first = e;
+            if (rc != TSL_SEARCH_OK)
+                keep_failure(&first, &e);
             if (deg[i] == 1 && j == 0 && rc == TSL_SEARCH_OK && res->best.valid) {
                 base.valid = true;
                 base.tokens_per_s = res->best.tokens_per_s;

@@ -323,7 +323,9 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 /* Nothing fits: the cause a person can act on. A batch (the fixed one, or the
  * sweep's cap) below the device count cannot spread its samples, and so its
  * sharded states and activations, over every device: that is named before the
- * memory figures, which assume full sharding. */
+ * memory figures, which assume full sharding. A batch no allowed strategy splits
+ * is the request's fault, not the budget's: TSL_E_INVALID naming the field
+ * (tesseld answers it INVALID_ARGUMENT, the rest NOFIT: OUT_OF_RANGE). */
 static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
 {
     const uint32_t N = e->cluster->n_devices;
@@ -332,9 +334,10 @@ static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
                                : tsl_search_max_batch(e->req, e->cluster->n_devices);
     if (!e->saw_divisible)
         return tsl_err_set(err,
-                           "batch: %s cannot be split evenly across the data-parallel "
+                           "%s: %s cannot be split evenly across the data-parallel "
                            "strategies allowed on %u devices; use a batch divisible by the "
                            "device count or allow tensor/pipeline parallelism",
+                           e->req->global_batch ? "global_batch" : "max_batch",
                            e->req->global_batch ? "the global batch" : "no batch up to max_batch",
                            N);
     char small[160] = "";

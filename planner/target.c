@@ -319,6 +319,17 @@ static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
     return true;
 }
 
+int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
+{
+    if (t != TSL_TARGET_DEEPSPEED || pp < 2 || m->n_layers % pp == 0)
+        return 0;
+    return tsl_err_set(err,
+                       "pp: %u stages under target deepspeed; its PipelineModule's 'uniform' "
+                       "partition gives every stage the same number of model %s's %u layers "
+                       "(embedding and head included), which %u does not divide",
+                       pp, m->name, m->n_layers, pp);
+}
+
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
     if (P == 0 || m->n_layers < 3 || P > m->n_layers - 2)

@@ -271,4 +271,10 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
  * false when t cannot cut the model into P stages. */
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first);
 
+/* Whether a fixed pp (the request's; 0 or 1: none) is one t's partition can cut m
+ * into: DeepSpeed's PipelineModule 'uniform' partition gives every stage the same
+ * count of m's layers, so pp must divide them (check_deepspeed refuses every plan
+ * otherwise, and the search found none). err names pp (TSL_E_INVALID). */
+int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err);
+
 #endif

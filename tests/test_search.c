@@ -9,6 +9,7 @@
 #include "recompute.h"
 #include "search_tiny.h"
 #include "memopt.h"
+#include "mtp.h"
 #include "partition.h"
 #include "pipeline.h"
 #include "search_engine.h"
@@ -145,8 +146,8 @@ static void test_divisibility(void)
     r.no_tp = r.no_pp = true; /* only DP/SDP across 8: a batch of 3 cannot split */
     tsl_err_t err = {0};
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
-    CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "batch:", 6) == 0, "batch 3 over dp8: rc %d, %s",
-          rc, err.msg);
+    CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "global_batch:", 13) == 0,
+          "batch 3 over dp8: rc %d, %s", rc, err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -200,6 +201,76 @@ static void test_hooks(void)
           "cancel flag ignored");
     CHECK(tsl_err_code(&err) == TSL_E_CANCELLED, "cancelled search has code %s",
           tsl_errcode_name(tsl_err_code(&err)));
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* Requests the search used to find bad only after tesseld had queued them, and
+ * answered OUT_OF_RANGE ("nothing fits"): each is refused naming its field, and a
+ * valid request that nothing fits keeps NOFIT. */
+static void test_request_errors_named(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    /* a fixed pp past the MTP cut: Megatron-LM builds every depth on the head's
+     * stage; before, validate passed it and the search had no group to try */
+    char spec[64];
+    load("GPT2-345M", "8xA100-40G", &m, &c);
+    CHECK(tsl_model_set_mtp(&m, 1, &err) == 0, "%s", err.msg);
+    uint32_t cut = tsl_partition_max_cut(&m);
+    tsl_cluster_free(&c);
+    snprintf(spec, sizeof spec, "%uxA100-40G", cut + 2);
+    CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s", err.msg);
+    tsl_request_init(&r);
+    r.pp = cut + 2;
+    CHECK(r.pp <= m.n_layers, "premise: pp %u within the %u layers", r.pp, m.n_layers);
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strncmp(err.msg, "pp: ", 4) == 0 &&
+              strstr(err.msg, "MTP") && tsl_err_code(&err) == TSL_E_INVALID,
+          "pp past the MTP cut: %s", err.msg);
+    r.pp = cut + 1;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0 || strstr(err.msg, "MTP") == NULL,
+          "pp at the MTP cut refused for the MTP depths: %s", err.msg);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+
+    /* a fixed batch no allowed strategy splits: the request's fault, named */
+    load("GPT2-345M", "4xA100-40G", &m, &c);
+    /* deepspeed's 'uniform' partition: pp must divide the model's layers (before,
+     * the search's every plan was refused and it said "memory: no plan fits") */
+    tsl_request_init(&r);
+    r.target = TSL_TARGET_DEEPSPEED;
+    r.pp = 4;
+    CHECK(m.n_layers % 4 != 0 && m.n_layers % 2 == 0, "premise: %u layers", m.n_layers);
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strncmp(err.msg, "pp: 4 ", 6) == 0 &&
+              strstr(err.msg, "deepspeed") && tsl_err_code(&err) == TSL_E_INVALID,
+          "deepspeed pp 4 of %u layers: %s", m.n_layers, err.msg);
+    r.pp = 2;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "deepspeed pp 2: %s", err.msg);
+    tsl_request_init(&r);
+    r.global_batch = 2;
+    r.no_tp = r.no_pp = true;
+    r.no_baselines = true;
+    tsl_search_result_t *sres = malloc(sizeof(*sres));
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_INVALID && strncmp(err.msg, "global_batch: ", 14) == 0,
+          "batch 2 on 4 devices without TP/PP: %s %s", tsl_errcode_name(tsl_err_code(&err)),
+          err.msg);
+    r.global_batch = 0;
+    r.max_batch = 2;
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_INVALID && strncmp(err.msg, "max_batch: ", 11) == 0,
+          "max_batch 2 on 4 devices without TP/PP: %s %s", tsl_errcode_name(tsl_err_code(&err)),
+          err.msg);
+    /* and a budget nothing fits stays NOFIT */
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 64ull << 20;
+    r.no_baselines = r.no_memopt = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, sres, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_NOFIT,
+          "64 MiB: %s %s", tsl_errcode_name(tsl_err_code(&err)), err.msg);
+    free(sres);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -1743,6 +1814,7 @@ int main(void)
     test_best_of_space();
     test_memopt_fallback();
     test_request_validation();
+    test_request_errors_named();
     test_fingerprint_switches();
     test_max_batch_default();
     test_beats_baselines();

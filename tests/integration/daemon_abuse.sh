@@ -6,8 +6,9 @@
 #    search stops (nothing stored, the pool thread free) instead of running to
 #    its end for nobody;
 #  * a request field the planner checks against the model (bf16_layers_start past
-#    its blocks) is INVALID_ARGUMENT before anything is queued, not the search's
-#    OUT_OF_RANGE;
+#    its blocks, pp past the MTP cut) is INVALID_ARGUMENT before anything is
+#    queued, not the search's OUT_OF_RANGE; a batch no allowed strategy splits,
+#    found in the search, is INVALID_ARGUMENT naming global_batch / max_batch;
 #  * a 131,072-GPU cluster_spec (max_devices) is decoded and queued at
 #    once, the completion-queue thread not held for its 16,384 nodes;
 #  * SIGTERM while a 100,000-figure profile report is being stored: it is stored
@@ -89,6 +90,29 @@ rpc_to "$T" plan --model DeepSeek-V3 --cluster 4xA100-40G --set bf16_layers_star
 expect "bf16_layers_start past the blocks" code INVALID_ARGUMENT
 expect_details "it names the field" '^bf16_layers_start: 64 .*61 blocks'
 expect "refused before it was queued" progress 0
+# Before: a fixed pp past the first MTP layer (the depths share the head's stage)
+# passed the checks, the search had no stage count to try and said "batch: ...
+# cannot be split evenly", OUT_OF_RANGE, after queueing.
+rpc_to "$T" plan --model DeepSeek-V3 --cluster 8x8xH100-80G --set pp=64 --set mtp_layers=1
+expect "pp past the MTP cut" code INVALID_ARGUMENT
+expect_details "it names pp and the MTP depths" '^pp: 64 stages, .*MTP depths share'
+expect "pp refused before it was queued" progress 0
+# Before: target deepspeed with a pp that does not divide the model's layers (its
+# PipelineModule's 'uniform' partition) had every plan refused by the stack's
+# rules and was answered "memory: no plan fits", OUT_OF_RANGE, after queueing.
+rpc_to "$T" plan "${QUICK[@]}" --set target=2 --set pp=4
+expect "deepspeed pp not dividing the layers" code INVALID_ARGUMENT
+expect_details "it names pp" '^pp: 4 stages under target deepspeed'
+expect "deepspeed pp refused before it was queued" progress 0
+# Found in the search only (the strategies a batch splits over): a batch no
+# allowed strategy splits is the request's, INVALID_ARGUMENT naming the field,
+# not OUT_OF_RANGE, which tells the caller to raise the budget.
+rpc_to "$T" plan "${QUICK[@]}" --set global_batch=2 --set no_tp=true --set no_pp=true
+expect "a batch no strategy splits" code INVALID_ARGUMENT
+expect_details "it names global_batch" '^global_batch: the global batch cannot be split'
+rpc_to "$T" plan "${QUICK[@]}" --set max_batch=2 --set no_tp=true --set no_pp=true
+expect "a sweep no strategy splits" code INVALID_ARGUMENT
+expect_details "it names max_batch" '^max_batch: no batch up to max_batch'
 
 # ---- a 131,072-GPU cluster ------------------------------------------------------------------------
 # At [limits] max_devices (131072): decoded (on the completion-queue thread)
