@@ -82,29 +82,46 @@ static void print_runs(FILE *out, json_t *stage)
     fputc('\n', out);
 }
 
+/* A stage's layers ("3-5", or a sublayer plan's "[25.5, 50)") and devices ("8-15"). */
+static void stage_cells(json_t *st, char *layers, char *devs, size_t cap)
+{
+    long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
+    if (*str(st, "layers"))
+        snprintf(layers, cap, "%s", str(st, "layers"));
+    else
+        snprintf(layers, cap, "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
+    snprintf(devs, cap, "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
+}
+
 static void print_stages(FILE *out, json_t *plan)
 {
     if (strcmp(str(plan, "granularity"), "sublayer") == 0)
         fprintf(out, "\n  granularity: attention/FFN blocks (AutoPipe); layers are [from, to) in "
                      "source layers, 7.5 = the FFN half of layer 7\n");
-    fprintf(out, "\n  %-5s %-9s %-11s %-8s %-10s %-10s %-10s %-12s %s\n", "stage", "layers",
-            "devices", "inflight", "time/mb", "p2p/mb", "optimizer", "peak/device", "model states");
-    json_t *st;
+    json_t *st, *stages = json_object_get(plan, "stages");
     size_t i;
-    json_array_foreach(json_object_get(plan, "stages"), i, st)
+    char layers[48], devs[48];
+    /* The layers and devices columns widen to their longest entries (a sublayer
+       span such as "[25.5, 50)", a 131072-GPU stage's "131064-131071"), so the
+       figures after them stay under their headings. */
+    int lw = 9, dw = 11;
+    json_array_foreach(stages, i, st)
     {
-        char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32], opt[32];
-        long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
-        if (*str(st, "layers"))
-            snprintf(layers, sizeof(layers), "%s", str(st, "layers"));
-        else
-            snprintf(layers, sizeof(layers), "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
-        snprintf(devs, sizeof(devs), "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
+        stage_cells(st, layers, devs, sizeof layers);
+        lw = (int)strlen(layers) > lw ? (int)strlen(layers) : lw;
+        dw = (int)strlen(devs) > dw ? (int)strlen(devs) : dw;
+    }
+    fprintf(out, "\n  %-5s %-*s %-*s %-8s %-10s %-10s %-10s %-12s %s\n", "stage", lw, "layers", dw,
+            "devices", "inflight", "time/mb", "p2p/mb", "optimizer", "peak/device", "model states");
+    json_array_foreach(stages, i, st)
+    {
+        char peak[32], ms[32], t[32], p2p[32], opt[32];
+        stage_cells(st, layers, devs, sizeof layers);
         tsl_format_seconds(num(st, "time_s"), t, sizeof(t));
         tsl_format_seconds(num(st, "p2p_s"), p2p, sizeof(p2p));
         tsl_format_seconds(num(st, "opt_s"), opt, sizeof(opt));
-        fprintf(out, "  %-5zu %-9s %-11s %-8lld %-10s %-10s %-10s %-12s %s\n", i, layers, devs,
-                integer(st, "inflight"), t, p2p, opt, gib(st, "peak_bytes", peak),
+        fprintf(out, "  %-5zu %-*s %-*s %-8lld %-10s %-10s %-10s %-12s %s\n", i, lw, layers, dw,
+                devs, integer(st, "inflight"), t, p2p, opt, gib(st, "peak_bytes", peak),
                 gib(st, "ms_bytes", ms));
         print_runs(out, st);
     }

@@ -318,7 +318,7 @@ int tsl_cfgtab_set(const tsl_cfgtab_t *t, void *obj, const char *key, const char
         char section[32];
         size_t n = (size_t)(dot - key);
         if (n >= sizeof section)
-            return tsl_err_set(err, "unknown option '%s' (see %s --help)", key, t->program);
+            return tsl_err_set(err, "unknown option '--%s'; see %s --help", key, t->program);
         memcpy(section, key, n);
         section[n] = '\0';
         return tsl_cfgtab_set_in(t, obj, section, dot + 1, value, err);
@@ -326,7 +326,8 @@ int tsl_cfgtab_set(const tsl_cfgtab_t *t, void *obj, const char *key, const char
     for (size_t i = 0; i < t->n_keys; i++)
         if (strcmp(t->keys[i].flag, key) == 0)
             return tsl_cfgtab_set_key(t, obj, &t->keys[i], value, err);
-    return tsl_err_set(err, "unknown option '%s' (see %s --help)", key, t->program);
+    /* named as an operator types it, as tesselctl names its options */
+    return tsl_err_set(err, "unknown option '--%s'; see %s --help", key, t->program);
 }
 
 void tsl_cfgtab_defaults(const tsl_cfgtab_t *t, void *obj)

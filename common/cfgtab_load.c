@@ -237,8 +237,10 @@ int tsl_cfgtab_apply_argv(const tsl_cfgtab_t *t, void *obj, int argc, char **arg
         }
         if (is_shared_opt(a) || is_own_opt(own, a))
             continue;
+        if (a[0] == '-' && a[1] != '-' && a[1] != '\0')
+            return tsl_err_set(err, "unknown option '%s'; see %s --help", a, t->program);
         if (strncmp(a, "--", 2) != 0)
-            return tsl_err_set(err, "unexpected argument '%s' (see %s --help)", a, t->program);
+            return tsl_err_set(err, "unexpected argument '%s'; see %s --help", a, t->program);
         if (eq != NULL) {
             snprintf(key, sizeof key, "%.*s", (int)(eq - a), a);
             if (tsl_cfgtab_set(t, obj, key, eq + 1, err) != 0)
@@ -246,8 +248,8 @@ int tsl_cfgtab_apply_argv(const tsl_cfgtab_t *t, void *obj, int argc, char **arg
         } else if (i + 1 >= argc) {
             /* the last word: an unknown flag is unknown, not one short of a value */
             if (strchr(a, '.') == NULL && !is_flag(t, a + 2))
-                return tsl_err_set(err, "unknown option '%s' (see %s --help)", a + 2, t->program);
-            return tsl_err_set(err, "%s needs a value (see %s --help)", a, t->program);
+                return tsl_err_set(err, "unknown option '%s'; see %s --help", a, t->program);
+            return tsl_err_set(err, "option '%s' needs a value; see %s --help", a, t->program);
         } else if (tsl_cfgtab_set(t, obj, a, argv[++i], err) != 0) {
             return -1;
         }

@@ -106,14 +106,14 @@ static json_t *given_doc(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
                      "layers", (json_int_t)m->n_layers, "params", (json_int_t)tsl_model_params(m),
                      "tokens_per_sample", (json_int_t)m->tokens_per_sample, "cluster",
                      "description", desc, "devices", (json_int_t)c->n_devices, "plan",
-                     tsl_plan_to_json(p));
+                     tsl_plan_to_json_of(p, m));
 }
 
-static void add_search(json_t *doc, const tsl_plan_t *p, const tsl_search_result_t *res,
-                       const tsl_err_t *serr)
+static void add_search(json_t *doc, const tsl_model_t *m, const tsl_plan_t *p,
+                       const tsl_search_result_t *res, const tsl_err_t *serr)
 {
     json_t *s = json_object();
-    json_object_set_new(s, "plan", res ? tsl_plan_to_json(&res->best) : json_null());
+    json_object_set_new(s, "plan", res ? tsl_plan_to_json_of(&res->best, m) : json_null());
     if (res == NULL)
         json_object_set_new(s, "why", json_string(serr->msg));
     json_object_set_new(doc, "search", s);
@@ -155,7 +155,7 @@ int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     if (r->target) /* priced with its defaults, checked against its rules */
         json_object_set_new(*doc, "target", json_string(tsl_target_name(r->target)));
     if (search)
-        add_search(*doc, p, res, &serr);
+        add_search(*doc, m, p, res, &serr);
     rc = 0;
 out:
     free(res);

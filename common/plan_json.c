@@ -239,6 +239,16 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     return plan_to_json(p, NULL);
 }
 
+json_t *tsl_plan_to_json_of(const tsl_plan_t *p, const tsl_model_t *m)
+{
+    tsl_sublayer_model_t sm;
+    if (!p->valid || !p->sublayer || m == NULL || tsl_sublayer_split(m, &sm, NULL) != 0)
+        return plan_to_json(p, NULL);
+    json_t *o = plan_to_json(p, &sm);
+    tsl_sublayer_free(&sm);
+    return o;
+}
+
 /* A request field as JSON, by its kind (request_fields.h). */
 #define JSON_OF_BOOL(v)    json_boolean(v)
 #define JSON_OF_UINT(v)    json_integer((json_int_t)(v))

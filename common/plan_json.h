@@ -18,6 +18,9 @@
 #include "search.h"
 
 json_t *tsl_plan_to_json(const tsl_plan_t *p);
+/* The same, with a sublayer plan's stages and runs labelled by their spans in m's
+ * source layers ("layers": "[25.5, 37.5)"), as the search's document writes them. */
+json_t *tsl_plan_to_json_of(const tsl_plan_t *p, const tsl_model_t *m);
 
 /* Recompute modules (recompute.h) as the plan document and the request write them,
  * a JSON array of Megatron's names, and back (an array of names, or a number): a

@@ -392,15 +392,39 @@ static const struct {
     {"/", serve_status},
 };
 
+/* The request's path, without its query, into buf (cap bytes); NULL when it is none
+ * of ours. A request-target that begins with '/' is its path as sent: libevent's URI
+ * parser reads "//metrics" as an authority ("metrics") and an empty path, which
+ * served the status page. So every route is matched exactly, "//metrics" and
+ * "/metrics/" are 404 as "/nope" is; a client that sends the absolute form
+ * (http://host/metrics, RFC 9112 3.2.2) gets the parsed path. */
+static const char *request_path(struct evhttp_request *req, char *buf, size_t cap)
+{
+    const char *target = evhttp_request_get_uri(req);
+    if (target != NULL && target[0] == '/') {
+        size_t n = strcspn(target, "?#");
+        if (n >= cap)
+            return NULL;
+        memcpy(buf, target, n);
+        buf[n] = '\0';
+        return buf;
+    }
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    return path == NULL || path[0] == '\0' ? "/" : path;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
     tsl_http_t *h = arg;
     conn_request_done(h, req);
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    char buf[256];
+    const char *path = request_path(req, buf, sizeof buf);
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-    if (path == NULL || path[0] == '\0')
-        path = "/";
+    if (path == NULL) {
+        reply_text(req, 404, "Not Found", "not found\n");
+        return;
+    }
     if (strncmp(path, "/plan/", 6) == 0) {
         if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
             evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");

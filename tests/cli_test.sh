@@ -12,6 +12,25 @@ expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-40G --memory 16G
 grep -q "pipeline:" "$out" && grep -q "Baselines" "$out" && grep -q "×" "$out" && ok ||
     bad "plan output lacks the pipeline line, baselines or folded runs: $(head -20 "$out")"
 
+# the stage table's columns widen to their longest entries, as the workers table's: a
+# sublayer plan's spans ("[25.5, 37.5)", 12 characters) pushed devices, inflight and
+# the rest one or more columns right of their headings
+expect 0 "" plan --local --model GPT3-15B --cluster 2x8xA100-80G --batch 64 --no-baselines
+awk '
+    /^  stage / { h = $0; next }
+    h != "" && /^  [0-9]+ / {
+        rows++
+        split(h, names, / +/)
+        for (i = 2; i <= length(names); i++) { # each heading: a cell starts under it
+            if (names[i] == "states") continue # "model states" is one heading
+            c = index(h, names[i])
+            if (substr($0, c - 1, 1) != " " || substr($0, c, 1) == " ") { print "column " names[i] ": " $0; bad = 1 }
+        }
+        if ($0 ~ /^  [0-9]+ +\[[0-9.]+, [0-9.]+\) /) { split($0, f, /\) /); if (length(f[1]) + 1 > 2 + 6 + 9) long = 1 }
+    }
+    END { exit !(rows > 1 && long && !bad) }' "$out" && ok ||
+    bad "stage table: the columns are not under their headings, or no span longer than the default column (the search no longer cuts a layer?): $(grep -A12 '^  stage ' "$out")"
+
 # JSON output parses and carries the plan
 expect 0 "" plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --memory 8G --json
 if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["samples_per_s"] > 0; assert len(d["baselines"]) == 9' "$out"; then ok; else bad "--json output"; fi

@@ -1710,5 +1710,17 @@ cp "$out" "$dir/ds-eval.json"
 expect 0 "" eval $m345 --target deepspeed --no-search --json --plan "$dir/ds.json" --unfused-grad-accum
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/ds-eval.json" "$out" &&
     ok || bad "deepspeed priced with Megatron-LM's fused accumulation: $(cat "$out")"
+# a sublayer plan evaluated: its stages in source layers as the search printed them
+# ("[25.5, 37.5)", under the heading's "[from, to) in source layers"), not the split
+# model's block indices ("50-73"), in the JSON and in the table
+expect 0 "" plan --local --model GPT3-15B --cluster 2x8xA100-80G --batch 64 --no-baselines --json
+cp "$out" "$dir/sub.json"
+expect 0 "" eval --local --model GPT3-15B --cluster 2x8xA100-80G --plan "$dir/sub.json" --no-search --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["granularity"] == "sublayer", a["granularity"]; assert [s["layers"] for s in a["stages"]] == [s["layers"] for s in b["stages"]], ([s.get("layers") for s in b["stages"]]); assert any(".5" in s["layers"] for s in b["stages"])' "$dir/sub.json" "$out" &&
+    ok || bad "eval of a sublayer plan: the stages' spans: $(head -c 600 "$out")"
+expect 0 "" eval --local --model GPT3-15B --cluster 2x8xA100-80G --plan "$dir/sub.json" --no-search
+grep -Eq '^  [0-9]+ +\[[0-9.]+, [0-9.]+\) +[0-9]+-[0-9]+ ' "$out" && ! grep -Eq '^  [0-9]+ +[0-9]+-[0-9]+ +[0-9]+-[0-9]+ ' "$out" &&
+    ok || bad "eval of a sublayer plan: the table's spans: $(grep -A8 '^  stage ' "$out")"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -148,6 +148,11 @@ refuse "--attn-chunk 0" --attn-chunk 0
 refuse "--attn-chunk '-4'" --attn-chunk -4
 refuse "--positions '1k'" --vocab 50 --positions 1k
 refuse "'extra': not a flag" --tied --vocab 50 extra
+# a flag getopt refuses: one line naming it as typed, as tesselctl's (getopt's
+# "unrecognized option" and the whole usage text followed it)
+refuse "tessel-exec-run: unknown option '--bogus'; see tessel-exec-run --help" --bogus
+refuse "tessel-exec-run: unknown option '-q'; see tessel-exec-run --help" -q
+refuse "tessel-exec-run: option '--tp' needs a value; see tessel-exec-run --help" --tp
 refuse "--kv-heads 0" --kv-heads 0
 refuse "--kv-heads 3 does not divide --heads 4" --kv-heads 3 --heads 4
 refuse "--kv-heads 'x'" --kv-heads x

@@ -130,12 +130,16 @@ for attn in fused unfused; do
 done
 
 # no GPU visible (this machine has none, or CUDA_VISIBLE_DEVICES hides them): one
-# line that says there is none and names the sim backend, not the CUDA runtime's
-# "driver version is insufficient" (its words when no driver is loaded at all)
+# line that says there is none and names the sim backend; where the CUDA runtime says
+# "driver version is insufficient" (its words when no driver is loaded at all), the
+# line says first which it is, no driver or too old a one, its words in parentheses
 CUDA_VISIBLE_DEVICES="" "$worker" profile --backend cuda --quick >"$out" 2>"$err"
 case $? in
 1) grep -q "no CUDA GPU" "$err" && grep -q -- "--backend sim --device-file" "$err" &&
-    [ "$(wc -l <"$err")" -eq 1 ] && ok || bad "cuda without a GPU: $(cat "$err")" ;;
+    [ "$(wc -l <"$err")" -eq 1 ] &&
+    { ! grep -q "driver version is insufficient" "$err" ||
+        grep -Eq "(no NVIDIA driver is loaded|the NVIDIA driver is too old for CUDA [0-9]+\.[0-9]).* \(the CUDA runtime: CUDA driver version is insufficient" "$err"; } &&
+    ok || bad "cuda without a GPU: $(cat "$err")" ;;
 2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
 *) bad "cuda without a visible GPU: exit $?: $(head -2 "$err")" ;;
 esac

@@ -187,8 +187,8 @@ static void test_lookup(void)
     demo_t d;
     tsl_err_t err = {0};
     tsl_cfgtab_defaults(&TAB, &d);
-    CHECK(set(&d, "nope", "1", &err) == -1 && strstr(err.msg, "unknown option 'nope'") &&
-              strstr(err.msg, "demo --help"),
+    CHECK(set(&d, "nope", "1", &err) == -1 && strstr(err.msg, "unknown option '--nope'") &&
+              strstr(err.msg, "; see demo --help"),
           "unknown flag: %s", err.msg);
     CHECK(set(&d, "num.nope", "1", &err) == -1 &&
               strstr(err.msg, "unknown key 'nope' in section [num]") &&
@@ -298,18 +298,33 @@ static void test_argv(void)
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 10, argv, own, &err) == -1 &&
               strstr(err.msg, "unexpected argument 'num.bytes'"),
           "a bare word: %s", err.msg);
-    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 8, argv, NULL, &err) == -1 && strstr(err.msg, "'quiet'"),
+    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 8, argv, NULL, &err) == -1 &&
+              strstr(err.msg, "unknown option '--quiet'; see demo --help"),
           "another program's option is unknown: %s", err.msg);
     char *tail[] = {"demo", "--count", NULL};
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, tail, NULL, &err) == -1 &&
-              strstr(err.msg, "--count needs a value"),
+              strstr(err.msg, "option '--count' needs a value; see demo --help"),
           "no value: %s", err.msg);
     /* the last word an unknown flag: unknown, as with a value after it (it said
      * "--bogus needs a value") */
     char *unknown[] = {"demo", "--bogus", NULL};
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, unknown, NULL, &err) == -1 &&
-              strstr(err.msg, "unknown option 'bogus'") && !strstr(err.msg, "needs a value"),
+              strstr(err.msg, "unknown option '--bogus'; see demo --help") &&
+              !strstr(err.msg, "needs a value"),
           "an unknown last flag: %s", err.msg);
+    /* named as typed, dashes and all (it said 'bogus', and '-x' was an "argument") */
+    char *valued[] = {"demo", "--bogus", "1", NULL};
+    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 3, valued, NULL, &err) == -1 &&
+              strstr(err.msg, "unknown option '--bogus'; see demo --help"),
+          "an unknown flag with a value: %s", err.msg);
+    char *eqform[] = {"demo", "--bogus=1", NULL};
+    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, eqform, NULL, &err) == -1 &&
+              strstr(err.msg, "unknown option '--bogus'; see demo --help"),
+          "an unknown --flag=value: %s", err.msg);
+    char *shortopt[] = {"demo", "-x", NULL};
+    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, shortopt, NULL, &err) == -1 &&
+              strstr(err.msg, "unknown option '-x'; see demo --help"),
+          "an unknown short option: %s", err.msg);
     char *sect[] = {"demo", "--num.count=3", "--extra.k", "ok", NULL};
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 4, sect, NULL, &err) == 0 && d.count == 3 &&
               !strcmp(d.last_extra, "k"),

@@ -380,6 +380,37 @@ static void test_pages(tsl_store_t *store)
     CHECK(fetch(port, "GET", "/metrics/", &r) == 0 && r.status == 404, "exact paths (%d)",
           r.status);
     free(r.body);
+    /* a doubled slash is another path, for every route: libevent parses "//metrics" as
+     * an authority and an empty path, which served the status page */
+    static const char *const doubled[] = {"//metrics",
+                                          "//healthz",
+                                          "//",
+                                          "///",
+                                          "//metrics/",
+                                          "//plan/0123456789abcdef",
+                                          "/plan//0123456789abcdef",
+                                          "/plan/0123456789abcdef/",
+                                          "//?x=1"};
+    CHECK(fetch(port, "GET", "/plan/0123456789abcdef", &r) == 0 && r.status == 200,
+          "the plan page those spell (%d)", r.status);
+    free(r.body);
+    for (size_t i = 0; i < sizeof doubled / sizeof doubled[0]; i++) {
+        CHECK(fetch(port, "GET", doubled[i], &r) == 0 && r.status == 404, "%s: 404 (%d)",
+              doubled[i], r.status);
+        free(r.body);
+    }
+    CHECK(fetch(port, "GET", "/?x=1", &r) == 0 && r.status == 200 && r.body &&
+              strstr(r.body, "<html"),
+          "/ with a query: the status page (%d)", r.status);
+    free(r.body);
+    /* the absolute form a proxy sends (RFC 9112 3.2.2): its path is the route */
+    CHECK(fetch(port, "GET", "http://127.0.0.1/metrics", &r) == 0 && r.status == 200 && r.body &&
+              strstr(r.body, "tessel_plans_stored"),
+          "absolute form: the metrics (%d)", r.status);
+    free(r.body);
+    CHECK(fetch(port, "GET", "http://127.0.0.1//metrics", &r) == 0 && r.status == 404,
+          "absolute form, doubled slash: 404 (%d)", r.status);
+    free(r.body);
     CHECK(fetch(port, "POST", "/metrics", &r) == 0 && r.status == 405, "POST 405 (%d)", r.status);
     CHECK(has_header(&r, "Allow: GET, HEAD"), "Allow header:\n%s", r.head);
     free(r.body);

@@ -146,6 +146,28 @@ static void test_hw_name(void)
     CHECK(strcmp(b, "NVIDIA L4") == 0, "unknown: the model itself: %s", b);
 }
 
+/* The cuda backend's "no GPU" in an operator's words, the runtime's text kept. */
+static void test_no_gpu_reason(void)
+{
+    const char *raw = "CUDA driver version is insufficient for CUDA runtime version";
+    char b[TSL_ERR_MAX];
+    tsl_prof_no_gpu_reason(true, 0, 13000, raw, b, sizeof b);
+    CHECK(strstr(b, "no NVIDIA driver is loaded") && strstr(b, "CUDA 13.0") &&
+              strstr(b, "(the CUDA runtime: CUDA driver version is insufficient") &&
+              !strstr(b, "too old"),
+          "no driver: %s", b);
+    tsl_prof_no_gpu_reason(true, 12040, 13000, raw, b, sizeof b);
+    CHECK(strstr(b, "the NVIDIA driver is too old for CUDA 13.0") &&
+              strstr(b, "CUDA 12.4 at most") && strstr(b, "update the driver") &&
+              strstr(b, "(the CUDA runtime: CUDA driver"),
+          "an old driver: %s", b);
+    tsl_prof_no_gpu_reason(false, 13000, 13000, "no CUDA-capable device is detected", b, sizeof b);
+    CHECK(strstr(b, "no GPU visible") && strstr(b, "CUDA_VISIBLE_DEVICES") &&
+              strstr(b, "(the CUDA runtime: no CUDA-capable device is detected)") &&
+              !strstr(b, "driver is"),
+          "none visible: %s", b);
+}
+
 /* ---- the measuring code on the cpu ops ---- */
 
 static int cpu_open(void *ud, int size, void **world, tsl_err_t *err)
@@ -294,6 +316,7 @@ int main(void)
     test_flops_match_model();
     test_parse();
     test_hw_name();
+    test_no_gpu_reason();
     test_block_fused_unfused();
     test_run(1, false);
     test_run(2, true);

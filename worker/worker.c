@@ -262,6 +262,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "profile") == 0)
         return cmd_profile(argc - 1, argv + 1);
+    if (argv[1][0] == '-') {
+        fprintf(stderr, "tessel-worker: unknown option '%s'; see tessel-worker --help\n", argv[1]);
+        return 2;
+    }
     fprintf(stderr,
             "tessel-worker: '%s': unknown command (this build has 'profile'; the agent mode "
             "comes with the api/ library)\n",

@@ -285,15 +285,30 @@ static const struct option opts_long[] = {{"layers", 1, 0, 'L'},
                                           {"shared-gate", 0, 0, OPT_SGATE},
                                           {0, 0, 0, 0}};
 
+/* A flag getopt refused: one line naming it as typed and where help is, as
+ * tesselctl says it (getopt's own words and the whole usage buried the name). */
+static int bad_flag(int ch, char **argv)
+{
+    if (ch == ':')
+        fprintf(stderr, "tessel-exec-run: option '%s' needs a value; see tessel-exec-run --help\n",
+                argv[optind - 1]);
+    else
+        fprintf(stderr, "tessel-exec-run: unknown option '%s'; see tessel-exec-run --help\n",
+                argv[optind - 1]);
+    return -1;
+}
+
 /* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
 {
     int ch, at = -1;
-    while ((ch = getopt_long(argc, argv, "", opts_long, &at)) != -1) {
-        if (ch == '?') { /* --help, or a flag getopt refused (it said why) */
-            bool help = at >= 0 && opts_long[at].val == '?';
-            usage(help ? stdout : stderr);
-            return help ? 1 : -1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":", opts_long, &at)) != -1) {
+        if (ch == ':' || (ch == '?' && (at < 0 || opts_long[at].val != '?')))
+            return bad_flag(ch, argv);
+        if (ch == '?') { /* --help */
+            usage(stdout);
+            return 1;
         }
         bool wide = ch == 's' || ch == 'M'; /* 64-bit: the seed and a byte count */
         uint64_t v = 0;

@@ -191,6 +191,14 @@ uint64_t tsl_prof_block_bytes(tsl_prof_block_kind_t kind, const tsl_prof_shape_t
  * → "H100-80G"); the model itself when none does. */
 void tsl_prof_hw_name(const char *model, uint64_t mem_bytes, char *out, size_t cap);
 
+/* Why the cuda backend found no GPU, in an operator's words, into out (cap bytes):
+ * the runtime's own text `raw` kept in parentheses. driver_too_old: the runtime said
+ * cudaErrorInsufficientDriver; driver_cuda: cudaDriverGetVersion's figure (0: no
+ * driver loaded, else the newest CUDA the driver runs, 12040 = 12.4); runtime_cuda:
+ * CUDART_VERSION (13000 = 13.0). Otherwise none is visible. */
+void tsl_prof_no_gpu_reason(bool driver_too_old, int driver_cuda, int runtime_cuda, const char *raw,
+                            char *out, size_t cap);
+
 /* Median of v[0..n) (sorts v in place); 0 for n == 0. */
 double tsl_prof_median(double *v, uint32_t n);
 /* Bytes over seconds, in GB/s (1e9 bytes/s); 0 when t_s ≤ 0. */

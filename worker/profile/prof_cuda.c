@@ -148,18 +148,23 @@ static void ranks_close(void *ud, void *world)
     free(world);
 }
 
-/* No device to measure: a node without NVIDIA GPUs or their driver, or with
- * none visible (CUDA_VISIBLE_DEVICES). The runtime says "CUDA driver version is
- * insufficient for CUDA runtime version" when no driver is loaded at all, which
- * sends people to upgrade a driver they do not have; say what is missing and
- * what such a node runs instead (docs/worker.md). */
+/* No device to measure: a node without NVIDIA GPUs or their driver, a driver
+ * older than this build's CUDA, or none visible (CUDA_VISIBLE_DEVICES). Says which
+ * (tsl_prof_no_gpu_reason) and what such a node runs instead (docs/worker.md). */
 static int no_gpu(cudaError_t e, tsl_err_t *err)
 {
+    char why[TSL_ERR_MAX / 2];
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) /* 0 without a driver */
+        driver = 0;
+    tsl_prof_no_gpu_reason(e == cudaErrorInsufficientDriver, driver, CUDART_VERSION,
+                           e == cudaSuccess ? "no device visible" : cudaGetErrorString(e), why,
+                           sizeof why);
     return tsl_err_setc(err, TSL_E_DEVICE,
-                        "no CUDA GPU on this node (the CUDA runtime: %s); a node without GPUs "
-                        "runs the sim backend: --backend sim --device-file "
-                        "deploy/sim/<gpu>.json (docs/worker.md)",
-                        e == cudaSuccess ? "no device visible" : cudaGetErrorString(e));
+                        "no CUDA GPU on this node: %s; a node without GPUs runs the sim "
+                        "backend: --backend sim --device-file deploy/sim/<gpu>.json "
+                        "(docs/worker.md)",
+                        why);
 }
 
 int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)

@@ -195,6 +195,30 @@ void tsl_prof_hw_name(const char *model, uint64_t mem_bytes, char *out, size_t c
     snprintf(out, cap, "%s", name != NULL ? name : model);
 }
 
+/* "CUDA driver version is insufficient for CUDA runtime version" is also what the
+ * runtime says when no driver is loaded at all, and sent operators of GPU-less nodes
+ * to upgrade a driver they do not have: cudaDriverGetVersion tells the two apart. */
+void tsl_prof_no_gpu_reason(bool driver_too_old, int driver_cuda, int runtime_cuda, const char *raw,
+                            char *out, size_t cap)
+{
+    int rmaj = runtime_cuda / 1000, rmin = runtime_cuda % 1000 / 10;
+    if (!driver_too_old)
+        snprintf(out, cap,
+                 "no GPU visible: none installed, or CUDA_VISIBLE_DEVICES hides them "
+                 "(the CUDA runtime: %s)",
+                 raw);
+    else if (driver_cuda <= 0)
+        snprintf(out, cap,
+                 "no NVIDIA driver is loaded, and this worker's CUDA %d.%d needs one "
+                 "(the CUDA runtime: %s)",
+                 rmaj, rmin, raw);
+    else
+        snprintf(out, cap,
+                 "the NVIDIA driver is too old for CUDA %d.%d: it runs CUDA %d.%d at most; "
+                 "update the driver (the CUDA runtime: %s)",
+                 rmaj, rmin, driver_cuda / 1000, driver_cuda % 1000 / 10, raw);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
