@@ -338,8 +338,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (tsl_loss_impl_ok(r->loss_impl, r->autocast, err) != 0)
         return -1;
-    if (r->target == TSL_TARGET_MEGATRON && r->loss_impl == TSL_LOSS_TE && !r->autocast)
-        return tsl_megatron_te_loss_refused(err);
+    if (tsl_megatron_te_loss_ok(r->target, r->loss_impl, r->autocast, err) != 0)
+        return -1;
     if (r->loss_impl && r->target && !tsl_target_loss_runs(r->target, r->loss_impl))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "loss_impl: %s runs its LM loss as %s, not %s (its export would)",

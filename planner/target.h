@@ -196,10 +196,11 @@ uint32_t tsl_target_loss_impl(uint32_t t);
  * TE's fused loss too (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te
  * of a Megatron-LM before 168cb15d70, which eval reads). */
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl);
-/* TSL_E_UNSUPPORTED naming why today's Megatron-LM runs no loss_impl te (its
- * validate_args refuses TE's fused loss since 168cb15d70): neither `plan --target
- * megatron` nor the megatron export takes such a plan. Returns -1. */
-int tsl_megatron_te_loss_refused(tsl_err_t *err);
+/* 0, or -1 with TSL_E_UNSUPPORTED naming why: today's Megatron-LM (target t
+ * megatron) runs no loss_impl te outside autocast (its validate_args refuses TE's
+ * fused loss since 168cb15d70), so neither `plan --target megatron` nor the
+ * megatron export takes such a plan. */
+int tsl_megatron_te_loss_ok(uint32_t t, uint32_t loss_impl, bool autocast, tsl_err_t *err);
 /* Whether stack t runs optimizer step s (opt_step.h): megatron Megatron-core's or
  * its fp16 optimizer's, torchtitan torch's foreach AdamW, deepspeed its fp16
  * optimizer; the executor's fused step passes everywhere (Tessel's own space). */

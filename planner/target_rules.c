@@ -848,8 +848,8 @@ static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t want = tsl_target_loss_impl(t);
-    if (t == TSL_TARGET_MEGATRON && p->loss_impl == TSL_LOSS_TE && !p->autocast)
-        return tsl_megatron_te_loss_refused(err);
+    if (tsl_megatron_te_loss_ok(t, p->loss_impl, p->autocast, err) != 0)
+        return -1;
     if (p->autocast || p->loss_impl == TSL_LOSS_EXEC || tsl_target_loss_runs(t, p->loss_impl))
         return 0;
     const char *had = tsl_loss_impl_name(p->loss_impl);
@@ -1241,8 +1241,10 @@ bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t 
  * 2026-06-03; megatron/training/arguments.py:1697 at d98e8a6). A line of an older
  * Megatron-LM (Megatron-Bridge 21d102f5e sets it) still evaluates as loss_impl te;
  * a plan for today's is neither searched nor exported with it. */
-int tsl_megatron_te_loss_refused(tsl_err_t *err)
+int tsl_megatron_te_loss_ok(uint32_t t, uint32_t loss_impl, bool autocast, tsl_err_t *err)
 {
+    if (t != TSL_TARGET_MEGATRON || loss_impl != TSL_LOSS_TE || autocast)
+        return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                         "megatron: loss_impl te: Megatron-LM refuses TE's fused cross-entropy "
                         "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te) since "
