@@ -61,6 +61,10 @@
 #define TSL_REQUEST_MAX_DEVICE_MEMORY (16384ull << 30)
 /* the least GPU efficiency a cluster may give (the bounds above) */
 #define TSL_REQUEST_MIN_EFFICIENCY 0.01
+/* the bandwidth bounds above, GB/s (common/cluster_json.c checks them where it
+ * knows the key; tesseld's registered clusters keep a measured figure inside them) */
+#define TSL_REQUEST_MIN_GBPS 0.01
+#define TSL_REQUEST_MAX_GBPS 100000.0
 
 /* What a server accepts; the daemon copies its [limits] here. */
 typedef struct tsl_request_limits {

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cluster.h"
+#include "request.h"
 #include "store_registry.h"
 
 #define GIB       1073741824.0
@@ -149,6 +150,22 @@ static int figure_compute(build_t *b, model_figs_t *mf, tsl_err_t *err)
     return 0;
 }
 
+/* A measured bandwidth (bytes/s) the cluster document may carry: one outside the
+ * request's physical bounds (request.h) would make every plan on the registered
+ * cluster fail to load, so it is not taken; the source line says why and the
+ * built-in figure stands. A probe on a loaded or broken link can measure that. */
+static bool usable_gbps(build_t *b, const char *what, double bytes_per_s, const char *instead)
+{
+    double gbps = bytes_per_s / 1e9;
+    if (gbps >= TSL_REQUEST_MIN_GBPS && gbps <= TSL_REQUEST_MAX_GBPS)
+        return true;
+    source(b,
+           "%s: %s (%.4g GB/s measured is outside the physical bounds [%g, %g]: not taken; "
+           "measure again)",
+           what, instead, gbps, TSL_REQUEST_MIN_GBPS, TSL_REQUEST_MAX_GBPS);
+    return false;
+}
+
 /* Largest-message all-reduce bus bandwidth; the slower PCIe direction. */
 static void figure_links(build_t *b, model_figs_t *mf)
 {
@@ -168,22 +185,27 @@ static void figure_links(build_t *b, model_figs_t *mf)
             pcie = m->value;
         }
     }
-    const char *k = kind(mf->simulated);
-    if (intra > 0) {
+    const char *k = kind(mf->simulated), *instead = mf->base ? "built-in" : "16 GB/s assumed";
+    char what[96];
+    snprintf(what, sizeof what, "%s intra-node", mf->type);
+    if (intra > 0 && !usable_gbps(b, what, intra, instead)) {
+        /* the source line says what stands instead */
+    } else if (intra > 0) {
         json_object_set_new(mf->type_json, "intra_gbps", json_real(intra / 1e9));
         source(b, "%s intra-node: %.1f GB/s all-reduce bus bandwidth (%s, link %s)", mf->type,
                intra / 1e9, k, intra_link[0] ? intra_link : "?");
     } else {
-        source(b, "%s intra-node: %s (no allreduce_busbw measured)", mf->type,
-               mf->base ? "built-in" : "16 GB/s assumed");
+        source(b, "%s intra-node: %s (no allreduce_busbw measured)", mf->type, instead);
     }
-    if (pcie > 0) {
+    snprintf(what, sizeof what, "%s host<->device", mf->type);
+    if (pcie > 0 && !usable_gbps(b, what, pcie, instead)) {
+        /* as above */
+    } else if (pcie > 0) {
         json_object_set_new(mf->type_json, "pcie_gbps", json_real(pcie / 1e9));
         source(b, "%s host<->device: %.1f GB/s pinned PCIe, slower direction (%s)", mf->type,
                pcie / 1e9, k);
     } else {
-        source(b, "%s host<->device: %s (no pcie_h2d/pcie_d2h measured)", mf->type,
-               mf->base ? "built-in" : "16 GB/s assumed");
+        source(b, "%s host<->device: %s (no pcie_h2d/pcie_d2h measured)", mf->type, instead);
     }
 }
 
@@ -541,7 +563,9 @@ static void add_inter(build_t *b, json_t *doc)
         const link_fig_t *l = &b->links[i];
         long x = node_index(b, l->a), y = node_index(b, l->b);
         double bw = l->sr > 0 && l->ar > 0 ? fmin(l->sr, l->ar) : l->sr > 0 ? l->sr : l->ar;
-        if (x < 0 || y < 0 || x == y || !(bw > 0))
+        char what[2 * sizeof l->a + 16];
+        snprintf(what, sizeof what, "inter-node %s<->%s", l->a, l->b);
+        if (x < 0 || y < 0 || x == y || !(bw > 0) || !usable_gbps(b, what, bw, "built-in ib100"))
             continue;
         json_array_append_new(links, json_pack("{s:i, s:i, s:f}", "a", (json_int_t)x, "b",
                                                (json_int_t)y, "gbps", bw / 1e9));
@@ -552,9 +576,11 @@ static void add_inter(build_t *b, json_t *doc)
                l->comm[0] ? ", comm=" : "", l->comm);
     }
     json_object_set_new(doc, "link", json_string("ib100"));
-    if (json_array_size(links) == 0)
+    if (json_array_size(links) == 0 && b->n_links == 0)
         source(b, "inter-node: built-in ib100 (no link probe between these workers yet: "
                   "tesselctl trial probe-link)");
+    else if (json_array_size(links) == 0)
+        source(b, "inter-node: built-in ib100 (no usable link probe: above)");
     else if (json_array_size(links) < n_pairs)
         source(b, "inter-node, the other node pairs: built-in ib100 (not probed)");
     if (json_array_size(links) > 0)

@@ -5,7 +5,8 @@
  * out and named with why; an unknown name is refused naming
  * cluster.registered.nodes; no online worker is a precondition failure; the
  * request JSON of a plan on it carries the profile key, so that a newer
- * report marks the plan stale.
+ * report marks the plan stale; a measured bandwidth outside the request's
+ * physical bounds is not taken (the document must still load).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cluster_json.h"
 #include "registry_cluster.h"
 #include "request.h"
 #include "store_natural.h"
@@ -313,6 +315,55 @@ static void test_natural_order(tsl_store_t *s)
     }
 }
 
+/* A probe on a loaded host measured 8.7 MB/s between two nodes, and the node's own
+ * all-reduce 1 MB/s: both under the request's floor (0.01 GB/s). Before, the
+ * document carried them and every plan on the registered cluster failed to load
+ * ("links[0].gbps: 0.00866 GB/s is outside the physical bounds"); now the built-in
+ * figures stand and the sources say why. */
+static void test_out_of_bounds(const char *path)
+{
+    tsl_store_t *s = NULL;
+    tsl_err_t err = {0};
+    tsl_registry_cluster_t rc;
+    char a[TSL_WORKER_ID_LEN + 1], b[TSL_WORKER_ID_LEN + 1];
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    if (!s)
+        return;
+    add_worker(s, "slow-a", 2, now, a);
+    add_worker(s, "slow-b", 2, now, b);
+    tsl_reg_measurement_t own = {.name = "allreduce_busbw",
+                                 .unit = "bytes/s",
+                                 .value = 1e6,
+                                 .labels_json = "{\"bytes\": \"67108864\", \"group\": \"2\"}",
+                                 .link_class = "nvlink"};
+    tsl_reg_measurement_t probe = {
+        .name = "sendrecv_busbw",
+        .unit = "bytes/s",
+        .value = 8.66e6,
+        .labels_json = "{\"bytes\": \"67108864\", \"comm\": \"tcp\", \"node\": \"slow-a\", "
+                       "\"peer\": \"slow-b\"}",
+        .link_class = "inter-node"};
+    tsl_reg_report_result_t res;
+    CHECK(tsl_registry_report(s, a, "r-slow", now, now, &own, 1, &res, &err) == 0, "report: %s",
+          err.msg);
+    CHECK(tsl_registry_report(s, a, "link:t-slow", now, now, &probe, 1, &res, &err) == 0,
+          "probe report: %s", err.msg);
+    CHECK(tsl_registry_cluster_build(s, NULL, 0, now, 0, &rc, &err) == 0, "%s", err.msg);
+    json_t *doc = json_loads(rc.json ? rc.json : "", 0, NULL);
+    CHECK(json_object_get(doc, "links") == NULL, "a link under the floor was taken: %s", rc.json);
+    CHECK(has_source(&rc, "intra-node: built-in (0.001 GB/s measured is outside the physical"),
+          "no source line for the intra-node figure left out");
+    CHECK(has_source(&rc, "inter-node slow-a<->slow-b: built-in ib100 (0.00866 GB/s measured"),
+          "no source line for the link left out");
+    tsl_cluster_t c = {0};
+    CHECK(tsl_cluster_json_parse(rc.json ? rc.json : "", &c, &err) == 0,
+          "the registered document does not load: %s", err.msg);
+    tsl_cluster_free(&c);
+    json_decref(doc);
+    tsl_registry_cluster_free(&rc);
+    tsl_store_close(s);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -336,8 +387,10 @@ int main(void)
     }
     snprintf(path, sizeof path, "%s/h.db", tmpdir);
     test_same_host(path);
-    static const char *const files[] = {"t.db", "t.db-wal", "t.db-shm",
-                                        "h.db", "h.db-wal", "h.db-shm"};
+    snprintf(path, sizeof path, "%s/o.db", tmpdir);
+    test_out_of_bounds(path);
+    static const char *const files[] = {"t.db",     "t.db-wal", "t.db-shm", "h.db",    "h.db-wal",
+                                        "h.db-shm", "o.db",     "o.db-wal", "o.db-shm"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
         unlink(path);

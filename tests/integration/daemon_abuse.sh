@@ -28,7 +28,8 @@ wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
 
 # ---- a search every caller left stops ---------------------------------------------------
 # Ordering, not timing: the second call cancels after its "queued" event (it has
-# joined), the first after that; the search is checked to be running then.
+# joined), the first after the search is seen running (polled: under load the pool
+# thread takes it some time after "queued").
 # Before: the joined call's cancel was never watched, so the first caller's
 # cancel kept the search going for it, to its end, and stored its plan.
 "$PY" - "$HERE/tsl_rpc.py" "$PROTO_DIR" "$STUBS" "$T" "$HPORT" >"$TMPD/abandon.json" \
@@ -51,6 +52,11 @@ out["first"] = next(first).progress.phase
 second = stub.Plan(req, timeout=600)
 out["second"] = next(second).progress.phase
 second.cancel()
+# the pool thread may not have taken the search yet (a loaded machine): wait for it
+import time
+until = time.monotonic() + 120
+while running() != "1" and time.monotonic() < until:
+    time.sleep(0.2)
 out["running"] = running()
 first.cancel()
 for name, call in (("first_code", first), ("second_code", second)):

@@ -111,10 +111,18 @@ figures_of() {
 if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
     --nodes link-a,link-b --batch 8 --no-baselines --json >"$TMPD/plan.json" 2>"$TMPD/plan.log"; then
     figures_of "$TMPD/plan.json" "$TMPD/plan.out"
-    grep -Eq "inter-node link-a<->link-b: [0-9.]+ GB/s measured by a link probe \(simulated" \
-        "$TMPD/plan.out" && ! grep -q "built-in ib100" "$TMPD/plan.out" &&
-        ok "a plan across the two nodes names the measured inter-node figure" ||
-        fail "plan figures: $(grep -i "inter" "$TMPD/plan.out" | head -5)"
+    # a probe on a heavily loaded machine can measure under the request's floor
+    # (0.01 GB/s): the plan then stands on ib100 and names the figure it left out
+    if grep -Eq "inter-node link-a<->link-b: built-in ib100 \([0-9.e-]+ GB/s measured is outside" \
+        "$TMPD/plan.out"; then
+        LEFT_OUT=1
+        ok "a plan across the two nodes names the measured figure it left out (under the floor)"
+    else
+        grep -Eq "inter-node link-a<->link-b: [0-9.]+ GB/s measured by a link probe \(simulated" \
+            "$TMPD/plan.out" && ! grep -q "built-in ib100" "$TMPD/plan.out" &&
+            ok "a plan across the two nodes names the measured inter-node figure" ||
+            fail "plan figures: $(grep -i "inter" "$TMPD/plan.out" | head -5)"
+    fi
     grep -i "inter" "$TMPD/plan.out" | sed 's/^/# /'
 else
     fail "plan --cluster registered --nodes link-a,link-b: $(cat "$TMPD/plan.log")"
@@ -123,7 +131,11 @@ fi
 timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
     --nodes link-a,link-c --batch 8 --no-baselines --json >"$TMPD/plan2.json" 2>&1
 figures_of "$TMPD/plan2.json" "$TMPD/plan2.out"
-grep -q "inter-node: built-in ib100 (no link probe" "$TMPD/plan2.out" &&
+# (with the probe's figure left out above, both pairs are the same cluster: the same
+# fingerprint, whose figures say "no usable link probe")
+unprobed="inter-node: built-in ib100 (no link probe"
+[ -n "${LEFT_OUT:-}" ] && unprobed="inter-node: built-in ib100 (no"
+grep -qF "$unprobed" "$TMPD/plan2.out" &&
     ok "a pair never probed keeps the built-in inter-node figure, saying so" ||
     fail "unprobed pair: $(grep -i "inter" "$TMPD/plan2.out" | head -5)"
 
