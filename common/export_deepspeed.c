@@ -38,6 +38,12 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (!p->fp32) /* fp32 training: no bf16/fp16 section (DeepSpeed's fp32 default) */
         json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
     int stage = u.sdp > 1 ? 3 : (int)u.s.zero;
+    /* bf16 at stage 0 under a PipelineModule runs BF16_Optimizer (runtime/engine.py
+     * _do_optimizer_sanity_check), not what was priced; with one data-parallel rank
+     * (the only such plan tsl_target_check admits) ZeRO-1 holds the same states and
+     * reduces nothing, so the plan runs as priced at stage 1 */
+    if (v->pp > 1 && stage == 0 && !p->fp32)
+        stage = 1;
     json_t *zero = json_pack("{s:i}", "stage", stage);
     /* overlap_comm defaults to stage == 3 (runtime/zero/config.py); the plan's
      * gradient reduce under the backward or after it, as priced */

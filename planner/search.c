@@ -381,6 +381,14 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
         return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
                                 "(Megatron-LM validate_args)");
+    /* as tsl_target_check refuses every such plan with DP (target_rules.c
+     * deepspeed_engine): the search would say "no plan fits" */
+    if (r->target == TSL_TARGET_DEEPSPEED && r->overlap_grad_reduce && r->pp > 1)
+        return tsl_err_set(err,
+                           "overlap_grad_reduce: deepspeed reduces the gradients after the "
+                           "pipeline's flush (its engine turns overlap_comm off under a "
+                           "PipelineModule); drop --overlap-grad-reduce or --pp %u",
+                           r->pp);
     return 0;
 }
 

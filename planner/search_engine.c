@@ -444,6 +444,10 @@ static void space_target(tsl_space_t *sp, uint32_t t)
         sp->opts.allow_sp = false;
     if (t == TSL_TARGET_TORCHTITAN || t == TSL_TARGET_GALVATRON)
         sp->opts.allow_zero = false;
+    /* Galvatron main lays TP innermost whatever tp_consecutive_flags says, and every
+     * version the embedding's and head's (target_rules.c check_galvatron) */
+    if (t == TSL_TARGET_GALVATRON)
+        sp->opts.tp_innermost = true;
 }
 
 tsl_space_t tsl_space_tessel(const tsl_request_t *r)

@@ -205,6 +205,8 @@ static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k)
                     ok = false;
             if (d[i] == TSL_DIM_TP && o->max_tp != 0 && deg[i] > o->max_tp)
                 ok = false;
+            if (d[i] == TSL_DIM_TP && o->tp_innermost && i != 0)
+                ok = false;
             has_dp |= d[i] == TSL_DIM_DP;
             has_sdp |= d[i] == TSL_DIM_SDP;
         }

@@ -55,6 +55,7 @@ typedef struct tsl_strategy_opts {
     bool allow_no_ckpt; /* keep the tree without CKPT (false: CKPT-only) */
     bool takeaway3;     /* drop trees that mix DP and SDP */
     uint32_t max_tp;    /* 0 = no limit */
+    bool tp_innermost;  /* TP only as the innermost level: its ranks consecutive GPUs */
     /* choices beyond the papers, all false in tsl_strategy_opts_default (the papers' space,
      * whose counts are above); each adds twins of the trees it applies to */
     bool allow_sp;        /* trees with TP come as "+sp" (their plain form dominated) */

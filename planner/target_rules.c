@@ -383,6 +383,45 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 
 /* ---- deepspeed ---- */
 
+/*
+ * What DeepSpeed's engine makes of the config the export writes (runtime/engine.py,
+ * runtime/pipe/engine.py at edaa722, DeepSpeed 0.19.6; run through DeepSpeedConfig,
+ * docs/exports.md "Checked against the stacks"):
+ *  - bf16 at ZeRO stage 0 with a PipelineModule runs BF16_Optimizer
+ *    (_do_optimizer_sanity_check: model and accumulation dtype bf16 under pipeline
+ *    parallelism), which Tessel prices only as ds_bf16_optimizer (refused under every
+ *    target); a single data-parallel rank is exported at ZeRO stage 1 instead, the same
+ *    states at d = 1 (export_deepspeed.c), so only DP > 1 is refused;
+ *  - "overlap_comm" is a ZeRO optimizer setting: at stage 0 the engine all-reduces
+ *    after the backward (allreduce_gradients → buffered_allreduce_fallback), and under
+ *    a PipelineModule _configure_zero_optimizer turns it off ("Pipeline parallelism
+ *    does not support overlapped communication") and the pipeline engine reduces after
+ *    the flush (_exec_reduce_grads): a DP reduce priced under the backward
+ *    (grad_reduce_exposed false) runs exposed there.
+ */
+static int deepspeed_engine(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                            const char *s, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    if (v->pp > 1 && u->dp > 1 && u->s.zero == 0 && !p->fp32)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s (ZeRO-0) in %u pipeline stages under bf16 runs "
+                            "DeepSpeed's BF16_Optimizer (runtime/engine.py "
+                            "_do_optimizer_sanity_check), which the plan was not priced with; "
+                            "DeepSpeed's ZeRO-1 (+zero1) runs as priced",
+                            s, v->pp);
+    if (u->dp > 1 && u->sdp == 1 && !p->grad_reduce_exposed && (v->pp > 1 || u->s.zero == 0))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s: the plan overlaps the data-parallel gradient reduce "
+                            "with the backward, which DeepSpeed does %s (plan it with "
+                            "--no-overlap-grad-reduce)",
+                            s,
+                            v->pp > 1 ? "not under pipeline stages (overlap_comm is turned off)"
+                                      : "only with ZeRO stage 1 or 2 (overlap_comm is a ZeRO "
+                                        "optimizer setting)");
+    return 0;
+}
+
 static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
@@ -423,6 +462,8 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
                                 "'uniform' partition gives each of %u stages %g",
                                 st, v->stage_count[st], v->model->n_layers, v->pp,
                                 (double)v->model->n_layers / v->pp);
+    if (deepspeed_engine(v, &u, s, err) != 0)
+        return -1;
     return check_features(v, &u, false, false, 2, false, err);
 }
 
@@ -573,6 +614,18 @@ static int galvatron_layer(const tsl_target_view_t *v, uint32_t i, tsl_err_t *er
                             "parallelism at once; Galvatron takes one data-parallel type per "
                             "layer",
                             i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+    /* TP ranks apart (tp_consecutive_flags 0): Hetu-Galvatron main lays every layer's
+     * ranks out pp-dp-cp-tp-sp, TP innermost, and no longer reads the flag (since
+     * f055046, comm_groups.py build_rank_to_parallel_coords at cea12ff); v2.4.0 honours
+     * it on the Transformer layers but gives the embedding and head consecutive TP
+     * (hybrid_parallel_config.py hp_config_whole_model) */
+    uint32_t tp = tsl_strategy_degree(s, TSL_DIM_TP);
+    if (tp > 1 && tsl_strategy_stride(s, TSL_DIM_TP) != 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: layer %u (%s) runs %s, its TP ranks apart; Galvatron "
+                            "main runs every TP group on consecutive GPUs (tp_consecutive_flags "
+                            "is no longer read)",
+                            i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
     /* +sp is Megatron's sequence parallelism, which Galvatron runs on every TP
      * layer by default (runtime sequence_parallel: true) */
     if (s->zero || s->selective)
@@ -658,6 +711,14 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
                             "galvatron: the embedding runs tp%u but the head tp%u; Galvatron "
                             "gives both one vocabulary TP degree (vtp)",
                             tp0, tph);
+    bool sdp0 = tsl_strategy_degree(&v->layer[0], TSL_DIM_SDP) > 1;
+    bool sdph = tsl_strategy_degree(&v->layer[v->n_blocks + 1], TSL_DIM_SDP) > 1;
+    if (sdp0 != sdph) /* hybrid_parallel_config.py hp_config_whole_model at cea12ff */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: the embedding's data parallelism is %s but the head's "
+                            "%s; Galvatron gives both one ZeRO-3 flag (vocab_sdp, v2.4.0's "
+                            "embed_sdp)",
+                            sdp0 ? "ZeRO-3" : "replicated", sdph ? "ZeRO-3" : "replicated");
     if (p->interleave > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: the plan interleaves %u model chunks per stage; Tessel "

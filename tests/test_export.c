@@ -941,6 +941,7 @@ static json_int_t key_or_absent(const json_t *o, const char *key)
 static void test_deepspeed_autotp_batch(void)
 {
     make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp4-dp2", 8, 32);
+    plan.grad_reduce_exposed = true; /* ZeRO-0 reduces after the backward */
     char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
     json_t *o = json_loads(text, 0, NULL);
     json_int_t train = key_or_absent(o, "train_batch_size");
@@ -954,6 +955,7 @@ static void test_deepspeed_autotp_batch(void)
     json_decref(o);
     free(text);
     make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    plan.grad_reduce_exposed = true;
     text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
     o = json_loads(text, 0, NULL);
     CHECK(deepspeed_batch_check(key_or_absent(o, "train_batch_size"),
@@ -974,7 +976,8 @@ static void test_deepspeed(void)
     expect_json(TSL_EXPORT_DEEPSPEED, &plan, "gpt2-345m.deepspeed.json");
 
     const uint32_t cut2[] = {0, 13, 26};
-    make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
+    make_plan(&plan, 2, cut2, 4, "dp4+zero1", 8, 16);
+    plan.grad_reduce_exposed = true; /* the pipeline engine reduces after the flush */
     {
         char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
         json_t *o = json_loads(text, 0, NULL);
@@ -991,7 +994,8 @@ static void test_deepspeed(void)
     /* a 16-bit .grad reduced in fp32 (grad_buf_bytes 2, grad_reduce_bytes 4): DeepSpeed's
      * communication_data_type fp32 over its bf16 gradients; Megatron-LM's buffer is its
      * reduce's dtype, so refused there by the field's name */
-    make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
+    make_plan(&plan, 2, cut2, 4, "dp4+zero1", 8, 16);
+    plan.grad_reduce_exposed = true;
     plan.grad_reduce_bytes = 4;
     plan.grad_buf_bytes = 2;
     {
@@ -1022,6 +1026,50 @@ static void test_deepspeed(void)
                    "megatron: does not keep its sharded data-parallel level unsharded");
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "priced with sdp_nosync");
     plan.sdp_nosync = false;
+}
+
+static int deepspeed_zero_stage(const tsl_plan_t *p)
+{
+    char *text = export_ok(TSL_EXPORT_DEEPSPEED, p);
+    json_t *o = json_loads(text, 0, NULL);
+    int stage =
+        (int)json_integer_value(json_object_get(json_object_get(o, "zero_optimization"), "stage"));
+    bool overlap =
+        json_is_true(json_object_get(json_object_get(o, "zero_optimization"), "overlap_comm"));
+    json_decref(o);
+    free(text);
+    return overlap ? 10 + stage : stage;
+}
+
+/* What DeepSpeed's engine makes of the config (runtime/engine.py, runtime/pipe/engine.py
+ * at edaa722): bf16 at ZeRO stage 0 under a PipelineModule runs BF16_Optimizer, and
+ * overlap_comm is a ZeRO-1/2 setting the pipeline engine turns off. The export wrote
+ * those as priced before; now it refuses them, or writes what runs as priced. */
+static void test_deepspeed_engine(void)
+{
+    const uint32_t cut2[] = {0, 13, 26};
+    make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
+    plan.grad_reduce_exposed = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "runs DeepSpeed's BF16_Optimizer");
+    plan.fp32 = plan.tf32_off = true; /* fp32: the plain optimizer, as priced */
+    CHECK(deepspeed_zero_stage(&plan) == 0, "fp32 pipeline at ZeRO-0");
+    plan.fp32 = plan.tf32_off = false;
+    /* one data-parallel rank: ZeRO-1 holds the same states and reduces nothing */
+    make_plan(&plan, 2, cut2, 1, "single", 8, 16);
+    plan.grad_reduce_exposed = true;
+    CHECK(deepspeed_zero_stage(&plan) == 1, "bf16 pipeline of one DP rank at ZeRO-1");
+    /* a DP reduce priced under the backward: not under stages, not at ZeRO-0 */
+    make_plan(&plan, 2, cut2, 4, "dp4+zero1", 8, 16);
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "not under pipeline stages");
+    const uint32_t cut[] = {0, 26};
+    make_plan(&plan, 1, cut, 8, "dp8", 8, 4);
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "only with ZeRO stage 1 or 2");
+    plan.grad_reduce_exposed = true;
+    CHECK(deepspeed_zero_stage(&plan) == 0, "ZeRO-0, reduced after the backward");
+    make_plan(&plan, 1, cut, 8, "dp8+zero1", 8, 4);
+    CHECK(deepspeed_zero_stage(&plan) == 11, "ZeRO-1 overlapped: overlap_comm");
+    make_plan(&plan, 1, cut, 8, "sdp8", 8, 4); /* ZeRO-3's own overlap, priced either way */
+    CHECK(deepspeed_zero_stage(&plan) == 3, "ZeRO-3");
 }
 
 /* FSDP2 under stages (sdp_nosync, docs/cost-model.md "SDP without resharding"): a plan
@@ -1095,6 +1143,7 @@ static void test_fp32(void)
     free(text);
     make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
     plan.fp32 = plan.tf32_off = true;
+    plan.grad_reduce_exposed = true; /* the pipeline engine reduces after the flush */
     text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
     json_t *o = json_loads(text, 0, NULL);
     CHECK(o && !json_object_get(o, "bf16") && !json_object_get(o, "fp16"),
@@ -1141,7 +1190,7 @@ static void test_fp32(void)
           "megatron tf32: the comment:\n%s", t32);
     free(t32);
     make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
-    plan.fp32 = plan.tf32 = true;
+    plan.fp32 = plan.tf32 = plan.grad_reduce_exposed = true;
     t32 = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
     json_t *ds = json_loads(t32, 0, NULL);
     CHECK(ds != NULL, "deepspeed tf32: its JSON:\n%s", t32);
@@ -1421,10 +1470,9 @@ static void test_zero_bubble(void)
 
 static void test_galvatron(void)
 {
-    /* Layer-level: mixed TP degrees, a non-consecutive TP, ZeRO-3 layers, CKPT. */
+    /* Layer-level: mixed TP degrees, ZeRO-3 layers, CKPT. */
     const uint32_t cut[] = {0, 9, 26};
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
-    set_layers(&plan, 3, 2, "dp2-tp2");
     set_layers(&plan, 9, 4, "sdp4");
     set_layers(&plan, 13, 4, "tp4");
     for (uint32_t i = 5; i < 9; i++)
@@ -1449,6 +1497,26 @@ static void test_galvatron(void)
     set_layers(&plan, 25, 1, "tp2-dp2");
     set_layers(&plan, 10, 1, "sdp2-dp2");
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 10");
+    set_layers(&plan, 10, 1, "sdp4");
+
+    /* TP ranks apart: Galvatron main lays every TP group on consecutive GPUs
+     * (tp_consecutive_flags unread since f055046), v2.4.0 the embedding's and
+     * head's; written as 0 before, the run would have been another plan */
+    set_layers(&plan, 3, 2, "dp2-tp2");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan,
+                   "layer 3 (Transformer layer) runs dp2-tp2, its TP ranks apart");
+    set_layers(&plan, 3, 2, "tp2-dp2");
+    set_layers(&plan, 0, 1, "dp2-tp2");
+    set_layers(&plan, 25, 1, "dp2-tp2");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 0 (embedding)");
+
+    /* one ZeRO-3 flag for the embedding and the head (vocab_sdp): written from the
+     * embedding's before, Galvatron sharded a replicated head */
+    set_layers(&plan, 0, 1, "tp2-sdp2");
+    set_layers(&plan, 25, 1, "tp2-dp2");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "one ZeRO-3 flag (vocab_sdp");
+    set_layers(&plan, 25, 1, "tp2-sdp2");
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
 }
 
 /* Galvatron runs Megatron sequence parallelism on its TP layers by default, and
@@ -1826,6 +1894,7 @@ int main(void)
     test_megatron_router();
     test_deepspeed();
     test_deepspeed_autotp_batch();
+    test_deepspeed_engine();
     test_torchtitan();
     test_fp32();
     test_placement();

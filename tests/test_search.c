@@ -248,6 +248,12 @@ static void test_request_errors_named(void)
           "deepspeed pp 4 of %u layers: %s", m.n_layers, err.msg);
     r.pp = 2;
     CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "deepspeed pp 2: %s", err.msg);
+    /* its pipeline engine reduces after the flush: every plan with DP refused */
+    r.overlap_grad_reduce = true;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 &&
+              strncmp(err.msg, "overlap_grad_reduce: deepspeed", 30) == 0 &&
+              tsl_err_code(&err) == TSL_E_INVALID,
+          "deepspeed pp 2 overlapped: %s", err.msg);
     tsl_request_init(&r);
     r.global_batch = 2;
     r.no_tp = r.no_pp = true;

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Run tesselctl's deepspeed and galvatron exports through the stacks' own readers.
+
+DeepSpeed's DeepSpeedConfig (its pydantic ZeRO config, the batch assertion) and
+Hetu-Galvatron's get_hybrid_parallel_configs_api / check_hp_config /
+hp_config_whole_model take each export of a spread of plans, at the world size they
+would see; then what they read is compared with the plan where the engine is known to
+run otherwise than the file says (docs/exports.md "Checked against the stacks").
+
+Nothing is installed or kept: each stack's Python package is taken out of a bare git
+mirror (git archive) into a temporary directory and imported from there with torch,
+numpy and scipy replaced by import stubs. Without a mirror the check says which and
+exits 0.
+
+  python3 bench/stack_configs.py --tesselctl build/client/tesselctl
+"""
+import argparse
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import io
+import json
+import logging
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import types
+
+DS_GIT = '/work/.mirror/deepspeedai+DeepSpeed/repo'
+GV_GIT = '/work/.mirror/PKU-DAIR+Hetu-Galvatron/repo'
+
+# name | plan arguments: each planned with --target STACK and exported to it
+DS_PLANS = """\
+gpt2-zero|--model GPT2-1.3B --cluster 8xA100-80G --batch 64
+gpt2-zero3|--model GPT2-1.3B --cluster 8xA100-40G --batch 64 --no-dp --no-tp --no-pp
+gpt2-pp2|--model GPT2-345M --cluster 8xA100-40G --batch 64 --pp 2
+bert6-autotp|--model BERT-6B --cluster 8xA100-40G --batch 32 --no-pp --no-sdp
+bert13|--model BERT-13B --cluster 2x8xA100-80G:ib200 --batch 64
+llama8-ckpt|--model Llama3-8B --cluster 8xA100-40G --batch 32 --no-pp --no-tp
+llama8-pp-ckpt|--model Llama3-8B --cluster 2x8xA100-40G:ib200 --batch 64 --pp 2 --no-sdp
+gpt15-fp32|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128 --fp32
+gpt2-v100-fp32|--model GPT2-345M --cluster 8xV100-32G --batch 64 --fp32
+gpt2-overlap|--model GPT2-762M --cluster 16xA100-40G --batch 64 --no-pp --no-sdp --overlap-grad-reduce
+gpt2-fp32-reduce|--model GPT2-762M --cluster 16xA100-40G --batch 64 --no-pp --grad-reduce-bytes 4
+llama70|--model Llama3-70B --cluster 8x8xH100-80G:8xib400 --batch 256
+"""
+GV_PLANS = """\
+gpt15|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128
+gpt15-pp8|--model GPT3-15B --cluster 2x8xA100-40G:ib100 --batch 64
+gpt39|--model GPT3-39B --cluster 4x8xA100-80G:ib200 --batch 64
+bert-huge|--model BERT-Huge-48 --cluster 8xA100-40G --batch 128
+bert-xhuge|--model BERT-xHuge --cluster 2x8xA100-40G:ib100 --batch 64
+t5|--model T5-Large-48 --cluster 8xA100-40G --batch 64
+llama8-pp4|--model Llama3-8B --cluster 8xA100-40G --batch 64 --pp 4
+gpt2-mixed|--model GPT2-1.3B --cluster 8xA100-40G --batch 64 --pp 2 --no-dp
+gpt2-v100|--model GPT2-762M --cluster 4xV100-32G --batch 32 --pp 4
+bert13|--model BERT-13B --cluster 2x8xA100-40G:ib100 --batch 32
+"""
+# ---- import stubs: torch & co, and packages whose __init__ pulls in the GPU runtime ----
+
+class _Meta(type):
+    def __getattr__(cls, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return _stub(f'{cls.__name__}.{name}')
+
+    def __call__(cls, *a, **k):
+        return a[0] if len(a) == 1 and callable(a[0]) and not k else type.__call__(cls)
+
+    def __or__(cls, other):
+        return cls
+
+    __ror__ = __or__
+
+    def __getitem__(cls, key):
+        return cls
+
+    def __iter__(cls):
+        return iter(())
+
+
+def _stub(name):
+    return _Meta(name, (), {'__getattr__': lambda self, n: _stub(n),
+                            '__call__': lambda self, *a, **k:
+                            a[0] if len(a) == 1 and callable(a[0]) else _stub(name)})
+
+
+class _StubModule(types.ModuleType):
+    def __init__(self, name):
+        super().__init__(name)
+        self.__path__ = []
+
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        value = _stub(f'{self.__name__}.{name}')
+        setattr(self, name, value)
+        return value
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, stub):
+        self.stub = stub
+
+    def create_module(self, spec):
+        return _StubModule(spec.name) if self.stub else None
+
+    def exec_module(self, module):
+        pass  # a stub, or a package of the tree whose __init__.py is not run
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, root, package, stubs):
+        self.root, self.package, self.stubs = root, package, stubs
+
+    def find_spec(self, name, path, target=None):
+        if any(name == s or name.startswith(s + '.') for s in self.stubs):
+            return importlib.machinery.ModuleSpec(name, _Loader(True), is_package=True)
+        where = os.path.join(self.root, *name.split('.'))
+        if (name == self.package or name.startswith(self.package + '.')) and os.path.isdir(where):
+            spec = importlib.machinery.ModuleSpec(name, _Loader(False), is_package=True)
+            spec.submodule_search_locations = [where]
+            return spec
+        return None
+
+
+def _torch_stub():
+    torch = importlib.import_module('torch')
+
+    class dtype:  # a class, so that pydantic can type a field with it
+        def __init__(self, name):
+            self.name = name
+
+    torch.dtype = dtype
+    for n in ('float16', 'bfloat16', 'float32', 'float', 'half', 'int8', 'uint8'):
+        setattr(torch, n, dtype(n))
+    torch.__version__ = '2.9.0'
+    return torch
+
+
+def load_deepspeed(root):
+    """DeepSpeedConfig from root/deepspeed; world size in load_deepspeed.world."""
+    stubs = ('torch', 'numpy', 'packaging', 'deepspeed.comm', 'deepspeed.accelerator',
+             'deepspeed.ops', 'deepspeed.git_version_info', 'deepspeed.utils.torch',
+             'deepspeed.utils.groups')
+    sys.meta_path.insert(0, _Finder(root, 'deepspeed', stubs))
+    hjson = types.ModuleType('hjson')
+    hjson.load = lambda f, object_pairs_hook=None: json.load(f, object_pairs_hook=object_pairs_hook)
+    hjson.loads = lambda t, object_pairs_hook=None: json.loads(t, object_pairs_hook=object_pairs_hook)
+    sys.modules['hjson'] = hjson
+    _torch_stub()
+    utils = importlib.import_module('deepspeed.utils')
+    utils.logger = importlib.import_module('deepspeed.utils.logging').logger
+    utils.logger.setLevel(logging.ERROR)
+    comm = importlib.import_module('deepspeed.comm')
+    comm.get_rank = lambda *a, **k: 0
+    comm.get_world_size = lambda *a, **k: load_deepspeed.world
+    version = importlib.import_module('deepspeed.git_version_info')
+    version.version = open(os.path.join(root, 'version.txt')).read().strip()
+    tp = importlib.import_module('deepspeed.runtime.tensor_parallel')
+    tp.get_tensor_parallel_config = importlib.import_module(
+        'deepspeed.runtime.tensor_parallel.config').get_tensor_parallel_config
+    el, ee = importlib.import_module('deepspeed.elasticity'), importlib.import_module(
+        'deepspeed.elasticity.elasticity')
+    for n in ('compute_elastic_config', 'elasticity_enabled', 'ensure_immutable_elastic_config'):
+        setattr(el, n, getattr(ee, n))
+    return importlib.import_module('deepspeed.runtime.config')
+
+
+def load_galvatron(root):
+    stubs = ('torch', 'numpy', 'scipy', 'transformers', 'galvatron.core.runtime.parallel_state')
+    sys.meta_path.insert(0, _Finder(root, 'galvatron', stubs))
+    torch = _torch_stub()
+    torch.distributed.get_world_size = lambda *a, **k: load_galvatron.world
+    torch.distributed.get_rank = lambda *a, **k: 0
+    importlib.import_module('numpy').ceil = math.ceil
+    cu = importlib.import_module('galvatron.utils.config_utils')
+    utils = importlib.import_module('galvatron.utils')
+    for n in ('config2strategy', 'read_json_config', 'str2array'):
+        setattr(utils, n, getattr(cu, n))
+    importlib.import_module('galvatron.core.runtime.parallel_state').get_args = \
+        lambda: load_galvatron.args
+    return (importlib.import_module('galvatron.core.runtime.args_schema'),
+            importlib.import_module('galvatron.core.runtime.hybrid_parallel_config'))
+
+
+# ---- the plans ----
+
+def plan_and_export(tesselctl, stack, args):
+    base = [tesselctl, 'plan', '--local'] + args.split()
+    tgt = ['--target', stack]
+    exp = subprocess.run(base + tgt + ['--export', stack], capture_output=True, text=True)
+    if exp.returncode != 0:
+        return exp.returncode, exp.stderr.strip(), None
+    doc = subprocess.run(base + tgt + ['--json'], capture_output=True, text=True, check=True)
+    return 0, exp.stdout, json.loads(doc.stdout)['plan']
+
+
+def layers_of(plan):
+    """Per model layer, embedding first: the plan's strategy as its fields."""
+    out = []
+    for si, st in enumerate(plan['stages']):
+        for run in st['runs']:
+            base, *flags = run['strategy'].split('+')
+            dims = [] if base == 'single' else [re.match(r'([a-z]+)(\d+)', d).groups()
+                                                for d in base.split('-')]
+            deg = {k: int(v) for k, v in dims}
+            for _ in range(run['count']):
+                out.append(dict(tp=deg.get('tp', 1), dp=deg.get('dp', 1), sdp=deg.get('sdp', 1),
+                                tp_inner=not dims or dims[0][0] == 'tp' or 'tp' not in deg,
+                                ckpt='ckpt' in flags, zero=int(next((f[4:] for f in flags
+                                                                     if f.startswith('zero')), 0)),
+                                stage=si))
+    return out
+
+
+def check_deepspeed(cfgmod, name, text, plan):
+    exp = json.loads(text)
+    gpus, pp = sum(s['n_devices'] for s in plan['stages']), plan['pp']
+    tp = exp.get('tensor_parallel', {}).get('autotp_size', 1)
+    # a PipelineModule hands its grid over as the mpu (the data-parallel ranks); else every GPU
+    load_deepspeed.world = gpus // pp if pp > 1 else gpus
+    c = cfgmod.DeepSpeedConfig(exp)
+    bad = []
+    if c.train_micro_batch_size_per_gpu * c.gradient_accumulation_steps * (gpus // pp // tp) \
+            != plan['global_batch'] or c.gradient_accumulation_steps != plan['n_micro']:
+        bad.append('the samples per step are not the plan\'s')
+    dp = max(l['dp'] for l in layers_of(plan))
+    stage = c.zero_optimization_stage
+    # runtime/engine.py: overlap_comm only in the ZeRO-1/2 optimizer, turned off under a
+    # PipelineModule; bf16 at stage 0 under a PipelineModule runs BF16_Optimizer
+    overlapped = c.zero_config.overlap_comm and stage in (1, 2) and pp == 1
+    if dp > 1 and overlapped == bool(plan.get('grad_reduce_exposed')):
+        bad.append(f'DP reduce overlapped {overlapped}, priced exposed '
+                   f'{bool(plan.get("grad_reduce_exposed"))}')
+    if c.bfloat16_config.enabled and stage == 0 and pp > 1 and not plan.get('ds_bf16_optimizer'):
+        bad.append('BF16_Optimizer (bf16, ZeRO-0, stages), not priced')
+    return f'stage {stage}, micro {c.train_micro_batch_size_per_gpu}, ' \
+           f'steps {c.gradient_accumulation_steps}, world {load_deepspeed.world}', bad
+
+
+def check_galvatron(mods, name, text, plan, tmp):
+    schema, hpc = mods
+    gpus, pp = sum(s['n_devices'] for s in plan['stages']), plan['pp']
+    layers = layers_of(plan)
+    path = os.path.join(tmp, f'galvatron_config_{name}.json')
+    with open(path, 'w') as f:
+        f.write(text)
+    load_galvatron.world = gpus
+    args = schema.GalvatronRuntimeArgs(parallel={'galvatron_config_path': path},
+                                       model={'num_layers': len(layers) - 2}, world_size=gpus)
+    load_galvatron.args = args
+    with contextlib.redirect_stdout(io.StringIO()):
+        hp = hpc.get_hybrid_parallel_configs_api(args)
+        hpc.check_hp_config(hp, [len(layers) - 2])
+        schema.GalvatronParallelArgs.model_validate(args.parallel.model_dump())
+        whole = hpc.hp_config_whole_model(
+            ['embed'] + ['gpt_dec'] * (len(layers) - 2) + ['cls'], hp,
+            vocab_sdp=args.parallel.vocab_sdp, vocab_tp=args.parallel.vocab_tp,
+            vocab_sp=args.parallel.vocab_sp, vocab_cp=args.parallel.vocab_cp)
+    bad = []
+    if (args.train.global_batch_size, args.train.chunks) != (plan['global_batch'], plan['n_micro']):
+        bad.append('batch or chunks')
+    if args.parallel.pipeline_type != 'pipedream_flush':
+        bad.append('not 1F1B')
+    for i, (l, tp, dpt, ck, st, dps) in enumerate(zip(
+            layers, whole['tp_sizes_whole'], whole['dp_types_whole'],
+            whole['checkpoint_flags_whole'], whole['pp_ranks_whole'], whole['dp_sizes_whole'])):
+        sharded = (dpt == 1 or args.parallel.default_dp_type == 'zero3') and dps > 1
+        if (tp, sharded, bool(ck), st, dps) != (l['tp'], l['sdp'] > 1, l['ckpt'], l['stage'],
+                                                 l['dp'] * l['sdp']):
+            bad.append(f'layer {i}: Galvatron runs tp{tp} dp{dps} sdp {sharded} ckpt {ck} '
+                       f'stage {st}')
+        # main lays ranks out pp-dp-cp-tp-sp (comm_groups.py): TP always consecutive
+        if 1 < l['tp'] < gpus // pp and not l['tp_inner']:
+            bad.append(f'layer {i}: TP ranks apart, consecutive in Galvatron')
+    return f'pp {pp}, {gpus} GPUs', bad
+
+
+def extract(git_dir, paths, dest):
+    os.makedirs(dest)
+    arch = subprocess.run(['git', '--git-dir', git_dir, 'archive', 'HEAD'] + paths,
+                          capture_output=True, check=True).stdout
+    subprocess.run(['tar', 'x', '-C', dest], input=arch, check=True)
+    head = subprocess.run(['git', '--git-dir', git_dir, 'rev-parse', '--short', 'HEAD'],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return head
+
+
+def rows(text):
+    return [line.split('|', 1) for line in text.splitlines() if line.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--tesselctl', default='build/client/tesselctl')
+    ap.add_argument('--deepspeed-git', default=DS_GIT)
+    ap.add_argument('--galvatron-git', default=GV_GIT)
+    a = ap.parse_args()
+    failures, ran = 0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        stacks = []
+        if os.path.isdir(a.deepspeed_git):
+            head = extract(a.deepspeed_git, ['deepspeed', 'version.txt'], os.path.join(tmp, 'ds'))
+            stacks.append(('deepspeed', head, load_deepspeed(os.path.join(tmp, 'ds')), DS_PLANS))
+        else:
+            print(f'deepspeed: skipped, no mirror at {a.deepspeed_git} (fetch deepspeedai/DeepSpeed)')
+        if os.path.isdir(a.galvatron_git):
+            head = extract(a.galvatron_git, ['galvatron'], os.path.join(tmp, 'gv'))
+            stacks.append(('galvatron', head, load_galvatron(os.path.join(tmp, 'gv')), GV_PLANS))
+        else:
+            print(f'galvatron: skipped, no mirror at {a.galvatron_git} '
+                  '(fetch PKU-DAIR/Hetu-Galvatron)')
+        for stack, head, mods, plans in stacks:
+            for name, args in rows(plans):
+                rc, text, plan = plan_and_export(a.tesselctl, stack, args)
+                if rc != 0:
+                    print(f'{stack} {name}: tesselctl exit {rc}: {text}')
+                    failures += 1
+                    continue
+                try:
+                    said, bad = (check_deepspeed(mods, name, text, plan) if stack == 'deepspeed'
+                                 else check_galvatron(mods, name, text, plan, tmp))
+                except Exception as e:  # the stack's reader refused the file
+                    said, bad = 'refused by the stack', [f'{type(e).__name__}: {e}']
+                ran += 1
+                failures += bool(bad)
+                print(f'{stack}@{head} {name}: {"MISMATCH" if bad else "ok"} ({said})'
+                      + ''.join(f'\n    {b}' for b in bad[:4])
+                      + (f'\n    ... {len(bad) - 4} more' if len(bad) > 4 else ''))
+    print(f'{ran} exports read by their stacks, {failures} failures')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
