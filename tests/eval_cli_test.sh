@@ -351,11 +351,11 @@ grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-
     ok || bad "loss and step not printed: $(cat "$out")"
 expect 0 "" eval ${lw% --json}
 ! grep -q "^  loss:\|opt_step" "$out" && ok || bad "the executor's printed: $(cat "$out")"
-expect 2 "loss-impl: 'nll' is not exec, torch, megatron or te" eval $lw --loss-impl nll
+expect 2 "loss-impl: 'nll' is not exec, torch, megatron, te or torch-compile" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
     --model GPT2-345M --cluster 8xA100-80G --target torchtitan --loss-impl megatron
-expect 2 "loss-impl: 'x' is not exec, torch, megatron or te" plan --local $m345 --loss-impl x
+expect 2 "loss-impl: 'x' is not exec, torch, megatron, te or torch-compile" plan --local $m345 --loss-impl x
 
 cat >"$dir/job.toml" <<'TOML'
 [training]
