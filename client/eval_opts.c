@@ -269,7 +269,9 @@ static const char eval_usage[] =
     "                      executor, the default), torch (eager cross_entropy over\n"
     "                      logits.float(): torchtitan, an --torchtitan import),\n"
     "                      megatron (vocab_parallel_cross_entropy: a --megatron-args\n"
-    "                      import) or te (TE's fused loss); --autocast is torch's\n"
+    "                      import), te (TE's fused loss) or torch-compile (torch's\n"
+    "                      under torch.compile: torchtitan since 2025); --autocast\n"
+    "                      is torch's\n"
     "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The step\n"
     "                      as the stack runs it\"): fused (one Adam kernel, Tessel's\n"
     "                      executor; the default), megatron (Megatron-core, bf16:\n"
@@ -708,7 +710,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LOSS_IMPL:
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
-            return tsl_err_set(err, "loss-impl: '%s' is not exec, torch, megatron or te", optarg);
+            return tsl_err_set(
+                err, "loss-impl: '%s' is not exec, torch, megatron, te or torch-compile", optarg);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);

@@ -745,9 +745,12 @@ static void shift_bytes(uint64_t *b, double d)
  * forward's transient. t is the TP degree the vocabulary is split over: torch's
  * loss runs loss_parallel's eager decomposition under t > 1 (loss_impl.h). PAPER:
  * the seeds' head, the fp32 logits alone, whatever loss_impl says (a script's
- * autocast loss stays priced, as before loss_impl). */
+ * autocast loss stays priced, as before loss_impl). held: the stage holds the
+ * micro-batch's bf16 logits to the step's end anyway (pp_logits_held_bytes), so a
+ * loss that keeps those very logits (tsl_loss_keeps_logits: torch-compile's saved
+ * input) keeps nothing beside them. */
 static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost_mode_t mode,
-                       uint32_t t, double samples, uint64_t *act, double *loss)
+                       uint32_t t, double samples, bool held, uint64_t *act, double *loss)
 {
     if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
         return;
@@ -757,7 +760,8 @@ static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost
     uint32_t impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;
     /* a script's autocast loss is ATen's over its whole logits, not loss_parallel's */
     uint32_t split = k->autocast ? 1 : t;
-    double kept = tsl_loss_kept_bytes(impl) - TSL_LOSS_MODEL_KEPT_BYTES;
+    double kept = (held && tsl_loss_keeps_logits(impl) ? 0.0 : tsl_loss_kept_bytes(impl)) -
+                  TSL_LOSS_MODEL_KEPT_BYTES;
     double fwd = tsl_loss_fwd_bytes(impl, split);
     if (k->autocast) {
         kept += TSL_AUTOCAST_LOGITS_KEPT_BYTES;
@@ -774,13 +778,14 @@ static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost
  * (stage.py forward_one_chunk, schedules.py step; pytorch/pytorch#159251), and runs
  * the loss inside the schedule (_maybe_compute_loss), so torchtitan's `del pred`
  * (train.py:306-307 at 9dec370, PP off only) has no counterpart: at the last
- * micro-batch's backward the stage holds all m. Not under autocast (a script's own
+ * micro-batch's backward the stage holds all m; under the compiled loss
+ * (torch-compile) too, the pipelining being the same. Not under autocast (a script's own
  * loop) nor PAPER (the seeds' head). */
 static double pp_logits_held_bytes(const tsl_layer_t *l, const tsl_cost_env_t *env, double samples)
 {
     const tsl_cost_knobs_t *k = &env->knobs;
     if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0 || !env->pipelined ||
-        env->mode == TSL_COST_PAPER || k->autocast || k->loss_impl != TSL_LOSS_TORCH)
+        env->mode == TSL_COST_PAPER || k->autocast || !tsl_loss_pp_holds_logits(k->loss_impl))
         return 0.0;
     return act_elem_bytes(k) * (double)l->seq_len * l->vocab * samples;
 }
@@ -810,7 +815,8 @@ static double fp8_stash_save_bytes(uint32_t recipe)
 
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
-                         tsl_cost_mode_t mode, bool fp8, bool any_layout, tsl_layer_cost_t *out)
+                         tsl_cost_mode_t mode, bool fp8, bool any_layout, bool held,
+                         tsl_layer_cost_t *out)
 {
     double gb = grad_elem_bytes(k);
     out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
@@ -850,7 +856,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
     double loss = 0.0; /* the LM loss's transient (loss_bytes) */
-    loss_bytes(l, k, mode, g.t, (double)mb / ((double)g.t * w), &act, &loss);
+    loss_bytes(l, k, mode, g.t, (double)mb / ((double)g.t * w), held, &act, &loss);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
@@ -2419,9 +2425,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->instr_b_s = instr_b;
     out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
-    layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
-                 env->device_fp8_any_layout, out);
     out->step_bytes = (uint64_t)ceil(pp_logits_held_bytes(l, env, (double)mb / ((double)g.t * w)));
+    layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
+                 env->device_fp8_any_layout, out->step_bytes > 0, out);
     if (l->experts && !l->shared_weights) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));

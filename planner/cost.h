@@ -408,8 +408,13 @@ typedef enum tsl_cost_mode {
  * the combine's scatter into zeros, the routing weights' product and the top-k sum
  * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81.
  * 88: 82, 83, 85, 86 and 87 merged (each branch took its own number from 81; 84
- * unused): a plan none of whose terms they name prices as 81. */
-#define TSL_COST_MODEL_VERSION 88u
+ * unused): a plan none of whose terms they name prices as 81.
+ * 90 (89 another branch's): loss_impl torch-compile, torch's cross_entropy over
+ * logits.float() under torch.compile (torchtitan e7c0cae components/loss.py):
+ * inductor's fused loss keeps the bf16 logits (2 B per logit) and allocates only
+ * their bf16 gradient (2 B) — against eager torch's 4 kept and 8 transient; a plan
+ * with another loss_impl prices as 88. */
+#define TSL_COST_MODEL_VERSION 90u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -5,14 +5,14 @@
 
 #include <string.h>
 
-static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {"exec", "torch", "megatron", "te"};
+static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {"exec", "torch", "megatron", "te",
+                                                            "torch-compile"};
 
 /* kept, fwd, bwd bytes per logit (loss_impl.h says where each comes from) */
 static const double impl_bytes[TSL_LOSS_IMPL_COUNT][3] = {
-    [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},
-    [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
-    [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},
-    [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
+    [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},          [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
+    [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},      [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
+    [TSL_LOSS_TORCH_COMPILE] = {2.0, 0.0, 2.0},
 };
 
 const char *tsl_loss_impl_name(uint32_t impl)
@@ -32,7 +32,9 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
 {
     if (impl >= TSL_LOSS_IMPL_COUNT)
         return tsl_err_set(
-            err, "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te)",
+            err,
+            "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te, "
+            "4 torch-compile)",
             impl);
     if (autocast && impl != TSL_LOSS_EXEC && impl != TSL_LOSS_TORCH)
         return tsl_err_set(err,
@@ -54,6 +56,16 @@ static double figure(uint32_t impl, int which)
 double tsl_loss_kept_bytes(uint32_t impl)
 {
     return figure(impl, 0);
+}
+
+bool tsl_loss_keeps_logits(uint32_t impl)
+{
+    return impl == TSL_LOSS_TORCH_COMPILE;
+}
+
+bool tsl_loss_pp_holds_logits(uint32_t impl)
+{
+    return impl == TSL_LOSS_TORCH || impl == TSL_LOSS_TORCH_COMPILE;
 }
 
 double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp)

@@ -55,6 +55,23 @@
  *             writes the gradient into the bf16 logits in place, saved (2 kept);
  *             the backward scales them in place: fwd 0, bwd 0 (per-row
  *             scalars only).
+ *   torch-compile
+ *             the same F.cross_entropy over logits.float() under torch.compile
+ *             (torchtitan e7c0cae components/loss.py build_cross_entropy_loss:
+ *             torch.compile(loss_fn) when training.compile; torchtitan#551 moved
+ *             the .float() into the compiled loss). Inductor fuses the upcast into
+ *             the log-softmax reductions and the backward into one pointwise
+ *             kernel over the saved reductions: the graph saves its bf16 input,
+ *             the logits (2 kept; the script's `del pred` drops a name, not the
+ *             saved tensor) and per-row statistics; the forward allocates nothing
+ *             per logit (fwd 0); the backward writes the bf16 input gradient
+ *             beside the saved logits (bwd 2). Measured (Lightning-AI/
+ *             lightning-thunder#1654, #1552: a compiled HF causal-LM loss with
+ *             the .float() inside over 4096 × 152064 bf16 logits, 1.246 GB):
+ *             the forward's peak 1245.77 MB, the logits alone; forward and
+ *             backward 3.7 GB, the logits, the new gradient and the previous
+ *             iteration's .grad. Under TP (loss_parallel inside the compiled
+ *             graph) the same figures are assumed: no source read.
  */
 #ifndef TSL_LOSS_IMPL_H
 #define TSL_LOSS_IMPL_H
@@ -65,18 +82,19 @@
 #include <stdint.h>
 
 typedef enum tsl_loss_impl {
-    TSL_LOSS_EXEC = 0,     /* Tessel's executor: the default (target any) */
-    TSL_LOSS_TORCH = 1,    /* F.cross_entropy over logits.float(), eager (torchtitan) */
-    TSL_LOSS_MEGATRON = 2, /* Megatron-LM's vocab_parallel_cross_entropy */
-    TSL_LOSS_TE = 3,       /* Transformer Engine's fused parallel_cross_entropy */
-    TSL_LOSS_IMPL_COUNT = 4
+    TSL_LOSS_EXEC = 0,          /* Tessel's executor: the default (target any) */
+    TSL_LOSS_TORCH = 1,         /* F.cross_entropy over logits.float(), eager (torchtitan) */
+    TSL_LOSS_MEGATRON = 2,      /* Megatron-LM's vocab_parallel_cross_entropy */
+    TSL_LOSS_TE = 3,            /* Transformer Engine's fused parallel_cross_entropy */
+    TSL_LOSS_TORCH_COMPILE = 4, /* the same under torch.compile (torchtitan since 2025) */
+    TSL_LOSS_IMPL_COUNT = 5
 } tsl_loss_impl_t;
 
 /* Bytes per logit the model's head figure already counts as kept (model.c
  * add_head: the fp32 logits kept for the loss). */
 #define TSL_LOSS_MODEL_KEPT_BYTES 4.0
 
-/* "exec", "torch", "megatron", "te"; NULL out of range. */
+/* "exec", "torch", "megatron", "te", "torch-compile"; NULL out of range. */
 const char *tsl_loss_impl_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_loss_impl_parse(const char *name);
@@ -89,6 +107,13 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
  * vocabulary is split over tp TP ranks (0 or 1: not split); only torch's
  * transients depend on it (loss_parallel's decomposition above). */
 double tsl_loss_kept_bytes(uint32_t impl);
+/* Whether what impl keeps is the bf16 logits themselves (torch-compile: the
+ * compiled graph's saved input), which a pipelined stage's output_chunks holds
+ * anyway (cost.c pp_logits_held_bytes): not a second copy. */
+bool tsl_loss_keeps_logits(uint32_t impl);
+/* Whether impl is torchtitan's, whose pipelined runs hold every micro-batch's
+ * logits in torch.distributed.pipelining's output_chunks (torch, torch-compile). */
+bool tsl_loss_pp_holds_logits(uint32_t impl);
 double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp);
 double tsl_loss_bwd_bytes(uint32_t impl, uint32_t tp);
 

@@ -328,7 +328,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->sdp_nosync << 26 | (uint64_t)k->attn_kernel << 48 |
             (uint64_t)(k->sdp_nosync && env->pipelined) << 27 | (uint64_t)k->tf32_off << 28 |
             (uint64_t)k->tp_whole_heads << 29 |
-            (uint64_t)(k->loss_impl == TSL_LOSS_TORCH && env->pipelined) << 30,
+            (uint64_t)(tsl_loss_pp_holds_logits(k->loss_impl) && env->pipelined) << 30,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,

@@ -1224,7 +1224,9 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
  *   megatron    vocab_parallel_cross_entropy: Megatron-LM's default
  *               (--cross-entropy-loss-fusion off, TransformerConfig at 4415119);
  *   torchtitan  cross_entropy(pred.flatten(0, 1).float(), ...) eager (train.py
- *               loss_fn at 9dec370; loss_parallel under TP, sharded the same way);
+ *               loss_fn at 9dec370; loss_parallel under TP, sharded the same way),
+ *               or the same under torch.compile (torch-compile: since the loss is
+ *               compiled with training.compile, components/loss.py at e7c0cae);
  *   deepspeed   Megatron-DeepSpeed's GPT runs Megatron's vocab-parallel loss;
  *   galvatron   its parallel_loss, Megatron's vocabulary-parallel cross-entropy
  *               (galvatron/core/runtime/models/modules.py at cea12ff);
@@ -1315,7 +1317,8 @@ int tsl_megatron_te_loss_ok(uint32_t t, uint32_t loss_impl, bool autocast, tsl_e
 
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)
 {
-    return impl == tsl_target_loss_impl(t) || (t == TSL_TARGET_MEGATRON && impl == TSL_LOSS_TE);
+    return impl == tsl_target_loss_impl(t) || (t == TSL_TARGET_MEGATRON && impl == TSL_LOSS_TE) ||
+           (t == TSL_TARGET_TORCHTITAN && impl == TSL_LOSS_TORCH_COMPILE);
 }
 
 uint32_t tsl_target_loss_impl(uint32_t t)

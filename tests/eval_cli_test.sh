@@ -267,6 +267,19 @@ assert a["iter_time_s"] == b["iter_time_s"] == c["iter_time_s"], (a, b, c)
 assert b["peak_bytes"] - a["peak_bytes"] == 10 * L, (b["peak_bytes"] - a["peak_bytes"], 10 * L)
 assert a["peak_bytes"] - c["peak_bytes"] == 4 * L, (a["peak_bytes"] - c["peak_bytes"], 4 * L)
 PY
+# torch's loss under torch.compile (cost model 90): inductor keeps the bf16 logits and
+# writes only their bf16 gradient, 2 + 2 B against the executor's 4 + 2
+expect 0 "" eval $lw --loss-impl torch-compile
+python3 - "$dir/loss-exec.json" "$out" <<'PY' && ok || bad "--loss-impl torch-compile: $(cat "$out")"
+import json, sys
+a, d = (json.load(open(f))["plan"] for f in sys.argv[1:])
+L = 4 * 1024 * 50257 // 2
+assert d["loss_impl"] in (4, "torch-compile"), d["loss_impl"]
+assert a["iter_time_s"] == d["iter_time_s"], (a, d)
+assert a["peak_bytes"] - d["peak_bytes"] == 2 * L, (a["peak_bytes"] - d["peak_bytes"], 2 * L)
+PY
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --target torchtitan \
+    --loss-impl torch-compile
 # the stack switches through a plan document: out of range or of the wrong type, refused
 # naming the field (never read as 0)
 expect 0 "" plan --local $m345 --batch 32 --no-baselines --json
@@ -351,11 +364,11 @@ grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-
     ok || bad "loss and step not printed: $(cat "$out")"
 expect 0 "" eval ${lw% --json}
 ! grep -q "^  loss:\|opt_step" "$out" && ok || bad "the executor's printed: $(cat "$out")"
-expect 2 "loss-impl: 'nll' is not exec, torch, megatron or te" eval $lw --loss-impl nll
+expect 2 "loss-impl: 'nll' is not exec, torch, megatron, te or torch-compile" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
     --model GPT2-345M --cluster 8xA100-80G --target torchtitan --loss-impl megatron
-expect 2 "loss-impl: 'x' is not exec, torch, megatron or te" plan --local $m345 --loss-impl x
+expect 2 "loss-impl: 'x' is not exec, torch, megatron, te or torch-compile" plan --local $m345 --loss-impl x
 
 cat >"$dir/job.toml" <<'TOML'
 [training]

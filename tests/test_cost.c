@@ -2550,6 +2550,8 @@ static void test_autocast_memory(void)
  *   torch     4 B (log_softmax's output); max(2 + 4, 4 + 4) = 8 B
  *   megatron  4 B (the fp32 softmax); max(2 bf16 logits, 2 bf16 gradient) = 2 B
  *   te        2 B (the bf16 logits, the gradient written into them); 0
+ *   torch-compile  2 B (the compiled graph's saved bf16 input, the logits);
+ *             max(0, 2 the bf16 input gradient) = 2 B
  * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank), and
  * torch's loss is loss_parallel's DTensor decomposition (torchtitan under TP):
  * max(2 + 4 + 4, 4 + 4 + 4) = 12 B transient per logit, not 8. */
@@ -2563,7 +2565,7 @@ static void test_loss_impl(void)
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     const uint64_t L = 1024ull * 50257, x = 2ull * 1024 * 1024;
-    const uint64_t kept[] = {4, 4, 4, 2}, peak[] = {2, 8, 2, 0}, peak_tp[] = {2, 12, 2, 0};
+    const uint64_t kept[] = {4, 4, 4, 2, 2}, peak[] = {2, 8, 2, 0, 2}, peak_tp[] = {2, 12, 2, 0, 2};
     tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
         tsl_layer_cost_t a, b;
@@ -2614,7 +2616,10 @@ static void test_loss_impl(void)
               tsl_loss_bwd_bytes(TSL_LOSS_MEGATRON, 1) == 2.0 &&
               tsl_loss_bwd_bytes(TSL_LOSS_EXEC, 8) == 2.0 &&
               tsl_loss_kept_bytes(TSL_LOSS_TE) == 2.0 &&
-              tsl_loss_bwd_bytes(TSL_LOSS_TE, 8) == 0.0 && tsl_loss_kept_bytes(9) == 4.0,
+              tsl_loss_bwd_bytes(TSL_LOSS_TE, 8) == 0.0 && tsl_loss_kept_bytes(9) == 4.0 &&
+              tsl_loss_kept_bytes(TSL_LOSS_TORCH_COMPILE) == 2.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_TORCH_COMPILE, 1) == 0.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_TORCH_COMPILE, 8) == 2.0,
           "figures");
     /* a classification head (one token) has no LM loss */
     tsl_layer_t cls = {
@@ -2631,7 +2636,8 @@ static void test_loss_impl(void)
               tsl_loss_impl_parse("te") == TSL_LOSS_TE && tsl_loss_impl_parse("Torch") == -1 &&
               tsl_loss_impl_parse(NULL) == -1 &&
               strcmp(tsl_loss_impl_name(TSL_LOSS_MEGATRON), "megatron") == 0 &&
-              tsl_loss_impl_name(4) == NULL,
+              tsl_loss_impl_parse("torch-compile") == TSL_LOSS_TORCH_COMPILE &&
+              tsl_loss_impl_name(5) == NULL,
           "names");
     CHECK(tsl_target_loss_impl(TSL_TARGET_ANY) == TSL_LOSS_EXEC &&
               tsl_target_loss_impl(TSL_TARGET_TORCHTITAN) == TSL_LOSS_TORCH &&
@@ -2646,7 +2652,13 @@ static void test_loss_impl(void)
               tsl_loss_impl_ok(TSL_LOSS_EXEC, true, &err) == 0 &&
               tsl_loss_impl_ok(TSL_LOSS_TORCH, true, &err) == 0,
           "accepted: %s", err.msg);
-    CHECK(tsl_loss_impl_ok(4, false, &err) != 0 && strstr(err.msg, "loss_impl: 4"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(5, false, &err) != 0 && strstr(err.msg, "loss_impl: 5"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(TSL_LOSS_TORCH_COMPILE, true, &err) != 0 && strstr(err.msg, "autocast"),
+          "torch-compile under autocast: %s", err.msg);
+    /* torchtitan runs either of torch's losses, the others none */
+    CHECK(tsl_target_loss_runs(TSL_TARGET_TORCHTITAN, TSL_LOSS_TORCH_COMPILE) &&
+              !tsl_target_loss_runs(TSL_TARGET_MEGATRON, TSL_LOSS_TORCH_COMPILE),
+          "torch-compile by target");
     CHECK(tsl_loss_impl_ok(TSL_LOSS_MEGATRON, true, &err) != 0 && strstr(err.msg, "loss_impl") &&
               strstr(err.msg, "autocast"),
           "%s", err.msg);

@@ -437,8 +437,9 @@ static void test_pp_held_logits(void)
     tsl_request_init(&r);
     static tsl_plan_t g, out2, out8;
     const uint64_t held = 2ull * 1024 * 50257;
-    const uint32_t impls[] = {TSL_LOSS_TORCH, TSL_LOSS_MEGATRON};
-    for (uint32_t i = 0; i < 2; i++) {
+    const uint32_t impls[] = {TSL_LOSS_TORCH, TSL_LOSS_MEGATRON, TSL_LOSS_TORCH_COMPILE};
+    static tsl_plan_t torch2;
+    for (uint32_t i = 0; i < 3; i++) {
         r.loss_impl = impls[i];
         given_plan(&g, 4, 2, "single", 1, 2);
         g.stages[0].first_layer = 0;
@@ -448,13 +449,21 @@ static void test_pp_held_logits(void)
         g.stages[0].first_layer = 0;
         g.stages[1].first_layer = 2;
         CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out8, &err) == 0, "m 8: %s", err.msg);
-        uint64_t want = impls[i] == TSL_LOSS_TORCH ? 6 * held : 0;
+        uint64_t want = impls[i] != TSL_LOSS_MEGATRON ? 6 * held : 0;
         CHECK(out2.stages[1].inflight == 1 && out8.stages[1].inflight == 1 &&
                   out8.stages[1].peak_bytes - out2.stages[1].peak_bytes == want,
               "%s: last stage %llu → %llu B, want +%llu", tsl_loss_impl_name(impls[i]),
               (unsigned long long)out2.stages[1].peak_bytes,
               (unsigned long long)out8.stages[1].peak_bytes, (unsigned long long)want);
+        if (impls[i] == TSL_LOSS_TORCH)
+            torch2 = out2;
     }
+    /* the compiled loss keeps the held bf16 logits themselves, not a copy: against
+     * torch's 4 B kept and 8 B transient, 0 and 2 per logit (held / 2 logits) */
+    CHECK(torch2.stages[1].peak_bytes - out2.stages[1].peak_bytes == 10 * (held / 2),
+          "torch-compile: last stage %llu B against torch's %llu",
+          (unsigned long long)out2.stages[1].peak_bytes,
+          (unsigned long long)torch2.stages[1].peak_bytes);
     r.loss_impl = TSL_LOSS_TORCH;
     given_plan(&g, 4, 1, "single", 1, 2);
     CHECK(tsl_eval_plan(&m, &c1, &r, &g, &out2, &err) == 0, "pp 1, m 2: %s", err.msg);

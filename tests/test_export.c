@@ -171,6 +171,9 @@ static void test_megatron(void)
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: loss_impl te: Megatron-LM refuses");
     plan.loss_impl = TSL_LOSS_MEGATRON;
     free(export_ok(TSL_EXPORT_MEGATRON, &plan));
+    /* torch's compiled loss is torchtitan's, not a Megatron-LM line's */
+    plan.loss_impl = TSL_LOSS_TORCH_COMPILE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "loss_impl torch-compile");
     plan.loss_impl = TSL_LOSS_EXEC;
     /* CP: TE's ring (Megatron-LM --cp-comm-type p2p); Megatron's DP leaves the CP ranks
      * out (world / (TP x CP x PP)), and so does the header */
@@ -665,12 +668,15 @@ static void test_torchtitan_moe(void)
     torchtitan_back(toml, &plan);
     free(toml);
     /* the loss: priced as Megatron-LM's (loss_impl megatron) it is not torchtitan's,
-     * refused naming the field; the executor's and torch's pass (loss_impl.h) */
+     * refused naming the field; the executor's, torch's and torch's compiled one pass
+     * (loss_impl.h: torchtitan compiles its loss with training.compile since 2025) */
     plan.loss_impl = TSL_LOSS_MEGATRON;
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
                    "torchtitan: runs its LM loss as loss_impl torch; the plan was priced with "
                    "loss_impl megatron");
     plan.loss_impl = TSL_LOSS_TORCH;
+    free(export_ok(TSL_EXPORT_TORCHTITAN, &plan));
+    plan.loss_impl = TSL_LOSS_TORCH_COMPILE;
     free(export_ok(TSL_EXPORT_TORCHTITAN, &plan));
     plan.loss_impl = TSL_LOSS_EXEC;
     /* the optimizer step likewise (opt_step.h): Megatron-core's is not torchtitan's;
