@@ -692,6 +692,14 @@ typedef struct tsl_cost_knobs {
      * allow_tf32 True): tf32_off stays false whatever the target; prices nothing itself,
      * recorded in the plan (plan.h tf32) so that the exports take it */
     bool tf32;
+    /* fp16 mixed precision (docs/cost-model.md "fp16 mixed precision"): fp16 weights,
+     * activations and gradients beside an fp32 master, a dynamic loss scaler. GEMMs,
+     * memory-bound kernels and collectives cost as in bf16 (the same 2 bytes, the same
+     * tensor-core peak on every part that has both); what differs is the step: the
+     * scaler's unscale and inf check, which the target's optimizer step prices where the
+     * stack runs it (tsl_knobs_fp16: megatron's opt_step megatron-core-fp16). Set by the
+     * request's fp16, or where a GPU of the cluster has no bf16 (tsl_cluster_no_bf16). */
+    bool fp16;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -959,6 +967,12 @@ typedef struct tsl_layer_cost {
  * the same figures, and a plan the stacks' exports take whatever the request's target
  * (plan.h tf32_off). The search, eval and the H3T fallback alike. */
 void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
+/* 16-bit mixed precision on c (docs/cost-model.md "fp16 mixed precision"): fp16 where
+ * the request or plan said so or where a GPU of c has no bf16 (tsl_cluster_no_bf16),
+ * never with fp32; an fp16 step under Megatron-LM's MixedPrecisionOptimizer adds its
+ * loss scaler's unscale and inf check (opt_step megatron -> megatron-core-fp16). The
+ * search, eval and the H3T fallback alike. */
+void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
  * (computed from env) or precomputed by tsl_cost_strategy_bw (and, for MoE layers,
