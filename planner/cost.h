@@ -408,8 +408,14 @@ typedef enum tsl_cost_mode {
  * the combine's scatter into zeros, the routing weights' product and the top-k sum
  * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81.
  * 88: 82, 83, 85, 86 and 87 merged (each branch took its own number from 81; 84
- * unused): a plan none of whose terms they name prices as 81. */
-#define TSL_COST_MODEL_VERSION 88u
+ * unused): a plan none of whose terms they name prices as 81.
+ * 89: fp16 mixed precision (knobs.fp16: asked, or where a GPU has no bf16 tensor cores,
+ * tsl_gpu_spec_t.no_bf16): under Megatron-LM's step the loss scaler's unscale and inf
+ * check over the fp32 main gradients (opt_step megatron-core-fp16: megatron's + 8 B per
+ * updated parameter, a kernel); FP8 never weighed beside an fp32 or fp16 plan (the search
+ * priced --fp32 --target torchtitan with FP8 linears). A plan without fp16 on GPUs with
+ * bf16 prices as 88. */
+#define TSL_COST_MODEL_VERSION 89u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
