@@ -279,7 +279,7 @@ sw() { # KEY VALUE(json) STATUS PATTERN
 sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
 sw loss_impl '"torch"' 2 "eval: plan: loss_impl: expected a whole number, got a string"
 sw loss_impl -1 2 "eval: plan: loss_impl: -1 is negative"
-sw opt_step 5 2 "opt_step: 5 is not an optimizer step"
+sw opt_step 6 2 "opt_step: 6 is not an optimizer step"
 sw opt_step '"megatron"' 2 "eval: plan: opt_step: expected a whole number, got a string"
 sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
