@@ -369,6 +369,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "neither --bf16 nor --fp16; torchtitan: mixed_precision_param "
                             "\"float32\")",
                             tsl_target_name(t));
+    if (eo->fp16) /* likewise */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp16: a %s configuration names its own precision (megatron: "
+                            "--fp16; torchtitan has none)",
+                            tsl_target_name(t));
     if (eo->ds_grad_bucket) /* both reduce their own buffers in place */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_grad_bucket: a %s configuration does not reduce its gradients "
@@ -480,6 +485,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->ds_wall_clock = eo->ds_wall_clock;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;
+    r->fp16 = eo->fp16;
     r->attn_kernel = eo->attn_kernel;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;

@@ -21,7 +21,7 @@ static const char eval_usage[] =
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
-    "                      [--fp32] [--tf32]\n"
+    "                      [--fp32] [--tf32] [--fp16]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--sdp-layer-roots]\n"
@@ -204,6 +204,10 @@ static const char eval_usage[] =
     "                      changes nothing, and the plan says so); refused with a\n"
     "                      16-bit plan or configuration, whose GEMMs are never TF32,\n"
     "                      and where no GPU of the cluster has TF32\n"
+    "  --fp16              fp16 mixed precision with a dynamic loss scaler (the\n"
+    "                      default where a GPU of the cluster has no bf16: V100, T4,\n"
+    "                      TITAN RTX, 2080 Ti; else bf16): the step's unscale and inf\n"
+    "                      check under megatron; refused with --fp32 or FP8\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -279,8 +283,10 @@ static const char eval_usage[] =
     "                      grad buffer zeroed), megatron-fp16 (Megatron-LM 2021-22,\n"
     "                      --fp16: unscale and inf check, no clip scale), torch\n"
     "                      (torch.optim.AdamW foreach + clip_grad_norm_, torchtitan)\n"
-    "                      or deepspeed-fp16 (DeepSpeed's unfused fp16 optimizer,\n"
-    "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork)\n"
+    "                      deepspeed-fp16 (DeepSpeed's unfused fp16 optimizer,\n"
+    "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork) or\n"
+    "                      megatron-core-fp16 (megatron's passes with --fp16's\n"
+    "                      unscale and inf check: an fp16 plan under megatron)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --bf16-layers-start N, --bf16-layers-end N\n"
@@ -384,6 +390,7 @@ enum {
     OPT_DS_WALL_CLOCK,
     OPT_FP32,
     OPT_TF32,
+    OPT_FP16,
     OPT_ATTN_KERNEL,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
@@ -477,6 +484,7 @@ static const struct option eval_long[] = {
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
+    {"fp16", no_argument, 0, OPT_FP16},
     {"attn-kernel", required_argument, 0, OPT_ATTN_KERNEL},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
@@ -717,8 +725,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         eo->opt_step = tsl_opt_step_parse(optarg);
         if (eo->opt_step < 0)
             return tsl_err_set(err,
-                               "opt-step: '%s' is not fused, megatron, megatron-fp16, torch or "
-                               "deepspeed-fp16",
+                               "opt-step: '%s' is not fused, megatron, megatron-fp16, torch, "
+                               "deepspeed-fp16 or megatron-core-fp16",
                                optarg);
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
@@ -741,6 +749,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
+    case OPT_FP16: eo->fp16 = true; return 0;
     case OPT_TF32: eo->tf32 = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);

@@ -583,6 +583,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
               out);
     else if (json_is_true(json_object_get(plan, "fp32")))
         fputs("  precision: fp32 (TF32 GEMMs where the GPU has them)\n", out);
+    else if (json_is_true(json_object_get(plan, "fp16")))
+        fputs("  precision: fp16 with a dynamic loss scaler (fp32 master; the default where a "
+              "GPU has no bf16)\n",
+              out);
     else
         fputs("  precision: bf16\n", out);
     long long b16s = integer(plan, "bf16_layers_start"), b16e = integer(plan, "bf16_layers_end");

@@ -67,7 +67,9 @@ static const char hardware_usage[] =
     "intra-node and PCIe bandwidth) and where they come from (--json: {gpus, links},\n"
     "each GPU with its default_budget_bytes, its --fp32 GEMM peak fp32_peak_flops and,\n"
     "with TF32 off as --target megatron, deepspeed and torchtitan run it,\n"
-    "fp32_tf32_off_peak_flops). Does not talk to tesseld. See docs/cluster-format.md.\n";
+    "fp32_tf32_off_peak_flops; bf16, false on GPUs without bf16 tensor cores, which\n"
+    "train 16-bit mixed precision in fp16). Does not talk to tesseld. See\n"
+    "docs/cluster-format.md.\n";
 
 /* models and hardware: --help, --json, nothing else. Returns -1 to go on,
  * or the exit status. */
@@ -166,14 +168,14 @@ static int hardware_json(void)
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
         json_array_append_new(
             gpus,
-            json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
-                      "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
+            json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:s}", "name",
+                      g->name, "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
                       (json_int_t)tsl_request_device_budget(&r, g->mem_bytes), "peak_flops",
                       g->peak_flops, "efficiency", g->efficiency, "intra_bw_bytes_per_s",
                       g->intra_bw, "pcie_bw_bytes_per_s", g->pcie_bw, "mem_bw_bytes_per_s",
                       g->mem_bw, "fp32_peak_flops", tsl_gpu_fp32_peak(g),
-                      "fp32_tf32_off_peak_flops", tsl_gpu_fp32_peak_as(g, true), "source",
-                      g->source));
+                      "fp32_tf32_off_peak_flops", tsl_gpu_fp32_peak_as(g, true), "bf16",
+                      (int)!g->no_bf16, "source", g->source));
     }
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);

@@ -1452,6 +1452,7 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * allow_tf32 at its False default: knobs.tf32_off) */
     c->knobs.fp32 = !st->bf16 && !st->fp16;
     c->knobs.tf32_off = c->knobs.fp32;
+    c->knobs.fp16 = st->fp16; /* --fp16: fp16 mixed precision, its loss scaler (cost.h) */
     if (mg_optimizer(c, st, err) != 0)
         return -1;
     /* --main-grads-dtype bf16 leaves the accumulation in bf16 like --grad-reduce-in-bf16 */

@@ -35,7 +35,12 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         json_object_set_new(o, "train_batch_size", json_integer(p->global_batch));
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
-    if (!p->fp32) /* fp32 training: no bf16/fp16 section (DeepSpeed's fp32 default) */
+    /* fp32 training: no bf16/fp16 section (DeepSpeed's fp32 default); fp16 (plan.h fp16)
+     * with its dynamic loss scaler, loss_scale 0 (runtime/precision_config.py at edaa722:
+     * initial_scale_power 16, loss_scale_window 1000, hysteresis 2, min_loss_scale 1) */
+    if (p->fp16 && !p->fp32)
+        json_object_set_new(o, "fp16", json_pack("{s:b, s:i}", "enabled", 1, "loss_scale", 0));
+    else if (!p->fp32)
         json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
     int stage = u.sdp > 1 ? 3 : (int)u.s.zero;
     /* bf16 at stage 0 under a PipelineModule runs BF16_Optimizer (runtime/engine.py

@@ -22,6 +22,13 @@
 /* What builds the same model but no cost reads (tsl_target_megatron_shapes
  * refuses what Megatron-LM cannot take): --rotary-base (an int in Megatron-LM,
  * default 10000), --norm-epsilon (default 1e-5), Llama 3's RoPE scaling. */
+/* Whether the plan trains in fp16 under Megatron-LM (--fp16): an fp16 plan, or one
+ * priced with the 2021-22 fp16 optimizer's step. */
+static bool megatron_fp16(const tsl_plan_t *p)
+{
+    return p->fp16 || p->opt_step == TSL_OPT_STEP_MEGATRON_FP16;
+}
+
 static void write_rope(const tsl_model_t *m, FILE *out)
 {
     if (m->layers[0].positions == 0 && m->rope.base > 0.0)
@@ -273,10 +280,11 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
     write_mtp(v->model, out);
-    /* a plan priced with the fp16 optimizer's step (opt_step megatron-fp16: its loss
-     * scaler's unscale) trains in fp16, as the --fp16 line it was read from */
+    /* an fp16 plan (plan.h fp16: asked, or on a GPU without bf16), or one priced with
+     * the 2021-22 fp16 optimizer's step (opt_step megatron-fp16, read from a --fp16
+     * line), trains in fp16 under Megatron's dynamic loss scaler (its defaults) */
     if (!v->plan->fp32) /* fp32 training: neither (params_dtype stays torch.float) */
-        fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);
+        fputs(megatron_fp16(v->plan) ? "--fp16\n" : "--bf16\n", out);
 }
 
 /* The stages' Transformer layers as Megatron-LM splits them (target.h
@@ -480,7 +488,7 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
 static void write_knobs(const tsl_plan_t *p, FILE *out)
 {
     /* --bf16 reduces in fp32 unless told; --fp16 in fp16 unless told (validate_args) */
-    if (p->opt_step == TSL_OPT_STEP_MEGATRON_FP16) {
+    if (megatron_fp16(p)) {
         if (p->grad_reduce_bytes == 4)
             fputs("--accumulate-allreduce-grads-in-fp32\n", out);
     } else if (p->grad_reduce_bytes != 4 && !p->fp32) { /* fp32: fp32 gradients throughout */

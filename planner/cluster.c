@@ -74,7 +74,7 @@ static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b)
     return a->mem_bytes == b->mem_bytes && a->peak_flops == b->peak_flops &&
            a->efficiency == b->efficiency && a->intra_bw == b->intra_bw &&
            a->pcie_bw == b->pcie_bw && a->fp32_peak_flops == b->fp32_peak_flops &&
-           a->tf32_peak_flops == b->tf32_peak_flops;
+           a->tf32_peak_flops == b->tf32_peak_flops && a->no_bf16 == b->no_bf16;
 }
 
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,
@@ -634,6 +634,14 @@ bool tsl_cluster_tf32_moot(const tsl_cluster_t *c)
             return false;
     }
     return true;
+}
+
+const tsl_gpu_spec_t *tsl_cluster_no_bf16(const tsl_cluster_t *c)
+{
+    for (uint32_t i = 0; i < c->n_gpu_types; i++)
+        if (c->gpu_types[i].no_bf16)
+            return &c->gpu_types[i];
+    return NULL;
 }
 
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)

@@ -65,6 +65,10 @@ typedef struct tsl_gpu_spec {
     double fp32_peak_flops; /* non-tensor fp32 FMA peak, FLOP/s (datasheet); 0 = not known */
     double tf32_peak_flops; /* dense TF32 tensor-core peak, FLOP/s (datasheet); 0 = no TF32
                                (Volta, Turing and older) or not known */
+    bool no_bf16;           /* no bf16 tensor cores (compute capability 7.x: Volta, Turing),
+                               where the stacks train 16-bit mixed precision in fp16 with a
+                               loss scaler (cost.h knobs.fp16); false: bf16 runs at
+                               peak_flops, as on every part from Ampere and CDNA3 on */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -197,6 +201,11 @@ double tsl_gpu_fp32_flops_as(const tsl_gpu_spec_t *g, bool tf32_off);
  * tf32_off and the stacks' exports take it (docs/cost-model.md "TF32 off under a
  * stack's target"). False where a GPU has no fp32 figure (fp32 refused on it). */
 bool tsl_cluster_tf32_moot(const tsl_cluster_t *c);
+/* The first GPU type of c without bf16 tensor cores (tsl_gpu_spec_t.no_bf16: V100, T4,
+ * TITAN RTX, 2080 Ti), NULL where every one has them. A cluster with one such GPU trains
+ * 16-bit mixed precision in fp16 everywhere (cost.h knobs.fp16, docs/cost-model.md "fp16
+ * mixed precision"): bf16 there is refused naming it. */
+const tsl_gpu_spec_t *tsl_cluster_no_bf16(const tsl_cluster_t *c);
 /* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
  * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
  * every operand layout, not Hopper's TN alone (Transformer Engine's

@@ -2119,6 +2119,18 @@ void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
         k->tf32_off = true;
 }
 
+void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
+{
+    if (k->fp32) {
+        k->fp16 = false;
+        return;
+    }
+    if (tsl_cluster_no_bf16(c) != NULL)
+        k->fp16 = true;
+    if (k->fp16 && k->opt_step == TSL_OPT_STEP_MEGATRON)
+        k->opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16;
+}
+
 /* Whether the SDP level's per-micro-batch gathers are prefetched under compute:
  * overlap_param_gather on an SDP level is Megatron-FSDP (Megatron-LM validate_args:
  * "--overlap-param-gather only supported with distributed optimizer or megatron

@@ -409,6 +409,12 @@ typedef enum tsl_cost_mode {
  * each a kernel, TSL_ROOFLINE_UNFUSED_PERMUTE_*); a plan without it prices as 81.
  * 88: 82, 83, 85, 86 and 87 merged (each branch took its own number from 81; 84
  * unused): a plan none of whose terms they name prices as 81.
+ * 89: fp16 mixed precision (knobs.fp16: asked, or where a GPU has no bf16 tensor cores,
+ * tsl_gpu_spec_t.no_bf16): under Megatron-LM's step the loss scaler's unscale and inf
+ * check over the fp32 main gradients (opt_step megatron-core-fp16: megatron's + 8 B per
+ * updated parameter, a kernel); FP8 never weighed beside an fp32 or fp16 plan (the search
+ * priced --fp32 --target torchtitan with FP8 linears). A plan without fp16 on GPUs with
+ * bf16 prices as 88.
  * 90 (89 another branch's): loss_impl torch-compile, torch's cross_entropy over
  * logits.float() under torch.compile (torchtitan e7c0cae components/loss.py):
  * inductor's fused loss keeps the bf16 logits (2 B per logit) and allocates only
@@ -697,6 +703,14 @@ typedef struct tsl_cost_knobs {
      * allow_tf32 True): tf32_off stays false whatever the target; prices nothing itself,
      * recorded in the plan (plan.h tf32) so that the exports take it */
     bool tf32;
+    /* fp16 mixed precision (docs/cost-model.md "fp16 mixed precision"): fp16 weights,
+     * activations and gradients beside an fp32 master, a dynamic loss scaler. GEMMs,
+     * memory-bound kernels and collectives cost as in bf16 (the same 2 bytes, the same
+     * tensor-core peak on every part that has both); what differs is the step: the
+     * scaler's unscale and inf check, which the target's optimizer step prices where the
+     * stack runs it (tsl_knobs_fp16: megatron's opt_step megatron-core-fp16). Set by the
+     * request's fp16, or where a GPU of the cluster has no bf16 (tsl_cluster_no_bf16). */
+    bool fp16;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -964,6 +978,12 @@ typedef struct tsl_layer_cost {
  * the same figures, and a plan the stacks' exports take whatever the request's target
  * (plan.h tf32_off). The search, eval and the H3T fallback alike. */
 void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
+/* 16-bit mixed precision on c (docs/cost-model.md "fp16 mixed precision"): fp16 where
+ * the request or plan said so or where a GPU of c has no bf16 (tsl_cluster_no_bf16),
+ * never with fp32; an fp16 step under Megatron-LM's MixedPrecisionOptimizer adds its
+ * loss scaler's unscale and inf check (opt_step megatron -> megatron-core-fp16). The
+ * search, eval and the H3T fallback alike. */
+void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
  * (computed from env) or precomputed by tsl_cost_strategy_bw (and, for MoE layers,

@@ -318,6 +318,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->ds_wall_clock |= g->ds_wall_clock;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */
+    out->fp16 |= g->fp16; /* its 16 bits in fp16 with a loss scaler */
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
@@ -435,8 +436,10 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
     tsl_knobs_tf32_moot(&e.knobs, c); /* as the search records it: the same figures */
-    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
-        tsl_tf32_ok(e.knobs.tf32, c, err) != 0 ||       /* TF32 where no GPU has it */
+    tsl_knobs_fp16(&e.knobs, c);      /* likewise: fp16 where a GPU has no bf16 */
+    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 ||  /* an FP8 plan on an Ampere cluster */
+        tsl_fp16_ok(&e.knobs, r->target, c, err) != 0 || /* bf16 where a GPU has none */
+        tsl_tf32_ok(e.knobs.tf32, c, err) != 0 ||        /* TF32 where no GPU has it */
         tsl_fp32_ok(e.knobs.fp32, e.knobs.tf32_off, m, c, err) != 0 || /* fp32 on a GPU without
                                                                             the figure it runs at */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
@@ -556,6 +559,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                             "evaluated");
     tsl_request_t rk = *r; /* a given fp32 plan's (a configuration's) precision: the request's */
     rk.fp32 |= given->fp32;
+    rk.fp16 |= given->fp16;
     rk.sdp_layer_roots |= given->sdp_layer_roots;
     const tsl_cost_knobs_t routing[2] = {{.moe_capacity = given->moe_capacity,
                                           .moe_pad = given->moe_pad,

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static const char *const step_names[TSL_OPT_STEP_COUNT] = {"fused", "megatron", "megatron-fp16",
-                                                           "torch", "deepspeed-fp16"};
+static const char *const step_names[TSL_OPT_STEP_COUNT] = {
+    "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16"};
 
 const char *tsl_opt_step_name(uint32_t impl)
 {
@@ -26,7 +26,7 @@ int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err)
     if (impl >= TSL_OPT_STEP_COUNT)
         return tsl_err_set(err,
                            "opt_step: %u is not an optimizer step (0 fused, 1 megatron, "
-                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16)",
+                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16, 5 megatron-core-fp16)",
                            impl);
     return 0;
 }
@@ -100,6 +100,15 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         out->kernels = 7;
         break;
     }
+    case TSL_OPT_STEP_MEGATRON_CORE_FP16:
+        /* megatron's passes, the grad buffer's zeroing, and the scaler's unscale and
+         * inf check over the fp32 main gradients (8, a kernel) */
+        megatron(false, st, out);
+        out->shard_bytes += 8.0;
+        out->kernels += 1;
+        out->local_bytes = g;
+        out->kernels += 1;
+        break;
     default: break;
     }
 }

@@ -63,6 +63,17 @@
  *                  syncs and seven launches per tensor are not priced (one kernel
  *                  per pass is).
  *
+ *   megatron-core-fp16 (5)  Megatron-LM core's MixedPrecisionOptimizer with --fp16, as
+ *                  the megatron export launches an fp16 plan (d98e8a6
+ *                  megatron/core/optimizer/optimizer.py prepare_grads): megatron's
+ *                  passes and, between the main-grad cast and the norm, the grad
+ *                  scaler's _unscale_main_grads_and_check_for_nan
+ *                  (torch._amp_foreach_non_finite_check_and_unscale_ over the fp32
+ *                  main gradients: 8, one kernel). Its clip scale runs every step, as
+ *                  under --bf16 (clip_grad_by_total_norm_fp32). The found-inf MAX
+ *                  all-reduce of one float over the grad-stats group and its .item()
+ *                  are not priced, as the norm's are not. 60 B with g = 2, 54 with
+ *                  g = 4 (--accumulate-allreduce-grads-in-fp32).
  * Kernels: one per pass (multi-tensor kernels, one launch per layer's tensors). The
  * norm's all-reduce of one scalar (ZeRO-1, TP, PP groups) is not priced. The PAPER
  * cost mode prices fused whatever the plan says (the seeds' 28 B).
@@ -76,15 +87,17 @@
 #include <stdint.h>
 
 typedef enum tsl_opt_step_impl {
-    TSL_OPT_STEP_FUSED = 0,          /* one fused Adam kernel (Tessel's executor) */
-    TSL_OPT_STEP_MEGATRON = 1,       /* Megatron-core, bf16, clip by norm */
-    TSL_OPT_STEP_MEGATRON_FP16 = 2,  /* Megatron-LM 2021-22, fp16 with a loss scaler */
-    TSL_OPT_STEP_TORCH = 3,          /* torch.optim.AdamW foreach + clip_grad_norm_ */
-    TSL_OPT_STEP_DEEPSPEED_FP16 = 4, /* DeepSpeed's unfused fp16 optimizer (AMP's fork) */
-    TSL_OPT_STEP_COUNT = 5
+    TSL_OPT_STEP_FUSED = 0,              /* one fused Adam kernel (Tessel's executor) */
+    TSL_OPT_STEP_MEGATRON = 1,           /* Megatron-core, bf16, clip by norm */
+    TSL_OPT_STEP_MEGATRON_FP16 = 2,      /* Megatron-LM 2021-22, fp16 with a loss scaler */
+    TSL_OPT_STEP_TORCH = 3,              /* torch.optim.AdamW foreach + clip_grad_norm_ */
+    TSL_OPT_STEP_DEEPSPEED_FP16 = 4,     /* DeepSpeed's unfused fp16 optimizer (AMP's fork) */
+    TSL_OPT_STEP_MEGATRON_CORE_FP16 = 5, /* Megatron-core, fp16 with a loss scaler */
+    TSL_OPT_STEP_COUNT = 6
 } tsl_opt_step_impl_t;
 
-/* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16"; NULL out of range. */
+/* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16";
+ * NULL out of range. */
 const char *tsl_opt_step_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_opt_step_parse(const char *name);

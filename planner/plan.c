@@ -411,6 +411,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
     k->tf32 = p->tf32;
+    k->fp16 = p->fp16;
 }
 
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
@@ -487,4 +488,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */
     p->tf32 = k->fp32 && k->tf32;
+    p->fp16 = k->fp16 && !k->fp32;
 }

@@ -179,6 +179,8 @@ typedef struct tsl_plan {
                       cluster runs them, having no TF32 (tsl_cluster_tf32_moot) */
     bool tf32;     /* with fp32: priced with TF32 GEMMs because the request said the stack
                       runs them so (request tf32, cost.h knobs.tf32): the exports take it */
+    bool fp16;     /* fp16 mixed precision with a dynamic loss scaler (cost.h knobs.fp16): asked
+                      for, or the default on a cluster with a GPU without bf16 */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

@@ -351,6 +351,10 @@
       "changes nothing, and the plan says so); refused without --fp32 or where no GPU of the "     \
       "cluster has TF32",                                                                          \
       "tf32", "tf32")                                                                              \
+    X(fp16, BOOL, "fp16", "", 0, 0,                                                                \
+      "fp16 mixed precision with a dynamic loss scaler (the default where a GPU of the cluster "   \
+      "has no bf16: V100, T4, TITAN RTX, 2080 Ti; else bf16); not with --fp32 or FP8",             \
+      "fp16", "fp16")                                                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -206,7 +206,8 @@ static int fp32_request_check(const tsl_request_t *r, tsl_err_t *err)
                                 "fp32");
     if (!r->fp32)
         return 0;
-    const char *clash = r->fp8_recipe               ? "fp8_recipe"
+    const char *clash = r->fp16                     ? "fp16"
+                        : r->fp8_recipe             ? "fp8_recipe"
                         : r->autocast               ? "autocast"
                         : r->no_fp32_master         ? "no_fp32_master"
                         : r->bf16_moments           ? "bf16_moments"
@@ -646,6 +647,16 @@ static int request_fp32_ok(const tsl_request_t *r, const tsl_model_t *m, const t
                : 0;
 }
 
+/* fp16 as the request asks it or c forces it (tsl_knobs_fp16), under its target
+ * (tsl_fp16_ok). */
+static int request_fp16_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    tsl_cost_knobs_t k;
+    tsl_request_knobs(r, &k);
+    tsl_knobs_fp16(&k, c);
+    return tsl_fp16_ok(&k, r->target, c, err);
+}
+
 /* A fixed pp whose last stage would start after the first MTP layer: every MTP
  * depth is built on the head's stage (partition.h tsl_partition_max_cut), so the
  * search has no such cut (search_eval.c pp_allowed) and found no plan at all,
@@ -701,7 +712,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        request_fp32_ok(r, m, c, err) != 0)
+        request_fp32_ok(r, m, c, err) != 0 || request_fp16_ok(r, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -812,6 +823,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         if (k.tf32) /* the plan records it (and its exports differ) where the rate does not */
             tsl_fp_u64(&fp, 0x74663332ull);
     }
+    if (r->fp16) /* likewise (a cluster without bf16 trains fp16 anyway: its GPUs are in it) */
+        tsl_fp_u64(&fp, 0x66703136ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     if (r->no_zero_bubble) /* likewise; it was left out, and tesseld's store answered a
@@ -1014,6 +1027,9 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     }
     e.node_order = order;
     if (tsl_fp8_impl_ok(fp8, e.knobs.fp8_impl, NULL) != 0) /* torchao runs no delayed */
+        both = false;
+    if (e.knobs.fp32 || e.knobs.fp16) /* FP8 is a way to run 16-bit bf16 GEMMs: an fp32
+                                           or fp16 plan never weighs it (tsl_knobs_fp16) */
         both = false;
     tsl_cost_knobs_t k = e.knobs;
     if (k.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */

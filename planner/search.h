@@ -155,6 +155,12 @@ bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf
  * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
+/* fp16 mixed precision as knobs k have it (after tsl_knobs_fp16: asked, or forced by a
+ * GPU of c without bf16) under target: 0, or -1 with err naming a bf16 switch beside it
+ * (fp8_recipe, no_fp32_master, bf16_moments, ds_bf16_optimizer; the GPU without bf16
+ * named where c forced it), or, TSL_E_UNSUPPORTED, a target without an fp16 path
+ * (torchtitan; galvatron, whose strategy file carries no precision). 0 without fp16. */
+int tsl_fp16_ok(const tsl_cost_knobs_t *k, uint32_t target, const tsl_cluster_t *c, tsl_err_t *err);
 
 /* fp32 training (fp32 true) on model m and cluster c: every GPU type with a figure for
  * the rate its GEMMs run at (tsl_gpu_fp32_peak_as: with TF32 off, tf32_off, as the stacks

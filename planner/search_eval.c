@@ -340,6 +340,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots,
         (uint64_t)k->moe_unfused_permute,
+        (uint64_t)k->fp16,
         f64[0],
         f64[1],
         f64[2]};
@@ -617,6 +618,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->space = space;
     tsl_request_knobs(r, &e->knobs);
     tsl_knobs_tf32_moot(&e->knobs, e->cluster);
+    tsl_knobs_fp16(&e->knobs, e->cluster);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     /* the request's budget (search.h tsl_request_device_budget: the device less the
@@ -707,6 +709,7 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep || k->etp != e->knobs.etp;
     e->knobs = *k;
     tsl_knobs_tf32_moot(&e->knobs, e->cluster);
+    tsl_knobs_fp16(&e->knobs, e->cluster);
     memset(&e->stats, 0, sizeof(e->stats));
     e->saw_divisible = false;
     e->bar_samples_per_s = 0;
@@ -1341,6 +1344,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->tf32 = true;
         k->tf32_off = false;
     }
+    if (r->fp16 && !r->fp32) /* fp16 mixed precision (and where no bf16: tsl_knobs_fp16) */
+        k->fp16 = true;
     if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;
@@ -1377,6 +1382,52 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
                                "(delayed, tensorwise or blockwise run there)",
                                g->name);
     }
+    return 0;
+}
+
+/* What the plan's 16 bits are kept in: a bf16 (or FP8) switch names bf16, which a GPU
+ * without bf16 tensor cores does not run; the stacks without an fp16 path. */
+static const char *bf16_switch(const tsl_cost_knobs_t *k)
+{
+    return k->fp8                 ? "fp8_recipe"
+           : k->no_fp32_master    ? "no_fp32_master"
+           : k->bf16_moments      ? "bf16_moments"
+           : k->ds_bf16_optimizer ? "ds_bf16_optimizer"
+                                  : NULL;
+}
+
+int tsl_fp16_ok(const tsl_cost_knobs_t *k, uint32_t target, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (!k->fp16)
+        return 0;
+    const tsl_gpu_spec_t *g = tsl_cluster_no_bf16(c);
+    const char *clash = bf16_switch(k);
+    if (clash != NULL && g != NULL)
+        return tsl_err_set(err,
+                           "%s: bf16, and the %s has no bf16 tensor cores (compute capability "
+                           "below 8.0: Volta, Turing; bf16 came with Ampere); a cluster with "
+                           "it trains in fp16 with a loss scaler, or in fp32 (--fp32)",
+                           clash, g->name);
+    if (clash != NULL)
+        return tsl_err_set(err,
+                           "fp16: not with %s, a bf16 (or FP8) switch: fp16 mixed precision "
+                           "keeps its 16 bits in fp16",
+                           clash);
+    if (target == TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp16: torchtitan trains in bf16 or fp32 "
+                            "(TrainingConfig.mixed_precision_param \"bfloat16\" or "
+                            "\"float32\", no loss scaler: torchtitan b5bcd76c6 "
+                            "config/configs.py)%s%s%s",
+                            g ? "; the " : "", g ? g->name : "",
+                            g ? " has no bf16: plan it with --fp32" : "");
+    if (target == TSL_TARGET_GALVATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp16: galvatron's export is its strategy file, which carries no "
+                            "precision (the runtime's mixed_precision, default bf16, is a "
+                            "launch argument)%s%s%s",
+                            g ? "; the " : "", g ? g->name : "",
+                            g ? " has no bf16: plan it with --fp32" : "");
     return 0;
 }
 

@@ -24,6 +24,7 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     tsl_cost_knobs_t k; /* TF32 as the request's target runs it (knobs.tf32_off) */
     tsl_request_knobs(r, &k);
     tsl_knobs_tf32_moot(&k, c);
+    tsl_knobs_fp16(&k, c);
     if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0 ||
         (r->fp32 && tsl_memopt_ctx_fp32(&ctx, c, 0, c->n_devices, k.tf32_off, err) != 0))
         return false;
@@ -70,6 +71,7 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         plan->fp32 = r->fp32; /* priced so (tsl_memopt_ctx_fp32): the plan says it */
         plan->tf32_off = r->fp32 && k.tf32_off;
         plan->tf32 = r->fp32 && k.tf32;
+        plan->fp16 = k.fp16; /* its 16 bits as the stack keeps them (exports) */
         plan->cpu_bytes_per_node = mp->cpu_bytes_per_node;
     }
     free(mp);

@@ -1074,6 +1074,32 @@ static int launch_blocking_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced as fp16 mixed precision (fp16: asked, or on a GPU without bf16): megatron
+ * writes --fp16 (its dynamic loss scaler by default: --initial-loss-scale 2**32,
+ * --min-loss-scale 1, --loss-scale-window 1000, --hysteresis 2, megatron/training/
+ * arguments.py at d98e8a6) and deepspeed "fp16": {"enabled": true, "loss_scale": 0}
+ * (dynamic; runtime/precision_config.py at edaa722). torchtitan has no fp16 path
+ * (TrainingConfig.mixed_precision_param "bfloat16" or "float32", no grad scaler:
+ * torchtitan/config/configs.py at b5bcd76c6); galvatron's strategy file carries no
+ * precision (its runtime's mixed_precision fp32/fp16/bf16, default bf16, is a launch
+ * argument: galvatron/core/runtime/args_schema.py at cea12ff). */
+static int fp16_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->fp16)
+        return 0;
+    if (t == TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: trains in bf16 or fp32 (mixed_precision_param, no loss "
+                            "scaler); the plan was priced with fp16 mixed precision: plan it "
+                            "again with --fp32, or on GPUs with bf16");
+    if (t == TSL_TARGET_GALVATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: its strategy file carries no precision and the runtime "
+                            "trains in bf16 unless launched with mixed_precision fp16; the plan "
+                            "was priced with fp16");
+    return 0;
+}
+
 /* A plan priced as fp32 training (fp32): megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6), deepspeed no
  * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
@@ -1133,7 +1159,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_layer_roots_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
         ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
         ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0)
+        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -1235,7 +1261,8 @@ bool tsl_target_opt_step_runs(uint32_t t, uint32_t s)
 {
     return s == TSL_OPT_STEP_FUSED ||
            (t == TSL_TARGET_MEGATRON &&
-            (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16)) ||
+            (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16 ||
+             s == TSL_OPT_STEP_MEGATRON_CORE_FP16)) ||
            (t == TSL_TARGET_TORCHTITAN && s == TSL_OPT_STEP_TORCH) ||
            (t == TSL_TARGET_DEEPSPEED && s == TSL_OPT_STEP_DEEPSPEED_FP16);
 }

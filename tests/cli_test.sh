@@ -315,8 +315,10 @@ done
 /usr/bin/python3 -c 'import json,sys; g={x["name"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
 a, v = g["A100-80G"], g["V100-32G"]
 assert a["fp32_peak_flops"] == 156e12 and a["fp32_tf32_off_peak_flops"] == 19.5e12, a
-assert v["fp32_peak_flops"] == v["fp32_tf32_off_peak_flops"] == 15.7e12, v' "$out" &&
-    ok || bad "hardware --json fp32 peaks: $(head -c 600 "$out")"
+assert v["fp32_peak_flops"] == v["fp32_tf32_off_peak_flops"] == 15.7e12, v
+# bf16 tensor cores from compute capability 8.0 (cost model 89): none on Volta and Turing
+assert a["bf16"] is True and v["bf16"] is False and g["T4-16G"]["bf16"] is False, (a, v)' "$out" &&
+    ok || bad "hardware --json fp32 peaks and bf16: $(head -c 600 "$out")"
 
 # the memory reserve: by default device memory less 1G + 5%; --memory-reserve sets
 # it; --memory is the budget as given, and not together with --memory-reserve

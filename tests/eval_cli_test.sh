@@ -292,7 +292,7 @@ sw() { # KEY VALUE(json) STATUS PATTERN
 sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
 sw loss_impl '"torch"' 2 "eval: plan: loss_impl: expected a whole number, got a string"
 sw loss_impl -1 2 "eval: plan: loss_impl: -1 is negative"
-sw opt_step 5 2 "opt_step: 5 is not an optimizer step"
+sw opt_step 6 2 "opt_step: 6 is not an optimizer step"
 sw opt_step '"megatron"' 2 "eval: plan: opt_step: expected a whole number, got a string"
 sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
@@ -1734,6 +1734,29 @@ python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1
 expect 0 "" eval --local --model GPT3-15B --cluster 2x8xA100-80G --plan "$dir/sub.json" --no-search
 grep -Eq '^  [0-9]+ +\[[0-9.]+, [0-9.]+\) +[0-9]+-[0-9]+ ' "$out" && ! grep -Eq '^  [0-9]+ +[0-9]+-[0-9]+ +[0-9]+-[0-9]+ ' "$out" &&
     ok || bad "eval of a sublayer plan: the table's spans: $(grep -A8 '^  stage ' "$out")"
+
+# fp16 mixed precision (cost model 89): a V100 cluster trains fp16 whatever the document
+# says (one without the key, from before, prices the same and records it); --fp16 under
+# megatron adds the loss scaler's unscale to the step; refused beside fp32, FP8 and on
+# torchtitan, naming the field (the GPU where the cluster forced it)
+v100="--model GPT2-345M --cluster 8xV100-32G"
+expect 0 "" plan --local $v100 --batch 32 --no-baselines --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["fp16"] is True; del d["plan"]["fp16"]; json.dump(d,open(sys.argv[2],"w"))' "$out" "$dir/v100_nokey.json" &&
+    ok || bad "V100 plan without fp16: $(head -c 400 "$out")"
+cp "$out" "$dir/v100.json"
+expect 0 "" eval --local --cluster 8xV100-32G --plan "$dir/v100_nokey.json" --no-search --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b.get("fp16") is True; assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/v100.json" "$out" &&
+    ok || bad "a V100 document without fp16: $(head -c 400 "$out")"
+expect 0 "" eval --local $m345 --tp 2 --dp 4 --batch 32 --target megatron --no-search --json
+cp "$out" "$dir/bf16_mg.json"
+expect 0 "" eval --local $m345 --tp 2 --dp 4 --batch 32 --target megatron --fp16 --no-search --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["fp16"] is True and b["opt_step"] == 5, b.get("opt_step"); assert b["stages"][0]["opt_s"] > a["stages"][0]["opt_s"]' "$dir/bf16_mg.json" "$out" &&
+    ok || bad "--fp16 under megatron: the scaler's unscale: $(head -c 400 "$out")"
+expect 2 "fp32: not with fp16" eval --local $m345 --tp 2 --dp 4 --batch 32 --fp16 --fp32 --no-search
+expect 4 "fp16: torchtitan trains in bf16 or fp32" eval --local $v100 --dp 8 --batch 32 --target torchtitan --no-search
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["fp8_recipe"]=1; json.dump(d,open(sys.argv[2],"w"))' "$dir/v100.json" "$dir/v100_fp8.json"
+expect 2 "" eval --local --model GPT2-345M --cluster 8xH100-80G --plan "$dir/v100_fp8.json" --no-search
+grep -q "fp16: not with fp8_recipe" "$err" && ok || bad "an fp16 document with FP8: $(cat "$err")"
 
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

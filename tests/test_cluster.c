@@ -193,6 +193,34 @@ static void build_hetero(tsl_cluster_t *c)
     CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
 }
 
+/* bf16 tensor cores by compute capability (cluster_hw.c no_bf16): none on Volta (V100)
+ * and Turing (T4, TITAN RTX, 2080 Ti), every part from Ampere and CDNA3 on; a cluster
+ * names its first GPU without them. */
+static void test_bf16_capability(void)
+{
+    static const char *const none[] = {"V100-16G",      "V100-32G",   "T4-16G",
+                                       "RTX-TITAN-24G", "2080Ti-11G", "2080Ti-10G"};
+    size_t n_none = 0;
+    for (size_t i = 0; i < tsl_gpu_count(); i++) {
+        const tsl_gpu_spec_t *g = tsl_gpu_at(i);
+        bool listed = false;
+        for (size_t j = 0; j < sizeof none / sizeof none[0]; j++)
+            listed |= strcmp(g->name, none[j]) == 0;
+        n_none += listed;
+        CHECK(g->no_bf16 == listed, "%s: no_bf16 %d", g->name, g->no_bf16);
+    }
+    CHECK(n_none == sizeof none / sizeof none[0], "every Volta and Turing part listed");
+    tsl_cluster_t c;
+    build_hetero(&c); /* A100, V100, T4 */
+    const tsl_gpu_spec_t *g = tsl_cluster_no_bf16(&c);
+    CHECK(g != NULL && strcmp(g->name, "V100-16G") == 0, "the V100 named first");
+    tsl_cluster_free(&c);
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xH100-80G:ib400", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_no_bf16(&c) == NULL, "H100: bf16");
+    tsl_cluster_free(&c);
+}
+
 static void test_mapping(void)
 {
     tsl_cluster_t c;
@@ -1048,6 +1076,7 @@ static void test_nccl_choice(void)
 
 int main(void)
 {
+    test_bf16_capability();
     test_nccl_choice();
     test_spec_nics();
     test_dim_busbw();

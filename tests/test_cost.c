@@ -3883,6 +3883,46 @@ static void test_recompute_modules(void)
  *                  without a master (P = M = 2): 12 + 8 + 28 + 8 = 56
  *   deepspeed-fp16 68 over fp16 gradients
  * Times on H100 (W_opt = 0.8 × 3350 GB/s), a launch (4 µs) per pass. */
+/* 16-bit mixed precision by cluster: fp16 where a GPU has no bf16 (a V100 among A100s
+ * too), bf16 elsewhere unless asked; never beside fp32; Megatron's step then carries
+ * the scaler's unscale (megatron -> megatron-core-fp16), other steps as they were. */
+static void test_knobs_fp16(void)
+{
+    tsl_err_t err = {0};
+    tsl_cluster_t a100, v100, mixed;
+    CHECK(tsl_cluster_parse_spec(&a100, "8xA100-80G", &err) == 0 &&
+              tsl_cluster_parse_spec(&v100, "8xV100-32G", &err) == 0,
+          "%s", err.msg);
+    tsl_cluster_init(&mixed);
+    uint32_t ta, tv;
+    CHECK(tsl_cluster_add_gpu_type(&mixed, tsl_gpu_find("A100-80G"), &ta, &err) == 0 &&
+              tsl_cluster_add_gpu_type(&mixed, tsl_gpu_find("V100-16G"), &tv, &err) == 0,
+          "%s", err.msg);
+    tsl_node_t n0 = {.n_gpus = 8, .gpu_type = ta}, n1 = {.n_gpus = 8, .gpu_type = tv};
+    mixed.inter_bw = 10e9;
+    CHECK(tsl_cluster_add_node(&mixed, &n0, &err) == 0 &&
+              tsl_cluster_add_node(&mixed, &n1, &err) == 0 && tsl_cluster_finish(&mixed, &err) == 0,
+          "%s", err.msg);
+    tsl_cost_knobs_t k = {.opt_step = TSL_OPT_STEP_MEGATRON};
+    tsl_knobs_fp16(&k, &a100);
+    CHECK(!k.fp16 && k.opt_step == TSL_OPT_STEP_MEGATRON, "A100: bf16, megatron's step");
+    k.fp16 = true; /* asked for */
+    tsl_knobs_fp16(&k, &a100);
+    CHECK(k.fp16 && k.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16, "A100, asked: fp16");
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON};
+    tsl_knobs_fp16(&k, &v100);
+    CHECK(k.fp16 && k.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16, "V100: fp16 by default");
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_TORCH};
+    tsl_knobs_fp16(&k, &mixed);
+    CHECK(k.fp16 && k.opt_step == TSL_OPT_STEP_TORCH, "A100 + V100: fp16, torch's step kept");
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON, .fp32 = true, .fp16 = true};
+    tsl_knobs_fp16(&k, &v100);
+    CHECK(!k.fp16 && k.opt_step == TSL_OPT_STEP_MEGATRON, "fp32: never fp16");
+    tsl_cluster_free(&a100);
+    tsl_cluster_free(&v100);
+    tsl_cluster_free(&mixed);
+}
+
 static void test_opt_step(void)
 {
     tsl_err_t err = {0};
@@ -3893,8 +3933,11 @@ static void test_opt_step(void)
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_FUSED), "fused") == 0 &&
               tsl_opt_step_name(TSL_OPT_STEP_COUNT) == NULL,
           "opt_step names");
-    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 5"),
+    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 6"),
           "refused naming the field: %s", err.msg);
+    CHECK(tsl_opt_step_parse("megatron-core-fp16") == TSL_OPT_STEP_MEGATRON_CORE_FP16 &&
+              strcmp(tsl_opt_step_name(TSL_OPT_STEP_MEGATRON_CORE_FP16), "megatron-core-fp16") == 0,
+          "megatron-core-fp16 named");
 
     double local;
     uint32_t n;
@@ -3917,6 +3960,15 @@ static void test_opt_step(void)
     k.unfused_grad_accum = true;
     CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 52 && local == 0 && n == 5,
           "megatron-fp16 over param.grad: no zeroing");
+    /* Megatron-core's --fp16 step: megatron's and the scaler's unscale and inf check
+     * over the fp32 main gradients (8, a kernel): 60 with a 16-bit buffer, 54 with
+     * --accumulate-allreduce-grads-in-fp32; the buffer zeroed as under --bf16 */
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 60 && local == 2 && n == 7,
+          "megatron-core-fp16, fp16 buffer: 60 + zeroing 2, 7 kernels (%g, %u)", local, n);
+    k.grad_reduce_bytes = 4;
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 54 && local == 4 && n == 6,
+          "megatron-core-fp16, fp32 main grads: 54 + zeroing 4, 6 kernels (%g, %u)", local, n);
     k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_TORCH, .grad_reduce_bytes = 4};
     CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 92 && local == 0 && n == 10, "torch 92");
     k.no_fp32_master = true;
@@ -4021,6 +4073,7 @@ static void test_ds_step_host_sync(void)
 
 int main(void)
 {
+    test_knobs_fp16();
     test_opt_step();
     test_ds_step_host_sync();
     test_fp8_memory();

@@ -1125,6 +1125,45 @@ static void test_torchtitan_reshard(void)
     plan = saved;
 }
 
+/* fp16 mixed precision (plan.fp16, cost model 89: asked, or on GPUs without bf16):
+ * megatron --fp16 (its dynamic loss scaler's defaults) with the fp32 reduce it was
+ * priced with; deepspeed's "fp16" section, dynamic (loss_scale 0), no bf16; torchtitan
+ * has no fp16 path and galvatron's strategy file no precision: both refused */
+static void test_fp16(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.fp16 = true;
+    plan.grad_reduce_bytes = 4;
+    plan.opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--fp16\n") && !strstr(text, "--bf16") &&
+              strstr(text, "\n--accumulate-allreduce-grads-in-fp32\n"),
+          "megatron fp16:\n%s", text);
+    free(text);
+    make_plan(&plan, 2, cut, 4, "dp4", 8, 16);
+    plan.fp16 = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    json_t *f = o ? json_object_get(o, "fp16") : NULL;
+    CHECK(f && json_is_true(json_object_get(f, "enabled")) &&
+              json_integer_value(json_object_get(f, "loss_scale")) == 0 &&
+              !json_object_get(o, "bf16"),
+          "deepspeed fp16 section:\n%s", text);
+    json_decref(o);
+    free(text);
+    make_plan(&plan, 2, (const uint32_t[]){0, 11, 26}, 4, "tp2-sdp2+sp", 4, 8);
+    plan.fp16 = true;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: trains in bf16 or fp32 (mixed_precision_param, no loss scaler); "
+                   "the plan was priced with fp16 mixed precision: plan it again with --fp32");
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
+    plan.fp16 = true;
+    expect_refused(TSL_EXPORT_GALVATRON, &plan,
+                   "galvatron: its strategy file carries no precision");
+    plan.fp16 = false;
+}
+
 /* fp32 training (plan.fp32, cost model 63; priced without TF32, tf32_off, cost model 69):
  * megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6) and no bf16
@@ -1903,6 +1942,7 @@ int main(void)
     test_deepspeed_engine();
     test_torchtitan();
     test_fp32();
+    test_fp16();
     test_placement();
     test_side_notes();
     test_zero_bubble();

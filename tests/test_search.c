@@ -1100,6 +1100,83 @@ static void test_tied_head_rule(void)
  * "FP8"): a 7B model on H100s takes it, a tiny one does not (its casts and
  * launches cost more than the GEMMs save), A100s never, and the switches and
  * targets hold. */
+/* fp32 and fp16 plans never weigh FP8 (FP8 runs the linears of a bf16 step): --fp32
+ * --target torchtitan on H100s picked tensorwise FP8 linears before. */
+static void test_fp8_not_beside_fp32_fp16(void)
+{
+    tsl_err_t err = {0};
+    tsl_request_t r = fixed_request(64);
+    r.fp32 = true;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.fp32 && res.best.fp8_recipe == 0 && !res.best.fp16,
+          "fp32 under torchtitan: no FP8 (%u)", res.best.fp8_recipe);
+    for (uint32_t i = 0; i < res.n_top; i++)
+        CHECK(res.top[i].fp8_recipe == 0, "plan %u of the top: FP8 %u", i, res.top[i].fp8_recipe);
+    r = fixed_request(64);
+    r.fp16 = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.fp16 && res.best.fp8_recipe == 0, "fp16 on H100: no FP8 (%u)",
+          res.best.fp8_recipe);
+}
+
+/* fp16 mixed precision: the default on a cluster with a GPU without bf16, asked for
+ * elsewhere; Megatron's step then prices the scaler's unscale; refusals name the field
+ * (and the GPU where the cluster forced fp16). */
+static void test_fp16(void)
+{
+    tsl_err_t err = {0};
+    tsl_request_t r = fixed_request(16);
+    CHECK(run_request("GPT2-345M", "8xA100-40G", &r, &res, &err) == TSL_SEARCH_OK && !res.best.fp16,
+          "A100: bf16 (%s)", err.msg);
+    CHECK(run_request("GPT2-345M", "8xV100-32G", &r, &res, &err) == TSL_SEARCH_OK && res.best.fp16,
+          "V100: fp16 by default (%s)", err.msg);
+    CHECK(run_request("GPT2-345M", "2x4xT4-16G:eth50", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp16,
+          "T4: fp16 by default (%s)", err.msg);
+    r.target = TSL_TARGET_MEGATRON;
+    CHECK(run_request("GPT2-345M", "8xV100-32G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp16 && res.best.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16,
+          "V100 under megatron: its fp16 step (%u) %s", res.best.opt_step, err.msg);
+    r.fp16 = true; /* asked on bf16 GPUs: the same step */
+    CHECK(run_request("GPT2-345M", "8xA100-40G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp16 && res.best.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16,
+          "A100, --fp16 under megatron (%u) %s", res.best.opt_step, err.msg);
+    /* refusals */
+    r = fixed_request(16);
+    r.fp16 = true;
+    r.fp32 = true;
+    CHECK(run_request("GPT2-345M", "8xA100-40G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "fp32") && strstr(err.msg, "fp16"),
+          "fp16 with fp32: %s", err.msg);
+    r.fp32 = false;
+    r.fp8_recipe = TSL_FP8_DELAYED;
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "fp16: not with fp8_recipe"),
+          "fp16 with FP8: %s", err.msg);
+    r.fp8_recipe = 0;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              err.code == TSL_E_UNSUPPORTED && strstr(err.msg, "fp16: torchtitan"),
+          "fp16 under torchtitan: %s", err.msg);
+    r = fixed_request(16);
+    r.target = TSL_TARGET_TORCHTITAN; /* a V100 trains fp16: refused, fp32 suggested */
+    CHECK(run_request("GPT2-345M", "8xV100-32G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              err.code == TSL_E_UNSUPPORTED && strstr(err.msg, "V100-32G") &&
+              strstr(err.msg, "--fp32"),
+          "V100 under torchtitan: %s", err.msg);
+    r.fp32 = true;
+    CHECK(run_request("GPT2-345M", "8xV100-32G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp32 && !res.best.fp16,
+          "V100 under torchtitan in fp32 (%s)", err.msg);
+    r = fixed_request(16);
+    r.ds_bf16_optimizer = true; /* bf16 on a GPU without it: the GPU named */
+    CHECK(run_request("GPT2-345M", "8xV100-32G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "ds_bf16_optimizer") && strstr(err.msg, "V100-32G") &&
+              strstr(err.msg, "no bf16"),
+          "bf16 on a V100: %s", err.msg);
+}
+
 static void test_fp8(void)
 {
     tsl_err_t err = {0};
@@ -1813,6 +1890,8 @@ int main(void)
     test_tp_sync_space();
     test_moe_switch_note();
     test_fp8();
+    test_fp8_not_beside_fp32_fp16();
+    test_fp16();
     test_100k_devices();
     test_tied_head_rule();
     test_tp_inside_nvlink();

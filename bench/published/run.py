@@ -315,6 +315,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--ds-wall-clock"]
     if p.get("fp32"):  # fp32 training, TF32 GEMMs where the GPU has them (cost-model.md "fp32 training")
         cmd += ["--fp32"]
+    if p.get("fp16"):  # fp16 mixed precision with a loss scaler, as run (cost-model.md "fp16 mixed precision")
+        cmd += ["--fp16"]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
