@@ -1152,19 +1152,24 @@ static void test_preset_rope(void)
  * biases and a per-head QK-norm beside DeepSeek-V3's experts, router and MTP
  * depth. Both were refused as "mixture-of-experts model ... not supported".
  * Published: Kimi K2's model card, 1T total / 32B activated (one significant
- * figure: within 3%); GLM-4.5's model card, 355B total / 32B active. Counted as
- * DeepSeek's: the main model (MTP depths apart), active without the input
- * embedding. Qwen3-Next (Gated DeltaNet linear attention) is refused naming it.
+ * figure: within 3%); GLM-4.5's and GLM-4.5-Air's model card, 355B / 32B and
+ * 106B / 12B (within 2%). Totals are the main model's (MTP depths apart); active
+ * counts leave out the input embedding (DeepSeek's convention), GLM's the LM head
+ * as well (an assumption: Z.ai does not say how it counts, and only that fits both
+ * GLM models — with the head 32.856B and 12.799B, +2.7% and +6.7%). Qwen3-Next
+ * (Gated DeltaNet linear attention) is refused naming it.
  */
 static void test_kimi_glm_qwen3_next(void)
 {
     const struct {
         const char *file;
         double total, total_tol, active, active_tol;
+        bool active_wo_head;
         uint32_t moe_layers, mla_layers, experts, dense_ffn;
     } c[] = {
-        {"kimi_k2.json", 1.0e12, 0.03, 32e9, 0.02, 60, 61, 384, 18432},
-        {"glm4_5.json", 355e9, 0.02, 32e9, 0.03, 89, 0, 160, 12288},
+        {"kimi_k2.json", 1.0e12, 0.03, 32e9, 0.02, false, 60, 61, 384, 18432},
+        {"glm4_5.json", 355e9, 0.02, 32e9, 0.02, true, 89, 0, 160, 12288},
+        {"glm4_5_air.json", 106e9, 0.02, 12e9, 0.02, true, 45, 0, 128, 10944},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
@@ -1176,7 +1181,8 @@ static void test_kimi_glm_qwen3_next(void)
         uint32_t mtp = tsl_mtp_depths(&m);
         CHECK(tsl_model_set_mtp(&m, 0, &err) == 0, "%s: without MTP: %s", c[i].file, err.msg);
         double total = (double)tsl_model_params(&m);
-        double active = (double)tsl_model_active_params(&m) - (double)m.layers[0].params;
+        double active = (double)tsl_model_active_params(&m) - (double)m.layers[0].params -
+                        (c[i].active_wo_head ? (double)m.layers[m.n_layers - 1].params : 0);
         printf("%-24s total %8.3fB (published %6.1fB) active %7.3fB (published %5.1fB), "
                "%u MTP\n",
                c[i].file, total / 1e9, c[i].total / 1e9, active / 1e9, c[i].active / 1e9, mtp);
