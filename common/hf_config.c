@@ -20,7 +20,9 @@
 #include "json_num.h"
 
 #define SUPPORTED                                                                                  \
-    "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, bloom, falcon, phi, qwen3, "   \
+    "gpt2, bert, roberta, t5, vit, llama, mistral, mistral3, qwen2, gpt_neox, bloom, falcon, "     \
+    "phi, "                                                                                        \
+    "qwen3, "                                                                                      \
     "gemma2, "                                                                                     \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
     "qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss, llama4, llama4_text, "       \
@@ -1173,6 +1175,7 @@ static const hf_arch_t archs[] = {
     {"vit", "ViT"},
     {"llama", "Llama"},
     {"mistral", "Mistral"},
+    {"mistral3", "Mistral3"}, /* Mistral3ForConditionalGeneration: text_config read */
     {"qwen2", "Qwen2"},
     {"gpt_neox", "GPTNeoX"},
     {"bloom", "Bloom"},
@@ -1361,7 +1364,10 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     const json_t *text = json_object_get(root, "text_config");
     bool gemma3 = strcmp(t, "gemma3") == 0 || strcmp(t, "gemma3_text") == 0;
     bool llama4 = strncmp(t, "llama4", 6) == 0;
-    reader_t r = {.root = ((gemma3 || llama4) && json_is_object(text)) ? text : root};
+    /* Mistral Small 3.1/3.2 (Mistral3ForConditionalGeneration): a mistral text
+     * model in text_config beside a Pixtral vision tower, which is not planned */
+    bool mistral3 = strcmp(t, "mistral3") == 0;
+    reader_t r = {.root = ((gemma3 || llama4 || mistral3) && json_is_object(text)) ? text : root};
     tsl_arch_spec_t sp = {0};
     keys_t k;
     if (strcmp(t, "gpt2") == 0)
@@ -1395,7 +1401,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     else if (strcmp(t, "nemotron_h") == 0)
         read_nemotron_h(&r, &sp, &k);
     else
-        read_llama(&r, &sp, &k, t);
+        read_llama(&r, &sp, &k, mistral3 ? "mistral" : t);
     if (strcmp(t, "mixtral") == 0)
         read_mixtral(&r, &sp);
     else if (strcmp(t, "qwen2_moe") == 0 || strcmp(t, "qwen3_moe") == 0)

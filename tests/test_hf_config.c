@@ -66,6 +66,9 @@ static const known_t knowns[] = {
     {"phi4.json", "phi4", 14659507200, 42, 16384},               /* card: 14B */
     /* Mistral-Small-24B-Base-2501: head_dim 128 (not 5120/32), no window; card: 24B */
     {"mistral_small_3.json", "mistral_small_3", 23572403200, 42, 4096},
+    /* Mistral-Small-3.1-24B (mistral3): the same text model in text_config, the
+     * Pixtral vision tower not planned (it was refused as an unknown model_type) */
+    {"mistral_small_3_1.json", "mistral_small_3_1", 23572403200, 42, 4096},
     {"olmo2_7b.json", "olmo2_7b", 7298617344, 34, 4096},         /* 7.3B */
     {"falcon_rw_7b.json", "falcon_rw_7b", 6921720704, 34, 2048}, /* = falcon.json */
     {"falcon_rw_40b.json", "falcon_rw_40b", 41303293952, 62, 2048},
