@@ -4,6 +4,7 @@
  */
 #include "figures_load.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,10 +20,14 @@ int tsl_figures_load(const char *profile, const char *galvatron_dir, const char 
                             tsl_profile_attach(c, out->prof, &out->use, err) != 0))
         return -1;
     const char *g = galvatron_dir;
-    if (g != NULL && (tsl_galvatron_profile_load(g, m, c, &out->prof, err) != 0 ||
+    if (g != NULL && (tsl_galvatron_profile_load(g, m, c, &out->prof, out->warning,
+                                                 sizeof out->warning, err) != 0 ||
                       tsl_profile_attach(c, out->prof, &out->use, err) != 0 ||
                       tsl_galvatron_import(g, m, c, &out->gal, err) != 0))
         return -1;
+    /* what the profile's reader left out is said where the user sees it, once */
+    if (out->warning[0])
+        fprintf(stderr, "tesselctl: warning: %s\n", out->warning);
     if (amp_dir != NULL) {
         if (tsl_amp_profile_load(amp_dir, m, c, out->amp, &out->n_amp, err) != 0)
             return -1;

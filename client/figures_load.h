@@ -26,12 +26,15 @@ typedef struct tsl_figures_load {
                                               prof/use are amp[0]'s */
     tsl_profile_use_t amp_use[TSL_AMP_MAX_TYPES];
     uint32_t n_amp;
-    char line[512]; /* the figures line; "" when built-in */
+    char line[512];     /* the figures line; "" when built-in */
+    char warning[1024]; /* what a Galvatron profile's reader left out (printed on
+                           stderr by tsl_figures_load); "" when nothing */
 } tsl_figures_load_t;
 
 /* Attaches the profile FILE, Galvatron's DIR or AMP's DIR (each may be NULL, at
  * most one set) to m and c; out is zeroed first and must be freed with
- * tsl_figures_load_free after c is no longer used. 0, or -1 with err. */
+ * tsl_figures_load_free after c is no longer used. 0, or -1 with err. A
+ * warning (out->warning) is printed on stderr as "tesselctl: warning: ...". */
 int tsl_figures_load(const char *profile, const char *galvatron_dir, const char *amp_dir,
                      tsl_model_t *m, tsl_cluster_t *c, tsl_figures_load_t *out, tsl_err_t *err);
 void tsl_figures_load_free(tsl_figures_load_t *f);

@@ -135,6 +135,7 @@ json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err)
 typedef struct comp {
     uint32_t seq, n;
     point_t pts[MAX_POINTS];
+    char path[4400]; /* the file read, for the note on what was left out */
 } comp_t;
 
 static int read_computation(void *ud, const char *path, const char *name, tsl_err_t *err)
@@ -145,6 +146,7 @@ static int read_computation(void *ud, const char *path, const char *name, tsl_er
     const char *key;
     if (o == NULL)
         return -1;
+    snprintf(cp->path, sizeof cp->path, "%s", path);
     json_object_foreach(o, key, v)
     {
         uint32_t n, b, s;
@@ -168,22 +170,69 @@ static int read_computation(void *ud, const char *path, const char *name, tsl_er
     return 0;
 }
 
-/* One layer's forward ms at micro-batch b: two layer counts' difference. */
-static double layer_ms(const comp_t *cp, uint32_t b)
+/* Micro-batch b's fewest and most layers measured (*lo, *hi: NULL when b has none). */
+static void layer_span(const comp_t *cp, uint32_t b, const point_t **lo, const point_t **hi)
 {
-    const point_t *lo = NULL, *hi = NULL;
+    *lo = *hi = NULL;
     for (uint32_t i = 0; i < cp->n; i++) {
         const point_t *p = &cp->pts[i];
         if (p->bsz != b)
             continue;
-        if (lo == NULL || p->layers < lo->layers)
-            lo = p;
-        if (hi == NULL || p->layers > hi->layers)
-            hi = p;
+        if (*lo == NULL || p->layers < (*lo)->layers)
+            *lo = p;
+        if (*hi == NULL || p->layers > (*hi)->layers)
+            *hi = p;
     }
+}
+
+/* One layer's forward ms at micro-batch b: two layer counts' difference, as
+ * Galvatron's profiler derives it; 0 when b has no two counts or when the time
+ * does not grow with the layers (a difference ≤ 0 measures the noise, not the
+ * layer: see left_out). */
+static double layer_ms(const comp_t *cp, uint32_t b)
+{
+    const point_t *lo, *hi;
+    layer_span(cp, b, &lo, &hi);
     if (lo == NULL || hi->layers == lo->layers || hi->ms <= lo->ms)
         return 0;
     return (hi->ms - lo->ms) / (hi->layers - lo->layers);
+}
+
+/* The note on micro-batch sizes whose time at more layers was not above the time
+ * at fewer: their difference is the measurement's noise, not a layer (a layer
+ * short beside its launch overheads). Galvatron's profiler keeps such a
+ * difference verbatim (a zero or negative per-layer time, core/profiler/
+ * model_profiler.py _process_computation_data, Hetu-Galvatron cea12ff) and its
+ * "batch" mode fits a line over every micro-batch size (search_engine.py
+ * get_profiled_model_configs); Tessel leaves the size out, so its rate comes from
+ * the neighbouring sizes (profile.h: interpolated in the token count), and says
+ * so naming the file and the keys. Returns how many sizes were left out. */
+static uint32_t left_out(const comp_t *cp, char *note, size_t cap)
+{
+    uint32_t n = 0;
+    const point_t *first_lo = NULL, *first_hi = NULL;
+    for (uint32_t b = 1; b <= 4096; b++) {
+        const point_t *lo, *hi;
+        layer_span(cp, b, &lo, &hi);
+        if (lo == NULL || hi->layers == lo->layers || hi->ms > lo->ms)
+            continue;
+        if (n++ == 0) {
+            first_lo = lo;
+            first_hi = hi;
+        }
+    }
+    if (n == 0 || note == NULL || cap == 0)
+        return n;
+    char more[64] = "";
+    if (n > 1)
+        snprintf(more, sizeof more, " (and %u other micro-batch size%s)", n - 1, n > 2 ? "s" : "");
+    snprintf(note, cap,
+             "galvatron profile %s: layernum[%u]_bsz%u_seq%u (%g ms) is not above "
+             "layernum[%u]_bsz%u_seq%u (%g ms)%s: micro-batch %u left out, its layer time "
+             "taken from the other micro-batch sizes",
+             cp->path, first_hi->layers, first_hi->bsz, cp->seq, first_hi->ms, first_lo->layers,
+             first_lo->bsz, cp->seq, first_lo->ms, more, first_lo->bsz);
+    return n;
 }
 
 typedef struct hw {
@@ -247,7 +296,8 @@ static int read_overlap(void *ud, const char *path, const char *name, tsl_err_t 
     return 0;
 }
 
-static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p, tsl_err_t *err)
+static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p, char *note,
+                        size_t note_cap, tsl_err_t *err)
 {
     const tsl_layer_t *l = m->n_layers > 2 ? &m->layers[1] : NULL;
     comp_t *cp = calloc(1, sizeof(*cp));
@@ -264,14 +314,21 @@ static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p,
         if (ms > 0)
             tsl_profile_add_layer(p, l, b, 1, ms / 1000.0);
     }
+    char why[1024] = "";
+    uint32_t dropped = left_out(cp, why, sizeof why);
     if (p->n_blocks == 0) {
-        tsl_err_setc(err, cp->n ? TSL_E_INVALID : TSL_E_NOTFOUND,
-                     "galvatron profile %s: %s at sequence length %u", dir,
-                     cp->n ? "no two layer counts of one micro-batch size"
-                           : "no computation_profiling_*.json entries",
-                     cp->seq);
+        if (dropped)
+            tsl_err_setc(err, TSL_E_INVALID, "%s; no micro-batch size is left", why);
+        else
+            tsl_err_setc(err, cp->n ? TSL_E_INVALID : TSL_E_NOTFOUND,
+                         "galvatron profile %s: %s at sequence length %u", dir,
+                         cp->n ? "no two layer counts of one micro-batch size"
+                               : "no computation_profiling_*.json entries",
+                         cp->seq);
         goto out;
     }
+    if (note != NULL && note_cap > 0)
+        snprintf(note, note_cap, "%s", why);
     rc = 0;
 out:
     free(cp);
@@ -279,9 +336,11 @@ out:
 }
 
 int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluster_t *c,
-                               tsl_profile_t **out, tsl_err_t *err)
+                               tsl_profile_t **out, char *note, size_t note_cap, tsl_err_t *err)
 {
     *out = NULL;
+    if (note != NULL && note_cap > 0)
+        note[0] = '\0';
     if (tsl_path_is_dir("galvatron profile", dir, "Galvatron's *_profiling_*.json", err) != 0)
         return -1;
     tsl_profile_t *p = calloc(1, sizeof(*p));
@@ -291,7 +350,7 @@ int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_
     snprintf(p->gpu, sizeof p->gpu, "%s",
              c->n_nodes ? c->gpu_types[c->nodes[0].gpu_type].name : "");
     hw_t hw = {.want_gpus = c->n_nodes ? c->nodes[0].n_gpus : 0};
-    if (load_compute(dir, m, p, err) != 0 ||
+    if (load_compute(dir, m, p, note, note_cap, err) != 0 ||
         tsl_galvatron_each_file(dir, "allreduce_bandwidth_", read_allreduce, &hw, err) != 0 ||
         tsl_galvatron_each_file(dir, "overlap_coefficient", read_overlap, &hw, err) != 0 ||
         tsl_profile_finish(p, err) != 0) {

@@ -35,9 +35,14 @@
 
 /* Loads dir's profiles for model m on cluster c into a new *out (free()).
  * TSL_E_NOTFOUND when dir has no computation profile, TSL_E_INVALID when it
- * holds no two layer counts at m's sequence length or a file is malformed. */
+ * holds no two layer counts at m's sequence length, when no micro-batch size's
+ * time grows with the layer count, or when a file is malformed. A micro-batch
+ * size whose time at more layers is not above its time at fewer (noise larger
+ * than a layer) is left out, its rate taken from the other sizes, and note
+ * (when not NULL; "" otherwise) names the file and keys for the caller to warn
+ * with. */
 int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluster_t *c,
-                               tsl_profile_t **out, tsl_err_t *err);
+                               tsl_profile_t **out, char *note, size_t note_cap, tsl_err_t *err);
 
 /* Shared with galvatron_import.c: calls fn for every DIR, DIR/hardware and
  * DIR/../hardware file named prefix*.json (stops at the first non-zero), and

@@ -20,10 +20,13 @@
 #include "json_num.h"
 
 #define SUPPORTED                                                                                  \
-    "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, bloom, falcon, phi, qwen3, "   \
+    "gpt2, bert, roberta, t5, vit, llama, mistral, mistral3, qwen2, gpt_neox, bloom, falcon, "     \
+    "phi, "                                                                                        \
+    "qwen3, "                                                                                      \
     "gemma2, "                                                                                     \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
-    "qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text, nemotron_h"
+    "qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss, llama4, llama4_text, "       \
+    "nemotron_h"
 
 /* The sequence a config with a longer window is planned at by default: what
  * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
@@ -709,7 +712,10 @@ static void read_deepseek_router(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     sp->router_topk_groups = g > 1 ? (uint16_t)tg : 0;
 }
 
-/* DeepSeek-V2/V3: multi-head latent attention on every layer; experts from
+static void read_deepseek_moe(reader_t *r, tsl_arch_spec_t *sp, bool v3);
+
+/* DeepSeek-V2/V3 (and Kimi K2, model_type kimi_k2, DeepSeek-V3's architecture):
+ * multi-head latent attention on every layer; experts from
  * layer first_k_dense_replace on, on every moe_layer_freq-th (layer i has them
  * when i >= first_k_dense_replace and i % moe_layer_freq == 0, as in DeepSeek's
  * modeling_deepseek.py); n_shared_experts shared experts of moe_intermediate_size
@@ -728,6 +734,30 @@ static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     sp->v_head_dim = req_u32(r, "v_head_dim");
     if (opt_bool(r, "attention_bias", false))
         note_bad(r, "attention_bias: true (biases on latent attention) is not supported");
+    read_deepseek_moe(r, sp, v3);
+}
+
+/* GLM-4.5 (transformers a0699c97 modeling_glm4_moe.py: Glm4MoeAttention, Glm4MoeMoE,
+ * Glm4MoeTopkRouter, Glm4MoeMLP):
+ * read_llama's grouped-query attention, head_dim wide, with biases on Q, K and V
+ * (attention_bias; O has none) and, under use_qk_norm, an RMSNorm per head on Q and
+ * K; RoPE on partial_rotary_factor of each head (no cost here); DeepSeek-V3's
+ * experts, shared experts, dense first layers and sigmoid router with its
+ * score-correction bias (read_deepseek_moe; Glm4MoeTopkRouter's
+ * e_score_correction_bias); the MTP depths as DeepSeek-V3's
+ * (num_nextn_predict_layers). */
+static void read_glm4_moe(reader_t *r, tsl_arch_spec_t *sp)
+{
+    sp->qkv_bias = opt_bool(r, "attention_bias", false);
+    if (opt_bool(r, "use_qk_norm", false))
+        sp->qk_norm = TSL_QK_NORM_PER_HEAD;
+    read_mtp_layers(r, sp);
+    read_deepseek_moe(r, sp, true);
+}
+
+/* DeepSeek-V3's mixture of experts (and GLM-4.5's, read_glm4_moe). */
+static void read_deepseek_moe(reader_t *r, tsl_arch_spec_t *sp, bool v3)
+{
     sp->experts = opt_u32(r, "n_routed_experts", 0);
     if (sp->experts == 0)
         return;
@@ -1075,13 +1105,13 @@ static int64_t moe_experts(const json_t *root, const char **key)
     return 0;
 }
 
-/* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss,
- * llama4, nemotron_h) are imported with their experts; any other config that
+/* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3,
+ * kimi_k2, glm4_moe, gpt_oss, llama4, nemotron_h) are imported with their experts; any other config that
  * declares experts, or an MoE model_type not read, is refused: built as dense it
  * would be wrong in every figure. TSL_E_INVALID, as an unknown model_type: an input
  * Tessel does not read, exit 2 on every path (docs/tesselctl.md "Exit status"). */
-static const char *const moe_read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe",
-                                       "deepseek_v2", "deepseek_v3", "gpt_oss",
+static const char *const moe_read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe", "deepseek_v2",
+                                       "deepseek_v3", "kimi_k2",     "glm4_moe",  "gpt_oss",
                                        "llama4",      "llama4_text", "nemotron_h"};
 #define N_MOE_READ (sizeof(moe_read) / sizeof(moe_read[0]))
 
@@ -1145,6 +1175,7 @@ static const hf_arch_t archs[] = {
     {"vit", "ViT"},
     {"llama", "Llama"},
     {"mistral", "Mistral"},
+    {"mistral3", "Mistral3"}, /* Mistral3ForConditionalGeneration: text_config read */
     {"qwen2", "Qwen2"},
     {"gpt_neox", "GPTNeoX"},
     {"bloom", "Bloom"},
@@ -1161,6 +1192,9 @@ static const hf_arch_t archs[] = {
     {"qwen3_moe", "Qwen3Moe"},
     {"deepseek_v2", "DeepseekV2"},
     {"deepseek_v3", "DeepseekV3"},
+    /* Kimi K2: DeepseekV3ForCausalLM under its own model_type (read as deepseek_v3) */
+    {"kimi_k2", "DeepseekV3"},
+    {"glm4_moe", "Glm4Moe"},
     {"gpt_oss", "GptOss"},
     {"llama4", "Llama4"}, /* Llama4ForConditionalGeneration, Llama4ForCausalLM */
     {"llama4_text", "Llama4"},
@@ -1289,6 +1323,26 @@ static void read_causal(reader_t *r, tsl_arch_spec_t *sp)
         sp->causal = TSL_CAUSAL_ON;
 }
 
+/* Families people bring whose layers are none of Tessel's kinds, refused with the
+ * reason, before the generic "not supported" or "mixture-of-experts" refusal, which
+ * would name their experts and not what is missing. */
+static int refuse_known(const char *type, tsl_err_t *err)
+{
+    static const struct {
+        const char *type, *why;
+    } known[] = {
+        {"qwen3_next",
+         "Qwen3-Next's layers are Gated DeltaNet linear attention (linear_num_value_heads, "
+         "linear_key_head_dim, linear_conv_kernel_dim) beside gated full attention "
+         "(full_attention_interval); Tessel's hybrids interleave Mamba-2 mixers only "
+         "(nemotron_h), and a DeltaNet layer priced as attention or Mamba would be wrong"},
+    };
+    for (size_t i = 0; type && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(type, known[i].type) == 0)
+            return tsl_err_set(err, "model_type \"%s\" is not supported: %s", type, known[i].why);
+    return 0;
+}
+
 static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_model_t *out,
                      tsl_err_t *err)
 {
@@ -1297,7 +1351,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     tsl_err_t unknown = {0};
     const hf_arch_t *a = detect(root, &unknown);
     const char *type = json_string_value(json_object_get(root, "model_type"));
-    if (refuse_moe(root, a ? a->model_type : type, err) != 0)
+    if (refuse_known(type, err) != 0 || refuse_moe(root, a ? a->model_type : type, err) != 0)
         return -1;
     if (a == NULL) {
         if (err != NULL)
@@ -1310,7 +1364,10 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     const json_t *text = json_object_get(root, "text_config");
     bool gemma3 = strcmp(t, "gemma3") == 0 || strcmp(t, "gemma3_text") == 0;
     bool llama4 = strncmp(t, "llama4", 6) == 0;
-    reader_t r = {.root = ((gemma3 || llama4) && json_is_object(text)) ? text : root};
+    /* Mistral Small 3.1/3.2 (Mistral3ForConditionalGeneration): a mistral text
+     * model in text_config beside a Pixtral vision tower, which is not planned */
+    bool mistral3 = strcmp(t, "mistral3") == 0;
+    reader_t r = {.root = ((gemma3 || llama4 || mistral3) && json_is_object(text)) ? text : root};
     tsl_arch_spec_t sp = {0};
     keys_t k;
     if (strcmp(t, "gpt2") == 0)
@@ -1344,13 +1401,15 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     else if (strcmp(t, "nemotron_h") == 0)
         read_nemotron_h(&r, &sp, &k);
     else
-        read_llama(&r, &sp, &k, t);
+        read_llama(&r, &sp, &k, mistral3 ? "mistral" : t);
     if (strcmp(t, "mixtral") == 0)
         read_mixtral(&r, &sp);
     else if (strcmp(t, "qwen2_moe") == 0 || strcmp(t, "qwen3_moe") == 0)
         read_qwen_moe(&r, &sp, strcmp(t, "qwen2_moe") == 0);
-    else if (strncmp(t, "deepseek_v", 10) == 0)
-        read_deepseek(&r, &sp, strcmp(t, "deepseek_v3") == 0);
+    else if (strncmp(t, "deepseek_v", 10) == 0 || strcmp(t, "kimi_k2") == 0)
+        read_deepseek(&r, &sp, strcmp(t, "deepseek_v2") != 0);
+    else if (strcmp(t, "glm4_moe") == 0)
+        read_glm4_moe(&r, &sp);
     read_causal(&r, &sp);
     tsl_model_rope_t rope = {0};
     double eps = 0.0;

@@ -147,7 +147,9 @@ refuse "--attn-chunk with --unfused-attn" --attn-chunk 64 --unfused-attn
 refuse "--attn-chunk 0" --attn-chunk 0
 refuse "--attn-chunk '-4'" --attn-chunk -4
 refuse "--positions '1k'" --vocab 50 --positions 1k
-refuse "'extra': not a flag" --tied --vocab 50 extra
+# a stray positional argument: named, with where help is, as tesseld's and
+# tesselctl's "unexpected argument" (it said "'extra': not a flag (see --help)")
+refuse "tessel-exec-run: unexpected argument 'extra'; see tessel-exec-run --help" --tied --vocab 50 extra
 # a flag getopt refuses: one line naming it as typed, as tesselctl's (getopt's
 # "unrecognized option" and the whole usage text followed it)
 refuse "tessel-exec-run: unknown option '--bogus'; see tessel-exec-run --help" --bogus

@@ -86,6 +86,9 @@ expect 2 "^tessel-worker: profile: unknown option '--bogus'; see tessel-worker p
     profile --bogus
 [ "$(wc -l <"$err")" -eq 1 ] && ok || bad "profile --bogus: $(wc -l <"$err") lines on stderr"
 expect 2 "option '--mb' needs a value" profile --backend sim --mb
+# a stray argument: named, with where help is (it named it without)
+expect 2 "^tessel-worker: profile: unexpected argument 'extra'; see tessel-worker profile --help$" \
+    profile --backend sim extra
 expect 2 "not cuda or sim" profile --backend tpu
 expect 2 "device-file" profile --backend sim
 expect 2 "missing" profile --backend sim --device-file "$root/deploy/tesseld.conf.missing"

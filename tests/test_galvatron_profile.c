@@ -41,7 +41,7 @@ static void test_fixture(const char *shared)
     tsl_err_t err = {0};
     CHECK(tsl_model_preset_seq("Llama2-7B", 2048, &m, NULL) == 0, "Llama2-7B at 2048");
     CHECK(tsl_cluster_parse_spec(&c, "1x8xA100-80G", NULL) == 0, "cluster");
-    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &p, &err) == 0, "loads: %s", err.msg);
+    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &p, NULL, 0, &err) == 0, "loads: %s", err.msg);
     if (p == NULL)
         goto out;
     CHECK(p->n_blocks >= 2 * 8, "%u blocks (attention and FFN per micro-batch size)", p->n_blocks);
@@ -82,7 +82,8 @@ static void test_fixture(const char *shared)
     tsl_model_init(&m, "");
     CHECK(tsl_model_preset("Llama2-7B", &m, NULL) == 0, "Llama2-7B at 4096");
     tsl_profile_t *q = NULL;
-    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &q, &err) != 0 && strstr(err.msg, "4096"),
+    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &q, NULL, 0, &err) != 0 &&
+              strstr(err.msg, "4096"),
           "no profile at the model's sequence length: %s", err.msg);
     free(q);
 out:
@@ -258,15 +259,15 @@ static void test_empty_dir(void)
     CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
               tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
           "inputs");
-    CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, &err) != 0 &&
+    CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, NULL, 0, &err) != 0 &&
               tsl_err_code(&err) == TSL_E_NOTFOUND && p == NULL,
           "a directory without profiles: %s", err.msg);
     /* a path that is not there, or a file, is said to be so, not "no
      * computation_profiling_*.json" as if the directory held other things */
-    CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, &err) != 0 &&
+    CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, NULL, 0, &err) != 0 &&
               strstr(err.msg, "No such file or directory"),
           "a missing directory is named as missing: %s", err.msg);
-    CHECK(tsl_galvatron_profile_load("/dev/null", &m, &c, &p, &err) != 0 &&
+    CHECK(tsl_galvatron_profile_load("/dev/null", &m, &c, &p, NULL, 0, &err) != 0 &&
               strstr(err.msg, "not a directory"),
           "a file is not a profile directory: %s", err.msg);
     tsl_model_free(&m);
@@ -292,7 +293,7 @@ static double bsz1_layer_s(const char *dir, tsl_err_t *err)
     double fwd = -1, bwd;
     tsl_model_preset_seq("GPT2-345M", 1024, &m, NULL);
     tsl_cluster_parse_spec(&c, "8xA100-80G", NULL);
-    if (tsl_galvatron_profile_load(dir, &m, &c, &p, err) == 0)
+    if (tsl_galvatron_profile_load(dir, &m, &c, &p, NULL, 0, err) == 0)
         tsl_profile_layer_s(p, &m.layers[1], 1, 1, 1e12, &fwd, &bwd);
     free(p);
     tsl_model_free(&m);
@@ -389,6 +390,67 @@ static void test_bad_computation(void)
     }
 }
 
+/* A micro-batch size whose time at 4 layers is not above its time at 2 (noise
+ * larger than a GPT2-345M layer at bsz 2) is left out, its rate taken from bsz 1
+ * and 4, and the note names the file and both keys (it was dropped without a
+ * word); every size so is refused naming them, not "no two layer counts". */
+static void test_noisy_computation(void)
+{
+    char dir[] = "/tmp/tsl-galv-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        printf("skip: no temporary directory\n");
+        return;
+    }
+    write_text(dir, "computation_profiling_bf16_gpt-345m_all.json",
+               "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 14.0,"
+               " \"layernum[2]_bsz2_seq1024\": 20.0, \"layernum[4]_bsz2_seq1024\": 19.5,"
+               " \"layernum[2]_bsz4_seq1024\": 30.0, \"layernum[4]_bsz4_seq1024\": 46.0}");
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_profile_t *p = NULL;
+    tsl_err_t err = {0};
+    char note[1024] = "stale";
+    CHECK(tsl_model_preset_seq("GPT2-345M", 1024, &m, NULL) == 0, "GPT2-345M");
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0, "cluster");
+    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &p, note, sizeof note, &err) == 0, "loads: %s",
+          err.msg);
+    CHECK(strstr(note, "computation_profiling_bf16_gpt-345m_all.json") &&
+              strstr(note, "layernum[4]_bsz2_seq1024 (19.5 ms) is not above "
+                           "layernum[2]_bsz2_seq1024 (20 ms)") &&
+              strstr(note, "micro-batch 2 left out"),
+          "the note names the file and keys: '%s'", note);
+    CHECK(p && p->n_blocks == 4, "bsz 1 and 4 kept (attention and FFN each): %u blocks",
+          p ? p->n_blocks : 0);
+    double fwd = -1, bwd;
+    if (p)
+        tsl_profile_layer_s(p, &m.layers[1], 4, 1, 1e12, &fwd, &bwd);
+    CHECK(fabs(fwd - 0.008) < 1e-12, "bsz 4 as measured: %.6f s", fwd);
+    free(p);
+    p = NULL;
+    /* a clean profile leaves the note empty */
+    write_text(dir, "computation_profiling_bf16_gpt-345m_all.json",
+               "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 14.0}");
+    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &p, note, sizeof note, &err) == 0 &&
+              note[0] == '\0',
+          "clean: '%s' (%s)", note, err.msg);
+    free(p);
+    p = NULL;
+    /* nothing left: refused naming the keys */
+    write_text(dir, "computation_profiling_bf16_gpt-345m_all.json",
+               "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 10.0}");
+    CHECK(tsl_galvatron_profile_load(dir, &m, &c, &p, note, sizeof note, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_INVALID &&
+              strstr(err.msg, "layernum[4]_bsz1_seq1024 (10 ms) is not above") &&
+              strstr(err.msg, "no micro-batch size is left"),
+          "every size noisy: %s", err.msg);
+    free(p);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
 int main(void)
 {
     const char *shared = getenv("TSL_SHARED");
@@ -397,6 +459,7 @@ int main(void)
     test_bad_memory();
     test_fit_without_sp();
     test_which_profile();
+    test_noisy_computation();
     test_bad_hardware();
     test_bad_computation();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");

@@ -281,6 +281,62 @@ static void test_request_errors_named(void)
     tsl_cluster_free(&c);
 }
 
+/* Records whether the search reached H3T's memory fallback. */
+static void on_phase_memopt(void *ud, double f, const char *phase)
+{
+    (void)f;
+    if (strcmp(phase, "memopt") == 0)
+        *(bool *)ud = true;
+}
+
+/* A sweep over CP degrees whose first degree has no plan at all and a later one
+ * plans that do not fit (search.c keep_failure): a GPT of 16384-token samples
+ * (CP is tried from TSL_SEARCH_CP_MIN_SEQ on) with a batch of 2 on 4 devices,
+ * TP and PP off. At cp 1 the data-parallel degree is 4 and no strategy splits the
+ * batch (TSL_E_INVALID, "global_batch: ..."); at cp 2 it is 2, which splits it,
+ * and 64 MiB holds none of those plans. The request is a valid one that nothing
+ * fits: NOFIT, and H3T's memory fallback runs. Before, the sweep reported cp 1's
+ * error, the request was called bad and the fallback never ran. */
+static void test_cp_sweep_nofit(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 2,
+                            .hidden = 256,
+                            .ffn_hidden = 1024,
+                            .heads = 4,
+                            .seq_len = TSL_SEARCH_CP_MIN_SEQ,
+                            .vocab = 32000,
+                            .positions = TSL_SEARCH_CP_MIN_SEQ};
+    CHECK(!tsl_model_build(&spec, "gpt-16k", &m, &err), "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "4xA100-40G", &err) == 0, "%s", err.msg);
+    tsl_request_t r = fixed_request(2);
+    r.no_tp = r.no_pp = true;
+    r.mem_budget_bytes = 64ull << 20;
+    tsl_search_result_t *out = malloc(sizeof(*out));
+    /* the premise: cp 1 alone is the request's fault */
+    r.no_cp = true;
+    r.no_memopt = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, out, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_INVALID,
+          "premise, cp 1 only: %s %s", tsl_errcode_name(tsl_err_code(&err)), err.msg);
+    r.no_cp = false;
+    CHECK(tsl_search(&m, &c, &r, NULL, out, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_NOFIT,
+          "cp sweep, 64 MiB: %s %s", tsl_errcode_name(tsl_err_code(&err)), err.msg);
+    bool memopt = false;
+    tsl_search_hooks_t hooks = {.progress = on_phase_memopt, .progress_ud = &memopt};
+    r.no_memopt = false;
+    int rc = tsl_search(&m, &c, &r, &hooks, out, &err);
+    CHECK(memopt, "cp sweep, 64 MiB: H3T's fallback not run (rc %d, %s %s)", rc,
+          tsl_errcode_name(tsl_err_code(&err)), err.msg);
+    free(out);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 static void test_request_validation(void)
 {
     tsl_model_t m;
@@ -1900,6 +1956,7 @@ int main(void)
     test_memopt_fallback();
     test_request_validation();
     test_request_errors_named();
+    test_cp_sweep_nofit();
     test_fingerprint_switches();
     test_max_batch_default();
     test_beats_baselines();

@@ -135,7 +135,10 @@ static int cmd_profile(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "tessel-worker: profile: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr,
+                "tessel-worker: profile: unexpected argument '%s'; see tessel-worker profile "
+                "--help\n",
+                argv[optind]);
         return 2;
     }
     if (backend == NULL) {

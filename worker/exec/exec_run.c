@@ -321,7 +321,8 @@ static int parse(run_cfg_t *c, int argc, char **argv)
         at = -1;
     }
     if (optind < argc) {
-        fprintf(stderr, "tessel-exec-run: '%s': not a flag (see --help)\n", argv[optind]);
+        fprintf(stderr, "tessel-exec-run: unexpected argument '%s'; see tessel-exec-run --help\n",
+                argv[optind]);
         return -1;
     }
     return 0;
