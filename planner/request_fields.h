@@ -213,7 +213,7 @@
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \
     X(cp, UINT, "cp", "N", 1, 1024,                                                                \
-      "fix the context-parallel degree (default: searched from sequences of 16384 tokens)", "cp",  \
+      "fix the context-parallel degree (default: searched from sequences of 8192 tokens)", "cp",   \
       "cp")                                                                                        \
     X(no_ep, BOOL, "no-ep", "", 0, 0,                                                              \
       "no expert parallelism: every rank holds every expert of a MoE layer (the same as --ep 1)",  \

@@ -1092,7 +1092,8 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
 
 /* The CP degrees the search tries for a request: 1, and from sequences of
  * TSL_SEARCH_CP_MIN_SEQ tokens the divisors c ≤ TSL_SEARCH_CP_MAX of the device
- * count with 2·c | s (two chunks per rank) and s / c ≥ TSL_SEARCH_CP_MIN_TOKENS.
+ * count with 2·c | s (two chunks per rank) and s / c ≥ TSL_SEARCH_CP_MIN_TOKENS;
+ * below TSL_SEARCH_CP_ALL_SEQ tokens c = 2 alone (what the presets run there).
  * Only 1 under --no-cp, for the stacks without CP (deepspeed, galvatron) and for
  * a 1-stack baseline's cost mode (paper_cost); only r->cp when one is fixed. */
 static uint32_t cp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
@@ -1109,7 +1110,8 @@ static uint32_t cp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const t
     }
     if (s < TSL_SEARCH_CP_MIN_SEQ)
         return n;
-    for (uint32_t d = 2; d <= TSL_SEARCH_CP_MAX && n < TSL_SEARCH_CP_MAX; d++)
+    uint32_t top = s < TSL_SEARCH_CP_ALL_SEQ ? 2 : TSL_SEARCH_CP_MAX;
+    for (uint32_t d = 2; d <= top && n < TSL_SEARCH_CP_MAX; d++)
         if (c->n_devices % d == 0 && s % (2 * d) == 0 && s / d >= TSL_SEARCH_CP_MIN_TOKENS)
             out[n++] = d;
     return n;

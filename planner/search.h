@@ -46,8 +46,14 @@
 
 #define TSL_SEARCH_MAX_TOPK 16u
 /* Context-parallel degrees searched (search.c cp_degrees, docs/search-space.md):
- * from sequences of CP_MIN_SEQ tokens, up to CP_MAX, keeping CP_MIN_TOKENS per rank */
-#define TSL_SEARCH_CP_MIN_SEQ        16384u
+ * from sequences of CP_MIN_SEQ tokens, up to CP_MAX, keeping CP_MIN_TOKENS per rank;
+ * below CP_ALL_SEQ tokens only degree 2. 8192: Megatron-Bridge's Llama 3.1 405B
+ * presets run CP 2 at 8192 tokens (scripts/performance/configs/llama/
+ * llama31_workload_base_configs.py at 21d102f5e, H100 and B200), the plan the search
+ * missed from 16384 (bench/published/vs_search.py); degree 2 alone there keeps the
+ * added search time to two engine runs (p2p, a2a) */
+#define TSL_SEARCH_CP_MIN_SEQ        8192u
+#define TSL_SEARCH_CP_ALL_SEQ        16384u
 #define TSL_SEARCH_CP_MAX            32u
 #define TSL_SEARCH_CP_MIN_TOKENS     1024u
 #define TSL_SEARCH_EP_MAX            64u /* the largest EP degree searched */

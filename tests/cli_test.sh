@@ -401,6 +401,11 @@ expect 2 "cp: 16 does not divide the 8 devices of a stage (32 devices / pp 4)" p
 expect 0 "" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --pp 4 --cp 8
 expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
 ! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
+# from 8192 tokens CP is searched (search.h TSL_SEARCH_CP_MIN_SEQ): Megatron-Bridge's
+# Llama 3.1 405B presets run CP 2 at 8192 tokens, which the search had not tried
+# (bench/published/README.md "Search against the published plans")
+expect 0 "" plan --local $llama --seq-len 8192 --cluster 4x8xH100-80G:8xib400 --no-baselines --batch 64
+grep -q "^  cp why:    cp [0-9]" "$out" && ok || bad "8192 tokens: CP not searched: $(grep -i cp "$out")"
 
 # mixture of experts: expert TP and a capacity factor through the Megatron export and
 # back (the same figures), and the refusals naming the field
