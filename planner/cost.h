@@ -419,8 +419,12 @@ typedef enum tsl_cost_mode {
  * logits.float() under torch.compile (torchtitan e7c0cae components/loss.py):
  * inductor's fused loss keeps the bf16 logits (2 B per logit) and allocates only
  * their bf16 gradient (2 B) — against eager torch's 4 kept and 8 transient; a plan
- * with another loss_impl prices as 88. */
-#define TSL_COST_MODEL_VERSION 90u
+ * with another loss_impl prices as 89.
+ * 92 (91 another branch's): no priced term changed — the search space did: context
+ * parallelism of degree 2 searched from sequences of 8192 tokens (search.h
+ * TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's Llama 3.1 405B presets), so tesseld's cached
+ * plans of such requests, found without it, are searched again. */
+#define TSL_COST_MODEL_VERSION 92u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
