@@ -226,12 +226,15 @@ static uint32_t left_out(const comp_t *cp, char *note, size_t cap)
     char more[64] = "";
     if (n > 1)
         snprintf(more, sizeof more, " (and %u other micro-batch size%s)", n - 1, n > 2 ? "s" : "");
-    snprintf(note, cap,
-             "galvatron profile %s: layernum[%u]_bsz%u_seq%u (%g ms) is not above "
-             "layernum[%u]_bsz%u_seq%u (%g ms)%s: micro-batch %u left out, its layer time "
-             "taken from the other micro-batch sizes",
-             cp->path, first_hi->layers, first_hi->bsz, cp->seq, first_hi->ms, first_lo->layers,
-             first_lo->bsz, cp->seq, first_lo->ms, more, first_lo->bsz);
+    /* a path long enough to fill the note cuts it: "..." says so */
+    if (snprintf(note, cap,
+                 "galvatron profile %s: layernum[%u]_bsz%u_seq%u (%g ms) is not above "
+                 "layernum[%u]_bsz%u_seq%u (%g ms)%s: micro-batch %u left out, its layer time "
+                 "taken from the other micro-batch sizes",
+                 cp->path, first_hi->layers, first_hi->bsz, cp->seq, first_hi->ms, first_lo->layers,
+                 first_lo->bsz, cp->seq, first_lo->ms, more, first_lo->bsz) >= (int)cap &&
+        cap > 4)
+        memcpy(note + cap - 4, "...", 4);
     return n;
 }
 
