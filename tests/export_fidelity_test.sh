@@ -13,7 +13,7 @@ hf="$(dirname "$0")/data/hf"
 # 256 GPUs: every model fits (DeepSeek-V3, Llama3-405B, GPT3-175B)
 cl="--cluster 32x8xH100-80G:8xib400"
 # what the exporter refuses, and why (the model cannot be built by a Megatron-LM line)
-refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of"
+refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of|is not what multi-latent attention builds|layers are Gated DeltaNet"
 exported=0
 roundtrip() { # NAME MODEL-ARGS...
     local name="$1"
