@@ -711,6 +711,12 @@ typedef struct tsl_cost_knobs {
      * stack runs it (tsl_knobs_fp16: megatron's opt_step megatron-core-fp16). Set by the
      * request's fp16, or where a GPU of the cluster has no bf16 (tsl_cluster_no_bf16). */
     bool fp16;
+    /* Recorded, not priced by itself: the target's stack runs no fused attention kernel on
+     * a GPU of the cluster (target.h tsl_target_unfused_attn: Megatron-LM older than
+     * Ampere), so the search and eval price the model's unfused core (its layers'
+     * unfused_attn, as --unfused-attn) and the megatron export writes
+     * --transformer-impl local. */
+    bool stack_unfused_attn;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
