@@ -47,7 +47,7 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
      * _do_optimizer_sanity_check), not what was priced; with one data-parallel rank
      * (the only such plan tsl_target_check admits) ZeRO-1 holds the same states and
      * reduces nothing, so the plan runs as priced at stage 1 */
-    if (v->pp > 1 && stage == 0 && !p->fp32)
+    if (v->pp > 1 && stage == 0 && !p->fp32 && !p->fp16)
         stage = 1;
     json_t *zero = json_pack("{s:i}", "stage", stage);
     /* overlap_comm defaults to stage == 3 (runtime/zero/config.py); the plan's

@@ -391,7 +391,8 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
  *    (_do_optimizer_sanity_check: model and accumulation dtype bf16 under pipeline
  *    parallelism), which Tessel prices only as ds_bf16_optimizer (refused under every
  *    target); a single data-parallel rank is exported at ZeRO stage 1 instead, the same
- *    states at d = 1 (export_deepspeed.c), so only DP > 1 is refused;
+ *    states at d = 1 (export_deepspeed.c), so only DP > 1 is refused; fp16 there runs
+ *    FP16_Optimizer (the same check's FP16 branch), the fp16 step as priced;
  *  - "overlap_comm" is a ZeRO optimizer setting: at stage 0 the engine all-reduces
  *    after the backward (allreduce_gradients → buffered_allreduce_fallback), and under
  *    a PipelineModule _configure_zero_optimizer turns it off ("Pipeline parallelism
@@ -403,7 +404,7 @@ static int deepspeed_engine(const tsl_target_view_t *v, const tsl_target_uniform
                             const char *s, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
-    if (v->pp > 1 && u->dp > 1 && u->s.zero == 0 && !p->fp32)
+    if (v->pp > 1 && u->dp > 1 && u->s.zero == 0 && !p->fp32 && !p->fp16)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s (ZeRO-0) in %u pipeline stages under bf16 runs "
                             "DeepSpeed's BF16_Optimizer (runtime/engine.py "
