@@ -419,8 +419,14 @@ typedef enum tsl_cost_mode {
  * logits.float() under torch.compile (torchtitan e7c0cae components/loss.py):
  * inductor's fused loss keeps the bf16 logits (2 B per logit) and allocates only
  * their bf16 gradient (2 B) — against eager torch's 4 kept and 8 transient; a plan
- * with another loss_impl prices as 88. */
-#define TSL_COST_MODEL_VERSION 90u
+ * with another loss_impl prices as 88.
+ * 91: attention on GPUs older than Ampere as the target's stack runs it: under target
+ * megatron a cluster with a GPU of compute capability below 8.0 (V100, T4, TITAN RTX,
+ * 2080 Ti: tsl_cluster_no_flash) prices the unfused core, its s x s scores kept, as
+ * --unfused-attn (Transformer Engine does not run there; Megatron-LM's --transformer-impl
+ * local has only DotProductAttention), selective recomputation offered; plans record
+ * stack_unfused_attn. Every other plan prices as 90. */
+#define TSL_COST_MODEL_VERSION 91u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
