@@ -1788,6 +1788,19 @@ expect 0 "" plan --local $m345 --batch 32 --target megatron --no-baselines --jso
 grep -q '"stack_unfused_attn"' "$out" && bad "an A100 plan under megatron: stack_unfused_attn" || ok
 expect 0 "" plan --local $m345 --batch 32 --target megatron --no-baselines --export megatron
 grep -q -- "--transformer-impl" "$out" && bad "an A100 export: $(grep -- --transformer "$out")" || ok
+# the search likewise: the plan --unfused-attn finds, and selective recomputation offered
+# (chosen where the memory is tight)
+expect 0 "" plan --local $v100 --batch 32 --target megatron --no-baselines --json
+cp "$out" "$dir/v100_mg_plan.json"
+expect 0 "" plan --local $v100 --batch 32 --target megatron --unfused-attn --no-baselines --json
+python3 -c '
+import json,sys
+a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3])
+assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"])
+' "$dir/v100_mg_plan.json" "$out" && ok || bad "a V100 search under megatron: not --unfused-attn's plan"
+expect 0 "" plan --local --model GPT3-15B --cluster 4x8xV100-32G --batch 128 --memory 20G --target megatron --no-baselines --export megatron
+grep -qx -- "--recompute-granularity selective" "$out" && grep -qx -- "--transformer-impl local" "$out" &&
+    ok || bad "selective recomputation on V100 under megatron: $(cat "$out")"
 expect 4 "cp: runs in Transformer Engine, which does not run on the V100-32G" \
     eval --local $v100 --tp 2 --cp 2 --dp 2 --batch 32 --target megatron --no-search
 
