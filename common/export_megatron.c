@@ -29,6 +29,23 @@ static bool megatron_fp16(const tsl_plan_t *p)
     return p->fp16 || p->opt_step == TSL_OPT_STEP_MEGATRON_FP16;
 }
 
+/* A plan priced for a GPU where Transformer Engine does not run (plan.h
+ * stack_unfused_attn: V100, T4, Turing): Megatron-LM's own modules, whose core attention is
+ * the unfused DotProductAttention (baddbmm, FusedScaleMaskSoftmax, dropout, bmm: no s x s
+ * saved, what the plan priced) and whose norms are apex's or torch's
+ * (megatron/core/models/backends.py LocalSpecProvider at d98e8a6). RoPE's fused kernel
+ * is Transformer Engine's (rope_utils.py imports fused_apply_rotary_pos_emb from
+ * megatron.core.extensions.transformer_engine and asserts "apply_rope_fusion is not
+ * available" without it), on by default (--no-rope-fusion's store_false): turned off. */
+static void write_local_impl(const tsl_export_view_t *v, FILE *out)
+{
+    if (!v->plan->stack_unfused_attn)
+        return;
+    fputs("--transformer-impl local\n", out);
+    if (!v->model->layers[0].positions)
+        fputs("--no-rope-fusion\n", out);
+}
+
 static void write_rope(const tsl_model_t *m, FILE *out)
 {
     if (m->layers[0].positions == 0 && m->rope.base > 0.0)
@@ -285,6 +302,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
      * line), trains in fp16 under Megatron's dynamic loss scaler (its defaults) */
     if (!v->plan->fp32) /* fp32 training: neither (params_dtype stays torch.float) */
         fputs(megatron_fp16(v->plan) ? "--fp16\n" : "--bf16\n", out);
+    write_local_impl(v, out);
 }
 
 /* The stages' Transformer layers as Megatron-LM splits them (target.h

@@ -183,14 +183,18 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
  * depths under its target's rule, blocks kept bf16, unfused_attn, no_dropout) on
  * m, as the search applied them: the plan's layers are that model's, so the
  * export is plan --local --export's. The request is read as every request
- * document is (plan_json.h; tesseld stores its target as a number). */
-static int stored_switches(const json_t *req, tsl_model_t *m, tsl_err_t *err)
+ * document is (plan_json.h; tesseld stores its target as a number). The unfused core
+ * the search chose for its target's stack on the cluster's GPUs (the plan's
+ * stack_unfused_attn: search.c tsl_search) applies as the request's would. */
+static int stored_switches(const json_t *req, const json_t *doc, tsl_model_t *m, tsl_err_t *err)
 {
     tsl_request_t r;
     tsl_request_from_json(req, &r);
     if (r.target >= TSL_TARGET_COUNT)
         r.target = TSL_TARGET_ANY; /* tesseld stores only targets it knows */
     tsl_model_switches_t sw = tsl_request_model_switches(&r);
+    sw.unfused_attn |=
+        json_is_true(json_object_get(json_object_get(doc, "plan"), "stack_unfused_attn"));
     tsl_model_t own = {0};
     const tsl_model_t *out = m;
     int rc = tsl_model_for_request(m, &sw, &own, &out, err);
@@ -211,7 +215,7 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     if (preset)
         return tsl_model_preset_seq(preset, u32_of(req, "seq_len"), m, err) != 0
                    ? -1
-                   : stored_switches(req, m, err);
+                   : stored_switches(req, doc, m, err);
     const json_t *hf = json_object_get(req, "hf_config");
     if (hf == NULL)
         return tsl_err_set(err, "request: neither model_preset nor hf_config");
@@ -220,7 +224,7 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     int rc = text ? tsl_hf_config_parse(text, name ? name : "", u32_of(req, "seq_len"), m, err)
                   : tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
     free(text);
-    return rc != 0 ? -1 : stored_switches(req, m, err);
+    return rc != 0 ? -1 : stored_switches(req, doc, m, err);
 }
 
 /* The stored plan's Chrome trace as compact JSON text (trace_json.h). */

@@ -133,6 +133,7 @@
     X(tf32_off, BOOL, tf32_off, "tf32_off", NONZERO)                                               \
     X(tf32, BOOL, tf32, "tf32", NONZERO)                                                           \
     X(fp16, BOOL, fp16, "fp16", NONZERO)                                                           \
+    X(stack_unfused_attn, BOOL, stack_unfused_attn, "stack_unfused_attn", NONZERO)                 \
     X(cpu_offload_layers, U32, cpu_offload_layers, "cpu_offload_layers", NONZERO)                  \
     X(cpu_offload_s, REAL, cpu_offload_s, "cpu_offload_s", NONZERO)                                \
     X(cpu_offload_bytes, U64, cpu_offload_bytes, "cpu_offload_bytes", NONZERO)                     \

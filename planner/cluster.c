@@ -644,6 +644,12 @@ const tsl_gpu_spec_t *tsl_cluster_no_bf16(const tsl_cluster_t *c)
     return NULL;
 }
 
+const tsl_gpu_spec_t *tsl_cluster_no_flash(const tsl_cluster_t *c)
+{
+    /* the same line as bf16's: compute capability 8.0 (cluster.h) */
+    return tsl_cluster_no_bf16(c);
+}
+
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
 {
     double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;

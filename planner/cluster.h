@@ -206,6 +206,17 @@ bool tsl_cluster_tf32_moot(const tsl_cluster_t *c);
  * 16-bit mixed precision in fp16 everywhere (cost.h knobs.fp16, docs/cost-model.md "fp16
  * mixed precision"): bf16 there is refused naming it. */
 const tsl_gpu_spec_t *tsl_cluster_no_bf16(const tsl_cluster_t *c);
+/* The first GPU type of c on which no fused (flash) attention kernel of Megatron-LM's
+ * stack runs, NULL where every one runs one: compute capability below 8.0, which
+ * no_bf16 marks (V100 sm70; T4, TITAN RTX, 2080 Ti sm75). FlashAttention-2 and cuDNN's
+ * fused attention need sm80 (Transformer Engine d0067d0
+ * transformer_engine/pytorch/attention/dot_product_attention/utils.py
+ * get_attention_backend: both disabled "for compute capability < sm80", leaving its
+ * UnfusedDotProductAttention), and Transformer Engine supports Ampere and later
+ * (README.rst, System Requirements), so Megatron-LM runs there with
+ * --transformer-impl local, whose DotProductAttention is the unfused core
+ * (docs/cost-model.md "Attention on GPUs older than Ampere"). */
+const tsl_gpu_spec_t *tsl_cluster_no_flash(const tsl_cluster_t *c);
 /* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
  * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
  * every operand layout, not Hopper's TN alone (Transformer Engine's

@@ -420,10 +420,16 @@ typedef enum tsl_cost_mode {
  * inductor's fused loss keeps the bf16 logits (2 B per logit) and allocates only
  * their bf16 gradient (2 B) — against eager torch's 4 kept and 8 transient; a plan
  * with another loss_impl prices as 89.
- * 92 (91 another branch's): no priced term changed — the search space did: context
- * parallelism of degree 2 searched from sequences of 8192 tokens (search.h
- * TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's Llama 3.1 405B presets), so tesseld's cached
- * plans of such requests, found without it, are searched again. */
+ * 91: attention on GPUs older than Ampere as the target's stack runs it: under target
+ * megatron a cluster with a GPU of compute capability below 8.0 (V100, T4, TITAN RTX,
+ * 2080 Ti: tsl_cluster_no_flash) prices the unfused core, its s x s scores kept, as
+ * --unfused-attn (Transformer Engine does not run there; Megatron-LM's --transformer-impl
+ * local has only DotProductAttention), selective recomputation offered; plans record
+ * stack_unfused_attn. Every other plan prices as 90.
+ * 92: no priced term changed — the search space did: context parallelism of degree 2
+ * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
+ * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
+ * are searched again. */
 #define TSL_COST_MODEL_VERSION 92u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -715,6 +721,12 @@ typedef struct tsl_cost_knobs {
      * stack runs it (tsl_knobs_fp16: megatron's opt_step megatron-core-fp16). Set by the
      * request's fp16, or where a GPU of the cluster has no bf16 (tsl_cluster_no_bf16). */
     bool fp16;
+    /* Recorded, not priced by itself: the target's stack runs no fused attention kernel on
+     * a GPU of the cluster (target.h tsl_target_unfused_attn: Megatron-LM older than
+     * Ampere), so the search and eval price the model's unfused core (its layers'
+     * unfused_attn, as --unfused-attn) and the megatron export writes
+     * --transformer-impl local. */
+    bool stack_unfused_attn;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens

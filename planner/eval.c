@@ -437,7 +437,11 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     given_knobs(r, g, &e.knobs);
     tsl_knobs_tf32_moot(&e.knobs, c); /* as the search records it: the same figures */
     tsl_knobs_fp16(&e.knobs, c);      /* likewise: fp16 where a GPU has no bf16 */
-    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 ||  /* an FP8 plan on an Ampere cluster */
+    /* likewise: the target's stack without a fused attention kernel here (tsl_eval_plan
+     * prices the unfused core) */
+    e.knobs.stack_unfused_attn = tsl_target_unfused_attn(r->target, c);
+    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
+        tsl_target_unfused_attn_ok(r->target, c, &e.knobs, err) != 0 || /* TE's, where none */
         tsl_fp16_ok(&e.knobs, r->target, c, err) != 0 || /* bf16 where a GPU has none */
         tsl_tf32_ok(e.knobs.tf32, c, err) != 0 ||        /* TF32 where no GPU has it */
         tsl_fp32_ok(e.knobs.fp32, e.knobs.tf32_off, m, c, err) != 0 || /* fp32 on a GPU without
@@ -586,6 +590,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     /* the blocks kept bf16: the request's, else the given plan's */
     bool asked = r->bf16_layers_start || r->bf16_layers_end;
     tsl_model_switches_t sw = tsl_request_model_switches(r);
+    /* the unfused core where the target's stack has no fused kernel (V100 under megatron) */
+    sw.unfused_attn |= tsl_target_unfused_attn(r->target, c);
     if (!asked) {
         sw.bf16_layers_start = given->bf16_layers_start;
         sw.bf16_layers_end = given->bf16_layers_end;

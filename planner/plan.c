@@ -412,6 +412,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->tf32_off = p->tf32_off;
     k->tf32 = p->tf32;
     k->fp16 = p->fp16;
+    k->stack_unfused_attn = p->stack_unfused_attn;
 }
 
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
@@ -489,4 +490,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */
     p->tf32 = k->fp32 && k->tf32;
     p->fp16 = k->fp16 && !k->fp32;
+    p->stack_unfused_attn = k->stack_unfused_attn;
 }

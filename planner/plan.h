@@ -181,6 +181,10 @@ typedef struct tsl_plan {
                       runs them so (request tf32, cost.h knobs.tf32): the exports take it */
     bool fp16;     /* fp16 mixed precision with a dynamic loss scaler (cost.h knobs.fp16): asked
                       for, or the default on a cluster with a GPU without bf16 */
+    bool stack_unfused_attn; /* the target's stack has no fused attention kernel on a GPU of
+                                the cluster (cost.h knobs.stack_unfused_attn: Megatron-LM on
+                                V100, T4, Turing): priced with the unfused core, and exported
+                                with --transformer-impl local */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

@@ -657,6 +657,15 @@ static int request_fp16_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_e
     return tsl_fp16_ok(&k, r->target, c, err);
 }
 
+/* Transformer Engine's switches where the target runs without it (target.h
+ * tsl_target_unfused_attn_ok: Megatron-LM's local impl on a GPU older than Ampere). */
+static int request_local_impl_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    tsl_cost_knobs_t k;
+    tsl_request_knobs(r, &k);
+    return tsl_target_unfused_attn_ok(r->target, c, &k, err);
+}
+
 /* A fixed pp whose last stage would start after the first MTP layer: every MTP
  * depth is built on the head's stage (partition.h tsl_partition_max_cut), so the
  * search has no such cut (search_eval.c pp_allowed) and found no plan at all,
@@ -712,7 +721,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        request_fp32_ok(r, m, c, err) != 0 || request_fp16_ok(r, c, err) != 0)
+        request_fp32_ok(r, m, c, err) != 0 || request_fp16_ok(r, c, err) != 0 ||
+        request_local_impl_ok(r, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -1447,6 +1457,12 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     int rc = TSL_SEARCH_ERR;
     if (request_bounds_check(r, err) != 0 || mtp_request_check(r, err) != 0)
         return TSL_SEARCH_ERR;
+    /* the unfused core where the target's stack has no fused kernel on c (Megatron-LM on
+     * V100, T4: target.h tsl_target_unfused_attn), searched as --unfused-attn is: its
+     * scores kept, selective recomputation offered */
+    tsl_request_t own_r = *r;
+    own_r.unfused_attn |= tsl_target_unfused_attn(r->target, c);
+    r = &own_r;
     tsl_model_switches_t sw = tsl_request_model_switches(r);
     if (tsl_model_for_request(m, &sw, &own, &sm, err) == 0 &&
         tsl_request_validate(r, sm, c, err) == 0)

@@ -341,6 +341,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->sdp_layer_roots,
         (uint64_t)k->moe_unfused_permute,
         (uint64_t)k->fp16,
+        (uint64_t)k->stack_unfused_attn,
         f64[0],
         f64[1],
         f64[2]};
@@ -619,6 +620,8 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     tsl_request_knobs(r, &e->knobs);
     tsl_knobs_tf32_moot(&e->knobs, e->cluster);
     tsl_knobs_fp16(&e->knobs, e->cluster);
+    /* recorded on its plans (the model it prices is already unfused: tsl_search) */
+    e->knobs.stack_unfused_attn = tsl_target_unfused_attn(r->target, e->cluster);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     /* the request's budget (search.h tsl_request_device_budget: the device less the
@@ -707,7 +710,9 @@ void tsl_engine_free(tsl_engine_t *e)
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
 {
     bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep || k->etp != e->knobs.etp;
+    bool stack_unfused = e->knobs.stack_unfused_attn; /* the target's and cluster's */
     e->knobs = *k;
+    e->knobs.stack_unfused_attn |= stack_unfused;
     tsl_knobs_tf32_moot(&e->knobs, e->cluster);
     tsl_knobs_fp16(&e->knobs, e->cluster);
     memset(&e->stats, 0, sizeof(e->stats));

@@ -206,6 +206,22 @@ int tsl_megatron_te_loss_ok(uint32_t t, uint32_t loss_impl, bool autocast, tsl_e
  * optimizer; the executor's fused step passes everywhere (Tessel's own space). */
 bool tsl_target_opt_step_runs(uint32_t t, uint32_t s);
 
+/* Whether stack t runs no fused (flash) attention kernel on a GPU of c, so that its
+ * plans there keep the s x s scores (the request's unfused_attn, as --unfused-attn):
+ * megatron where a GPU is older than Ampere (tsl_cluster_no_flash: Transformer Engine
+ * does not run there, and Megatron-LM's --transformer-impl local has only the unfused
+ * DotProductAttention; docs/cost-model.md "Attention on GPUs older than Ampere").
+ * False for the others: DeepSpeed's attention is the user's model code, torchtitan's
+ * SDPA runs its memory-efficient kernel from sm50, and galvatron trains no fp16;
+ * without a target Tessel's executor computes its chunked core on any GPU. */
+bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c);
+/* 0, or -1 with TSL_E_UNSUPPORTED naming a switch of knobs k that runs in Transformer
+ * Engine (tp_comm_overlap, cp > 1, moe_a2a_overlap's --delay-wgrad-compute, an FP8
+ * recipe) where tsl_target_unfused_attn(t, c):
+ * Megatron-LM's local impl has none of them. */
+int tsl_target_unfused_attn_ok(uint32_t t, const tsl_cluster_t *c, const tsl_cost_knobs_t *k,
+                               tsl_err_t *err);
+
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
 

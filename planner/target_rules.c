@@ -1101,6 +1101,57 @@ static int fp16_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
     return 0;
 }
 
+bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c)
+{
+    return t == TSL_TARGET_MEGATRON && tsl_cluster_no_flash(c) != NULL;
+}
+
+/* A plan priced with Megatron-LM's local impl (stack_unfused_attn: a GPU without a fused
+ * attention kernel, tsl_target_unfused_attn) runs none of Transformer Engine's modules:
+ * not its userbuffers (--tp-comm-overlap), context parallelism (DotProductAttention:
+ * "Context parallelism is only supported by TEDotProductAttention!"), the EP overlap's
+ * --delay-wgrad-compute ("only supported with transformer_engine implementation",
+ * validate_args), nor FP8 (megatron/core/dot_product_attention.py, arguments.py at
+ * d98e8a6). The search never forms them there (they are request switches: the request
+ * is refused the same way, tsl_target_unfused_attn_ok). */
+static int local_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (t != TSL_TARGET_MEGATRON || !p->stack_unfused_attn)
+        return 0;
+    const char *te = p->tp_comm_overlap            ? "tp_comm_overlap"
+                     : p->cp > 1                   ? "cp"
+                     : tsl_plan_ep_overlap_runs(p) ? "moe_a2a_overlap"
+                     : p->fp8_recipe               ? "fp8_recipe"
+                                                   : NULL;
+    if (te == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: %s runs in Transformer Engine, which does not run on a GPU "
+                        "older than Ampere (compute capability below 8.0); the plan was priced "
+                        "with Megatron-LM's --transformer-impl local",
+                        te);
+}
+
+int tsl_target_unfused_attn_ok(uint32_t t, const tsl_cluster_t *c, const tsl_cost_knobs_t *k,
+                               tsl_err_t *err)
+{
+    const tsl_gpu_spec_t *g = tsl_cluster_no_flash(c);
+    if (!tsl_target_unfused_attn(t, c))
+        return 0;
+    const char *te = k->tp_comm_overlap   ? "tp_comm_overlap"
+                     : k->cp > 1          ? "cp"
+                     : k->moe_a2a_overlap ? "moe_a2a_overlap"
+                     : k->fp8             ? "fp8_recipe"
+                                          : NULL;
+    if (te == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs in Transformer Engine, which does not run on the %s (compute "
+                        "capability below 8.0: Transformer Engine supports Ampere and later); "
+                        "Megatron-LM runs it with --transformer-impl local",
+                        te, g->name);
+}
+
 /* A plan priced as fp32 training (fp32): megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6), deepspeed no
  * bf16/fp16 section, torchtitan mixed_precision_param "float32" (TrainingConfig); each
@@ -1160,7 +1211,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_layer_roots_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
         ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
         ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0)
+        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 ||
+        local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

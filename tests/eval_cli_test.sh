@@ -1758,5 +1758,51 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["fp8_reci
 expect 2 "" eval --local --model GPT2-345M --cluster 8xH100-80G --plan "$dir/v100_fp8.json" --no-search
 grep -q "fp16: not with fp8_recipe" "$err" && ok || bad "an fp16 document with FP8: $(cat "$err")"
 
+# Attention on GPUs older than Ampere (cost model 91): Megatron-LM runs there without
+# Transformer Engine (--transformer-impl local), whose DotProductAttention keeps the s×s
+# scores, so --target megatron on a V100 prices the unfused core as --unfused-attn does
+# (the same figures; more memory than the fused core without a target), records
+# stack_unfused_attn, and the export writes the local impl (and RoPE's fusion off);
+# an A100 plan has neither; TE's switches (cp) refused naming the GPU
+expect 0 "" eval --local $v100 --tp 2 --dp 4 --batch 32 --no-search --json
+cp "$out" "$dir/v100_any.json"
+expect 0 "" eval --local $v100 --tp 2 --dp 4 --batch 32 --target megatron --no-search --json
+cp "$out" "$dir/v100_mg.json"
+expect 0 "" eval --local $v100 --tp 2 --dp 4 --batch 32 --target megatron --unfused-attn --no-search --json
+python3 -c '
+import json,sys
+a,m,u=(json.load(open(f))["plan"] for f in sys.argv[1:4])
+assert m.get("stack_unfused_attn") is True and "stack_unfused_attn" not in a, (m.get("stack_unfused_attn"), a.get("stack_unfused_attn"))
+assert m["peak_bytes"] == u["peak_bytes"] and m["iter_time_s"] == u["iter_time_s"], (m["peak_bytes"], u["peak_bytes"])
+# the unfused core keeps 5 B per score (softmax output, its dropout mask): 5·a·s²/t per layer, 24 layers
+assert m["stages"][0]["act_bytes"] - a["stages"][0]["act_bytes"] == 24 * 5 * 16 * 1024 * 1024 // 2, m["stages"][0]["act_bytes"] - a["stages"][0]["act_bytes"]
+' "$dir/v100_any.json" "$dir/v100_mg.json" "$out" &&
+    ok || bad "megatron on V100: the unfused core: $(head -c 400 "$out")"
+expect 0 "" plan --local $v100 --batch 32 --target megatron --no-baselines --export megatron
+grep -qx -- "--transformer-impl local" "$out" && grep -qx -- "--fp16" "$out" &&
+    ! grep -q -- "--no-rope-fusion" "$out" && ok || bad "megatron export on V100: $(cat "$out")"
+expect 0 "" plan --local --model Llama2-7B --cluster 2x8xV100-32G --batch 64 --target megatron --no-baselines --export megatron
+grep -qx -- "--transformer-impl local" "$out" && grep -qx -- "--no-rope-fusion" "$out" &&
+    ok || bad "megatron export of a RoPE model on V100: $(cat "$out")"
+expect 0 "" plan --local $m345 --batch 32 --target megatron --no-baselines --json
+grep -q '"stack_unfused_attn"' "$out" && bad "an A100 plan under megatron: stack_unfused_attn" || ok
+expect 0 "" plan --local $m345 --batch 32 --target megatron --no-baselines --export megatron
+grep -q -- "--transformer-impl" "$out" && bad "an A100 export: $(grep -- --transformer "$out")" || ok
+# the search likewise: the plan --unfused-attn finds, and selective recomputation offered
+# (chosen where the memory is tight)
+expect 0 "" plan --local $v100 --batch 32 --target megatron --no-baselines --json
+cp "$out" "$dir/v100_mg_plan.json"
+expect 0 "" plan --local $v100 --batch 32 --target megatron --unfused-attn --no-baselines --json
+python3 -c '
+import json,sys
+a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3])
+assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"])
+' "$dir/v100_mg_plan.json" "$out" && ok || bad "a V100 search under megatron: not --unfused-attn's plan"
+expect 0 "" plan --local --model GPT3-15B --cluster 4x8xV100-32G --batch 128 --memory 20G --target megatron --no-baselines --export megatron
+grep -qx -- "--recompute-granularity selective" "$out" && grep -qx -- "--transformer-impl local" "$out" &&
+    ok || bad "selective recomputation on V100 under megatron: $(cat "$out")"
+expect 4 "cp: runs in Transformer Engine, which does not run on the V100-32G" \
+    eval --local $v100 --tp 2 --cp 2 --dp 2 --batch 32 --target megatron --no-search
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -69,7 +69,19 @@ static void test_doc(void)
     CHECK(p->pp == 2 && p->n_devices == 2 && p->n_micro == 2, "plan: pp %u, %u devices", p->pp,
           p->n_devices);
     CHECK(m.n_layers == p->n_layers, "model %u layers, plan %u", m.n_layers, p->n_layers);
+    CHECK(!m.layers[1].unfused_attn, "the request's fused attention");
     tsl_model_free(&m);
+    /* a plan priced with the unfused core for its target's stack on the cluster's GPUs
+     * (stack_unfused_attn: Megatron-LM on a V100) runs the unfused core, as priced */
+    json_t *su = json_loads(doc, 0, NULL);
+    json_object_set_new(json_object_get(su, "plan"), "stack_unfused_attn", json_true());
+    char *sudoc = json_dumps(su, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(sudoc, 0, &m, p, &err) == 0 && p->stack_unfused_attn &&
+              m.layers[1].unfused_attn,
+          "stack_unfused_attn: the unfused core: %s", err.msg);
+    tsl_model_free(&m);
+    free(sudoc);
+    json_decref(su);
     CHECK(tsl_exec_doc_load(doc, 1, &m, p, &err) == 0 && p->pp == 1, "alternative 1: %s", err.msg);
     tsl_model_free(&m);
     CHECK(tsl_exec_doc_load(doc, 2, &m, p, &err) != 0 && strstr(err.msg, "1 alternatives"),

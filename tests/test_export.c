@@ -1165,6 +1165,35 @@ static void test_fp16(void)
     plan.fp16 = false;
 }
 
+/* A plan priced for Megatron-LM on a GPU older than Ampere (plan.stack_unfused_attn, cost
+ * model 91): --transformer-impl local (Megatron-LM's DotProductAttention, the unfused core it
+ * was priced with), RoPE's TE fusion not asked for a model with learned positions; what only
+ * Transformer Engine runs (its userbuffers, CP) refused, naming it; a plan without the flag
+ * writes no --transformer-impl (Megatron-LM's default, TE) */
+static void test_local_impl(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.fp16 = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--transformer-impl"), "megatron without stack_unfused_attn:\n%s", text);
+    free(text);
+    plan.stack_unfused_attn = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--fp16\n--transformer-impl local\n") && !strstr(text, "--no-rope-fusion"),
+          "megatron local impl:\n%s", text);
+    free(text);
+    plan.tp_comm_overlap = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: tp_comm_overlap runs in Transformer Engine, which does not run on a "
+                   "GPU older than Ampere");
+    plan.tp_comm_overlap = false;
+    plan.cp = 2;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: cp runs in Transformer Engine");
+    plan.cp = 0;
+    plan.stack_unfused_attn = plan.fp16 = false;
+}
+
 /* fp32 training (plan.fp32, cost model 63; priced without TF32, tf32_off, cost model 69):
  * megatron writes neither --bf16 nor --fp16
  * (Megatron-LM's params_dtype stays torch.float, arguments.py at d98e8a6) and no bf16
@@ -1944,6 +1973,7 @@ int main(void)
     test_torchtitan();
     test_fp32();
     test_fp16();
+    test_local_impl();
     test_placement();
     test_side_notes();
     test_zero_bubble();

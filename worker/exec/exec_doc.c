@@ -80,6 +80,10 @@ static int doc_switches(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
         return tsl_err_set(err, "document: request.target: %u is no target (0 .. %u)", req.target,
                            TSL_TARGET_COUNT - 1);
     tsl_model_switches_t sw = tsl_request_model_switches(&req);
+    /* the unfused core the search chose for the target's stack on the cluster's GPUs
+     * (the plan's stack_unfused_attn: search.c tsl_search) */
+    sw.unfused_attn |=
+        json_is_true(json_object_get(json_object_get(doc, "plan"), "stack_unfused_attn"));
     tsl_model_t own = {0};
     const tsl_model_t *out;
     if (tsl_model_for_request(m, &sw, &own, &out, err) != 0) {
