@@ -46,6 +46,22 @@ static void write_local_impl(const tsl_export_view_t *v, FILE *out)
         fputs("--no-rope-fusion\n", out);
 }
 
+/* A plan priced with the unfused core on a GPU Transformer Engine runs on (--unfused-attn:
+ * the model's layers unfused_attn): TE's DotProductAttention would pick its fused or
+ * flash kernel, so the line asks for its unfused one (Megatron-LM's AttnBackend.unfused:
+ * language_module.py sets NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=0, NVTE_UNFUSED_ATTN=1, at
+ * d98e8a6). Under --transformer-impl local the core is unfused already. */
+static void write_attention_backend(const tsl_export_view_t *v, FILE *out)
+{
+    if (v->plan->stack_unfused_attn)
+        return;
+    for (uint32_t i = 0; i < v->model->n_layers; i++)
+        if (v->model->layers[i].unfused_attn) {
+            fputs("--attention-backend unfused\n", out);
+            return;
+        }
+}
+
 static void write_rope(const tsl_model_t *m, FILE *out)
 {
     if (m->layers[0].positions == 0 && m->rope.base > 0.0)
@@ -303,6 +319,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (!v->plan->fp32) /* fp32 training: neither (params_dtype stays torch.float) */
         fputs(megatron_fp16(v->plan) ? "--fp16\n" : "--bf16\n", out);
     write_local_impl(v, out);
+    write_attention_backend(v, out);
 }
 
 /* The stages' Transformer layers as Megatron-LM splits them (target.h

@@ -1183,6 +1183,21 @@ static void test_local_impl(void)
     CHECK(strstr(text, "\n--fp16\n--transformer-impl local\n") && !strstr(text, "--no-rope-fusion"),
           "megatron local impl:\n%s", text);
     free(text);
+    /* the unfused core on a GPU TE runs on (--unfused-attn): TE's unfused backend asked
+     * for, as its fused one would run by default; under the local impl not needed */
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        model.layers[i].unfused_attn = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--attention-backend"), "local impl with a backend:\n%s", text);
+    free(text);
+    plan.stack_unfused_attn = false;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--attention-backend unfused\n") && !strstr(text, "--transformer-impl"),
+          "megatron --unfused-attn on TE:\n%s", text);
+    free(text);
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        model.layers[i].unfused_attn = false;
+    plan.stack_unfused_attn = true;
     plan.tp_comm_overlap = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "megatron: tp_comm_overlap runs in Transformer Engine, which does not run on a "
