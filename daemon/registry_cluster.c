@@ -558,15 +558,20 @@ static long node_index(const build_t *b, const char *name)
 static void add_inter(build_t *b, json_t *doc)
 {
     json_t *links = json_array();
-    size_t n_pairs = json_array_size(b->nodes) * (json_array_size(b->nodes) - 1) / 2;
+    size_t n_pairs = json_array_size(b->nodes) * (json_array_size(b->nodes) - 1) / 2,
+           n_unusable = 0;
     for (size_t i = 0; i < b->n_links; i++) {
         const link_fig_t *l = &b->links[i];
         long x = node_index(b, l->a), y = node_index(b, l->b);
         double bw = l->sr > 0 && l->ar > 0 ? fmin(l->sr, l->ar) : l->sr > 0 ? l->sr : l->ar;
         char what[2 * sizeof l->a + 16];
         snprintf(what, sizeof what, "inter-node %s<->%s", l->a, l->b);
-        if (x < 0 || y < 0 || x == y || !(bw > 0) || !usable_gbps(b, what, bw, "built-in ib100"))
+        if (x < 0 || y < 0 || x == y || !(bw > 0))
+            continue; /* not a pair of this cluster */
+        if (!usable_gbps(b, what, bw, "built-in ib100")) {
+            n_unusable++;
             continue;
+        }
         json_array_append_new(links, json_pack("{s:i, s:i, s:f}", "a", (json_int_t)x, "b",
                                                (json_int_t)y, "gbps", bw / 1e9));
         source(b,
@@ -576,7 +581,7 @@ static void add_inter(build_t *b, json_t *doc)
                l->comm[0] ? ", comm=" : "", l->comm);
     }
     json_object_set_new(doc, "link", json_string("ib100"));
-    if (json_array_size(links) == 0 && b->n_links == 0)
+    if (json_array_size(links) == 0 && n_unusable == 0)
         source(b, "inter-node: built-in ib100 (no link probe between these workers yet: "
                   "tesselctl trial probe-link)");
     else if (json_array_size(links) == 0)

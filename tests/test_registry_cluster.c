@@ -361,6 +361,15 @@ static void test_out_of_bounds(const char *path)
     tsl_cluster_free(&c);
     json_decref(doc);
     tsl_registry_cluster_free(&rc);
+    /* a pair never probed says so, whatever another pair's probe measured */
+    char cid[TSL_WORKER_ID_LEN + 1];
+    add_worker(s, "slow-c", 2, now, cid);
+    const char *ac[] = {"slow-a", "slow-c"};
+    CHECK(tsl_registry_cluster_build(s, ac, 2, now, 0, &rc, &err) == 0, "%s", err.msg);
+    CHECK(has_source(&rc, "inter-node: built-in ib100 (no link probe between these workers yet"),
+          "slow-a, slow-c: the unprobed pair not named so");
+    CHECK(!has_source(&rc, "slow-a<->slow-b"), "slow-a, slow-c: the other pair's probe named");
+    tsl_registry_cluster_free(&rc);
     tsl_store_close(s);
 }
 
