@@ -2113,12 +2113,6 @@ static bool sdp_nosync_off_here(const tsl_cost_env_t *env)
     return env->knobs.sdp_nosync && !env->pipelined;
 }
 
-void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
-{
-    if (k->fp32 && !k->tf32 && tsl_cluster_tf32_moot(c))
-        k->tf32_off = true;
-}
-
 void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
 {
     if (k->fp32) {
@@ -2129,6 +2123,13 @@ void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
         k->fp16 = true;
     if (k->fp16 && k->opt_step == TSL_OPT_STEP_MEGATRON)
         k->opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16;
+}
+
+void tsl_knobs_on_cluster(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
+{
+    if (k->fp32 && !k->tf32 && tsl_cluster_tf32_moot(c))
+        k->tf32_off = true;
+    tsl_knobs_fp16(k, c);
 }
 
 /* Whether the SDP level's per-micro-batch gathers are prefetched under compute:

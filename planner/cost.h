@@ -989,16 +989,17 @@ typedef struct tsl_layer_cost {
                            bandwidth is unknown */
 } tsl_layer_cost_t;
 
-/* An fp32 step (without the script's TF32, knobs.tf32) on a cluster where TF32 prices
- * nothing (tsl_cluster_tf32_moot) is priced, and its plans record it, as with TF32 off:
- * the same figures, and a plan the stacks' exports take whatever the request's target
- * (plan.h tf32_off). The search, eval and the H3T fallback alike. */
-void tsl_knobs_tf32_moot(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
+/* The precision a request's or plan's knobs run at on c — the search, eval and the H3T
+ * fallback alike, so that they price and record the same figures:
+ *  - an fp32 step (without the script's TF32, knobs.tf32) on a cluster where TF32 prices
+ *    nothing (tsl_cluster_tf32_moot) as with TF32 off: the same figures, and a plan the
+ *    stacks' exports take whatever the request's target (plan.h tf32_off);
+ *  - tsl_knobs_fp16. */
+void tsl_knobs_on_cluster(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
 /* 16-bit mixed precision on c (docs/cost-model.md "fp16 mixed precision"): fp16 where
  * the request or plan said so or where a GPU of c has no bf16 (tsl_cluster_no_bf16),
  * never with fp32; an fp16 step under Megatron-LM's MixedPrecisionOptimizer adds its
- * loss scaler's unscale and inf check (opt_step megatron -> megatron-core-fp16). The
- * search, eval and the H3T fallback alike. */
+ * loss scaler's unscale and inf check (opt_step megatron -> megatron-core-fp16). */
 void tsl_knobs_fp16(tsl_cost_knobs_t *k, const tsl_cluster_t *c);
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL

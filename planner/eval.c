@@ -435,8 +435,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
-    tsl_knobs_tf32_moot(&e.knobs, c); /* as the search records it: the same figures */
-    tsl_knobs_fp16(&e.knobs, c);      /* likewise: fp16 where a GPU has no bf16 */
+    tsl_knobs_on_cluster(&e.knobs, c); /* as the search records it: the same figures */
     /* likewise: the target's stack without a fused attention kernel here (tsl_eval_plan
      * prices the unfused core) */
     e.knobs.stack_unfused_attn = tsl_target_unfused_attn(r->target, c);

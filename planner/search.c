@@ -635,34 +635,22 @@ int tsl_tf32_ok(bool tf32, const tsl_cluster_t *c, tsl_err_t *err)
                        c->n_gpu_types ? names : "cluster", c->n_gpu_types > 1 ? "" : "s");
 }
 
-/* fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off), and
- * tf32 where a GPU has it (tsl_tf32_ok). */
-static int request_fp32_ok(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
-                           tsl_err_t *err)
+/* The precision and the stack's kernels the request asks for on c, on one set of its
+ * knobs: fp32 (tsl_fp32_ok) with TF32 as the request's target runs it (knobs.tf32_off)
+ * and tf32 where a GPU has it (tsl_tf32_ok); fp16 as the request asks it or c forces it
+ * (tsl_knobs_fp16) under its target (tsl_fp16_ok); Transformer Engine's switches where
+ * the target runs without it (target.h tsl_target_unfused_attn_ok: Megatron-LM's local
+ * impl on a GPU older than Ampere). */
+static int request_precision_ok(const tsl_request_t *r, const tsl_model_t *m,
+                                const tsl_cluster_t *c, tsl_err_t *err)
 {
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
-    return tsl_fp32_ok(r->fp32, k.tf32_off, m, c, err) != 0 || tsl_tf32_ok(r->tf32, c, err) != 0
-               ? -1
-               : 0;
-}
-
-/* fp16 as the request asks it or c forces it (tsl_knobs_fp16), under its target
- * (tsl_fp16_ok). */
-static int request_fp16_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
-{
-    tsl_cost_knobs_t k;
-    tsl_request_knobs(r, &k);
+    if (tsl_fp32_ok(r->fp32, k.tf32_off, m, c, err) != 0 || tsl_tf32_ok(r->tf32, c, err) != 0)
+        return -1;
     tsl_knobs_fp16(&k, c);
-    return tsl_fp16_ok(&k, r->target, c, err);
-}
-
-/* Transformer Engine's switches where the target runs without it (target.h
- * tsl_target_unfused_attn_ok: Megatron-LM's local impl on a GPU older than Ampere). */
-static int request_local_impl_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
-{
-    tsl_cost_knobs_t k;
-    tsl_request_knobs(r, &k);
+    if (tsl_fp16_ok(&k, r->target, c, err) != 0)
+        return -1;
     return tsl_target_unfused_attn_ok(r->target, c, &k, err);
 }
 
@@ -721,8 +709,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        request_fp32_ok(r, m, c, err) != 0 || request_fp16_ok(r, c, err) != 0 ||
-        request_local_impl_ok(r, c, err) != 0)
+        request_precision_ok(r, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;

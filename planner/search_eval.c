@@ -618,8 +618,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->req = r;
     e->space = space;
     tsl_request_knobs(r, &e->knobs);
-    tsl_knobs_tf32_moot(&e->knobs, e->cluster);
-    tsl_knobs_fp16(&e->knobs, e->cluster);
+    tsl_knobs_on_cluster(&e->knobs, e->cluster);
     /* recorded on its plans (the model it prices is already unfused: tsl_search) */
     e->knobs.stack_unfused_attn = tsl_target_unfused_attn(r->target, e->cluster);
     e->uniform_ckpt = -1;
@@ -713,8 +712,7 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     bool stack_unfused = e->knobs.stack_unfused_attn; /* the target's and cluster's */
     e->knobs = *k;
     e->knobs.stack_unfused_attn |= stack_unfused;
-    tsl_knobs_tf32_moot(&e->knobs, e->cluster);
-    tsl_knobs_fp16(&e->knobs, e->cluster);
+    tsl_knobs_on_cluster(&e->knobs, e->cluster);
     memset(&e->stats, 0, sizeof(e->stats));
     e->saw_divisible = false;
     e->bar_samples_per_s = 0;

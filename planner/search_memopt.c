@@ -23,8 +23,7 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     ctx.micro_batch = b;
     tsl_cost_knobs_t k; /* TF32 as the request's target runs it (knobs.tf32_off) */
     tsl_request_knobs(r, &k);
-    tsl_knobs_tf32_moot(&k, c);
-    tsl_knobs_fp16(&k, c);
+    tsl_knobs_on_cluster(&k, c);
     if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0 ||
         (r->fp32 && tsl_memopt_ctx_fp32(&ctx, c, 0, c->n_devices, k.tf32_off, err) != 0))
         return false;
