@@ -28,6 +28,22 @@ static const char *path_of(const char *file)
     return buf;
 }
 
+/* A config of tests/data/hf as its published parameter counts see it: the main model,
+ * its MTP depths apart (test_mtp.c prices them; their count in *mtp when asked). False,
+ * having said why, when it does not load. */
+static bool load_main_model(const char *file, tsl_model_t *m, uint32_t *mtp)
+{
+    tsl_err_t err = {0};
+    int rc = tsl_hf_config_load(path_of(file), 0, m, &err);
+    CHECK(rc == 0, "%s: %s", file, err.msg);
+    if (rc != 0)
+        return false;
+    if (mtp)
+        *mtp = tsl_mtp_depths(m);
+    CHECK(tsl_model_set_mtp(m, 0, &err) == 0, "%s: without MTP: %s", file, err.msg);
+    return true;
+}
+
 static bool has(const tsl_err_t *e, const char *needle)
 {
     return strstr(e->msg, needle) != NULL;
@@ -699,14 +715,8 @@ static void test_moe(void)
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
-        tsl_err_t err = {0};
-        int rc = tsl_hf_config_load(path_of(c[i].file), 0, &m, &err);
-        CHECK(rc == 0, "%s: %s", c[i].file, err.msg);
-        if (rc != 0)
+        if (!load_main_model(c[i].file, &m, NULL))
             continue;
-        /* the published counts are the main model's: DeepSeek-V3's MTP depth apart
-         * (test_mtp.c prices it) */
-        CHECK(tsl_model_set_mtp(&m, 0, &err) == 0, "%s: without MTP: %s", c[i].file, err.msg);
         double total = (double)tsl_model_params(&m);
         double active = (double)tsl_model_active_params(&m);
         if (c[i].active_wo_embedding)
@@ -1176,13 +1186,9 @@ static void test_kimi_glm_qwen3_next(void)
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
-        tsl_err_t err = {0};
-        int rc = tsl_hf_config_load(path_of(c[i].file), 0, &m, &err);
-        CHECK(rc == 0, "%s: %s", c[i].file, err.msg);
-        if (rc != 0)
+        uint32_t mtp;
+        if (!load_main_model(c[i].file, &m, &mtp))
             continue;
-        uint32_t mtp = tsl_mtp_depths(&m);
-        CHECK(tsl_model_set_mtp(&m, 0, &err) == 0, "%s: without MTP: %s", c[i].file, err.msg);
         double total = (double)tsl_model_params(&m);
         double active = (double)tsl_model_active_params(&m) - (double)m.layers[0].params -
                         (c[i].active_wo_head ? (double)m.layers[m.n_layers - 1].params : 0);
