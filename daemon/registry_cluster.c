@@ -564,10 +564,10 @@ static void add_inter(build_t *b, json_t *doc)
         const link_fig_t *l = &b->links[i];
         long x = node_index(b, l->a), y = node_index(b, l->b);
         double bw = l->sr > 0 && l->ar > 0 ? fmin(l->sr, l->ar) : l->sr > 0 ? l->sr : l->ar;
-        char what[2 * sizeof l->a + 16];
-        snprintf(what, sizeof what, "inter-node %s<->%s", l->a, l->b);
         if (x < 0 || y < 0 || x == y || !(bw > 0))
             continue; /* not a pair of this cluster */
+        char what[2 * sizeof l->a + 16];
+        snprintf(what, sizeof what, "inter-node %s<->%s", l->a, l->b);
         if (!usable_gbps(b, what, bw, "built-in ib100")) {
             n_unusable++;
             continue;
