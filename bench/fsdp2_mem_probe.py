@@ -212,8 +212,8 @@ def child(torch, args):
     import torch.nn.functional as F
     real = "RANK" in os.environ
     if real:
-        dist.init_process_group("nccl")
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        dist.init_process_group("nccl")
     else:
         from torch.testing._internal.distributed.fake_pg import FakeStore
         torch.cuda.set_device(0)  # estimation.py's order: the device, then the fake group
