@@ -15,10 +15,12 @@ all-gather copy-in stream and its flat reduce-scatter input and output (the shar
 gradients) on the reduce-scatter stream (torch/distributed/_composable/fsdp/
 _fsdp_collectives.py, foreach_all_gather and foreach_reduce_scatter). Those pools stay
 reserved while the default stream reaches its own peak (the loss backward), so the reading
-predicts reserved - allocated >= the largest FSDP unit's flat reduce-scatter input plus
-its flat all-gather output: torchtitan's root unit (tok_embeddings + norm + output, one
-`fully_shard(model)`), 4 B + 2 B per parameter with reduce_dtype fp32 and param_dtype
-bf16: 5.87 GiB at Llama 3.1 8B whatever the FSDP degree.
+predicts reserved - allocated >= both side pools: the sharded fp32 gradients (freed by
+zero_grad before the forward) and the largest FSDP unit's flat reduce-scatter input, and
+that unit's flat all-gather output: torchtitan's root unit (tok_embeddings + norm +
+output, one `fully_shard(model)`), 4 B + 2 B per parameter with reduce_dtype fp32 and
+param_dtype bf16. Of that, Tessel's figure (which counts the gradients) lacks the unit's
+buffers alone: 5.87 GiB at Llama 3.1 8B whatever the FSDP degree (9.61 GiB in all at 8).
 
 What it runs: a torchtitan-like step (torchtitan 9dec370 train.py's order: zero_grad,
 forward, cross_entropy(pred.flatten(0, 1).float(), labels), `del pred`, backward,
@@ -75,15 +77,19 @@ def root_params(m):
 
 def predicted(m, world, reduce_bytes=4, gather_bytes=2):
     """The reading's figures, bytes, on one rank of `world` (dim-0 padding ignored):
-    each side stream's pool at its high-water mark, and what of them the default
-    stream's peak does not count (the largest unit's flat buffers)."""
+    each side stream's pool at its high-water mark (the reduce-scatter pool: the sharded
+    gradients, its output, and the largest unit's flat input; the all-gather copy-in
+    pool: that unit's flat output); what the allocated peak does not hold of them (both
+    pools whole: zero_grad frees the gradients before the forward, and the peak is the
+    loss backward's); and what Tessel's figure lacks (it counts the gradients: the
+    largest unit's flat buffers alone)."""
     unit = max(root_params(m), block_params(m))
     total = m["layers"] * block_params(m) + root_params(m)
     grads = reduce_bytes * total // world  # the sharded fp32 gradients: the RS output
-    return {"unit_params": unit, "total_params": total,
-            "reduce_scatter_pool": grads + reduce_bytes * unit,
-            "all_gather_pool": gather_bytes * unit,
-            "beyond_allocated": (reduce_bytes + gather_bytes) * unit}
+    rs, ag = grads + reduce_bytes * unit, gather_bytes * unit
+    return {"unit_params": unit, "total_params": total, "reduce_scatter_pool": rs,
+            "all_gather_pool": ag, "beyond_allocated": rs + ag,
+            "beyond_tessel": (reduce_bytes + gather_bytes) * unit}
 
 
 def by_stream(segments, names):
@@ -315,8 +321,10 @@ def report(runs):
                 s["step"], s["allocated_peak"] / GIB, s["active_peak"] / GIB,
                 s["reserved_peak"] / GIB, (s["reserved_peak"] - s["allocated_peak"]) / GIB,
                 s["alloc_retries"]))
-        print("   predicted reserved - allocated >= %.2f GiB (the largest unit's flat RS input "
-              "and AG output, %d parameters)" % (p["beyond_allocated"] / GIB, p["unit_params"]))
+        print("   predicted reserved - allocated >= %.2f GiB (both side pools), of which %.2f "
+              "beyond Tessel's figure (the largest unit's flat RS input and AG output, %d "
+              "parameters)" % (p["beyond_allocated"] / GIB, p["beyond_tessel"] / GIB,
+                               p["unit_params"]))
         print("   %-26s %12s %12s   predicted pool" % ("stream, after the last step",
                                                        "reserved GiB", "alloc GiB"))
         want = {"reduce_scatter": p["reduce_scatter_pool"],

@@ -30,13 +30,16 @@ def check_helpers(p):
             (pred8["unit_params"], root),
             # the root's flat fp32 RS input and bf16 AG output: 6 B x 1,050,677,248
             # = 6,304,063,488 B = 5.871 GiB, the same at any FSDP degree
-            (pred8["beyond_allocated"], 6304063488),
-            (round(pred8["beyond_allocated"] / 2 ** 30, 3), 5.871),
-            (p.predicted(m, 128)["beyond_allocated"], 6304063488),
+            (pred8["beyond_tessel"], 6304063488),
+            (round(pred8["beyond_tessel"] / 2 ** 30, 3), 5.871),
+            (p.predicted(m, 128)["beyond_tessel"], 6304063488),
             # RS pool at 8 ranks: the sharded fp32 gradients 4 x 8,030,261,248 / 8
             # = 4,015,130,624 plus the root's 4 B input 4,202,708,992
             (pred8["reduce_scatter_pool"], 8217839616),
             (pred8["all_gather_pool"], 2101354496),
+            # both pools: 10,319,194,112 B = 9.610 GiB beyond the allocated peak
+            (pred8["beyond_allocated"], 10319194112),
+            (round(pred8["beyond_allocated"] / 2 ** 30, 3), 9.61),
             # bf16 gradients reduced in bf16, a block-only stack: 2 + 2 B per block param
             (p.predicted(dict(m, vocab=1, hidden=4096), 1, 2, 2)["unit_params"], block)]
     segs = [{"stream": 0, "total_size": 100, "allocated_size": 60, "active_size": 70},
