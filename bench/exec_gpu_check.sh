@@ -44,6 +44,12 @@
 #      causal 32K x 32K, unmasked 32K x 16K and 16K x 32K), forward and backward, and one
 #      step's fp32 merge, as seconds per ring step per iteration beside the rows' measured
 #      4.48 s (CP 2) and 7.39 / 7.34 s (CP 4 / 8).
+#   8. where PyTorch imports, bench/fsdp2_mem_probe.py --quick (minutes; JSON in
+#      $B/fsdp2_mem_probe.json): a torchtitan FSDP2 step on Llama 3.1 8B as rank 0 of 8
+#      over torch's fake process group, with PYTORCH_CUDA_ALLOC_CONF unset and
+#      expandable_segments:True: the allocated, active and reserved peaks per step and
+#      each CUDA stream's pool beside the predicted reduce-scatter and all-gather pools
+#      (bench/published/README.md, "Memory against published runs", 2026-11-30).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -212,6 +218,13 @@ fi
 echo "== 7. PyTorch: one rank's ring-attention kernels at the torchtitan-cp shapes (bench/cp_ring_probe.py)"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     python3 bench/cp_ring_probe.py --quick --json "$B/cp_ring_probe.json" || echo "cp_ring_probe.py failed (not part of the check)"
+else
+    echo "no PyTorch with CUDA here: skipped"
+fi
+
+echo "== 8. PyTorch: FSDP2's allocator pools, stream by stream (bench/fsdp2_mem_probe.py)"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 bench/fsdp2_mem_probe.py --quick --json "$B/fsdp2_mem_probe.json" || echo "fsdp2_mem_probe.py failed (not part of the check)"
 else
     echo "no PyTorch with CUDA here: skipped"
 fi
