@@ -157,6 +157,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
                             "(--overlap-moe-expert-parallel-comm); %s runs none",
                             tsl_target_name(r->target));
+    if (r->ds_bf16_optimizer && r->target == TSL_TARGET_DEEPSPEED) /* tsl_target_knobs */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_bf16_optimizer: deepspeed prices DeepSpeed's BF16_Optimizer "
+                            "where its engine runs it (bf16 at ZeRO-0 under pipeline stages, "
+                            "DP > 1) and DeepSpeed's ZeRO optimizer elsewhere; drop "
+                            "--ds-bf16-optimizer (--no-zero keeps the search to ZeRO-0)");
     if (r->ds_bf16_optimizer && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages "
