@@ -1235,6 +1235,9 @@ python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1
 expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/dsbf16.json" --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["ds_bf16_optimizer"] is True and b["iter_time_s"] <= a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/dsbf16.json" "$out" &&
     ok || bad "deepspeed BF16_Optimizer plan, 2022's engine: $(cat "$out")"
+# an fp32 buffer there is not what it runs (stage 0 accumulates in bf16): said by name,
+# where the search said "no plan fits"
+expect 4 "grad_buf_bytes: deepspeed at ZeRO-0 (--no-zero) in 2 pipeline stages" $dsz0 --grad-buf-bytes 4
 expect 0 "" $dsz0 --fp16 --json
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "ds_bf16_optimizer" not in p and p["fp16"] is True, p' "$out" &&
     ok || bad "deepspeed fp16 ZeRO-0 under stages: $(cat "$out")"
