@@ -47,6 +47,9 @@ gpt2-v100-fp32|--model GPT2-345M --cluster 8xV100-32G --batch 64 --fp32
 gpt2-overlap|--model GPT2-762M --cluster 16xA100-40G --batch 64 --no-pp --no-sdp --overlap-grad-reduce
 gpt2-fp32-reduce|--model GPT2-762M --cluster 16xA100-40G --batch 64 --no-pp --grad-reduce-bytes 4
 llama70|--model Llama3-70B --cluster 8x8xH100-80G:8xib400 --batch 256
+gpt2-pp2-bf16opt|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 2 --no-zero
+llama8-pp2-bf16opt|--model Llama3-8B --cluster 2x8xA100-80G:ib200 --batch 64 --pp 2 --no-zero --no-sdp
+gpt2-pp2-fp16-z0|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 2 --no-zero --fp16
 """
 GV_PLANS = """\
 gpt15|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128
@@ -237,10 +240,45 @@ def check_deepspeed(cfgmod, name, text, plan):
     if dp > 1 and overlapped == bool(plan.get('grad_reduce_exposed')):
         bad.append(f'DP reduce overlapped {overlapped}, priced exposed '
                    f'{bool(plan.get("grad_reduce_exposed"))}')
-    if c.bfloat16_config.enabled and stage == 0 and pp > 1 and not plan.get('ds_bf16_optimizer'):
-        bad.append('BF16_Optimizer (bf16, ZeRO-0, stages), not priced')
-    return f'stage {stage}, micro {c.train_micro_batch_size_per_gpu}, ' \
+    runs = ds_optimizer(c, pp)
+    if (runs == 'BF16_Optimizer') != bool(plan.get('ds_bf16_optimizer')):
+        bad.append(f'{runs} runs; the plan was priced with'
+                   f'{"" if plan.get("ds_bf16_optimizer") else "out"} BF16_Optimizer')
+    if runs == 'BF16_Optimizer':
+        # its accumulation buffer in grad_accum_dtype (the model's bf16 unless set), each
+        # .grad added after the backward (update_hp_grads), as priced
+        acc = c.grad_accum_dtype or 'bf16'
+        if acc not in ('bf16', 'bfloat16') or plan.get('grad_buf_bytes', 2) != 2:
+            bad.append(f'BF16_Optimizer accumulates in {acc}; the plan priced a '
+                       f'{plan.get("grad_buf_bytes", 2)}-byte buffer')
+        if c.bfloat16_config.immediate_grad_update:
+            bad.append('immediate_grad_update: the .grad added by hooks, not after the backward')
+    return f'stage {stage}, {runs}, micro {c.train_micro_batch_size_per_gpu}, ' \
            f'steps {c.gradient_accumulation_steps}, world {load_deepspeed.world}', bad
+
+
+def ds_optimizer(c, pp):
+    """The optimizer wrapper DeepSpeed's engine picks for config c (runtime/engine.py
+    _do_optimizer_sanity_check at edaa722, get_data_types: grad_accum_dtype None is the
+    model's dtype); pp > 1: under a PipelineModule."""
+    model = 'fp16' if c.float16_config.enabled else 'bf16' if c.bfloat16_config.enabled \
+        else 'fp32'
+    acc = {'bfloat16': 'bf16', 'float16': 'fp16', 'float32': 'fp32'}.get(
+        str(c.grad_accum_dtype or model), str(c.grad_accum_dtype or model))
+    stage = c.zero_optimization_stage
+    if stage > 0:
+        off = c.zero_config.offload_optimizer  # engine.py zero_cpu_offload
+        offload = off is not None and str(off.device).endswith('cpu')
+        if model == 'bf16' and acc == 'fp32' and stage == 1 and not offload:
+            return 'BF16_Optimizer'
+        return 'ZeRO optimizer'
+    if model != acc:
+        return 'unsupported mix (NotImplementedError)'
+    if model == 'fp32':
+        return 'the basic optimizer'
+    if model == 'bf16' and pp > 1:
+        return 'BF16_Optimizer'
+    return 'FP16_Optimizer' if model == 'fp16' else 'FP16_Optimizer (bf16, DDP_BFLOAT16)'
 
 
 def check_galvatron(mods, name, text, plan, tmp):

@@ -405,8 +405,9 @@ static const switch_line_t stack_lines_a[] = {
     {"tf32", "  stack:     TF32 on: fp32 GEMMs at the TF32 rate, the training script setting "
              "allow_tf32 True (--tf32; no stack setting does)\n"},
     {"ds_bf16_optimizer",
-     "  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient cast and added into "
-     "fp32 buffers, all-reduced over DP, the tied gradient in fp32\n"},
+     "  stack:     DeepSpeed's BF16_Optimizer: each micro-batch's gradient added into its "
+     "buffer (cast where it is fp32), all-reduced over DP, the master and moments sharded, the "
+     "tied gradient at the buffer's bytes\n"},
     {"ds_wall_clock", "  stack:     DeepSpeed's synchronising timers around every pipeline "
                       "instruction: each starts on an idle GPU\n"},
     {"launch_blocking", "  stack:     every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1): "

@@ -7,8 +7,9 @@
  * parallelism, optimizer states / gradients sharded) or 3 (sdp), not DP with
  * SDP; tensor parallelism through AutoTP ("tensor_parallel.autotp_size") without
  * pipeline stages; pipeline stages through PipelineModule with the "uniform"
- * partition (equal layer counts) and ZeRO-1 at most; activation checkpointing
- * of every Transformer layer or of none.
+ * partition (equal layer counts) and ZeRO-1 at most, or BF16_Optimizer (bf16 at
+ * stage 0, ds_bf16_optimizer); activation checkpointing of every Transformer layer or
+ * of none.
  */
 #include "export.h"
 
@@ -40,14 +41,26 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
      * initial_scale_power 16, loss_scale_window 1000, hysteresis 2, min_loss_scale 1) */
     if (p->fp16 && !p->fp32)
         json_object_set_new(o, "fp16", json_pack("{s:b, s:i}", "enabled", 1, "loss_scale", 0));
+    else if (!p->fp32 && p->ds_bf16_optimizer)
+        /* BF16_Optimizer as priced: each backward's .grad added into its buffer after the
+         * backward (update_hp_grads), not by per-parameter hooks during it; the default
+         * was true before 0.18 (runtime/constants.py BFLOAT16_IMMEDIATE_GRAD_UPDATE_DEFAULT
+         * at v0.17.0), false since (runtime/precision_config.py at edaa722) */
+        json_object_set_new(o, "bf16",
+                            json_pack("{s:b, s:b}", "enabled", 1, "immediate_grad_update", 0));
     else if (!p->fp32)
         json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
     int stage = u.sdp > 1 ? 3 : (int)u.s.zero;
     /* bf16 at stage 0 under a PipelineModule runs BF16_Optimizer (runtime/engine.py
-     * _do_optimizer_sanity_check), not what was priced; with one data-parallel rank
-     * (the only such plan tsl_target_check admits) ZeRO-1 holds the same states and
-     * reduces nothing, so the plan runs as priced at stage 1 */
-    if (v->pp > 1 && stage == 0 && !p->fp32 && !p->fp16)
+     * _do_optimizer_sanity_check, _configure_bf16_optimizer at edaa722): a plan priced
+     * with it (ds_bf16_optimizer, its own ZeRO-1 whatever the plan's stage) is written at
+     * stage 0 with no grad_accum_dtype, so it accumulates in bf16 as priced (a 16-bit
+     * buffer: tsl_target_check). Without it, one data-parallel rank (the only such plan
+     * tsl_target_check admits): ZeRO-1 holds the same states and reduces nothing, so the
+     * plan runs as priced at stage 1 */
+    if (p->ds_bf16_optimizer)
+        stage = 0;
+    else if (v->pp > 1 && stage == 0 && !p->fp32 && !p->fp16)
         stage = 1;
     json_t *zero = json_pack("{s:i}", "stage", stage);
     /* overlap_comm defaults to stage == 3 (runtime/zero/config.py); the plan's

@@ -1493,15 +1493,25 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
  * micro-batches (SDP, ZeRO-2: reduce-scattered every micro-batch).
  * DeepSpeed's BF16_Optimizer (knobs.ds_bf16_optimizer, bf16_optimizer.py
  * update_hp_grads: hp_grad.add_(lp.grad.to(hp_grad.dtype))) casts the fresh
- * gradient into a temporary of the buffer's width before the add: n + g more. */
+ * gradient into a temporary of the buffer's width before the add: n + g more, where
+ * the widths differ (BLOOM's fp32 buffer); into a buffer of the gradient's own bf16
+ * (today's engine at ZeRO-0: grad_accum_dtype is the model's, runtime/engine.py
+ * get_data_types at edaa722) .to() returns the tensor itself and only the add runs. */
 static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s, degrees_t g)
 {
     if (!(k->autocast || k->unfused_grad_accum || k->ds_bf16_optimizer) || g.z > 1 || s->zero >= 2)
         return 0.0;
     double fresh = k->autocast || k->fp32 ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* fp32 params' grads */
     double gb = grad_elem_bytes(k);
-    if (k->ds_bf16_optimizer) /* the cast (fresh read, gb written), then a gb + gb -> gb add */
-        return fresh + gb + 3.0 * gb;
+    if (k->ds_bf16_optimizer) { /* the cast (fresh read, gb written), then a gb + gb -> gb add */
+        double add = (gb != fresh ? fresh + gb : 0.0) + 3.0 * gb;
+        /* today's engine (ds_bf16_zero0, edaa722) zeroes each .grad in place before the
+         * backward where 56c522386 set it to None (bf16_optimizer.py clear_lp_grads,
+         * set_to_none False since b418cf6c1, 2025-03; pipe/engine.py _exec_backward_pass):
+         * the zeroing writes n, and autograd's AccumulateGrad adds the fresh gradient into
+         * the kept .grad (n + n read, n written) instead of keeping it */
+        return k->ds_bf16_zero0 ? add + 4.0 * fresh : add;
+    }
     return 2.0 * gb + fresh;
 }
 
@@ -2103,6 +2113,26 @@ static bool layer_bf16(const tsl_cost_env_t *env, const tsl_layer_t *l)
     return l->bf16 || (env->knobs.fp8 == TSL_FP8_NVFP4 && l->mtp_depth > 0);
 }
 
+bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t *s, bool pipelined)
+{
+    return k->ds_bf16_zero0 && pipelined && !k->fp16 && !k->fp32 && s->zero == 0 &&
+           dim_degree(s, TSL_DIM_DP) > 1 && dim_degree(s, TSL_DIM_SDP) <= 1;
+}
+
+/* BF16_Optimizer partitions its fp32 master and moments over the data-parallel group
+ * whatever the config's ZeRO stage (bf16_optimizer.py _setup_for_real_optimizer:
+ * partition_count = the DP world size, fp32_groups_flat_partition one DP shard; its
+ * step ends in all_gather_dp_groups): a strategy at ZeRO-0 priced with it, as the
+ * stage DeepSpeed's pipelines run it at (or by knobs.ds_bf16_zero0 there), is priced as
+ * ZeRO-1 is with it. Not under SDP (DeepSpeed runs no ZeRO-3 with it). */
+static bool bf16_optimizer_at_zero0(const tsl_cost_env_t *env, const tsl_strategy_t *s)
+{
+    if (s->zero != 0 || dim_degree(s, TSL_DIM_SDP) > 1)
+        return false;
+    return env->knobs.ds_bf16_optimizer ||
+           tsl_cost_ds_bf16_zero0_runs(&env->knobs, s, env->pipelined);
+}
+
 /* FSDP2 as torchtitan runs it keeps its level unsharded between micro-batches only
  * under PP (torchtitan's "default" reshard_after_forward = not pp_enabled; the
  * pipeline schedule turns the gradient sync off but for the last backward): on a
@@ -2223,9 +2253,17 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * its weights without FP8 copies and gathered in bf16, its stashes bf16; without
      * PP, FSDP2 resharded every micro-batch */
     tsl_cost_env_t own_env;
+    tsl_strategy_t own_s;
     bool bf16 = layer_bf16(env, l), resync = sdp_nosync_off_here(env);
-    if (bf16 || resync) {
+    bool bf16_opt = bf16_optimizer_at_zero0(env, s);
+    if (bf16 || resync || bf16_opt) {
         own_env = *env;
+        if (bf16_opt) { /* its own ZeRO-1 (bf16_optimizer_at_zero0) */
+            own_env.knobs.ds_bf16_optimizer = true;
+            own_s = *s;
+            own_s.zero = 1;
+            s = &own_s;
+        }
         if (bf16) {
             own_env.knobs.fp8 = TSL_FP8_NONE;
             own_env.knobs.fp8_param_gather = false;

@@ -429,8 +429,17 @@ typedef enum tsl_cost_mode {
  * 92: no priced term changed — the search space did: context parallelism of degree 2
  * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
  * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
- * are searched again. */
-#define TSL_COST_MODEL_VERSION 92u
+ * are searched again.
+ * 95 (93-94 other branches'): DeepSpeed's BF16_Optimizer as today's engine runs it
+ * (DeepSpeed edaa722): under target deepspeed a bf16 strategy at ZeRO-0 with DP > 1 on
+ * a stage of a pipeline of several is priced as BF16_Optimizer (ds_bf16_zero0; the search
+ * refused it), BF16_Optimizer shards its fp32 master and moments over DP whatever the
+ * plan's ZeRO stage says (ds_bf16_optimizer at ZeRO-0 priced as at ZeRO-1: the states
+ * 12/d, the weights all-gathered after the step), and its accumulation casts the fresh
+ * .grad only into a buffer of another width (hp_grad.add_(lp.grad.to(hp_grad.dtype)): a
+ * bf16 buffer adds 3g, not n + 4g). A plan without ds_bf16_optimizer, and one with it at
+ * ZeRO-1 and an fp32 buffer (BLOOM's), prices as 92. */
+#define TSL_COST_MODEL_VERSION 95u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -679,6 +688,13 @@ typedef struct tsl_cost_knobs {
      * the next backward (2 B per parameter in the states); docs/cost-model.md
      * "DeepSpeed's BF16_Optimizer" */
     bool ds_bf16_optimizer;
+    /* DeepSpeed's engine as target deepspeed configures it: bf16 at ZeRO stage 0 under a
+     * PipelineModule runs BF16_Optimizer (runtime/engine.py _do_optimizer_sanity_check at
+     * edaa722: model and accumulation dtype bf16 with pipeline parallelism), so a 16-bit
+     * (not fp16) strategy at ZeRO-0 with DP > 1 and no SDP on a stage of a pipeline of
+     * several (tsl_cost_env_t.pipelined) is priced with ds_bf16_optimizer
+     * (tsl_cost_ds_bf16_zero0_runs); nothing elsewhere. Set by tsl_target_knobs */
+    bool ds_bf16_zero0;
     /* Every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1, as BigScience's BLOOM
      * scripts export it to avoid a hang: tr11-176B-ml.slurm): the host dispatches an op
      * only after the kernel before it has finished, so a pass takes its kernels' time
@@ -1052,6 +1068,11 @@ double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k);
  * _exec_reduce_tied_grads; ds_bf16_optimizer) and fp32 training its fp32 gradient — the
  * gradient buffer's bytes (tsl_cost_grad_elem_bytes) there. */
 double tsl_cost_tied_elem_bytes(const tsl_cost_knobs_t *k);
+/* Whether strategy s on a block that is (pipelined) or is not one stage of a pipeline of
+ * several runs DeepSpeed's BF16_Optimizer by knobs.ds_bf16_zero0 (its rule there); the
+ * search records it in the plan (ds_bf16_optimizer) so a plan document prices the same. */
+bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
+                                 bool pipelined);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at

@@ -157,6 +157,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_a2a_overlap: Megatron-LM's EP all-to-all overlap "
                             "(--overlap-moe-expert-parallel-comm); %s runs none",
                             tsl_target_name(r->target));
+    if (r->ds_bf16_optimizer && r->target == TSL_TARGET_DEEPSPEED) /* tsl_target_knobs */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_bf16_optimizer: deepspeed prices DeepSpeed's BF16_Optimizer "
+                            "where its engine runs it (bf16 at ZeRO-0 under pipeline stages, "
+                            "DP > 1) and DeepSpeed's ZeRO optimizer elsewhere; drop "
+                            "--ds-bf16-optimizer (--no-zero keeps the search to ZeRO-0)");
     if (r->ds_bf16_optimizer && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages "
@@ -515,6 +521,27 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
+/* deepspeed at ZeRO-0 (--no-zero) with pp fixed over several devices a stage: DP > 1
+ * (the target runs no TP beside stages), where DeepSpeed runs BF16_Optimizer, whose
+ * buffer is the model's bf16 (target_rules.c deepspeed_bf16_optimizer refuses a 4-byte
+ * one): said here, where the search would say only that no plan fits. */
+static int validate_ds_bf16_buffer(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    tsl_cost_knobs_t k;
+    if (r->target != TSL_TARGET_DEEPSPEED || !r->no_zero || r->pp < 2 || c->n_devices <= r->pp)
+        return 0;
+    tsl_request_knobs(r, &k);
+    if (r->fp16 || k.fp32 || tsl_cost_grad_elem_bytes(&k) == 2.0)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "grad_buf_bytes: deepspeed at ZeRO-0 (--no-zero) in %u pipeline stages "
+                        "of several GPUs runs DeepSpeed's BF16_Optimizer, whose gradient buffer "
+                        "is then the model's bf16 (runtime/engine.py _do_optimizer_sanity_check "
+                        "refuses an fp32 grad_accum_dtype at stage 0); drop --grad-buf-bytes 4 "
+                        "(and --grad-reduce-bytes 4), or --no-zero",
+                        r->pp);
+}
+
 /* A fixed CP degree (cost.h tsl_cost_cp_group, tsl_cost_cp_fits): its ranks are
  * data-parallel ranks of each stage, so cp divides a stage's devices (all of them,
  * or devices / pp with pp fixed: tp x cp x dp x ... = a stage), and each rank
@@ -683,7 +710,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (tsl_request_budget_check(r, c, err) != 0)
         return -1;
     if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0 ||
-        validate_cp(r, m, c, err) != 0)
+        validate_cp(r, m, c, err) != 0 || validate_ds_bf16_buffer(r, c, err) != 0)
         return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,

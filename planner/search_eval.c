@@ -342,6 +342,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->moe_unfused_permute,
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
+        (uint64_t)k->ds_bf16_zero0 << 1 | (uint64_t)(k->ds_bf16_zero0 && env->pipelined),
         f64[0],
         f64[1],
         f64[2]};
@@ -2069,6 +2070,17 @@ static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
     }
 }
 
+/* Whether DeepSpeed's rule (knobs.ds_bf16_zero0) priced any of plan's layers with
+ * BF16_Optimizer: the plan then records ds_bf16_optimizer, so that its document prices
+ * the same read back under any target and its export is checked as that optimizer. */
+static bool ds_bf16_zero0_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
+{
+    for (uint32_t i = 0; i < plan->n_layers && e->knobs.ds_bf16_zero0; i++)
+        if (tsl_cost_ds_bf16_zero0_runs(&e->knobs, &plan->layer[i], plan->pp > 1))
+            return true;
+    return false;
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -2091,6 +2103,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                          ? e->vp_group
                          : 0;
     plan->tie_s = tied_allreduce_s(e, plan);
+    if (ds_bf16_zero0_priced(e, plan))
+        plan->ds_bf16_optimizer = true;
     ep_overlap(plan, nosync, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,

@@ -389,10 +389,14 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
  * docs/exports.md "Checked against the stacks"):
  *  - bf16 at ZeRO stage 0 with a PipelineModule runs BF16_Optimizer
  *    (_do_optimizer_sanity_check: model and accumulation dtype bf16 under pipeline
- *    parallelism), which Tessel prices only as ds_bf16_optimizer (refused under every
- *    target); a single data-parallel rank is exported at ZeRO stage 1 instead, the same
- *    states at d = 1 (export_deepspeed.c), so only DP > 1 is refused; fp16 there runs
- *    FP16_Optimizer (the same check's FP16 branch), the fp16 step as priced;
+ *    parallelism; _configure_bf16_optimizer), priced as ds_bf16_optimizer: the target's
+ *    knobs price it so (ds_bf16_zero0) and the search records it in the plan; a plan
+ *    priced without it is refused (it would run otherwise than priced). A single
+ *    data-parallel rank is exported at ZeRO stage 1 instead, the same states at d = 1
+ *    (export_deepspeed.c); fp16 there runs FP16_Optimizer (the same check's FP16
+ *    branch), the fp16 step as priced;
+ *  - ds_bf16_optimizer is exported as that config (stage 0, bf16), so a plan priced with
+ *    it must be one BF16_Optimizer runs there (deepspeed_bf16_optimizer);
  *  - "overlap_comm" is a ZeRO optimizer setting: at stage 0 the engine all-reduces
  *    after the backward (allreduce_gradients → buffered_allreduce_fallback), and under
  *    a PipelineModule _configure_zero_optimizer turns it off ("Pipeline parallelism
@@ -400,16 +404,50 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
  *    the flush (_exec_reduce_grads): a DP reduce priced under the backward
  *    (grad_reduce_exposed false) runs exposed there.
  */
+/* A plan priced with BF16_Optimizer (ds_bf16_optimizer) exports as bf16 at ZeRO stage 0
+ * under a PipelineModule (export_deepspeed.c), which runs it only so: pipeline stages, a
+ * 16-bit gradient buffer (grad_accum_dtype is then the model's bf16: engine.py
+ * get_data_types; an fp32 one at stage 0 raises "unsupported mix"), bf16 weights (fp16
+ * runs FP16_Optimizer), replicated DP (no ZeRO-3 beside it; one DP rank the export writes
+ * at stage 1, DeepSpeed's ZeRO optimizer). ZeRO-1 in the plan is its own partitioning
+ * (cost.c bf16_optimizer_at_zero0), so 0 and 1 both export as stage 0. */
+static int deepspeed_bf16_optimizer(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                                    const char *s, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    uint32_t gb = p->grad_buf_bytes      ? p->grad_buf_bytes
+                  : p->grad_reduce_bytes ? p->grad_reduce_bytes
+                                         : 2;
+    const char *why = v->pp < 2       ? "without pipeline stages (no PipelineModule)"
+                      : p->fp32       ? "in fp32 training"
+                      : p->fp16       ? "under fp16 (FP16_Optimizer runs there)"
+                      : u->sdp > 1    ? "under ZeRO-3 (sdp)"
+                      : u->dp < 2     ? "with one data-parallel rank (exported at ZeRO-1)"
+                      : u->s.zero > 1 ? "under ZeRO-2"
+                      : gb != 2       ? "with a 4-byte gradient buffer (at ZeRO-0 it "
+                                        "accumulates in the model's bf16)"
+                                      : NULL;
+    if (why == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "deepspeed: %s was priced with DeepSpeed's BF16_Optimizer "
+                        "(ds_bf16_optimizer), which DeepSpeed does not run %s: it runs for bf16 "
+                        "at ZeRO stage 0 under a PipelineModule with DP > 1 (runtime/engine.py "
+                        "_do_optimizer_sanity_check)",
+                        s, why);
+}
+
 static int deepspeed_engine(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
                             const char *s, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
-    if (v->pp > 1 && u->dp > 1 && u->s.zero == 0 && !p->fp32 && !p->fp16)
+    if (!p->ds_bf16_optimizer && v->pp > 1 && u->dp > 1 && u->s.zero == 0 && !p->fp32 && !p->fp16)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s (ZeRO-0) in %u pipeline stages under bf16 runs "
                             "DeepSpeed's BF16_Optimizer (runtime/engine.py "
-                            "_do_optimizer_sanity_check), which the plan was not priced with; "
-                            "DeepSpeed's ZeRO-1 (+zero1) runs as priced",
+                            "_do_optimizer_sanity_check), which the plan was not priced with "
+                            "(plan it with --target deepspeed, or price it with "
+                            "--ds-bf16-optimizer); DeepSpeed's ZeRO-1 (+zero1) runs as priced",
                             s, v->pp);
     if (u->dp > 1 && u->sdp == 1 && !p->grad_reduce_exposed && (v->pp > 1 || u->s.zero == 0))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -430,6 +468,8 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
         return -1;
     char b[64];
     const char *s = tsl_target_strategy_str(&u.s, b);
+    if (v->plan->ds_bf16_optimizer && deepspeed_bf16_optimizer(v, &u, s, err) != 0)
+        return -1; /* first: what the plan was priced as, before how it is laid out */
     if (u.dp > 1 && u.sdp > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s mixes replicated and sharded data parallelism; "
@@ -1037,11 +1077,11 @@ static int sdp_nosync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 }
 
 /* A plan priced with DeepSpeed's BF16_Optimizer under pipeline stages (ds_bf16_optimizer)
- * is what BigScience's Megatron-DeepSpeed ran with a ZeRO-0 config; no target's export
- * writes that (the deepspeed export's ZeRO stage 1 runs DeepSpeed's ZeRO optimizer). */
+ * is what BigScience's Megatron-DeepSpeed ran with a ZeRO-0 config; the deepspeed export
+ * writes that config (check_deepspeed says where it runs), no other target's. */
 static int ds_bf16_optimizer_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
-    if (!p->ds_bf16_optimizer)
+    if (!p->ds_bf16_optimizer || t == TSL_TARGET_DEEPSPEED)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                         "%s: does not run DeepSpeed's BF16_Optimizer under pipeline stages; the "
@@ -1251,6 +1291,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               the backward. Its engine keeps no main_grad for a weight-gradient
  *               GEMM to accumulate into: autograd's fresh gradient, added by
  *               AccumulateGrad or copied by the ZeRO hooks (unfused_grad_accum).
+ *               bf16 at stage 0 under a PipelineModule runs BF16_Optimizer
+ *               (engine.py _do_optimizer_sanity_check): ds_bf16_zero0.
  *   galvatron, any: the executor's and Galvatron-BMW's (all zero). */
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
 {
@@ -1278,6 +1320,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->grad_reduce_exposed = true;
         k->unfused_grad_accum = true; /* autograd's fresh gradient, added by its own kernel */
         k->tf32_off = true;           /* likewise */
+        k->ds_bf16_zero0 = true;      /* BF16_Optimizer at ZeRO-0 under stages (cost.h) */
         break;
     default: break;
     }

@@ -1208,10 +1208,39 @@ grep -q "stack:     DeepSpeed's BF16_Optimizer" "$out" && ok ||
 expect 4 "ds_bf16_optimizer: a megatron configuration does not run DeepSpeed's BF16_Optimizer" \
     eval --model GPT2-345M --cluster 8xA100-80G --no-search --megatron-args \
     "--micro-batch-size 1 --global-batch-size 64 --bf16" --ds-bf16-optimizer
-expect 4 "deepspeed: does not run DeepSpeed's BF16_Optimizer under pipeline stages" \
+expect 4 "which DeepSpeed does not run with a 4-byte gradient buffer" \
     eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/bf16opt.json" --target deepspeed
-expect 4 "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages" \
+expect 4 "ds_bf16_optimizer: deepspeed prices DeepSpeed's BF16_Optimizer where its engine runs it" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-bf16-optimizer
+expect 4 "ds_bf16_optimizer: DeepSpeed's BF16_Optimizer under pipeline stages" \
+    plan --local $m345 --batch 32 --no-baselines --target megatron --ds-bf16-optimizer
+# --target deepspeed at ZeRO-0 with stages and DP > 1 under bf16: DeepSpeed runs its
+# BF16_Optimizer there (engine.py _do_optimizer_sanity_check), so the search prices it so
+# (cost model 95; it said "no plan fits") and the plan records it; the export writes the
+# config DeepSpeed builds it from (bf16 at stage 0, immediate_grad_update false, no
+# grad_accum_dtype); the document prices the same read back under the target (without
+# it, the 2022 engine BLOOM ran, which set each .grad to None: no longer); under
+# fp16 (FP16_Optimizer) no plan records it
+dsz0="plan --local --model GPT2-345M --cluster 2x8xA100-80G:ib100 --batch 64 --no-baselines --target deepspeed --no-zero --pp 2"
+expect 0 "" $dsz0 --json
+cp "$out" "$dir/dsbf16.json"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["ds_bf16_optimizer"] is True and p["pp"] == 2 and all("zero" not in r["strategy"] and "dp" in r["strategy"] for s in p["stages"] for r in s["runs"]), p' "$dir/dsbf16.json" &&
+    ok || bad "deepspeed ZeRO-0 under stages: $(cat "$out")"
+expect 0 "" $dsz0 --export deepspeed
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert c["bf16"] == {"enabled": True, "immediate_grad_update": False} and c["zero_optimization"]["stage"] == 0 and c["pipeline"]["stages"] == 2 and "data_types" not in c, c' "$out" &&
+    ok || bad "deepspeed BF16_Optimizer export: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/dsbf16.json" --target deepspeed --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["ds_bf16_optimizer"] is True and b["iter_time_s"] == a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/dsbf16.json" "$out" &&
+    ok || bad "deepspeed BF16_Optimizer plan read back: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --plan "$dir/dsbf16.json" --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["ds_bf16_optimizer"] is True and b["iter_time_s"] <= a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/dsbf16.json" "$out" &&
+    ok || bad "deepspeed BF16_Optimizer plan, 2022's engine: $(cat "$out")"
+# an fp32 buffer there is not what it runs (stage 0 accumulates in bf16): said by name,
+# where the search said "no plan fits"
+expect 4 "grad_buf_bytes: deepspeed at ZeRO-0 (--no-zero) in 2 pipeline stages" $dsz0 --grad-buf-bytes 4
+expect 0 "" $dsz0 --fp16 --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "ds_bf16_optimizer" not in p and p["fp16"] is True, p' "$out" &&
+    ok || bad "deepspeed fp16 ZeRO-0 under stages: $(cat "$out")"
 # --launch-blocking (CUDA_LAUNCH_BLOCKING=1; BLOOM's launches): every pass pays its ops'
 # host dispatch on top of its GPU time, so slower; the memory the same; the plan document
 # carries it and prices the same read back; the stack line says it; the Megatron-LM

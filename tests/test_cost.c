@@ -631,6 +631,79 @@ static void test_sdp_layer_roots(void)
  *    bf16 communication_data_type): the all-reduce moves half, 2 x 7/8 x 2P / 100 GB/s =
  *    440.401920 us less, and the casts around it cost 2 x (4 + 2) B x P / W_opt (1 TB/s)
  *    = 150.994944 us and two launches; the states, the accumulation unchanged. */
+/* DeepSpeed's BF16_Optimizer as today's engine runs it under target deepspeed (cost model
+ * 95, knobs.ds_bf16_zero0): bf16 at ZeRO-0 under a PipelineModule. By hand on the layer of
+ * test_ds_bf16_optimizer (P = 12,582,912, DP 8, W = 1 TB/s):
+ *  - only on a stage of a pipeline of several, DP > 1, ZeRO-0, bf16: priced there exactly
+ *    as ds_bf16_optimizer, elsewhere exactly as without (ZeRO-1: DeepSpeed's ZeRO
+ *    optimizer; no stages: DDP_BFLOAT16; fp16: FP16_Optimizer);
+ *  - its buffer is the model's bf16 (grad_accum_dtype unset): lp.grad.to(bf16) is the
+ *    tensor itself, no cast: the add alone, 3 x 2 B, where the unfused AccumulateGrad
+ *    add costs 2 x 2 + 2, the same 6 B (so ds_bf16_optimizer alone, 56c522386's
+ *    engine, leaves the backward as it was); today's engine zeroes the kept .grad
+ *    (2 B written) and AccumulateGrad adds the fresh one into it (2 + 2 read, 2
+ *    written): 8 x P / W = 100.663296 us more per micro-batch;
+ *  - the states: 2 (weights) + 2 (.grad) + 2 (buffer) + 12/8, where ZeRO-0 keeps
+ *    2 + 2 + 12: 8.5 x P less. */
+static void test_ds_bf16_zero0(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t plain, zero0, explicit_opt;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.device_mem_bw = 1.25e12;
+    env.host_op_s = 0.0;
+    env.knobs.unfused_grad_accum = true;
+    env.pipelined = true;
+    tsl_strategy_t z0 = one(TSL_DIM_DP, 8, false), z1 = z0;
+    z1.zero = 1;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &plain);
+    env.knobs.ds_bf16_zero0 = true;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &zero0);
+    env.knobs.ds_bf16_zero0 = false;
+    env.knobs.ds_bf16_optimizer = true;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &explicit_opt);
+    CHECK(zero0.ms_bytes == explicit_opt.ms_bytes && zero0.fwd_s == explicit_opt.fwd_s &&
+              zero0.grad_comm_s == explicit_opt.grad_comm_s,
+          "priced as ds_bf16_optimizer: its states, forward and reduce");
+    CHECK_NEAR(explicit_opt.bwd_s, plain.bwd_s, 1e-15, "a bf16 buffer: no cast, the same 6 B");
+    CHECK_NEAR(zero0.bwd_s - plain.bwd_s, 8.0 * P_PARAMS / 1e12, 1e-12,
+               "the .grad zeroed and added into: 8 B more (%g)", zero0.bwd_s - plain.bwd_s);
+    CHECK(plain.ms_bytes - zero0.ms_bytes == (uint64_t)(8.5 * P_PARAMS),
+          "states 2 + 2 + 2 + 12/8 for 2 + 2 + 12 (%llu, %llu)", (unsigned long long)zero0.ms_bytes,
+          (unsigned long long)plain.ms_bytes);
+    CHECK(zero0.grad_comm_s > plain.grad_comm_s, "the weights all-gathered after the step");
+    env.knobs.ds_bf16_optimizer = false;
+    env.knobs.ds_bf16_zero0 = true;
+    tsl_layer_cost_t other, want;
+    struct {
+        const char *what;
+        bool pipelined, fp16;
+        const tsl_strategy_t *s;
+    } off[] = {{"no stages", false, false, &z0},
+               {"ZeRO-1: DeepSpeed's ZeRO optimizer", true, false, &z1},
+               {"fp16: FP16_Optimizer", true, true, &z0}};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        env.pipelined = off[i].pipelined;
+        env.knobs.fp16 = off[i].fp16;
+        env.knobs.ds_bf16_zero0 = true;
+        tsl_cost_layer(&env, &l, off[i].s, NULL, 16, &other);
+        env.knobs.ds_bf16_zero0 = false;
+        tsl_cost_layer(&env, &l, off[i].s, NULL, 16, &want);
+        CHECK(memcmp(&other, &want, sizeof(want)) == 0, "%s: as without it", off[i].what);
+    }
+    CHECK(!tsl_cost_ds_bf16_zero0_runs(&env.knobs, &z0, true), "the knob off: never");
+    env.knobs.ds_bf16_zero0 = true;
+    env.knobs.fp16 = false;
+    CHECK(tsl_cost_ds_bf16_zero0_runs(&env.knobs, &z0, true) &&
+              !tsl_cost_ds_bf16_zero0_runs(&env.knobs, &z0, false),
+          "ZeRO-0 DP 8: under stages only");
+    tsl_strategy_t dp1 = one(TSL_DIM_TP, 8, false);
+    CHECK(!tsl_cost_ds_bf16_zero0_runs(&env.knobs, &dp1, true), "one DP rank: exported at ZeRO-1");
+    tsl_cluster_free(&c);
+}
+
 static void test_ds_bf16_optimizer(void)
 {
     tsl_cluster_t c;
@@ -679,13 +752,17 @@ static void test_ds_bf16_optimizer(void)
         env.knobs.grad_reduce_bytes = 4;
         env.opt_mem_bw = opt_bw;
     }
-    tsl_strategy_t z0 = one(TSL_DIM_DP, 8, false); /* ZeRO-0 all-reduces already */
-    env.knobs.ds_bf16_optimizer = false;
+    /* at ZeRO-0 its own ZeRO-1 (bf16_optimizer.py partitions the fp32 master and moments
+     * over DP whatever the config's stage): priced as the ZeRO-1 plan with it (cost
+     * model 95; was ZeRO-0's unsharded states) */
+    tsl_strategy_t z0 = one(TSL_DIM_DP, 8, false);
     env.knobs.unfused_grad_accum = true;
-    tsl_cost_layer(&env, &l, &z0, NULL, 16, &base);
-    env.knobs.ds_bf16_optimizer = true;
     tsl_cost_layer(&env, &l, &z0, NULL, 16, &r);
-    CHECK_NEAR(r.grad_comm_s, base.grad_comm_s, 1e-15, "ZeRO-0: the same all-reduce");
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &implied);
+    CHECK(memcmp(&implied, &r, sizeof(r)) == 0, "ZeRO-0 with it: as ZeRO-1 with it");
+    env.knobs.ds_bf16_optimizer = false;
+    tsl_cost_layer(&env, &l, &z0, NULL, 16, &base);
+    CHECK(r.ms_bytes < base.ms_bytes, "the master and moments sharded over DP 8");
     tsl_cluster_free(&c);
 
     tsl_layer_t h = {
@@ -4093,6 +4170,7 @@ int main(void)
     test_sdp_root_units();
     test_sdp_layer_roots();
     test_ds_bf16_optimizer();
+    test_ds_bf16_zero0();
     test_fp32();
     test_sdp();
     test_tp_and_ckpt();

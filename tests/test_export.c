@@ -1047,6 +1047,55 @@ static int deepspeed_zero_stage(const tsl_plan_t *p)
     return overlap ? 10 + stage : stage;
 }
 
+/* The same plan (PP 2, DP 4, ZeRO-0, bf16) priced with BF16_Optimizer (ds_bf16_optimizer,
+ * as target deepspeed prices it): written as the config DeepSpeed runs it from, bf16 at
+ * stage 0 under "pipeline", its .grad added after the backward (immediate_grad_update
+ * false), no grad_accum_dtype (bf16, as priced); its ZeRO-1 form (BLOOM's rows) likewise
+ * at stage 0. Refused where BF16_Optimizer does not run: fp16, one DP rank, an fp32
+ * buffer (stage 0 accumulates in bf16), without stages, and an overlapped reduce. */
+static void test_deepspeed_bf16_optimizer(void)
+{
+    tsl_plan_t saved = plan;
+    plan.ds_bf16_optimizer = true;
+    char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    json_t *bf16 = json_object_get(o, "bf16");
+    CHECK(json_is_true(json_object_get(bf16, "enabled")) &&
+              json_is_false(json_object_get(bf16, "immediate_grad_update")),
+          "bf16 enabled, immediate_grad_update false:\n%s", text);
+    CHECK(json_integer_value(json_object_get(json_object_get(o, "zero_optimization"), "stage")) ==
+                  0 &&
+              json_object_get(json_object_get(o, "zero_optimization"), "overlap_comm") == NULL,
+          "ZeRO stage 0, nothing overlapped:\n%s", text);
+    CHECK(json_integer_value(json_object_get(json_object_get(o, "pipeline"), "stages")) == 2,
+          "a PipelineModule of 2 stages:\n%s", text);
+    CHECK(json_object_get(o, "data_types") == NULL && json_object_get(o, "fp16") == NULL,
+          "no grad_accum_dtype (the model's bf16), no fp16:\n%s", text);
+    json_decref(o);
+    free(text);
+    uint32_t cut2[] = {0, 13, 26};
+    make_plan(&plan, 2, cut2, 4, "dp4+zero1", 8, 16);
+    plan.grad_reduce_exposed = plan.ds_bf16_optimizer = true;
+    CHECK(deepspeed_zero_stage(&plan) == 0, "its ZeRO-1 form at stage 0 as well");
+    plan.fp16 = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "under fp16 (FP16_Optimizer runs there)");
+    plan.fp16 = false;
+    plan.grad_buf_bytes = 4;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "with a 4-byte gradient buffer");
+    plan.grad_buf_bytes = 0;
+    plan.grad_reduce_exposed = false;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "not under pipeline stages");
+    make_plan(&plan, 2, cut2, 1, "single", 8, 16);
+    plan.grad_reduce_exposed = plan.ds_bf16_optimizer = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "with one data-parallel rank");
+    const uint32_t cut[] = {0, 26};
+    make_plan(&plan, 1, cut, 8, "dp8", 8, 4);
+    plan.grad_reduce_exposed = plan.ds_bf16_optimizer = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "without pipeline stages");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "does not run DeepSpeed's BF16_Optimizer");
+    plan = saved;
+}
+
 /* What DeepSpeed's engine makes of the config (runtime/engine.py, runtime/pipe/engine.py
  * at edaa722): bf16 at ZeRO stage 0 under a PipelineModule runs BF16_Optimizer, and
  * overlap_comm is a ZeRO-1/2 setting the pipeline engine turns off. The export wrote
@@ -1057,6 +1106,7 @@ static void test_deepspeed_engine(void)
     make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
     plan.grad_reduce_exposed = true;
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "runs DeepSpeed's BF16_Optimizer");
+    test_deepspeed_bf16_optimizer();
     plan.fp32 = plan.tf32_off = true; /* fp32: the plain optimizer, as priced */
     CHECK(deepspeed_zero_stage(&plan) == 0, "fp32 pipeline at ZeRO-0");
     plan.fp32 = plan.tf32_off = false;

@@ -73,8 +73,13 @@ STACK_LIMITS = {
 
 # eval's stack switches `plan` takes under another name or not at all: the
 # search runs without them and the re-evaluation (eval --plan) puts them back.
+# DeepSpeed's BF16_Optimizer (--ds-bf16-optimizer: BLOOM's rows) the deepspeed target
+# prices by itself where its engine runs it (bf16 at ZeRO-0 under stages, cost model
+# 95) and refuses as a flag; CUDA_LAUNCH_BLOCKING=1 is a launch's environment, which
+# no target's configuration carries.
 EVAL_ONLY = {"--fp8-impl": 1, "--fp8-param-gather": 0, "--opt-step": 1,
-             "--ds-pipe-p2p": 0, "--amp-profile": 1}
+             "--ds-pipe-p2p": 0, "--amp-profile": 1, "--ds-bf16-optimizer": 0,
+             "--launch-blocking": 0}
 
 
 # (row field, the plan flags of eval's default without a target where the
