@@ -429,8 +429,14 @@ typedef enum tsl_cost_mode {
  * 92: no priced term changed — the search space did: context parallelism of degree 2
  * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
  * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
- * are searched again. */
-#define TSL_COST_MODEL_VERSION 92u
+ * are searched again.
+ * 94 (93 another branch's): target megatron searches and exports an SDP level as
+ * Megatron-FSDP (knobs.megatron_fsdp: optim_grads_params, its gathers prefetched as
+ * cost model 74 prices overlap_param_gather on SDP; the plan records
+ * overlap_param_gather and the gradient reduce under the backward), where 92 refused
+ * every SDP plan under that target; every plan outside target megatron, and every
+ * plan without SDP, prices as 92. */
+#define TSL_COST_MODEL_VERSION 94u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -727,6 +733,16 @@ typedef struct tsl_cost_knobs {
      * unfused_attn, as --unfused-attn) and the megatron export writes
      * --transformer-impl local. */
     bool stack_unfused_attn;
+    /* An SDP level run as Megatron-FSDP (Megatron-LM d98e8a6 --use-megatron-fsdp,
+     * --data-parallel-sharding-strategy optim_grads_params): its gathers prefetched as
+     * overlap_param_gather prices them on an SDP level (cost model 74), whatever
+     * overlap_param_gather says for a ZeRO-1 level, because optim_grads_params turns
+     * overlap_param_gather and overlap_grad_reduce on itself (megatron_fsdp.py
+     * MegatronFSDP.__init__: "Default to overlapped parameter gather when
+     * fully-sharding"). Set by target megatron (tsl_target_knobs), which has no
+     * other SDP; no effect without SDP. docs/cost-model.md "Megatron-FSDP under
+     * --target megatron" */
+    bool megatron_fsdp;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
