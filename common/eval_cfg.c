@@ -1672,9 +1672,6 @@ static int mg_fsdp_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *er
                                  "used, as in Megatron-LM");
         return 0;
     }
-    if (st->fsdp2)
-        return tsl_err_set(err, "megatron: --use-megatron-fsdp and --use-torch-fsdp2: no more "
-                                "than one");
     if (!st->fsdp_dtensor)
         return tsl_err_set(err, "megatron: --use-megatron-fsdp needs --ckpt-format "
                                 "fsdp_dtensor (\"Megatron-FSDP requires the `fsdp_dtensor` "
@@ -1738,6 +1735,9 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if ((c->acct_embed || c->acct_loss) && (c->first_blocks || c->last_blocks))
         return tsl_err_set(err, "megatron: --account-for-embedding/loss-in-pipeline-split with "
                                 "--decoder-first/last-pipeline-num-layers is not read by Tessel");
+    if (st->fsdp2 && st->mfsdp) /* DistributedInitConfig: "Cannot be used together" */
+        return tsl_err_set(err, "megatron: --use-megatron-fsdp and --use-torch-fsdp2: no more "
+                                "than one");
     if (st->fsdp2 && c->pp > 1)
         return tsl_err_set(err, "megatron: --use-torch-fsdp2 is not supported with pipeline "
                                 "parallelism (Megatron-LM)");
