@@ -673,7 +673,6 @@ static const mg_why_t mg_refused[] = {
     {"warmup", "is no longer valid, use --lr-warmup-fraction instead (Megatron-LM)"},
     {"pipeline-model-parallel-layout", "is not read by Tessel; give the split with "
                                        "--decoder-first/last-pipeline-num-layers"},
-    {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
     {"distribute-saved-activations", "is not modelled by Tessel"},
     {"cpu-offloading-weights", "(weights offloaded to the host) is not modelled by Tessel: "
                                "activations only (--cpu-offloading-num-layers)"},
@@ -839,6 +838,12 @@ static const char *const mg_no_effect[] = {
 typedef struct mg_state {
     bool method_block, method_set, num_layers_set, granularity_set;
     bool recompute_activations, fsdp2, dist_opt;
+    bool mfsdp;         /* --use-megatron-fsdp */
+    bool fsdp_dtensor;  /* --ckpt-format fsdp_dtensor */
+    uint8_t fsdp_grads; /* --megatron-fsdp-main-grads-dtype: 0 auto, 1 fp32, 2 bf16/fp16 */
+    uint8_t fsdp_comm;  /* --megatron-fsdp-grad-comm-dtype, the same codes */
+    uint8_t fsdp_mode;  /* --data-parallel-sharding-strategy: 0 optim_grads_params (the
+                              default), 1 no_shard, 2 optim, 3 optim_grads (mg_fsdp_modes) */
     bool bf16, fp16, grad_bf16, grad_fp32, overlap_grad, overlap_param;
     bool fp8_e4m3;        /* --fp8-format e4m3 (priced as hybrid) */
     bool fp8_param;       /* --fp8-param-gather */
@@ -1149,6 +1154,57 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
     return 0;
 }
 
+static const char *const mg_fsdp_modes[] = {"optim_grads_params", "no_shard", "optim",
+                                            "optim_grads"};
+
+/* A Megatron-FSDP dtype (Megatron-LM d98e8a6 --megatron-fsdp-*-dtype: fp32, bf16,
+ * fp16, auto): 0 auto, 1 fp32, 2 a 16-bit type. */
+static int mg_fsdp_dtype(const char *key, const char *val, uint8_t *dt, tsl_err_t *err)
+{
+    static const char *const names[] = {"auto", "fp32", "bf16", "fp16"};
+    for (uint8_t i = 0; val && i < 4; i++)
+        if (strcmp(val, names[i]) == 0) {
+            *dt = i < 2 ? i : 2;
+            return 0;
+        }
+    return tsl_err_set(err, "megatron: --%s: '%s' is not fp32, bf16, fp16 or auto", key,
+                       val ? val : "");
+}
+
+/* Megatron-FSDP's flags beside --use-megatron-fsdp (read in mg_fsdp_finish); 1: not
+ * one of them. */
+static int mg_fsdp_read(const char *key, const char *val, mg_state_t *st, tsl_err_t *err)
+{
+    if (strcmp(key, "ckpt-format") == 0) { /* otherwise no effect on the plan */
+        st->fsdp_dtensor = val && strcmp(val, "fsdp_dtensor") == 0;
+        return 0;
+    }
+    if (strcmp(key, "data-parallel-sharding-strategy") == 0) {
+        for (uint8_t i = 0; val && i < 4; i++)
+            if (strcmp(val, mg_fsdp_modes[i]) == 0) {
+                st->fsdp_mode = i;
+                return 0;
+            }
+        return tsl_err_set(err,
+                           "megatron: --data-parallel-sharding-strategy: '%s' is not no_shard, "
+                           "optim, optim_grads or optim_grads_params",
+                           val ? val : "");
+    }
+    if (strcmp(key, "megatron-fsdp-main-grads-dtype") == 0)
+        return mg_fsdp_dtype(key, val, &st->fsdp_grads, err);
+    if (strcmp(key, "megatron-fsdp-grad-comm-dtype") == 0)
+        return mg_fsdp_dtype(key, val, &st->fsdp_comm, err);
+    if (strcmp(key, "megatron-fsdp-main-params-dtype") == 0) {
+        if (val && strcmp(val, "fp32") == 0)
+            return 0;
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --megatron-fsdp-main-params-dtype %s: Tessel prices an "
+                            "fp32 master (the default)",
+                            val ? val : "");
+    }
+    return 1;
+}
+
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
@@ -1158,6 +1214,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "use-distributed-optimizer") == 0 ? &st->dist_opt
                  : strcmp(key, "recompute-activations") == 0     ? &st->recompute_activations
                  : strcmp(key, "use-torch-fsdp2") == 0           ? &st->fsdp2
+                 : strcmp(key, "use-megatron-fsdp") == 0         ? &st->mfsdp
                  : strcmp(key, "account-for-embedding-in-pipeline-split") == 0 ? &c->acct_embed
                  : strcmp(key, "account-for-loss-in-pipeline-split") == 0      ? &c->acct_loss
                  : strcmp(key, "bf16") == 0                                    ? &st->bf16
@@ -1294,6 +1351,9 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         return tsl_parse_u32(key, val ? val : "", 0, 1023, &c->knobs.cpu_offload_layers, err);
     if (strcmp(key, "moe-expert-capacity-factor") == 0) /* a float; None: dropless */
         return tsl_parse_double(key, val ? val : "", 1e-6, 1e6, &st->capacity, err);
+    int r = mg_fsdp_read(key, val, st, err);
+    if (r <= 0)
+        return r;
     if (strcmp(key, "optimizer") == 0) {
         if (val == NULL || strcmp(val, "adam") != 0)
             return tsl_err_set(err,
@@ -1410,7 +1470,7 @@ static int mg_optimizer(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                     "need --use-precision-aware-optimizer (Megatron-LM)");
         return 0;
     }
-    if (!st->dist_opt)
+    if (!st->dist_opt && !st->mfsdp) /* Megatron-FSDP v1 turns it on (validate_args) */
         return tsl_err_set(err, "megatron: --use-precision-aware-optimizer only supported with "
                                 "distributed optimizer (Megatron-LM); add "
                                 "--use-distributed-optimizer");
@@ -1459,10 +1519,11 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     bool fp32 = st->fp16 ? st->grad_fp32 : !st->grad_bf16 && st->main_grads == 0;
     c->knobs.grad_reduce_bytes = fp32 ? 4 : 0;
     c->knobs.grad_reduce_exposed = !st->overlap_grad;
-    if (st->overlap_param && !st->dist_opt)
+    if (st->overlap_param && !st->dist_opt && !st->mfsdp)
         return tsl_err_set(err, "megatron: --overlap-param-gather needs "
-                                "--use-distributed-optimizer (Megatron-LM)");
-    if (st->overlap_param && !st->overlap_grad)
+                                "--use-distributed-optimizer or --use-megatron-fsdp "
+                                "(Megatron-LM)");
+    if (st->overlap_param && !st->overlap_grad && !st->mfsdp) /* FSDP forces it on */
         return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
                                 "(Megatron-LM)");
     c->knobs.overlap_param_gather = st->overlap_param;
@@ -1504,7 +1565,7 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * modify_underlying_storage -> TE's replace_raw_data), which TransformerEngine (since
      * 868138937, 2025-03; still at d0067d0) does not implement for MXFP8Tensor
      * (NotImplementedError): the run stops building its DDP buffers, so it has no time */
-    if (c->knobs.fp8 == TSL_FP8_MXFP8 && c->knobs.fp8_param_gather && st->dist_opt &&
+    if (c->knobs.fp8 == TSL_FP8_MXFP8 && c->knobs.fp8_param_gather && st->dist_opt && !st->mfsdp &&
         !st->reuse_grad_buf)
         return tsl_err_set(err, "megatron: --fp8-recipe mxfp8 --fp8-param-gather under "
                                 "--use-distributed-optimizer needs "
@@ -1587,6 +1648,53 @@ static int mg_a2a_overlap(const tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err
     return why ? tsl_err_set(err, "%s %s (Megatron-LM's TransformerConfig)", pre, why) : 0;
 }
 
+/*
+ * Megatron-FSDP as Megatron-LM d98e8a6 runs it (validate_args; megatron_fsdp.py,
+ * mcore_fsdp_adapter.py): --ckpt-format fsdp_dtensor asserted either way; v1 turns
+ * the distributed optimizer on; optim_grads_params (the default) shards weights,
+ * gradients and optimizer states over every data-parallel (and CP) rank — SDP the
+ * rest of a stage — and turns --overlap-param-gather and --overlap-grad-reduce on
+ * (knobs.overlap_param_gather on an SDP level: cost model 74). Its main gradients are
+ * the parameters' dtype unless --megatron-fsdp-main-grads-dtype says (FP8 weights':
+ * bf16), reduced in that dtype unless --megatron-fsdp-grad-comm-dtype says; the
+ * grad_reduce_in_fp32 of --bf16 is not read. The other sharding strategies (ZeRO-1/2
+ * through Megatron-FSDP's buffers) are not read.
+ */
+static int mg_fsdp_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (st->fsdp_dtensor && !st->mfsdp)
+        return tsl_err_set(err, "megatron: --ckpt-format fsdp_dtensor is only tested with "
+                                "Megatron FSDP (Megatron-LM); add --use-megatron-fsdp");
+    if (!st->mfsdp) {
+        if (st->fsdp_mode || st->fsdp_grads || st->fsdp_comm)
+            tsl_eval_cfg_note(c, "megatron: --data-parallel-sharding-strategy and "
+                                 "--megatron-fsdp-*-dtype without --use-megatron-fsdp: not "
+                                 "used, as in Megatron-LM");
+        return 0;
+    }
+    if (!st->fsdp_dtensor)
+        return tsl_err_set(err, "megatron: --use-megatron-fsdp needs --ckpt-format "
+                                "fsdp_dtensor (\"Megatron-FSDP requires the `fsdp_dtensor` "
+                                "checkpointing format\", Megatron-LM)");
+    if (st->fsdp_mode)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --data-parallel-sharding-strategy %s: Tessel reads "
+                            "Megatron-FSDP's optim_grads_params (the default) only",
+                            mg_fsdp_modes[st->fsdp_mode]);
+    uint8_t grads = st->fsdp_grads ? st->fsdp_grads : c->knobs.fp32 ? 1 : 2;
+    uint8_t comm = st->fsdp_comm ? st->fsdp_comm : grads;
+    if (comm != grads)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --megatron-fsdp-grad-comm-dtype %s with %s main "
+                            "gradients: Tessel prices the reduce in the main gradients' dtype",
+                            comm == 1 ? "fp32" : "16-bit", grads == 1 ? "fp32" : "16-bit");
+    c->knobs.grad_reduce_bytes = grads == 1 ? 4 : 0;
+    c->knobs.grad_reduce_exposed = false;
+    c->knobs.overlap_param_gather = true;
+    c->sdp_rest = true;
+    return 0;
+}
+
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
@@ -1627,6 +1735,9 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if ((c->acct_embed || c->acct_loss) && (c->first_blocks || c->last_blocks))
         return tsl_err_set(err, "megatron: --account-for-embedding/loss-in-pipeline-split with "
                                 "--decoder-first/last-pipeline-num-layers is not read by Tessel");
+    if (st->fsdp2 && st->mfsdp) /* DistributedInitConfig: "Cannot be used together" */
+        return tsl_err_set(err, "megatron: --use-megatron-fsdp and --use-torch-fsdp2: no more "
+                                "than one");
     if (st->fsdp2 && c->pp > 1)
         return tsl_err_set(err, "megatron: --use-torch-fsdp2 is not supported with pipeline "
                                 "parallelism (Megatron-LM)");
@@ -1635,8 +1746,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "distributed optimizer (Megatron-LM)");
     if (st->fsdp2) /* FSDP2 shards over the data-parallel ranks: SDP the rest */
         c->sdp_rest = true;
-    c->zero = st->dist_opt ? 1 : 0;
-    if (mg_knobs(c, st, err) != 0)
+    c->zero = st->dist_opt && !st->mfsdp ? 1 : 0;
+    if (mg_knobs(c, st, err) != 0 || mg_fsdp_finish(c, st, err) != 0)
         return -1;
     if (c->sp && c->tp <= 1) {
         c->sp = false;

@@ -6,7 +6,7 @@
  * Megatron-LM's space is planner/target_rules.c's (tsl_export checks it first):
  * one strategy on consecutive GPUs (rank order tp, dp, pp), with
  * --sequence-parallel and --use-distributed-optimizer (ZeRO-1) when the plan has
- * them; uneven first/last stages (--decoder-first/last-pipeline-num-layers);
+ * them, or Megatron-FSDP (--use-megatron-fsdp) for an SDP level; uneven first/last stages (--decoder-first/last-pipeline-num-layers);
  * full recompute of the first N layers of every model chunk (--recompute-method
  * block) or of all (uniform, 1), or selective recompute; interleaving through
  * --num-layers-per-virtual-pipeline-stage, with the embedding and/or the loss
@@ -355,6 +355,30 @@ static void write_split(const tsl_export_view_t *v, FILE *out)
                 v->stage_blocks[0] / p->interleave);
 }
 
+/* An SDP level as Megatron-FSDP (target_rules.c megatron_fsdp_ok; Megatron-LM d98e8a6):
+ * every data-parallel rank shards weights, gradients and optimizer states
+ * (optim_grads_params, the flag's default, written to say so); v1 runs the
+ * distributed optimizer (validate_args sets it, with a warning when not given) and
+ * asserts --ckpt-format fsdp_dtensor; optim_grads_params turns the two overlaps on
+ * (megatron_fsdp.py), written as the plan was priced (check_knobs). Its main
+ * gradients are the parameters' dtype unless told (MixedPrecisionPolicy
+ * main_grads_dtype None; FP8 weights' bf16: param_and_grad_buffer.py
+ * _resolve_group_grad_dtype), reduced in that dtype (grad_comm_dtype None):
+ * --megatron-fsdp-main-grads-dtype fp32 where the plan reduces 4-byte gradients
+ * (--accumulate-allreduce-grads-in-fp32 and --grad-reduce-in-bf16 set
+ * DistributedDataParallelConfig.grad_reduce_in_fp32, which Megatron-FSDP does not
+ * read). */
+static void write_fsdp(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE *out)
+{
+    if (u->sdp <= 1)
+        return;
+    fputs("--use-megatron-fsdp\n--data-parallel-sharding-strategy optim_grads_params\n"
+          "--use-distributed-optimizer\n--ckpt-format fsdp_dtensor\n",
+          out);
+    if (p->grad_reduce_bytes == 4 && !p->fp32)
+        fputs("--megatron-fsdp-main-grads-dtype fp32\n", out);
+}
+
 static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
                            uint32_t ckpt_k, FILE *out)
 {
@@ -380,6 +404,7 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 p->cp_comm == TSL_CP_ALLGATHER ? "all_gather" : tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
+    write_fsdp(p, u, out);
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through
      * the gradient buffer and cast after the gather (cost.c mxfp8_bf16_param_ag, what
      * Megatron-Bridge requires); Megatron-LM does that with this flag only, and without
@@ -462,7 +487,7 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "megatron: bf16 Adam moments need Megatron-LM's precision-aware "
                             "optimizer, which runs with the distributed optimizer only; the "
                             "plan has no ZeRO-1");
-    if (p->overlap_param_gather && (!u->s.zero || p->grad_reduce_exposed))
+    if (p->overlap_param_gather && u->sdp <= 1 && (!u->s.zero || p->grad_reduce_exposed))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: --overlap-param-gather needs the distributed optimizer "
                             "and --overlap-grad-reduce (Megatron-LM); the plan has %s",
@@ -520,10 +545,12 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
         fputs("--fp8-param-gather\n", out);
 }
 
-static void write_knobs(const tsl_plan_t *p, FILE *out)
+static void write_knobs(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE *out)
 {
-    /* --bf16 reduces in fp32 unless told; --fp16 in fp16 unless told (validate_args) */
-    if (megatron_fp16(p)) {
+    /* --bf16 reduces in fp32 unless told; --fp16 in fp16 unless told (validate_args);
+     * Megatron-FSDP's dtype is its own flag (write_fsdp) */
+    if (u->sdp > 1) {
+    } else if (megatron_fp16(p)) {
         if (p->grad_reduce_bytes == 4)
             fputs("--accumulate-allreduce-grads-in-fp32\n", out);
     } else if (p->grad_reduce_bytes != 4 && !p->fp32) { /* fp32: fp32 gradients throughout */
@@ -540,7 +567,7 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
      * on with it; activations only, weights not: the defaults) */
     if (p->cpu_offload_layers)
         fprintf(out, "--cpu-offloading-num-layers %u\n", p->cpu_offload_layers);
-    if (!p->grad_reduce_exposed)
+    if (!p->grad_reduce_exposed || u->sdp > 1) /* optim_grads_params forces it on */
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)
         fputs("--overlap-param-gather\n", out);
@@ -564,18 +591,22 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         snprintf(cp, sizeof cp, " x CP %u", u.cp);
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
-            "# %u GPUs = TP %u%s x DP %u x PP %u; %u micro-batches of %u per data-parallel "
+            "# %u GPUs = TP %u%s x DP %u%s x PP %u; %u micro-batches of %u per data-parallel "
             "rank (%s)\n",
-            v->model->name, p->label, u.stage_devices * v->pp, u.tp, cp, u.dp, v->pp, p->n_micro,
-            u.micro_per_rank,
+            v->model->name, p->label, u.stage_devices * v->pp, u.tp, cp, u.dp * u.sdp,
+            u.sdp > 1 ? " (Megatron-FSDP)" : "", v->pp, p->n_micro, u.micro_per_rank,
             v->pp > 1 && p->interleave > 1 ? "interleaved 1F1B"
             : v->pp > 1                    ? "1F1B"
                                            : "gradient accumulation");
     fprintf(out, "# predicted %.4f s/iteration, %.2f samples/s, peak %.1f GiB per GPU\n",
             p->iter_time_s, p->samples_per_s, p->peak_bytes / 1073741824.0);
-    if (!u.s.sp && !u.s.zero)
+    if (!u.s.sp && !u.s.zero && u.sdp <= 1)
         fputs("# not set: --sequence-parallel and --use-distributed-optimizer (the plan "
               "keeps both off)\n",
+              out);
+    if (u.sdp > 1) /* validate_args asserts it for Megatron-FSDP */
+        fputs("# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset (Megatron-LM refuses "
+              "1 with it)\n",
               out);
     fprintf(out, "# the vocabulary (%u) comes from your tokenizer arguments\n",
             v->model->layers[0].vocab);
@@ -595,7 +626,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
                 "(tesselctl --moe-imbalance %g)\n",
                 p->moe_imbalance, p->moe_imbalance);
     write_parallel(v, &u, ckpt_k, out);
-    write_knobs(p, out);
+    write_knobs(p, &u, out);
     write_model(v, out);
     return 0;
 }

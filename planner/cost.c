@@ -2170,10 +2170,12 @@ void tsl_knobs_on_cluster(tsl_cost_knobs_t *k, const tsl_cluster_t *c)
  * the forward and (in backward order) in the backward, so the gather joins the
  * pass's overlapped communication instead of running before it (docs/cost-model.md
  * "Megatron-FSDP's prefetched gathers", cost model 74). STACK only: PAPER keeps
- * Galvatron's exposed gathers; none where sdp_nosync gathers once. */
+ * Galvatron's exposed gathers; none where sdp_nosync gathers once. knobs.megatron_fsdp
+ * (target megatron) is Megatron-FSDP too: optim_grads_params turns the overlap on. */
 static bool sdp_prefetch(const tsl_cost_env_t *env, degrees_t g)
 {
-    return env->mode == TSL_COST_STACK && env->knobs.overlap_param_gather && g.z > 1 &&
+    return env->mode == TSL_COST_STACK &&
+           (env->knobs.overlap_param_gather || env->knobs.megatron_fsdp) && g.z > 1 &&
            !env->knobs.sdp_nosync;
 }
 

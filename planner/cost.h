@@ -430,7 +430,13 @@ typedef enum tsl_cost_mode {
  * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
  * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
  * are searched again.
- * 95 (93-94 other branches'): DeepSpeed's BF16_Optimizer as today's engine runs it
+ * 94 (93 another branch's): target megatron searches and exports an SDP level as
+ * Megatron-FSDP (knobs.megatron_fsdp: optim_grads_params, its gathers prefetched as
+ * cost model 74 prices overlap_param_gather on SDP; the plan records
+ * overlap_param_gather and the gradient reduce under the backward), where 92 refused
+ * every SDP plan under that target; every plan outside target megatron, and every
+ * plan without SDP, prices as 92.
+ * 95 (93 another branch's): DeepSpeed's BF16_Optimizer as today's engine runs it
  * (DeepSpeed edaa722): under target deepspeed a bf16 strategy at ZeRO-0 with DP > 1 on
  * a stage of a pipeline of several is priced as BF16_Optimizer (ds_bf16_zero0; the search
  * refused it), BF16_Optimizer shards its fp32 master and moments over DP whatever the
@@ -438,7 +444,7 @@ typedef enum tsl_cost_mode {
  * 12/d, the weights all-gathered after the step), and its accumulation casts the fresh
  * .grad only into a buffer of another width (hp_grad.add_(lp.grad.to(hp_grad.dtype)): a
  * bf16 buffer adds 3g, not n + 4g). A plan without ds_bf16_optimizer, and one with it at
- * ZeRO-1 and an fp32 buffer (BLOOM's), prices as 92. */
+ * ZeRO-1 and an fp32 buffer (BLOOM's), prices as 94. */
 #define TSL_COST_MODEL_VERSION 95u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -743,6 +749,16 @@ typedef struct tsl_cost_knobs {
      * unfused_attn, as --unfused-attn) and the megatron export writes
      * --transformer-impl local. */
     bool stack_unfused_attn;
+    /* An SDP level run as Megatron-FSDP (Megatron-LM d98e8a6 --use-megatron-fsdp,
+     * --data-parallel-sharding-strategy optim_grads_params): its gathers prefetched as
+     * overlap_param_gather prices them on an SDP level (cost model 74), whatever
+     * overlap_param_gather says for a ZeRO-1 level, because optim_grads_params turns
+     * overlap_param_gather and overlap_grad_reduce on itself (megatron_fsdp.py
+     * MegatronFSDP.__init__: "Default to overlapped parameter gather when
+     * fully-sharding"). Set by target megatron (tsl_target_knobs), which has no
+     * other SDP; no effect without SDP. docs/cost-model.md "Megatron-FSDP under
+     * --target megatron" */
+    bool megatron_fsdp;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens

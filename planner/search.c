@@ -1044,6 +1044,10 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     bool both = !(r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE ||
                   tsl_cluster_fp8_ok(c, fp8, NULL) != 0);
     tsl_space_t space = tsl_space_tessel(r);
+    /* target megatron's SDP is Megatron-FSDP, which it does not export for a MoE model
+     * (target_rules.c megatron_fsdp_ok): those trees are not enumerated at all */
+    if (r->target == TSL_TARGET_MEGATRON && tsl_model_moe_layers(m))
+        space.opts.allow_sdp = false;
     tsl_engine_t e;
     if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
         tsl_engine_free(&e);

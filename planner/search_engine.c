@@ -436,8 +436,6 @@ static void space_target(tsl_space_t *sp, uint32_t t)
         sp->interleave = false;
         sp->opts.allow_selective = false;
     }
-    if (t == TSL_TARGET_MEGATRON)
-        sp->opts.allow_sdp = false;
     /* Galvatron runs Megatron's sequence parallelism on every TP layer by default
      * (runtime sequence_parallel: true, Hetu-Galvatron cea12ff); DeepSpeed has none */
     if (t == TSL_TARGET_DEEPSPEED)

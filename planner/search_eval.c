@@ -343,6 +343,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
         (uint64_t)k->ds_bf16_zero0 << 1 | (uint64_t)(k->ds_bf16_zero0 && env->pipelined),
+        (uint64_t)k->megatron_fsdp,
         f64[0],
         f64[1],
         f64[2]};
@@ -2291,6 +2292,23 @@ static double prune_bar(const tsl_engine_t *e, uint32_t v, uint32_t sched, const
     return v == 1 && sched == 0 && given == NULL ? e->need_samples_per_s : 0.0;
 }
 
+/* A plan with an SDP level under knobs.megatron_fsdp (target megatron) runs as
+ * Megatron-FSDP, whose optim_grads_params turns --overlap-param-gather and
+ * --overlap-grad-reduce on itself (megatron_fsdp.py at d98e8a6): the plan says so,
+ * so that its document prices as searched without the target and its export
+ * writes both (cost.h knobs.megatron_fsdp). */
+static void record_megatron_fsdp(const tsl_engine_t *e, tsl_plan_t *plan)
+{
+    if (!e->knobs.megatron_fsdp)
+        return;
+    for (uint32_t i = 0; i < plan->n_layers; i++)
+        if (tsl_strategy_degree(&plan->layer[i], TSL_DIM_SDP) > 1) {
+            plan->overlap_param_gather = true;
+            plan->grad_reduce_exposed = false;
+            return;
+        }
+}
+
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                         uint32_t m, uint32_t v, uint32_t sched, const uint32_t *first_layer,
@@ -2332,6 +2350,7 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         if (below_bar(e, plan, s, B, bar, chunks))
             return;
     }
+    record_megatron_fsdp(e, plan);
     finish_plan(e, plan);
 }
 

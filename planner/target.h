@@ -8,8 +8,10 @@
  * a plan searched for a stack exports to it by construction.
  *
  *   megatron    Megatron-LM: one strategy for every layer, TP innermost, DP with
- *               or without the distributed optimizer (ZeRO-1), sequence
- *               parallelism; no ZeRO-2/3; whole-layer stages of equal device
+ *               or without the distributed optimizer (ZeRO-1), or SDP over every
+ *               data-parallel rank as Megatron-FSDP (optim_grads_params; not beside
+ *               DP, not with MoE layers), sequence parallelism; no ZeRO-2;
+ *               whole-layer stages of equal device
  *               counts whose middle stages hold equal Transformer layer counts
  *               (first/last may differ); CKPT of the first N layers of every
  *               stage (the same N; a stage of fewer recomputes all; with v

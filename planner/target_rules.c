@@ -44,15 +44,66 @@ static int check_features(const tsl_target_view_t *v, const tsl_target_uniform_t
 
 /* ---- megatron ---- */
 
+/*
+ * An SDP level under megatron is Megatron-FSDP as its export launches it (Megatron-LM
+ * d98e8a6: --use-megatron-fsdp, --data-parallel-sharding-strategy optim_grads_params,
+ * --ckpt-format fsdp_dtensor; megatron/training/arguments.py validate_args,
+ * megatron/core/distributed/fsdp/mcore_fsdp_adapter.py _init_dist_index). It shards
+ * over the dp_cp group, every data-parallel and context-parallel rank of a stage,
+ * which Tessel's SDP level is when it holds all of them (its CP ranks are the
+ * innermost of the innermost data level: cost.h). Refused:
+ *  - replicas beside the sharded level (DP with SDP): Megatron-FSDP's hybrid mode
+ *    (HSDP, an outer DP group through --num-distributed-optimizer-instances) is not
+ *    what Tessel exports;
+ *  - mixture-of-experts layers: Megatron-FSDP shards the experts over the expert
+ *    data-parallel group (ep_dp), which Tessel's pricing of experts under SDP was not
+ *    checked against.
+ * Pipeline stages, interleaving, TP with SP and CP pass: validate_args asserts none
+ * of them away beside --use-megatron-fsdp (only --use-torch-fsdp2 refuses PP and EP,
+ * and --hybrid-context-parallel refuses Megatron-FSDP).
+ */
+static int megatron_fsdp_ok(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                            tsl_err_t *err)
+{
+    char b[64];
+    if (u->sdp <= 1)
+        return 0;
+    if (u->dp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s replicates over %u data-parallel ranks beside its "
+                            "sharded level; Tessel exports Megatron-FSDP over the whole "
+                            "data-parallel group (--data-parallel-sharding-strategy "
+                            "optim_grads_params), not its hybrid mode (HSDP)",
+                            tsl_target_strategy_str(&u->s, b), u->dp);
+    if (tsl_model_moe_layers(v->model))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s shards a mixture-of-experts model (Megatron-FSDP); "
+                            "Tessel does not export Megatron-FSDP's experts, sharded over the "
+                            "expert data-parallel group: plan it without SDP (--no-sdp)",
+                            tsl_target_strategy_str(&u->s, b));
+    /* the precision-aware optimizer's main gradients are --main-grads-dtype's, which
+     * Megatron-FSDP replaces by its own --megatron-fsdp-main-grads-dtype */
+    if (v->plan->bf16_moments)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: bf16_moments: Tessel exports Megatron-LM's "
+                            "precision-aware optimizer with the distributed optimizer, not "
+                            "with Megatron-FSDP (%s)",
+                            tsl_target_strategy_str(&u->s, b));
+    if (!v->plan->overlap_param_gather)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s was priced with each micro-batch's weight gathers "
+                            "exposed; Megatron-FSDP (optim_grads_params) prefetches them under "
+                            "compute: plan it with --target megatron or --overlap-param-gather",
+                            tsl_target_strategy_str(&u->s, b));
+    return 0;
+}
+
 static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
                            tsl_err_t *err)
 {
     char b[64];
-    if (u->sdp > 1)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: the plan shards model states (%s, ZeRO-3); Tessel exports "
-                            "those to deepspeed, torchtitan or galvatron, not Megatron-LM",
-                            tsl_target_strategy_str(&u->s, b));
+    if (megatron_fsdp_ok(v, u, err) != 0)
+        return -1;
     if (u->tp > 1 && tsl_strategy_stride(&u->s, TSL_DIM_TP) != 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan's %s puts tensor-parallel ranks %u GPUs apart; "
@@ -1261,7 +1312,9 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
 
 /* Each stack as its export launches it (docs/cost-model.md "Precision and
  * overlap", docs/exports.md):
- *   megatron    --bf16 sets accumulate_allreduce_grads_in_fp32 (validate_args,
+ *   megatron    an SDP level is Megatron-FSDP (megatron_fsdp: its gathers
+ *               prefetched, as optim_grads_params runs them; megatron_fsdp_ok);
+ *               --bf16 sets accumulate_allreduce_grads_in_fp32 (validate_args,
  *               megatron/training/arguments.py): fp32 main gradients, 4 bytes in
  *               the buffer and the DP reduce; --overlap-grad-reduce and
  *               --overlap-param-gather default off (the reduce after the
@@ -1306,6 +1359,8 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->opt_step = TSL_OPT_STEP_MEGATRON;
         k->moe_alltoall = true; /* what its export writes without an FP8 dispatch */
         k->tf32_off = true;     /* fp32 matmuls without TF32 (cost.h knobs.tf32_off) */
+        /* an SDP level is Megatron-FSDP, as its export launches it */
+        k->megatron_fsdp = true;
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;

@@ -1560,7 +1560,18 @@ grep -q "stack:     megatron" "$out" && grep -q "cluster, within megatron" "$out
 expect 0 "" eval --cluster 8xA100-80G --plan "$dir/megatron-plan.json" --json --target any
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "target" not in d and d["ratio"] < 1.0, (d.get("target"), d["ratio"])' "$out" &&
     ok || bad "eval --plan --target any: Tessel's whole space: $(head -c 400 "$out")"
-expect 4 "eval: megatron: the plan shards model states" eval $m345 --sdp 8 --batch 32 --no-search --target megatron
+expect 4 "eval: megatron: sdp4-dp2 replicates over 2 data-parallel ranks beside its sharded level" eval $m345 --dp 2 --sdp 4 --batch 32 --no-search --target megatron
+# an SDP level under megatron is Megatron-FSDP (cost model 94): priced with its gathers
+# prefetched, as --overlap-param-gather prices them on SDP, and recorded so
+expect 0 "" eval $m345 --sdp 8 --batch 32 --no-search --json --target megatron
+cp "$out" "$dir/mfsdp-target.json"
+expect 0 "" eval $m345 --sdp 8 --batch 32 --no-search --json --overlap-param-gather --overlap-grad-reduce --grad-reduce-bytes 4 --opt-step megatron --loss-impl megatron --overlap-tp-dgrad
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["overlap_param_gather"] is True and a.get("grad_reduce_exposed", False) is False, a; assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/mfsdp-target.json" "$out" &&
+    ok || bad "eval --sdp 8 --target megatron prices Megatron-FSDP as the switches do: $(head -c 400 "$out")"
+expect 0 "" eval $m345 --sdp 8 --batch 32 --no-search --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["iter_time_s"] < b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/mfsdp-target.json" "$out" &&
+    ok || bad "Megatron-FSDP's prefetched gathers are faster than the executor's exposed ones"
+expect 4 "eval: megatron: sdp64 shards a mixture-of-experts model (Megatron-FSDP)" eval --model Mixtral-8x7B --cluster 8x8xH100-80G:ib400 --sdp 64 --batch 64 --no-search --target megatron
 expect 4 "eval: torchtitan: tp2-dp4 replicates the model (DDP) together with tensor parallelism" eval $m345 --tp 2 --batch 32 --no-search --target torchtitan
 expect 2 "target: 'stack' is not one of megatron" eval $m345 --tp 2 --batch 32 --no-search --target stack
 expect 2 "target: megatron: the plan comes from a torchtitan configuration" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --target megatron

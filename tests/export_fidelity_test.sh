@@ -162,5 +162,35 @@ expect 0 "" plan --local --model BERT-Large $cl --batch 64 --no-baselines --targ
 grep -q "^# a bidirectional encoder: run these with examples/bert/pretrain_bert.py" "$out" && ok ||
     bad "BERT's line does not say pretrain_bert.py: $(head -8 "$out")"
 
+# ---- Megatron-FSDP (cost model 94): an SDP plan of --target megatron exports the flags
+# Megatron-LM d98e8a6 takes for it, and the line evaluates to the figures it was
+# priced at; what Megatron-LM refuses, or Tessel does not read, is refused by name ----
+h8="--model Llama3-8B --cluster 8xH100-80G"
+expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron --no-pp --no-tp --no-cp --json
+cp "$out" "$dir/mfsdp.json"
+expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron --no-pp --no-tp --no-cp --export megatron
+for want in "--use-megatron-fsdp" "--data-parallel-sharding-strategy optim_grads_params" \
+    "--use-distributed-optimizer" "--ckpt-format fsdp_dtensor" \
+    "--megatron-fsdp-main-grads-dtype fp32" "--overlap-grad-reduce" "--overlap-param-gather"; do
+    grep -qx -- "$want" "$out" && ok || bad "the Megatron-FSDP line lacks $want: $(cat "$out")"
+done
+fsdpline=$(grep -v '^#' "$out")
+expect 0 "" eval $h8 --no-search --json --megatron-args "$fsdpline"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"]); assert b["stages"][0]["runs"][0]["strategy"].startswith("sdp8"), b["stages"][0]["runs"]' "$dir/mfsdp.json" "$out" &&
+    ok || bad "the Megatron-FSDP line does not evaluate to its plan: $(head -c 600 "$out")"
+mf() { expect "$1" "$2" eval $h8 --no-search --megatron-args "$3"; }
+mf 2 "megatron: --use-megatron-fsdp needs --ckpt-format fsdp_dtensor" \
+    "$(grep -vx -- "--ckpt-format fsdp_dtensor" <<<"$fsdpline")"
+mf 2 "megatron: --ckpt-format fsdp_dtensor is only tested with Megatron FSDP" \
+    "$(grep -vx -- "--use-megatron-fsdp" <<<"$fsdpline")"
+mf 4 "megatron: --data-parallel-sharding-strategy optim_grads: Tessel reads Megatron-FSDP's optim_grads_params" \
+    "$fsdpline --data-parallel-sharding-strategy optim_grads"
+mf 4 "megatron: --megatron-fsdp-grad-comm-dtype 16-bit with fp32 main gradients" \
+    "$fsdpline --megatron-fsdp-grad-comm-dtype bf16"
+mf 4 "megatron: --megatron-fsdp-main-params-dtype bf16: Tessel prices an fp32 master" \
+    "$fsdpline --megatron-fsdp-main-params-dtype bf16"
+mf 2 "megatron: --use-megatron-fsdp and --use-torch-fsdp2: no more than one" \
+    "$fsdpline --use-torch-fsdp2"
+
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

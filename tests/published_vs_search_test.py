@@ -65,9 +65,13 @@ def check_translation(vs, rows):
         class A:
             tesselctl, topology, timeout = "tesselctl", "nics", 30
         cmd, _ = vs.plan_command(row(rows, "n21-t1-1.7b"), A, tmp, "megatron")
-        for f in ("--no-seq-par", "--no-selective", "--no-zero", "--target"):
+        for f in ("--no-seq-par", "--no-selective", "--no-zero", "--no-sdp", "--target"):
             if f not in cmd:
                 fail("Narayanan 2021 row: %s missing from %s" % (f, cmd))
+        # Megatron-FSDP (the megatron target's SDP since cost model 94) came in 2025
+        cmd, _ = vs.plan_command(row(rows, "k22-530b-sel-sp"), A, tmp, "megatron")
+        if "--no-sdp" not in cmd or "--no-seq-par" in cmd:
+            fail("Korthikanti 2022 row: no Megatron-FSDP, its SP kept: %s" % cmd)
     doc = {"plan": {"pp": 2, "stages": [], "grad_reduce_bytes": 4, "grad_reduce_exposed": True,
                     "loss_impl": 2, "interleave": 3, "ep": 4, "sdp_nosync": True},
            "request": {"pp": 0, "global_batch": 8, "grad_reduce_bytes": 4,

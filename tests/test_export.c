@@ -1691,7 +1691,9 @@ static const struct refusal {
     const char *why;
 } refusals[] = {
     {TSL_EXPORT_MEGATRON, 13, "dp2-tp2", 8, "consecutive GPUs"},
-    {TSL_EXPORT_MEGATRON, 13, "sdp4", 8, "ZeRO-3"},
+    /* Megatron-FSDP (cost model 94): not a plan priced with exposed gathers, nor HSDP */
+    {TSL_EXPORT_MEGATRON, 13, "sdp4", 8, "weight gathers exposed"},
+    {TSL_EXPORT_MEGATRON, 13, "sdp2-dp2", 8, "not its hybrid mode (HSDP)"},
     {TSL_EXPORT_MEGATRON, 0, "tp2-dp2", 3, "3 samples does not divide over 2"},
     {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2", 8, "pipeline engine takes tensor parallelism"},
     {TSL_EXPORT_DEEPSPEED, 13, "sdp4", 8, "ZeRO-3"},

@@ -256,6 +256,9 @@ static void test_recompute_block(void)
     fixture_init(&f, "GPT2-1.3B");
     f.r.global_batch = 8;
     f.r.no_tp = f.r.no_pp = true;
+    /* the window of the DP plans (ZeRO-1): Megatron-FSDP (cost model 94) shards the
+     * states and fits these budgets without recompute */
+    f.r.no_sdp = true;
     f.r.no_baselines = true;
     f.r.target = TSL_TARGET_MEGATRON;
     uint32_t prev = UINT32_MAX, blocks = f.m.n_layers - 2;
@@ -355,6 +358,9 @@ static void test_knobs(void)
     fixture_init(&f, "GPT2-345M");
     f.r.global_batch = 16;
     f.r.no_baselines = true;
+    /* the DP plans' knobs: megatron's SDP plans (Megatron-FSDP) record the overlaps
+     * their sharding turns on (test_megatron_fsdp) */
+    f.r.no_sdp = true;
     tsl_err_t err = {0};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         f.r.target = want[i].t;
@@ -405,6 +411,62 @@ static void test_knobs(void)
     fixture_free(&f);
 }
 
+/* An SDP level under target megatron is Megatron-FSDP (cost model 94): the search
+ * weighs it priced with its gathers prefetched, the plan records the overlaps
+ * optim_grads_params turns on, and the export writes Megatron-LM d98e8a6's flags;
+ * what Megatron-FSDP is not exported as is refused naming the reason. */
+static void test_megatron_fsdp(void)
+{
+    fixture_t f;
+    fixture_target(&f, "Llama3-8B", "1x8xH100-80G", TSL_TARGET_MEGATRON);
+    f.r.global_batch = 128;
+    f.r.no_pp = f.r.no_tp = true;
+    f.r.cp = 1;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &f.res->best;
+    CHECK(tsl_strategy_degree(&p->layer[1], TSL_DIM_SDP) == 8 && p->overlap_param_gather &&
+              !p->grad_reduce_exposed && p->grad_reduce_bytes == 4,
+          "Llama3-8B on 8 H100 without PP/TP/CP: Megatron-FSDP over 8 (sdp %u, overlap %d, "
+          "exposed %d, grad %u)",
+          tsl_strategy_degree(&p->layer[1], TSL_DIM_SDP), p->overlap_param_gather,
+          p->grad_reduce_exposed, p->grad_reduce_bytes);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, p, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "--use-megatron-fsdp\n--data-parallel-sharding-strategy "
+                           "optim_grads_params\n--use-distributed-optimizer\n--ckpt-format "
+                           "fsdp_dtensor\n--megatron-fsdp-main-grads-dtype fp32\n") &&
+              strstr(text, "--overlap-grad-reduce\n--overlap-param-gather\n") &&
+              !strstr(text, "--grad-reduce-in-bf16"),
+          "the Megatron-FSDP flags: %s", text ? text : err.msg);
+    free(text);
+    /* the same plan without the search's record: its gathers were priced exposed */
+    tsl_plan_t q = *p;
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    q.overlap_param_gather = false;
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, &q, &f.m, v, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "exposed"),
+          "an SDP plan priced with exposed gathers: %s", err.msg);
+    q = *p;
+    q.bf16_moments = true;
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, &q, &f.m, v, &err) != 0 &&
+              strstr(err.msg, "bf16_moments"),
+          "bf16 moments under Megatron-FSDP: %s", err.msg);
+    /* a 2-byte reduce (Megatron-Bridge's recipes): Megatron-FSDP's own default dtype */
+    f.r.grad_reduce_bytes = 2;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    text = NULL;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, &f.res->best, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "--use-megatron-fsdp\n") &&
+              !strstr(text, "--megatron-fsdp-main-grads-dtype") &&
+              !strstr(text, "--grad-reduce-in-bf16"),
+          "a 2-byte reduce writes no dtype: %s", text ? text : err.msg);
+    free(text);
+    free(v);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     test_torchtitan_no_ddp_nd();
@@ -416,5 +478,6 @@ int main(void)
     test_recompute_block();
     test_recompute_rule();
     test_knobs();
+    test_megatron_fsdp();
     return CHECK_DONE();
 }

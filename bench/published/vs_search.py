@@ -65,10 +65,14 @@ UNMAPPED = {
 # sequence parallelism (--sequence-parallel first at cfd2e21607, 2022-04-28), no
 # selective recomputation (--recompute-granularity, bbab79f869, 2022-05-16) and
 # no distributed optimizer (--use-distributed-optimizer, 329fe5820f, 2022-02-10):
-# NVIDIA/Megatron-LM `git log -S` on megatron/arguments.py.
+# NVIDIA/Megatron-LM `git log -S` on megatron/arguments.py. Neither it nor
+# Korthikanti et al.'s 2022 tree had Megatron-FSDP, the megatron target's SDP level
+# since cost model 94 (first as --use-custom-fsdp, d165a8548b, 2025-02-26: `git log -S
+# use-custom-fsdp` on megatron/training/arguments.py).
 STACK_LIMITS = {
-    "narayanan21-t1": ["--no-seq-par", "--no-selective", "--no-zero"],
-    "narayanan21-t2-ptdp": ["--no-seq-par", "--no-selective", "--no-zero"],
+    "narayanan21-t1": ["--no-seq-par", "--no-selective", "--no-zero", "--no-sdp"],
+    "narayanan21-t2-ptdp": ["--no-seq-par", "--no-selective", "--no-zero", "--no-sdp"],
+    "korthikanti22": ["--no-sdp"],
 }
 
 # eval's stack switches `plan` takes under another name or not at all: the
