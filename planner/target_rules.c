@@ -320,10 +320,62 @@ static uint32_t shape_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     return tsl_layer_key(&c, key);
 }
 
+/* A hybrid block's family (0 Mamba, 1 attention, 2 dense FFN, 3 experts), -1 for
+ * a kind --hybrid-layer-pattern has no character for. */
+static int hybrid_family(const tsl_layer_t *l)
+{
+    static const char fam[] = "M*-E";
+    const char *c = strchr(fam, tsl_layer_hybrid_char(l));
+    return c && *c ? (int)(c - fam) : -1;
+}
+
+/* A hybrid (Megatron-LM's HybridModel at d98e8a6: hybrid_layer_specs.py builds every
+ * block of a family from one spec and one TransformerConfig): every Mamba mixer alike
+ * (--mamba-state-dim, --mamba-head-dim, --mamba-num-groups, --mamba-num-heads),
+ * every attention block alike, every dense FFN alike, every expert FFN alike. The
+ * MTP depths' blocks copy the main model's (mtp.h). No windowed attention: its
+ * --window-size applies to every attention block of a GPT model, not a hybrid's
+ * (Tessel checks it nowhere). */
+static int megatron_hybrid_shapes(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t *first[4] = {0};
+    uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
+    if (m->layers[0].patch_embed)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s embeds patches; Megatron-LM's HybridModel embeds tokens",
+                            m->name);
+    for (uint32_t i = 1; i + 1 < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (l->mtp_depth)
+            continue;
+        int f = hybrid_family(l);
+        if (f < 0 || l->attn_window)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u of the hybrid %s is %s; Megatron-LM's "
+                                "--hybrid-layer-pattern builds Mamba-2 mixers (M), full "
+                                "self-attention (*), dense (-) and expert (E) FFNs",
+                                i, m->name,
+                                f < 0 ? tsl_layer_kind_name(l->kind) : "windowed attention");
+        if (first[f] == NULL) {
+            first[f] = l;
+            continue;
+        }
+        uint32_t n1 = shape_key(first[f], k1);
+        if (shape_key(l, k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u's shape differs from layer %u's ('%c' both); "
+                                "Megatron-LM builds a hybrid's blocks of one character alike",
+                                i, (uint32_t)(first[f] - m->layers), tsl_layer_hybrid_char(l));
+    }
+    return 0;
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
     if (megatron_rope(m, err) != 0)
         return -1;
+    if (m->hybrid)
+        return megatron_hybrid_shapes(m, err);
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
     uint32_t n1 = shape_key(l1, k1);
@@ -363,12 +415,31 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+/* A hybrid's stages as Megatron-LM d98e8a6 cuts a pattern without '|' segments
+ * (hybrid_layer_allocation.py select_pipeline_segment): its blocks split evenly, or
+ * with --decoder-first/last-pipeline-num-layers and the middle stages even — the
+ * rule megatron_layout checks for every model — and no virtual stages, which it
+ * raises on ("Virtual pipeline parallelism ... is not supported when
+ * hybrid_layer_pattern has no pipe ('|') separators"). Megatron-LM takes '|'
+ * segments for those; Tessel writes none (eval reads none back). */
+static int megatron_hybrid_split(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    if (!v->model->hybrid || v->plan->interleave <= 1)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: interleave: the hybrid %s in %u model chunks per stage; "
+                        "Megatron-LM interleaves a hybrid only by '|' segments of "
+                        "--hybrid-layer-pattern, which Tessel does not write (plan again with "
+                        "--no-interleave)",
+                        v->model->name, v->plan->interleave);
+}
+
 static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
     uint32_t k;
-    if (tsl_target_uniform(v, &u, err) != 0 || megatron_layout(v, &u, err) != 0 ||
-        check_features(v, &u, true, true, 1, true, err) != 0 ||
+    if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, err) != 0 ||
+        megatron_layout(v, &u, err) != 0 || check_features(v, &u, true, true, 1, true, err) != 0 ||
         tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;
     if (tsl_model_moe_layers(v->model) && u.tp > 1 && !u.s.sp) /* arguments.py validate_args */
