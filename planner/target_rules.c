@@ -257,8 +257,9 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
  * 8192 (rotary_pos_embedding.py _apply_scaling). YaRN under multi-latent attention
  * (its rope_type, yarn_rotary_pos_embedding.py) takes --rotary-scaling-factor,
  * --mscale and --mscale-all-dim and fixes original_max_position_embeddings 4096,
- * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere is not
- * exported. Zero: not given. */
+ * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere (gpt-oss:
+ * --position-embedding-type yarn with --yarn-* at d98e8a6, which eval does not read
+ * back) is not exported yet. Zero: not given. */
 static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_model_rope_t *r = &m->rope;
@@ -276,8 +277,14 @@ static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
                             "builds (factor given, 4096, 32, 1: MLATransformerConfig, no flags)",
                             m->name, r->scaling_factor, r->original_max_positions, r->beta_fast,
                             r->beta_slow);
-    if (r->scaling == TSL_ROPE_SCALING_OTHER ||
-        (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m)))
+    if (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s scales RoPE by rope_type 'yarn' without multi-latent "
+                            "attention; Megatron-LM d98e8a6 builds that (--position-embedding-type "
+                            "yarn, --yarn-*: gpt_model.py), but Tessel does not write it yet (nor "
+                            "gpt-oss's alternating windows, --window-attn-skip-freq)",
+                            m->name);
+    if (r->scaling == TSL_ROPE_SCALING_OTHER)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
                             "--use-rope-scaling applies Llama 3's (rope_type llama3) only",
