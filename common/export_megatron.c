@@ -613,7 +613,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
-        check_form(v->model, &v->model->layers[1], tsl_model_first_moe(v->model), err) != 0)
+        check_form(v->model, first_block(v, true), tsl_model_first_moe(v->model), err) != 0)
         return -1;
     char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */
     if (u.cp > 1)

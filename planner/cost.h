@@ -429,8 +429,13 @@ typedef enum tsl_cost_mode {
  * 92: no priced term changed — the search space did: context parallelism of degree 2
  * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
  * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
- * are searched again. */
-#define TSL_COST_MODEL_VERSION 92u
+ * are searched again.
+ * 96: no priced term changed — the megatron target's space did: a hybrid Mamba model
+ * (Nemotron-H, Nemotron 3), refused before, is searched as Megatron-LM's HybridModel
+ * (target_rules.c megatron_hybrid_shapes; docs/exports.md "Hybrid models"), interleaved
+ * plans of it refused. No stored plan was of such a request; every other request
+ * searches and prices as 92. */
+#define TSL_COST_MODEL_VERSION 96u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -175,16 +175,16 @@ spat='MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEM
 for flag in "--hybrid-layer-pattern $spat/*E" "--num-layers 88" "--position-embedding-type none" \
     "--mamba-state-dim 128" "--mamba-head-dim 64" "--mamba-num-groups 8" "--mamba-num-heads 128" \
     "--moe-latent-size 1024" --squared-relu; do
-    grep -qx -- "$flag" <<<"$supline" && ok || bad "Nemotron 3 Super's line lacks $flag: $supline"
+    grep -qxF -- "$flag" <<<"$supline" && ok || bad "Nemotron 3 Super's line lacks $flag: $supline"
 done
 grep -q -- "--moe-layer-freq\|--rotary-base" <<<"$supline" && bad "a hybrid's line: $supline" || ok
-sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vx -- "$1" <<<"$supline")"; }
+sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$supline")"; }
 sdrop "--moe-latent-size 1024" "megatron: --moe-latent-size none (Megatron's default, not in the line): the model nemotron_3_super has 1024"
 sdrop "--hybrid-layer-pattern $spat/*E" "megatron: --hybrid-layer-pattern not given"
 # the other stacks build no Mamba layer; a hybrid interleaves only by '|' segments
 expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
     plan --local $sup --batch 512 --no-baselines --target torchtitan
-expect 2 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
+expect 4 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
     eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
     --zero 1 --ep 8 --target megatron
 
