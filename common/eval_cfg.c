@@ -15,16 +15,6 @@
 #include "pipeline.h"
 #include "target.h"
 
-/* The hybrid pattern's character of block l (model.h tsl_arch_spec_t.hybrid). */
-static char hybrid_char(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_MAMBA       ? 'M'
-           : l->kind == TSL_LAYER_ATTENTION ? '*'
-           : l->kind != TSL_LAYER_FFN       ? '?'
-           : l->experts                     ? 'E'
-                                            : '-';
-}
-
 /* --hybrid-layer-pattern against the model's blocks: the same letters in order. */
 /* The pattern's MTP part against the model's depth 1 (its blocks between the
  * entry and the head copy; mtp.h). */
@@ -35,7 +25,7 @@ static int hybrid_mtp_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl
     for (uint32_t i = 0; i < m->n_layers && n + 1 < sizeof has; i++) {
         const tsl_layer_t *l = &m->layers[i];
         if (l->mtp_depth == 1 && l->kind != TSL_LAYER_MTP && l->kind != TSL_LAYER_HEAD)
-            has[n++] = hybrid_char(l);
+            has[n++] = tsl_layer_hybrid_char(l);
     }
     if (cfg->hybrid_mtp_depths && strcmp(has, cfg->hybrid_mtp) != 0)
         return tsl_err_set(err,
@@ -65,7 +55,7 @@ static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err
     for (uint32_t i = 0; i < m->n_layers; i++) {
         if (!tsl_model_is_block(m, i))
             continue;
-        char want = cfg->hybrid[b], has = hybrid_char(&m->layers[i]);
+        char want = cfg->hybrid[b], has = tsl_layer_hybrid_char(&m->layers[i]);
         if (want != has)
             return tsl_err_set(err,
                                "megatron: --hybrid-layer-pattern: layer %u is '%c' in the "

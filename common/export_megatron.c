@@ -11,7 +11,9 @@
  * block) or of all (uniform, 1), or selective recompute; interleaving through
  * --num-layers-per-virtual-pipeline-stage, with the embedding and/or the loss
  * counted as a layer (--account-for-embedding/loss-in-pipeline-split), or
- * --num-virtual-stages-per-pipeline-rank under uneven first/last stages.
+ * --num-virtual-stages-per-pipeline-rank under uneven first/last stages. A hybrid
+ * Mamba model (Nemotron-H, Nemotron 3) as pretrain_hybrid.py's --hybrid-layer-pattern
+ * (write_hybrid).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -64,7 +66,7 @@ static void write_attention_backend(const tsl_export_view_t *v, FILE *out)
 
 static void write_rope(const tsl_model_t *m, FILE *out)
 {
-    if (m->layers[0].positions == 0 && m->rope.base > 0.0)
+    if (m->layers[0].positions == 0 && m->rope.base > 0.0 && !m->hybrid)
         fprintf(out, "--rotary-base %.0f\n", m->rope.base);
     if (m->norm_eps > 0.0)
         fprintf(out, "--norm-epsilon %g\n", m->norm_eps);
@@ -83,9 +85,9 @@ static void write_rope(const tsl_model_t *m, FILE *out)
  * under MLA the latent norms before the Q and KV up-projections, which Tessel's MLA
  * always has: gpt_layer_specs.py fuses them into the up-projections only with it),
  * --qk-l2-norm (Llama 4's weightless one), --softmax-type learnable (gpt-oss's sink
- * logit per head), --squared-relu, and Megatron-LM's dropout of 0.1 turned off
+ * logit per head), --squared-relu (of FFN f), and Megatron-LM's dropout of 0.1 turned off
  * where the model has none (the stash was priced without its masks). */
-static void write_form(const tsl_model_t *m, const tsl_layer_t *l, FILE *out)
+static void write_form(const tsl_model_t *m, const tsl_layer_t *l, const tsl_layer_t *f, FILE *out)
 {
     if (m->qk_norm == TSL_QK_NORM_PER_HEAD || l->kv_lora_rank)
         fputs("--qk-layernorm\n", out);
@@ -93,7 +95,7 @@ static void write_form(const tsl_model_t *m, const tsl_layer_t *l, FILE *out)
         fputs("--qk-l2-norm\n", out);
     if (m->attn_sinks)
         fputs("--softmax-type learnable\n", out);
-    if (m->relu2 && !l->gated_ffn)
+    if (m->relu2 && !f->gated_ffn)
         fputs("--squared-relu\n", out);
     if (l->no_dropout)
         fputs("--attention-dropout 0\n--hidden-dropout 0\n", out);
@@ -237,6 +239,8 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     if (p->moe_capacity > 0)
         fprintf(out, "--moe-expert-capacity-factor %.17g\n%s", p->moe_capacity,
                 p->moe_pad ? "--moe-pad-expert-input-to-capacity\n" : "");
+    if (l->moe_latent) /* the routed experts' width in and out (model.h "Latent MoE") */
+        fprintf(out, "--moe-latent-size %u\n", l->moe_latent);
     if (l->shared_experts)
         fprintf(out, "--moe-shared-expert-intermediate-size %u\n",
                 l->shared_experts * (l->shared_ffn_hidden ? l->shared_ffn_hidden : l->ffn_hidden));
@@ -253,7 +257,7 @@ static void write_moe_freq(const tsl_export_view_t *v, FILE *out)
     uint32_t moe = 0;
     for (uint32_t i = 0; i < v->n_blocks; i++)
         moe += b[i].experts > 0;
-    if (moe == 0 || moe == v->n_blocks)
+    if (moe == 0 || moe == v->n_blocks || v->model->hybrid) /* a hybrid's pattern says */
         return;
     fputs("--moe-layer-freq '(", out);
     for (uint32_t i = 0, run; i < v->n_blocks; i += run) {
@@ -278,15 +282,65 @@ static void write_mtp(const tsl_model_t *m, FILE *out)
               out);
 }
 
+/*
+ * A hybrid (model.h tsl_model_t.hybrid) as Megatron-LM d98e8a6 builds it
+ * (HybridModel, pretrain_hybrid.py; pretrain_mamba.py is its deprecated wrapper):
+ * --hybrid-layer-pattern, one character a block (tsl_layer_hybrid_char; the pattern
+ * fixes --num-layers, arguments.py validate_args), then per MTP depth '/' and the
+ * depth's blocks (hybrid_layer_allocation.py parse_hybrid_pattern); no '|'
+ * segments: the stages are cut by the pipe-free split (tsl_target_megatron_shapes).
+ * The Mamba mixers' widths as TransformerConfig fields (mamba_state_dim 128,
+ * mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads hidden x 2 / head_dim when
+ * not given), written always; no position embedding (examples/mamba/train.sh,
+ * Megatron-Bridge's nemotron_h_bridge.py: "Mamba doesn't use position embeddings").
+ */
+static void write_hybrid(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_model_t *m = v->model;
+    const tsl_layer_t *s = NULL;
+    fputs("--hybrid-layer-pattern ", out);
+    for (uint32_t i = 1; i <= v->n_blocks; i++) {
+        fputc(tsl_layer_hybrid_char(&m->layers[i]), out);
+        if (!s && m->layers[i].kind == TSL_LAYER_MAMBA)
+            s = &m->layers[i];
+    }
+    for (uint32_t i = v->n_blocks + 1; i + 1 < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (l->kind == TSL_LAYER_MTP)
+            fputc('/', out);
+        else if (tsl_model_is_block(m, i) || (l->mtp_depth && l->kind != TSL_LAYER_HEAD))
+            fputc(tsl_layer_hybrid_char(l), out);
+    }
+    fputs("\n--position-embedding-type none\n", out);
+    if (s)
+        fprintf(out,
+                "--mamba-state-dim %u\n--mamba-head-dim %u\n--mamba-num-groups %u\n"
+                "--mamba-num-heads %u\n",
+                s->ssm_state, s->ssm_head_dim, s->ssm_groups, s->ssm_heads);
+}
+
+/* The first block with attention heads and the first with an FFN: layer 1 of a
+ * GPT-style model, a hybrid's first '*' and first '-' or 'E'. */
+static const tsl_layer_t *first_block(const tsl_export_view_t *v, bool attn)
+{
+    const tsl_layer_t *b = &v->model->layers[1];
+    for (uint32_t i = 0; i < v->n_blocks; i++)
+        if (attn ? b[i].heads && b[i].kind != TSL_LAYER_MAMBA : b[i].ffn_hidden > 0)
+            return &b[i];
+    return b;
+}
+
 static void write_model(const tsl_export_view_t *v, FILE *out)
 {
-    const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
+    const tsl_layer_t *e = &v->model->layers[0], *b = &v->model->layers[1];
     const tsl_layer_t *h = &v->model->layers[v->model->n_layers - 1];
+    const tsl_layer_t *l = first_block(v, true), *f = first_block(v, false);
     /* --ffn-hidden-size: the dense layers' width (a model without one: the first
-     * layer's, as before); the MoE layers' goes to --moe-ffn-hidden-size */
-    const tsl_layer_t *dense = l, *moe = l;
+     * FFN's, as before); the MoE layers' goes to --moe-ffn-hidden-size */
+    const tsl_layer_t *dense = f, *moe = f;
     for (uint32_t i = v->n_blocks; i-- > 0;)
-        *(l[i].experts ? &moe : &dense) = &l[i];
+        if (b[i].ffn_hidden)
+            *(b[i].experts ? &moe : &dense) = &b[i];
     fprintf(out,
             "--num-layers %u\n--hidden-size %u\n--ffn-hidden-size %u\n"
             "--num-attention-heads %u\n--seq-length %u\n--max-position-embeddings %u\n",
@@ -296,9 +350,11 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
         fprintf(out, "--kv-channels %u\n", l->attn_dim / l->heads);
     if (l->kv_heads && l->kv_heads != l->heads)
         fprintf(out, "--group-query-attention\n--num-query-groups %u\n", l->kv_heads);
-    if (!e->positions)
+    if (v->model->hybrid)
+        write_hybrid(v, out);
+    else if (!e->positions)
         fputs("--position-embedding-type rope\n", out);
-    if (l->gated_ffn)
+    if (f->gated_ffn)
         fputs("--swiglu\n", out);
     if (l->rms_norm)
         fputs("--normalization RMSNorm\n", out);
@@ -307,7 +363,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (v->model->qkv_bias)
         fputs("--add-qkv-bias\n", out);
     write_rope(v->model, out);
-    write_form(v->model, l, out);
+    write_form(v->model, l, f, out);
     write_moe(v, moe, out);
     write_moe_freq(v, out);
     if (!h->tied_head && h->params)
@@ -584,7 +640,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
-        check_form(v->model, &v->model->layers[1], tsl_model_first_moe(v->model), err) != 0)
+        check_form(v->model, first_block(v, true), tsl_model_first_moe(v->model), err) != 0)
         return -1;
     char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */
     if (u.cp > 1)
@@ -615,10 +671,15 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         fprintf(out, "# %s\n", placement);
     if (tsl_export_tf32(p, placement, sizeof placement))
         fprintf(out, "# %s\n", placement);
-    if (!v->model->layers[1].causal) /* BertModel: no mask over later tokens */
+    if (!first_block(v, true)->causal) /* BertModel: no mask over later tokens */
         fputs("# a bidirectional encoder: run these with examples/bert/pretrain_bert.py "
               "--bert-no-binary-head\n# (Tessel counts a token-type table, which it builds only "
               "with the binary head);\n# pretrain_gpt.py would build a causal GPT\n",
+              out);
+    if (v->model->hybrid) /* HybridModel: the entry script builds it (write_hybrid) */
+        fputs("# a hybrid (Mamba) model: run these with pretrain_hybrid.py (Megatron-LM d98e8a6;\n"
+              "# pretrain_mamba.py is its deprecated wrapper); pretrain_gpt.py builds no Mamba "
+              "layer\n",
               out);
     if (p->moe_imbalance > 0) /* Megatron-LM has no flag: what the prediction assumed */
         fprintf(out,

@@ -444,8 +444,13 @@ typedef enum tsl_cost_mode {
  * 12/d, the weights all-gathered after the step), and its accumulation casts the fresh
  * .grad only into a buffer of another width (hp_grad.add_(lp.grad.to(hp_grad.dtype)): a
  * bf16 buffer adds 3g, not n + 4g). A plan without ds_bf16_optimizer, and one with it at
- * ZeRO-1 and an fp32 buffer (BLOOM's), prices as 94. */
-#define TSL_COST_MODEL_VERSION 95u
+ * ZeRO-1 and an fp32 buffer (BLOOM's), prices as 94.
+ * 96: no priced term changed — the megatron target's space did: a hybrid Mamba model
+ * (Nemotron-H, Nemotron 3), refused before, is searched as Megatron-LM's HybridModel
+ * (target_rules.c megatron_hybrid_shapes; docs/exports.md "Hybrid models"), interleaved
+ * plans of it refused. No stored plan was of such a request; every other request
+ * searches and prices as 95. */
+#define TSL_COST_MODEL_VERSION 96u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -544,6 +544,15 @@ bool tsl_model_is_block(const tsl_model_t *m, uint32_t i)
     return m->hybrid && (k == TSL_LAYER_ATTENTION || k == TSL_LAYER_FFN);
 }
 
+char tsl_layer_hybrid_char(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_MAMBA       ? 'M'
+           : l->kind == TSL_LAYER_ATTENTION ? '*'
+           : l->kind != TSL_LAYER_FFN       ? '?'
+           : l->experts                     ? 'E'
+                                            : '-';
+}
+
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)
 {
     if (m == NULL || l == NULL)

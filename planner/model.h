@@ -383,6 +383,11 @@ typedef struct tsl_model {
  * layers of an MTP depth (mtp.h). */
 bool tsl_model_is_block(const tsl_model_t *m, uint32_t i);
 
+/* A hybrid block's character in its pattern (tsl_arch_spec_t.hybrid, Megatron-LM's
+ * --hybrid-layer-pattern): M a Mamba-2 mixer, * attention, - a dense FFN, E an FFN
+ * with experts; '?' for any other kind. */
+char tsl_layer_hybrid_char(const tsl_layer_t *l);
+
 /*
  * Keys per query, averaged over the s queries, that attention over s tokens with
  * a window of w keys (0 or w >= s: no window) must visit. Not causal: w (s/w

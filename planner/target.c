@@ -76,6 +76,18 @@ static bool is_block(const tsl_layer_t *l)
     return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
 }
 
+/* Layer i of m as target's Transformer layer: a whole one, or under megatron a
+ * hybrid's block (M, *, - or E: Megatron-LM's HybridModel, pretrain_hybrid.py at
+ * d98e8a6, builds one layer per --hybrid-layer-pattern character; its families'
+ * shapes are tsl_target_megatron_shapes' rule). The other stacks build whole
+ * Transformer layers only. */
+static bool target_block(const char *target, const tsl_model_t *m, uint32_t i)
+{
+    if (is_block(&m->layers[i]))
+        return true;
+    return m->hybrid && strcmp(target, "megatron") == 0 && tsl_model_is_block(m, i);
+}
+
 int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *err)
 {
     uint32_t n = m->n_layers;
@@ -98,7 +110,7 @@ int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *
                                : "this stack trains no multi-token prediction",
                             target);
     for (uint32_t i = 1; i + 1 < n; i++)
-        if (i + 1 + mtp >= n ? m->layers[i].mtp_depth == 0 : !is_block(&m->layers[i]))
+        if (i + 1 + mtp >= n ? m->layers[i].mtp_depth == 0 : !target_block(target, m, i))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u of %s is a %s block, not a whole Transformer layer",
                                 target, i, m->name, tsl_layer_kind_name(m->layers[i].kind));

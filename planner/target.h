@@ -18,7 +18,9 @@
  *               chunks, the first N of each chunk) or selective recompute of all;
  *               interleaving as Megatron-LM splits ranks into chunks (even, the
  *               embedding and/or the loss counted as a layer, or uneven first/last
- *               stages: tsl_target_megatron_vp).
+ *               stages: tsl_target_megatron_vp). A hybrid Mamba model's blocks
+ *               (M, *, -, E) count as its layers (HybridModel), without
+ *               interleaving.
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
  *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
  *               stages of equal layer counts (embedding and head count); CKPT of
@@ -280,7 +282,9 @@ int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
 int tsl_target_torchtitan_experts(const tsl_model_t *m, const tsl_strategy_t *s, uint32_t cp,
                                   uint32_t ep, tsl_err_t *err);
 
-/* Megatron-LM builds identical self-attention layers (target_rules.c). */
+/* Megatron-LM builds identical self-attention layers, or for a hybrid (model.h
+ * tsl_model_t.hybrid) identical blocks per --hybrid-layer-pattern character
+ * (target_rules.c). */
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
 
 /* A starting partition into P stages in t's space: whole Transformer layers,

@@ -308,8 +308,9 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
  * 8192 (rotary_pos_embedding.py _apply_scaling). YaRN under multi-latent attention
  * (its rope_type, yarn_rotary_pos_embedding.py) takes --rotary-scaling-factor,
  * --mscale and --mscale-all-dim and fixes original_max_position_embeddings 4096,
- * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere is not
- * exported. Zero: not given. */
+ * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere (gpt-oss:
+ * --position-embedding-type yarn with --yarn-* at d98e8a6, which eval does not read
+ * back) is not exported yet. Zero: not given. */
 static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_model_rope_t *r = &m->rope;
@@ -327,8 +328,14 @@ static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
                             "builds (factor given, 4096, 32, 1: MLATransformerConfig, no flags)",
                             m->name, r->scaling_factor, r->original_max_positions, r->beta_fast,
                             r->beta_slow);
-    if (r->scaling == TSL_ROPE_SCALING_OTHER ||
-        (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m)))
+    if (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s scales RoPE by rope_type 'yarn' without multi-latent "
+                            "attention; Megatron-LM d98e8a6 builds that (--position-embedding-type "
+                            "yarn, --yarn-*: gpt_model.py), but Tessel does not write it yet (nor "
+                            "gpt-oss's alternating windows, --window-attn-skip-freq)",
+                            m->name);
+    if (r->scaling == TSL_ROPE_SCALING_OTHER)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
                             "--use-rope-scaling applies Llama 3's (rope_type llama3) only",
@@ -371,10 +378,62 @@ static uint32_t shape_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     return tsl_layer_key(&c, key);
 }
 
+/* A hybrid block's family (0 Mamba, 1 attention, 2 dense FFN, 3 experts), -1 for
+ * a kind --hybrid-layer-pattern has no character for. */
+static int hybrid_family(const tsl_layer_t *l)
+{
+    static const char fam[] = "M*-E";
+    const char *c = strchr(fam, tsl_layer_hybrid_char(l));
+    return c && *c ? (int)(c - fam) : -1;
+}
+
+/* A hybrid (Megatron-LM's HybridModel at d98e8a6: hybrid_layer_specs.py builds every
+ * block of a family from one spec and one TransformerConfig): every Mamba mixer alike
+ * (--mamba-state-dim, --mamba-head-dim, --mamba-num-groups, --mamba-num-heads),
+ * every attention block alike, every dense FFN alike, every expert FFN alike. The
+ * MTP depths' blocks copy the main model's (mtp.h). No windowed attention: its
+ * --window-size applies to every attention block of a GPT model, not a hybrid's
+ * (Tessel checks it nowhere). */
+static int megatron_hybrid_shapes(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t *first[4] = {0};
+    uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
+    if (m->layers[0].patch_embed)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s embeds patches; Megatron-LM's HybridModel embeds tokens",
+                            m->name);
+    for (uint32_t i = 1; i + 1 < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (l->mtp_depth)
+            continue;
+        int f = hybrid_family(l);
+        if (f < 0 || l->attn_window)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u of the hybrid %s is %s; Megatron-LM's "
+                                "--hybrid-layer-pattern builds Mamba-2 mixers (M), full "
+                                "self-attention (*), dense (-) and expert (E) FFNs",
+                                i, m->name,
+                                f < 0 ? tsl_layer_kind_name(l->kind) : "windowed attention");
+        if (first[f] == NULL) {
+            first[f] = l;
+            continue;
+        }
+        uint32_t n1 = shape_key(first[f], k1);
+        if (shape_key(l, k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u's shape differs from layer %u's ('%c' both); "
+                                "Megatron-LM builds a hybrid's blocks of one character alike",
+                                i, (uint32_t)(first[f] - m->layers), tsl_layer_hybrid_char(l));
+    }
+    return 0;
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
     if (megatron_rope(m, err) != 0)
         return -1;
+    if (m->hybrid)
+        return megatron_hybrid_shapes(m, err);
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
     uint32_t n1 = shape_key(l1, k1);
@@ -414,12 +473,31 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+/* A hybrid's stages as Megatron-LM d98e8a6 cuts a pattern without '|' segments
+ * (hybrid_layer_allocation.py select_pipeline_segment): its blocks split evenly, or
+ * with --decoder-first/last-pipeline-num-layers and the middle stages even — the
+ * rule megatron_layout checks for every model — and no virtual stages, which it
+ * raises on ("Virtual pipeline parallelism ... is not supported when
+ * hybrid_layer_pattern has no pipe ('|') separators"). Megatron-LM takes '|'
+ * segments for those; Tessel writes none (eval reads none back). */
+static int megatron_hybrid_split(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    if (!v->model->hybrid || v->plan->interleave <= 1)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: interleave: the hybrid %s in %u model chunks per stage; "
+                        "Megatron-LM interleaves a hybrid only by '|' segments of "
+                        "--hybrid-layer-pattern, which Tessel does not write (plan again with "
+                        "--no-interleave)",
+                        v->model->name, v->plan->interleave);
+}
+
 static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
     uint32_t k;
-    if (tsl_target_uniform(v, &u, err) != 0 || megatron_layout(v, &u, err) != 0 ||
-        check_features(v, &u, true, true, 1, true, err) != 0 ||
+    if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, err) != 0 ||
+        megatron_layout(v, &u, err) != 0 || check_features(v, &u, true, true, 1, true, err) != 0 ||
         tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;
     if (tsl_model_moe_layers(v->model) && u.tp > 1 && !u.s.sp) /* arguments.py validate_args */

@@ -13,7 +13,7 @@ hf="$(dirname "$0")/data/hf"
 # 256 GPUs: every model fits (DeepSeek-V3, Llama3-405B, GPT3-175B)
 cl="--cluster 32x8xH100-80G:8xib400"
 # what the exporter refuses, and why (the model cannot be built by a Megatron-LM line)
-refused="windowed attention or patch embedding|Megatron-LM builds identical layers|is a mamba block|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of|is not what multi-latent attention builds|layers are Gated DeltaNet"
+refused="windowed attention or patch embedding|Megatron-LM builds identical layers|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of|is not what multi-latent attention builds|layers are Gated DeltaNet"
 exported=0
 roundtrip() { # NAME MODEL-ARGS...
     local name="$1"
@@ -191,6 +191,31 @@ mf 4 "megatron: --megatron-fsdp-main-params-dtype bf16: Tessel prices an fp32 ma
     "$fsdpline --megatron-fsdp-main-params-dtype bf16"
 mf 2 "megatron: --use-megatron-fsdp and --use-torch-fsdp2: no more than one" \
     "$fsdpline --use-torch-fsdp2"
+# a hybrid (Nemotron 3 Super: Mamba-2 mixers, attention, latent-MoE experts, an MTP
+# depth): pretrain_hybrid.py's pattern with the depth after '/', the mixers' widths, no
+# position embedding; each flag left out is refused by eval naming it
+cl="--cluster 32x8xH100-80G:8xib400"
+sup="--hf-config $hf/nemotron_3_super.json $cl"
+expect 0 "" plan --local $sup --batch 512 --no-baselines --target megatron --export megatron
+grep -q "^# a hybrid (Mamba) model: run these with pretrain_hybrid.py" "$out" && ok ||
+    bad "the hybrid's line does not say pretrain_hybrid.py: $(head -12 "$out")"
+supline=$(grep -v '^#' "$out")
+spat='MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME'
+for flag in "--hybrid-layer-pattern $spat/*E" "--num-layers 88" "--position-embedding-type none" \
+    "--mamba-state-dim 128" "--mamba-head-dim 64" "--mamba-num-groups 8" "--mamba-num-heads 128" \
+    "--moe-latent-size 1024" --squared-relu; do
+    grep -qxF -- "$flag" <<<"$supline" && ok || bad "Nemotron 3 Super's line lacks $flag: $supline"
+done
+grep -q -- "--moe-layer-freq\|--rotary-base" <<<"$supline" && bad "a hybrid's line: $supline" || ok
+sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$supline")"; }
+sdrop "--moe-latent-size 1024" "megatron: --moe-latent-size none (Megatron's default, not in the line): the model nemotron_3_super has 1024"
+sdrop "--hybrid-layer-pattern $spat/*E" "megatron: --hybrid-layer-pattern not given"
+# the other stacks build no Mamba layer; a hybrid interleaves only by '|' segments
+expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
+    plan --local $sup --batch 512 --no-baselines --target torchtitan
+expect 4 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
+    eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
+    --zero 1 --ep 8 --target megatron
 
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

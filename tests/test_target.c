@@ -467,8 +467,50 @@ static void test_megatron_fsdp(void)
     fixture_free(&f);
 }
 
+/* A hybrid (Nemotron 3 Nano: Mamba-2 mixers, attention and expert FFNs, one layer
+ * each): the megatron target searches it and exports pretrain_hybrid.py's
+ * --hybrid-layer-pattern with the mixers' widths; an interleaved plan is refused
+ * naming the field (a hybrid's virtual stages are '|' segments Tessel does not
+ * write), and the other stacks refuse the Mamba block. */
+static void test_hybrid(void)
+{
+    fixture_t f;
+    fixture_target(&f, "Nemotron-3-Nano", "2x8xB200-180G", TSL_TARGET_MEGATRON);
+    f.r.global_batch = 64;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "megatron: %s",
+          err.msg);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, &f.res->best, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "\n--hybrid-layer-pattern MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*"
+                           "EMEMEMEME\n") &&
+              strstr(text, "\n--num-layers 52\n") && strstr(text, "pretrain_hybrid.py") &&
+              strstr(text, "\n--position-embedding-type none\n") &&
+              strstr(text, "\n--mamba-num-heads 64\n") &&
+              strstr(text, "\n--num-attention-heads 32\n") && !strstr(text, "moe-layer-freq") &&
+              !strstr(text, "pretrain_bert"),
+          "export: %s", text ? text : err.msg);
+    free(text);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_plan_t *p = malloc(sizeof(*p));
+    *p = f.res->best;
+    p->interleave = 2;
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &f.m, v, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "megatron: interleave:") &&
+              strstr(err.msg, "'|' segments"),
+          "interleaved hybrid: %s", err.msg);
+    CHECK(tsl_target_check_model("torchtitan", &f.m, &err) != 0 &&
+              strstr(err.msg, "is a mamba block"),
+          "torchtitan: %s", err.msg);
+    free(p);
+    free(v);
+    fixture_free(&f);
+}
+
 int main(void)
 {
+    test_hybrid();
     test_torchtitan_no_ddp_nd();
     test_galvatron_sp();
     test_property();
