@@ -446,6 +446,7 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
                          &in->figures, err) != 0)
         return -1;
     note_figures(in->doc, &in->figures);
+    in->unfused_attn = cfg.unfused_attn;
     return given_plan(&e, &cfg, in, err);
 }
 
@@ -513,6 +514,13 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->target = eo->target;
 }
 
+void tsl_eval_input_request(const tsl_eval_opts_t *eo, const tsl_eval_input_t *in, tsl_request_t *r)
+{
+    tsl_eval_request(eo, r);
+    r->target = in->target;
+    r->unfused_attn |= in->unfused_attn;
+}
+
 int tsl_eval_input_exit(const tsl_err_t *err)
 {
     tsl_errcode_t code = tsl_err_code(err);
@@ -529,8 +537,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
         rc = tsl_eval_input_exit(&err);
     } else {
         tsl_request_t r;
-        tsl_eval_request(eo, &r);
-        r.target = in.target;
+        tsl_eval_input_request(eo, &in, &r);
         json_t *doc = NULL;
         if (tsl_eval_document(&in.model, &in.cluster, &r, in.given, !eo->no_search, NULL, &doc,
                               &err) != 0) {
