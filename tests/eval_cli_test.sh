@@ -102,6 +102,24 @@ a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
 assert a["opt_step"] == 5 and a["fp16"] is True, (a.get("opt_step"), a.get("fp16"))
 assert a == b, [k for k in a if a[k] != b.get(k)]
 PY
+# on V100s (no Transformer Engine, no bf16) a line runs Megatron-LM's local impl: the
+# unfused core priced as --target megatron prices it there (cost model 91; the line was
+# priced with a fused kernel), TE's context parallelism refused; --bf16, which was priced
+# as fp16 without a word, refused naming the GPU
+v100="--model GPT2-345M --cluster 8xV100-32G"
+expect 0 "" eval $v100 --no-search --json --megatron-args "--fp16 --accumulate-allreduce-grads-in-fp32 $mgl"
+cp "$out" "$dir/v100_line.json"
+expect 0 "" eval $v100 --no-search --json --target megatron --fp16 --tp 2 --mbs 1 --batch 16
+python3 - "$dir/v100_line.json" "$out" <<'PY' && ok || bad "a --megatron-args line on V100s is not priced as --target megatron"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert b.pop("stack_unfused_attn") is True  # the search's record of why; the figures alike
+assert a == b, [k for k in a if a[k] != b.get(k)]
+PY
+expect 2 "megatron: --bf16, but the V100-32G has no bf16 tensor cores" \
+    eval $v100 --no-search --megatron-args "--bf16 $mgl"
+expect 4 "megatron: cp: runs in Transformer Engine, which does not run on the V100-32G" \
+    eval $v100 --no-search --megatron-args "--fp16 $mgl --context-parallel-size 2"
 mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
 mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
