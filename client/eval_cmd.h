@@ -115,7 +115,16 @@ typedef struct tsl_eval_input {
      * --target, else a plan document's request's target (a plan searched with plan
      * --target STACK is compared within STACK's space, as plan compared it) */
     uint32_t target;
+    /* the configuration's attention core: a Megatron-LM line's --attention-backend
+     * unfused (eval_cfg.h unfused_attn), priced as --unfused-attn */
+    bool unfused_attn;
 } tsl_eval_input_t;
+
+/* The request of tsl_eval_request under what *in loaded: its target (--target, else
+ * the plan document's) and the configuration's attention core. Both modes price the
+ * plan under it. */
+void tsl_eval_input_request(const tsl_eval_opts_t *eo, const tsl_eval_input_t *in,
+                            tsl_request_t *r);
 
 /* Loads *in from the options; cluster_json, when not NULL, is the cluster
  * document to use instead of --cluster (the registered workers'). 0, or -1

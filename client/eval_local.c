@@ -412,6 +412,33 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
     return tsl_request_knobs_check(&r, err);
 }
 
+/* A Megatron-LM line on the cluster's GPUs. Where one is older than Ampere (V100,
+ * T4: tsl_target_unfused_attn) Transformer Engine does not run, so the line runs
+ * Megatron-LM's local impl, whose core attention is the unfused DotProductAttention:
+ * priced as --unfused-attn, as --target megatron prices its plans there (cost model
+ * 91; the line was priced with a fused kernel), its TE-only switches refused as the
+ * search refuses them. And such a GPU has no bf16 tensor cores: a --bf16 line, which
+ * the cost model would price as fp16 without a word, is refused naming the GPU. */
+static int check_megatron_gpus(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg,
+                               tsl_eval_input_t *in, tsl_err_t *err)
+{
+    if (config_stack(eo) != TSL_TARGET_MEGATRON)
+        return 0;
+    const tsl_gpu_spec_t *g = tsl_cluster_no_bf16(&in->cluster);
+    if (g != NULL && !cfg->knobs.fp32 && !cfg->knobs.fp16)
+        return tsl_err_set(err,
+                           "megatron: --bf16, but the %s has no bf16 tensor cores (compute "
+                           "capability below 8.0); Megatron-LM trains 16-bit there with --fp16: "
+                           "give --fp16",
+                           g->name);
+    if (!tsl_target_unfused_attn(TSL_TARGET_MEGATRON, &in->cluster))
+        return 0;
+    if (tsl_target_unfused_attn_ok(TSL_TARGET_MEGATRON, &in->cluster, &cfg->knobs, err) != 0)
+        return tsl_err_prefix(err, "megatron");
+    in->unfused_attn = true;
+    return 0;
+}
+
 /* The stack eval prices the plan as and searches the comparison in: --target (any
  * included), else a plan document's request's target, so that a plan searched with
  * plan --target STACK is held to STACK's rules and compared within its space as
@@ -446,6 +473,9 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
                          &in->figures, err) != 0)
         return -1;
     note_figures(in->doc, &in->figures);
+    in->unfused_attn = cfg.unfused_attn;
+    if (check_megatron_gpus(eo, &cfg, in, err) != 0)
+        return -1;
     return given_plan(&e, &cfg, in, err);
 }
 
@@ -513,6 +543,13 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->target = eo->target;
 }
 
+void tsl_eval_input_request(const tsl_eval_opts_t *eo, const tsl_eval_input_t *in, tsl_request_t *r)
+{
+    tsl_eval_request(eo, r);
+    r->target = in->target;
+    r->unfused_attn |= in->unfused_attn;
+}
+
 int tsl_eval_input_exit(const tsl_err_t *err)
 {
     tsl_errcode_t code = tsl_err_code(err);
@@ -529,8 +566,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
         rc = tsl_eval_input_exit(&err);
     } else {
         tsl_request_t r;
-        tsl_eval_request(eo, &r);
-        r.target = in.target;
+        tsl_eval_input_request(eo, &in, &r);
         json_t *doc = NULL;
         if (tsl_eval_document(&in.model, &in.cluster, &r, in.given, !eo->no_search, NULL, &doc,
                               &err) != 0) {

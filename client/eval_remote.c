@@ -112,8 +112,7 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
     if (rc != 0)
         return rc;
     tsl_request_t r;
-    tsl_eval_request(eo, &r);
-    r.target = in->target; /* --target, else the plan document's */
+    tsl_eval_input_request(eo, in, &r); /* --target, else the plan document's */
     /* the MTP depths the plan was split on (mtp.h; a --megatron-args line or a plan
      * document's request decides them), so that tesseld builds the same layers */
     uint32_t d = tsl_mtp_depths(&in->model);

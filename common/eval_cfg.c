@@ -697,7 +697,6 @@ static const char *const mg_no_effect[] = {
     "mtp-loss-scaling-factor",
     "apply-layernorm-1p",
     "init-method-std",
-    "attention-backend",
     "transformer-impl",
     "attention-softmax-in-fp32",
     "apply-query-key-layer-scaling",
@@ -1195,6 +1194,30 @@ static int mg_fsdp_read(const char *key, const char *val, mg_state_t *st, tsl_er
     return 1;
 }
 
+/* --attention-backend as Megatron-LM d98e8a6 takes it (AttnBackend,
+ * megatron/core/transformer/enums.py): flash, fused and auto (the default) leave
+ * Transformer Engine's DotProductAttention to a fused kernel, what Tessel prices
+ * by default; unfused is TE's UnfusedDotProductAttention (language_module.py
+ * _set_attention_backend: NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=0, NVTE_UNFUSED_ATTN=1),
+ * its s x s scores kept: the request's unfused_attn, as --unfused-attn. local is
+ * refused as Megatron-LM refuses it without --spec local (validate_args), a flag
+ * Tessel does not read. */
+static int mg_attention_backend(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    if (val && strcmp(val, "local") == 0)
+        return tsl_err_set(err, "megatron: --attention-backend local is only supported with "
+                                "--spec local (Megatron-LM validate_args), which Tessel does "
+                                "not read");
+    if (val == NULL || (strcmp(val, "flash") != 0 && strcmp(val, "fused") != 0 &&
+                        strcmp(val, "auto") != 0 && strcmp(val, "unfused") != 0))
+        return tsl_err_set(err,
+                           "megatron: --attention-backend: '%s' is not flash, fused, unfused, "
+                           "local or auto",
+                           val ? val : "");
+    c->unfused_attn = strcmp(val, "unfused") == 0;
+    return 0;
+}
+
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
@@ -1287,6 +1310,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         st->ce_te = strcmp(val, "te") == 0;
         return 0;
     }
+    if (strcmp(key, "attention-backend") == 0)
+        return mg_attention_backend(val, c, err);
     if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
         if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
             return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,
@@ -1521,9 +1546,11 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
      * gradient into main_grad (distributed/distributed_data_parallel.py) */
     c->knobs.unfused_grad_accum = st->no_accum_fusion;
-    /* its optimizer step (opt_step.h): --fp16's loss scaler adds the unscale and
-     * inf check */
-    c->knobs.opt_step = st->fp16 ? TSL_OPT_STEP_MEGATRON_FP16 : TSL_OPT_STEP_MEGATRON;
+    /* its optimizer step (opt_step.h): Megatron-core's MixedPrecisionOptimizer, to
+     * which --fp16's loss scaler adds the unscale and inf check over the main
+     * gradients (megatron-core-fp16, as --target megatron prices an fp16 plan:
+     * tsl_knobs_fp16); Megatron-LM 2021-22's step is --opt-step megatron-fp16 */
+    c->knobs.opt_step = st->fp16 ? TSL_OPT_STEP_MEGATRON_CORE_FP16 : TSL_OPT_STEP_MEGATRON;
     /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed),
      * every recipe through Transformer Engine (fp8_impl.h; tensorwise is TE's
      * Float8CurrentScaling, megatron/core/fp8_utils.py);

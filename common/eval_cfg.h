@@ -116,6 +116,10 @@ typedef struct tsl_eval_cfg {
      * as Megatron infers --mtp-num-layers from it); empty, 0: none given */
     char hybrid_mtp[9];
     uint32_t hybrid_mtp_depths;
+    /* a Megatron-LM line's --attention-backend unfused (Transformer Engine's
+     * UnfusedDotProductAttention): the core keeps its s x s scores, priced as the
+     * request's unfused_attn (--unfused-attn) is */
+    bool unfused_attn;
     /* a Megatron-LM line's model shape (--hidden-size, --num-experts, ...), checked
      * against the model (eval_shape.h); all 0: none given */
     tsl_eval_shape_t shape;

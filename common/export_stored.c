@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_json.h"
 #include "export.h"
 #include "hf_config.h"
 #include "memopt.h"
@@ -227,6 +228,42 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     return rc != 0 ? -1 : stored_switches(req, doc, m, err);
 }
 
+/* A 16-bit plan stored for a cluster with a GPU without bf16 tensor cores (V100, T4,
+ * TITAN RTX, 2080 Ti: tsl_cluster_no_bf16) that says neither fp16 nor fp32 was priced
+ * in bf16 — what tesseld stored before cost model 89, which trains fp16 there. No
+ * stack runs bf16 on that GPU, and an fp16 launch is not what the plan was priced
+ * as (the loss scaler's step, cost.h 89): the stack's formats refuse it, naming the
+ * GPU, and send the person to plan again (the stored request searched under this
+ * cost model). The trace is the stored figures, kept. A request without a cluster
+ * that parses (tests' documents) has nothing to check. */
+static int stored_precision_ok(tsl_export_format_t f, const json_t *req, const tsl_plan_t *p,
+                               tsl_err_t *err)
+{
+    if (f == TSL_EXPORT_TRACE || p->fp16 || p->fp32)
+        return 0;
+    const char *spec = json_string_value(json_object_get(req, "cluster_spec"));
+    const json_t *cl = json_object_get(req, "cluster");
+    tsl_cluster_t c;
+    tsl_err_t ignored = {0};
+    tsl_cluster_init(&c);
+    if (spec ? tsl_cluster_parse_spec(&c, spec, &ignored) != 0
+             : !json_is_object(cl) || tsl_cluster_json_from(cl, &c, &ignored) != 0) {
+        tsl_cluster_free(&c);
+        return 0;
+    }
+    const tsl_gpu_spec_t *g = tsl_cluster_no_bf16(&c);
+    int rc = 0;
+    if (g != NULL)
+        rc = tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                          "stored plan: priced in bf16, but the %s of its cluster has no bf16 "
+                          "tensor cores (a plan stored before cost model 89, which trains fp16 "
+                          "there): no stack runs it as priced; plan it again (tesselctl plan "
+                          "with its options searches it in fp16)",
+                          g->name);
+    tsl_cluster_free(&c);
+    return rc;
+}
+
 /* The stored plan's Chrome trace as compact JSON text (trace_json.h). */
 static int trace_text(const tsl_plan_t *p, const tsl_model_t *m, char **text, size_t *len,
                       tsl_err_t *err)
@@ -263,6 +300,8 @@ int tsl_export_stored(tsl_export_format_t f, const char *request_json, const cha
         tsl_err_prefix(err, "stored plan");
         goto out;
     }
+    if (stored_precision_ok(f, req, p, err) != 0)
+        goto out;
     rc = f == TSL_EXPORT_TRACE ? trace_text(p, &m, text, len, err)
                                : tsl_export(f, p, &m, text, len, err);
 out:

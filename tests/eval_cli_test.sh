@@ -73,6 +73,53 @@ mg 2 "cp-comm-type a2a+p2p" "--context-parallel-size 2 --cp-comm-type a2a+p2p"
 # context parallelism is read: the plan says its degree and exchange
 mg 0 "" "--context-parallel-size 2 --cp-comm-type a2a"
 grep -q "context:   cp 2 (a2a" "$out" && ok || bad "megatron cp: $(cat "$out")"
+# --attention-backend unfused (Transformer Engine's unfused core, what the megatron export
+# writes for an --unfused-attn plan) prices as --unfused-attn does: the s x s scores kept
+# (it read as changing nothing, the line priced with the fused kernel); flash a fused one
+mgl="--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 16"
+expect 0 "" eval $m345 --no-search --json --megatron-args "--bf16 $mgl --attention-backend unfused"
+cp "$out" "$dir/ab_unfused.json"
+expect 0 "" eval $m345 --no-search --json --unfused-attn --megatron-args "--bf16 $mgl"
+cp "$out" "$dir/flag_unfused.json"
+expect 0 "" eval $m345 --no-search --json --megatron-args "--bf16 $mgl --attention-backend flash"
+python3 - "$dir/ab_unfused.json" "$dir/flag_unfused.json" "$out" <<'PY' && ok || bad "--attention-backend unfused is not --unfused-attn"
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert a == b, [k for k in a if a[k] != b.get(k)]
+assert a["peak_bytes"] > c["peak_bytes"], (a["peak_bytes"], c["peak_bytes"])
+PY
+mg 2 "'sdpa' is not flash, fused, unfused, local or auto" "$mgl --attention-backend sdpa"
+# --fp16 as Megatron-LM d98e8a6 runs it: Megatron-core's step with the loss scaler's
+# unscale (opt_step megatron-core-fp16), the plan --target megatron --fp16 prices (it read
+# as the 2021-22 step, megatron-fp16)
+expect 0 "" eval $m345 --no-search --json --megatron-args \
+    "--fp16 --accumulate-allreduce-grads-in-fp32 $mgl"
+cp "$out" "$dir/fp16_line.json"
+expect 0 "" eval $m345 --no-search --json --target megatron --fp16 --tp 2 --mbs 1 --batch 16
+python3 - "$dir/fp16_line.json" "$out" <<'PY' && ok || bad "--megatron-args --fp16 is not --target megatron --fp16"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert a["opt_step"] == 5 and a["fp16"] is True, (a.get("opt_step"), a.get("fp16"))
+assert a == b, [k for k in a if a[k] != b.get(k)]
+PY
+# on V100s (no Transformer Engine, no bf16) a line runs Megatron-LM's local impl: the
+# unfused core priced as --target megatron prices it there (cost model 91; the line was
+# priced with a fused kernel), TE's context parallelism refused; --bf16, which was priced
+# as fp16 without a word, refused naming the GPU
+v100="--model GPT2-345M --cluster 8xV100-32G"
+expect 0 "" eval $v100 --no-search --json --megatron-args "--fp16 --accumulate-allreduce-grads-in-fp32 $mgl"
+cp "$out" "$dir/v100_line.json"
+expect 0 "" eval $v100 --no-search --json --target megatron --fp16 --tp 2 --mbs 1 --batch 16
+python3 - "$dir/v100_line.json" "$out" <<'PY' && ok || bad "a --megatron-args line on V100s is not priced as --target megatron"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert b.pop("stack_unfused_attn") is True  # the search's record of why; the figures alike
+assert a == b, [k for k in a if a[k] != b.get(k)]
+PY
+expect 2 "megatron: --bf16, but the V100-32G has no bf16 tensor cores" \
+    eval $v100 --no-search --megatron-args "--bf16 $mgl"
+expect 4 "megatron: cp: runs in Transformer Engine, which does not run on the V100-32G" \
+    eval $v100 --no-search --megatron-args "--fp16 $mgl --context-parallel-size 2"
 mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
 mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"

@@ -109,9 +109,11 @@ static void test_round_trips(void)
     /* TE's fused loss is not exported: Megatron-LM refuses it since 168cb15d70
      * (tests/test_export.c); an older line's --cross-entropy-fusion-impl te is still
      * read as loss_impl te (the line tests below) */
-    /* the fp16 optimizer's step: written as --fp16 (with its fp32 reduce), read back so */
+    /* an fp16 plan under Megatron-core's step with the loss scaler: written as --fp16
+     * (with its fp32 reduce), read back so */
     tsl_eval_cfg_t fp16 = cfg;
-    fp16.knobs.opt_step = TSL_OPT_STEP_MEGATRON_FP16;
+    fp16.knobs.fp16 = true;
+    fp16.knobs.opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16;
     round_trip("GPT2-345M", "8xA100-80G", &fp16, TSL_EXPORT_MEGATRON);
     fp16.knobs.grad_reduce_bytes = 4;
     round_trip("GPT2-345M", "8xA100-80G", &fp16, TSL_EXPORT_MEGATRON);
@@ -490,6 +492,28 @@ static void test_megatron_line(void)
           "neither flag: fp32 (%s)", err.msg);
     CHECK(tsl_eval_cfg_megatron("--micro-batch-size 1 --fp16", &c, &err) == 0 && !c.knobs.fp32,
           "--fp16: not fp32 (%s)", err.msg);
+    /* --fp16 at d98e8a6 is Megatron-core's MixedPrecisionOptimizer with its loss
+     * scaler: megatron-core-fp16, the step --target megatron --fp16 prices (it read
+     * as Megatron-LM 2021-22's megatron-fp16, which a d98e8a6 line does not run) */
+    CHECK(c.knobs.fp16 && c.knobs.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16,
+          "--fp16: fp16 %d, opt_step %s", c.knobs.fp16, tsl_opt_step_name(c.knobs.opt_step));
+    /* --attention-backend (AttnBackend at d98e8a6): unfused is TE's unfused core, the
+     * request's unfused_attn; flash, fused and auto a fused kernel (it read as no
+     * effect whatever its value); local needs --spec local; another value is refused */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --attention-backend unfused", &c, &err) == 0 &&
+              c.unfused_attn,
+          "--attention-backend unfused: %s", err.msg);
+    static const char *const fused[] = {"flash", "fused", "auto"};
+    for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "--bf16 --attention-backend %s", fused[i]);
+        CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && !c.unfused_attn, "%s: %s", line,
+              err.msg);
+    }
+    CHECK(tsl_eval_cfg_megatron("--bf16", &c, &err) == 0 && !c.unfused_attn, "no backend");
+    mg_refuses("--bf16 --attention-backend local", "--spec local");
+    mg_refuses("--bf16 --attention-backend sdpa", "'sdpa' is not flash, fused, unfused");
+    mg_refuses("--bf16 --attention-backend", "'' is not flash");
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size x", &c, &err) == -1 &&
               strstr(err.msg, "tensor-model-parallel-size"),
           "bad value: %s", err.msg);

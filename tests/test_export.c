@@ -1244,6 +1244,15 @@ static void test_local_impl(void)
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(strstr(text, "\n--attention-backend unfused\n") && !strstr(text, "--transformer-impl"),
           "megatron --unfused-attn on TE:\n%s", text);
+    /* read back by eval --megatron-args as the unfused core it was priced with (the
+     * flag read as no effect, the line priced with the fused kernel), and its --fp16
+     * as the step an fp16 plan under megatron prices (megatron-core-fp16) */
+    tsl_eval_cfg_t *cfg = malloc(sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->unfused_attn &&
+              cfg->knobs.fp16 && cfg->knobs.opt_step == TSL_OPT_STEP_MEGATRON_CORE_FP16,
+          "read back: %s\n%s", err.msg, text);
+    free(cfg);
     free(text);
     for (uint32_t i = 0; i < model.n_layers; i++)
         model.layers[i].unfused_attn = false;
@@ -1952,6 +1961,66 @@ static void test_stored_mtp(void)
     model = saved;
 }
 
+/* A plan tesseld stored before cost model 89 for a cluster of GPUs without bf16 (V100,
+ * T4) says neither fp16 nor fp32: it was priced in bf16, which they do not run. Its
+ * stack exports are refused, naming the GPU and the way out (plan again), where they
+ * wrote --bf16 / DeepSpeed's bf16 section; the same plan stored since (fp16), or for
+ * A100s, or read as its trace, exports as before. */
+static void test_stored_old_bf16(void)
+{
+    static const char v100[] =
+        "{\"model_preset\": \"GPT2-345M\", \"cluster_spec\": \"8xV100-32G\"}";
+    static const char t4[] = "{\"model_preset\": \"GPT2-345M\", \"cluster_spec\": "
+                             "\"2x4xT4:ib100\"}";
+    static const char a100[] = "{\"model_preset\": \"GPT2-345M\", \"cluster_spec\": "
+                               "\"8xA100-80G\"}";
+    make_plan(&plan, 2, (const uint32_t[]){0, 13, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    json_t *result = json_pack("{s:o}", "plan", tsl_plan_to_json(&plan));
+    char *doc = json_dumps(result, JSON_COMPACT), *text = NULL;
+    size_t len = 0;
+    tsl_err_t err = {0};
+    CHECK(!strstr(doc, "\"fp16\""), "the old shape has no fp16 key: %s", doc);
+    static const tsl_export_format_t fmts[] = {TSL_EXPORT_MEGATRON, TSL_EXPORT_DEEPSPEED,
+                                               TSL_EXPORT_TORCHTITAN, TSL_EXPORT_GALVATRON};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        const char *name = tsl_export_format_name(fmts[i]);
+        err = (tsl_err_t){0};
+        CHECK(tsl_export_stored(fmts[i], v100, doc, &text, &len, &err) == -1 && text == NULL &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                  strstr(err.msg, "priced in bf16, but the V100-32G of its cluster has no bf16") &&
+                  strstr(err.msg, "plan it again"),
+              "%s: an old bf16 plan on V100s: %s\n%s", name, err.msg, text ? text : "");
+        free(text);
+        text = NULL;
+    }
+    err = (tsl_err_t){0};
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON, t4, doc, &text, &len, &err) == -1 &&
+              strstr(err.msg, "the T4-16G of its cluster"),
+          "T4: %s", err.msg);
+    free(text);
+    text = NULL;
+    CHECK(tsl_export_stored(TSL_EXPORT_TRACE, v100, doc, &text, &len, &err) == 0 && text,
+          "the trace of the stored figures: %s", err.msg);
+    free(text);
+    text = NULL;
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON, a100, doc, &text, &len, &err) == 0 &&
+              strstr(text, "\n--bf16\n"),
+          "A100s: %s", err.msg);
+    free(text);
+    text = NULL;
+    free(doc);
+    plan.fp16 = true; /* stored since cost model 89 */
+    json_object_set_new(result, "plan", tsl_plan_to_json(&plan));
+    doc = json_dumps(result, JSON_COMPACT);
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON, v100, doc, &text, &len, &err) == 0 &&
+              strstr(text, "\n--fp16\n") && !strstr(text, "--bf16"),
+          "an fp16 plan on V100s: %s", err.msg);
+    free(text);
+    plan.fp16 = false;
+    free(doc);
+    json_decref(result);
+}
+
 /* Every model switch the search applies (search.h tsl_request_model_switches) is
  * applied by the stored plan's export too, so that it is plan --local --export's:
  * the export of a stored request with unfused_attn, no_dropout, blocks kept bf16
@@ -2024,6 +2093,7 @@ int main(void)
     snprintf(data_dir, sizeof data_dir, "%s", dir ? dir : "tests/data");
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_stored_mtp();
+    test_stored_old_bf16();
     test_stored_switches();
     test_megatron();
     test_megatron_model();
