@@ -429,8 +429,13 @@ typedef enum tsl_cost_mode {
  * 92: no priced term changed — the search space did: context parallelism of degree 2
  * searched from sequences of 8192 tokens (search.h TSL_SEARCH_CP_MIN_SEQ; Megatron-Bridge's
  * Llama 3.1 405B presets), so tesseld's cached plans of such requests, found without it,
- * are searched again. */
-#define TSL_COST_MODEL_VERSION 92u
+ * are searched again.
+ * 93: no priced term changed — the search space did: beside the micro-batch counts spread
+ * geometrically over the batch's divisors, the counts at which each data rank holds one
+ * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
+ * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
+ * tesseld's cached plans, found without them, are searched again. */
+#define TSL_COST_MODEL_VERSION 93u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
