@@ -449,8 +449,13 @@ typedef enum tsl_cost_mode {
  * (Nemotron-H, Nemotron 3), refused before, is searched as Megatron-LM's HybridModel
  * (target_rules.c megatron_hybrid_shapes; docs/exports.md "Hybrid models"), interleaved
  * plans of it refused. No stored plan was of such a request; every other request
- * searches and prices as 95. */
-#define TSL_COST_MODEL_VERSION 96u
+ * searches and prices as 95.
+ * 97 (93 on its branch): no priced term changed — the search space did: beside the
+ * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
+ * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
+ * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
+ * tesseld's cached plans, found without them, are searched again. */
+#define TSL_COST_MODEL_VERSION 97u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -60,18 +60,50 @@ void tsl_top_sort(tsl_plan_t *top, uint32_t n)
 
 /* ---- micro-batch counts and batch sweep ---- */
 
+/* The most micro-batch counts tried for one (B, P): six spread geometrically plus
+ * the data-parallel degrees' own (rank_counts), a handful past the first six. */
+#define MICRO_COUNTS_MAX 64u
+
+static bool has_count(const uint32_t *out, uint32_t n, uint32_t m)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (out[i] == m)
+            return true;
+    return false;
+}
+
+/* The counts m in [lo, hi] at which each data rank holds one sample: m = B / d
+ * for a data-parallel degree d dividing the stage's G devices (G = TP × CP × d
+ * for every layer strategy, cost.c: B / m divides by the data ranks). A geometric
+ * spread over B's divisors misses them where B or G has an odd factor: GBS 1536
+ * at DP 4 is 384 micro-batches (Megatron-Bridge's Llama 3.1 405B GB200 presets),
+ * between the spread's 256 and 512. Appended to out[0..n) where not there already;
+ * returns the new count. */
+static uint32_t rank_counts(uint32_t B, uint32_t G, uint32_t lo, uint32_t hi, uint32_t *out,
+                            uint32_t n)
+{
+    for (uint32_t m = lo; m <= hi && n < MICRO_COUNTS_MAX; m++)
+        if (B % m == 0 && G % (B / m) == 0 && !has_count(out, n, m))
+            out[n++] = m;
+    return n;
+}
+
 /* Micro-batch counts tried for B and P: divisors of B in [P, 32P] (up to six,
- * spread geometrically), m = B when B < P; with P = 1, m = 1 plus gradient
- * accumulation 2 … 32 when the space allows it. */
+ * spread geometrically) and the counts giving one sample per data rank there,
+ * m = B when B < P; with P = 1, m = 1 plus gradient accumulation 2 … 32 (powers
+ * of two and the one-sample-per-rank counts) when the space allows it. */
 static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t *out)
 {
     uint32_t n = 0, cap = e->req->max_micro ? e->req->max_micro : B;
+    uint32_t G = e->cluster->n_devices / P;
     if (P == 1) {
         out[n++] = 1;
-        for (uint32_t m = 2; e->space->accumulate && m <= 32; m *= 2)
+        if (!e->space->accumulate)
+            return n;
+        for (uint32_t m = 2; m <= 32; m *= 2)
             if (B % m == 0 && m <= cap)
                 out[n++] = m;
-        return n;
+        return rank_counts(B, G, 2, cap < 32 ? cap : 32, out, n);
     }
     if (B < P) {
         out[n++] = B;
@@ -84,7 +116,7 @@ static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint
         out[n++] = m;
         last = m;
     }
-    return n;
+    return rank_counts(B, G, P, cap < 32 * P ? cap : 32 * P, out, n);
 }
 
 bool tsl_search_cancelled(const tsl_search_hooks_t *hooks)
@@ -206,7 +238,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
 {
     int fit = 0;
     for (uint32_t i = 0; i < rs->n_pp; i++) {
-        uint32_t P = rs->pps[i], ms[16];
+        uint32_t P = rs->pps[i], ms[MICRO_COUNTS_MAX];
         uint32_t nm = micro_counts(e, B, P, ms);
         for (uint32_t k = 0; k < nm; k++) {
             if (cancelled(e))

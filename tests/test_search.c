@@ -1396,6 +1396,39 @@ static void test_100k_devices(void)
           "sweep: batch %u is not a multiple of 3125", res.best.global_batch);
 }
 
+/* The micro-batch counts at which each data rank holds one sample, m = B / d, are
+ * tried wherever B has an odd factor: GPT2-345M with no TP, no ZeRO-3 and no
+ * checkpointing in 4 GiB, where one sample per rank fits and three do not. A batch
+ * of 48 on 2 stages of DP 4 runs at m = 12 (the geometric spread over 48's
+ * divisors gave 2, 4, 8, 16, 48: 12 and 24 never tried, so nothing fitted); 24 on
+ * one stage of DP 8 accumulates over m = 3 (the powers of two gave 2, 4, 8). */
+static void test_rank_micro_counts(void)
+{
+    static const struct {
+        uint32_t batch, pp, m;
+    } cases[] = {{48, 2, 12}, {24, 1, 3}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_request_t r = fixed_request(cases[i].batch);
+        r.mem_budget_bytes = 4ull << 30;
+        r.no_tp = r.no_sdp = r.no_ckpt = r.no_interleave = r.no_zero_bubble = true;
+        r.pp = cases[i].pp;
+        r.no_pp = cases[i].pp == 1;
+        tsl_err_t err = {0};
+        int rc = run_request("GPT2-345M", "8xA100-80G", &r, &res, &err);
+        CHECK(rc == TSL_SEARCH_OK, "batch %u, pp %u: rc %d, %s", cases[i].batch, cases[i].pp, rc,
+              err.msg);
+        if (rc != TSL_SEARCH_OK)
+            continue;
+        uint32_t d = 8 / cases[i].pp; /* DP over every device of a stage */
+        CHECK(res.best.pp == cases[i].pp && res.best.n_micro == cases[i].m &&
+                  res.best.micro_batch == d && res.best.peak_bytes <= r.mem_budget_bytes,
+              "batch %u, pp %u: m %u, micro-batch %u, peak %.2f GiB (want m %u, one sample on "
+              "each of %u data ranks)",
+              cases[i].batch, cases[i].pp, res.best.n_micro, res.best.micro_batch,
+              res.best.peak_bytes / 1073741824.0, cases[i].m, d);
+    }
+}
+
 /* Mixtral-8x7B on two 8-GPU H100 nodes over 8 × 400 Gb/s NICs: the search takes an
  * EP degree above 1 (docs/search-space.md "Expert parallelism") with each EP group
  * inside a node (its stage block starts on a node boundary and ep divides it and
@@ -1949,6 +1982,7 @@ int main(void)
     test_fp8_not_beside_fp32_fp16();
     test_fp16();
     test_100k_devices();
+    test_rank_micro_counts();
     test_tied_head_rule();
     test_tp_inside_nvlink();
     test_sublayer_and_simulator();
