@@ -418,7 +418,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
  * priced as --unfused-attn, as --target megatron prices its plans there (cost model
  * 91; the line was priced with a fused kernel), its TE-only switches refused as the
  * search refuses them. And such a GPU has no bf16 tensor cores: a --bf16 line, which
- * the cost model would price as fp16 without a word, is refused naming the GPU. */
+ * the cost model would price as fp16 without a word, is refused naming the GPU. A line
+ * that asks for the local impl (--transformer-impl local) runs that core on any GPU. */
 static int check_megatron_gpus(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg,
                                tsl_eval_input_t *in, tsl_err_t *err)
 {
@@ -431,6 +432,15 @@ static int check_megatron_gpus(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *
                            "capability below 8.0); Megatron-LM trains 16-bit there with --fp16: "
                            "give --fp16",
                            g->name);
+    if (cfg->local_impl) {
+        const char *te = tsl_target_te_only_knob(&cfg->knobs);
+        if (te != NULL)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: %s runs in Transformer Engine, which "
+                                "--transformer-impl local does not use",
+                                te);
+        in->unfused_attn = true;
+    }
     if (!tsl_target_unfused_attn(TSL_TARGET_MEGATRON, &in->cluster))
         return 0;
     if (tsl_target_unfused_attn_ok(TSL_TARGET_MEGATRON, &in->cluster, &cfg->knobs, err) != 0)

@@ -697,7 +697,6 @@ static const char *const mg_no_effect[] = {
     "mtp-loss-scaling-factor",
     "apply-layernorm-1p",
     "init-method-std",
-    "transformer-impl",
     "attention-softmax-in-fp32",
     "apply-query-key-layer-scaling",
     "no-position-embedding",
@@ -1194,6 +1193,23 @@ static int mg_fsdp_read(const char *key, const char *val, mg_state_t *st, tsl_er
     return 1;
 }
 
+/* --transformer-impl as Megatron-LM d98e8a6 takes it: transformer_engine (the
+ * default) or local, Megatron-LM's own modules (the unfused DotProductAttention core:
+ * c->local_impl, checked against the cluster and the switches in eval_local.c);
+ * inference_optimized builds inference layers, not a training run. */
+static int mg_transformer_impl(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    if (val != NULL && strcmp(val, "inference_optimized") == 0)
+        return tsl_err_set(err, "megatron: --transformer-impl inference_optimized builds "
+                                "inference layers; Tessel prices training");
+    if (val == NULL || (strcmp(val, "transformer_engine") != 0 && strcmp(val, "local") != 0))
+        return tsl_err_set(err,
+                           "megatron: --transformer-impl: '%s' is not transformer_engine or local",
+                           val ? val : "");
+    c->local_impl = strcmp(val, "local") == 0;
+    return 0;
+}
+
 /* --attention-backend as Megatron-LM d98e8a6 takes it (AttnBackend,
  * megatron/core/transformer/enums.py): flash, fused and auto (the default) leave
  * Transformer Engine's DotProductAttention to a fused kernel, what Tessel prices
@@ -1312,6 +1328,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "attention-backend") == 0)
         return mg_attention_backend(val, c, err);
+    if (strcmp(key, "transformer-impl") == 0)
+        return mg_transformer_impl(val, c, err);
     if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
         if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
             return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,

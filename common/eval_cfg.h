@@ -120,6 +120,11 @@ typedef struct tsl_eval_cfg {
      * UnfusedDotProductAttention): the core keeps its s x s scores, priced as the
      * request's unfused_attn (--unfused-attn) is */
     bool unfused_attn;
+    /* a Megatron-LM line's --transformer-impl local: Megatron-LM's own modules, whose
+     * core attention is the unfused DotProductAttention (gpt_layer_specs.py
+     * get_gpt_layer_local_spec at d98e8a6): priced as unfused_attn, and the switches
+     * that run in Transformer Engine refused (tsl_target_te_only_knob) */
+    bool local_impl;
     /* a Megatron-LM line's model shape (--hidden-size, --num-experts, ...), checked
      * against the model (eval_shape.h); all 0: none given */
     tsl_eval_shape_t shape;

@@ -225,6 +225,11 @@ bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c);
  * Megatron-LM's local impl has none of them. */
 int tsl_target_unfused_attn_ok(uint32_t t, const tsl_cluster_t *c, const tsl_cost_knobs_t *k,
                                tsl_err_t *err);
+/* The first switch of knobs k that runs in Transformer Engine and not in Megatron-LM's
+ * --transformer-impl local (tp_comm_overlap, cp, moe_a2a_overlap, fp8_recipe), or NULL:
+ * what tsl_target_unfused_attn_ok and eval's --megatron-args --transformer-impl local
+ * refuse. */
+const char *tsl_target_te_only_knob(const tsl_cost_knobs_t *k);
 
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);

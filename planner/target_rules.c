@@ -1301,17 +1301,22 @@ static int local_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         te);
 }
 
+const char *tsl_target_te_only_knob(const tsl_cost_knobs_t *k)
+{
+    return k->tp_comm_overlap   ? "tp_comm_overlap"
+           : k->cp > 1          ? "cp"
+           : k->moe_a2a_overlap ? "moe_a2a_overlap"
+           : k->fp8             ? "fp8_recipe"
+                                : NULL;
+}
+
 int tsl_target_unfused_attn_ok(uint32_t t, const tsl_cluster_t *c, const tsl_cost_knobs_t *k,
                                tsl_err_t *err)
 {
     const tsl_gpu_spec_t *g = tsl_cluster_no_flash(c);
     if (!tsl_target_unfused_attn(t, c))
         return 0;
-    const char *te = k->tp_comm_overlap   ? "tp_comm_overlap"
-                     : k->cp > 1          ? "cp"
-                     : k->moe_a2a_overlap ? "moe_a2a_overlap"
-                     : k->fp8             ? "fp8_recipe"
-                                          : NULL;
+    const char *te = tsl_target_te_only_knob(k);
     if (te == NULL)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -89,6 +89,17 @@ assert a == b, [k for k in a if a[k] != b.get(k)]
 assert a["peak_bytes"] > c["peak_bytes"], (a["peak_bytes"], c["peak_bytes"])
 PY
 mg 2 "'sdpa' is not flash, fused, unfused, local or auto" "$mgl --attention-backend sdpa"
+# --transformer-impl local (Megatron-LM's own modules: the unfused DotProductAttention
+# core) prices as --attention-backend unfused on any GPU (it read as changing nothing);
+# what runs only in Transformer Engine is refused naming it
+expect 0 "" eval $m345 --no-search --json --megatron-args "--bf16 $mgl --transformer-impl local"
+python3 - "$dir/ab_unfused.json" "$out" <<'PY' && ok || bad "--transformer-impl local is not the unfused core"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert a == b, [k for k in a if a[k] != b.get(k)]
+PY
+mg 4 "megatron: cp runs in Transformer Engine, which --transformer-impl local does not use" \
+    "$mgl --transformer-impl local --context-parallel-size 2 --cp-comm-type p2p"
 # --fp16 as Megatron-LM d98e8a6 runs it: Megatron-core's step with the loss scaler's
 # unscale (opt_step megatron-core-fp16), the plan --target megatron --fp16 prices (it read
 # as the 2021-22 step, megatron-fp16)

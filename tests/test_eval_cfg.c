@@ -514,6 +514,16 @@ static void test_megatron_line(void)
     mg_refuses("--bf16 --attention-backend local", "--spec local");
     mg_refuses("--bf16 --attention-backend sdpa", "'sdpa' is not flash, fused, unfused");
     mg_refuses("--bf16 --attention-backend", "'' is not flash");
+    /* --transformer-impl local: Megatron-LM's own modules, the unfused DotProductAttention
+     * core (it read as no effect); transformer_engine the default; inference_optimized
+     * and other values refused naming them */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --transformer-impl local", &c, &err) == 0 && c.local_impl,
+          "--transformer-impl local: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --transformer-impl transformer_engine", &c, &err) == 0 &&
+              !c.local_impl,
+          "--transformer-impl transformer_engine: %s", err.msg);
+    mg_refuses("--bf16 --transformer-impl inference_optimized", "inference layers");
+    mg_refuses("--bf16 --transformer-impl apex", "'apex' is not transformer_engine or local");
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size x", &c, &err) == -1 &&
               strstr(err.msg, "tensor-model-parallel-size"),
           "bad value: %s", err.msg);
