@@ -733,6 +733,16 @@ int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err)
     return tsl_cluster_parse_spec(out, arg, err);
 }
 
+int tsl_cluster_from_request(const json_t *req, tsl_cluster_t *out, tsl_err_t *err)
+{
+    const char *spec = json_string_value(json_object_get(req, "cluster_spec"));
+    const json_t *cl = json_object_get(req, "cluster");
+    tsl_cluster_init(out);
+    if (spec != NULL)
+        return tsl_cluster_parse_spec(out, spec, err);
+    return json_is_object(cl) ? tsl_cluster_json_from(cl, out, err) : 1;
+}
+
 /* ---- writing ---- */
 
 static bool builtin_as_is(const tsl_gpu_spec_t *g)

@@ -29,6 +29,11 @@ int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err);
 /* From a parsed document (e.g. a "cluster" object embedded in a request). */
 int tsl_cluster_json_from(const json_t *root, tsl_cluster_t *out, tsl_err_t *err);
 
+/* The cluster a request document names (plan_json.h): its "cluster_spec", the short
+ * spec, else its "cluster" object. 0; 1 where it names neither (out left empty); -1
+ * with err from the parser. out is initialised either way: free it. */
+int tsl_cluster_from_request(const json_t *req, tsl_cluster_t *out, tsl_err_t *err);
+
 /* The one "file or spec?" rule for --cluster: a JSON file when arg ends in
  * ".json" (any case) or names an existing regular file, otherwise a short spec
  * such as "2x8xA100-40G:ib100". tesselctl's local and remote modes both use it. */

@@ -241,13 +241,9 @@ static int stored_precision_ok(tsl_export_format_t f, const json_t *req, const t
 {
     if (f == TSL_EXPORT_TRACE || p->fp16 || p->fp32)
         return 0;
-    const char *spec = json_string_value(json_object_get(req, "cluster_spec"));
-    const json_t *cl = json_object_get(req, "cluster");
     tsl_cluster_t c;
     tsl_err_t ignored = {0};
-    tsl_cluster_init(&c);
-    if (spec ? tsl_cluster_parse_spec(&c, spec, &ignored) != 0
-             : !json_is_object(cl) || tsl_cluster_json_from(cl, &c, &ignored) != 0) {
+    if (tsl_cluster_from_request(req, &c, &ignored) != 0) {
         tsl_cluster_free(&c);
         return 0;
     }

@@ -117,15 +117,14 @@ int tsl_sched_need_from_request(const char *request_json, const json_t *plan, ui
     memset(need, 0, sizeof *need);
     json_t *req = json_loads(request_json ? request_json : "", 0, NULL);
     const json_t *cl = json_object_get(req, "cluster");
-    const char *spec = json_string_value(json_object_get(req, "cluster_spec"));
     tsl_cluster_t c;
     int rc = -1;
     tsl_cluster_init(&c);
     need->world = world;
-    if (!req || (!spec && !json_is_object(cl)))
+    int named = req ? tsl_cluster_from_request(req, &c, err) : 1;
+    if (named == 1)
         tsl_err_setc(err, TSL_E_INTERNAL, "trial: the stored request names no cluster");
-    else if ((spec ? tsl_cluster_parse_spec(&c, spec, err) : tsl_cluster_json_from(cl, &c, err)) !=
-             0)
+    else if (named != 0)
         tsl_err_prefix(err, "trial: the stored request's cluster");
     else if (c.n_devices < world)
         tsl_err_setc(err, TSL_E_INTERNAL, "trial: the plan uses %u devices, its cluster has %u",
