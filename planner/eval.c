@@ -270,17 +270,6 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
     return 0;
 }
 
-/* Whether some layer of g has an SDP level. */
-static bool has_sdp(const tsl_plan_t *g)
-{
-    uint32_t n =
-        g->n_layers && g->n_layers < TSL_PLAN_MAX_LAYERS ? g->n_layers : TSL_PLAN_MAX_LAYERS;
-    for (uint32_t i = 0; i < n; i++)
-        if (tsl_strategy_degree(&g->layer[i], TSL_DIM_SDP) > 1)
-            return true;
-    return false;
-}
-
 void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_request_t *out)
 {
     *out = *r;
@@ -296,7 +285,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     /* Megatron-FSDP's overlap is its sharding's own (knobs.megatron_fsdp, recorded on
      * the plan: search_eval.c record_megatron_fsdp), not the --overlap-param-gather the
      * target's ZeRO-1 plans would take */
-    if (!(r->target == TSL_TARGET_MEGATRON && has_sdp(g)))
+    if (!(r->target == TSL_TARGET_MEGATRON && tsl_plan_has_sdp(g)))
         out->overlap_param_gather |= g->overlap_param_gather;
     if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
         out->overlap_tp_dgrad = true;

@@ -301,6 +301,16 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
     return a->n_micro < b->n_micro;
 }
 
+bool tsl_plan_has_sdp(const tsl_plan_t *p)
+{
+    uint32_t n =
+        p->n_layers && p->n_layers < TSL_PLAN_MAX_LAYERS ? p->n_layers : TSL_PLAN_MAX_LAYERS;
+    for (uint32_t i = 0; i < n; i++)
+        if (tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1)
+            return true;
+    return false;
+}
+
 bool tsl_plan_ep_overlap_runs(const tsl_plan_t *p)
 {
     if (!p->moe_a2a_overlap || p->ep <= 1 || p->schedule || (p->pp > 1 && p->interleave <= 1))

@@ -306,6 +306,10 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim);
  * export writes it. */
 bool tsl_plan_ep_overlap_runs(const tsl_plan_t *p);
 
+/* Whether some layer of p has an SDP (ZeRO-3 / FSDP) level; a plan with n_layers 0 (a
+ * given plan's layers left to the model) is read over every layer slot. */
+bool tsl_plan_has_sdp(const tsl_plan_t *p);
+
 /* What stage s of p saves per micro-batch by Megatron-LM's EP all-to-all overlap
  * (pipeline.h tsl_pipeline_ep_overlap_s over its ep_save_s): 0 where it does not run
  * (tsl_plan_ep_overlap_runs). */

@@ -2299,14 +2299,10 @@ static double prune_bar(const tsl_engine_t *e, uint32_t v, uint32_t sched, const
  * writes both (cost.h knobs.megatron_fsdp). */
 static void record_megatron_fsdp(const tsl_engine_t *e, tsl_plan_t *plan)
 {
-    if (!e->knobs.megatron_fsdp)
+    if (!e->knobs.megatron_fsdp || !tsl_plan_has_sdp(plan))
         return;
-    for (uint32_t i = 0; i < plan->n_layers; i++)
-        if (tsl_strategy_degree(&plan->layer[i], TSL_DIM_SDP) > 1) {
-            plan->overlap_param_gather = true;
-            plan->grad_reduce_exposed = false;
-            return;
-        }
+    plan->overlap_param_gather = true;
+    plan->grad_reduce_exposed = false;
 }
 
 /* One configuration at one interleave v. */
