@@ -547,9 +547,8 @@ static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *
  * took no SDP level is priced as it was, the switch changing nothing (as async_tp). */
 static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
 {
-    for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
-        if (tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1)
-            return 0;
+    if (tsl_plan_has_sdp(p))
+        return 0;
     return tsl_err_set(err, "eval: sdp_layer_roots: the plan has no SDP (FSDP) level (every "
                             "layer at SDP degree 1); fairscale's FSDP units price nothing there");
 }
