@@ -454,8 +454,14 @@ typedef enum tsl_cost_mode {
  * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
  * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
  * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
- * tesseld's cached plans, found without them, are searched again. */
-#define TSL_COST_MODEL_VERSION 97u
+ * tesseld's cached plans, found without them, are searched again.
+ * 99 (98 another branch's): no priced term changed — the search space did: interleaved
+ * 1F1B under Megatron's default group N = P, priced in closed form, is weighed up to
+ * m·v = TSL_PIPESIM_MAX_MICRO chunk micro-batches as eval takes it (search_eval.c
+ * interleave_reach), not only to TSL_SEARCH_SIM_MAX_MICRO (1024): Megatron-Bridge's
+ * Llama 3.1 405B presets, VP 4 and 8 at 384 micro-batches; a plan of m·v at most 1024,
+ * and every plan of another N or schedule, searches and prices as 97. */
+#define TSL_COST_MODEL_VERSION 99u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -30,9 +30,12 @@
 /* The doubling's reach: v = 2 and 4 on any stage of v layers, each while faster;
  * the other v only where every stage cuts into v equal chunks. */
 #define TSL_SEARCH_DOUBLE_INTERLEAVE 4u
-/* The search weighs interleaving and the zero-bubble schedules, and simulates and
- * slices its plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before
- * it was raised for eval: the search's space and time stay as they were). */
+/* The search weighs the zero-bubble schedules and interleaving under a group size N
+ * other than P (both priced by the event simulator), and simulates and slices its
+ * plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before it was
+ * raised for eval: the search's time stays as it was). Interleaving under the
+ * default N = P, priced in closed form, it weighs up to TSL_PIPESIM_MAX_MICRO, as
+ * eval does (search_eval.c interleave_reach; cost model 99). */
 #define TSL_SEARCH_SIM_MAX_MICRO 1024u
 
 #define TSL_SPACE_ZBH1      (1u << TSL_PIPESIM_SCHED_ZBH1)

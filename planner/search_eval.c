@@ -2141,9 +2141,21 @@ static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m)
     return e->space->interleave && P >= 2 && tsl_pipeline_vp_check(P, m, e->vp_group) == 0;
 }
 
+/* The most chunk micro-batches m·v the space weighs interleaving at for P stages:
+ * under Megatron's default group N = P the closed form prices it (finish_plan:
+ * tsl_pipeline_iter, O(P) whatever m·v; the memory's walk, chunk_held, O(m·v) a
+ * stage), so up to what eval takes (TSL_PIPESIM_MAX_MICRO); another N the event
+ * simulator prices (zb_iter, 2·m·v ops a stage), so up to TSL_SEARCH_SIM_MAX_MICRO,
+ * for search time. */
+static uint64_t interleave_reach(const tsl_engine_t *e, uint32_t P)
+{
+    return tsl_pipeline_vp_group(P, e->vp_group) == P ? TSL_PIPESIM_MAX_MICRO
+                                                      : TSL_SEARCH_SIM_MAX_MICRO;
+}
+
 /* Whether v chunks per stage are weighed on this partition: v up to
- * TSL_SEARCH_MAX_INTERLEAVE, m·v chunk micro-batches within the simulator's reach
- * and a layer per chunk on every stage; past the doubling's 2 and 4 (which take
+ * TSL_SEARCH_MAX_INTERLEAVE, m·v chunk micro-batches within interleave_reach and a
+ * layer per chunk on every stage; past the doubling's 2 and 4 (which take
  * any stage of v layers, cut as tsl_pipeline_chunk_layers cuts it), every stage
  * must also cut into v chunks of one size (tsl_pipeline_chunks_even), the split
  * T_v's bubble / v holds for: 3 chunks of a 24-layer stage, not of a 25-layer one.
@@ -2156,7 +2168,7 @@ static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m)
 static bool interleave_fits(const tsl_engine_t *e, uint32_t P, uint32_t m,
                             const uint32_t *first_layer, uint32_t v)
 {
-    if (v < 2 || v > TSL_SEARCH_MAX_INTERLEAVE || (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
+    if (v < 2 || v > TSL_SEARCH_MAX_INTERLEAVE || (uint64_t)m * v > interleave_reach(e, P))
         return false;
     bool any = v <= TSL_SEARCH_DOUBLE_INTERLEAVE && (v & (v - 1)) == 0;
     for (uint32_t s = 0; s < P; s++) {

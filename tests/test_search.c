@@ -1874,6 +1874,49 @@ static void test_interleave_any_v(void)
     tsl_cluster_free(&c);
 }
 
+/* Interleaving past m·v = 1024 chunk micro-batches (search_eval.c interleave_reach,
+ * cost model 99): under Megatron's default group N = P the closed form prices any
+ * m·v, so the search weighs it as far as eval takes it. A GPT of 64 layers on 16
+ * H100 at PP 16 and batch 1024, one device a stage: at m 256 (4 samples a
+ * micro-batch) stage 0 holds too much to interleave (83 GiB at v 4), at m 512 it
+ * fits, and 4 chunks of a layer hide the steady state's p2p behind the next chunk
+ * and quarter the bubble: 15.838 s against 15.932 at v 2 and 16.137 plain (16.135
+ * at m 256). Before, the search stopped at m·v = 1024 (v 2 at m 512).
+ * Its time is eval's of the same plan (one pricing: finish_plan, tsl_pipeline_iter),
+ * and the same plan at v 1 or 2 is slower. */
+static void test_interleave_past_sim_cap(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    gpt_layers(64, &m);
+    tsl_cluster_init(&c);
+    CHECK(!tsl_cluster_parse_spec(&c, "16xH100-80G", &err), "%s", err.msg);
+    tsl_request_t r = fixed_request(1024);
+    r.pp = 16;
+    r.no_zero_bubble = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_plan_t best = res.best, given, out;
+    CHECK(best.interleave > 1 && best.schedule == 0 && best.vp_group == 0 &&
+              (uint64_t)best.n_micro * best.interleave > TSL_SEARCH_SIM_MAX_MICRO,
+          "gpt-64 pp 16 batch 1024: interleave %u at m %u (m·v %u; %.6f s)", best.interleave,
+          best.n_micro, best.n_micro * best.interleave, best.iter_time_s);
+    CHECK(tsl_eval_plan(&m, &c, &r, &best, &out, &err) == 0, "eval: %s", err.msg);
+    CHECK_NEAR(out.iter_time_s, best.iter_time_s, 1e-9,
+               "eval of the searched plan: %.9f s, searched %.9f s", out.iter_time_s,
+               best.iter_time_s);
+    for (uint32_t v = 1; v < best.interleave; v *= 2) {
+        given = best;
+        given.interleave = v;
+        int rc = tsl_eval_plan(&m, &c, &r, &given, &out, &err);
+        CHECK(rc != 0 || out.iter_time_s > best.iter_time_s,
+              "the same plan at v %u: %.6f s, not slower than v %u's %.6f s", v, out.iter_time_s,
+              best.interleave, best.iter_time_s);
+    }
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* Megatron-LM takes any v that divides the stages' layers
  * (--num-layers-per-virtual-pipeline-stage; Megatron-Bridge's Llama 3 70B runs 80
  * layers on PP 4 with VP 5): a GPT of 20 layers on 8 H100 at PP 4 holds 5 a stage,
@@ -1974,6 +2017,7 @@ static void test_need_keeps_interleaves(void)
 int main(void)
 {
     test_interleave_any_v();
+    test_interleave_past_sim_cap();
     test_megatron_vp5();
     test_megatron_account_split();
     test_tp_sync_space();
