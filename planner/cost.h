@@ -454,8 +454,14 @@ typedef enum tsl_cost_mode {
  * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
  * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
  * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
- * tesseld's cached plans, found without them, are searched again. */
-#define TSL_COST_MODEL_VERSION 97u
+ * tesseld's cached plans, found without them, are searched again.
+ * 100: no priced term changed — the megatron target's space did: models with GPTModel's YaRN
+ * (--position-embedding-type yarn) or causal sliding windows on any set of layers
+ * (--window-size, --window-attn-skip-freq), GPT-OSS among them, refused before, are
+ * searched (target_rules.c megatron_rope, megatron_windows), and Gemma's sandwich norms,
+ * soft-capping and embedding scale are refused by name (they were, by their windows). A
+ * plan without YaRN or windows under --target megatron prices and searches as 97. */
+#define TSL_COST_MODEL_VERSION 100u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
