@@ -755,6 +755,12 @@ static int gpt_yarn_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, tsl_
     const tsl_model_rope_t *y = &m->rope;
     bool yarn = y->scaling == TSL_ROPE_SCALING_YARN, line = sh->pos == 3;
     bool states = tsl_eval_shape_states_model(sh);
+    if (sh->rope_type == 2) /* argument_utils.py asserts rope_type rope without MLA */
+        return tsl_err_set(err,
+                           "megatron: --rope-type yarn: Megatron-LM takes it under "
+                           "--multi-latent-attention only (the model %s has none); GPTModel's "
+                           "YaRN is --position-embedding-type yarn",
+                           m->name);
     if (line && !yarn)
         return tsl_err_set(
             err, "megatron: --position-embedding-type yarn: the model %s has %s", m->name,

@@ -248,6 +248,8 @@ gsub "--window-attn-skip-freq 2" "--window-attn-skip-freq '([0,1]*12)'" "layer 1
 gdrop "--position-embedding-type yarn" "megatron: --position-embedding-type learned_absolute (Megatron's default, not in the line): the model GPT-OSS-20B has no learned position table"
 gsub "--position-embedding-type yarn" "--position-embedding-type rope" "megatron: --position-embedding-type rope: the model GPT-OSS-20B scales RoPE by YaRN (factor 32)"
 gdrop "--no-yarn-correction-range-round-to-int" "megatron: --yarn-correction-range-round-to-int (Megatron's default, not in the line): the model GPT-OSS-20B has YaRN's correction range unrounded"
+expect 2 "megatron: --rope-type yarn: Megatron-LM takes it under --multi-latent-attention only" \
+    eval $go --no-search --megatron-args "$goline --rope-type yarn"
 gdrop "--rotary-scaling-factor 32" "megatron: --rotary-scaling-factor 1 (Megatron's default, not in the line): the model GPT-OSS-20B has YaRN factor 32"
 gsub "--quick-geglu" "--swiglu" "megatron: --swiglu: the model GPT-OSS-20B has gpt-oss's clamped GLU"
 gdrop "--activation-func-clamp-value 7" "megatron: --activation-func-clamp-value 0 (Megatron's default, not in the line): the model GPT-OSS-20B has a GLU clamp (0: none) of 7"
