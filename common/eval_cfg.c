@@ -694,6 +694,9 @@ static const char *const mg_no_effect[] = {
     "moe-grouped-gemm",
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
+    /* TE's fused permutation: what the all-to-all dispatcher is priced with (docs/cost-model.md
+     * "Mixture of experts"; Megatron-Bridge's GPT-OSS and Qwen3 rows run it) */
+    "moe-permute-fusion",
     "mtp-loss-scaling-factor",
     "apply-layernorm-1p",
     "init-method-std",
@@ -908,6 +911,7 @@ static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
  * Python list expression of 0/1 it evaluates ("([0]*3+[1]*58)", "[1,0]*2"):
  * lists in brackets, + concatenates, * repeats, parentheses group. */
 typedef struct mg_pat {
+    const char *key; /* the flag, for messages */
     const char *s;
     uint8_t *out;
     uint32_t n;
@@ -926,12 +930,12 @@ static int pat_int(mg_pat_t *p, unsigned long *v)
 {
     pat_space(p);
     if (!isdigit((unsigned char)*p->s))
-        return tsl_err_set(p->err, "megatron: --moe-layer-freq: a number expected at '%s'", p->s);
+        return tsl_err_set(p->err, "megatron: --%s: a number expected at '%s'", p->key, p->s);
     char *end;
     *v = strtoul(p->s, &end, 10);
     p->s = end;
     return *v > TSL_MODEL_MAX_LAYERS
-               ? tsl_err_set(p->err, "megatron: --moe-layer-freq: %lu is too large", *v)
+               ? tsl_err_set(p->err, "megatron: --%s: %lu is too large", p->key, *v)
                : 0;
 }
 
@@ -944,24 +948,21 @@ static int pat_factor(mg_pat_t *p)
             return -1;
         pat_space(p);
         if (*p->s != ')')
-            return tsl_err_set(p->err, "megatron: --moe-layer-freq: ')' expected at '%s'", p->s);
+            return tsl_err_set(p->err, "megatron: --%s: ')' expected at '%s'", p->key, p->s);
         p->s++;
         return 0;
     }
     if (*p->s != '[')
-        return tsl_err_set(p->err, "megatron: --moe-layer-freq: '[' or '(' expected at '%s'", p->s);
+        return tsl_err_set(p->err, "megatron: --%s: '[' or '(' expected at '%s'", p->key, p->s);
     p->s++;
     for (;;) {
         unsigned long v;
         if (pat_int(p, &v) != 0)
             return -1;
         if (v > 1)
-            return tsl_err_set(p->err,
-                               "megatron: --moe-layer-freq: %lu is not 0 (dense) or 1 "
-                               "(experts)",
-                               v);
+            return tsl_err_set(p->err, "megatron: --%s: %lu is not 0 or 1", p->key, v);
         if (p->n >= TSL_MODEL_MAX_LAYERS)
-            return tsl_err_set(p->err, "megatron: --moe-layer-freq: more than %u layers",
+            return tsl_err_set(p->err, "megatron: --%s: more than %u layers", p->key,
                                TSL_MODEL_MAX_LAYERS);
         p->out[p->n++] = (uint8_t)v;
         pat_space(p);
@@ -970,7 +971,7 @@ static int pat_factor(mg_pat_t *p)
             continue;
         }
         if (*p->s != ']')
-            return tsl_err_set(p->err, "megatron: --moe-layer-freq: ']' expected at '%s'", p->s);
+            return tsl_err_set(p->err, "megatron: --%s: ']' expected at '%s'", p->key, p->s);
         p->s++;
         return 0;
     }
@@ -993,7 +994,7 @@ static int pat_term(mg_pat_t *p)
             continue;
         }
         if ((unsigned long)start + len * k > TSL_MODEL_MAX_LAYERS)
-            return tsl_err_set(p->err, "megatron: --moe-layer-freq: more than %u layers",
+            return tsl_err_set(p->err, "megatron: --%s: more than %u layers", p->key,
                                TSL_MODEL_MAX_LAYERS);
         for (unsigned long r = 1; r < k; r++)
             memcpy(p->out + start + r * len, p->out + start, len);
@@ -1014,23 +1015,31 @@ static int pat_expr(mg_pat_t *p)
     return 0;
 }
 
-static int mg_moe_freq(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+/* An int N or a 0/1 list expression (--moe-layer-freq, --window-attn-skip-freq):
+ * *every = N, or the list into pat and *len its length. */
+static int mg_freq(const char *key, const char *val, uint32_t *every, uint8_t *pat, uint32_t *len,
+                   tsl_err_t *err)
 {
-    c->moe_every = c->moe_len = 0;
+    *every = *len = 0;
     if (val == NULL || !*val)
-        return tsl_err_set(err, "megatron: --moe-layer-freq needs a value");
+        return tsl_err_set(err, "megatron: --%s needs a value", key);
     if (strchr(val, '[') == NULL)
-        return tsl_parse_u32("moe-layer-freq", val, 1, TSL_MODEL_MAX_LAYERS, &c->moe_every, err);
-    mg_pat_t p = {val, c->moe_pattern, 0, err};
+        return tsl_parse_u32(key, val, 1, TSL_MODEL_MAX_LAYERS, every, err);
+    mg_pat_t p = {key, val, pat, 0, err};
     if (pat_expr(&p) != 0)
         return -1;
     pat_space(&p);
     if (*p.s)
-        return tsl_err_set(err, "megatron: --moe-layer-freq: '%s' left over", p.s);
+        return tsl_err_set(err, "megatron: --%s: '%s' left over", key, p.s);
     if (p.n == 0)
-        return tsl_err_set(err, "megatron: --moe-layer-freq: an empty pattern");
-    c->moe_len = p.n;
+        return tsl_err_set(err, "megatron: --%s: an empty pattern", key);
+    *len = p.n;
     return 0;
+}
+
+static int mg_moe_freq(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    return mg_freq("moe-layer-freq", val, &c->moe_every, c->moe_pattern, &c->moe_len, err);
 }
 
 /* A precision-aware optimizer dtype (Megatron-LM arguments.py: fp32, fp16, bf16,
@@ -1294,6 +1303,9 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "moe-layer-freq") == 0)
         return mg_moe_freq(val, c, err);
+    if (strcmp(key, "window-attn-skip-freq") == 0) /* checked in eval_shape.c */
+        return mg_freq(key, val, &c->shape.window_every, c->shape.window_pattern,
+                       &c->shape.window_len, err);
     if (strcmp(key, "hybrid-layer-pattern") == 0 || strcmp(key, "hybrid-override-pattern") == 0)
         return mg_hybrid(key, val, c, err);
     if (strcmp(key, "recompute-modules") == 0) { /* nargs '*': every word up to the next flag */

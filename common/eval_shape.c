@@ -34,6 +34,7 @@ static const char *const shape_flag[TSL_EVAL_SHAPE_COUNT] = {
     [TSL_EVAL_SHAPE_MAMBA_HEAD] = "mamba-head-dim",
     [TSL_EVAL_SHAPE_MAMBA_GROUPS] = "mamba-num-groups",
     [TSL_EVAL_SHAPE_MAMBA_HEADS] = "mamba-num-heads",
+    [TSL_EVAL_SHAPE_YARN_ORIG] = "yarn-original-max-position-embeddings",
 };
 
 /* The switches (no value) and what each sets. */
@@ -77,6 +78,10 @@ static const struct {
     [TSL_EVAL_SHAPE_ROTARY_SCALING] = {"rotary-scaling-factor", 1.0, 1e6},
     [TSL_EVAL_SHAPE_MSCALE] = {"mscale", 1.0, 1e6},
     [TSL_EVAL_SHAPE_MSCALE_ALL_DIM] = {"mscale-all-dim", 0.0, 1e6},
+    [TSL_EVAL_SHAPE_YARN_BETA_FAST] = {"yarn-beta-fast", 32.0, 1e6},
+    [TSL_EVAL_SHAPE_YARN_BETA_SLOW] = {"yarn-beta-slow", 1.0, 1e6},
+    [TSL_EVAL_SHAPE_GLU_OFFSET] = {"glu-linear-offset", 0.0, 1e6},
+    [TSL_EVAL_SHAPE_GLU_CLAMP] = {"activation-func-clamp-value", 0.0, 1e6},
 };
 
 /* The choices of --softmax-type and --moe-router-score-function (TransformerConfig
@@ -149,8 +154,42 @@ static int read_choice(const char *key, const char *val, const char *const *choi
                        choice[0], choice[1], choice[2]);
 }
 
+/* --window-size as Megatron-LM's tuple_type reads it: "L,R" or "(L,R)", two ints. */
+static int read_window(const char *val, tsl_eval_shape_t *sh, tsl_err_t *err)
+{
+    long l, r;
+    char tail;
+    const char *v = val ? val : "";
+    if (sscanf(v, "(%ld,%ld%c", &l, &r, &tail) != 3 || tail != ')') {
+        if (sscanf(v, "%ld,%ld%c", &l, &r, &tail) != 2)
+            return tsl_err_set(err,
+                               "megatron: --window-size: '%s' is not two integers LEFT,RIGHT "
+                               "(a causal window of w keys is w-1,0)",
+                               v);
+    }
+    if (l < 0 || r < 0 || l > (1l << 30) || r > (1l << 30))
+        return tsl_err_set(err,
+                           "megatron: --window-size %s: Tessel reads a window of LEFT + 1 keys "
+                           "(LEFT, RIGHT >= 0; -1, Megatron's unbounded side, is full attention)",
+                           v);
+    sh->window_set = true;
+    sh->window_left = (int32_t)l;
+    sh->window_right = (int32_t)r;
+    return 0;
+}
+
 int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, tsl_err_t *err)
 {
+    if (strcmp(key, "window-size") == 0)
+        return read_window(val, sh, err);
+    if (strcmp(key, "yarn-correction-range-round-to-int") == 0 ||
+        strcmp(key, "no-yarn-correction-range-round-to-int") == 0) {
+        if (val)
+            return tsl_err_set(err, "megatron: --%s takes no value ('%s')", key, val);
+        sh->yarn_round_set = true;
+        sh->yarn_round = key[0] != 'n';
+        return 0;
+    }
     for (size_t i = 0; i < sizeof shape_switch / sizeof *shape_switch; i++)
         if (strcmp(key, shape_switch[i].name) == 0)
             return read_switch(i, key, val, sh, err);
@@ -346,6 +385,9 @@ static bool model_value(tsl_eval_shape_key_t k, const tsl_eval_shape_t *sh, cons
     }
 }
 
+static int real_check(const tsl_eval_shape_t *sh, tsl_eval_shape_real_t k, double want,
+                      const tsl_model_t *m, const char *has, tsl_err_t *err);
+
 static const char *num(uint32_t v, char buf[16])
 {
     if (!v)
@@ -458,6 +500,15 @@ static int ffn_head_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, cons
 {
     const tsl_layer_t *f = r->dense ? r->dense : r->moe, *h = r->head, *e = &m->layers[0];
     bool gated = sh->swiglu || sh->quick_geglu, untied = h && !h->tied_head && h->params;
+    bool gpt_oss = m->glu_limit > 0.0; /* model.h glu_limit: quick-GeGLU, +1, clamped */
+    shape_form_t act = {f && f->gated_ffn,
+                        gated,
+                        sh->quick_geglu,
+                        gpt_oss,
+                        sh->quick_geglu ? "--quick-geglu" : "--swiglu",
+                        gpt_oss ? "gpt-oss's clamped GLU, x*sigmoid(1.702x)*(y+1) "
+                                  "(--quick-geglu)"
+                                : "SwiGLU"};
     shape_form_t ffn = {
         f != NULL,
         gated,
@@ -475,7 +526,13 @@ static int ffn_head_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, cons
                   : "--untie-embeddings-and-output-weights not given, the output layer tied to "
                     "the embedding",
         untied ? "an output layer of its own" : "its output layer tied to the embedding"};
-    if (form_check(&ffn, sh, m, err) != 0)
+    if (form_check(&ffn, sh, m, err) != 0 || form_check(&act, sh, m, err) != 0)
+        return -1;
+    if (f && f->gated_ffn &&
+        (real_check(sh, TSL_EVAL_SHAPE_GLU_OFFSET, gpt_oss ? 1.0 : 0.0, m, "a GLU linear offset",
+                    err) != 0 ||
+         real_check(sh, TSL_EVAL_SHAPE_GLU_CLAMP, m->glu_limit, m, "a GLU clamp (0: none) of",
+                    err) != 0))
         return -1;
     return form_check(&tie, sh, m, err);
 }
@@ -549,6 +606,113 @@ static int forms_check(const shape_form_t *f, size_t n, const tsl_eval_shape_t *
     return 0;
 }
 
+/* The model's first windowed block, or NULL. */
+static const tsl_layer_t *first_window(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (tsl_model_is_block(m, i) && m->layers[i].attn_window)
+            return &m->layers[i];
+    return NULL;
+}
+
+/* A chunked window (Llama 4), which Megatron-LM's --window-size (it slides) does
+ * not build: refused where the line gives a window or states the model. */
+static int chunked_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, const shape_layers_t *r,
+                         tsl_err_t *err)
+{
+    const tsl_layer_t *w = first_window(m);
+    (void)r;
+    if (!w || !w->attn_chunked || (!sh->window_set && !tsl_eval_shape_states_model(sh)))
+        return 0;
+    return tsl_err_set(err,
+                       "megatron: %s: the model %s attends within chunks of %u tokens (Llama 4's "
+                       "chunked attention), which Megatron-LM's sliding --window-size does not "
+                       "build",
+                       sh->window_set ? "--window-size" : "--window-size not given", m->name,
+                       w->attn_window);
+}
+
+/* --window-attn-skip-freq as the line gives it, for messages. */
+static const char *skip_freq_is(const tsl_eval_shape_t *sh, char buf[64])
+{
+    if (sh->window_len)
+        snprintf(buf, 64, " --window-attn-skip-freq (a list)");
+    else if (sh->window_every)
+        snprintf(buf, 64, " --window-attn-skip-freq %u", sh->window_every);
+    else
+        snprintf(buf, 64, " (--window-attn-skip-freq not given: every layer)");
+    return buf;
+}
+
+/* Whether Megatron-LM windows the block of 1-based number n
+ * (transformer/utils.py is_layer_window_attention at d98e8a6). */
+static bool line_windowed(const tsl_eval_shape_t *sh, uint32_t n)
+{
+    if (!sh->window_set)
+        return false;
+    if (sh->window_len)
+        return n <= sh->window_len && sh->window_pattern[n - 1];
+    return sh->window_every ? n % sh->window_every != 0 : true;
+}
+
+/* The sliding window, block by block: where Megatron-LM windows (the line's, or
+ * none: its default) against the model's windowed blocks, and the window's keys
+ * (--window-size LEFT,0 is LEFT + 1 keys: the query and LEFT before it). */
+static int window_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t *w = first_window(m);
+    if ((w && w->attn_chunked) || (!sh->window_set && !tsl_eval_shape_states_model(sh)))
+        return 0;
+    uint32_t nb = 0, windowed = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (tsl_model_is_block(m, i)) {
+            nb++;
+            windowed += m->layers[i].attn_window != 0;
+        }
+    char sk[64];
+    if (sh->window_set && sh->window_right != 0)
+        return tsl_err_set(err,
+                           "megatron: --window-size %d,%d: a window %d keys ahead; the model %s's "
+                           "attention is causal",
+                           sh->window_left, sh->window_right, sh->window_right, m->name);
+    if (sh->window_set && sh->window_len && sh->window_len != nb)
+        return tsl_err_set(err,
+                           "megatron: --window-attn-skip-freq: a list of %u layers; the model %s "
+                           "has %u",
+                           sh->window_len, m->name, nb);
+    if (!sh->window_set && windowed)
+        return tsl_err_set(err,
+                           "megatron: --window-size not given (Megatron's default, not in the "
+                           "line): full attention in every layer; the model %s has a %u-key "
+                           "sliding window on %u of its %u layers",
+                           m->name, w->attn_window, windowed, nb);
+    for (uint32_t i = 0, n = 0; i < m->n_layers; i++) {
+        if (!tsl_model_is_block(m, i))
+            continue;
+        const tsl_layer_t *l = &m->layers[i];
+        n++;
+        bool on = line_windowed(sh, n);
+        if (on && !l->attn_window)
+            return tsl_err_set(err,
+                               "megatron: --window-size %d,0%s: layer %u (1-based) has a window "
+                               "in Megatron-LM; the model %s attends to the whole sequence there",
+                               sh->window_left, skip_freq_is(sh, sk), n, m->name);
+        if (!on && l->attn_window)
+            return tsl_err_set(err,
+                               "megatron: --window-size %d,0%s: layer %u (1-based) attends to the "
+                               "whole sequence in Megatron-LM; the model %s has a %u-key window "
+                               "there",
+                               sh->window_left, skip_freq_is(sh, sk), n, m->name, l->attn_window);
+        if (on && (uint32_t)sh->window_left + 1 != l->attn_window)
+            return tsl_err_set(err,
+                               "megatron: --window-size %d,0: a window of %d keys; the model %s "
+                               "has %u (--window-size %u,0)",
+                               sh->window_left, sh->window_left + 1, m->name, l->attn_window,
+                               l->attn_window - 1);
+    }
+    return 0;
+}
+
 /* What Megatron-LM cannot build at all, whatever the line says: a QK-norm over the
  * whole projection, attention and FFN in parallel, a fixed +1 in the softmax, RoPE
  * scaled other than Llama 3's. */
@@ -573,18 +737,71 @@ static int unbuildable_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
                            "megatron: --softmax-type off-by-one: the model %s has no fixed sink "
                            "logit in its softmax",
                            m->name);
-    bool mla = r->attn && r->attn->kv_lora_rank;
-    if (m->layers[0].positions == 0 &&
-        (m->rope.scaling == TSL_ROPE_SCALING_OTHER ||
-         (m->rope.scaling == TSL_ROPE_SCALING_YARN && !mla)) &&
+    if (m->layers[0].positions == 0 && m->rope.scaling == TSL_ROPE_SCALING_OTHER &&
         (sh->rope_scaling || states))
         return tsl_err_set(err,
                            "megatron: %s: the model %s scales RoPE by rope_type '%s', which "
-                           "--use-rope-scaling (Llama 3's) does not build (Tessel checks YaRN "
-                           "under multi-latent attention only)",
+                           "--use-rope-scaling (Llama 3's) and YaRN do not build",
                            sh->rope_scaling ? "--use-rope-scaling" : "--use-rope-scaling not given",
                            m->name, m->rope.scaling_type);
-    return 0;
+    return chunked_check(sh, m, r, err);
+}
+
+/* YaRN as GPTModel builds it (--position-embedding-type yarn; argument_utils.py
+ * _apply_yarn_config_from_args at d98e8a6 and its defaults): the line's against the
+ * model's, or a YaRN line against a model without it. */
+static int gpt_yarn_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_model_rope_t *y = &m->rope;
+    bool yarn = y->scaling == TSL_ROPE_SCALING_YARN, line = sh->pos == 3;
+    bool states = tsl_eval_shape_states_model(sh);
+    if (sh->rope_type == 2) /* argument_utils.py asserts rope_type rope without MLA */
+        return tsl_err_set(err,
+                           "megatron: --rope-type yarn: Megatron-LM takes it under "
+                           "--multi-latent-attention only (the model %s has none); GPTModel's "
+                           "YaRN is --position-embedding-type yarn",
+                           m->name);
+    if (line && !yarn)
+        return tsl_err_set(
+            err, "megatron: --position-embedding-type yarn: the model %s has %s", m->name,
+            y->scaling == TSL_ROPE_SCALING_LLAMA3 ? "Llama 3's RoPE scaling" : "RoPE without YaRN");
+    if (!yarn || (!line && !sh->pos && !states))
+        return 0;
+    if (!line)
+        return tsl_err_set(err,
+                           "megatron: --position-embedding-type %s%s: the model %s scales RoPE "
+                           "by YaRN (factor %g)",
+                           sh->pos ? pos_type[sh->pos - 1] : "learned_absolute",
+                           sh->pos ? "" : " (Megatron's default, not in the line)", m->name,
+                           y->scaling_factor);
+    uint32_t orig = sh->v[TSL_EVAL_SHAPE_YARN_ORIG] ? sh->v[TSL_EVAL_SHAPE_YARN_ORIG] : 4096;
+    if (orig != y->original_max_positions)
+        return tsl_err_set(
+            err,
+            "megatron: --yarn-original-max-position-embeddings %u%s: the model %s "
+            "has YaRN original_max_position_embeddings %u",
+            orig, sh->v[TSL_EVAL_SHAPE_YARN_ORIG] ? "" : " (Megatron's default, not in the line)",
+            m->name, y->original_max_positions);
+    if (real_check(sh, TSL_EVAL_SHAPE_ROTARY_SCALING, y->scaling_factor, m, "YaRN factor", err) !=
+            0 ||
+        real_check(sh, TSL_EVAL_SHAPE_YARN_BETA_FAST, y->beta_fast, m, "YaRN beta_fast", err) !=
+            0 ||
+        real_check(sh, TSL_EVAL_SHAPE_YARN_BETA_SLOW, y->beta_slow, m, "YaRN beta_slow", err) !=
+            0 ||
+        real_check(sh, TSL_EVAL_SHAPE_MSCALE, y->mscale, m, "YaRN mscale", err) != 0 ||
+        real_check(sh, TSL_EVAL_SHAPE_MSCALE_ALL_DIM, y->mscale_all_dim, m, "YaRN mscale_all_dim",
+                   err) != 0)
+        return -1;
+    bool round = sh->yarn_round_set ? sh->yarn_round : true;
+    shape_form_t f = {true,
+                      sh->yarn_round_set,
+                      round,
+                      !y->yarn_no_truncate,
+                      round ? "--yarn-correction-range-round-to-int"
+                            : "--no-yarn-correction-range-round-to-int",
+                      y->yarn_no_truncate ? "YaRN's correction range unrounded (truncate false)"
+                                          : "YaRN's correction range rounded"};
+    return form_check(&f, sh, m, err);
 }
 
 /* Multi-latent attention's RoPE (MLATransformerConfig: rope_type yarn unless
@@ -657,7 +874,9 @@ static int attn_form_check(const tsl_eval_shape_t *sh, const tsl_model_t *m,
         real_check(sh, TSL_EVAL_SHAPE_ROPE_FACTOR, m->rope.scaling_factor, m, "RoPE scaling factor",
                    err) != 0)
         return -1;
-    return rope && a && a->kv_lora_rank ? mla_yarn_check(sh, m, err) : 0;
+    if (rope && a && a->kv_lora_rank)
+        return mla_yarn_check(sh, m, err);
+    return a && m->layers[0].positions == 0 ? gpt_yarn_check(sh, m, err) : 0;
 }
 
 /* The router: score function, renormalisation, correction bias, scale (the groups
@@ -747,10 +966,10 @@ int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint3
     if (!r.block)
         return 0;
     if (heads_check(sh, err) != 0 || parts_check(sh, m, &r, err) != 0 ||
-        unbuildable_check(sh, m, &r, err) != 0 || numbers_check(sh, m, &r, err) != 0 ||
-        positions_check(sh, m, &r, err) != 0 || vocab_check(sh, m, tp, err) != 0 ||
-        ffn_head_check(sh, m, &r, err) != 0 || norm_pos_bias_check(sh, m, &r, err) != 0 ||
-        attn_form_check(sh, m, &r, err) != 0)
+        unbuildable_check(sh, m, &r, err) != 0 || window_check(sh, m, err) != 0 ||
+        numbers_check(sh, m, &r, err) != 0 || positions_check(sh, m, &r, err) != 0 ||
+        vocab_check(sh, m, tp, err) != 0 || ffn_head_check(sh, m, &r, err) != 0 ||
+        norm_pos_bias_check(sh, m, &r, err) != 0 || attn_form_check(sh, m, &r, err) != 0)
         return -1;
     return router_check(sh, m, &r, err);
 }

@@ -27,7 +27,15 @@
  * --norm-epsilon (1e-5) and --rotary-base (10000) where the model's source states
  * them, --use-rope-scaling (off) and --rope-scaling-factor (8) where it states its
  * RoPE, under MLA --rope-type (yarn) with --rotary-scaling-factor (1), --mscale (1)
- * and --mscale-all-dim (0) where it states its RoPE, --moe-router-score-function (softmax), --moe-router-pre-softmax (off: the
+ * and --mscale-all-dim (0) where it states its RoPE; YaRN elsewhere (gpt-oss)
+ * --position-embedding-type yarn with those three, --yarn-original-max-position-
+ * embeddings (4096), --yarn-beta-fast (32), --yarn-beta-slow (1) and
+ * --[no-]yarn-correction-range-round-to-int (rounded); the FFN's activation
+ * --swiglu or --quick-geglu with --glu-linear-offset (0) and
+ * --activation-func-clamp-value (none: gpt-oss's clamped GLU has 1 and 7); the
+ * sliding window --window-size (none) and --window-attn-skip-freq (every layer:
+ * transformer/utils.py is_layer_window_attention, by 1-based layer number),
+ * --moe-router-score-function (softmax), --moe-router-pre-softmax (off: the
  * top k renormalised), --moe-router-enable-expert-bias (off),
  * --moe-router-topk-scaling-factor (none), --moe-router-num-groups /
  * --moe-router-group-topk (none), --moe-shared-expert-gate (off). The model's
@@ -67,6 +75,7 @@ typedef enum tsl_eval_shape_key {
     TSL_EVAL_SHAPE_MAMBA_HEAD,        /* --mamba-head-dim */
     TSL_EVAL_SHAPE_MAMBA_GROUPS,      /* --mamba-num-groups */
     TSL_EVAL_SHAPE_MAMBA_HEADS,       /* --mamba-num-heads */
+    TSL_EVAL_SHAPE_YARN_ORIG,         /* --yarn-original-max-position-embeddings (4096) */
     TSL_EVAL_SHAPE_COUNT
 } tsl_eval_shape_key_t;
 
@@ -83,6 +92,10 @@ typedef enum tsl_eval_shape_real {
     TSL_EVAL_SHAPE_ROTARY_SCALING, /* --rotary-scaling-factor: YaRN's under MLA (1) */
     TSL_EVAL_SHAPE_MSCALE,         /* --mscale (1) */
     TSL_EVAL_SHAPE_MSCALE_ALL_DIM, /* --mscale-all-dim (0) */
+    TSL_EVAL_SHAPE_YARN_BETA_FAST, /* --yarn-beta-fast (32) */
+    TSL_EVAL_SHAPE_YARN_BETA_SLOW, /* --yarn-beta-slow (1) */
+    TSL_EVAL_SHAPE_GLU_OFFSET,     /* --glu-linear-offset (0) */
+    TSL_EVAL_SHAPE_GLU_CLAMP,      /* --activation-func-clamp-value (none: 0) */
     TSL_EVAL_SHAPE_REAL_COUNT
 } tsl_eval_shape_real_t;
 
@@ -116,7 +129,17 @@ typedef struct tsl_eval_shape {
     bool pre_softmax;  /* --moe-router-pre-softmax */
     bool expert_bias;  /* --moe-router-enable-expert-bias */
     bool shared_gate;  /* --moe-shared-expert-gate */
-    bool no_dropout;   /* set by the caller: the request prices the model without
+    /* YaRN's --[no-]yarn-correction-range-round-to-int (round_set: given; Megatron
+     * rounds unless told) */
+    bool yarn_round_set, yarn_round;
+    /* the sliding window: --window-size LEFT,RIGHT (window_set), and
+     * --window-attn-skip-freq, an int N (window_every) or a 0/1 list of window_len
+     * layers (1: windowed) that the caller parses into window_pattern */
+    bool window_set;
+    int32_t window_left, window_right;
+    uint32_t window_every, window_len;
+    uint8_t window_pattern[TSL_MODEL_MAX_LAYERS];
+    bool no_dropout; /* set by the caller: the request prices the model without
                              dropout (eval --no-dropout), whatever its layers say */
 } tsl_eval_shape_t;
 

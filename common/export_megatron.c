@@ -64,6 +64,31 @@ static void write_attention_backend(const tsl_export_view_t *v, FILE *out)
         }
 }
 
+/* YaRN: under MLA its rope_type (MLATransformerConfig fixes the rest); elsewhere
+ * GPTModel's --position-embedding-type yarn (written by write_model in place of rope)
+ * with every parameter (target_rules.c megatron_rope; argument_utils.py
+ * _apply_yarn_config_from_args at d98e8a6, whose defaults — original context 4096,
+ * betas 32 / 1, the range rounded — are written anyway, so the line says the model). */
+static void write_yarn(const tsl_model_t *m, FILE *out)
+{
+    const tsl_model_rope_t *r = &m->rope;
+    if (tsl_model_mla_layers(m)) {
+        fprintf(out,
+                "--rope-type yarn\n--rotary-scaling-factor %.15g\n--mscale %.15g\n"
+                "--mscale-all-dim %.15g\n",
+                r->scaling_factor, r->mscale, r->mscale_all_dim);
+        return;
+    }
+    fprintf(out,
+            "--rotary-scaling-factor %.15g\n--yarn-original-max-position-embeddings %u\n"
+            "--yarn-beta-fast %.15g\n--yarn-beta-slow %.15g\n--mscale %.15g\n"
+            "--mscale-all-dim %.15g\n%s",
+            r->scaling_factor, r->original_max_positions, r->beta_fast, r->beta_slow, r->mscale,
+            r->mscale_all_dim,
+            r->yarn_no_truncate ? "--no-yarn-correction-range-round-to-int\n"
+                                : "--yarn-correction-range-round-to-int\n");
+}
+
 static void write_rope(const tsl_model_t *m, FILE *out)
 {
     if (m->layers[0].positions == 0 && m->rope.base > 0.0 && !m->hybrid)
@@ -72,11 +97,68 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--norm-epsilon %g\n", m->norm_eps);
     if (m->rope.scaling == TSL_ROPE_SCALING_LLAMA3)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
-    if (m->rope.scaling == TSL_ROPE_SCALING_YARN) /* under MLA (tsl_target_megatron_shapes) */
-        fprintf(out,
-                "--rope-type yarn\n--rotary-scaling-factor %.15g\n--mscale %.15g\n"
-                "--mscale-all-dim %.15g\n",
-                m->rope.scaling_factor, m->rope.mscale, m->rope.mscale_all_dim);
+    if (m->rope.scaling == TSL_ROPE_SCALING_YARN)
+        write_yarn(m, out);
+}
+
+/* Whether GPTModel's blocks have YaRN RoPE of their own (not MLA's rope_type). */
+static bool gpt_yarn(const tsl_model_t *m)
+{
+    return m->rope.scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m) &&
+           m->layers[0].positions == 0;
+}
+
+/* The sliding window (target_rules.c megatron_windows: one causal window of w keys):
+ * --window-size w - 1,0 and, unless every block has it, --window-attn-skip-freq: N
+ * where the full-attention blocks are exactly those whose 1-based number N divides
+ * (gpt-oss: 2), else the 0/1 list (1: windowed) as runs, the way write_moe_freq
+ * writes its pattern. */
+static void write_windows(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_layer_t *b = &v->model->layers[1];
+    uint32_t w = 0, windowed = 0, every = 0;
+    for (uint32_t i = 0; i < v->n_blocks; i++)
+        if (b[i].attn_window)
+            w = b[i].attn_window, windowed++;
+    if (!windowed || v->model->hybrid)
+        return;
+    fprintf(out, "--window-size %u,0\n", w - 1);
+    if (windowed == v->n_blocks)
+        return;
+    for (uint32_t n = 2; n <= v->n_blocks && !every; n++) {
+        bool fits = true;
+        for (uint32_t i = 0; i < v->n_blocks && fits; i++)
+            fits = (b[i].attn_window != 0) == ((i + 1) % n != 0);
+        every = fits ? n : 0;
+    }
+    if (every) {
+        fprintf(out, "--window-attn-skip-freq %u\n", every);
+        return;
+    }
+    fputs("--window-attn-skip-freq '(", out);
+    for (uint32_t i = 0, run; i < v->n_blocks; i += run) {
+        bool on = b[i].attn_window != 0;
+        for (run = 1; i + run < v->n_blocks && (b[i + run].attn_window != 0) == on;)
+            run++;
+        fprintf(out, "%s[%d]*%u", i ? "+" : "", on, run);
+    }
+    fputs(")'\n", out);
+}
+
+/* The gated FFN's activation: SwiGLU (--swiglu), or gpt-oss's clamped one (model.h
+ * glu_limit): Megatron-LM's --quick-geglu (quick_gelu, x·σ(1.702·x), gated) with
+ * --glu-linear-offset 1 (the linear half + 1) and --activation-func-clamp-value
+ * (the gate clamped from above, the linear half both ways: experts.py glu, mlp.py,
+ * at d98e8a6) — what Megatron-Bridge's gpt_oss_bridge.py sets. */
+static void write_activation(const tsl_model_t *m, const tsl_layer_t *f, FILE *out)
+{
+    if (!f->gated_ffn)
+        return;
+    if (m->glu_limit > 0.0)
+        fprintf(out, "--quick-geglu\n--glu-linear-offset 1\n--activation-func-clamp-value %.15g\n",
+                m->glu_limit);
+    else
+        fputs("--swiglu\n", out);
 }
 
 /* The attention's and FFN's form beyond the shape (model.h tsl_model_t, the layers'
@@ -145,12 +227,16 @@ static int check_form(const tsl_model_t *m, const tsl_layer_t *l, const tsl_laye
                             "its embedding (BLOOM); Megatron-LM has neither (Megatron-DeepSpeed's "
                             "--position-embedding-type alibi --embed-layernorm)",
                             m->name);
-    if (moe && moe->glu_clamp)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: glu_clamp: %s clamps its experts' gated activation "
-                            "(gpt-oss); Tessel does not know the limit to write "
-                            "--activation-func-clamp-value",
-                            m->name);
+    /* --quick-geglu and its clamp are TransformerConfig's, for every FFN (mlp.py and
+     * experts.py alike): a dense FFN without the clamp beside clamped experts is not
+     * one line's model */
+    for (uint32_t i = 1; moe && moe->glu_clamp && i + 1 < m->n_layers; i++)
+        if (m->layers[i].ffn_hidden && !m->layers[i].glu_clamp)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: glu_clamp: %s clamps its experts' gated activation "
+                                "but not layer %u's FFN; Megatron-LM's "
+                                "--activation-func-clamp-value clamps every FFN",
+                                m->name, i);
     if (!moe || !moe->experts)
         return 0;
     uint32_t k = moe->experts_per_tok;
@@ -353,9 +439,9 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (v->model->hybrid)
         write_hybrid(v, out);
     else if (!e->positions)
-        fputs("--position-embedding-type rope\n", out);
-    if (f->gated_ffn)
-        fputs("--swiglu\n", out);
+        fprintf(out, "--position-embedding-type %s\n", gpt_yarn(v->model) ? "yarn" : "rope");
+    write_windows(v, out);
+    write_activation(v->model, f, out);
     if (l->rms_norm)
         fputs("--normalization RMSNorm\n", out);
     if (l->no_bias)

@@ -206,6 +206,19 @@ static double opt_nonneg_real(reader_t *r, const json_t *obj, const char *key, d
     return json_number_value(v);
 }
 
+/* rope_scaling.KEY, a boolean; dflt when absent or null. */
+static bool opt_bool_in(reader_t *r, const json_t *obj, const char *key, bool dflt)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (v == NULL || json_is_null(v))
+        return dflt;
+    if (!json_is_boolean(v)) {
+        note_bad(r, "rope_scaling.%s: expected true or false, got %s", key, tsl_json_type_name(v));
+        return dflt;
+    }
+    return json_is_true(v);
+}
+
 /* YaRN's parameters (transformers' _compute_yarn_parameters and DeepSeek's
  * yarn_get_mscale): beta_fast 32, beta_slow 1, mscale 1, mscale_all_dim 0 unless
  * given. */
@@ -215,6 +228,9 @@ static void read_yarn(reader_t *r, const json_t *sc, tsl_model_rope_t *rope)
     rope->beta_slow = opt_nonneg_real(r, sc, "beta_slow", 1.0);
     rope->mscale = opt_nonneg_real(r, sc, "mscale", 1.0);
     rope->mscale_all_dim = opt_nonneg_real(r, sc, "mscale_all_dim", 0.0);
+    /* "truncate" (transformers' _compute_yarn_parameters, true when absent): false
+     * keeps the correction range's ends unrounded (gpt-oss) */
+    rope->yarn_no_truncate = !opt_bool_in(r, sc, "truncate", true);
 }
 
 /* RoPE and the norm epsilon (model.h tsl_model_rope_t): no cost reads them, but
@@ -801,8 +817,9 @@ static void read_gpt_oss(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->router_norm = true; /* the softmax of the top k logits: the top k renormalised */
     /* the experts clamp their gate/up output at swiglu_limit (absent: GptOssConfig's
      * 7.0; null: no clamp) */
-    sp->glu_clamp = json_object_get(r->root, "swiglu_limit") == NULL ||
-                    opt_pos_real(r, r->root, "swiglu_limit") > 0;
+    const json_t *lim = json_object_get(r->root, "swiglu_limit");
+    sp->glu_limit = lim == NULL ? 7.0 : opt_pos_real(r, r->root, "swiglu_limit");
+    sp->glu_clamp = sp->glu_limit > 0;
     /* one bias switch per layer (model.h no_bias): the experts always have theirs */
     if (!opt_bool(r, "attention_bias", true))
         note_bad(r, "attention_bias: false is not supported for gpt_oss (Tessel gives a "

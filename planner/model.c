@@ -531,6 +531,8 @@ void tsl_model_free(tsl_model_t *m)
     m->qkv_bias = false;
     m->qk_norm = 0;
     m->attn_sinks = m->relu2 = false;
+    m->glu_limit = 0.0;
+    m->sandwich_norm = m->softcap = m->embed_scale = false;
     m->hybrid = false;
 }
 

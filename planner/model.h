@@ -349,6 +349,10 @@ typedef struct tsl_model_rope {
     /* YaRN (rope_scaling beta_fast, beta_slow, mscale, mscale_all_dim), at
      * transformers' defaults 32, 1, 1, 0 where the config leaves them out */
     double beta_fast, beta_slow, mscale, mscale_all_dim;
+    /* YaRN: rope_scaling "truncate": false (gpt-oss) keeps the correction range's
+     * ends unrounded; transformers rounds them by default (Megatron-LM's
+     * yarn_correction_range_round_to_int, True unless told) */
+    bool yarn_no_truncate;
 } tsl_model_rope_t;
 
 typedef struct tsl_model {
@@ -372,6 +376,15 @@ typedef struct tsl_model {
     uint8_t qk_norm;
     bool attn_sinks;
     bool relu2;
+    /* with the layers' glu_clamp: gpt-oss's gated activation, x·σ(1.702·x)·(y + 1) with
+     * the gate x clamped from above and the linear half y both ways at this limit
+     * (swiglu_limit, 7); 0 without glu_clamp */
+    double glu_limit;
+    /* Gemma's form, which no count shows: norms after attention and FFN as well
+     * as before (sandwich_norm), soft-capped scores or logits (softcap), the
+     * embedding scaled by sqrt(h) (embed_scale); the exports refuse what their
+     * stack cannot build */
+    bool sandwich_norm, softcap, embed_scale;
     bool hybrid; /* built from a hybrid pattern (tsl_arch_spec_t.hybrid): its attention,
                     FFN and Mamba blocks are each a layer, as Megatron-LM counts them */
 } tsl_model_t;
@@ -648,6 +661,8 @@ typedef struct tsl_arch_spec {
     bool glu_clamp;     /* LLAMA family, MoE: the experts' gated activation clamps the
                            gate half from above and the linear half both ways before
                            the product (gpt-oss, swiglu_limit 7): no parameters */
+    double glu_limit;   /* with glu_clamp: the limit (swiglu_limit); 0 means 7,
+                           GptOssConfig's default */
     /* GPT family, BLOOM: ALiBi on every layer's self-attention (positions must be
      * 0: no table), and a LayerNorm on the embedding's output */
     bool alibi;

@@ -585,6 +585,10 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     m->qk_norm = sp->qk_norm;
     m->attn_sinks = sp->attn_sinks;
     m->relu2 = sp->relu2 && !sp->gated_ffn;
+    m->glu_limit = !sp->glu_clamp ? 0.0 : sp->glu_limit > 0.0 ? sp->glu_limit : 7.0;
+    m->sandwich_norm = sp->sandwich_norm;
+    m->softcap = sp->attn_softcap || sp->logit_softcap;
+    m->embed_scale = sp->embed_scale;
     m->hybrid = sp->hybrid[0] != '\0';
     if (tsl_model_add(m, &e, err) != 0)
         return -1;
@@ -810,7 +814,7 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .kv_heads = 8, .head_dim = 64, .seq_len = 4096, .vocab = 201088, .gated_ffn = true,        \
         .attn_window = 128, .full_attn_layers = {0xAAAAAAAAAAAAAAAAull}, .linear_bias = true,      \
         .attn_sinks = true, .experts = E, .experts_per_tok = 4, .moe_ffn_hidden = 2880,            \
-        .router_bias = true, .router_norm = true, .glu_clamp = true                                \
+        .router_bias = true, .router_norm = true, .glu_clamp = true, .glu_limit = 7.0              \
     }
 /* E experts; MOE the MoE layers (0: all); QK the QK-norm */
 #define LLAMA4_SPEC(E, MOE, QK)                                                                    \
@@ -1079,6 +1083,14 @@ static const preset_def_t presets[] = {
         .mscale_all_dim = MA                                                                       \
     }
 
+/* YaRN as above with rope_scaling "truncate": false (gpt-oss) */
+#define ROPE_YARN_UNTRUNCATED(B, F, M, MA)                                                         \
+    {                                                                                              \
+        .base = B, .scaling = TSL_ROPE_SCALING_YARN, .scaling_type = "yarn", .scaling_factor = F,  \
+        .original_max_positions = 4096, .beta_fast = 32, .beta_slow = 1, .mscale = M,              \
+        .mscale_all_dim = MA, .yarn_no_truncate = true                                             \
+    }
+
 typedef struct preset_rope {
     const char *name;
     tsl_model_rope_t rope;
@@ -1093,8 +1105,9 @@ static const preset_rope_t preset_ropes[] = {
     {"Llama3-405B", ROPE_LLAMA31, 1e-5}, /* 405B exists as Llama 3.1 only */
     {"Mixtral-8x7B", ROPE(1000000), 1e-5},
     {"DeepSeek-V3", ROPE_YARN(10000, 40, 1, 1), 1e-6},
-    {"GPT-OSS-120B", ROPE_YARN(150000, 32, 1, 0), 1e-5}, /* mscale: transformers' defaults */
-    {"GPT-OSS-20B", ROPE_YARN(150000, 32, 1, 0), 1e-5},
+    /* mscale: transformers' defaults; "truncate": false in both config.json */
+    {"GPT-OSS-120B", ROPE_YARN_UNTRUNCATED(150000, 32, 1, 0), 1e-5},
+    {"GPT-OSS-20B", ROPE_YARN_UNTRUNCATED(150000, 32, 1, 0), 1e-5},
     {"Llama4-Scout", ROPE_LLAMA31, 1e-5},
     {"Llama4-Maverick", ROPE(500000), 1e-5},
     {"Nemotron-3-Nano", ROPE(10000), 1e-5},

@@ -308,9 +308,13 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
  * 8192 (rotary_pos_embedding.py _apply_scaling). YaRN under multi-latent attention
  * (its rope_type, yarn_rotary_pos_embedding.py) takes --rotary-scaling-factor,
  * --mscale and --mscale-all-dim and fixes original_max_position_embeddings 4096,
- * beta_fast 32 and beta_slow 1 (MLATransformerConfig); YaRN elsewhere (gpt-oss:
- * --position-embedding-type yarn with --yarn-* at d98e8a6, which eval does not read
- * back) is not exported yet. Zero: not given. */
+ * beta_fast 32 and beta_slow 1 (MLATransformerConfig). YaRN elsewhere (gpt-oss) is
+ * GPTModel's --position-embedding-type yarn, every parameter a flag
+ * (argument_utils.py _apply_yarn_config_from_args: --rotary-scaling-factor,
+ * --yarn-original-max-position-embeddings, --yarn-beta-fast, --yarn-beta-slow,
+ * --mscale, --mscale-all-dim, --[no-]yarn-correction-range-round-to-int), which the
+ * export writes (export_megatron.c write_rope) given the original context; a
+ * hybrid's blocks take no position embedding (write_hybrid). Zero: not given. */
 static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_model_rope_t *r = &m->rope;
@@ -328,13 +332,16 @@ static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
                             "builds (factor given, 4096, 32, 1: MLATransformerConfig, no flags)",
                             m->name, r->scaling_factor, r->original_max_positions, r->beta_fast,
                             r->beta_slow);
-    if (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m))
+    if (r->scaling == TSL_ROPE_SCALING_YARN && !tsl_model_mla_layers(m) &&
+        (m->hybrid || !(r->scaling_factor > 0.0) || !r->original_max_positions))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: %s scales RoPE by rope_type 'yarn' without multi-latent "
-                            "attention; Megatron-LM d98e8a6 builds that (--position-embedding-type "
-                            "yarn, --yarn-*: gpt_model.py), but Tessel does not write it yet (nor "
-                            "gpt-oss's alternating windows, --window-attn-skip-freq)",
-                            m->name);
+                            "megatron: %s scales RoPE by rope_type 'yarn' %s; Megatron-LM's "
+                            "--position-embedding-type yarn (GPTModel) takes the factor and the "
+                            "original context as flags",
+                            m->name,
+                            m->hybrid ? "in a hybrid, whose blocks Tessel exports without a "
+                                        "position embedding"
+                                      : "without a factor or original_max_position_embeddings");
     if (r->scaling == TSL_ROPE_SCALING_OTHER)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
@@ -360,22 +367,91 @@ static bool same_attention(const tsl_layer_t *a, const tsl_layer_t *b)
 {
     return a->kind == b->kind && a->seq_len == b->seq_len && a->hidden == b->hidden &&
            a->heads == b->heads && a->attn_dim == b->attn_dim && a->kv_heads == b->kv_heads &&
-           a->attn_window == b->attn_window && a->no_bias == b->no_bias &&
-           a->rms_norm == b->rms_norm && a->gated_ffn == b->gated_ffn && a->causal == b->causal &&
-           a->q_lora_rank == b->q_lora_rank && a->kv_lora_rank == b->kv_lora_rank &&
-           a->qk_nope_dim == b->qk_nope_dim && a->qk_rope_dim == b->qk_rope_dim &&
-           a->v_head_dim == b->v_head_dim && a->unfused_attn == b->unfused_attn &&
-           a->parallel_block == b->parallel_block;
+           a->no_bias == b->no_bias && a->rms_norm == b->rms_norm && a->gated_ffn == b->gated_ffn &&
+           a->causal == b->causal && a->q_lora_rank == b->q_lora_rank &&
+           a->kv_lora_rank == b->kv_lora_rank && a->qk_nope_dim == b->qk_nope_dim &&
+           a->qk_rope_dim == b->qk_rope_dim && a->v_head_dim == b->v_head_dim &&
+           a->unfused_attn == b->unfused_attn && a->parallel_block == b->parallel_block;
 }
 
 /* A layer's key for Megatron-LM's identical layers: a block kept bf16
  * (--first-last-layers-bf16) is built as the others, its precision chosen at run
- * time (fp8_utils.py is_first_last_bf16_layer), so the mark is left out. */
+ * time (fp8_utils.py is_first_last_bf16_layer), so the mark is left out; so is a
+ * sliding window, which --window-size and --window-attn-skip-freq give layer by
+ * layer (megatron_windows checks them): a windowed layer is keyed as its
+ * full-attention self. */
 static uint32_t shape_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
 {
     tsl_layer_t c = *l;
     c.bf16 = false;
+    if (c.attn_window && !c.attn_chunked) {
+        c.attn_window = 0;
+        tsl_layer_derive(&c, NULL); /* its counts as a full-attention layer */
+    }
     return tsl_layer_key(&c, key);
+}
+
+/* Sliding windows as Megatron-LM d98e8a6's GPTModel builds them: one --window-size
+ * (left, right) for every windowed layer, (w - 1, 0) for a causal window of w keys
+ * (each query and the w - 1 before it: Megatron-Bridge's gpt_oss_bridge.py writes
+ * HF's sliding_window w so), and --window-attn-skip-freq choosing the layers
+ * (transformer/utils.py is_layer_window_attention, by 1-based layer number: an int N
+ * windows the layers N does not divide, a list its 1s; none given: every layer).
+ * Any set of windowed layers is a list, so what stays out is a chunked window
+ * (Llama 4: Megatron-LM's --window-size slides), a bidirectional one, windows of
+ * two sizes, and windows with MTP depths (the export writes none for them). */
+static int megatron_windows(const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t w = 0, at = 0;
+    for (uint32_t i = 1; i + 1 < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (!l->attn_window)
+            continue;
+        if (l->attn_chunked)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: attn_chunked: layer %u of %s attends within chunks "
+                                "of %u tokens (Llama 4's chunked attention); Megatron-LM's "
+                                "--window-size slides",
+                                i, m->name, l->attn_window);
+        if (!l->causal)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u of %s has a bidirectional window of %u keys; "
+                                "Tessel writes Megatron-LM's --window-size for a causal window "
+                                "(w - 1, 0) only",
+                                i, m->name, l->attn_window);
+        if (l->mtp_depth || tsl_mtp_depths(m))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: %s has sliding windows and MTP depths; Tessel writes "
+                                "no window pattern for the MTP depths' layers",
+                                m->name);
+        if (w && l->attn_window != w)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u of %s has a %u-key window, layer %u one of "
+                                "%u; Megatron-LM's --window-size is one for every windowed layer",
+                                i, m->name, l->attn_window, at, w);
+        if (!w)
+            w = l->attn_window, at = i;
+    }
+    return 0;
+}
+
+/* Gemma's form (model.h tsl_model_t sandwich_norm, softcap, embed_scale), which
+ * Megatron-LM's GPTModel does not build from flags. */
+static int megatron_gemma(const tsl_model_t *m, tsl_err_t *err)
+{
+    const char *key = m->sandwich_norm ? "sandwich_norm"
+                      : m->softcap     ? "softcap"
+                      : m->embed_scale ? "embed_scale"
+                                       : NULL;
+    const char *what = m->sandwich_norm ? "norms after attention and FFN as well as before"
+                       : m->softcap     ? "soft-capped attention scores or logits"
+                                        : "its embedding scaled by sqrt(hidden)";
+    if (key == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: %s: %s has %s (Gemma), which Megatron-LM's GPTModel does not "
+                        "build from flags",
+                        key, m->name, what);
 }
 
 /* A hybrid block's family (0 Mamba, 1 attention, 2 dense FFN, 3 experts), -1 for
@@ -437,11 +513,13 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
     uint32_t n1 = shape_key(l1, k1);
-    if (l1->kind != TSL_LAYER_ENCODER || l1->attn_window || m->layers[0].patch_embed)
+    if (l1->kind != TSL_LAYER_ENCODER || m->layers[0].patch_embed)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: Tessel exports GPT-, BERT- and Llama-style stacks of "
-                            "self-attention layers (no decoder cross-attention, windowed "
-                            "attention or patch embedding)");
+                            "self-attention layers (no decoder cross-attention or patch "
+                            "embedding)");
+    if (megatron_gemma(m, err) != 0 || megatron_windows(m, err) != 0)
+        return -1;
     /* Megatron-LM builds identical layers but for the FFN: dense ones of
      * --ffn-hidden-size and MoE ones where --moe-layer-freq says (DeepSeek's first
      * layers). Each kind is compared with its first layer, and the two kinds'

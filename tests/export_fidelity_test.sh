@@ -13,7 +13,7 @@ hf="$(dirname "$0")/data/hf"
 # 256 GPUs: every model fits (DeepSeek-V3, Llama3-405B, GPT3-175B)
 cl="--cluster 32x8xH100-80G:8xib400"
 # what the exporter refuses, and why (the model cannot be built by a Megatron-LM line)
-refused="windowed attention or patch embedding|Megatron-LM builds identical layers|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of|is not what multi-latent attention builds|layers are Gated DeltaNet"
+refused="cross-attention or patch embedding|bidirectional window|attn_chunked:|sandwich_norm:|softcap:|embed_scale:|Megatron-LM builds identical layers|rope_type|parallel_block:|qk_norm:|alibi:|not supported: Tessel reads the experts of|is not what multi-latent attention builds|layers are Gated DeltaNet"
 exported=0
 roundtrip() { # NAME MODEL-ARGS...
     local name="$1"
@@ -216,6 +216,103 @@ expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
 expect 4 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
     eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
     --zero 1 --ep 8 --target megatron
+
+# ---- gpt-oss (cost model 100): GPTModel's YaRN and the sliding window on the odd 1-based
+# layers, as Megatron-Bridge's gpt_oss_bridge.py sets them (window_size (127, 0),
+# window_attn_skip_freq 2, the yarn_* fields, quick_gelu with glu_linear_offset 1 and
+# activation_func_clamp_value 7); the line evaluates to the plan's figures; each flag
+# left out or changed is refused naming it ----
+cl="--cluster 2x8xH100-80G:8xib400"
+go="--model GPT-OSS-20B $cl"
+expect 0 "" plan --local $go --batch 64 --no-baselines --target megatron --json
+cp "$out" "$dir/gptoss.json"
+expect 0 "" plan --local $go --batch 64 --no-baselines --target megatron --export megatron
+goline=$(grep -v '^#' "$out")
+for flag in "--position-embedding-type yarn" "--window-size 127,0" "--window-attn-skip-freq 2" \
+    --quick-geglu "--glu-linear-offset 1" "--activation-func-clamp-value 7" "--rotary-base 150000" \
+    "--rotary-scaling-factor 32" "--yarn-original-max-position-embeddings 4096" \
+    "--yarn-beta-fast 32" "--yarn-beta-slow 1" "--mscale 1" "--mscale-all-dim 0" \
+    --no-yarn-correction-range-round-to-int "--softmax-type learnable"; do
+    grep -qxF -- "$flag" <<<"$goline" && ok || bad "GPT-OSS-20B's line lacks $flag: $goline"
+done
+grep -q -- "--swiglu\|--rope-type" <<<"$goline" && bad "GPT-OSS-20B's line: $goline" || ok
+expect 0 "" eval $go --no-search --json --megatron-args "$goline"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"])' "$dir/gptoss.json" "$out" &&
+    ok || bad "GPT-OSS-20B's line does not evaluate to its plan: $(head -c 600 "$out")"
+gdrop() { expect 2 "$2" eval $go --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$goline")"; }
+gsub() { expect 2 "$3" eval $go --no-search --megatron-args "$(sed "s/^$1\$/$2/" <<<"$goline")"; }
+gdrop "--window-attn-skip-freq 2" "megatron: --window-size 127,0 (--window-attn-skip-freq not given: every layer): layer 2 (1-based) has a window in Megatron-LM; the model GPT-OSS-20B attends to the whole sequence there"
+gdrop "--window-size 127,0" "megatron: --window-size not given (Megatron's default, not in the line): full attention in every layer; the model GPT-OSS-20B has a 128-key sliding window on 12 of its 24 layers"
+gsub "--window-size 127,0" "--window-size 128,0" "megatron: --window-size 128,0: a window of 129 keys; the model GPT-OSS-20B has 128 (--window-size 127,0)"
+gsub "--window-attn-skip-freq 2" "--window-attn-skip-freq '([0,1]*12)'" "layer 1 (1-based) attends to the whole sequence in Megatron-LM; the model GPT-OSS-20B has a 128-key window there"
+gdrop "--position-embedding-type yarn" "megatron: --position-embedding-type learned_absolute (Megatron's default, not in the line): the model GPT-OSS-20B has no learned position table"
+gsub "--position-embedding-type yarn" "--position-embedding-type rope" "megatron: --position-embedding-type rope: the model GPT-OSS-20B scales RoPE by YaRN (factor 32)"
+gdrop "--no-yarn-correction-range-round-to-int" "megatron: --yarn-correction-range-round-to-int (Megatron's default, not in the line): the model GPT-OSS-20B has YaRN's correction range unrounded"
+expect 2 "megatron: --rope-type yarn: Megatron-LM takes it under --multi-latent-attention only" \
+    eval $go --no-search --megatron-args "$goline --rope-type yarn"
+gdrop "--rotary-scaling-factor 32" "megatron: --rotary-scaling-factor 1 (Megatron's default, not in the line): the model GPT-OSS-20B has YaRN factor 32"
+gsub "--quick-geglu" "--swiglu" "megatron: --swiglu: the model GPT-OSS-20B has gpt-oss's clamped GLU"
+gdrop "--activation-func-clamp-value 7" "megatron: --activation-func-clamp-value 0 (Megatron's default, not in the line): the model GPT-OSS-20B has a GLU clamp (0: none) of 7"
+# a model without YaRN, window or clamp: the flags are refused
+expect 2 "megatron: --position-embedding-type yarn: the model qwen3_30b_a3b has RoPE without YaRN" \
+    eval $q3 --no-search --megatron-args "$q3line --position-embedding-type yarn"
+expect 2 "megatron: --window-size 4095,0 (--window-attn-skip-freq not given: every layer): layer 1 (1-based) has a window in Megatron-LM; the model qwen3_30b_a3b attends to the whole sequence there" \
+    eval $q3 --no-search --megatron-args "$q3line --window-size 4095,0"
+expect 2 "megatron: --quick-geglu: the model qwen3_30b_a3b has SwiGLU" \
+    eval $q3 --no-search --megatron-args "$(sed 's/^--swiglu$/--quick-geglu/' <<<"$q3line")"
+# Mistral's window on every layer: --window-size alone
+expect 0 "" plan --local --hf-config "$hf/mistral.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+grep -qx -- "--window-size 4095,0" "$out" && ! grep -q -- "--window-attn-skip-freq" "$out" && ok ||
+    bad "Mistral's line: $(grep -- '--window' "$out")"
+# Llama 4's chunked window and Gemma's norms: Megatron-LM's flags do not build them
+expect 4 "megatron: attn_chunked: layer 1 of Llama4-Scout attends within chunks of 8192 tokens" \
+    plan --local --model Llama4-Scout $cl --batch 64 --no-baselines --target megatron --export megatron
+expect 2 "megatron: --window-size: the model Llama4-Scout attends within chunks of 8192 tokens" \
+    eval --model Llama4-Scout $cl --no-search --megatron-args "--window-size 8191,0"
+expect 4 "megatron: sandwich_norm: gemma2_9b has norms after attention and FFN as well as before" \
+    plan --local --hf-config "$hf/gemma2_9b.json" $cl --batch 64 --no-baselines --target megatron --export megatron
+
+# ---- Megatron-Bridge's three GPT-OSS-120B rows (bench/published rows.json
+# mb2604-gptoss-*): the line as Bridge runs them (gpt_oss_bridge.py's model, the perf
+# config's parallelism and recompute) evaluates to the figures of the row's own eval
+# flags (run.py), iteration time and peak memory ----
+gmodel="--num-layers 36 --hidden-size 2880 --ffn-hidden-size 2880 --num-attention-heads 64
+--group-query-attention --num-query-groups 8 --kv-channels 64 --seq-length 4096
+--max-position-embeddings 131072 --vocab-size 201088 --tokenizer-type NullTokenizer
+--normalization RMSNorm --norm-epsilon 1e-5 --position-embedding-type yarn --rotary-base 150000
+--rotary-scaling-factor 32 --yarn-original-max-position-embeddings 4096 --yarn-beta-fast 32
+--yarn-beta-slow 1 --no-yarn-correction-range-round-to-int --window-size 127,0
+--window-attn-skip-freq 2 --softmax-type learnable --add-qkv-bias --quick-geglu
+--glu-linear-offset 1.0 --activation-func-clamp-value 7.0 --attention-dropout 0 --hidden-dropout 0
+--untie-embeddings-and-output-weights --num-experts 128 --moe-router-topk 4
+--moe-ffn-hidden-size 2880 --moe-grouped-gemm --moe-token-dispatcher-type alltoall
+--moe-permute-fusion --expert-tensor-parallel-size 1 --bf16 --use-distributed-optimizer
+--overlap-grad-reduce --overlap-param-gather --grad-reduce-in-bf16 --recompute-granularity selective
+--recompute-modules layernorm moe_act --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
+--tensor-model-parallel-size 1 --global-batch-size 1280"
+grow="--batch 1280 --ckpt none --zero 1 --recompute-modules layernorm,moe_act --grad-reduce-bytes 2
+--opt-step megatron --overlap-grad-reduce --overlap-param-gather --loss-impl te
+--moe-alltoall-dispatcher"
+bridge_row() { # NAME CLUSTER ROW-FLAGS LINE-FLAGS
+    # shellcheck disable=SC2086
+    expect 0 "" eval --local --no-search --json --model GPT-OSS-120B --seq-len 4096 $2 $3 $grow
+    cp "$out" "$dir/row.json"
+    # shellcheck disable=SC2086
+    expect 0 "" eval --local --no-search --json --model GPT-OSS-120B --seq-len 4096 $2 \
+        --megatron-args "$gmodel $4"
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"])' "$dir/row.json" "$out" &&
+        ok || bad "$1: Bridge's line does not evaluate to the row's figures: $(head -c 400 "$out")"
+}
+bridge_row h100 "--cluster 8x8xH100-80G:8xib400 --memory 80G" \
+    "--tp 1 --pp 4 --dp 16 --sdp 1 --mbs 1 --ep 8 --layers-per-stage 10,9,9,10" \
+    "--pipeline-model-parallel-size 4 --micro-batch-size 1 --expert-model-parallel-size 8"
+bridge_row b200 "--cluster 8x8xB200-180G:8xib400 --memory 180G" \
+    "--tp 1 --pp 1 --dp 64 --sdp 1 --mbs 4 --ep 8" \
+    "--pipeline-model-parallel-size 1 --micro-batch-size 4 --expert-model-parallel-size 8"
+bridge_row gb200 "--cluster 16x4xGB200-186G:nvl72:4xib400 --memory 186G" \
+    "--tp 1 --pp 1 --dp 64 --sdp 1 --mbs 4 --ep 64 --moe-a2a-overlap" \
+    "--pipeline-model-parallel-size 1 --micro-batch-size 4 --expert-model-parallel-size 64
+--overlap-moe-expert-parallel-comm --delay-wgrad-compute"
 
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -606,7 +606,24 @@ static void test_megatron_flags(void)
     CHECK(tsl_eval_cfg_megatron("--moe-layer-freq 2 --bf16", &c, &err) == 0 && c.moe_every == 2 &&
               c.moe_len == 0,
           "int form: %s", err.msg);
-    mg_refuses("--moe-layer-freq '[0]*3+[2]'", "not 0 (dense) or 1");
+    mg_refuses("--moe-layer-freq '[0]*3+[2]'", "--moe-layer-freq: 2 is not 0 or 1");
+    /* the sliding window (eval_shape.h): --window-size's tuple, --window-attn-skip-freq's
+     * int or list, as Megatron-LM's tuple_type and moe_freq_type read them */
+    CHECK(tsl_eval_cfg_megatron("--window-size 127,0 --window-attn-skip-freq '([1,0]*18)' --bf16",
+                                &c, &err) == 0 &&
+              c.shape.window_set && c.shape.window_left == 127 && c.shape.window_right == 0 &&
+              c.shape.window_len == 36 && c.shape.window_pattern[0] == 1 &&
+              c.shape.window_pattern[1] == 0 && c.shape.window_pattern[35] == 0 &&
+              c.shape.window_every == 0,
+          "window list: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--window-size '(4095,0)' --window-attn-skip-freq 2 --bf16", &c,
+                                &err) == 0 &&
+              c.shape.window_left == 4095 && c.shape.window_every == 2 && c.shape.window_len == 0,
+          "window int: %s", err.msg);
+    mg_refuses("--window-attn-skip-freq '[1,0,3]'", "--window-attn-skip-freq: 3 is not 0 or 1");
+    mg_refuses("--window-size 127", "--window-size: '127' is not two integers");
+    mg_refuses("--window-size -1,0", "LEFT + 1 keys");
+    mg_refuses("--no-yarn-correction-range-round-to-int 1", "takes no value");
     mg_refuses("--moe-layer-freq '([0]*3+[1]*58'", "')' expected");
     mg_refuses("--moe-layer-freq '[1]*1000+[1]*100'", "more than 1024 layers");
     mg_refuses("--moe-layer-freq '[1]*2000'", "2000 is too large");

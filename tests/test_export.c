@@ -291,6 +291,73 @@ static void test_megatron_model(void)
     restore_model(&gpt2);
 }
 
+/* gpt-oss (gpt_oss_20b.json): GPTModel's YaRN with every parameter, the sliding window
+ * on the odd 1-based layers (--window-size 127,0, --window-attn-skip-freq 2: Megatron-
+ * Bridge's gpt_oss_bridge.py), the clamped quick-GeGLU; the line reads back against the
+ * model. Another window pattern is a list; what Megatron-LM's flags cannot build (a
+ * chunked window, two window sizes, a dense FFN beside clamped experts, Gemma's norms)
+ * is refused naming it. */
+static void test_megatron_gpt_oss(void)
+{
+    tsl_model_t saved;
+    use_hf("gpt_oss_20b.json", &saved);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 4, "dp4", 8, 4);
+    plan.ep = 4;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--position-embedding-type yarn\n--window-size 127,0\n"
+                       "--window-attn-skip-freq 2\n--quick-geglu\n--glu-linear-offset 1\n"
+                       "--activation-func-clamp-value 7\n") &&
+              strstr(text, "--rotary-base 150000\n") &&
+              strstr(text, "--rotary-scaling-factor 32\n--yarn-original-max-position-embeddings "
+                           "4096\n--yarn-beta-fast 32\n--yarn-beta-slow 1\n--mscale 1\n"
+                           "--mscale-all-dim 0\n--no-yarn-correction-range-round-to-int\n") &&
+              strstr(text, "--softmax-type learnable\n") && !strstr(text, "--swiglu") &&
+              !strstr(text, "--rope-type") && !strstr(text, "--disable-bias-linear"),
+          "gpt-oss:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              tsl_eval_shape_check(&cfg->shape, &model, 1, &err) == 0,
+          "gpt-oss read back: %s", err.msg);
+    free(text);
+    /* full attention on every third layer instead: --window-attn-skip-freq 3; on the
+     * first four only: a list */
+    for (uint32_t i = 1; i + 1 < model.n_layers; i++)
+        model.layers[i].attn_window = i % 3 ? 128 : 0;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--window-attn-skip-freq 3\n"), "every third:\n%s", text);
+    free(text);
+    for (uint32_t i = 1; i + 1 < model.n_layers; i++)
+        model.layers[i].attn_window = i > 4 ? 128 : 0;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--window-attn-skip-freq '([0]*4+[1]*20)'\n"), "a list:\n%s", text);
+    CHECK(tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->shape.window_len == 24 &&
+              tsl_eval_shape_check(&cfg->shape, &model, 1, &err) == 0,
+          "the list read back: %s", err.msg);
+    free(text);
+    model.layers[5].attn_window = 256;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: layer 6 of gpt_oss_20b has a 128-key "
+                   "window, layer 5 one of 256");
+    model.layers[5].attn_window = 128;
+    model.layers[5].attn_chunked = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: attn_chunked: layer 5 of gpt_oss_20b");
+    model.layers[5].attn_chunked = false;
+    /* a dense FFN, unclamped, beside the clamped experts: not one line's model */
+    tsl_layer_t moe3 = model.layers[3];
+    model.layers[3].experts = model.layers[3].experts_per_tok = 0;
+    model.layers[3].glu_clamp = false;
+    CHECK(tsl_layer_derive(&model.layers[3], &err) == 0, "dense layer 3: %s", err.msg);
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "glu_clamp: gpt_oss_20b clamps its experts' gated "
+                   "activation but not layer 3's FFN");
+    model.layers[3] = moe3;
+    model.sandwich_norm = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: sandwich_norm: gpt_oss_20b has norms");
+    free(cfg);
+    restore_model(&saved);
+}
+
 /* DeepSeek-V3: 3 dense layers (ffn 18432) then 58 MoE layers (experts of 2048):
  * --ffn-hidden-size from the dense layers, --moe-layer-freq as Megatron-LM's
  * moe_freq_type reads it, and eval --megatron-args reads the line back against
@@ -2098,6 +2165,7 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();
+    test_megatron_gpt_oss();
     test_megatron_modules();
     test_megatron_vp_group();
     test_megatron_account();

@@ -553,6 +553,8 @@ static void test_new_families(void)
     CHECK(m.layers[m.n_layers - 1].extra_fwd_flops == 3.0 * 8192 * 256000.0 &&
               m.layers[0].extra_fwd_flops == 8192.0 * 3584,
           "gemma2: final soft-cap over the logits, embedding x sqrt(h)");
+    CHECK(m.sandwich_norm && m.softcap && m.embed_scale && m.glu_limit == 0.0,
+          "gemma2: its form kept on the model for the exports");
     tsl_model_free(&m);
 
     /* Gemma 3 12B (text_config): Table 1's 10,759M non-embedding; every 6th layer
@@ -854,10 +856,17 @@ static void test_gpt_oss_llama4(void)
           (unsigned long long)l->extra_params);
     CHECK(m.tokens_per_sample == 4096 && m.train_context == 4096 && m.max_context == 131072,
           "gpt-oss: its 4096 training length (rope_scaling) of 131072");
+    /* what only the Megatron-LM export reads: swiglu_limit (--activation-func-clamp-value)
+     * and YaRN's "truncate": false (--no-yarn-correction-range-round-to-int) */
+    CHECK(m.glu_limit == 7.0 && m.rope.scaling == TSL_ROPE_SCALING_YARN &&
+              m.rope.yarn_no_truncate && m.rope.original_max_positions == 4096 &&
+              !m.sandwich_norm && !m.softcap,
+          "gpt-oss: glu_limit %g, truncate false", m.glu_limit);
     tsl_model_t p;
     CHECK(tsl_model_preset("GPT-OSS-120B", &p, &err) == 0 &&
               tsl_model_params(&p) == tsl_model_params(&m) &&
-              tsl_model_active_params(&p) == tsl_model_active_params(&m),
+              tsl_model_active_params(&p) == tsl_model_active_params(&m) && p.glu_limit == 7.0 &&
+              p.rope.yarn_no_truncate,
           "the GPT-OSS-120B preset is the imported config");
     tsl_model_free(&p);
     tsl_model_free(&m);
