@@ -454,8 +454,14 @@ typedef enum tsl_cost_mode {
  * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
  * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
  * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
- * tesseld's cached plans, found without them, are searched again. */
-#define TSL_COST_MODEL_VERSION 97u
+ * tesseld's cached plans, found without them, are searched again.
+ * 101: no priced term changed — the deepspeed target's space did: TP beside pipeline
+ * stages, as Megatron-DeepSpeed runs it under DeepSpeed's pipeline engine (BLOOM,
+ * MT-NLG), refused before, is searched with its boundaries priced as DeepSpeed's
+ * PartitionedTensor p2p (knobs.legacy_p2p, as eval prices the BLOOM rows; the plan
+ * records it only there) and its TP all-reduces after the gradient GEMMs
+ * (target_rules.c deepspeed_pipe_tp). A plan without TP beside stages prices as 97. */
+#define TSL_COST_MODEL_VERSION 101u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
