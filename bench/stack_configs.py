@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Run tesselctl's deepspeed and galvatron exports through the stacks' own readers.
 
-DeepSpeed's DeepSpeedConfig (its pydantic ZeRO config, the batch assertion) and
+DeepSpeed's DeepSpeedConfig (its pydantic ZeRO config, the batch assertion), for a
+plan with TP beside stages bigscience-workshop/Megatron-DeepSpeed's parse_args of
+the launch arguments the export carries ("megatron_deepspeed"), and
 Hetu-Galvatron's get_hybrid_parallel_configs_api / check_hp_config /
 hp_config_whole_model take each export of a spread of plans, at the world size they
 would see; then what they read is compared with the plan where the engine is known to
@@ -15,6 +17,7 @@ exits 0.
   python3 bench/stack_configs.py --tesselctl build/client/tesselctl
 """
 import argparse
+import ast
 import contextlib
 import importlib
 import importlib.abc
@@ -32,6 +35,7 @@ import types
 
 DS_GIT = '/work/.mirror/deepspeedai+DeepSpeed/repo'
 GV_GIT = '/work/.mirror/PKU-DAIR+Hetu-Galvatron/repo'
+MDS_GIT = '/work/.mirror/bigscience-workshop+Megatron-DeepSpeed/repo'
 
 # name | plan arguments: each planned with --target STACK and exported to it
 DS_PLANS = """\
@@ -50,6 +54,10 @@ llama70|--model Llama3-70B --cluster 8x8xH100-80G:8xib400 --batch 256
 gpt2-pp2-bf16opt|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 2 --no-zero
 llama8-pp2-bf16opt|--model Llama3-8B --cluster 2x8xA100-80G:ib200 --batch 64 --pp 2 --no-zero --no-sdp
 gpt2-pp2-fp16-z0|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 2 --no-zero --fp16
+gpt15-tp-pp2-bf16opt|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 256 --pp 2 --no-sdp --no-zero
+gpt15-tp8-pp2-ckpt|--model GPT3-15B --cluster 2x8xA100-40G:ib100 --batch 256 --pp 2 --no-dp --no-sdp
+bloom7-tp8-pp2|--model BLOOM-7B1 --cluster 2x8xA100-40G:ib100 --batch 256 --pp 2 --no-dp --no-sdp
+bloom176-tp-pp|--model BLOOM-176B --cluster 48x8xA100-80G:4xopa100 --batch 2048
 """
 GV_PLANS = """\
 gpt15|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128
@@ -174,6 +182,64 @@ def load_deepspeed(root):
     return importlib.import_module('deepspeed.runtime.config')
 
 
+def load_mds(root, ds_root):
+    """parse_args of bigscience-workshop/Megatron-DeepSpeed (megatron/arguments.py) from
+    root, torch stubbed, DeepSpeed's add_config_arguments taken from ds_root's
+    deepspeed/__init__.py (only that function and its helper: the module pulls in the
+    GPU runtime), the GLU activations' names from megatron/model/glu_activations.py
+    (its modules are torch's). Run after load_deepspeed."""
+    ns = {'argparse': argparse}
+    tree = ast.parse(open(os.path.join(ds_root, 'deepspeed', '__init__.py')).read())
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+             and n.name in ('_add_core_arguments', 'add_config_arguments')]
+    exec(compile(ast.Module(funcs, []), 'deepspeed/__init__.py', 'exec'), ns)
+    importlib.import_module('deepspeed').add_config_arguments = ns['add_config_arguments']
+    glu = ast.parse(open(os.path.join(root, 'megatron', 'model', 'glu_activations.py')).read())
+    names = next(n.value for n in glu.body if isinstance(n, ast.Assign)
+                 and getattr(n.targets[0], 'id', '') == 'GLU_ACTIVATIONS')
+    sys.meta_path.insert(0, _Finder(root, 'megatron', ('megatron.model.glu_activations',)))
+    importlib.import_module('megatron.model.glu_activations').GLU_ACTIVATIONS = {
+        k.value: None for k in names.keys}
+    return importlib.import_module('megatron.arguments').parse_args
+
+
+def check_mds(parse_args, exp, plan, gpus):
+    """The export's Megatron-DeepSpeed arguments as its parse_args reads them at the
+    plan's world size, against the config beside them and the plan."""
+    argv = exp['megatron_deepspeed']['args'] + [
+        '--data-path', 'd', '--vocab-file', 'v', '--merge-file', 'm', '--train-samples', '1',
+        '--lr', '1e-4']
+    os.environ['WORLD_SIZE'], os.environ['RANK'] = str(gpus), '0'
+    saved = sys.argv
+    sys.argv = ['pretrain_gpt.py'] + argv
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            a = parse_args()
+    finally:
+        sys.argv = saved
+    layers = layers_of(plan)
+    tp = max(l['tp'] for l in layers)
+    bad = []
+    if (a.tensor_model_parallel_size, a.pipeline_model_parallel_size, a.data_parallel_size) != \
+            (tp, plan['pp'], gpus // plan['pp'] // tp):
+        bad.append(f'TP {a.tensor_model_parallel_size} PP {a.pipeline_model_parallel_size} '
+                   f'DP {a.data_parallel_size}: not the plan\'s')
+    if (a.micro_batch_size, a.global_batch_size) != (exp['train_micro_batch_size_per_gpu'],
+                                                      exp.get('train_batch_size')):
+        bad.append(f'micro {a.micro_batch_size}, global {a.global_batch_size}: not the config\'s')
+    if a.checkpoint_activations != any(l['ckpt'] for l in layers) or \
+            (a.checkpoint_activations and not a.deepspeed_activation_checkpointing):
+        bad.append('recompute not as priced')
+    if a.pp_partition_method != 'type:transformer|embedding' or not a.deepspeed:
+        bad.append(f'partition {a.pp_partition_method}, deepspeed {a.deepspeed}')
+    if a.zero_stage != exp['zero_optimization']['stage']:
+        bad.append(f'--zero-stage {a.zero_stage}, the config\'s '
+                   f'{exp["zero_optimization"]["stage"]}')
+    said = f'Megatron-DeepSpeed TP {a.tensor_model_parallel_size} PP ' \
+           f'{a.pipeline_model_parallel_size} DP {a.data_parallel_size}'
+    return said, bad
+
+
 def load_galvatron(root):
     stubs = ('torch', 'numpy', 'scipy', 'transformers', 'galvatron.core.runtime.parallel_state')
     sys.meta_path.insert(0, _Finder(root, 'galvatron', stubs))
@@ -225,12 +291,16 @@ def check_deepspeed(cfgmod, name, text, plan):
     exp = json.loads(text)
     gpus, pp = sum(s['n_devices'] for s in plan['stages']), plan['pp']
     tp = exp.get('tensor_parallel', {}).get('autotp_size', 1)
-    # a PipelineModule hands its grid over as the mpu (the data-parallel ranks); else every GPU
-    load_deepspeed.world = gpus // pp if pp > 1 else gpus
+    mds = exp.get('megatron_deepspeed', {}).get('args', [])
+    mp = int(mds[mds.index('--tensor-model-parallel-size') + 1]) if mds else 1
+    # a PipelineModule hands its grid over as the mpu (the data-parallel ranks: the
+    # Megatron-DeepSpeed mpu's without its TP ranks); else every GPU
+    load_deepspeed.world = gpus // pp // mp if pp > 1 else gpus
     c = cfgmod.DeepSpeedConfig(exp)
     bad = []
-    if c.train_micro_batch_size_per_gpu * c.gradient_accumulation_steps * (gpus // pp // tp) \
-            != plan['global_batch'] or c.gradient_accumulation_steps != plan['n_micro']:
+    if c.train_micro_batch_size_per_gpu * c.gradient_accumulation_steps * \
+            (gpus // pp // tp // mp) != plan['global_batch'] or \
+            c.gradient_accumulation_steps != plan['n_micro']:
         bad.append('the samples per step are not the plan\'s')
     dp = max(l['dp'] for l in layers_of(plan))
     stage = c.zero_optimization_stage
@@ -253,8 +323,17 @@ def check_deepspeed(cfgmod, name, text, plan):
                        f'{plan.get("grad_buf_bytes", 2)}-byte buffer')
         if c.bfloat16_config.immediate_grad_update:
             bad.append('immediate_grad_update: the .grad added by hooks, not after the backward')
-    return f'stage {stage}, {runs}, micro {c.train_micro_batch_size_per_gpu}, ' \
-           f'steps {c.gradient_accumulation_steps}, world {load_deepspeed.world}', bad
+    said = f'stage {stage}, {runs}, micro {c.train_micro_batch_size_per_gpu}, ' \
+           f'steps {c.gradient_accumulation_steps}, world {load_deepspeed.world}'
+    if mds and check_deepspeed.mds is None:
+        said += '; its Megatron-DeepSpeed arguments not read (no mirror)'
+    elif mds:
+        more, wrong = check_mds(check_deepspeed.mds, exp, plan, gpus)
+        said, bad = f'{said}; {more}', bad + wrong
+    return said, bad
+
+
+check_deepspeed.mds = None  # parse_args of Megatron-DeepSpeed, where its mirror is
 
 
 def ds_optimizer(c, pp):
@@ -338,6 +417,7 @@ def main():
     ap.add_argument('--tesselctl', default='build/client/tesselctl')
     ap.add_argument('--deepspeed-git', default=DS_GIT)
     ap.add_argument('--galvatron-git', default=GV_GIT)
+    ap.add_argument('--megatron-deepspeed-git', default=MDS_GIT)
     a = ap.parse_args()
     failures, ran = 0, 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -345,6 +425,17 @@ def main():
         if os.path.isdir(a.deepspeed_git):
             head = extract(a.deepspeed_git, ['deepspeed', 'version.txt'], os.path.join(tmp, 'ds'))
             stacks.append(('deepspeed', head, load_deepspeed(os.path.join(tmp, 'ds')), DS_PLANS))
+            if os.path.isdir(a.megatron_deepspeed_git):
+                mds_root = os.path.join(tmp, 'mds')
+                mhead = extract(a.megatron_deepspeed_git,
+                                ['megatron/arguments.py', 'megatron/enums.py',
+                                 'megatron/logging.py', 'megatron/model/glu_activations.py'],
+                                mds_root)
+                check_deepspeed.mds = load_mds(mds_root, os.path.join(tmp, 'ds'))
+                print(f'megatron-deepspeed@{mhead}: its parse_args reads the TP x PP exports')
+            else:
+                print(f'megatron-deepspeed: no mirror at {a.megatron_deepspeed_git} '
+                      '(fetch bigscience-workshop/Megatron-DeepSpeed): its arguments not read')
         else:
             print(f'deepspeed: skipped, no mirror at {a.deepspeed_git} (fetch deepspeedai/DeepSpeed)')
         if os.path.isdir(a.galvatron_git):

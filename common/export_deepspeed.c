@@ -6,12 +6,112 @@
  * one strategy for the whole model; ZeRO stage 0, 1 or 2 (replicated data
  * parallelism, optimizer states / gradients sharded) or 3 (sdp), not DP with
  * SDP; tensor parallelism through AutoTP ("tensor_parallel.autotp_size") without
- * pipeline stages; pipeline stages through PipelineModule with the "uniform"
- * partition (equal layer counts) and ZeRO-1 at most, or BF16_Optimizer (bf16 at
- * stage 0, ds_bf16_optimizer); activation checkpointing of every Transformer layer or
- * of none.
+ * pipeline stages, and beside them as Megatron-DeepSpeed runs it (its launch
+ * arguments under "megatron_deepspeed", below); pipeline stages through PipelineModule
+ * with the "uniform" partition (equal layer counts) and ZeRO-1 at most, or
+ * BF16_Optimizer (bf16 at stage 0, ds_bf16_optimizer); activation checkpointing of
+ * every Transformer layer or of none.
  */
 #include "export.h"
+
+#include <stdarg.h>
+
+/* One launch argument, printf-style, appended to args. */
+static void arg(json_t *args, const char *fmt, ...)
+{
+    char buf[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_array_append_new(args, json_string(buf));
+}
+
+/* The model as Megatron-DeepSpeed's GPTModelPipe builds it (bigscience-workshop/
+ * Megatron-DeepSpeed 8387ae17 megatron/arguments.py; the forms it cannot build are
+ * refused before: target_rules.c mds_model_ok). Left to the caller: the tokenizer and
+ * the vocabulary (--pad-vocab-size-to, else padded to --make-vocab-size-divisible-by
+ * x TP), data, optimizer and schedule. */
+static void mds_model_args(const tsl_export_view_t *v, json_t *args)
+{
+    const tsl_model_t *m = v->model;
+    const tsl_layer_t *e = &m->layers[0], *l = &m->layers[1];
+    arg(args, "--num-layers");
+    arg(args, "%u", v->n_blocks);
+    arg(args, "--hidden-size");
+    arg(args, "%u", l->hidden);
+    arg(args, "--ffn-hidden-size"); /* with a GLU the fork projects to twice it */
+    arg(args, "%u", l->ffn_hidden);
+    arg(args, "--num-attention-heads");
+    arg(args, "%u", l->heads);
+    arg(args, "--seq-length");
+    arg(args, "%u", l->seq_len);
+    arg(args, "--max-position-embeddings");
+    arg(args, "%u", e->positions ? e->positions : l->seq_len);
+    if (l->alibi || !e->positions) { /* absolute (learned) is the fork's default */
+        arg(args, "--position-embedding-type");
+        arg(args, l->alibi ? "alibi" : "rotary");
+    }
+    if (e->embed_norm)
+        arg(args, "--embed-layernorm");
+    if (l->gated_ffn) {
+        arg(args, "--glu-activation");
+        arg(args, "swiglu");
+    }
+    if (m->norm_eps > 0.0) {
+        arg(args, "--layernorm-epsilon");
+        arg(args, "%g", m->norm_eps);
+    }
+    if (l->no_dropout) { /* the fork's defaults are 0.1 each */
+        arg(args, "--attention-dropout");
+        arg(args, "0");
+        arg(args, "--hidden-dropout");
+        arg(args, "0");
+    }
+}
+
+/*
+ * TP beside pipeline stages (target_rules.c deepspeed_pipe_tp): pretrain_gpt.py of
+ * bigscience-workshop/Megatron-DeepSpeed (8387ae17), BLOOM's launch, whose
+ * --pp-partition-method 'type:transformer|embedding' weighs the tied embedding at both
+ * ends as a layer, so its balanced cut of L + 2 units over P stages is the target's
+ * equal layer counts (microsoft/Megatron-DeepSpeed fixes 'type:transformer': not this
+ * cut). Its mpu builds the TP, DP and pipeline groups that DeepSpeed's pipeline engine
+ * takes from the PipelineModule (PipeModelDataParallelTopology), so the config's world
+ * size is the data-parallel ranks and train_batch_size is the global batch. The
+ * recompute as priced: each block checkpointed whole on every TP rank
+ * (--checkpoint-activations, DeepSpeed's checkpointing through
+ * --deepspeed-activation-checkpointing, no --partition-activations).
+ */
+static json_t *mds_args(const tsl_export_view_t *v, const tsl_export_uniform_t *u, int stage)
+{
+    const tsl_plan_t *p = v->plan;
+    json_t *args = json_array();
+    arg(args, "--tensor-model-parallel-size");
+    arg(args, "%u", u->tp);
+    arg(args, "--pipeline-model-parallel-size");
+    arg(args, "%u", v->pp);
+    arg(args, "--pp-partition-method");
+    arg(args, "type:transformer|embedding");
+    arg(args, "--micro-batch-size");
+    arg(args, "%u", u->micro_per_rank);
+    arg(args, "--global-batch-size");
+    arg(args, "%u", p->global_batch);
+    mds_model_args(v, args);
+    if (!p->fp32)
+        arg(args, p->fp16 ? "--fp16" : "--bf16");
+    if (u->ckpt_blocks) {
+        arg(args, "--checkpoint-activations");
+        arg(args, "--deepspeed-activation-checkpointing");
+    }
+    arg(args, "--zero-stage");
+    arg(args, "%d", stage);
+    arg(args, "--deepspeed");
+    arg(args, "--deepspeed_config");
+    arg(args, "ds_config.json");
+    return json_pack("{s:s, s:s, s:o}", "repository", "bigscience-workshop/Megatron-DeepSpeed",
+                     "script", "pretrain_gpt.py", "args", args);
+}
 
 int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
 {
@@ -32,7 +132,8 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
      * TP ranks share one batch. Left out, DeepSpeed derives train_batch_size
      * from the other two for any world size, so an AutoTP plan gives only
      * those: the samples per step stay micro × steps × data-parallel ranks. */
-    if (u.tp == 1)
+    bool mds = u.tp > 1 && v->pp > 1; /* Megatron-DeepSpeed: its mpu, no AutoTP */
+    if (u.tp == 1 || mds)
         json_object_set_new(o, "train_batch_size", json_integer(p->global_batch));
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
@@ -73,7 +174,7 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
      * cast for the collective alone, a plan's grad_buf_bytes 2 beside grad_reduce_bytes 4 */
     if (p->grad_reduce_bytes == 4)
         json_object_set_new(o, "communication_data_type", json_string("fp32"));
-    if (u.tp > 1)
+    if (u.tp > 1 && !mds)
         json_object_set_new(o, "tensor_parallel", json_pack("{s:i}", "autotp_size", (int)u.tp));
     if (v->pp > 1)
         json_object_set_new(o, "pipeline",
@@ -84,6 +185,10 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         json_object_set_new(o, "activation_checkpointing",
                             json_pack("{s:b, s:b, s:b}", "partition_activations", 0,
                                       "cpu_checkpointing", 0, "contiguous_memory_optimization", 0));
+    /* DeepSpeedConfig reads its own keys and no others (runtime/config.py
+     * _initialize_params), so the launch arguments can ride in the same file */
+    if (mds)
+        json_object_set_new(o, "megatron_deepspeed", mds_args(v, &u, stage));
     int rc = json_dumpf(o, out, JSON_INDENT(2)) == 0 && fputc('\n', out) != EOF ? 0 : -1;
     json_decref(o);
     return rc == 0 ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "deepspeed: out of memory");

@@ -461,14 +461,19 @@ typedef enum tsl_cost_mode {
  * interleave_reach), not only to TSL_SEARCH_SIM_MAX_MICRO (1024): Megatron-Bridge's
  * Llama 3.1 405B presets, VP 4 and 8 at 384 micro-batches; a plan of m·v at most 1024,
  * and every plan of another N or schedule, searches and prices as 97.
- * 100 (98 other branches'): no priced term changed — the megatron target's space
- * did: models with GPTModel's YaRN
- * (--position-embedding-type yarn) or causal sliding windows on any set of layers
- * (--window-size, --window-attn-skip-freq), GPT-OSS among them, refused before, are
+ * 100 (98 other branches'): no priced term changed — the megatron target's space did: models
+ * with GPTModel's YaRN (--position-embedding-type yarn) or causal sliding windows on any set of
+ * layers (--window-size, --window-attn-skip-freq), GPT-OSS among them, refused before, are
  * searched (target_rules.c megatron_rope, megatron_windows), and Gemma's sandwich norms,
- * soft-capping and embedding scale are refused by name (they were, by their windows). A
- * plan without YaRN or windows under --target megatron prices and searches as 99. */
-#define TSL_COST_MODEL_VERSION 100u
+ * soft-capping and embedding scale are refused by name (they were, by their windows). A plan
+ * without YaRN or windows under --target megatron prices and searches as 99.
+ * 101 (98 other branches'): no priced term changed — the deepspeed target's space did: TP
+ * beside pipeline stages, as Megatron-DeepSpeed runs it under DeepSpeed's pipeline engine
+ * (BLOOM, MT-NLG), refused before, is searched with its boundaries priced as DeepSpeed's
+ * PartitionedTensor p2p (knobs.legacy_p2p, as eval prices the BLOOM rows; the plan records it
+ * only there) and its TP all-reduces after the gradient GEMMs (target_rules.c
+ * deepspeed_pipe_tp). A plan without TP beside stages prices as 100. */
+#define TSL_COST_MODEL_VERSION 101u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

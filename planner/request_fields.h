@@ -160,8 +160,9 @@
       "(PyTorch's AccumulateGrad; Megatron-LM before 2022-02)",                                    \
       "unfused_grad_accum", "unfused_grad_accum")                                                  \
     X(legacy_p2p, BOOL, "legacy-p2p", "", 0, 0,                                                    \
-      "Megatron-LM's p2p before Megatron-core (2021-2022): 1/t per TP rank, all-gathered on "      \
-      "arrival, every exchange blocking, interleaved too",                                         \
+      "Megatron-LM's p2p before Megatron-core (2021-2022), and DeepSpeed's pipeline engine "       \
+      "under Megatron-DeepSpeed: 1/t per TP rank, all-gathered on arrival, every exchange "        \
+      "blocking, interleaved too (--target deepspeed's with TP beside stages)",                    \
       "legacy_p2p", "legacy_p2p")                                                                  \
     X(tp_comm_overlap, BOOL, "tp-comm-overlap", "", 0, 0,                                          \
       "TransformerEngine's userbuffers (Megatron-LM --tp-comm-overlap): each SP all-gather and "   \

@@ -521,14 +521,20 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
-/* deepspeed at ZeRO-0 (--no-zero) with pp fixed over several devices a stage: DP > 1
- * (the target runs no TP beside stages), where DeepSpeed runs BF16_Optimizer, whose
- * buffer is the model's bf16 (target_rules.c deepspeed_bf16_optimizer refuses a 4-byte
- * one): said here, where the search would say only that no plan fits. */
-static int validate_ds_bf16_buffer(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+/* deepspeed at ZeRO-0 (--no-zero) with pp fixed over several devices a stage that TP
+ * alone cannot fill (--no-tp, or a stage's devices not dividing the heads: DP > 1),
+ * where DeepSpeed runs BF16_Optimizer, whose buffer is the model's bf16
+ * (target_rules.c deepspeed_bf16_optimizer refuses a 4-byte one): said here, where the
+ * search would say only that no plan fits. A stage of TP ranks alone (Megatron-DeepSpeed,
+ * cost model 101) has one data-parallel rank, exported at ZeRO-1, any buffer. */
+static int validate_ds_bf16_buffer(const tsl_request_t *r, const tsl_model_t *m,
+                                   const tsl_cluster_t *c, tsl_err_t *err)
 {
     tsl_cost_knobs_t k;
     if (r->target != TSL_TARGET_DEEPSPEED || !r->no_zero || r->pp < 2 || c->n_devices <= r->pp)
+        return 0;
+    uint32_t stage = c->n_devices / r->pp, heads = m->n_layers > 1 ? m->layers[1].heads : 0;
+    if (!r->no_tp && heads && heads % stage == 0)
         return 0;
     tsl_request_knobs(r, &k);
     if (r->fp16 || k.fp32 || tsl_cost_grad_elem_bytes(&k) == 2.0)
@@ -710,7 +716,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (tsl_request_budget_check(r, c, err) != 0)
         return -1;
     if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0 ||
-        validate_cp(r, m, c, err) != 0 || validate_ds_bf16_buffer(r, c, err) != 0)
+        validate_cp(r, m, c, err) != 0 || validate_ds_bf16_buffer(r, m, c, err) != 0)
         return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,

@@ -2082,6 +2082,19 @@ static bool ds_bf16_zero0_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
     return false;
 }
 
+/* Whether plan runs TP beside pipeline stages, where the deepspeed target's legacy_p2p
+ * (DeepSpeed's PartitionedTensor p2p under Megatron-DeepSpeed, tsl_target_knobs) prices
+ * its boundaries; elsewhere that knob prices nothing (TP 1 sends the whole boundary, and
+ * the target runs plain 1F1B) and the plan does not record it, so that a TP-free plan's
+ * document and export stay as before cost model 101. */
+static bool ds_tp_beside_stages(const tsl_plan_t *plan)
+{
+    for (uint32_t i = 0; i < plan->n_layers && plan->pp > 1; i++)
+        if (tsl_strategy_degree(&plan->layer[i], TSL_DIM_TP) > 1)
+            return true;
+    return false;
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -2106,6 +2119,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
     plan->tie_s = tied_allreduce_s(e, plan);
     if (ds_bf16_zero0_priced(e, plan))
         plan->ds_bf16_optimizer = true;
+    if (e->space->target == TSL_TARGET_DEEPSPEED && !ds_tp_beside_stages(plan))
+        plan->legacy_p2p = false;
     ep_overlap(plan, nosync, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,

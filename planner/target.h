@@ -22,9 +22,11 @@
  *               (M, *, -, E) count as its layers (HybridModel), without
  *               interleaving.
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
- *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
- *               stages of equal layer counts (embedding and head count); CKPT of
- *               all Transformer layers or none; plain 1F1B.
+ *               SDP; ZeRO-2/3 only without stages; TP as AutoTP without stages and
+ *               beside them as Megatron-DeepSpeed runs it (TP innermost, no SP, its
+ *               GPT's model forms, priced with legacy_p2p: target_rules.c
+ *               deepspeed_pipe_tp); stages of equal layer counts (embedding and
+ *               head count); CKPT of all Transformer layers or none; plain 1F1B.
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
  *               dp_replicate); no ZeRO-1/2 on replicas; CP ranks sharded (SDP:
  *               its FSDP mesh is dp_shard x cp); whole-layer stages, the

@@ -668,6 +668,94 @@ static int deepspeed_engine(const tsl_target_view_t *v, const tsl_target_uniform
     return 0;
 }
 
+/*
+ * TP beside pipeline stages is Megatron-DeepSpeed's (bigscience-workshop/Megatron-DeepSpeed
+ * 8387ae17, the fork BLOOM trained with, whose --pp-partition-method cuts as the target's
+ * 'uniform' stages do: export_deepspeed.c writes its launch arguments). Its GPTModelPipe is
+ * a deepspeed.pipe.PipelineModule whose topology is PipeModelDataParallelTopology(num_pp,
+ * num_mp, num_dp) built from Megatron's mpu (megatron/model/gpt_model.py): axes pipe, data,
+ * model, so a stage's TP ranks are consecutive GPUs and its DP ranks TP apart, as
+ * megatron/training.py asserts against the mpu's groups. What that stack runs:
+ *  - the TP layers are Megatron's of early 2021 (megatron/mpu/layers.py): the backward's
+ *    TP all-reduce after its GEMM (no async all-reduce: overlap_tp_dgrad false) and no
+ *    sequence parallelism (the fork has no --sequence-parallel);
+ *  - DeepSpeed's pipeline engine sends each boundary as a PartitionedTensor over the TP
+ *    group both ways (is_pipe_partitioned = is_grad_partitioned = is_model_parallel):
+ *    1/t from each rank, all-gathered on arrival — Megatron's legacy scatter/gather p2p,
+ *    legacy_p2p, which the target's knobs price and the search records on such a plan;
+ *  - the model is the fork's GPT (mds_model_ok).
+ * ZeRO-2/3 beside stages are refused for every deepspeed plan (check_deepspeed).
+ */
+static int mds_model_ok(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t *e = &m->layers[0], *l = &m->layers[1];
+    const tsl_layer_t *h = &m->layers[m->n_layers - 1];
+    const char *why = !l->causal                                ? "is not a causal decoder"
+                      : l->rms_norm                             ? "has RMSNorm (rms_norm)"
+                      : l->no_bias || m->qkv_bias               ? "has linear layers without "
+                                                                  "biases (no_bias)"
+                      : l->kv_heads && l->kv_heads != l->heads  ? "has grouped-query attention "
+                                                                  "(kv_heads)"
+                      : l->kv_lora_rank                         ? "has latent attention (MLA)"
+                      : l->parallel_block                       ? "runs attention and FFN on "
+                                                                  "one input (parallel_block)"
+                      : m->qk_norm                              ? "normalises Q and K (qk_norm)"
+                      : l->attn_window                          ? "has windowed attention"
+                      : m->attn_sinks || m->relu2               ? "has attention sinks or a "
+                                                                  "squared-ReLU FFN"
+                      : l->attn_dim && l->attn_dim != l->hidden ? "has a head width other "
+                                                                  "than h / heads"
+                      : !h->tied_head                           ? "has an untied head"
+                      : !e->positions && !l->alibi &&
+                              (m->rope.scaling || (m->rope.base > 0 && m->rope.base != 10000.0))
+                          ? "has RoPE other than base 10000 unscaled"
+                          : NULL;
+    if (why == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "deepspeed: model %s %s; TP beside pipeline stages runs Megatron-"
+                        "DeepSpeed's GPTModelPipe (bigscience-workshop/Megatron-DeepSpeed: "
+                        "LayerNorm, biases, multi-head attention, learned, rotary or ALiBi "
+                        "positions, a tied head), which does not build it: plan it without TP "
+                        "beside stages (--no-tp or --no-pp), or export it to megatron",
+                        m->name, why);
+}
+
+static int deepspeed_pipe_tp(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                             const char *s, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    if (tsl_strategy_stride(&u->s, TSL_DIM_TP) != 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s puts tensor-parallel ranks %u GPUs apart; "
+                            "Megatron-DeepSpeed's mpu (DeepSpeed's PipeModelDataParallelTopology: "
+                            "axes pipe, data, model) puts them on consecutive GPUs",
+                            s, tsl_strategy_stride(&u->s, TSL_DIM_TP));
+    if (u->s.sp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s in %u pipeline stages uses Megatron-style sequence "
+                            "parallelism, which Megatron-DeepSpeed (bigscience-workshop) does "
+                            "not run",
+                            s, v->pp);
+    if (p->overlap_tp_dgrad)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s in %u pipeline stages was priced with the backward's "
+                            "TP all-reduce under its gradient GEMMs (overlap_tp_dgrad); "
+                            "Megatron-DeepSpeed's ColumnParallelLinear (bigscience-workshop) "
+                            "all-reduces after them (plan it with --target deepspeed, or "
+                            "--no-overlap-tp-dgrad)",
+                            s, v->pp);
+    if (!p->legacy_p2p)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s in %u pipeline stages was priced with Megatron-core's "
+                            "p2p (each TP rank's whole boundary); DeepSpeed's pipeline engine "
+                            "sends 1/%u of it from each TP rank and all-gathers it on arrival "
+                            "(PartitionedTensor): plan it with --target deepspeed, or price it "
+                            "with --legacy-p2p",
+                            s, v->pp, u->tp);
+    return mds_model_ok(v->model, err);
+}
+
 static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
@@ -682,12 +770,8 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
                             "deepspeed: %s mixes replicated and sharded data parallelism; "
                             "DeepSpeed runs one ZeRO stage",
                             s);
-    if (u.tp > 1 && v->pp > 1)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "deepspeed: %s in %u pipeline stages; DeepSpeed's pipeline engine "
-                            "takes tensor parallelism only from the model's own code (export to "
-                            "megatron or galvatron instead)",
-                            s, v->pp);
+    if (u.tp > 1 && v->pp > 1 && deepspeed_pipe_tp(v, &u, s, err) != 0)
+        return -1;
     if (u.tp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_TP) != 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s puts tensor-parallel ranks apart; AutoTP groups "
@@ -1186,8 +1270,9 @@ static int opt_step_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 /* A plan priced with synchronised TP collectives (tp_sync: AMP's fork of
  * Megatron-LM v1.1.5, its timers around _reduce) is not what any target launches:
  * megatron, torchtitan and galvatron do not synchronise the device around their TP
- * collectives, and deepspeed's TP is AutoTP, without stages (AMP's TP, the fork's
- * own model code under pipeline stages, is refused there). */
+ * collectives, and deepspeed's TP is AutoTP without stages and Megatron-DeepSpeed's
+ * mpu layers beside them, neither synchronised (AMP's TP, its fork's own timers around
+ * them, is refused there). */
 static int tp_sync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (!p->tp_sync)
@@ -1243,7 +1328,9 @@ static int sdp_layer_roots_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 /* A plan priced with DeepSpeed's pipeline p2p as AMP's fork runs it (ds_pipe_p2p:
  * partitioned activations, the fp16 mask, blocking broadcasts) is not what any
  * target launches: megatron and torchtitan send each rank's whole share
- * asynchronously, galvatron likewise, and the deepspeed target has no stages. */
+ * asynchronously, galvatron likewise, and the deepspeed target's export runs today's
+ * engine, which sends no mask (Megatron-DeepSpeed precomputes it: args.attn_mask) and
+ * partitions the gradient as the activation (legacy_p2p under TP, deepspeed_pipe_tp). */
 static int ds_pipe_p2p_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (!p->ds_pipe_p2p)
@@ -1506,7 +1593,10 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               GEMM to accumulate into: autograd's fresh gradient, added by
  *               AccumulateGrad or copied by the ZeRO hooks (unfused_grad_accum).
  *               bf16 at stage 0 under a PipelineModule runs BF16_Optimizer
- *               (engine.py _do_optimizer_sanity_check): ds_bf16_zero0.
+ *               (engine.py _do_optimizer_sanity_check): ds_bf16_zero0. TP
+ *               beside stages is Megatron-DeepSpeed's: its boundaries by
+ *               DeepSpeed's PartitionedTensor p2p (legacy_p2p), its backward's
+ *               TP all-reduce after the GEMMs (overlap_tp_dgrad false).
  *   galvatron, any: the executor's and Galvatron-BMW's (all zero). */
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
 {
@@ -1533,6 +1623,10 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->tf32_off = true;   /* likewise */
         break;
     case TSL_TARGET_DEEPSPEED:
+        /* TP beside stages: DeepSpeed's PartitionedTensor p2p under Megatron-DeepSpeed's
+         * mpu (deepspeed_pipe_tp); it prices nothing elsewhere (no TP, or no stages: the
+         * target runs plain 1F1B), where the search does not record it */
+        k->legacy_p2p = true;
         k->grad_reduce_exposed = true;
         k->unfused_grad_accum = true; /* autograd's fresh gradient, added by its own kernel */
         k->tf32_off = true;           /* likewise */

@@ -1294,8 +1294,22 @@ expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --pl
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["ds_bf16_optimizer"] is True and b["iter_time_s"] <= a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"])' "$dir/dsbf16.json" "$out" &&
     ok || bad "deepspeed BF16_Optimizer plan, 2022's engine: $(cat "$out")"
 # an fp32 buffer there is not what it runs (stage 0 accumulates in bf16): said by name,
-# where the search said "no plan fits"
-expect 4 "grad_buf_bytes: deepspeed at ZeRO-0 (--no-zero) in 2 pipeline stages" $dsz0 --grad-buf-bytes 4
+# where the search said "no plan fits" — where TP cannot fill a stage alone (--no-tp);
+# since cost model 101 a stage of 8 TP ranks (Megatron-DeepSpeed) has one data-parallel
+# rank, exported at ZeRO-1, which takes the fp32 buffer
+expect 4 "grad_buf_bytes: deepspeed at ZeRO-0 (--no-zero) in 2 pipeline stages" $dsz0 --grad-buf-bytes 4 --no-tp
+expect 0 "" $dsz0 --grad-buf-bytes 4 --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["legacy_p2p"] is True and "ds_bf16_optimizer" not in p and all(r["strategy"] == "tp8" for s in p["stages"] for r in s["runs"]), p' "$out" &&
+    ok || bad "deepspeed ZeRO-0, 4-byte buffer, TP stages: $(cat "$out")"
+# TP beside stages (cost model 101): the export carries Megatron-DeepSpeed's launch
+# arguments beside the config; eval under the target refuses what the fork does not run
+expect 0 "" $dsz0 --grad-buf-bytes 4 --export deepspeed
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); a=c["megatron_deepspeed"]["args"]; i=a.index("--tensor-model-parallel-size"); assert a[i+1] == "8" and a[a.index("--pipeline-model-parallel-size")+1] == "2" and a[a.index("--zero-stage")+1] == "1" and c["zero_optimization"]["stage"] == 1 and c["train_batch_size"] == 64 and "tensor_parallel" not in c, c' "$out" &&
+    ok || bad "deepspeed TP x PP export: $(cat "$out")"
+expect 4 "which Megatron-DeepSpeed (bigscience-workshop) does not run" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --tp 4 --dp 2 --pp 2 --sp --zero 1 --batch 64 --target deepspeed
+expect 4 "has RMSNorm (rms_norm)" \
+    eval --model Llama2-7B --cluster 2x8xA100-80G:ib100 --no-search --tp 4 --dp 2 --pp 2 --zero 1 --batch 64 --target deepspeed
 expect 0 "" $dsz0 --fp16 --json
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "ds_bf16_optimizer" not in p and p["fp16"] is True, p' "$out" &&
     ok || bad "deepspeed fp16 ZeRO-0 under stages: $(cat "$out")"

@@ -1163,6 +1163,123 @@ static void test_deepspeed_bf16_optimizer(void)
     plan = saved;
 }
 
+/* The value after launch argument a in the export's megatron_deepspeed.args (NULL:
+ * absent; "" for a switch without one). */
+static const char *mds_arg(const json_t *o, const char *a)
+{
+    const json_t *args = json_object_get(json_object_get(o, "megatron_deepspeed"), "args");
+    size_t n = json_array_size(args);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(json_string_value(json_array_get(args, i)), a)) {
+            const char *next = i + 1 < n ? json_string_value(json_array_get(args, i + 1)) : "";
+            return strncmp(next, "--", 2) ? next : "";
+        }
+    return NULL;
+}
+
+/* TP beside pipeline stages (cost model 101): Megatron-DeepSpeed's GPTModelPipe under
+ * DeepSpeed's pipeline engine (bigscience-workshop/Megatron-DeepSpeed, BLOOM's launch).
+ * The config has its mpu's batch (train_batch_size over the data-parallel ranks, the
+ * world size DeepSpeed sees from the PipelineModule's grid), no AutoTP, and the launch
+ * arguments under "megatron_deepspeed": the layout, the cut the target's equal layer
+ * counts make ('type:transformer|embedding'), the model, the recompute as priced (no
+ * --partition-activations); a TP-free plan's export is as before. Refused by name:
+ * what the fork does not run. */
+static void test_deepspeed_pipe_tp(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2+zero1", 8, 8);
+    plan.grad_reduce_exposed = true; /* the pipeline engine reduces after the flush */
+    plan.legacy_p2p = true;          /* PartitionedTensor over TP, as --target prices it */
+    char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    json_int_t train = key_or_absent(o, "train_batch_size");
+    json_int_t micro = key_or_absent(o, "train_micro_batch_size_per_gpu");
+    json_int_t gas = key_or_absent(o, "gradient_accumulation_steps");
+    const json_t *mds = json_object_get(o, "megatron_deepspeed");
+    CHECK(train == 64 && deepspeed_batch_check(train, micro, gas, 2) == 0 &&
+              !json_object_get(o, "tensor_parallel") &&
+              !strcmp(json_string_value(json_object_get(mds, "repository")),
+                      "bigscience-workshop/Megatron-DeepSpeed") &&
+              !strcmp(json_string_value(json_object_get(mds, "script")), "pretrain_gpt.py"),
+          "tp x pp: the mpu's batch, no AutoTP:\n%s", text);
+    static const char *const want[][2] = {{"--tensor-model-parallel-size", "2"},
+                                          {"--pipeline-model-parallel-size", "2"},
+                                          {"--pp-partition-method", "type:transformer|embedding"},
+                                          {"--micro-batch-size", "4"},
+                                          {"--global-batch-size", "64"},
+                                          {"--num-layers", "24"},
+                                          {"--hidden-size", "1024"},
+                                          {"--num-attention-heads", "16"},
+                                          {"--seq-length", "1024"},
+                                          {"--bf16", ""},
+                                          {"--zero-stage", "1"},
+                                          {"--deepspeed", ""},
+                                          {"--deepspeed_config", "ds_config.json"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *got = mds_arg(o, want[i][0]);
+        CHECK(got && !strcmp(got, want[i][1]), "%s %s:\n%s", want[i][0], want[i][1], text);
+    }
+    CHECK(!mds_arg(o, "--checkpoint-activations") && !mds_arg(o, "--position-embedding-type"),
+          "no recompute, learned positions:\n%s", text);
+    json_decref(o);
+    free(text);
+    for (uint32_t i = 1; i <= 24; i++)
+        plan.layer[i].ckpt = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    CHECK(mds_arg(o, "--checkpoint-activations") &&
+              mds_arg(o, "--deepspeed-activation-checkpointing") &&
+              !mds_arg(o, "--partition-activations") &&
+              json_integer_value(json_object_get(json_object_get(o, "pipeline"),
+                                                 "activation_checkpoint_interval")) == 1,
+          "every block recomputed, whole on every TP rank:\n%s", text);
+    json_decref(o);
+    free(text);
+    plan.overlap_tp_dgrad = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "overlap_tp_dgrad");
+    plan.overlap_tp_dgrad = false;
+    plan.legacy_p2p = false;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "--legacy-p2p");
+    /* a TP-free pipeline and AutoTP without stages: no launch arguments */
+    make_plan(&plan, 2, cut, 4, "dp4+zero1", 8, 16);
+    plan.grad_reduce_exposed = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    CHECK(!strstr(text, "megatron_deepspeed"), "dp4 pipeline:\n%s", text);
+    free(text);
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp4-dp2", 8, 32);
+    plan.grad_reduce_exposed = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    CHECK(strstr(text, "autotp_size") && !strstr(text, "megatron_deepspeed"), "autotp:\n%s", text);
+    free(text);
+
+    /* BLOOM: ALiBi and the embedding LayerNorm as the fork's switches */
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("BLOOM-7B1", &model, NULL) == 0 && model.n_layers == 32, "BLOOM-7B1");
+    make_plan(&plan, 2, (const uint32_t[]){0, 16, 32}, 8, "tp4-dp2+zero1", 4, 16);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    const char *pos = mds_arg(o, "--position-embedding-type");
+    CHECK(pos && !strcmp(pos, "alibi") && mds_arg(o, "--embed-layernorm") &&
+              !strcmp(mds_arg(o, "--num-layers"), "30"),
+          "BLOOM's form:\n%s", text);
+    json_decref(o);
+    free(text);
+    restore_model(&saved);
+    /* Llama's RMSNorm, no biases, GQA: GPTModelPipe of the fork builds none */
+    saved = model;
+    CHECK(tsl_model_preset("Llama3-8B", &model, NULL) == 0 && model.n_layers == 34, "Llama3-8B");
+    make_plan(&plan, 2, (const uint32_t[]){0, 17, 34}, 8, "tp4-dp2+zero1", 4, 16);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "has RMSNorm (rms_norm)");
+    set_layers(&plan, 0, plan.n_layers, "dp8+zero1"); /* without TP: the caller's model code */
+    plan.micro_batch = 8;
+    plan.global_batch = 128;
+    free(export_ok(TSL_EXPORT_DEEPSPEED, &plan));
+    restore_model(&saved);
+}
+
 /* What DeepSpeed's engine makes of the config (runtime/engine.py, runtime/pipe/engine.py
  * at edaa722): bf16 at ZeRO stage 0 under a PipelineModule runs BF16_Optimizer, and
  * overlap_comm is a ZeRO-1/2 setting the pipeline engine turns off. The export wrote
@@ -1771,7 +1888,13 @@ static const struct refusal {
     {TSL_EXPORT_MEGATRON, 13, "sdp4", 8, "weight gathers exposed"},
     {TSL_EXPORT_MEGATRON, 13, "sdp2-dp2", 8, "not its hybrid mode (HSDP)"},
     {TSL_EXPORT_MEGATRON, 0, "tp2-dp2", 3, "3 samples does not divide over 2"},
-    {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2", 8, "pipeline engine takes tensor parallelism"},
+    /* TP beside stages as Megatron-DeepSpeed runs it (cost model 101): its boundaries
+     * priced as DeepSpeed's PartitionedTensor p2p (legacy_p2p), TP ranks consecutive
+     * (PipeModelDataParallelTopology: pipe, data, model), no SP in the fork */
+    {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2", 8, "priced with Megatron-core's p2p"},
+    {TSL_EXPORT_DEEPSPEED, 13, "dp2-tp2", 8, "Megatron-DeepSpeed's mpu"},
+    {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2+sp", 8,
+     "Megatron-DeepSpeed (bigscience-workshop) does not run"},
     {TSL_EXPORT_DEEPSPEED, 13, "sdp4", 8, "ZeRO-3"},
     {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
     {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
@@ -2175,6 +2298,7 @@ int main(void)
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_deepspeed_engine();
+    test_deepspeed_pipe_tp();
     test_torchtitan();
     test_fp32();
     test_fp16();

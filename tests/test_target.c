@@ -190,8 +190,10 @@ static void test_model_refused(void)
 }
 
 /* GPT3-15B on 32 GPUs for DeepSpeed: at batch 1 only TP splits the batch, and
- * DeepSpeed runs TP without stages only, where it does not fit; the sweep goes
- * on to the batches DeepSpeed runs instead of calling memory exhausted. */
+ * DeepSpeed runs it without stages (AutoTP), where it does not fit, or beside stages
+ * that its 'uniform' partition cuts (2, 5, 10, 25 of 50 layers: TP 16 over two nodes,
+ * which 40 heads do not divide, or a count that does not divide 32 GPUs); the sweep
+ * goes on to the batches DeepSpeed runs instead of calling memory exhausted. */
 static void test_sweep_past_refused_batches(void)
 {
     fixture_t f;
@@ -201,6 +203,41 @@ static void test_sweep_past_refused_batches(void)
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
               f.res->best.global_batch >= 32,
           "deepspeed: a plan at batch %u: %s", f.res->best.global_batch, err.msg);
+    fixture_free(&f);
+}
+
+/* TP beside pipeline stages under deepspeed (cost model 101: Megatron-DeepSpeed's
+ * GPTModelPipe under DeepSpeed's pipeline engine, as BLOOM ran): GPT3-15B on two
+ * nodes in two stages without data parallelism is TP 8 a stage, which the target
+ * refused before ("no plan fits"); the plan records DeepSpeed's PartitionedTensor p2p
+ * (legacy_p2p), no TP overlap, and exports with Megatron-DeepSpeed's arguments. The
+ * same request with DP searched keeps legacy_p2p off its TP-free plans. */
+static void test_deepspeed_pipe_tp(void)
+{
+    fixture_t f;
+    fixture_target(&f, "GPT3-15B", "2x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
+    f.r.global_batch = 64;
+    f.r.pp = 2;
+    f.r.no_dp = f.r.no_sdp = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "tp x pp: %s", err.msg);
+    const tsl_plan_t *p = &f.res->best;
+    CHECK(p->pp == 2 && tsl_strategy_degree(&p->layer[1], TSL_DIM_TP) == 8 && p->legacy_p2p &&
+              !p->overlap_tp_dgrad && !p->layer[1].sp,
+          "tp8 a stage: pp %u tp %u legacy_p2p %d", p->pp,
+          tsl_strategy_degree(&p->layer[1], TSL_DIM_TP), p->legacy_p2p);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "\"--tensor-model-parallel-size\",\n      \"8\"") &&
+              !strstr(text, "autotp_size"),
+          "exports with Megatron-DeepSpeed's arguments: %s", text ? text : err.msg);
+    free(text);
+    f.r.no_dp = f.r.no_sdp = false;
+    f.r.no_tp = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
+              !f.res->best.legacy_p2p,
+          "a TP-free plan does not record legacy_p2p: %s", err.msg);
     fixture_free(&f);
 }
 
@@ -517,6 +554,7 @@ int main(void)
     test_refusal_matches_export();
     test_model_refused();
     test_sweep_past_refused_batches();
+    test_deepspeed_pipe_tp();
     test_recompute_block();
     test_recompute_rule();
     test_knobs();

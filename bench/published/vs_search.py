@@ -53,9 +53,15 @@ TARGETS = {
 }
 UNMAPPED = {
     "deepseek-v3-report": "DeepSeek's HAI-LLM (DualPipe, its own kernels): no target",
-    "mtnlg22": "Megatron-DeepSpeed with Megatron's TP and DeepSpeed's PP together: "
-               "the deepspeed target has no TP with stages",
-    "neox20b": "GPT-NeoX (DeepSpeed PP with Megatron TP): as mtnlg22",
+    "mtnlg22": "Megatron-DeepSpeed's TP beside DeepSpeed's PP (the deepspeed target's "
+               "since cost model 101), but its 105 blocks + embedding + head are 107 "
+               "units, which no stage count divides: the target's equal layer counts "
+               "(bigscience's 'type:transformer|embedding') cut no pipeline, and "
+               "MT-NLG's 'type:transformer' split (3 blocks a stage) is not the target's",
+    "neox20b": "GPT-NeoX's own stack (DeepSpeed PP with Megatron TP, a parallel "
+               "attention/FFN block, the mask sent between stages: ds_pipe_p2p), not "
+               "Megatron-DeepSpeed's GPT: the deepspeed target refuses its TP beside "
+               "stages",
     "tessel-h100": "Tessel's own executor: no published expert plan",
     "llama3-t4": "Tessel's own executor on T4s: no published expert plan",
 }
