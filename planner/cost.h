@@ -454,8 +454,14 @@ typedef enum tsl_cost_mode {
  * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
  * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
  * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
- * tesseld's cached plans, found without them, are searched again. */
-#define TSL_COST_MODEL_VERSION 97u
+ * tesseld's cached plans, found without them, are searched again.
+ * 103: no priced term changed — the megatron target's space did: an interleaved plan of a
+ * hybrid Mamba model, refused before, is admitted where Megatron-LM's '|' segments of
+ * --hybrid-layer-pattern (segment j·P + r rank r's chunk j) build on every rank the
+ * blocks its stage was priced with (target_rules.c megatron_hybrid_split;
+ * docs/exports.md "Hybrid models"); a plan without a hybrid, or without interleaving,
+ * prices and searches as 97. */
+#define TSL_COST_MODEL_VERSION 103u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

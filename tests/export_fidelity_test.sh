@@ -210,10 +210,11 @@ grep -q -- "--moe-layer-freq\|--rotary-base" <<<"$supline" && bad "a hybrid's li
 sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$supline")"; }
 sdrop "--moe-latent-size 1024" "megatron: --moe-latent-size none (Megatron's default, not in the line): the model nemotron_3_super has 1024"
 sdrop "--hybrid-layer-pattern $spat/*E" "megatron: --hybrid-layer-pattern not given"
-# the other stacks build no Mamba layer; a hybrid interleaves only by '|' segments
+# the other stacks build no Mamba layer; a hybrid interleaves by '|' segments, each
+# of which must build the blocks priced (Nano's pattern does not repeat over its chunks)
 expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
     plan --local $sup --batch 512 --no-baselines --target torchtitan
-expect 4 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
+expect 4 "megatron: --hybrid-layer-pattern: segment 1 (stage 1's model chunk 0) would build blocks" \
     eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
     --zero 1 --ep 8 --target megatron
 
