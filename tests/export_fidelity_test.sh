@@ -217,6 +217,27 @@ expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
 expect 4 "megatron: --hybrid-layer-pattern: segment 1 (stage 1's model chunk 0) would build blocks" \
     eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
     --zero 1 --ep 8 --target megatron
+# an interleaved hybrid (cost model 103): Nano's blocks as "MEM*E" eight times, a pattern
+# that repeats over the chunks, 40 blocks over PP 4 in 2 chunks of 5 — written as '|'
+# segments (segment j·4 + r rank r's chunk j, Megatron-LM select_pipeline_segment),
+# without Megatron-LM's other virtual-stage flags, and read back by eval to the figures
+# planned; a segment moved is refused naming it
+per="$dir/periodic.json"
+sed -e 's/"hybrid_override_pattern": "[^"]*"/"hybrid_override_pattern": "MEM*EMEM*EMEM*EMEM*EMEM*EMEM*EMEM*EMEM*E"/' \
+    -e 's/"num_hidden_layers": 52/"num_hidden_layers": 40/' "$hf/nemotron_3_nano.json" >"$per"
+pcl="--hf-config $per --cluster 4x8xH100-80G"
+expect 0 "" plan --local $pcl --batch 512 --pp 4 --no-baselines --target megatron --export megatron
+vpline=$(grep -v '^#' "$out")
+want=$(sed -n 's/^# predicted \([0-9.]*\) s\/iteration.*/\1/p' "$out")
+grep -qxF -- "--hybrid-layer-pattern MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E" <<<"$vpline" &&
+    ! grep -q -- "virtual-pipeline\|pipeline-num-layers\|in-pipeline-split" <<<"$vpline" && ok ||
+    bad "the interleaved hybrid's line: $(head -3 "$out") $vpline"
+expect 0 "" eval $pcl --no-search --megatron-args "$vpline"
+grep -q "^  predicted: $want s/iteration" "$out" && grep -q "^  interleave: 2 model chunks" "$out" &&
+    ok || bad "the interleaved hybrid's line does not evaluate to its plan ($want s): $(head -5 "$out")"
+expect 4 "segment 0 (stage 0's model chunk 0) has 6 layers; Tessel prices that chunk with 5" \
+    eval $pcl --no-search --megatron-args \
+    "$(sed 's/^--hybrid-layer-pattern MEM\*E|MEM\*E|/--hybrid-layer-pattern MEM*EM|EM*E|/' <<<"$vpline")"
 
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
