@@ -530,8 +530,8 @@ int tsl_target_megatron_hybrid_segments(const tsl_model_t *m, uint32_t P, uint32
                                 "megatron: --hybrid-layer-pattern: segment %u (stage %u's model "
                                 "chunk %u) would build blocks %u..%u, block %u a '%c'; the plan "
                                 "priced that chunk as blocks %u..%u of its stage, there a '%c' "
-                                "(Megatron-LM lays a stage's chunks out in '|' order, Tessel "
-                                "prices them contiguous: plan again with --no-interleave)",
+                                "(Megatron-LM lays a rank's chunks out in '|' order, Tessel "
+                                "prices its stage's blocks contiguous)",
                                 k, r, j, at, at + seg[k] - 1, at + i,
                                 tsl_layer_hybrid_char(&m->layers[1 + at + i]), tessel[k],
                                 tessel[k] + seg[k] - 1,
