@@ -318,7 +318,7 @@ static int hybrid_segments_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m
         count[s] = first[s + 1] - first[s];
     tsl_err_t unlike = {0}; /* the lengths first: a segment read wrong is named as such */
     int rc = tsl_target_megatron_hybrid_segments(m, P, v, count, seg, &unlike);
-    if (rc != 0 && (v > TSL_PIPELINE_MAX_CHUNKS || cfg->hybrid_segs > P * v)) {
+    if (rc != 0 && (v > TSL_PIPELINE_MAX_CHUNKS || cfg->hybrid_segs > P * (v > 1 ? v : 1))) {
         if (err)
             *err = unlike;
         return -1;
