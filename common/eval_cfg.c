@@ -291,6 +291,51 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
     return 0;
 }
 
+/* A hybrid's stages from its '|' segments (mg_hybrid_split): rank r holds segments
+ * r, P + r, 2P + r, ... (select_pipeline_segment's j·P + r), laid out contiguously
+ * as Tessel prices a stage; fb[s] the first block of stage s. */
+static void hybrid_stage_blocks(const tsl_eval_cfg_t *cfg, uint32_t P, uint32_t *fb)
+{
+    uint32_t per_rank[TSL_PLAN_MAX_STAGES] = {0};
+    for (uint32_t k = 0; k < cfg->hybrid_segs; k++)
+        per_rank[k % P] += cfg->hybrid_seg[k];
+    fb[0] = 0;
+    for (uint32_t s = 1; s < P; s++)
+        fb[s] = fb[s - 1] + per_rank[s - 1];
+}
+
+/* The '|' segments against the stages Tessel prices (first[0 .. P], v chunks each):
+ * each segment the blocks of its rank's chunk as Tessel cuts the stage
+ * (tsl_target_megatron_hybrid_segments), and the blocks Megatron-LM builds there
+ * those priced. */
+static int hybrid_segments_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P,
+                                 const uint32_t *first, uint32_t v, tsl_err_t *err)
+{
+    uint32_t count[TSL_PLAN_MAX_STAGES], seg[TSL_PLAN_MAX_STAGES * TSL_PIPELINE_MAX_CHUNKS];
+    if (!cfg->hybrid_segs || P < 2)
+        return 0;
+    for (uint32_t s = 0; s < P; s++)
+        count[s] = first[s + 1] - first[s];
+    tsl_err_t unlike = {0}; /* the lengths first: a segment read wrong is named as such */
+    int rc = tsl_target_megatron_hybrid_segments(m, P, v, count, seg, &unlike);
+    if (rc != 0 && (v > TSL_PIPELINE_MAX_CHUNKS || cfg->hybrid_segs > P * (v > 1 ? v : 1))) {
+        if (err)
+            *err = unlike;
+        return -1;
+    }
+    for (uint32_t k = 0; k < cfg->hybrid_segs; k++)
+        if (seg[k] != cfg->hybrid_seg[k])
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: --hybrid-layer-pattern: segment %u (stage %u's model "
+                                "chunk %u) has %u layers; Tessel prices that chunk with %u "
+                                "(its stage's layers cut into %u chunks as Tessel prices them; "
+                                "docs/exports.md \"Hybrid models\")",
+                                k, k % P, k / P, cfg->hybrid_seg[k], seg[k], v > 1 ? v : 1);
+    if (rc != 0 && err)
+        *err = unlike;
+    return rc;
+}
+
 static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, uint32_t *first,
                  tsl_err_t *err)
 {
@@ -320,7 +365,9 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
         first[P] = L; /* the MTP depths on the head's stage, as Megatron-LM places them */
         return 0;
     }
-    if (cfg->n_split_points) {
+    if (cfg->hybrid_segs && P > 1) {
+        hybrid_stage_blocks(cfg, P, fb);
+    } else if (cfg->n_split_points) {
         if (cfg->n_split_points != P - 1)
             return tsl_err_set(err, "pipeline_parallel_split_points: %u points for %u stages",
                                cfg->n_split_points, P);
@@ -522,7 +569,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     if (batch(cfg, deg[1] * deg[2] / cp, P, out, err) != 0 || split(cfg, m, P, first, err) != 0)
         return -1;
     uint32_t v = 0;
-    if (megatron_chunks(cfg, m, P, first, &v, err) != 0)
+    if (megatron_chunks(cfg, m, P, first, &v, err) != 0 ||
+        hybrid_segments_match(cfg, m, P, first, v, err) != 0)
         return -1;
     fill_layers(cfg, m, first, &s, v, out);
     out->interleave = v;
@@ -1110,20 +1158,42 @@ static int mg_hybrid_mtp(const char *key, const char *mtp, tsl_eval_cfg_t *c, ts
     return 0;
 }
 
+/* The main part's '|' segments (Megatron-LM's pipeline and virtual stages) into
+ * c->hybrid_seg, the blocks alone into c->hybrid; n characters of val. An empty
+ * segment is refused: Tessel writes none and prices no chunk without blocks as one. */
+static int mg_hybrid_segments(const char *key, const char *val, size_t n, tsl_eval_cfg_t *c,
+                              tsl_err_t *err)
+{
+    size_t b = 0, len = 0;
+    uint32_t k = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && val[i] != '|') {
+            c->hybrid[b++] = val[i];
+            len++;
+            continue;
+        }
+        if (len == 0)
+            return tsl_err_set(err,
+                               "megatron: --%s: '|' segment %u has no layers; Tessel reads no "
+                               "empty pipeline segment",
+                               key, k);
+        c->hybrid_seg[k++] = (uint16_t)len;
+        len = 0;
+    }
+    c->hybrid[b] = '\0';
+    c->hybrid_segs = k > 1 ? k : 0;
+    return 0;
+}
+
 /* --hybrid-layer-pattern P: M, *, - and E (hybrid_match checks it against the model),
- * then Megatron's MTP part ('/' and one depth's blocks per depth: mg_hybrid_mtp);
- * its pipeline segments ('|') are not read. */
+ * '|' between pipeline segments (mg_hybrid_segments; mg_hybrid_split reads them as
+ * stages), then Megatron's MTP part ('/' and one depth's blocks per depth:
+ * mg_hybrid_mtp). */
 static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
 {
     if (val == NULL || !*val)
         return tsl_err_set(err, "megatron: --%s needs a pattern, e.g. MEM*EME", key);
-    size_t n = strlen(val), ok = strspn(val, "M*-E");
-    if (ok < n && val[ok] == '|')
-        return tsl_err_set(err,
-                           "megatron: --%s: '|' (pipeline segments) is not read by Tessel; give "
-                           "the layers alone and the split with "
-                           "--decoder-first/last-pipeline-num-layers",
-                           key);
+    size_t n = strlen(val), ok = strspn(val, "M*-E|");
     if (ok == 0 && val[0] == '/') /* else nothing would check the MTP part (hybrid_match) */
         return tsl_err_set(err,
                            "megatron: --%s: no layers before the MTP part '%.16s'; give the "
@@ -1135,7 +1205,7 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
         n = ok;
     }
     if (ok < n)
-        return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, - or E", key, val[ok],
+        return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, -, E or |", key, val[ok],
                            ok);
     if (n >= sizeof c->hybrid)
         return tsl_err_set(err, "megatron: --%s: %zu layers exceed the limit of %zu", key, n,
@@ -1145,9 +1215,50 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            "megatron: --%s: a hybrid pattern is given twice "
                            "(--hybrid-layer-pattern, --hybrid-override-pattern): give one",
                            key);
-    memcpy(c->hybrid, val, n);
-    c->hybrid[n] = '\0';
+    if (mg_hybrid_segments(key, val, n, c, err) != 0)
+        return -1;
     c->shape.hybrid = true; /* the Mamba flags and their defaults apply (eval_shape.h) */
+    return 0;
+}
+
+/* What Megatron-LM d98e8a6 validate_args asserts beside --hybrid-layer-pattern: no
+ * --num-layers-per-virtual-pipeline-stage, --num-virtual-stages-per-pipeline-rank or
+ * --account-for-embedding/loss-in-pipeline-split (the virtual stages are the '|'
+ * segments: their count over --pipeline-model-parallel-size, which must divide it),
+ * and with '|' no --decoder-first/last-pipeline-num-layers. The virtual stages into
+ * c->interleave; the stages' blocks are read from the segments (split). */
+static int mg_hybrid_split(tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    const char *flag = c->vpp_blocks   ? "--num-layers-per-virtual-pipeline-stage"
+                       : c->interleave ? "--num-virtual-stages-per-pipeline-rank"
+                       : c->acct_embed ? "--account-for-embedding-in-pipeline-split"
+                       : c->acct_loss  ? "--account-for-loss-in-pipeline-split"
+                       : c->hybrid_segs && (c->first_blocks || c->last_blocks)
+                           ? "--decoder-first/last-pipeline-num-layers"
+                           : NULL;
+    if (!c->hybrid[0])
+        return 0;
+    if (flag)
+        return tsl_err_set(err,
+                           "megatron: %s with --hybrid-layer-pattern: Megatron-LM refuses it "
+                           "(a hybrid's stages and virtual stages are the pattern's '|' "
+                           "segments)",
+                           flag);
+    uint32_t P = c->pp ? c->pp : 1;
+    if (c->hybrid_segs == 0)
+        return 0;
+    if (c->hybrid_segs % P != 0)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: %u '|' segments do not divide "
+                           "over --pipeline-model-parallel-size %u (Megatron-LM)",
+                           c->hybrid_segs, P);
+    if (P < 2)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: %u '|' segments at "
+                           "--pipeline-model-parallel-size 1 would interleave one stage "
+                           "(Megatron-LM asserts a pipeline for the interleaved schedule)",
+                           c->hybrid_segs);
+    c->interleave = c->hybrid_segs / P > 1 ? c->hybrid_segs / P : 0;
     return 0;
 }
 
@@ -1773,6 +1884,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "--moe-expert-capacity-factor (Megatron-LM)");
     c->knobs.moe_capacity = st->capacity;
     c->knobs.moe_pad = st->pad_capacity;
+    if (mg_hybrid_split(c, err) != 0)
+        return -1;
     if (c->vpp_blocks && c->interleave)
         return tsl_err_set(err, "megatron: --num-layers-per-virtual-pipeline-stage and "
                                 "--num-virtual-stages-per-pipeline-rank: no more than one "

@@ -116,6 +116,11 @@ typedef struct tsl_eval_cfg {
      * as Megatron infers --mtp-num-layers from it); empty, 0: none given */
     char hybrid_mtp[9];
     uint32_t hybrid_mtp_depths;
+    /* the pattern's '|' segments (Megatron-LM's stages and virtual stages: segment
+     * j·pp + r is rank r's model chunk j; hybrid_layer_allocation.py
+     * select_pipeline_segment): their blocks, in order; 0 segments: no '|' given */
+    uint32_t hybrid_segs;
+    uint16_t hybrid_seg[TSL_MODEL_MAX_LAYERS];
     /* a Megatron-LM line's --attention-backend unfused (Transformer Engine's
      * UnfusedDotProductAttention): the core keeps its s x s scores, priced as the
      * request's unfused_attn (--unfused-attn) is */

@@ -20,6 +20,7 @@
 
 #include "export.h"
 #include "mtp.h"
+#include "pipeline.h"
 
 /* What builds the same model but no cost reads (tsl_target_megatron_shapes
  * refuses what Megatron-LM cannot take): --rotary-base (an int in Megatron-LM,
@@ -373,8 +374,13 @@ static void write_mtp(const tsl_model_t *m, FILE *out)
  * (HybridModel, pretrain_hybrid.py; pretrain_mamba.py is its deprecated wrapper):
  * --hybrid-layer-pattern, one character a block (tsl_layer_hybrid_char; the pattern
  * fixes --num-layers, arguments.py validate_args), then per MTP depth '/' and the
- * depth's blocks (hybrid_layer_allocation.py parse_hybrid_pattern); no '|'
- * segments: the stages are cut by the pipe-free split (tsl_target_megatron_shapes).
+ * depth's blocks (hybrid_layer_allocation.py parse_hybrid_pattern). An interleaved
+ * plan's stages and model chunks are '|' segments, segment j·P + r rank r's chunk j
+ * (tsl_target_megatron_hybrid_segments: the check passed, so each builds the blocks
+ * priced); validate_args derives the virtual stages from their count, and no
+ * --num-layers-per-virtual-pipeline-stage or --decoder-first/last-pipeline-num-layers
+ * goes beside them (write_split). Without interleaving no '|': the stages are cut by
+ * the pipe-free split (select_pipeline_segment, the rule megatron_layout checks).
  * The Mamba mixers' widths as TransformerConfig fields (mamba_state_dim 128,
  * mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads hidden x 2 / head_dim when
  * not given), written always; no position embedding (examples/mamba/train.sh,
@@ -384,8 +390,18 @@ static void write_hybrid(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_model_t *m = v->model;
     const tsl_layer_t *s = NULL;
+    uint32_t seg[TSL_PLAN_MAX_STAGES * TSL_PIPELINE_MAX_CHUNKS] = {0}, k = 0, end = v->n_blocks;
+    bool pipes = v->plan->interleave > 1 &&
+                 tsl_target_megatron_hybrid_segments(m, v->pp, v->plan->interleave, v->stage_count,
+                                                     seg, NULL) == 0;
+    if (pipes)
+        end = seg[0];
     fputs("--hybrid-layer-pattern ", out);
     for (uint32_t i = 1; i <= v->n_blocks; i++) {
+        if (pipes && i > end) { /* segment k is done: the next starts */
+            fputc('|', out);
+            end += seg[++k];
+        }
         fputc(tsl_layer_hybrid_char(&m->layers[i]), out);
         if (!s && m->layers[i].kind == TSL_LAYER_MAMBA)
             s = &m->layers[i];
@@ -474,6 +490,8 @@ static void write_split(const tsl_export_view_t *v, FILE *out)
     bool uneven = false;
     for (uint32_t s = 1; s < v->pp; s++)
         uneven |= v->stage_blocks[s] != v->stage_blocks[0];
+    if (p->interleave > 1 && v->model->hybrid) /* '|' segments say it (write_hybrid) */
+        return;
     if (p->interleave > 1)
         tsl_target_megatron_vp(v, &vp, NULL); /* the check passed: it fills vp */
     if (vp.kind == TSL_TARGET_VP_ACCOUNT) {

@@ -472,8 +472,14 @@ typedef enum tsl_cost_mode {
  * (BLOOM, MT-NLG), refused before, is searched with its boundaries priced as DeepSpeed's
  * PartitionedTensor p2p (knobs.legacy_p2p, as eval prices the BLOOM rows; the plan records it
  * only there) and its TP all-reduces after the gradient GEMMs (target_rules.c
- * deepspeed_pipe_tp). A plan without TP beside stages prices as 100. */
-#define TSL_COST_MODEL_VERSION 101u
+ * deepspeed_pipe_tp). A plan without TP beside stages prices as 100.
+ * 102 (103 on its branch): no priced term changed — the megatron target's space did: an
+ * interleaved plan of a hybrid Mamba model, refused before, is admitted where Megatron-LM's '|'
+ * segments of --hybrid-layer-pattern (segment j·P + r rank r's chunk j) build on every rank the
+ * blocks its stage was priced with (target_rules.c megatron_hybrid_split; docs/exports.md
+ * "Hybrid models"); a plan without a hybrid, or without interleaving, prices and searches as
+ * 101. */
+#define TSL_COST_MODEL_VERSION 102u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -160,6 +160,27 @@ typedef struct tsl_target_megatron_vp {
 int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t *out,
                            tsl_err_t *err);
 
+/*
+ * A hybrid's '|' segments of --hybrid-layer-pattern (Megatron-LM d98e8a6,
+ * hybrid_layer_allocation.py select_pipeline_segment; arguments.py validate_args
+ * derives --virtual-pipeline-model-parallel-size from them): the pattern's blocks in
+ * order, cut into S = P·v segments, segment k = j·P + r building rank r's model chunk
+ * j (chunk-major, as get_transformer_layer_offset lays out interleaved chunks); any
+ * lengths. Tessel prices rank r as its stage's contiguous layers (stage_count[r] of
+ * them, the embedding on stage 0, the head and m's MTP layers on the last) cut into
+ * v chunks as tsl_pipeline_chunk_layers cuts them; seg[j·P + r] gets the blocks of
+ * that chunk. Megatron-LM builds chunk j of rank r from the pattern's blocks at the
+ * segment's own offset, which are other blocks of the model: the plan runs as priced
+ * only where each such block is the priced one's alike (tsl_layer_key: its character,
+ * shape and bf16 mark). 0, or -1 with TSL_E_UNSUPPORTED naming the first segment
+ * that differs, or one without blocks (not written: HybridStack's build of an empty
+ * segment is not checked). v ≤ 1 gives the stages' blocks, always alike. seg holds
+ * P·max(v, 1) entries, filled also on that -1 (not past Tessel's limits: P above
+ * TSL_PLAN_MAX_STAGES, v above TSL_PIPELINE_MAX_CHUNKS).
+ */
+int tsl_target_megatron_hybrid_segments(const tsl_model_t *m, uint32_t P, uint32_t v,
+                                        const uint32_t *stage_count, uint32_t *seg, tsl_err_t *err);
+
 /* The cut the search weighs for v > 1 chunks over P stages of model m, as
  * Megatron-LM splits it when the stage's own cut (tsl_target_partition) does not
  * divide into v: even, or with the embedding, the loss or both counted (the

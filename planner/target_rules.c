@@ -132,7 +132,8 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
                             "interleaved schedule",
                             v->plan->vp_group, vc, v->pp, v->plan->n_micro);
     tsl_target_megatron_vp_t vp;
-    if (vc > 1 && tsl_target_megatron_vp(v, &vp, err) != 0)
+    /* a hybrid's chunks are '|' segments of any length (megatron_hybrid_split) */
+    if (vc > 1 && !v->model->hybrid && tsl_target_megatron_vp(v, &vp, err) != 0)
         return -1;
     return 0;
 }
@@ -551,30 +552,103 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
-/* A hybrid's stages as Megatron-LM d98e8a6 cuts a pattern without '|' segments
- * (hybrid_layer_allocation.py select_pipeline_segment): its blocks split evenly, or
- * with --decoder-first/last-pipeline-num-layers and the middle stages even — the
- * rule megatron_layout checks for every model — and no virtual stages, which it
- * raises on ("Virtual pipeline parallelism ... is not supported when
- * hybrid_layer_pattern has no pipe ('|') separators"). Megatron-LM takes '|'
- * segments for those; Tessel writes none (eval reads none back). */
-static int megatron_hybrid_split(const tsl_target_view_t *v, tsl_err_t *err)
+/* Whether block a of m (0-based, m->layers[1 + a]) is built as block b is. */
+static bool hybrid_blocks_alike(const tsl_model_t *m, uint32_t a, uint32_t b)
 {
+    uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+    uint32_t n = tsl_layer_key(&m->layers[1 + a], ka);
+    return n == tsl_layer_key(&m->layers[1 + b], kb) && memcmp(ka, kb, n * sizeof ka[0]) == 0;
+}
+
+/* The blocks of each of stage s's v chunks (of P; n its layers), as
+ * tsl_pipeline_chunk_layers cuts the stage: the embedding, the head and the MTP
+ * layers taken out of the chunks that hold them. */
+static void stage_chunk_blocks(const tsl_model_t *m, uint32_t s, uint32_t P, uint32_t n, uint32_t v,
+                               uint32_t *blocks)
+{
+    bool emb = s == 0, last = s + 1 == P;
+    uint32_t mtp = last ? tsl_mtp_layers(m) : 0, count[TSL_PIPELINE_MAX_CHUNKS];
+    tsl_pipeline_chunk_layers(n, emb, last, mtp, v, count);
+    mtp = mtp < n ? mtp : 0;
+    for (uint32_t c = 0; c < v; c++) {
+        uint32_t other = (c == 0 && emb) + (c + 1 == v ? (uint32_t)last + mtp : 0);
+        blocks[c] = count[c] > other ? count[c] - other : 0;
+    }
+}
+
+int tsl_target_megatron_hybrid_segments(const tsl_model_t *m, uint32_t P, uint32_t v,
+                                        const uint32_t *stage_count, uint32_t *seg, tsl_err_t *err)
+{
+    uint32_t chunks = v > 1 ? v : 1, blocks[TSL_PIPELINE_MAX_CHUNKS];
+    uint32_t tessel[TSL_PLAN_MAX_STAGES * TSL_PIPELINE_MAX_CHUNKS]; /* priced first block */
+    if (P == 0 || P > TSL_PLAN_MAX_STAGES || chunks > TSL_PIPELINE_MAX_CHUNKS)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %u stages of %u model chunks are beyond Tessel's limits", P,
+                            chunks);
+    for (uint32_t r = 0, at = 0; r < P; r++) { /* Tessel's stages: contiguous blocks */
+        stage_chunk_blocks(m, r, P, stage_count[r], chunks, blocks);
+        for (uint32_t j = 0; j < chunks; j++) {
+            seg[j * P + r] = blocks[j];
+            tessel[j * P + r] = at;
+            at += blocks[j];
+        }
+    }
+    for (uint32_t k = 0, at = 0; k < P * chunks; at += seg[k], k++) {
+        uint32_t r = k % P, j = k / P, i = 0;
+        if (seg[k] == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: --hybrid-layer-pattern: segment %u (stage %u's model "
+                                "chunk %u) would hold no block; Tessel writes no empty '|' "
+                                "segment",
+                                k, r, j);
+        while (i < seg[k] && hybrid_blocks_alike(m, at + i, tessel[k] + i))
+            i++;
+        if (i < seg[k])
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: --hybrid-layer-pattern: segment %u (stage %u's model "
+                                "chunk %u) would build blocks %u..%u, block %u a '%c'; the plan "
+                                "priced that chunk as blocks %u..%u of its stage, there a '%c' "
+                                "(Megatron-LM lays a rank's chunks out in '|' order, Tessel "
+                                "prices its stage's blocks contiguous)",
+                                k, r, j, at, at + seg[k] - 1, at + i,
+                                tsl_layer_hybrid_char(&m->layers[1 + at + i]), tessel[k],
+                                tessel[k] + seg[k] - 1,
+                                tsl_layer_hybrid_char(&m->layers[1 + tessel[k] + i]));
+    }
+    return 0;
+}
+
+/* A hybrid's interleaved stages (Megatron-LM d98e8a6): the '|' segments of
+ * --hybrid-layer-pattern, one per stage and model chunk
+ * (tsl_target_megatron_hybrid_segments), which must build what the plan priced; a
+ * pattern without them takes no virtual stages (select_pipeline_segment raises
+ * "Virtual pipeline parallelism ... is not supported when hybrid_layer_pattern has no
+ * pipe ('|') separators"). Block recompute of some blocks checkpoints the first N of
+ * every chunk (HybridStack's checkpointed_forward), other blocks than the stage's
+ * first ones the plan priced where the chunks hold unlike blocks: refused; all blocks
+ * (uniform) or none is what was priced. */
+static int megatron_hybrid_split(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                                 tsl_err_t *err)
+{
+    uint32_t seg[TSL_PLAN_MAX_STAGES * TSL_PIPELINE_MAX_CHUNKS];
     if (!v->model->hybrid || v->plan->interleave <= 1)
         return 0;
-    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "megatron: interleave: the hybrid %s in %u model chunks per stage; "
-                        "Megatron-LM interleaves a hybrid only by '|' segments of "
-                        "--hybrid-layer-pattern, which Tessel does not write (plan again with "
-                        "--no-interleave)",
-                        v->model->name, v->plan->interleave);
+    if (u->ckpt_blocks && u->ckpt_blocks < v->n_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: interleave: the hybrid %s in %u model chunks per stage "
+                            "with %u of its %u blocks recomputed; Megatron-LM's block recompute "
+                            "takes the first blocks of each chunk, not the stage's first that "
+                            "the plan priced (recompute all blocks or none)",
+                            v->model->name, v->plan->interleave, u->ckpt_blocks, v->n_blocks);
+    return tsl_target_megatron_hybrid_segments(v->model, v->pp, v->plan->interleave, v->stage_count,
+                                               seg, err);
 }
 
 static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
     uint32_t k;
-    if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, err) != 0 ||
+    if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, &u, err) != 0 ||
         megatron_layout(v, &u, err) != 0 || check_features(v, &u, true, true, 1, true, err) != 0 ||
         tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;

@@ -681,7 +681,16 @@ mgn="--bf16 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-
 expect 0 "" eval $nano --megatron-args "$mgn --hybrid-layer-pattern $pat"
 expect 2 "layer 1 is 'M' in the configuration, 'E' in the model" eval $nano \
     --megatron-args "$mgn --hybrid-override-pattern MMMEM${pat:5}"
-expect 2 "'|' (pipeline segments) is not read" eval $nano --megatron-args "$mgn --hybrid-layer-pattern MEM|EME"
+# '|' segments: Megatron-LM's stages (2 segments over PP 2: stage 0 the embedding and 24
+# blocks), and its virtual stages (4 over PP 2), which must build the blocks Tessel
+# prices on each stage (Nano's pattern does not repeat over the chunks: refused)
+expect 2 "2 '|' segments at --pipeline-model-parallel-size 1" eval $nano \
+    --megatron-args "$mgn --hybrid-layer-pattern ${pat:0:24}|${pat:24}"
+expect 0 "" eval $nano --megatron-args "$mgn --pipeline-model-parallel-size 2 --hybrid-layer-pattern ${pat:0:24}|${pat:24}"
+grep -q "^  0     0-24 " "$out" && grep -q "^  1     25-53 " "$out" && ok ||
+    bad "Nano's 2 segments as stages: $(cat "$out")"
+expect 4 "segment 1 (stage 1's model chunk 0) would build blocks 13..25, block 13 a 'E'" eval $nano \
+    --megatron-args "$mgn --pipeline-model-parallel-size 2 --hybrid-layer-pattern ${pat:0:13}|${pat:13:13}|${pat:26:13}|${pat:39}"
 expect 2 "model GPT2-345M is not a hybrid" eval $m345 --megatron-args "--hybrid-layer-pattern M*-E"
 expect 2 "hybrid-override-pattern: a hybrid pattern is given twice" eval $nano \
     --megatron-args "$mgn --hybrid-layer-pattern $pat --hybrid-override-pattern $pat"

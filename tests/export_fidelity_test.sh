@@ -210,12 +210,34 @@ grep -q -- "--moe-layer-freq\|--rotary-base" <<<"$supline" && bad "a hybrid's li
 sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$supline")"; }
 sdrop "--moe-latent-size 1024" "megatron: --moe-latent-size none (Megatron's default, not in the line): the model nemotron_3_super has 1024"
 sdrop "--hybrid-layer-pattern $spat/*E" "megatron: --hybrid-layer-pattern not given"
-# the other stacks build no Mamba layer; a hybrid interleaves only by '|' segments
+# the other stacks build no Mamba layer; a hybrid interleaves by '|' segments, each
+# of which must build the blocks priced (Nano's pattern does not repeat over its chunks)
 expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
     plan --local $sup --batch 512 --no-baselines --target torchtitan
-expect 4 "megatron: interleave: the hybrid Nemotron-3-Nano in 2 model chunks per stage" \
+expect 4 "megatron: --hybrid-layer-pattern: segment 1 (stage 1's model chunk 0) would build blocks" \
     eval --model Nemotron-3-Nano --cluster 2x8xB200-180G --batch 512 --pp 2 --interleave 2 \
     --zero 1 --ep 8 --target megatron
+# an interleaved hybrid (cost model 102): Nano's blocks as "MEM*E" eight times, a pattern
+# that repeats over the chunks, 40 blocks over PP 4 in 2 chunks of 5 — written as '|'
+# segments (segment j·4 + r rank r's chunk j, Megatron-LM select_pipeline_segment),
+# without Megatron-LM's other virtual-stage flags, and read back by eval to the figures
+# planned; a segment moved is refused naming it
+per="$dir/periodic.json"
+sed -e 's/"hybrid_override_pattern": "[^"]*"/"hybrid_override_pattern": "MEM*EMEM*EMEM*EMEM*EMEM*EMEM*EMEM*EMEM*E"/' \
+    -e 's/"num_hidden_layers": 52/"num_hidden_layers": 40/' "$hf/nemotron_3_nano.json" >"$per"
+pcl="--hf-config $per --cluster 4x8xH100-80G"
+expect 0 "" plan --local $pcl --batch 512 --pp 4 --no-baselines --target megatron --export megatron
+vpline=$(grep -v '^#' "$out")
+want=$(sed -n 's/^# predicted \([0-9.]*\) s\/iteration.*/\1/p' "$out")
+grep -qxF -- "--hybrid-layer-pattern MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E|MEM*E" <<<"$vpline" &&
+    ! grep -q -- "virtual-pipeline\|pipeline-num-layers\|in-pipeline-split" <<<"$vpline" && ok ||
+    bad "the interleaved hybrid's line: $(head -3 "$out") $vpline"
+expect 0 "" eval $pcl --no-search --megatron-args "$vpline"
+grep -q "^  predicted: $want s/iteration" "$out" && grep -q "^  interleave: 2 model chunks" "$out" &&
+    ok || bad "the interleaved hybrid's line does not evaluate to its plan ($want s): $(head -5 "$out")"
+expect 4 "segment 0 (stage 0's model chunk 0) has 6 layers; Tessel prices that chunk with 5" \
+    eval $pcl --no-search --megatron-args \
+    "$(sed 's/^--hybrid-layer-pattern MEM\*E|MEM\*E|/--hybrid-layer-pattern MEM*EM|EM*E|/' <<<"$vpline")"
 
 # ---- gpt-oss (cost model 100): GPTModel's YaRN and the sliding window on the odd 1-based
 # layers, as Megatron-Bridge's gpt_oss_bridge.py sets them (window_size (127, 0),

@@ -1222,7 +1222,30 @@ static void test_megatron_mtp(void)
     /* an MTP part alone: no main pattern to check it against the model's */
     mg_refuses("--hybrid-layer-pattern /*E/*E", "no layers before the MTP part '/*E/*E'");
     mg_refuses("--hybrid-layer-pattern MEM*E/*X", "MTP part");
-    mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
+    /* '|' segments (Megatron-LM's stages and virtual stages): a pipeline needed, their
+     * count a multiple of it, none empty, and no other virtual-stage or split flag */
+    mg_refuses("--hybrid-layer-pattern ME|M*E",
+               "2 '|' segments at --pipeline-model-parallel-size 1");
+    mg_refuses("--pipeline-model-parallel-size 2 --hybrid-layer-pattern ME|M|*E",
+               "3 '|' segments do not divide over --pipeline-model-parallel-size 2");
+    mg_refuses("--pipeline-model-parallel-size 2 --hybrid-layer-pattern ME||M*E",
+               "'|' segment 1 has no layers");
+    mg_refuses("--pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 "
+               "--hybrid-layer-pattern MEM*E",
+               "--num-virtual-stages-per-pipeline-rank with --hybrid-layer-pattern");
+    mg_refuses("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+               "--hybrid-layer-pattern MEM*",
+               "--num-layers-per-virtual-pipeline-stage with --hybrid-layer-pattern");
+    mg_refuses("--pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 3 "
+               "--hybrid-layer-pattern MEM|*E",
+               "--decoder-first/last-pipeline-num-layers with --hybrid-layer-pattern");
+    CHECK(tsl_eval_cfg_megatron("--pipeline-model-parallel-size 2 --hybrid-layer-pattern "
+                                "ME|M*E|MEM|*E/*E",
+                                &c, &err) == 0 &&
+              strcmp(c.hybrid, "MEM*EMEM*E") == 0 && c.hybrid_segs == 4 && c.interleave == 2 &&
+              c.hybrid_seg[0] == 2 && c.hybrid_seg[1] == 3 && c.hybrid_seg[2] == 3 &&
+              c.hybrid_seg[3] == 2 && c.hybrid_mtp_depths == 1,
+          "4 segments over pp 2: %s '%s' %u v %u", err.msg, c.hybrid, c.hybrid_segs, c.interleave);
 }
 
 /* DeepSeek-V3's line as `plan --export megatron` writes it: accepted; each flag left out

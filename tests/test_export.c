@@ -587,6 +587,93 @@ static void megatron_back(const char *text, const tsl_plan_t *p)
     free(back);
 }
 
+/* A small hybrid of 16 blocks, pattern pat (M, *, -), as the global model. */
+static void use_hybrid(const char *pat, tsl_model_t *saved)
+{
+    tsl_err_t err = {0};
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
+                          .layers = 16,
+                          .hidden = 1024,
+                          .ffn_hidden = 4096,
+                          .heads = 16,
+                          .kv_heads = 16,
+                          .head_dim = 64,
+                          .seq_len = 512,
+                          .vocab = 32000,
+                          .ssm_heads = 32,
+                          .ssm_head_dim = 64,
+                          .ssm_state = 128,
+                          .ssm_groups = 8,
+                          .ssm_conv = 4,
+                          .ssm_chunk = 128};
+    snprintf(sp.hybrid, sizeof sp.hybrid, "%s", pat);
+    *saved = model;
+    if (tsl_model_build(&sp, "tiny-hybrid", &model, &err) != 0) {
+        fprintf(stderr, "test_export: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+/* A hybrid interleaved (Megatron-LM d98e8a6 hybrid_layer_allocation.py
+ * select_pipeline_segment: segment j·P + r builds rank r's model chunk j, no
+ * --num-layers-per-virtual-pipeline-stage beside it). "M*M-" four times over 2 stages
+ * of 8 blocks in 2 chunks of 4: Tessel prices stage 0 as blocks 0..7 (chunks 0..3,
+ * 4..7), stage 1 as 8..15; Megatron-LM builds segment 0 (rank 0, chunk 0) from blocks
+ * 0..3, segment 1 (rank 1, chunk 0) from 4..7 — priced as 8..11, "M*M-" both —,
+ * segment 2 (rank 0, chunk 1) from 8..11, priced as 4..7, segment 3 from 12..15: the
+ * line is "M*M-|M*M-|M*M-|M*M-", read back to the same stages and chunks. Where the
+ * blocks differ ("MMMM****MMMM----": rank 0's second chunk would build "MMMM" where
+ * "****" was priced), with some blocks recomputed, or read with other segment lengths:
+ * refused naming it. */
+static void test_megatron_hybrid_vp(void)
+{
+    tsl_model_t saved;
+    use_hybrid("M*M-M*M-M*M-M*M-", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 9, 18}, 2, "dp2", 2, 8);
+    plan.interleave = 2;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--hybrid-layer-pattern M*M-|M*M-|M*M-|M*M-\n") &&
+              strstr(text, "\n--pipeline-model-parallel-size 2\n") && !strstr(text, "virtual") &&
+              !strstr(text, "pipeline-num-layers") && !strstr(text, "in-pipeline-split"),
+          "interleaved hybrid:\n%s", text);
+    megatron_back(text, &plan);
+    /* the same line with segments of other lengths: rank 0 holds 6 + 4 blocks */
+    char *moved = strdup(text), *at = strstr(moved, "M*M-|M*M-|M*M-|M*M-");
+    if (at)
+        memcpy(at, "M*M-M*|M-|M*M-|M*M-", 19);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(moved, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "segment 0 (stage 0's model chunk 0) has 6 layers; Tessel prices "
+                              "that chunk with 5"),
+          "other segment lengths: %s", err.msg);
+    free(moved);
+    free(text);
+    set_layers(&plan, 1, 2, "dp2+ckpt");
+    set_layers(&plan, 9, 2, "dp2+ckpt");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "with 4 of its 16 blocks recomputed");
+    set_layers(&plan, 0, model.n_layers, "dp2");
+    restore_model(&saved);
+
+    use_hybrid("MMMM****MMMM----", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 9, 18}, 2, "dp2", 2, 8);
+    plan.interleave = 2;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "segment 1 (stage 1's model chunk 0) would build blocks 4..7, block 4 a '*'; "
+                   "the plan priced that chunk as blocks 8..11 of its stage, there a 'M'");
+    plan.interleave = 0; /* plain 1F1B: the pipe-free pattern, as before */
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--hybrid-layer-pattern MMMM****MMMM----\n"), "1F1B hybrid:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    free(cfg);
+    free(back);
+    restore_model(&saved);
+}
+
 /* Interleaved with the embedding and the loss counted as layers (Megatron-LM
  * d98e8a6 get_num_layers_to_build): Qwen3-235B-A22B, 94 layers + 2 = 96 over PP 32,
  * 3 a rank, 3 chunks of 1 — stage 0 the embedding and 2 layers (its first chunk
@@ -2292,6 +2379,7 @@ int main(void)
     test_megatron_modules();
     test_megatron_vp_group();
     test_megatron_account();
+    test_megatron_hybrid_vp();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_megatron_router();

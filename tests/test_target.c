@@ -506,9 +506,10 @@ static void test_megatron_fsdp(void)
 
 /* A hybrid (Nemotron 3 Nano: Mamba-2 mixers, attention and expert FFNs, one layer
  * each): the megatron target searches it and exports pretrain_hybrid.py's
- * --hybrid-layer-pattern with the mixers' widths; an interleaved plan is refused
- * naming the field (a hybrid's virtual stages are '|' segments Tessel does not
- * write), and the other stacks refuse the Mamba block. */
+ * --hybrid-layer-pattern with the mixers' widths; an interleaved plan of it is refused
+ * naming the '|' segment whose blocks Megatron-LM would build otherwise than the plan
+ * priced them (Nano's pattern is not periodic over the chunks), and the other stacks
+ * refuse the Mamba block. */
 static void test_hybrid(void)
 {
     fixture_t f;
@@ -534,8 +535,10 @@ static void test_hybrid(void)
     *p = f.res->best;
     p->interleave = 2;
     CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &f.m, v, &err) != 0 &&
-              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "megatron: interleave:") &&
-              strstr(err.msg, "'|' segments"),
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "megatron: --hybrid-layer-pattern: segment 1 (stage 1's model "
+                              "chunk 0) would build blocks") &&
+              strstr(err.msg, "Tessel prices its stage's blocks contiguous"),
           "interleaved hybrid: %s", err.msg);
     CHECK(tsl_target_check_model("torchtitan", &f.m, &err) != 0 &&
               strstr(err.msg, "is a mamba block"),
