@@ -454,8 +454,14 @@ typedef enum tsl_cost_mode {
  * micro-batch counts spread geometrically over the batch's divisors, the counts at which each data rank holds one
  * sample, m = B / d for the divisors d of a stage's devices (search_engine.c rank_counts;
  * Megatron-Bridge's Llama 3.1 405B presets run 1536 / 4 = 384 and 1536 / 8 = 192), so
- * tesseld's cached plans, found without them, are searched again. */
-#define TSL_COST_MODEL_VERSION 97u
+ * tesseld's cached plans, found without them, are searched again.
+ * 98: no priced term changed — the search space did: a request's fp8_param_gather
+ * (plan --fp8-param-gather) prices every FP8 plan the search weighs with its weights in
+ * FP8 and gathered in FP8 (knobs.fp8_param_gather, as eval prices a given plan's), and
+ * under target megatron such a plan runs ZeRO-1 or Megatron-FSDP on its data-parallel
+ * ranks, never plain DDP (Megatron-LM's validate_args); a plan without fp8_param_gather
+ * prices as 97. */
+#define TSL_COST_MODEL_VERSION 98u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
