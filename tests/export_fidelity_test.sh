@@ -259,6 +259,11 @@ expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron --fp8-
     --fp8-param-gather --no-pp --no-tp --no-cp
 grep -q "^  precision: FP8 (tensorwise scaling).*; FP8 weights, gathered in FP8" "$out" && ok ||
     bad "the printed plan does not say FP8 weights: $(grep precision "$out")"
+# a model too small for FP8 to pay (test_search.c test_fp8): bf16 picked, the switch idle
+expect 0 "" plan --local --model GPT2-345M --cluster 8xH100-80G --batch 16 --no-baselines \
+    --fp8-param-gather
+grep -q "^  precision: bf16 (fp8_param_gather, --fp8-param-gather, changes nothing" "$out" && ok ||
+    bad "a bf16 plan beside --fp8-param-gather: $(grep precision "$out")"
 
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
