@@ -588,6 +588,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         fputs("  precision: fp16 with a dynamic loss scaler (fp32 master; the default where a "
               "GPU has no bf16)\n",
               out);
+    else if (json_is_true(json_object_get(req, "fp8_param_gather")))
+        fputs("  precision: bf16 (fp8_param_gather, --fp8-param-gather, changes nothing: it "
+              "keeps FP8 plans' weights in FP8, and no FP8 plan was faster)\n",
+              out);
     else
         fputs("  precision: bf16\n", out);
     long long b16s = integer(plan, "bf16_layers_start"), b16e = integer(plan, "bf16_layers_end");

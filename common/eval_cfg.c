@@ -86,7 +86,7 @@ static int degrees(const tsl_eval_cfg_t *cfg, uint32_t G, uint32_t deg[3], tsl_e
                            tp, dp, sdp, G);
     if (cfg->sp && tp < 2)
         return tsl_err_set(err, "sequence parallelism needs tp > 1");
-    if (cfg->zero && dp < 2)
+    if (cfg->zero && dp < 2 && !cfg->zero_one_rank)
         return tsl_err_set(err, "zero %u needs dp > 1 (it shards over the data-parallel ranks)",
                            cfg->zero);
     deg[0] = tp;
@@ -106,7 +106,7 @@ static tsl_strategy_t strategy_of(const tsl_eval_cfg_t *cfg, const uint32_t deg[
         s.degree[s.n_levels++] = deg[k];
     }
     s.sp = cfg->sp;
-    s.zero = cfg->zero;
+    s.zero = deg[2] > 1 ? cfg->zero : 0; /* one data rank: nothing to shard */
     return s;
 }
 
@@ -1909,6 +1909,11 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     c->zero = st->dist_opt && !st->mfsdp ? 1 : 0;
     if (mg_knobs(c, st, err) != 0 || mg_fsdp_finish(c, st, err) != 0)
         return -1;
+    /* the distributed optimizer runs at DP 1 too (an FP8 line's --fp8-param-gather needs
+     * it), the same states; not under MXFP8 with FP8 weights, whose bf16 gather through
+     * the gradient buffer is priced with ZeRO-1 over several ranks only (cost.c
+     * mxfp8_bf16_param_ag): refused there as before */
+    c->zero_one_rank = !(c->knobs.fp8 == TSL_FP8_MXFP8 && c->knobs.fp8_param_gather);
     if (c->sp && c->tp <= 1) {
         c->sp = false;
         tsl_eval_cfg_note(c, "megatron: --sequence-parallel with tensor-model-parallel-size 1: "

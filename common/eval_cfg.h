@@ -43,6 +43,9 @@ typedef struct tsl_eval_cfg {
                                    of every stage only (Megatron --recompute-method block) */
     bool sp;                 /* sequence parallelism (needs tp > 1) */
     uint8_t zero;            /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
+    bool zero_one_rank;      /* zero on a stage of one data rank read as 0, not refused:
+                                Megatron-LM's --use-distributed-optimizer, which runs there
+                                and shards nothing */
     uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
     uint32_t schedule;       /* tsl_pipesim_sched_t (eval --schedule): 0 1F1B, interleaved
                                 with interleave > 1; zbh1, zbv, dualpipev (no interleave) */

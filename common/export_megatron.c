@@ -539,6 +539,17 @@ static void write_fsdp(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE 
         fputs("--megatron-fsdp-main-grads-dtype fp32\n", out);
 }
 
+/* A plan with FP8 weights (fp8_param_gather) and no data-parallel rank: Megatron-LM
+ * takes --fp8-param-gather only beside the distributed optimizer or Megatron-FSDP
+ * (validate_args; --fp4-param-gather has no such assert), and the distributed optimizer
+ * over one rank shards nothing (the states as priced); target_rules.c refuses the plans
+ * with replicas it would not run. */
+static bool fp8_weights_dist_opt(const tsl_plan_t *p, const tsl_export_uniform_t *u)
+{
+    return p->fp8_recipe && p->fp8_recipe != TSL_FP8_NVFP4 && p->fp8_param_gather && !u->s.zero &&
+           u->sdp <= 1 && u->dp <= 1 && u->cp <= 1;
+}
+
 static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
                            uint32_t ckpt_k, FILE *out)
 {
@@ -562,7 +573,7 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     if (u->cp > 1)
         fprintf(out, "--context-parallel-size %u\n--cp-comm-type %s\n", u->cp,
                 p->cp_comm == TSL_CP_ALLGATHER ? "all_gather" : tsl_cp_comm_name(p->cp_comm));
-    if (u->s.zero)
+    if (u->s.zero || fp8_weights_dist_opt(p, u))
         fputs("--use-distributed-optimizer\n", out);
     write_fsdp(p, u, out);
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through

@@ -478,8 +478,14 @@ typedef enum tsl_cost_mode {
  * segments of --hybrid-layer-pattern (segment j·P + r rank r's chunk j) build on every rank the
  * blocks its stage was priced with (target_rules.c megatron_hybrid_split; docs/exports.md
  * "Hybrid models"); a plan without a hybrid, or without interleaving, prices and searches as
- * 101. */
-#define TSL_COST_MODEL_VERSION 102u
+ * 101.
+ * 103 (98 on its branch): no priced term changed — the search space did: a request's
+ * fp8_param_gather (plan --fp8-param-gather) prices every FP8 plan the search weighs with its
+ * weights in FP8 and gathered in FP8 (knobs.fp8_param_gather, as eval prices a given plan's),
+ * and under target megatron such a plan runs ZeRO-1 or Megatron-FSDP on its data-parallel
+ * ranks, never plain DDP (Megatron-LM's validate_args); a plan without fp8_param_gather prices
+ * as 102. */
+#define TSL_COST_MODEL_VERSION 103u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

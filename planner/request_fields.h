@@ -248,6 +248,12 @@
       "4 mxfp8 (Blackwell); "                                                                      \
       "5 nvfp4 (FP4, Blackwell; never weighed unasked); refused where a GPU has no FP8 (FP4)",     \
       "fp8_recipe", "fp8_recipe")                                                                  \
+    X(fp8_param_gather, BOOL, "fp8-param-gather", "", 0, 0,                                        \
+      "the FP8 plans keep their weights in FP8 and all-gather them in FP8 (Megatron-LM "           \
+      "--fp8-param-gather, nvfp4 --fp4-param-gather; torchtitan's FSDP float8 all-gather, "        \
+      "tensorwise); weighed only when asked; not with --no-fp8, --fp32, --fp16, nor under "        \
+      "--target deepspeed or galvatron",                                                           \
+      "fp8_param_gather", "fp8_param_gather")                                                      \
     X(loss_impl, LOSS, "loss-impl", "IMPL", 0, 0,                                                  \
       "how the LM loss runs, for its memory per logit: exec (Tessel's executor), torch (eager "    \
       "cross_entropy over logits.float(), torchtitan), megatron (vocab_parallel_cross_entropy), "  \

@@ -268,6 +268,55 @@ static int sdp_layer_roots_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+/* fp8_param_gather keeps an FP8 plan's weights in FP8 (cost.h knobs): nothing to keep
+ * where the request weighs no FP8 plan, nor under a stack Tessel exports no FP8 to
+ * (deepspeed, galvatron: tsl_target_fp8_recipe). torchtitan's FP8 all-gather is the
+ * tensorwise Float8Linear's (v0.2.x quantize.linear.float8 enable_fsdp_float8_all_gather,
+ * which it asserts apart from a recipe_name); its MX linears gather in bf16 (mxfp8.md: "All
+ * distributed communication for MXFP8 training is currently done in high precision"). */
+static int fp8_param_gather_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->fp8_param_gather)
+        return 0;
+    const char *off = r->no_fp8 ? "--no-fp8" : r->fp32 ? "--fp32" : r->fp16 ? "--fp16" : NULL;
+    if (off != NULL)
+        return tsl_err_set(err,
+                           "fp8_param_gather: FP8 weights belong to FP8 plans, and %s weighs "
+                           "none: drop --fp8-param-gather or %s",
+                           off, off);
+    if (r->target && tsl_target_fp8_recipe(r->target) == TSL_FP8_NONE)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_param_gather: %s runs no FP8 recipe (Tessel exports none to "
+                            "it), so it keeps no FP8 weights: plan it without "
+                            "--fp8-param-gather",
+                            tsl_target_name(r->target));
+    if (r->target == TSL_TARGET_TORCHTITAN && r->fp8_recipe == TSL_FP8_MXFP8)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_param_gather: torchtitan: torchao's MX linears all-gather "
+                            "their weights in bf16; its FP8 all-gather is the tensorwise "
+                            "Float8Linear's (enable_fsdp_float8_all_gather): plan it with "
+                            "--fp8-recipe tensorwise or without --fp8-param-gather");
+    return 0;
+}
+
+/* fp8_param_gather on cluster c: the recipe the request's FP8 plans would run (its
+ * fp8_recipe, else its target's) where every GPU has it; else no FP8 plan is weighed and
+ * the switch would price nothing. */
+static int fp8_param_gather_cluster_ok(const tsl_request_t *r, const tsl_cluster_t *c,
+                                       tsl_err_t *err)
+{
+    if (!r->fp8_param_gather)
+        return 0;
+    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
+    tsl_err_t why = {0};
+    if (tsl_cluster_fp8_ok(c, recipe, &why) == 0)
+        return 0;
+    return tsl_err_set(err,
+                       "fp8_param_gather: FP8 weights belong to FP8 plans, and no FP8 plan is "
+                       "weighed on this cluster: drop --fp8-param-gather (%s)",
+                       why.msg);
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -355,6 +404,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             tsl_loss_impl_name(r->loss_impl));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
+    if (fp8_param_gather_check(r, err) != 0)
+        return -1;
     if (r->vp_group && r->no_interleave)
         return tsl_err_set(err,
                            "vp_group: %u micro-batches per group of the interleaved schedule "
@@ -742,7 +793,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        request_precision_ok(r, m, c, err) != 0)
+        fp8_param_gather_cluster_ok(r, c, err) != 0 || request_precision_ok(r, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -819,6 +870,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     }
     if (r->no_fp8 || r->fp8_recipe)
         tsl_fp_u64(&fp, 0x667038000ull | r->no_fp8 << 8 | r->fp8_recipe);
+    if (r->fp8_param_gather) /* likewise */
+        tsl_fp_u64(&fp, 0x66703870676174ull);
     if (r->moe_bf16_experts || r->moe_fp8_dispatch) /* likewise */
         tsl_fp_u64(&fp,
                    0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);

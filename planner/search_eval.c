@@ -1308,6 +1308,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     k->moe_imbalance = r->moe_imbalance;
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
+    if (r->fp8_param_gather) /* the FP8 runs' weights: recorded where FP8 is priced (plan.c) */
+        k->fp8_param_gather = true;
     if (r->recompute_modules) /* Megatron's recompute modules, priced on every layer */
         k->recompute_modules = r->recompute_modules;
     if (r->bf16_moments)

@@ -644,12 +644,47 @@ static int megatron_hybrid_split(const tsl_target_view_t *v, const tsl_target_un
                                                seg, err);
 }
 
+/* FP8 weights gathered in FP8 (fp8_param_gather): Megatron-LM runs --fp8-param-gather
+ * only with the distributed optimizer or Megatron-FSDP (validate_args at d98e8a6:
+ * "--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron
+ * fsdp, or inference mode"). A plan with data-parallel ranks needs ZeRO-1 on them or an
+ * SDP level; one without any is exported with --use-distributed-optimizer, which shards
+ * nothing over one rank (the same states), except under MXFP8, where that optimizer
+ * gathers the weights in bf16 through its gradient buffer
+ * (--reuse-grad-buf-for-mxfp8-param-ag), which cost.c prices only with ZeRO-1 over
+ * several ranks (mxfp8_bf16_param_ag). nvfp4's --fp4-param-gather has no such assert
+ * in validate_args and passes. */
+static int megatron_fp8_param_gather_ok(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                                        tsl_err_t *err)
+{
+    char b[64];
+    const tsl_plan_t *p = v->plan;
+    if (!p->fp8_param_gather || !p->fp8_recipe || p->fp8_recipe == TSL_FP8_NVFP4 || u->sdp > 1 ||
+        u->s.zero >= 1)
+        return 0;
+    if (u->dp > 1 || u->cp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: fp8_param_gather needs the distributed optimizer or "
+                            "Megatron-FSDP (Megatron-LM validate_args); %s replicates its "
+                            "states over %u data-parallel ranks (DDP): plan it with ZeRO-1 or "
+                            "SDP, or without --fp8-param-gather",
+                            tsl_target_strategy_str(&u->s, b), u->dp * u->cp);
+    if (p->fp8_recipe == TSL_FP8_MXFP8)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: fp8_param_gather with mxfp8 and one data-parallel rank: "
+                            "Megatron-LM's distributed optimizer (which --fp8-param-gather "
+                            "needs) gathers MXFP8 weights in bf16 through its gradient buffer, "
+                            "which Tessel prices only with ZeRO-1 over several ranks");
+    return 0;
+}
+
 static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
     uint32_t k;
     if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, &u, err) != 0 ||
         megatron_layout(v, &u, err) != 0 || check_features(v, &u, true, true, 1, true, err) != 0 ||
+        megatron_fp8_param_gather_ok(v, &u, err) != 0 ||
         tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;
     if (tsl_model_moe_layers(v->model) && u.tp > 1 && !u.s.sp) /* arguments.py validate_args */

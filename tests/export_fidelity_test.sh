@@ -336,5 +336,53 @@ bridge_row gb200 "--cluster 16x4xGB200-186G:nvl72:4xib400 --memory 186G" \
     "--pipeline-model-parallel-size 1 --micro-batch-size 4 --expert-model-parallel-size 64
 --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
 
+# ---- FP8 weights gathered in FP8 (plan --fp8-param-gather, cost model 103): the plan
+# records it, its megatron line writes the flag beside the distributed optimizer or
+# Megatron-FSDP (Megatron-LM refuses it with plain DDP) and evaluates to the plan's
+# figures; what no stack runs is refused naming the field ----
+h8="--model Llama3-8B --cluster 8xH100-80G"
+pgtrip() { # NAME STRATEGY-PREFIX PLAN-FLAGS...: the plan and its exported line agree
+    local name="$1" strat="$2"
+    shift 2
+    expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron \
+        --fp8-recipe tensorwise --fp8-param-gather "$@" --json
+    cp "$out" "$dir/pg.json"
+    expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron \
+        --fp8-recipe tensorwise --fp8-param-gather "$@" --export megatron
+    grep -qx -- "--fp8-param-gather" "$out" && grep -qx -- "--use-distributed-optimizer" "$out" &&
+        ok || bad "$name: the line lacks --fp8-param-gather or the distributed optimizer: $(cat "$out")"
+    expect 0 "" eval $h8 --no-search --json --megatron-args "$(grep -v '^#' "$out")"
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a.get("fp8_param_gather") and b.get("fp8_param_gather"), "not recorded"; assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], (a["iter_time_s"], b["iter_time_s"], a["peak_bytes"], b["peak_bytes"]); s = a["stages"][0]["runs"][0]["strategy"]; assert s.startswith(sys.argv[3]) and s == b["stages"][0]["runs"][0]["strategy"], s' \
+        "$dir/pg.json" "$out" "$strat" && ok ||
+        bad "$name: the line does not evaluate to its plan: $(head -c 600 "$out")"
+}
+pgtrip "Megatron-FSDP" sdp8 --no-pp --no-tp --no-cp
+pgtrip "ZeRO-1" dp8+zero1 --no-pp --no-tp --no-cp --no-sdp
+pgtrip "no data-parallel rank" tp --no-dp --no-sdp --pp 1 --no-cp
+# plain DDP with FP8 weights: Megatron-LM refuses it (validate_args), so does the target
+expect 4 "megatron: fp8_param_gather needs the distributed optimizer or Megatron-FSDP" \
+    eval --model GPT2-1.3B --cluster 8xH100-80G --no-search --dp 8 --batch 64 --fp8 tensorwise \
+    --fp8-param-gather --target megatron
+# without FP8, or under a stack that runs none: refused by the field's name
+expect 2 "fp8_param_gather: FP8 weights belong to FP8 plans, and --no-fp8 weighs none" \
+    plan --local $h8 --batch 128 --no-baselines --no-fp8 --fp8-param-gather
+expect 2 "fp8_param_gather: FP8 weights belong to FP8 plans, and no FP8 plan is weighed on this cluster" \
+    plan --local --model Llama3-8B --cluster 8xA100-80G --batch 128 --no-baselines --fp8-param-gather
+expect 4 "fp8_param_gather: deepspeed runs no FP8 recipe" \
+    plan --local $h8 --batch 128 --no-baselines --target deepspeed --fp8-param-gather
+expect 4 "fp8_param_gather: torchtitan: torchao's MX linears all-gather their weights in bf16" \
+    plan --local --model Llama3-8B --cluster 8xB200-180G --batch 128 --no-baselines \
+    --target torchtitan --fp8-recipe mxfp8 --fp8-param-gather
+# the printed plan says it
+expect 0 "" plan --local $h8 --batch 128 --no-baselines --target megatron --fp8-recipe tensorwise \
+    --fp8-param-gather --no-pp --no-tp --no-cp
+grep -q "^  precision: FP8 (tensorwise scaling).*; FP8 weights, gathered in FP8" "$out" && ok ||
+    bad "the printed plan does not say FP8 weights: $(grep precision "$out")"
+# a model too small for FP8 to pay (test_search.c test_fp8): bf16 picked, the switch idle
+expect 0 "" plan --local --model GPT2-345M --cluster 8xH100-80G --batch 16 --no-baselines \
+    --fp8-param-gather
+grep -q "^  precision: bf16 (fp8_param_gather, --fp8-param-gather, changes nothing" "$out" && ok ||
+    bad "a bf16 plan beside --fp8-param-gather: $(grep precision "$out")"
+
 echo "export_fidelity_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,7 +3,8 @@
 
 The translation of a row into the search's command: eval's precision flag becomes
 plan's (--fp8 R -> --fp8-recipe R), the stack switches plan cannot take are left out
-and listed, a bf16 row searches without FP8, a 2021 Megatron-LM row without the
+and listed (--fp8-param-gather and the activation offload it takes), a bf16 row
+searches without FP8, a 2021 Megatron-LM row without the
 features its stack lacked. The document the re-evaluation prices keeps the plan's
 structure and drops the stack fields the search filled from its target. Then one row
 end to end: Korthikanti 2022's 530B selective-recompute row, whose published plan the
@@ -47,11 +48,18 @@ def check_translation(vs, rows):
     flags, dropped = vs.stack_args(row(rows, "mb2604-q30b-h100-fp8"), "megatron")
     if "--fp8" in flags or flags[flags.index("--fp8-recipe") + 1] != "tensorwise":
         fail("fp8 row: %s" % flags)
-    for gone in ("--fp8-param-gather", "--opt-step megatron", "--loss-impl te"):
+    for gone in ("--opt-step megatron", "--loss-impl te"):
         if gone not in dropped:
             fail("fp8 row: %r not listed as left out: %s" % (gone, dropped))
-    if "--fp8-param-gather" in flags or "--opt-step" in flags or "--no-fp8" in flags:
+    if "--opt-step" in flags or "--no-fp8" in flags:
         fail("fp8 row: plan got an eval-only or a wrong flag: %s" % flags)
+    # its FP8 weight gathers plan takes (cost model 103), not left out
+    if "--fp8-param-gather" not in flags or any("fp8-param-gather" in d for d in dropped):
+        fail("fp8 row: --fp8-param-gather not passed to plan: %s, left out %s" % (flags, dropped))
+    # a Megatron-FSDP row's activation offload goes to the search as plan's switch
+    flags, _ = vs.stack_args(row(rows, "mbarch2509-l70b-gb200-fp8"), "megatron")
+    if flags[flags.index("--cpu-offload-layers") + 1] != "40" or "--fp8-param-gather" not in flags:
+        fail("Megatron-FSDP row: offload and FP8 gathers not passed: %s" % flags)
     flags, _ = vs.stack_args(row(rows, "k22-530b-sel-sp"), "megatron")
     if "--no-fp8" not in flags or flags[flags.index("--grad-reduce-bytes") + 1] != "2":
         fail("bf16 row without grad_reduce_bytes: %s" % flags)

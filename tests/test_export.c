@@ -2080,7 +2080,6 @@ static void test_mxfp8_param_ag(void)
     CHECK(at != NULL && tsl_eval_cfg_megatron(text, cfg, &err) != 0 &&
               strstr(err.msg, "needs --reuse-grad-buf-for-mxfp8-param-ag"),
           "mxfp8 zero1 without the flag refused (%s)", err.msg);
-    free(cfg);
     free(text);
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);
@@ -2091,13 +2090,39 @@ static void test_mxfp8_param_ag(void)
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(!strstr(text, flag), "bf16 weights:\n%s", text);
     free(text);
+    /* FP8 weights on replicas without the distributed optimizer: Megatron-LM refuses
+     * --fp8-param-gather there (validate_args), so the export does */
     make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
     plan.fp8_recipe = TSL_FP8_MXFP8;
     plan.fp8_param_gather = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: fp8_param_gather needs the distributed optimizer or "
+                   "Megatron-FSDP (Megatron-LM validate_args); dp8 replicates");
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "dp8 replicates its states over 8");
+    /* no data-parallel rank: the distributed optimizer, which shards nothing over one
+     * rank, beside the flag; read back at zero 0, as priced. MXFP8 there is refused:
+     * that optimizer would gather its weights in bf16 through the gradient buffer */
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp8+sp", 8, 4);
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    plan.fp8_param_gather = true;
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);
-    CHECK(!strstr(text, "--use-distributed-optimizer\n") && !strstr(text, flag), "no zero:\n%s",
-          text);
+    memset(cfg, 0, sizeof *cfg);
+    err = (tsl_err_t){0};
+    CHECK(strstr(text, "--use-distributed-optimizer\n") && strstr(text, "--fp8-param-gather\n") &&
+              !strstr(text, flag) && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              cfg->zero == 1 && cfg->zero_one_rank && cfg->knobs.fp8_param_gather,
+          "tp8, FP8 weights (read back: %s):\n%s", err.msg, text);
     free(text);
+    plan.fp8_param_gather = false;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--use-distributed-optimizer\n"), "tp8, bf16 weights:\n%s", text);
+    free(text);
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.fp8_param_gather = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: fp8_param_gather with mxfp8 and one data-parallel rank");
+    free(cfg);
     plan.fp8_recipe = TSL_FP8_NONE;
     plan.fp8_param_gather = false;
 }

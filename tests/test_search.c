@@ -1176,6 +1176,74 @@ static void test_fp8_not_beside_fp32_fp16(void)
           res.best.fp8_recipe);
 }
 
+/* plan --fp8-param-gather (the request's fp8_param_gather; cost model 103): the FP8
+ * plans keep their weights in FP8 and gather them in FP8 (cost.c fp8_weight_bytes:
+ * TE's copies are the weight itself, not 2 bytes beside it), the plan records it;
+ * under megatron a plan with data-parallel ranks takes ZeRO-1 for it (Megatron-LM runs
+ * --fp8-param-gather with the distributed optimizer or Megatron-FSDP only); refused
+ * where no FP8 plan is weighed or the stack gathers no FP8 weights. */
+static void test_fp8_param_gather(void)
+{
+    tsl_err_t err = {0};
+    tsl_request_t r = fixed_request(16);
+    r.target = TSL_TARGET_MEGATRON;
+    r.fp8_recipe = TSL_FP8_TENSORWISE;
+    r.pp = 1;
+    r.no_dp = r.no_sdp = r.no_cp = true; /* TP 8 alone: the same layout both ways */
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    uint64_t ms = res.best.stages[0].ms_bytes;
+    CHECK(!res.best.fp8_param_gather, "not asked: not weighed");
+    r.fp8_param_gather = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.fp8_param_gather && res.best.fp8_recipe == TSL_FP8_TENSORWISE &&
+              res.best.layer[1].n_levels == 1 && res.best.layer[1].degree[0] == 8,
+          "asked: FP8 weights on TP 8 (%d, recipe %u)", res.best.fp8_param_gather,
+          res.best.fp8_recipe);
+    /* TE's two 1-byte copies are the weight: 2 B per FP8 weight element less, about
+     * 6.5e9 / 8 of them on a rank of TP 8 */
+    CHECK(res.best.stages[0].ms_bytes + (1ull << 30) < ms, "model states %llu -> %llu",
+          (unsigned long long)ms, (unsigned long long)res.best.stages[0].ms_bytes);
+    r.no_dp = false; /* data-parallel ranks: the distributed optimizer, never plain DDP */
+    r.no_tp = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.fp8_param_gather && res.best.layer[1].zero == 1, "DP 8: zero %u",
+          res.best.layer[1].zero);
+    for (uint32_t i = 0; i < res.n_top; i++)
+        CHECK(res.top[i].layer[1].zero == 1, "plan %u of the top: zero %u", i,
+              res.top[i].layer[1].zero);
+    /* refusals, the field named */
+    static const struct {
+        bool no_fp8, fp32;
+        uint32_t target, recipe;
+        const char *cluster, *why;
+    } bad[] = {
+        {true, false, 0, 0, "8xH100-80G",
+         "fp8_param_gather: FP8 weights belong to FP8 plans, and --no-fp8"},
+        {false, true, 0, 0, "8xH100-80G",
+         "fp8_param_gather: FP8 weights belong to FP8 plans, and --fp32"},
+        {false, false, 0, 0, "8xA100-80G", "no FP8 plan is weighed on this cluster"},
+        {false, false, TSL_TARGET_DEEPSPEED, 0, "8xH100-80G",
+         "fp8_param_gather: deepspeed runs no FP8"},
+        {false, false, TSL_TARGET_GALVATRON, 0, "8xH100-80G",
+         "fp8_param_gather: galvatron runs no FP8"},
+        {false, false, TSL_TARGET_TORCHTITAN, TSL_FP8_MXFP8, "8xB200-180G",
+         "fp8_param_gather: torchtitan: torchao's MX linears all-gather their weights in bf16"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = fixed_request(16);
+        r.fp8_param_gather = true;
+        r.no_fp8 = bad[i].no_fp8;
+        r.fp32 = bad[i].fp32;
+        r.target = bad[i].target;
+        r.fp8_recipe = bad[i].recipe;
+        err = (tsl_err_t){0};
+        CHECK(run_request("GPT2-345M", bad[i].cluster, &r, &res, &err) == TSL_SEARCH_ERR &&
+                  strstr(err.msg, bad[i].why) &&
+                  (err.code == TSL_E_UNSUPPORTED) == (bad[i].target != 0),
+              "refusal %zu: %s", i, err.msg);
+    }
+}
+
 /* fp16 mixed precision: the default on a cluster with a GPU without bf16, asked for
  * elsewhere; Megatron's step then prices the scaler's unscale; refusals name the field
  * (and the GPU where the cluster forced fp16). */
@@ -2025,6 +2093,7 @@ int main(void)
     test_fp8();
     test_fp8_not_beside_fp32_fp16();
     test_fp16();
+    test_fp8_param_gather();
     test_100k_devices();
     test_rank_micro_counts();
     test_tied_head_rule();

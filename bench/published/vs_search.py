@@ -86,8 +86,10 @@ STACK_LIMITS = {
 # DeepSpeed's BF16_Optimizer (--ds-bf16-optimizer: BLOOM's rows) the deepspeed target
 # prices by itself where its engine runs it (bf16 at ZeRO-0 under stages, cost model
 # 95) and refuses as a flag; CUDA_LAUNCH_BLOCKING=1 is a launch's environment, which
-# no target's configuration carries.
-EVAL_ONLY = {"--fp8-impl": 1, "--fp8-param-gather": 0, "--opt-step": 1,
+# no target's configuration carries. --fp8-param-gather (the FP8 weights gathered in
+# FP8, Megatron-Bridge's FP8 presets, torchtitan's FSDP float8 all-gather) plan takes
+# since cost model 103: the search weighs it only when asked, so it is passed.
+EVAL_ONLY = {"--fp8-impl": 1, "--opt-step": 1,
              "--ds-pipe-p2p": 0, "--amp-profile": 1, "--ds-bf16-optimizer": 0,
              "--launch-blocking": 0}
 
@@ -102,8 +104,9 @@ SILENT_DEFAULTS = [("grad_reduce_bytes", ["--grad-reduce-bytes", "2"]),
 
 def stack_args(row, target):
     """The row's stack switches as `plan` flags: knob_args (eval's) less what
-    plan cannot take, --fp8 RECIPE as --fp8-recipe, and --no-fp8 where the row
-    ran bf16 (the same precision, not a searched one). Returns (flags, dropped)."""
+    plan cannot take, --fp8 RECIPE as --fp8-recipe, --no-fp8 where the row
+    ran bf16 (the same precision, not a searched one), and the row's activation
+    offload. Returns (flags, dropped)."""
     knobs, out, dropped = run.knob_args(row), [], []
     i = 0
     while i < len(knobs):
@@ -128,6 +131,11 @@ def stack_args(row, target):
         i += 1
     if not row["plan"].get("fp8"):
         out.append("--no-fp8")
+    # the activations the run offloaded to the host (Megatron-LM
+    # --cpu-offloading-num-layers, a plan_args field, not a knob): the search takes it as
+    # a switch, which holds it to one stage without recompute (offload.h)
+    if row["plan"].get("cpu_offload_layers"):
+        out += ["--cpu-offload-layers", str(row["plan"]["cpu_offload_layers"])]
     # where the row is silent, eval (no target) prices the published plan on
     # Tessel's executor's way; the search gets the same, not its target's default
     p = row["plan"]

@@ -457,6 +457,25 @@ fp_flex=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fi
 [ "$rc" = 0 ] && [ -n "$fp_off" ] && [ "${fp_flex%% *}" != "$fp_off" ] && [ "${fp_flex##* }" = False ] &&
     ok "plan --moe-flex-dispatcher: its own fingerprint, not the plan stored without it" ||
     fail "plan --moe-flex-dispatcher: exit $rc, fingerprint $fp_flex against $fp_off"
+# FP8 weights gathered in FP8 (plan --fp8-param-gather, PlanRequest 135): the request
+# carries it to tesseld, which answers it under its own fingerprint (not the FP8 plan
+# stored without it) with the local document, the plan recording it; refused there as
+# locally, naming the field
+pg_args=(--model GPT2-1.3B --cluster 4xH100-80G --batch 32 --no-baselines --target megatron --fp8-recipe tensorwise)
+ctl plan "${pg_args[@]}" --json
+fp_nopg=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+timeout 300 "$CTL" plan --local --json "${pg_args[@]}" --fp8-param-gather >"$tmp/local.json" 2>"$tmp/err"
+ctl plan --json "${pg_args[@]}" --fp8-param-gather
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+pg=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fingerprint"], d.get("cached", False), d["plan"].get("fp8_param_gather", False), d["request"]["fp8_param_gather"])' "$tmp/out")
+[ "$rc" = 0 ] && [ "$d" = "same" ] && [ -n "$fp_nopg" ] && [ "${pg%% *}" != "$fp_nopg" ] &&
+    [ "${pg#* }" = "False True True" ] &&
+    ok "plan --fp8-param-gather through tesseld: its own fingerprint, the plan records it, as --local's" ||
+    fail "plan --fp8-param-gather (remote): exit $rc, $d; fingerprint/cached/plan/request $pg against $fp_nopg"
+ctl plan --model GPT2-1.3B --cluster 4xH100-80G --batch 32 --fp8-param-gather --no-fp8
+[ "$rc" = 2 ] && grep -q "fp8_param_gather: FP8 weights belong to FP8 plans" "$tmp/err" &&
+    ok "plan --fp8-param-gather with FP8 off: refused by tesseld naming the field" ||
+    fail "plan --fp8-param-gather --no-fp8 (remote): exit $rc: $(cat "$tmp/err")"
 # Blocks kept bf16 with MTP depths, --target megatron: DeepSeek-V3 in FP8 (blockwise) with
 # its last 14 blocks bf16 and 2 depths (61 + 2 + 2 x 3 = 69 layers) is the local document
 # through tesseld, and the stored plan exports Megatron-LM's flags for both (the megatron
