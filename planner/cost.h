@@ -1116,8 +1116,8 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
 double tsl_cost_tied_allreduce_elem_s(const tsl_cluster_t *c, const tsl_layer_t *head,
                                       const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
                                       uint32_t size_b, double elem_bytes);
-/* Bytes per element of the gradient buffer knobs k keep (grad_buf_bytes, else
- * grad_reduce_bytes, else 2). */
+/* Bytes per element of the gradient buffer knobs k keep: grad_buf_bytes outside fp32,
+ * else the reduce's (4 under fp32 or autocast, else grad_reduce_bytes, else 2). */
 double tsl_cost_grad_elem_bytes(const tsl_cost_knobs_t *k);
 /* Bytes per element of the tied sum under knobs k: the 16-bit gradient, 2, except where
  * the stack sums a 4-byte one: DeepSpeed's BF16_Optimizer its fp32 _hp_grad (pipe/engine.py

@@ -731,16 +731,16 @@ static int deepspeed_bf16_optimizer(const tsl_target_view_t *v, const tsl_target
                                     const char *s, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
-    uint32_t gb = p->grad_buf_bytes      ? p->grad_buf_bytes
-                  : p->grad_reduce_bytes ? p->grad_reduce_bytes
-                                         : 2;
+    tsl_cost_knobs_t k = {0};
+    tsl_plan_get_knobs(p, &k);
+    double gb = tsl_cost_grad_elem_bytes(&k); /* what the plan's buffer was priced at */
     const char *why = v->pp < 2       ? "without pipeline stages (no PipelineModule)"
                       : p->fp32       ? "in fp32 training"
                       : p->fp16       ? "under fp16 (FP16_Optimizer runs there)"
                       : u->sdp > 1    ? "under ZeRO-3 (sdp)"
                       : u->dp < 2     ? "with one data-parallel rank (exported at ZeRO-1)"
                       : u->s.zero > 1 ? "under ZeRO-2"
-                      : gb != 2       ? "with a 4-byte gradient buffer (at ZeRO-0 it "
+                      : gb > 2        ? "with a 4-byte gradient buffer (at ZeRO-0 it "
                                         "accumulates in the model's bf16)"
                                       : NULL;
     if (why == NULL)
@@ -1561,11 +1561,10 @@ static int local_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (t != TSL_TARGET_MEGATRON || !p->stack_unfused_attn)
         return 0;
-    const char *te = p->tp_comm_overlap            ? "tp_comm_overlap"
-                     : p->cp > 1                   ? "cp"
-                     : tsl_plan_ep_overlap_runs(p) ? "moe_a2a_overlap"
-                     : p->fp8_recipe               ? "fp8_recipe"
-                                                   : NULL;
+    tsl_cost_knobs_t k = {0};
+    tsl_plan_get_knobs(p, &k);
+    k.moe_a2a_overlap = tsl_plan_ep_overlap_runs(p); /* asked for but not run: no TE needed */
+    const char *te = tsl_target_te_only_knob(&k);
     if (te == NULL)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
