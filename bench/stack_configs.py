@@ -58,6 +58,8 @@ gpt15-tp-pp2-bf16opt|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 256 -
 gpt15-tp8-pp2-ckpt|--model GPT3-15B --cluster 2x8xA100-40G:ib100 --batch 256 --pp 2 --no-dp --no-sdp
 bloom7-tp8-pp2|--model BLOOM-7B1 --cluster 2x8xA100-40G:ib100 --batch 256 --pp 2 --no-dp --no-sdp
 bloom176-tp-pp|--model BLOOM-176B --cluster 48x8xA100-80G:4xopa100 --batch 2048
+gpt2-pp4-type|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 4
+gpt15-tp8-pp4-type|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 256 --pp 4 --no-dp --no-sdp
 """
 GV_PLANS = """\
 gpt15|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128
@@ -230,7 +232,10 @@ def check_mds(parse_args, exp, plan, gpus):
     if a.checkpoint_activations != any(l['ckpt'] for l in layers) or \
             (a.checkpoint_activations and not a.deepspeed_activation_checkpointing):
         bad.append('recompute not as priced')
-    if a.pp_partition_method != 'type:transformer|embedding' or not a.deepspeed:
+    if a.pp_partition_method not in ('type:transformer|embedding', 'type:transformer') or \
+            a.pp_partition_method != exp['megatron_deepspeed']['args'][
+                exp['megatron_deepspeed']['args'].index('--pp-partition-method') + 1] or \
+            not a.deepspeed:
         bad.append(f'partition {a.pp_partition_method}, deepspeed {a.deepspeed}')
     if a.zero_stage != exp['zero_optimization']['stage']:
         bad.append(f'--zero-stage {a.zero_stage}, the config\'s '
@@ -238,6 +243,112 @@ def check_mds(parse_args, exp, plan, gpus):
     said = f'Megatron-DeepSpeed TP {a.tensor_model_parallel_size} PP ' \
            f'{a.pipeline_model_parallel_size} DP {a.data_parallel_size}'
     return said, bad
+
+
+class _Arr:
+    """The few numpy array operations partition_uniform / partition_balanced use: a[i, j],
+    a[i], a[k:] = ..., a[k:] += 1, tolist()."""
+
+    def __init__(self, d):
+        self.d = d
+
+    def __getitem__(self, k):
+        if isinstance(k, tuple):
+            return self.d[k[0]][k[1]]
+        return _Arr(self.d[k]) if isinstance(k, slice) else self.d[k]
+
+    def __setitem__(self, k, v):
+        if isinstance(k, tuple):
+            self.d[k[0]][k[1]] = v
+        else:
+            self.d[k] = list(v.d if isinstance(v, _Arr) else v) if isinstance(k, slice) else v
+
+    def __iadd__(self, x):
+        return _Arr([e + x for e in self.d])
+
+    def tolist(self):
+        return list(self.d)
+
+
+def _np_shim():
+    def full(shape, v, dtype=None):
+        if isinstance(shape, tuple):
+            return _Arr([[v] * shape[1] for _ in range(shape[0])])
+        return _Arr([v] * shape)
+    np = types.ModuleType('numpy')
+    np.inf = math.inf
+    np.full = full
+    np.zeros = lambda shape, dtype=float: full(shape, 0)
+    np.cumsum = lambda w: [sum(w[:i + 1]) for i in range(len(w))]
+    np.arange = lambda a, b, step: _Arr(list(range(a, b, step)))
+    return np
+
+
+def load_partition(ds_root):
+    """partition_uniform and partition_balanced, DeepSpeed's own, from ds_root's
+    deepspeed/runtime/utils.py (only those functions: the module pulls in the GPU runtime),
+    run with numpy replaced by _np_shim. Returns partition(method, weights_of, specs, P):
+    PipelineModule._partition_layers' parts for a layer list (runtime/pipe/module.py)."""
+    tree = ast.parse(open(os.path.join(ds_root, 'deepspeed', 'runtime', 'utils.py')).read())
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+             and n.name in ('partition_uniform', 'partition_balanced')]
+    ns = {}
+    exec(compile(ast.Module(funcs, []), 'deepspeed/runtime/utils.py', 'exec'), ns)
+
+    def partition(method, names, P):
+        saved = sys.modules.get('numpy')
+        sys.modules['numpy'] = _np_shim()
+        try:
+            if method == 'uniform':
+                return ns['partition_uniform'](num_items=len(names), num_parts=P)
+            assert method.startswith('type:'), method
+            rx = re.compile(method.split(':')[1], re.IGNORECASE)  # _find_layer_type
+            return ns['partition_balanced'](weights=[int(bool(rx.search(n))) for n in names],
+                                            num_parts=P)
+        finally:
+            if saved is None:
+                del sys.modules['numpy']
+            else:
+                sys.modules['numpy'] = saved
+    return partition
+
+
+def mds_specs(blocks, half):
+    """The class or function names of bigscience-workshop/Megatron-DeepSpeed's GPTModelPipe
+    layer list (megatron/model/gpt_model.py at 8387ae17), what _find_layer_type matches:
+    the cast, the tied embedding, a transpose lambda, the blocks, undo, the final norm,
+    the tied head, the cast back under fp16/bf16."""
+    return (['_to_float16', 'EmbeddingPipe', '<lambda>'] + ['ParallelTransformerLayerPipe'] * blocks
+            + ['undo', 'MixedFusedLayerNorm', 'EmbeddingPipe'] + (['float16_to_fp32'] if half else []))
+
+
+def check_stages(exp, plan):
+    """The stages DeepSpeed's PipelineModule cuts from the export's partition method, as
+    Tessel layers (embedding, blocks, head), against the plan's: Megatron-DeepSpeed's
+    layer list where its arguments ride along, else one PipelineModule layer a Tessel
+    layer. [] when they agree."""
+    pp = plan['pp']
+    if pp < 2 or check_stages.partition is None:
+        return []
+    counts = [sum(r['count'] for r in st['runs']) for st in plan['stages']]
+    mds = exp.get('megatron_deepspeed', {}).get('args', [])
+    if mds:
+        method = mds[mds.index('--pp-partition-method') + 1]
+        names = mds_specs(sum(counts) - 2, '--bf16' in mds or '--fp16' in mds)
+    else:
+        method = exp['pipeline']['partition']
+        names = ['EmbeddingPipe'] + ['TransformerLayer'] * (sum(counts) - 2) + ['Head']
+    parts = check_stages.partition(method, names, pp)
+    got = [sum(n in ('EmbeddingPipe', 'ParallelTransformerLayerPipe', 'TransformerLayer', 'Head')
+               for n in names[parts[i]:parts[i + 1]]) for i in range(pp)]
+    bad = [] if got == counts else [f'{method} cuts {got}, the plan {counts}']
+    norm = next((i for i in range(pp) if 'MixedFusedLayerNorm' in names[parts[i]:parts[i + 1]]), None)
+    if mds and norm != pp - 1:
+        bad.append(f'{method} puts the final norm on stage {norm}, not the head\'s')
+    return bad
+
+
+check_stages.partition = None  # load_partition's, where DeepSpeed's mirror is
 
 
 def load_galvatron(root):
@@ -325,6 +436,9 @@ def check_deepspeed(cfgmod, name, text, plan):
             bad.append('immediate_grad_update: the .grad added by hooks, not after the backward')
     said = f'stage {stage}, {runs}, micro {c.train_micro_batch_size_per_gpu}, ' \
            f'steps {c.gradient_accumulation_steps}, world {load_deepspeed.world}'
+    bad += check_stages(exp, plan)
+    if pp > 1:
+        said += f', cut {exp["pipeline"]["partition"]}'
     if mds and check_deepspeed.mds is None:
         said += '; its Megatron-DeepSpeed arguments not read (no mirror)'
     elif mds:
@@ -425,6 +539,7 @@ def main():
         if os.path.isdir(a.deepspeed_git):
             head = extract(a.deepspeed_git, ['deepspeed', 'version.txt'], os.path.join(tmp, 'ds'))
             stacks.append(('deepspeed', head, load_deepspeed(os.path.join(tmp, 'ds')), DS_PLANS))
+            check_stages.partition = load_partition(os.path.join(tmp, 'ds'))
             if os.path.isdir(a.megatron_deepspeed_git):
                 mds_root = os.path.join(tmp, 'mds')
                 mhead = extract(a.megatron_deepspeed_git,

@@ -8,13 +8,16 @@
  * SDP; tensor parallelism through AutoTP ("tensor_parallel.autotp_size") without
  * pipeline stages, and beside them as Megatron-DeepSpeed runs it (its launch
  * arguments under "megatron_deepspeed", below); pipeline stages through PipelineModule
- * with the "uniform" partition (equal layer counts) and ZeRO-1 at most, or
+ * with the "uniform" partition (equal layer counts) or "type:transformer" (equal
+ * Transformer layer counts, the embedding and head beside them on the end stages:
+ * tsl_target_ds_partition) and ZeRO-1 at most, or
  * BF16_Optimizer (bf16 at stage 0, ds_bf16_optimizer); activation checkpointing of
  * every Transformer layer or of none.
  */
 #include "export.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 /* One launch argument, printf-style, appended to args. */
 static void arg(json_t *args, const char *fmt, ...)
@@ -75,15 +78,17 @@ static void mds_model_args(const tsl_export_view_t *v, json_t *args)
  * bigscience-workshop/Megatron-DeepSpeed (8387ae17), BLOOM's launch, whose
  * --pp-partition-method 'type:transformer|embedding' weighs the tied embedding at both
  * ends as a layer, so its balanced cut of L + 2 units over P stages is the target's
- * equal layer counts (microsoft/Megatron-DeepSpeed fixes 'type:transformer': not this
- * cut). Its mpu builds the TP, DP and pipeline groups that DeepSpeed's pipeline engine
+ * equal layer counts ('uniform'); a plan cut as 'type:transformer' (equal blocks, the
+ * embedding and head beside them: the fork's default, and what microsoft/Megatron-
+ * DeepSpeed fixes and MT-NLG ran) is written with that method. Its mpu builds the TP, DP and pipeline groups that DeepSpeed's pipeline engine
  * takes from the PipelineModule (PipeModelDataParallelTopology), so the config's world
  * size is the data-parallel ranks and train_batch_size is the global batch. The
  * recompute as priced: each block checkpointed whole on every TP rank
  * (--checkpoint-activations, DeepSpeed's checkpointing through
  * --deepspeed-activation-checkpointing, no --partition-activations).
  */
-static json_t *mds_args(const tsl_export_view_t *v, const tsl_export_uniform_t *u, int stage)
+static json_t *mds_args(const tsl_export_view_t *v, const tsl_export_uniform_t *u, int stage,
+                        const char *cut)
 {
     const tsl_plan_t *p = v->plan;
     json_t *args = json_array();
@@ -92,7 +97,11 @@ static json_t *mds_args(const tsl_export_view_t *v, const tsl_export_uniform_t *
     arg(args, "--pipeline-model-parallel-size");
     arg(args, "%u", v->pp);
     arg(args, "--pp-partition-method");
-    arg(args, "type:transformer|embedding");
+    /* the fork's balanced partition over the units the regex matches (its blocks are
+     * ParallelTransformerLayerPipe, the tied ends EmbeddingPipe): 'uniform' counts its
+     * lambdas and final norm as layers, so equal layer counts are written as blocks and
+     * embeddings weighed alike */
+    arg(args, strcmp(cut, "uniform") == 0 ? "type:transformer|embedding" : cut);
     arg(args, "--micro-batch-size");
     arg(args, "%u", u->micro_per_rank);
     arg(args, "--global-batch-size");
@@ -176,11 +185,17 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         json_object_set_new(o, "communication_data_type", json_string("fp32"));
     if (u.tp > 1 && !mds)
         json_object_set_new(o, "tensor_parallel", json_pack("{s:i}", "autotp_size", (int)u.tp));
+    /* the stage cut as DeepSpeed's PipelineModule names it (tsl_target_check took it) */
+    const char *cut = v->pp > 1 ? tsl_target_ds_partition(v->model, v->pp, v->stage_count) : NULL;
+    if (v->pp > 1 && cut == NULL) {
+        json_decref(o);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: the plan's stages are not a PipelineModule partition");
+    }
     if (v->pp > 1)
         json_object_set_new(o, "pipeline",
-                            json_pack("{s:i, s:s, s:i}", "stages", (int)v->pp, "partition",
-                                      "uniform", "activation_checkpoint_interval",
-                                      u.ckpt_blocks ? 1 : 0));
+                            json_pack("{s:i, s:s, s:i}", "stages", (int)v->pp, "partition", cut,
+                                      "activation_checkpoint_interval", u.ckpt_blocks ? 1 : 0));
     if (u.ckpt_blocks)
         json_object_set_new(o, "activation_checkpointing",
                             json_pack("{s:b, s:b, s:b}", "partition_activations", 0,
@@ -188,7 +203,7 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     /* DeepSpeedConfig reads its own keys and no others (runtime/config.py
      * _initialize_params), so the launch arguments can ride in the same file */
     if (mds)
-        json_object_set_new(o, "megatron_deepspeed", mds_args(v, &u, stage));
+        json_object_set_new(o, "megatron_deepspeed", mds_args(v, &u, stage, cut));
     int rc = json_dumpf(o, out, JSON_INDENT(2)) == 0 && fputc('\n', out) != EOF ? 0 : -1;
     json_decref(o);
     return rc == 0 ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "deepspeed: out of memory");

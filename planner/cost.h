@@ -484,8 +484,15 @@ typedef enum tsl_cost_mode {
  * weights in FP8 and gathered in FP8 (knobs.fp8_param_gather, as eval prices a given plan's),
  * and under target megatron such a plan runs ZeRO-1 or Megatron-FSDP on its data-parallel
  * ranks, never plain DDP (Megatron-LM's validate_args); a plan without fp8_param_gather prices
- * as 102. */
-#define TSL_COST_MODEL_VERSION 103u
+ * as 102.
+ * 104: no priced term changed — the deepspeed target's space did: beside PipelineModule's
+ * 'uniform' cut (equal layer counts, the embedding and head counted), a pipeline of P stages
+ * where P divides only the Transformer layers is cut as 'type:transformer' (partition_balanced
+ * over the blocks: equal blocks, the embedding on the first stage and the head on the last;
+ * Megatron-DeepSpeed's GPTModelPipe default, MT-NLG's 105 blocks over 35 stages), refused
+ * before, and is priced as laid out (target.c ds_partition); the export writes that method. A
+ * plan under another target, or cut 'uniform', prices and searches as 103. */
+#define TSL_COST_MODEL_VERSION 104u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

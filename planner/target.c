@@ -331,15 +331,60 @@ static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
     return true;
 }
 
+/* Transformer layers of m, the units DeepSpeed's 'type:transformer' weighs: every
+ * layer but the embedding and the head (the deepspeed target takes no MTP model). */
+static uint32_t ds_blocks(const tsl_model_t *m)
+{
+    return m->n_layers - 2;
+}
+
+const char *tsl_target_ds_partition(const tsl_model_t *m, uint32_t P, const uint32_t *stage_count)
+{
+    if (P < 2 || m->n_layers < 3)
+        return NULL;
+    bool uniform = m->n_layers % P == 0, blocks = ds_blocks(m) % P == 0;
+    for (uint32_t s = 0; s < P; s++) {
+        uniform &= stage_count[s] == m->n_layers / P;
+        /* the embedding rides on stage 0 and the head on the last, beside equal blocks */
+        blocks &= stage_count[s] == ds_blocks(m) / P + (s == 0) + (s == P - 1);
+    }
+    return uniform ? "uniform" : blocks ? "type:transformer" : NULL;
+}
+
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
 {
-    if (t != TSL_TARGET_DEEPSPEED || pp < 2 || m->n_layers % pp == 0)
+    if (t != TSL_TARGET_DEEPSPEED || pp < 2 || m->n_layers % pp == 0 || ds_blocks(m) % pp == 0)
         return 0;
     return tsl_err_set(err,
                        "pp: %u stages under target deepspeed; its PipelineModule's 'uniform' "
                        "partition gives every stage the same number of model %s's %u layers "
-                       "(embedding and head included), which %u does not divide",
-                       pp, m->name, m->n_layers, pp);
+                       "(embedding and head included) and 'type:transformer' the same number "
+                       "of its %u Transformer layers, neither of which %u divides",
+                       pp, m->name, m->n_layers, ds_blocks(m), pp);
+}
+
+/* DeepSpeed's cut of m into P stages (PipelineModule._partition_layers, runtime/pipe/
+ * module.py at edaa722): 'uniform' (partition_uniform over every layer) where P divides
+ * the layer count, else 'type:transformer' (partition_balanced over the Transformer
+ * layers weighted 1, the rest 0: Megatron-DeepSpeed's GPTModelPipe default) where P
+ * divides the block count. Only these exact cuts: where P divides neither, the balanced
+ * partition's extra blocks land by its DP's tie-breaking over the model code's own layer
+ * list (lambdas, norms), which Tessel does not model, so no pipeline of P is weighed. */
+static bool ds_partition(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    if (m->n_layers % P == 0) {
+        for (uint32_t s = 0; s <= P; s++)
+            first[s] = s * (m->n_layers / P);
+    } else if (ds_blocks(m) % P == 0) {
+        first[0] = 0;
+        for (uint32_t s = 1; s < P; s++)
+            first[s] = 1 + s * (ds_blocks(m) / P);
+        first[P] = m->n_layers;
+    } else {
+        return false;
+    }
+    /* equal counts that would cut an MTP depth off the head: the engine's own cut */
+    return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
 }
 
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first)
@@ -348,10 +393,5 @@ bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t
         return false;
     if (t != TSL_TARGET_DEEPSPEED)
         return partition_ends(m, P, first);
-    if (m->n_layers % P != 0)
-        return false;
-    for (uint32_t s = 0; s <= P; s++)
-        first[s] = s * (m->n_layers / P);
-    /* equal counts that would cut an MTP depth off the head: the engine's own cut */
-    return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
+    return ds_partition(m, P, first);
 }

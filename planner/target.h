@@ -26,7 +26,10 @@
  *               beside them as Megatron-DeepSpeed runs it (TP innermost, no SP, its
  *               GPT's model forms, priced with legacy_p2p: target_rules.c
  *               deepspeed_pipe_tp); stages of equal layer counts (embedding and
- *               head count); CKPT of all Transformer layers or none; plain 1F1B.
+ *               head count: 'uniform') or of equal Transformer layer counts with the
+ *               embedding on the first and the head on the last ('type:transformer':
+ *               tsl_target_ds_partition); CKPT of all Transformer layers or none;
+ *               plain 1F1B.
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
  *               dp_replicate); no ZeRO-1/2 on replicas; CP ranks sharded (SDP:
  *               its FSDP mesh is dp_shard x cp); whole-layer stages, the
@@ -318,13 +321,24 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
 /* A starting partition into P stages in t's space: whole Transformer layers,
  * embedding in the first stage, head in the last, the middle stages equal
  * (megatron, torchtitan, galvatron: the split with the smallest largest stage
- * in forward FLOPs), or equal layer counts (deepspeed). first[0..P]. Returns
- * false when t cannot cut the model into P stages. */
+ * in forward FLOPs), or for deepspeed its PipelineModule's cut: equal layer counts
+ * ('uniform') where P divides m's layers, else equal Transformer layer counts with
+ * the embedding and head beside them ('type:transformer') where P divides those.
+ * first[0..P]. Returns false when t cannot cut the model into P stages. */
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first);
+
+/* Which of DeepSpeed's PipelineModule partition methods (runtime/pipe/module.py
+ * _partition_layers) cuts m into P stages of stage_count[0..P-1] layers each:
+ * "uniform" (every stage m->n_layers / P layers), else "type:transformer" (every
+ * stage (n_layers − 2) / P Transformer layers, the embedding on stage 0 and the head
+ * on stage P − 1 beside them), else NULL. Where both cut alike (P 2, an even block
+ * count) "uniform". The deepspeed check and export share it. */
+const char *tsl_target_ds_partition(const tsl_model_t *m, uint32_t P, const uint32_t *stage_count);
 
 /* Whether a fixed pp (the request's; 0 or 1: none) is one t's partition can cut m
  * into: DeepSpeed's PipelineModule 'uniform' partition gives every stage the same
- * count of m's layers, so pp must divide them (check_deepspeed refuses every plan
+ * count of m's layers and 'type:transformer' the same count of its Transformer
+ * layers, so pp must divide one of them (check_deepspeed refuses every plan
  * otherwise, and the search found none). err names pp (TSL_E_INVALID). */
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err);
 

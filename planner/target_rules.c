@@ -865,6 +865,26 @@ static int deepspeed_pipe_tp(const tsl_target_view_t *v, const tsl_target_unifor
     return mds_model_ok(v->model, err);
 }
 
+/* A plan whose stages neither of DeepSpeed's equal cuts makes (tsl_target_ds_partition):
+ * the error names the first stage off each. */
+static int deepspeed_cut(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_model_t *m = v->model;
+    uint32_t st = 0, blocks = m->n_layers - 2;
+    while (st + 1 < v->pp && v->stage_count[st] * v->pp == m->n_layers)
+        st++;
+    uint32_t bt = 0;
+    while (bt + 1 < v->pp && v->stage_blocks[bt] * v->pp == blocks)
+        bt++;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "deepspeed: stage %u holds %u of %u layers; PipelineModule's 'uniform' "
+                        "partition gives each of %u stages %g; and stage %u holds %u of %u "
+                        "Transformer layers, where 'type:transformer' gives each %g (the "
+                        "embedding on the first, the head on the last)",
+                        st, v->stage_count[st], m->n_layers, v->pp, (double)m->n_layers / v->pp, bt,
+                        v->stage_blocks[bt], blocks, (double)blocks / v->pp);
+}
+
 static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
@@ -896,13 +916,8 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
                             "deepspeed: %u of %u Transformer layers are checkpointed; the "
                             "config checkpoints all of them or none",
                             u.ckpt_blocks, v->n_blocks);
-    for (uint32_t st = 0; st < v->pp && v->pp > 1; st++)
-        if (v->stage_count[st] * v->pp != v->model->n_layers)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "deepspeed: stage %u holds %u of %u layers; PipelineModule's "
-                                "'uniform' partition gives each of %u stages %g",
-                                st, v->stage_count[st], v->model->n_layers, v->pp,
-                                (double)v->model->n_layers / v->pp);
+    if (v->pp > 1 && tsl_target_ds_partition(v->model, v->pp, v->stage_count) == NULL)
+        return deepspeed_cut(v, err);
     if (deepspeed_engine(v, &u, s, err) != 0)
         return -1;
     return check_features(v, &u, false, false, 2, false, err);

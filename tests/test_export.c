@@ -1328,6 +1328,34 @@ static void test_deepspeed_pipe_tp(void)
     plan.overlap_tp_dgrad = false;
     plan.legacy_p2p = false;
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "--legacy-p2p");
+    /* cost model 104: four stages of GPT2-345M's 24 blocks, 6 each, the embedding and
+     * head beside the end stages' (7, 6, 6, 7 of 26 layers), are DeepSpeed's
+     * 'type:transformer' cut (the fork's GPTModelPipe default): written with that method,
+     * in the config and the launch; a block moved off it is refused naming both cuts */
+    const uint32_t cut4[] = {0, 7, 13, 19, 26};
+    make_plan(&plan, 4, cut4, 4, "tp2-dp2+zero1", 8, 8);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    CHECK(
+        !strcmp(mds_arg(o, "--pp-partition-method"), "type:transformer") &&
+            !strcmp(mds_arg(o, "--pipeline-model-parallel-size"), "4") &&
+            !strcmp(json_string_value(json_object_get(json_object_get(o, "pipeline"), "partition")),
+                    "type:transformer"),
+        "the type:transformer cut:\n%s", text);
+    json_decref(o);
+    free(text);
+    const uint32_t off4[] = {0, 8, 13, 19, 26};
+    make_plan(&plan, 4, off4, 4, "tp2-dp2+zero1", 8, 8);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "stage 0 holds 7 of 24 Transformer layers");
+    make_plan(&plan, 4, cut4, 4, "dp4+zero1", 8, 16);
+    plan.grad_reduce_exposed = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    CHECK(strstr(text, "\"partition\": \"type:transformer\"") &&
+              !strstr(text, "megatron_deepspeed"),
+          "a TP-free type:transformer pipeline:\n%s", text);
+    free(text);
     /* a TP-free pipeline and AutoTP without stages: no launch arguments */
     make_plan(&plan, 2, cut, 4, "dp4+zero1", 8, 16);
     plan.grad_reduce_exposed = true;

@@ -191,8 +191,8 @@ static void test_model_refused(void)
 
 /* GPT3-15B on 32 GPUs for DeepSpeed: at batch 1 only TP splits the batch, and
  * DeepSpeed runs it without stages (AutoTP), where it does not fit, or beside stages
- * that its 'uniform' partition cuts (2, 5, 10, 25 of 50 layers: TP 16 over two nodes,
- * which 40 heads do not divide, or a count that does not divide 32 GPUs); the sweep
+ * that its partitions cut ('uniform': 2, 5, 10, 25 of 50 layers; 'type:transformer' since
+ * cost model 104: those of the 48 blocks, 2, 4, 8, 16 of them dividing 32 GPUs); the sweep
  * goes on to the batches DeepSpeed runs instead of calling memory exhausted. */
 static void test_sweep_past_refused_batches(void)
 {
@@ -238,6 +238,59 @@ static void test_deepspeed_pipe_tp(void)
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
               !f.res->best.legacy_p2p,
           "a TP-free plan does not record legacy_p2p: %s", err.msg);
+    fixture_free(&f);
+}
+
+/* DeepSpeed's 'type:transformer' cut (cost model 104): PipelineModule._partition_layers
+ * weighs the layers whose class matches 'transformer' 1 and the rest 0 and runs
+ * partition_balanced (runtime/pipe/module.py, runtime/utils.py at edaa722), so where P
+ * divides the blocks every stage holds as many, the embedding beside the first stage's
+ * and the head beside the last's (MT-NLG: 105 blocks, 35 stages, 4 3 ... 3 4 layers).
+ * GPT3-15B's 48 blocks (50 layers) over 4 stages cut 13, 12, 12, 13, and a search at
+ * pp 4, refused before ("pp: 4 stages under target deepspeed"), finds such a plan and
+ * exports it with that method. 'uniform' keeps the cuts it makes (P 2 and 5). */
+static void test_deepspeed_type_transformer(void)
+{
+    fixture_t f;
+    fixture_target(&f, "GPT3-15B", "4x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
+    CHECK(f.m.n_layers == 50, "premise: GPT3-15B has %u layers", f.m.n_layers);
+    static const struct {
+        uint32_t P;
+        const char *method; /* NULL: no cut */
+        uint32_t first_end; /* first[1] */
+    } cuts[] = {{2, "uniform", 25}, {4, "type:transformer", 13},
+                {5, "uniform", 10}, {6, "type:transformer", 9},
+                {7, NULL, 0},       {12, "type:transformer", 5}};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        uint32_t first[TSL_PLAN_MAX_STAGES + 1], count[TSL_PLAN_MAX_STAGES], P = cuts[k].P;
+        bool cut = tsl_target_partition(TSL_TARGET_DEEPSPEED, &f.m, P, first);
+        CHECK(cut == (cuts[k].method != NULL), "P %u: cut %d", P, cut);
+        if (!cut)
+            continue;
+        for (uint32_t s = 0; s < P; s++)
+            count[s] = first[s + 1] - first[s];
+        const char *got = tsl_target_ds_partition(&f.m, P, count);
+        CHECK(first[0] == 0 && first[1] == cuts[k].first_end && first[P] == 50 && got &&
+                  !strcmp(got, cuts[k].method),
+              "P %u: first[1] %u, %s", P, first[1], got ? got : "(none)");
+    }
+    CHECK(!tsl_target_ds_partition(&f.m, 4, (const uint32_t[]){12, 13, 12, 13}) &&
+              !tsl_target_ds_partition(&f.m, 4, (const uint32_t[]){14, 12, 12, 12}),
+          "blocks moved off the equal cut: no PipelineModule method");
+    f.r.global_batch = 64;
+    f.r.pp = 4;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "pp 4: %s", err.msg);
+    const tsl_plan_t *p = &f.res->best;
+    CHECK(p->pp == 4 && p->stages[0].n_layers == 13 && p->stages[1].n_layers == 12 &&
+              p->stages[2].n_layers == 12 && p->stages[3].n_layers == 13,
+          "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "\"partition\": \"type:transformer\""),
+          "exported as 'type:transformer': %s", text ? text : err.msg);
+    free(text);
     fixture_free(&f);
 }
 
@@ -558,6 +611,7 @@ int main(void)
     test_model_refused();
     test_sweep_past_refused_batches();
     test_deepspeed_pipe_tp();
+    test_deepspeed_type_transformer();
     test_recompute_block();
     test_recompute_rule();
     test_knobs();

@@ -47,17 +47,14 @@ TARGETS = {
     "torchtitan-h100": "torchtitan", "torchtitan-cp": "torchtitan",
     "torchtitan-pp": "torchtitan", "torchtitan-asynctp": "torchtitan",
     "torchtitan-h200": "torchtitan",
-    # BLOOM's Megatron-DeepSpeed and DeepSpeed's ZeRO-3 (Narayanan's Table 2)
+    # BLOOM's and MT-NLG's Megatron-DeepSpeed and DeepSpeed's ZeRO-3 (Narayanan's
+    # Table 2); MT-NLG's 107 units cut as 'type:transformer' (cost model 104)
     "bloom-tr11": "deepspeed", "bloom-tr11-reshape": "deepspeed",
     "bloom-tr11-prequel": "deepspeed", "narayanan21-t2-zero3": "deepspeed",
+    "mtnlg22": "deepspeed",
 }
 UNMAPPED = {
     "deepseek-v3-report": "DeepSeek's HAI-LLM (DualPipe, its own kernels): no target",
-    "mtnlg22": "Megatron-DeepSpeed's TP beside DeepSpeed's PP (the deepspeed target's "
-               "since cost model 101), but its 105 blocks + embedding + head are 107 "
-               "units, which no stage count divides: the target's equal layer counts "
-               "(bigscience's 'type:transformer|embedding') cut no pipeline, and "
-               "MT-NLG's 'type:transformer' split (3 blocks a stage) is not the target's",
     "neox20b": "GPT-NeoX's own stack (DeepSpeed PP with Megatron TP, a parallel "
                "attention/FFN block, the mask sent between stages: ds_pipe_p2p), not "
                "Megatron-DeepSpeed's GPT: the deepspeed target refuses its TP beside "
