@@ -484,8 +484,16 @@ typedef enum tsl_cost_mode {
  * weights in FP8 and gathered in FP8 (knobs.fp8_param_gather, as eval prices a given plan's),
  * and under target megatron such a plan runs ZeRO-1 or Megatron-FSDP on its data-parallel
  * ranks, never plain DDP (Megatron-LM's validate_args); a plan without fp8_param_gather prices
- * as 102. */
-#define TSL_COST_MODEL_VERSION 103u
+ * as 102.
+ * 105 (104 another branch's): a stage of a pipeline of several under torch's loss
+ * (loss_impl torch or torch-compile: torch.distributed.pipelining, the stack mark of 70's
+ * held logits) holds PipelineStage's receive buffers, one activation buffer per
+ * micro-batch on every virtual stage but the first and one gradient buffer per
+ * micro-batch on every one but the last, allocated at the first step and kept
+ * (tsl_cost_pp_recv_bytes, tsl_pipeline_recv_buffers; the rank's share of a block's
+ * input each, on the row of the stage's first block); a plan without PP or without
+ * torch's loss prices as 103. */
+#define TSL_COST_MODEL_VERSION 105u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1129,6 +1137,19 @@ double tsl_cost_tied_elem_bytes(const tsl_cost_knobs_t *k);
  * search records it in the plan (ds_bf16_optimizer) so a plan document prices the same. */
 bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
                                  bool pipelined);
+
+/* Bytes of one receive buffer torch.distributed.pipelining keeps per micro-batch on a
+ * stage of a pipeline of several (env->pipelined): the boundary a rank receives,
+ * bnd · B_m / w, divided by t under SP, as tsl_cost_stage_p2p_s sends it (s: the strategy
+ * at the boundary). PipelineStage allocates one activation buffer per micro-batch for
+ * every stage but the first and one gradient buffer per micro-batch for every stage but
+ * the last when the schedule first runs, and keeps them (_prepare_forward_infra,
+ * _prepare_backward_infra, _make_tensor_from_meta); tsl_pipeline_recv_buffers counts
+ * them per stage. 0 unless the pipeline is torch's: the stack mark is the one the held
+ * logits use, torch's loss (tsl_loss_pp_holds_logits), not under autocast (a script's
+ * own loop) nor PAPER. */
+double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                              uint64_t bnd_bytes_per_sample, uint32_t mb);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at
