@@ -2530,6 +2530,16 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
     return (double)bnd * n / (s->sp ? t : 1);
 }
 
+double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                              uint64_t bnd_bytes_per_sample, uint32_t mb)
+{
+    const tsl_cost_knobs_t *k = &env->knobs;
+    if (!env->pipelined || env->mode == TSL_COST_PAPER || k->autocast || s == NULL ||
+        !tsl_loss_pp_holds_logits(k->loss_impl))
+        return 0.0;
+    return rank_boundary_bytes(s, bnd_bytes_per_sample, mb);
+}
+
 tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
 {
     if (k->ds_pipe_p2p)

@@ -491,8 +491,17 @@ typedef enum tsl_cost_mode {
  * over the blocks: equal blocks, the embedding on the first stage and the head on the last;
  * Megatron-DeepSpeed's GPTModelPipe default, MT-NLG's 105 blocks over 35 stages), refused
  * before, and is priced as laid out (target.c ds_partition); the export writes that method. A
- * plan under another target, or cut 'uniform', prices and searches as 103. */
-#define TSL_COST_MODEL_VERSION 104u
+ * plan under another target, or cut 'uniform', prices and searches as 103.
+ * 105 (104 another branch's): a stage of a pipeline of several under torch's loss
+ * (loss_impl torch or torch-compile: torch.distributed.pipelining, the stack mark of 70's
+ * held logits) holds PipelineStage's receive buffers, one activation buffer per
+ * micro-batch on every virtual stage but the first and one gradient buffer per
+ * micro-batch on every one but the last, allocated at the first step and kept
+ * (tsl_cost_pp_recv_bytes, tsl_pipeline_recv_buffers; the rank's share of a block's
+ * input each, on the row of the stage's first block); a plan without PP or without
+ * torch's loss prices as 104. */
+#define TSL_COST_MODEL_VERSION 105u
+
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1136,6 +1145,19 @@ double tsl_cost_tied_elem_bytes(const tsl_cost_knobs_t *k);
  * search records it in the plan (ds_bf16_optimizer) so a plan document prices the same. */
 bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
                                  bool pipelined);
+
+/* Bytes of one receive buffer torch.distributed.pipelining keeps per micro-batch on a
+ * stage of a pipeline of several (env->pipelined): the boundary a rank receives,
+ * bnd · B_m / w, divided by t under SP, as tsl_cost_stage_p2p_s sends it (s: the strategy
+ * at the boundary). PipelineStage allocates one activation buffer per micro-batch for
+ * every stage but the first and one gradient buffer per micro-batch for every stage but
+ * the last when the schedule first runs, and keeps them (_prepare_forward_infra,
+ * _prepare_backward_infra, _make_tensor_from_meta); tsl_pipeline_recv_buffers counts
+ * them per stage. 0 unless the pipeline is torch's: the stack mark is the one the held
+ * logits use, torch's loss (tsl_loss_pp_holds_logits), not under autocast (a script's
+ * own loop) nor PAPER. */
+double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                              uint64_t bnd_bytes_per_sample, uint32_t mb);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at

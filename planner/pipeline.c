@@ -54,6 +54,16 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m)
     return n_stages < m ? n_stages : m;
 }
 
+uint32_t tsl_pipeline_recv_buffers(uint32_t stage, uint32_t n_stages, uint32_t v, bool vshape)
+{
+    if (n_stages <= 1 || stage >= n_stages)
+        return 0;
+    if (vshape)
+        return stage == 0 ? 2 : 4;
+    uint32_t chunks = v > 1 ? v : 1;
+    return 2 * chunks - (stage == 0) - (stage == n_stages - 1);
+}
+
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m)
 {
     return n_stages + 1 < m ? n_stages + 1 : m;

@@ -86,6 +86,17 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
  * P + 1/2 micro-batches of the stage, counted as min(P + 1, m). */
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
 
+/* Receive buffers per micro-batch that stage `stage` of n_stages keeps under
+ * torch.distributed.pipelining (cost.h tsl_cost_pp_recv_bytes): each of its model
+ * chunks (virtual stages) but the pipeline's first allocates one activation buffer
+ * per micro-batch, and each but the last one gradient buffer per micro-batch, once,
+ * kept across steps (stage.py _prepare_forward_infra / _prepare_backward_infra).
+ * Looped chunks (v >= 1; 1F1B at v 1): chunk c of stage s is virtual stage c·P + s,
+ * so 2v less the first and the last. A V (vshape: ZBV, DualPipeV, two chunks):
+ * stage s holds virtual stages s and 2P − 1 − s, the first and the last both on
+ * stage 0, so 4 there less 2. 0 with one stage. */
+uint32_t tsl_pipeline_recv_buffers(uint32_t stage, uint32_t n_stages, uint32_t v, bool vshape);
+
 /* T_v and the in-flight micro-batches under interleaved 1F1B with v chunks per
  * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. The
  * count is the closed form for equal chunks and N = P, ⌈(w_s + 1)/v⌉; the planner

@@ -1723,6 +1723,30 @@ static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     }
 }
 
+/* torch.distributed.pipelining's receive buffers on stage s (cost.h
+ * tsl_cost_pp_recv_bytes, pipeline.h tsl_pipeline_recv_buffers): m of each buffer the
+ * stage keeps, whatever is in flight, on the row of its first block (the boundary a
+ * block receives and sends back is a block's input), each strategy at its own shard
+ * of it, so that the layer DP weighs them with the strategy. After fill_stage_rows
+ * and set_stage_act, which set the rows. */
+static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
+                             const tsl_cost_env_t *env, const tsl_plan_t *plan, uint32_t s,
+                             uint32_t first, uint32_t n, uint32_t m, uint32_t Bm)
+{
+    bool vshape =
+        plan->schedule == TSL_PIPESIM_SCHED_ZBV || plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    uint32_t bufs = tsl_pipeline_recv_buffers(s, plan->pp, plan->interleave, vshape);
+    if (bufs == 0 || n == 0)
+        return;
+    uint32_t i = 0;
+    while (i + 1 < n && !tsl_model_is_block(e->model, first + i))
+        i++;
+    uint64_t bnd = e->model->layers[first + i].bnd_act_bytes;
+    for (uint32_t j = 0; j < g->n; j++)
+        e->fwd_bytes[(size_t)i * g->n + j] +=
+            (uint64_t)ceil((double)bufs * m * tsl_cost_pp_recv_bytes(env, &g->items[j], bnd, Bm));
+}
+
 /* Whether the stage of layers [first, first + n) holds the model's embedding and
  * its head, and the MTP layers there (in the last chunk, with the head:
  * pipeline.h tsl_pipeline_chunk_layers). */
@@ -1934,6 +1958,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         }
     offload_held(e, first, n, held);
     fill_stage_rows(e, g, first, n, m, held, live);
+    add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
                                   .n_strategies = g->n,
@@ -1964,6 +1989,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         memcpy(held, held2, n * sizeof(*held));
         memcpy(live, live2, n);
         set_stage_act(e, g, first, n, m, held, live);
+        add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
         if (res.peak_bytes <= prob.budget_bytes)
             break;

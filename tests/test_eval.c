@@ -423,7 +423,8 @@ static void test_tied_head_by_hand(void)
  * the step ends (output_chunks; docs/cost-model.md "The loss's memory"): under
  * loss_impl torch the tied GPT's last stage [block, head] at PP 2 holds m × 2 B ×
  * 1024 × 50257 logits beside its one micro-batch in flight, so 8 micro-batches
- * peak 6 × 102,926,336 B above 2; Megatron's loss keeps nothing across the step,
+ * peak 6 × 102,926,336 B above 2 (and 6 more receive buffers); Megatron's loss
+ * keeps nothing across the step,
  * nor does torch's without PP (one stage: the script's `del pred`). */
 static void test_pp_held_logits(void)
 {
@@ -449,7 +450,9 @@ static void test_pp_held_logits(void)
         g.stages[0].first_layer = 0;
         g.stages[1].first_layer = 2;
         CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out8, &err) == 0, "m 8: %s", err.msg);
-        uint64_t want = impls[i] != TSL_LOSS_MEGATRON ? 6 * held : 0;
+        /* with them its activation receive buffers, one block input each (2·s·h B):
+         * test_pp_recv_buffers */
+        uint64_t want = impls[i] != TSL_LOSS_MEGATRON ? 6 * (held + 2ull * 1024 * 1024) : 0;
         CHECK(out2.stages[1].inflight == 1 && out8.stages[1].inflight == 1 &&
                   out8.stages[1].peak_bytes - out2.stages[1].peak_bytes == want,
               "%s: last stage %llu → %llu B, want +%llu", tsl_loss_impl_name(impls[i]),
@@ -475,6 +478,51 @@ static void test_pp_held_logits(void)
     tsl_model_free(&m);
     tsl_cluster_free(&c2);
     tsl_cluster_free(&c1);
+}
+
+/* torch.distributed.pipelining's receive buffers (docs/cost-model.md "Receive buffers
+ * under torch's pipelining"): PipelineStage keeps one per micro-batch and direction,
+ * a block's input, 2 · 1024 · 1024 B for the tied GPT's one sample (bnd_act_bytes).
+ * At PP 2, 1F1B, the first stage [embedding, block] keeps m gradient buffers, the
+ * last [block, head] m activation buffers; m 2 → 8 holds both stages' in-flight
+ * micro-batches (2 and 1) and so adds 6 buffers to each peak under torch's loss
+ * (and its held logits on the last: test_pp_held_logits), none under Megatron-LM's
+ * (its p2p buffers are made per transfer and freed). Micro-batches of 2 samples:
+ * under dp2 a rank receives its 1 sample (bnd), under tp2+sp both samples' 1/2 of
+ * the sequence (bnd), under tp2 without SP both whole (2 · bnd). */
+static void test_pp_recv_buffers(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    tied_gpt(&m);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x2xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    const uint64_t bnd = 2ull * 1024 * 1024;
+    CHECK(m.layers[1].bnd_act_bytes == bnd && m.layers[2].bnd_act_bytes == bnd,
+          "a block's input: %llu B", (unsigned long long)m.layers[1].bnd_act_bytes);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    static tsl_plan_t g, out2, out8;
+    const char *strategies[] = {"dp2", "tp2+sp", "tp2"};
+    const uint64_t per_rank[] = {bnd, bnd, 2 * bnd};
+    for (uint32_t k = 0; k < 3; k++)
+        for (uint32_t torch = 0; torch < 2; torch++) {
+            r.loss_impl = torch ? TSL_LOSS_TORCH : TSL_LOSS_MEGATRON;
+            given_plan(&g, 4, 2, strategies[k], 2, 2);
+            g.stages[1].first_layer = 2;
+            CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out2, &err) == 0, "m 2: %s", err.msg);
+            given_plan(&g, 4, 2, strategies[k], 2, 8);
+            g.stages[1].first_layer = 2;
+            CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out8, &err) == 0, "m 8: %s", err.msg);
+            /* the first stage holds no logits: its growth is the buffers alone */
+            uint64_t want = torch ? 6 * per_rank[k] : 0;
+            CHECK(out8.stages[0].peak_bytes - out2.stages[0].peak_bytes == want,
+                  "%s, %s: first stage %llu → %llu B, want +%llu", strategies[k],
+                  torch ? "torch" : "megatron", (unsigned long long)out2.stages[0].peak_bytes,
+                  (unsigned long long)out8.stages[0].peak_bytes, (unsigned long long)want);
+        }
+    tsl_model_free(&m);
+    tsl_cluster_free(&c2);
 }
 
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
@@ -769,6 +817,7 @@ int main(void)
     test_request_eager();
     test_tied_head_by_hand();
     test_pp_held_logits();
+    test_pp_recv_buffers();
     test_refusals();
     test_moe_plan();
     test_fp8_impl_rule();

@@ -38,6 +38,29 @@ static void test_inflight(void)
     CHECK(tsl_pipeline_inflight(4, 4, 8) == 0, "stage beyond the pipeline");
 }
 
+/* torch.distributed.pipelining's receive buffers per micro-batch: an activation
+ * buffer on every virtual stage but the first, a gradient buffer on every one but the
+ * last. 1F1B at P 4: 1, 2, 2, 1; looped v 2: 3, 4, 4, 3 (virtual stages s and 4 + s);
+ * a V at P 4: stage 0 holds virtual stages 0 and 7, the pipeline's ends, so 2; the
+ * others 4; one stage: none. */
+static void test_recv_buffers(void)
+{
+    const uint32_t plain[] = {1, 2, 2, 1}, looped[] = {3, 4, 4, 3}, vee[] = {2, 4, 4, 4};
+    for (uint32_t s = 0; s < 4; s++) {
+        CHECK(tsl_pipeline_recv_buffers(s, 4, 1, false) == plain[s] &&
+                  tsl_pipeline_recv_buffers(s, 4, 0, false) == plain[s],
+              "1F1B stage %u: %u", s, tsl_pipeline_recv_buffers(s, 4, 1, false));
+        CHECK(tsl_pipeline_recv_buffers(s, 4, 2, false) == looped[s], "v 2 stage %u: %u", s,
+              tsl_pipeline_recv_buffers(s, 4, 2, false));
+        CHECK(tsl_pipeline_recv_buffers(s, 4, 0, true) == vee[s], "V stage %u: %u", s,
+              tsl_pipeline_recv_buffers(s, 4, 0, true));
+    }
+    CHECK(tsl_pipeline_recv_buffers(0, 1, 1, false) == 0 &&
+              tsl_pipeline_recv_buffers(0, 1, 0, true) == 0 &&
+              tsl_pipeline_recv_buffers(4, 4, 1, false) == 0,
+          "one stage, or a stage beyond the pipeline: none");
+}
+
 /* Interleaved 1F1B, v = 2 on 2 stages of nosync 2 s (sync 2.5 s), m = 4:
  * m·max + (Σ nosync − max) / v + Σ (sync − nosync) = 8 + 2 / 2 + 1 = 10, against
  * Eq. 9's 3·2 + 5 = 11; v = 1 is Eq. 9 itself. In flight on stage 0: Megatron's
@@ -457,6 +480,7 @@ int main(void)
 {
     test_time();
     test_inflight();
+    test_recv_buffers();
     test_interleaved();
     test_vp_table();
     test_inflight_chunks();
