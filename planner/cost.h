@@ -484,8 +484,14 @@ typedef enum tsl_cost_mode {
  * weights in FP8 and gathered in FP8 (knobs.fp8_param_gather, as eval prices a given plan's),
  * and under target megatron such a plan runs ZeRO-1 or Megatron-FSDP on its data-parallel
  * ranks, never plain DDP (Megatron-LM's validate_args); a plan without fp8_param_gather prices
- * as 102. */
-#define TSL_COST_MODEL_VERSION 103u
+ * as 102.
+ * 106: no priced term changed — the megatron target's space did: a hybrid Mamba model's
+ * pipeline stages are --hybrid-layer-pattern's '|' segments of any length, interleaved or not
+ * (the export writes them for every hybrid pipeline plan), so its middle stages may differ
+ * (target_rules.c megatron_layout), and the search costs each of its configurations also on
+ * the cut its priced layer times balance (search_eval.c hybrid_priced_cut), keeping the
+ * faster; a plan without a hybrid, or without pipeline stages, prices and searches as 103. */
+#define TSL_COST_MODEL_VERSION 106u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
