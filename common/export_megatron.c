@@ -375,12 +375,15 @@ static void write_mtp(const tsl_model_t *m, FILE *out)
  * --hybrid-layer-pattern, one character a block (tsl_layer_hybrid_char; the pattern
  * fixes --num-layers, arguments.py validate_args), then per MTP depth '/' and the
  * depth's blocks (hybrid_layer_allocation.py parse_hybrid_pattern). An interleaved
- * plan's stages and model chunks are '|' segments, segment j·P + r rank r's chunk j
- * (tsl_target_megatron_hybrid_segments: the check passed, so each builds the blocks
- * priced); validate_args derives the virtual stages from their count, and no
+ * pipeline plan's stages and model chunks are '|' segments, segment j·P + r rank r's
+ * chunk j (tsl_target_megatron_hybrid_segments: the check passed, so each builds the
+ * blocks priced), interleaved or not: each segment is one stage of any length, so
+ * uneven middle stages are written as priced, and Megatron-LM's pipe-free split
+ * (deprecated at d98e8a6: select_pipeline_segment warns) is not used. validate_args
+ * derives the virtual stages from their count (P·v; v 1 without interleaving), and no
  * --num-layers-per-virtual-pipeline-stage or --decoder-first/last-pipeline-num-layers
- * goes beside them (write_split). Without interleaving no '|': the stages are cut by
- * the pipe-free split (select_pipeline_segment, the rule megatron_layout checks).
+ * goes beside them (it asserts so; write_split). The MTP depths follow the last
+ * segment after '/' (parse_hybrid_pattern counts '|' in the main part only).
  * The Mamba mixers' widths as TransformerConfig fields (mamba_state_dim 128,
  * mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads hidden x 2 / head_dim when
  * not given), written always; no position embedding (examples/mamba/train.sh,
@@ -391,9 +394,8 @@ static void write_hybrid(const tsl_export_view_t *v, FILE *out)
     const tsl_model_t *m = v->model;
     const tsl_layer_t *s = NULL;
     uint32_t seg[TSL_PLAN_MAX_STAGES * TSL_PIPELINE_MAX_CHUNKS] = {0}, k = 0, end = v->n_blocks;
-    bool pipes = v->plan->interleave > 1 &&
-                 tsl_target_megatron_hybrid_segments(m, v->pp, v->plan->interleave, v->stage_count,
-                                                     seg, NULL) == 0;
+    bool pipes = v->pp > 1 && tsl_target_megatron_hybrid_segments(m, v->pp, v->plan->interleave,
+                                                                  v->stage_count, seg, NULL) == 0;
     if (pipes)
         end = seg[0];
     fputs("--hybrid-layer-pattern ", out);
@@ -490,7 +492,7 @@ static void write_split(const tsl_export_view_t *v, FILE *out)
     bool uneven = false;
     for (uint32_t s = 1; s < v->pp; s++)
         uneven |= v->stage_blocks[s] != v->stage_blocks[0];
-    if (p->interleave > 1 && v->model->hybrid) /* '|' segments say it (write_hybrid) */
+    if (v->pp > 1 && v->model->hybrid) /* '|' segments say it (write_hybrid) */
         return;
     if (p->interleave > 1)
         tsl_target_megatron_vp(v, &vp, NULL); /* the check passed: it fills vp */

@@ -499,9 +499,14 @@ typedef enum tsl_cost_mode {
  * micro-batch on every one but the last, allocated at the first step and kept
  * (tsl_cost_pp_recv_bytes, tsl_pipeline_recv_buffers; the rank's share of a block's
  * input each, on the row of the stage's first block); a plan without PP or without
- * torch's loss prices as 104. */
-#define TSL_COST_MODEL_VERSION 105u
-
+ * torch's loss prices as 104.
+ * 106: no priced term changed — the megatron target's space did: a hybrid Mamba model's
+ * pipeline stages are --hybrid-layer-pattern's '|' segments of any length, interleaved or not
+ * (the export writes them for every hybrid pipeline plan), so its middle stages may differ
+ * (target_rules.c megatron_layout), and the search costs each of its configurations also on
+ * the cut its priced layer times balance (search_eval.c hybrid_priced_cut), keeping the
+ * faster; a plan without a hybrid, or without pipeline stages, prices and searches as 105. */
+#define TSL_COST_MODEL_VERSION 106u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

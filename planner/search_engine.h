@@ -179,6 +179,11 @@ typedef struct tsl_engine {
     const tsl_strategy_bw_t *stage_bw; /* [S]: the stage's (e->bw or a kept glay row) */
     uint32_t *choice;                  /* [L] */
     uint32_t *zb_choice;               /* [L]: a plan's strategies, for its zero-bubble costing */
+    double *layer_time_s; /* [L]: each layer's priced forward + backward of one micro-batch
+                             under the strategy the last costing of its stage chose (NaN: not
+                             costed since reset; hybrid_priced_cut) */
+    double *cut_w;        /* [L] scratch: the units' weights of hybrid_priced_cut */
+    tsl_plan_t *recut;    /* a configuration's plan on its priced cut (eval_uniform) */
     uint32_t *tie_choice; /* [L]: the tied pair's first layout's assignment (solve_stage) */
     double *tie_rows;     /* [2 × S_max]: the embedding's and the head's DP rows */
     tsl_layerdp_ws_t *ws; /* made by tsl_engine_ws (tsl_engine_run first) */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "autopipe.h"
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -562,6 +563,9 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
     e->zb_choice = calloc(L, sizeof(uint32_t));
+    e->layer_time_s = calloc(L, sizeof(double));
+    e->cut_w = calloc(L, sizeof(double));
+    e->recut = malloc(sizeof(*e->recut));
     e->tie_choice = calloc(L, sizeof(uint32_t));
     e->tie_rows = calloc(2 * S, sizeof(double));
     e->alt = malloc(sizeof(*e->alt));
@@ -571,9 +575,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->alt || !e->cand ||
-        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
-        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->choice || !e->zb_choice || !e->layer_time_s || !e->cut_w || !e->recut ||
+        !e->tie_choice || !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
+        !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
+        alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -698,6 +703,9 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->bw);
     free(e->choice);
     free(e->zb_choice);
+    free(e->layer_time_s);
+    free(e->cut_w);
+    free(e->recut);
     free(e->tie_choice);
     free(e->tie_rows);
     free(e->alt);
@@ -1192,6 +1200,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         ep += lc->ep_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
+        e->layer_time_s[first + i] = lc->fwd_s + lc->bwd_s;
     }
     if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction
                                                restarts at the stage's first layer, each
@@ -2719,14 +2728,61 @@ static void eval_block_n(tsl_engine_t *e, const tsl_group_strategies_t *one, uin
     e->uniform_block_n = 0;
 }
 
+/* Whether the search re-cuts a configuration by its priced layer times: a hybrid
+ * under Megatron-LM, whose stages (and model chunks) are --hybrid-layer-pattern's '|'
+ * segments of any length (target_rules.c megatron_layout), where the starting cut's
+ * equal middle stages (tsl_target_partition) hold blocks of unlike cost (a Mamba
+ * mixer, attention, an MoE or MLP FFN). */
+static bool hybrid_recut_on(const tsl_engine_t *e, uint32_t P)
+{
+    return e->space->target == TSL_TARGET_MEGATRON && e->model->hybrid && P >= 2;
+}
+
+static void layer_times_reset(tsl_engine_t *e)
+{
+    for (uint32_t l = 0; l < e->model->n_layers; l++)
+        e->layer_time_s[l] = NAN;
+}
+
+/* The cut of P stages whose largest stage, in the layers' priced forward + backward
+ * time of one micro-batch (e->layer_time_s: the strategies the last costing chose;
+ * stage_times), is smallest (AutoPipe's exact min-max, tsl_autopipe_minmax), over
+ * the units tsl_partition_by_flops takes (the MTP layers with the head). The p2p,
+ * the gradient sync and memory are left to the costing of the cut. false where a
+ * layer was not costed (a stage pruned below the bar), the min-max fails, or the
+ * cut is first_layer itself. */
+static bool hybrid_priced_cut(tsl_engine_t *e, uint32_t P, const uint32_t *first_layer,
+                              uint32_t *cut)
+{
+    const tsl_model_t *m = e->model;
+    uint32_t L = m->n_layers, U = tsl_partition_max_cut(m) + 1;
+    for (uint32_t l = 0; l < L; l++) {
+        double t = e->layer_time_s[l];
+        if (!isfinite(t))
+            return false;
+        if (l < U)
+            e->cut_w[l] = t;
+        else
+            e->cut_w[U - 1] += t;
+    }
+    if (U < P || tsl_autopipe_minmax(e->cut_w, U, P, cut, NULL, NULL) != 0)
+        return false;
+    cut[P] = L;
+    return !same_cut(cut, first_layer, P) && tsl_partition_cuts_ok(cut, P, e->max_cut);
+}
+
 /* A uniform space (Megatron-LM, DeepSpeed, torchtitan): each strategy of the
  * group for every layer, its blocks without CKPT and all with it (Megatron-LM
- * also the first N of every stage); the best. */
+ * also the first N of every stage); the best. A Megatron-LM hybrid's configuration
+ * that was costed whole on the starting cut is costed again on the cut its priced
+ * layer times balance (hybrid_priced_cut), uneven middle stages allowed; the faster
+ * stands, so no plan of the starting cut is lost. */
 static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                          uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
     tsl_strategy_t items[2];
-    uint32_t layout[2] = {0, 0};
+    uint32_t layout[2] = {0, 0}, cut[TSL_PLAN_MAX_STAGES + 1];
+    bool recut = hybrid_recut_on(e, P);
     for (uint32_t j = 0; j < g->n; j++) {
         if (g->items[j].ckpt)
             continue;
@@ -2739,10 +2795,18 @@ static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
         for (int8_t c = 0; c <= (ckpt ? 1 : 0); c++) {
             e->uniform_ckpt = c;
             tsl_plan_init(e->cand);
+            if (recut)
+                layer_times_reset(e);
             eval_group(e, &one, B, P, m, first_layer, e->cand);
             fit[c] = e->cand->valid;
             if (e->cand->valid && (!plan->valid || tsl_plan_better(e->cand, plan)))
                 *plan = *e->cand;
+            if (recut && e->cand->valid && hybrid_priced_cut(e, P, first_layer, cut)) {
+                tsl_plan_init(e->recut);
+                eval_group(e, &one, B, P, m, cut, e->recut);
+                if (e->recut->valid && tsl_plan_better(e->recut, plan))
+                    *plan = *e->recut;
+            }
         }
         if (ckpt && !fit[0] && fit[1] && e->space->target == TSL_TARGET_MEGATRON)
             eval_block_n(e, &one, B, P, m, first_layer, plan);

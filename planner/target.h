@@ -19,8 +19,9 @@
  *               interleaving as Megatron-LM splits ranks into chunks (even, the
  *               embedding and/or the loss counted as a layer, or uneven first/last
  *               stages: tsl_target_megatron_vp). A hybrid Mamba model's blocks
- *               (M, *, -, E) count as its layers (HybridModel), without
- *               interleaving.
+ *               (M, *, -, E) count as its layers (HybridModel); its stages (and
+ *               model chunks) are --hybrid-layer-pattern's '|' segments, of any
+ *               lengths, the middle stages too (megatron_hybrid_split).
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
  *               SDP; ZeRO-2/3 only without stages; TP as AutoTP without stages and
  *               beside them as Megatron-DeepSpeed runs it (TP innermost, no SP, its

@@ -114,8 +114,10 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
         if (v->stage_blocks[s] == 0)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: stage %u holds no Transformer layer", s);
-    /* Uneven stages: only the first and the last may differ from the rest. */
-    for (uint32_t s = 2; s + 1 < v->pp; s++)
+    /* Uneven stages: only the first and the last may differ from the rest, except in
+     * a hybrid, whose stages the export writes as --hybrid-layer-pattern's '|'
+     * segments, each one stage of any length (select_pipeline_segment at d98e8a6) */
+    for (uint32_t s = 2; !v->model->hybrid && s + 1 < v->pp; s++)
         if (v->stage_blocks[s] != v->stage_blocks[1])
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: stage %u has %u Transformer layers but stage 1 has %u; "

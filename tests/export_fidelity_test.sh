@@ -201,7 +201,13 @@ grep -q "^# a hybrid (Mamba) model: run these with pretrain_hybrid.py" "$out" &&
     bad "the hybrid's line does not say pretrain_hybrid.py: $(head -12 "$out")"
 supline=$(grep -v '^#' "$out")
 spat='MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME'
-for flag in "--hybrid-layer-pattern $spat/*E" "--num-layers 88" "--position-embedding-type none" \
+# the pattern's '|' segments: one a stage (cost model 106)
+spline=$(grep -- '^--hybrid-layer-pattern ' <<<"$supline")
+spp=$(sed -n 's/^--pipeline-model-parallel-size //p' <<<"$supline")
+sbars=$(tr -cd '|' <<<"$spline")
+[ "$(tr -d '|' <<<"$spline")" = "--hybrid-layer-pattern $spat/*E" ] && [ $((${#sbars} + 1)) = "$spp" ] &&
+    ok || bad "Nemotron 3 Super's pattern over $spp stages: $spline"
+for flag in "--num-layers 88" "--position-embedding-type none" \
     "--mamba-state-dim 128" "--mamba-head-dim 64" "--mamba-num-groups 8" "--mamba-num-heads 128" \
     "--moe-latent-size 1024" --squared-relu; do
     grep -qxF -- "$flag" <<<"$supline" && ok || bad "Nemotron 3 Super's line lacks $flag: $supline"
@@ -209,7 +215,7 @@ done
 grep -q -- "--moe-layer-freq\|--rotary-base" <<<"$supline" && bad "a hybrid's line: $supline" || ok
 sdrop() { expect 2 "$2" eval $sup --no-search --megatron-args "$(grep -vxF -- "$1" <<<"$supline")"; }
 sdrop "--moe-latent-size 1024" "megatron: --moe-latent-size none (Megatron's default, not in the line): the model nemotron_3_super has 1024"
-sdrop "--hybrid-layer-pattern $spat/*E" "megatron: --hybrid-layer-pattern not given"
+sdrop "$spline" "megatron: --hybrid-layer-pattern not given"
 # the other stacks build no Mamba layer; a hybrid interleaves by '|' segments, each
 # of which must build the blocks priced (Nano's pattern does not repeat over its chunks)
 expect 4 "torchtitan: layer 1 of nemotron_3_super is a mamba block" \
@@ -238,6 +244,22 @@ grep -q "^  predicted: $want s/iteration" "$out" && grep -q "^  interleave: 2 mo
 expect 4 "segment 0 (stage 0's model chunk 0) has 6 layers; Tessel prices that chunk with 5" \
     eval $pcl --no-search --megatron-args \
     "$(sed 's/^--hybrid-layer-pattern MEM\*E|MEM\*E|/--hybrid-layer-pattern MEM*EM|EM*E|/' <<<"$vpline")"
+# a hybrid's 1F1B stages (cost model 106): one '|' segment a stage, of any length, so the
+# search's split balanced over unlike blocks (Nano at PP 4: its middle stages differ, which
+# Megatron-LM's pipe-free split cannot run) is written as planned, without the split flags
+# Megatron-LM asserts against beside '|', and read back by eval to the figures planned
+ncl="--model Nemotron-3-Nano --cluster 4x8xH100-80G:8xib400"
+expect 0 "" plan --local $ncl --pp 4 --no-baselines --target megatron --export megatron
+npline=$(grep -v '^#' "$out")
+want=$(sed -n 's/^# predicted \([0-9.]*\) s\/iteration.*/\1/p' "$out")
+npat=$(sed -n 's/^--hybrid-layer-pattern //p' <<<"$npline")
+IFS='|' read -r -a nseg <<<"$npat"
+[ "${#nseg[@]}" = 4 ] && [ "${#nseg[1]}" != "${#nseg[2]}" ] &&
+    ! grep -q -- "pipeline-num-layers\|virtual-pipeline\|in-pipeline-split" <<<"$npline" && ok ||
+    bad "Nano's PP 4 line: $(head -3 "$out") $npline"
+expect 0 "" eval $ncl --no-search --megatron-args "$npline"
+grep -q "^  predicted: $want s/iteration" "$out" && ok ||
+    bad "Nano's PP 4 line does not evaluate to its plan ($want s): $(head -5 "$out")"
 
 # ---- gpt-oss (cost model 100): GPTModel's YaRN and the sliding window on the odd 1-based
 # layers, as Megatron-Bridge's gpt_oss_bridge.py sets them (window_size (127, 0),

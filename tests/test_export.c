@@ -664,14 +664,50 @@ static void test_megatron_hybrid_vp(void)
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "segment 1 (stage 1's model chunk 0) would build blocks 4..7, block 4 a '*'; "
                    "the plan priced that chunk as blocks 8..11 of its stage, there a 'M'");
-    plan.interleave = 0; /* plain 1F1B: the pipe-free pattern, as before */
+    plan.interleave = 0; /* plain 1F1B: a '|' segment a stage (cost model 106) */
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);
-    CHECK(strstr(text, "\n--hybrid-layer-pattern MMMM****MMMM----\n"), "1F1B hybrid:\n%s", text);
+    CHECK(strstr(text, "\n--hybrid-layer-pattern MMMM****|MMMM----\n") &&
+              !strstr(text, "pipeline-num-layers"),
+          "1F1B hybrid:\n%s", text);
     megatron_back(text, &plan);
+    /* an older export's pipe-free pattern still reads as Megatron-LM's even split */
+    char *old = strdup(text), *bar = strchr(old, '|');
+    if (bar)
+        memmove(bar, bar + 1, strlen(bar));
+    CHECK(strstr(old, "\n--hybrid-layer-pattern MMMM****MMMM----\n"), "pipe-free:\n%s", old);
+    megatron_back(old, &plan);
+    free(old);
     free(text);
     free(cfg);
     free(back);
     restore_model(&saved);
+}
+
+/* A hybrid's 1F1B stages of uneven middle lengths (cost model 106), as a split balanced
+ * over unlike blocks gives them: "MMMM****MMMM----" over 4 stages of 3, 5, 6 and 2 blocks
+ * (the embedding on stage 0, the head on stage 3). Megatron-LM's pipe-free split runs only
+ * the middle stages even (--decoder-first/last-pipeline-num-layers); '|' segments, one a
+ * stage of any length (select_pipeline_segment at d98e8a6), say this one, with none of
+ * the split flags beside them (validate_args asserts so), and read back to the same
+ * stages. */
+static void test_megatron_hybrid_uneven(void)
+{
+    tsl_model_t saved;
+    use_hybrid("MMMM****MMMM----", &saved);
+    make_plan(&plan, 4, (const uint32_t[]){0, 4, 9, 15, 18}, 2, "dp2", 2, 8);
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--hybrid-layer-pattern MMM|M****|MMMM--|--\n") &&
+              strstr(text, "\n--pipeline-model-parallel-size 4\n") && !strstr(text, "virtual") &&
+              !strstr(text, "pipeline-num-layers") && !strstr(text, "in-pipeline-split"),
+          "uneven hybrid stages:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    restore_model(&saved);
+    /* a GPT model's middle stages stay even: the split flags cannot say otherwise */
+    make_plan(&plan, 4, (const uint32_t[]){0, 6, 12, 19, 26}, 2, "dp2", 2, 8);
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "stage 2 has 7 Transformer layers but stage 1 has 6; Megatron-LM splits the "
+                   "middle stages evenly");
 }
 
 /* Interleaved with the embedding and the loss counted as layers (Megatron-LM
@@ -2433,6 +2469,7 @@ int main(void)
     test_megatron_vp_group();
     test_megatron_account();
     test_megatron_hybrid_vp();
+    test_megatron_hybrid_uneven();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_megatron_router();
