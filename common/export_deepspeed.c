@@ -19,15 +19,14 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* One launch argument, printf-style, appended to args. */
+/* One launch argument, printf-style, appended to args (jansson's json_vsprintf). */
+static void arg(json_t *args, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void arg(json_t *args, const char *fmt, ...)
 {
-    char buf[96];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    json_array_append_new(args, json_vsprintf(fmt, ap));
     va_end(ap);
-    json_array_append_new(args, json_string(buf));
 }
 
 /* The model as Megatron-DeepSpeed's GPTModelPipe builds it (bigscience-workshop/

@@ -77,12 +77,10 @@ typedef struct build {
 static void source(build_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void source(build_t *b, const char *fmt, ...)
 {
-    char line[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    json_array_append_new(b->out->sources, json_vsprintf(fmt, ap));
     va_end(ap);
-    json_array_append_new(b->out->sources, json_string(line));
 }
 
 static const char *label(const meas_t *m, const char *key)

@@ -20,6 +20,7 @@
 #include "search.h"
 #include "sublayer.h"
 #include "trace_json.h"
+#include "tiny_hybrid.h"
 
 static tsl_model_t model;
 
@@ -587,28 +588,12 @@ static void megatron_back(const char *text, const tsl_plan_t *p)
     free(back);
 }
 
-/* A small hybrid of 16 blocks, pattern pat (M, *, -), as the global model. */
+/* A small hybrid of 16 blocks, pattern pat (M, *, -), as the global model (tiny_hybrid.h). */
 static void use_hybrid(const char *pat, tsl_model_t *saved)
 {
     tsl_err_t err = {0};
-    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
-                          .layers = 16,
-                          .hidden = 1024,
-                          .ffn_hidden = 4096,
-                          .heads = 16,
-                          .kv_heads = 16,
-                          .head_dim = 64,
-                          .seq_len = 512,
-                          .vocab = 32000,
-                          .ssm_heads = 32,
-                          .ssm_head_dim = 64,
-                          .ssm_state = 128,
-                          .ssm_groups = 8,
-                          .ssm_conv = 4,
-                          .ssm_chunk = 128};
-    snprintf(sp.hybrid, sizeof sp.hybrid, "%s", pat);
     *saved = model;
-    if (tsl_model_build(&sp, "tiny-hybrid", &model, &err) != 0) {
+    if (tiny_hybrid_build(pat, &model, &err) != 0) {
         fprintf(stderr, "test_export: %s\n", err.msg);
         exit(1);
     }

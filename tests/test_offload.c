@@ -11,6 +11,7 @@
 #include "eval.h"
 #include "offload.h"
 #include "search.h"
+#include "tiny_hybrid.h"
 
 #define EPS 1e-12
 
@@ -81,23 +82,7 @@ static void encoders(tsl_model_t *m, uint32_t n)
 static void hybrid(tsl_model_t *m)
 {
     tsl_err_t err;
-    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
-                          .layers = 5,
-                          .hidden = 1024,
-                          .ffn_hidden = 4096,
-                          .heads = 16,
-                          .kv_heads = 16,
-                          .head_dim = 64,
-                          .seq_len = 512,
-                          .vocab = 32000,
-                          .ssm_heads = 32,
-                          .ssm_head_dim = 64,
-                          .ssm_state = 128,
-                          .ssm_groups = 8,
-                          .ssm_conv = 4,
-                          .ssm_chunk = 128};
-    snprintf(sp.hybrid, sizeof sp.hybrid, "M*-M-");
-    if (tsl_model_build(&sp, "tiny-hybrid", m, &err) != 0) {
+    if (tiny_hybrid_build("M*-M-", m, &err) != 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
         exit(2);
     }
