@@ -499,9 +499,15 @@ typedef enum tsl_cost_mode {
  * micro-batch on every one but the last, allocated at the first step and kept
  * (tsl_cost_pp_recv_bytes, tsl_pipeline_recv_buffers; the rank's share of a block's
  * input each, on the row of the stage's first block); a plan without PP or without
- * torch's loss prices as 104. */
-#define TSL_COST_MODEL_VERSION 105u
-
+ * torch's loss prices as 104.
+ * 107 (106 another branch's): a V schedule (ZBV, DualPipeV) prices its ends where it runs
+ * them: rank 0 holds virtual stages 0 and 2P − 1, so stage 0 prices the model's tail (the
+ * untied head, its loss and logits, the MTP layers after it: memory, time, no tied
+ * all-reduce) in place of its last block, which the last stage prices in place of the
+ * tail; the tail holds one micro-batch (the last virtual stage's F then B), not the
+ * stage's P (search_eval.c set_vends, stage_rows). A plan without a V schedule, with a
+ * tied head, or whose stage 0 ends on no block, prices as 105. */
+#define TSL_COST_MODEL_VERSION 107u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
