@@ -138,14 +138,14 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
                 "# DualPipeV: 2 model parts per rank in a V, %u micro-batches (at least 2 per "
                 "rank; %.4f s/iteration under\n# 1F1B); the plan priced its F&B steps as "
                 "torch runs an OVERLAP_F_B action: forward, then backward;\n# the output "
-                "layer runs on rank 0 (the V's last part), the plan priced it on the last "
-                "stage\n",
+                "layer runs on rank 0 (the V's last part), where the plan priced it (a tied "
+                "one: on the last stage)\n",
                 p->n_micro, p->iter_time_1f1b_s);
     if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
         fprintf(out,
                 "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "
-                "1F1B); the\n# output layer runs on rank 0 (the V's last part), the plan "
-                "priced it on the last stage\n",
+                "1F1B); the\n# output layer runs on rank 0 (the V's last part), where the plan "
+                "priced it (a tied one: on the last stage)\n",
                 p->iter_time_1f1b_s);
 }
 

@@ -505,8 +505,15 @@ typedef enum tsl_cost_mode {
  * (the export writes them for every hybrid pipeline plan), so its middle stages may differ
  * (target_rules.c megatron_layout), and the search costs each of its configurations also on
  * the cut its priced layer times balance (search_eval.c hybrid_priced_cut), keeping the
- * faster; a plan without a hybrid, or without pipeline stages, prices and searches as 105. */
-#define TSL_COST_MODEL_VERSION 106u
+ * faster; a plan without a hybrid, or without pipeline stages, prices and searches as 105.
+ * 107 (106 another branch's): a V schedule (ZBV, DualPipeV) prices its ends where it runs
+ * them: rank 0 holds virtual stages 0 and 2P − 1, so stage 0 prices the model's tail (the
+ * untied head, its loss and logits, the MTP layers after it: memory, time, no tied
+ * all-reduce) in place of its last block, which the last stage prices in place of the
+ * tail; the tail holds one micro-batch (the last virtual stage's F then B), not the
+ * stage's P (search_eval.c set_vends, stage_rows). A plan without a V schedule, with a
+ * tied head, or whose stage 0 ends on no block, prices as 106. */
+#define TSL_COST_MODEL_VERSION 107u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -128,6 +128,13 @@ typedef struct tsl_engine {
     uint32_t max_strategies;
 
     uint32_t *layer_class; /* [L]: equal ids ⇔ identical layer shapes */
+    /* the configuration being costed under a V schedule (ZBV, DualPipeV): the model's
+     * tail [vend_tail, +vend_k) (its head and MTP layers) is priced on stage 0 in place
+     * of that stage's last block vend_swap, which the last stage prices in place of
+     * the tail (search_eval.c set_vends, stage_rows); vend_k 0: every stage its own
+     * layers. row_at: the rows of the stage being costed so (NULL: in order) */
+    uint32_t vend_swap, vend_tail, vend_k;
+    const uint32_t *row_at;
     uint32_t n_classes;
 
     /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */

@@ -1035,6 +1035,14 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
     return !(e->space->ckpt_blocks_only && !block && g->items[j].ckpt);
 }
 
+/* The model layer that row i of the stage of layers from `first` prices: first + i,
+ * or under a V schedule the stage's own list (e->row_at: stage_rows), where stage 0
+ * holds the model's tail and the last stage a block of stage 0's instead. */
+static uint32_t row_layer(const tsl_engine_t *e, uint32_t first, uint32_t i)
+{
+    return e->row_at ? e->row_at[i] : first + i;
+}
+
 /* The states a layer's row counts at the stage's peak: all of them, less its
  * gradients where they do not exist yet then (live 0; lazy_grads). */
 static uint64_t peak_states(const tsl_layer_cost_t *lc, uint8_t live)
@@ -1050,10 +1058,11 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
 {
     uint32_t pos = 0, K = e->n_layouts, K2 = K * K;
     for (uint32_t i = 0; i < n; i++) {
-        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
+        const uint32_t cls = e->layer_class[row_layer(e, first, i)];
+        const tsl_layer_cost_t *lc = e->class_row[cls];
         const tsl_transition_cost_t *tr =
-            &e->class_trans[(size_t)e->layer_class[first + i] * e->max_layouts * e->max_layouts];
-        const bool block = tsl_model_is_block(e->model, first + i);
+            &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
+        const bool block = tsl_model_is_block(e->model, row_layer(e, first, i));
         for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
             e->trans_s[(size_t)i * K2 + q] = m * (tr[q].fwd_s + tr[q].bwd_s);
         for (uint32_t j = 0; j < g->n; j++) {
@@ -1183,7 +1192,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t j = e->choice[i], cls = e->layer_class[first + i];
+        uint32_t j = e->choice[i], cls = e->layer_class[row_layer(e, first, i)];
         const tsl_layer_cost_t *lc = &e->class_row[cls][j];
         tsl_transition_cost_t r = {0, 0}; /* the first layer's: boundary_relayout */
         if (i > 0)
@@ -1205,11 +1214,12 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction
                                                restarts at the stage's first layer, each
                                                backward at its last (cost.h instr_f_s) */
-        double r = e->class_row[e->layer_class[first]][e->choice[0]].instr_f_s +
-                   e->class_row[e->layer_class[first + n - 1]][e->choice[n - 1]].instr_b_s;
+        const tsl_layer_cost_t *in = e->class_row[e->layer_class[row_layer(e, first, 0)]],
+                               *out = e->class_row[e->layer_class[row_layer(e, first, n - 1)]];
+        double r = in[e->choice[0]].instr_f_s + out[e->choice[n - 1]].instr_b_s;
         nosync += r;
         sync += r;
-        fwd += e->class_row[e->layer_class[first]][e->choice[0]].instr_f_s;
+        fwd += in[e->choice[0]].instr_f_s;
     }
     st->time_nosync_s = nosync;
     st->time_s = sync;
@@ -1548,9 +1558,12 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
                               const tsl_strategy_t *first_s, uint32_t s, uint32_t first,
                               uint32_t Bm, tsl_plan_stage_t *st)
 {
-    if (s == 0 || tsl_strategy_same_layout(&plan->layer[first - 1], first_s))
+    /* what stage s − 1's last row chose: under a V's trade (set_vends) stage 0's is
+     * the model's last layer */
+    uint32_t prev = e->vend_k && s == 1 ? e->model->n_layers - 1 : first - 1;
+    if (s == 0 || tsl_strategy_same_layout(&plan->layer[prev], first_s))
         return true; /* stage 0: the model's input; equal layouts: nothing moves */
-    const tsl_strategy_t *held = &plan->layer[first - 1];
+    const tsl_strategy_t *held = &plan->layer[prev];
     tsl_relayout_t mv;
     tsl_transition_cost_t r;
     uint32_t a = 0, b = 0, K = e->n_layouts;
@@ -1724,7 +1737,7 @@ static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
                           uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
     for (uint32_t i = 0; i < n; i++) {
-        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
+        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[row_layer(e, first, i)]];
         for (uint32_t j = 0; j < g->n; j++) {
             e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
             e->ms_bytes[(size_t)i * g->n + j] = peak_states(&lc[j], live[i]);
@@ -1748,9 +1761,9 @@ static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
     if (bufs == 0 || n == 0)
         return;
     uint32_t i = 0;
-    while (i + 1 < n && !tsl_model_is_block(e->model, first + i))
+    while (i + 1 < n && !tsl_model_is_block(e->model, row_layer(e, first, i)))
         i++;
-    uint64_t bnd = e->model->layers[first + i].bnd_act_bytes;
+    uint64_t bnd = e->model->layers[row_layer(e, first, i)].bnd_act_bytes;
     for (uint32_t j = 0; j < g->n; j++)
         e->fwd_bytes[(size_t)i * g->n + j] +=
             (uint64_t)ceil((double)bufs * m * tsl_cost_pp_recv_bytes(env, &g->items[j], bnd, Bm));
@@ -1838,12 +1851,26 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
     double cum = 0.0, top = 0.0, ms = 0.0;
     for (uint32_t i = 0; i < n; i++) {
         size_t k = (size_t)i * g->n + e->choice[i];
-        const tsl_layer_cost_t *lc = &e->class_row[e->layer_class[first + i]][e->choice[i]];
+        const tsl_layer_cost_t *lc =
+            &e->class_row[e->layer_class[row_layer(e, first, i)]][e->choice[i]];
         cum += (double)e->fwd_bytes[k] - (double)lc->grad_bytes;
         top = fmax(top, cum + (double)e->bwd_bytes[k]);
         ms += (double)e->ms_bytes[k];
     }
     return (uint64_t)(ms + top);
+}
+
+/* A V's tail on stage 0 (set_vends) runs in the pipeline's last virtual stage, whose
+ * forward is followed by its own backward before the next forward (ZBV's F1 B1 W1,
+ * DualPipeV's F1 then B1): it holds what 1F1B's last stage holds, one micro-batch,
+ * not the P whole ones the stage's blocks are priced at (the rank's two chunks
+ * together, pipeline.h tsl_pipeline_inflight_zb / _dualpipev). */
+static void vend_tail_held(const tsl_engine_t *e, uint32_t first, uint32_t n, uint32_t P,
+                           uint32_t m, uint32_t *held)
+{
+    for (uint32_t i = 0; e->vend_k && i < n; i++)
+        if (row_layer(e, first, i) >= e->vend_tail)
+            held[i] = tsl_pipeline_inflight(P - 1, P, m);
 }
 
 /* Activation CPU offloading (knobs.cpu_offload_layers = N, offload.h): the model's
@@ -1907,14 +1934,58 @@ static void keep_env(tsl_group_layouts_t *gl, uint32_t s, const tsl_cost_env_t *
     gl->env_at[s] = ++p->n;
 }
 
+/* Stage s's rows (e->row_at): under a V's trade (set_vends) stage 0 prices its
+ * layers but its last block, then the model's tail; the last stage its layers before
+ * the tail, then stage 0's last block. Returns the rows' count (span elsewhere, and
+ * row_at NULL: the stage's layers in order). */
+static uint32_t stage_rows(tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t first, uint32_t span,
+                           uint32_t *rows)
+{
+    uint32_t n = 0, L = e->model->n_layers;
+    e->row_at = NULL;
+    if (!e->vend_k || (s != 0 && s + 1 != P))
+        return span;
+    if (s == 0) {
+        for (uint32_t l = first; l < first + span; l++)
+            if (l != e->vend_swap)
+                rows[n++] = l;
+        for (uint32_t l = e->vend_tail; l < L; l++)
+            rows[n++] = l;
+    } else {
+        for (uint32_t l = first; l < e->vend_tail; l++)
+            rows[n++] = l;
+        rows[n++] = e->vend_swap;
+    }
+    e->row_at = rows;
+    return n;
+}
+
+static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
+                            uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
+                            const uint32_t *given, uint32_t n);
+
+/* Stage s of plan: its layers' strategies by the layer DP (given: as given), its
+ * peak, times and boundary, in its rows (stage_rows). */
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                        const uint32_t *given)
 {
+    uint32_t rows[TSL_PLAN_MAX_LAYERS], first = first_layer[s];
+    uint32_t n = stage_rows(e, s, plan->pp, first, first_layer[s + 1] - first, rows);
+    bool ok = eval_stage_rows(e, g, plan, s, first_layer, Bm, m, given, n);
+    e->row_at = NULL;
+    return ok;
+}
+
+/* eval_stage in n rows (row_layer). */
+static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
+                            uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
+                            const uint32_t *given, uint32_t n)
+{
     /* ZBV's two chunks cross the boundaries as interleave 2's do */
     uint32_t P = plan->pp, G = g->group_size,
              v = plan->schedule ? tsl_pipesim_sched_chunks(plan->schedule, 0) : plan->interleave;
-    uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
+    uint32_t first = first_layer[s];
     tsl_cost_env_t env;
     uint32_t gi = group_index(e, g);
     tsl_group_layouts_t *gl = gi < e->n_groups ? &e->glay[gi] : NULL;
@@ -1934,22 +2005,22 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         return false;
     uint32_t classes = 0;
     for (uint32_t i = 0; i < n; i++)
-        e->class_done[e->layer_class[first + i]] = 0;
+        e->class_done[e->layer_class[row_layer(e, first, i)]] = 0;
     for (uint32_t i = 0; i < n; i++) {
-        classes += !e->class_done[e->layer_class[first + i]];
-        e->class_done[e->layer_class[first + i]] = 1;
+        classes += !e->class_done[e->layer_class[row_layer(e, first, i)]];
+        e->class_done[e->layer_class[row_layer(e, first, i)]] = 1;
     }
     for (uint32_t i = 0; i < n; i++)
-        e->class_done[e->layer_class[first + i]] = 0;
+        e->class_done[e->layer_class[row_layer(e, first, i)]] = 0;
     memset(e->layout_live, 0, e->n_layouts);
     /* the memo keeps the rows of the engine's groups (not a uniform pass's own) */
     memo_key_t key = {env_fingerprint(&env), gi, gi < e->n_groups ? stage_twin(e, G, s) : s, Bm, 0,
                       env.tied_copy};
     bool memo = gi < e->n_groups && memo_reserve(e, &env, classes, (size_t)classes * g->n);
     for (uint32_t i = 0; i < n; i++)
-        cost_class(e, &env, g, memo ? &key : NULL, first + i, Bm);
+        cost_class(e, &env, g, memo ? &key : NULL, row_layer(e, first, i), Bm);
     for (uint32_t i = 0; i < n; i++)
-        if (!cost_class_trans(e, &env, first + i, Bm))
+        if (!cost_class_trans(e, &env, row_layer(e, first, i), Bm))
             return false;
     uint32_t held[TSL_PLAN_MAX_LAYERS], held2[TSL_PLAN_MAX_LAYERS];
     uint8_t live[TSL_PLAN_MAX_LAYERS], live2[TSL_PLAN_MAX_LAYERS];
@@ -1965,6 +2036,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
             held[i] = inflight;
             live[i] = 1;
         }
+    if (s == 0)
+        vend_tail_held(e, first, n, P, m, held);
     offload_held(e, first, n, held);
     fill_stage_rows(e, g, first, n, m, held, live);
     add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
@@ -1983,7 +2056,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_layerdp_result_t res;
     if (given) {
         /* the caller judges the peak against the budget and names the stage */
-        memcpy(e->choice, given + first, n * sizeof(*e->choice));
+        for (uint32_t i = 0; i < n; i++)
+            e->choice[i] = given[row_layer(e, first, i)];
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
     } else if (!solve_stage(e, g, plan, s, first, n, &prob, &res)) {
         return false;
@@ -2010,7 +2084,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         floor_stage(e, g, s, first, n, m, P, prob.budget_bytes);
     tsl_plan_stage_t *st = &plan->stages[s];
     st->first_layer = first;
-    st->n_layers = n;
+    st->n_layers = first_layer[s + 1] - first;
     st->first_device = s * G;
     st->n_devices = G;
     st->inflight = inflight;
@@ -2036,7 +2110,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         st->time_nosync_s += st->p2p_s;
     }
     for (uint32_t i = 0; i < n; i++)
-        plan->layer[first + i] = g->items[e->choice[i]];
+        plan->layer[row_layer(e, first, i)] = g->items[e->choice[i]];
     return true;
 }
 
@@ -2050,6 +2124,8 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
     const tsl_model_t *m = e->model;
     uint32_t last = m->n_layers - 1, P = plan->pp, at = last, st = P - 1;
     if (P < 2 || m->n_layers == 0)
+        return 0.0;
+    if (e->vend_k) /* a V's tail (MTP, head) beside the embedding on rank 0: no pair */
         return 0.0;
     if (!m->layers[last].tied_head) /* the first MTP entry, where there is one */
         for (uint32_t i = 0; i < m->n_layers; i++)
@@ -2369,6 +2445,50 @@ static void record_megatron_fsdp(const tsl_engine_t *e, tsl_plan_t *plan)
     plan->grad_reduce_exposed = false;
 }
 
+/* Whether layer i belongs to the model's tail that runs with its head: the head
+ * itself and the MTP depths before it (pipeline.h tsl_pipeline_chunk_layers). */
+static bool tail_layer(const tsl_model_t *md, uint32_t i)
+{
+    const tsl_layer_t *l = &md->layers[i];
+    return l->kind == TSL_LAYER_HEAD || l->kind == TSL_LAYER_MTP || l->mtp_depth > 0;
+}
+
+/*
+ * Where a V schedule (ZBV, DualPipeV: torch's style="v", DeepSeek's DualPipeV) runs
+ * the model's ends: rank r holds virtual stages r and 2P − 1 − r, so rank 0 holds the
+ * first (the embedding) and the last (the head with its loss, and the MTP depths
+ * DeepSeek-V3 keeps beside them, Sec. 3.2.3), and rank P − 1 the two middle ones.
+ * The plan's stages stay cut in model order, the head counted as a layer (the
+ * export gives each rank as many layers as its stage: docs/exports.md), so stage 0
+ * prices the model's tail (the head, the MTP layers after it) in place of its last
+ * block, and the last stage that block in place of the tail (stage_rows). Every
+ * stage prices its own layers, as before cost model 107, where the placement is not
+ * this: a tied head (the table it shares sits on rank 0 under a V; not modelled), a
+ * tail that fills the last stage, or a stage 0 whose last layer is not a block. The
+ * block traded is stage 0's last, which on a model of uneven blocks (dense, then
+ * MoE) may be another kind than the one the export moves to the last rank.
+ */
+static void set_vends(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32_t *first_layer)
+{
+    const tsl_model_t *md = e->model;
+    uint32_t L = md->n_layers, tail = L;
+    e->vend_k = 0;
+    e->row_at = NULL;
+    if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2 ||
+        L < 2 || md->layers[L - 1].kind != TSL_LAYER_HEAD)
+        return;
+    while (tail > 0 && tail_layer(md, tail - 1))
+        if (md->layers[--tail].tied_head)
+            return;
+    uint32_t last0 = first_layer[1] - 1;
+    if (tail <= first_layer[P - 1] || last0 == 0 || !tsl_model_is_block(md, last0) ||
+        tail_layer(md, last0))
+        return; /* the last stage holds the tail alone; stage 0 no block to trade */
+    e->vend_swap = last0;
+    e->vend_tail = tail;
+    e->vend_k = L - tail;
+}
+
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                         uint32_t m, uint32_t v, uint32_t sched, const uint32_t *first_layer,
@@ -2404,14 +2524,16 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     double bar = prune_bar(e, v, sched, given);
     /* interleaves follow this one (eval_group): floor_stage bounds its stages */
     bool chunks = v <= 1 && !sched && !given && interleave_on(e, P, m);
-    for (uint32_t s = 0; s < P; s++) {
-        if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
-            return;
-        if (below_bar(e, plan, s, B, bar, chunks))
-            return;
+    set_vends(e, P, sched, first_layer);
+    uint32_t s = 0;
+    while (s < P && eval_stage(e, g, plan, s, first_layer, B / m, m, given) &&
+           !below_bar(e, plan, s, B, bar, chunks))
+        s++;
+    if (s == P) {
+        record_megatron_fsdp(e, plan);
+        finish_plan(e, plan);
     }
-    record_megatron_fsdp(e, plan);
-    finish_plan(e, plan);
+    e->vend_k = 0; /* the rows of every other caller: the model's order */
 }
 
 /* Whether the space's stack runs plan (always, without a target). */

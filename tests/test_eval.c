@@ -525,6 +525,78 @@ static void test_pp_recv_buffers(void)
     tsl_cluster_free(&c2);
 }
 
+/* An untied GPT of n blocks ([embedding, n blocks, head]; tied_gpt's layers),
+ * or without its head. */
+static void untied_gpt(tsl_model_t *m, uint32_t n, bool head_too)
+{
+    tsl_err_t err;
+    tsl_model_t tied;
+    tied_gpt(&tied);
+    tsl_layer_t head = tied.layers[3];
+    head.tied_head = false;
+    tsl_model_init(m, head_too ? "untied-gpt" : "headless-gpt");
+    if (tsl_model_add(m, &tied.layers[0], &err) || tsl_model_add_n(m, &tied.layers[1], n, &err) ||
+        (head_too && tsl_model_add(m, &head, &err))) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+    tsl_model_free(&tied);
+}
+
+/* A V schedule's ends on rank 0 (docs/cost-model.md "Where a V runs its ends"):
+ * ZBV at PP 2, m 4, split [embedding, block, block | block, block, head] under
+ * Megatron-LM's loss (no receive buffers, no held logits). Rank 0 runs virtual stages
+ * 0 and 3, the embedding and the head; rank 1 the middle ones: stage 1 prices three
+ * blocks (the head's row a block of stage 0's), so its peak and time are those of
+ * a headless model's last stage [block, block, block] under ZBV; stage 0 runs the
+ * embedding, a block and the head, whose GEMMs (h 1024, V 50257) take more than a
+ * block (before cost model 107: the embedding and two blocks, the head on stage 1).
+ * The plan's stage cuts stay. DualPipeV likewise (m 4 = 2P). */
+static void test_v_ends(void)
+{
+    tsl_model_t m, headless;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    untied_gpt(&m, 4, true);
+    untied_gpt(&headless, 4, false);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    static tsl_plan_t g, out, ref;
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
+    for (uint32_t k = 0; k < 2; k++) {
+        given_plan(&g, 6, 2, "single", 1, 4);
+        g.schedule = (uint8_t)scheds[k];
+        g.stages[1].first_layer = 3;
+        CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out, &err) == 0, "with head: %s", err.msg);
+        given_plan(&g, 5, 2, "single", 1, 4);
+        g.schedule = (uint8_t)scheds[k];
+        g.stages[1].first_layer = 2;
+        CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &ref, &err) == 0, "headless: %s", err.msg);
+        const char *name = tsl_pipesim_sched_name(scheds[k], 1);
+        CHECK(out.stages[1].peak_bytes == ref.stages[1].peak_bytes,
+              "%s: stage 1 %llu B, three blocks %llu", name,
+              (unsigned long long)out.stages[1].peak_bytes,
+              (unsigned long long)ref.stages[1].peak_bytes);
+        CHECK_NEAR(out.stages[1].time_s, ref.stages[1].time_s, 1e-12, "%s: stage 1 %.6f s vs %.6f",
+                   name, out.stages[1].time_s, ref.stages[1].time_s);
+        /* stage 0 over [embedding, block] by the head, more than a block's */
+        double block_s = ref.stages[1].time_s / 3;
+        CHECK(out.stages[0].time_s > ref.stages[0].time_s + block_s &&
+                  out.stages[0].peak_bytes > ref.stages[0].peak_bytes,
+              "%s: stage 0 %.6f s ([embedding, block] %.6f, a block %.6f), %llu B", name,
+              out.stages[0].time_s, ref.stages[0].time_s, block_s,
+              (unsigned long long)out.stages[0].peak_bytes);
+        CHECK(out.stages[0].first_layer == 0 && out.stages[0].n_layers == 3 &&
+                  out.stages[1].first_layer == 3 && out.stages[1].n_layers == 3,
+              "%s: the plan's cuts", name);
+    }
+    tsl_model_free(&m);
+    tsl_model_free(&headless);
+    tsl_cluster_free(&c2);
+}
+
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
  * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
@@ -818,6 +890,7 @@ int main(void)
     test_tied_head_by_hand();
     test_pp_held_logits();
     test_pp_recv_buffers();
+    test_v_ends();
     test_refusals();
     test_moe_plan();
     test_fp8_impl_rule();
