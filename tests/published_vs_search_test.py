@@ -6,13 +6,16 @@ plan's (--fp8 R -> --fp8-recipe R), the stack switches plan cannot take are left
 and listed (--fp8-param-gather and the activation offload it takes), a bf16 row
 searches without FP8, a 2021 Megatron-LM row without the
 features its stack lacked. The document the re-evaluation prices keeps the plan's
-structure and drops the stack fields the search filled from its target. Then one row
-end to end: Korthikanti 2022's 530B selective-recompute row, whose published plan the
-megatron search finds again — both plans priced by eval under the row's knobs come to
-the same time (the search's document had carried its target's fp32 gradient reduce,
-3.7 % slower, before the re-evaluation dropped it); the output has the row, the
-per-source line and the JSON. It asserts no gain elsewhere: the gains are the bench's
-result, not a test condition.
+structure and drops the stack fields the search filled from its target. The "same
+degrees, best micro-batching" figure (mb gain) against a stand-in eval: the sizes
+tried, the fastest kept, a refused one skipped and listed. Then one row end to end:
+Korthikanti 2022's 530B selective-recompute row, whose published plan the megatron
+search finds again — both plans priced by eval under the row's knobs come to the same
+time (the search's document had carried its target's fp32 gradient reduce, 3.7 %
+slower, before the re-evaluation dropped it), and no other micro-batch size of it is
+faster (mb gain from 0 to the gain); the output has the row, the per-source line and
+the JSON. It asserts no gain elsewhere: the gains are the bench's result, not a test
+condition.
 
 usage: published_vs_search_test.py SOURCE_ROOT TESSELCTL
 """
@@ -94,6 +97,48 @@ def check_translation(vs, rows):
         fail("structure_only request/target: %s %s" % (req, out.get("target")))
 
 
+# A stand-in tesselctl for the "same degrees" figure: eval's time by --mbs (2 the
+# fastest), mbs 1 refused as a memory overflow would be
+FAKE_EVAL = """#!%s
+import json, sys
+a = sys.argv
+mbs = int(a[a.index("--mbs") + 1])
+if mbs == 1:
+    print("tesselctl: plan does not fit: 90 GiB over 80", file=sys.stderr)
+    sys.exit(2)
+replica = int(a[a.index("--batch") + 1]) // (int(a[a.index("--dp") + 1]) * int(a[a.index("--sdp") + 1]))
+print(json.dumps({"plan": {"iter_time_s": {2: 0.8, 8: 1.2}[mbs], "n_micro": replica // mbs}}))
+"""
+
+
+def check_microbatching(vs, rows):
+    # torchtitan's 405B 1F1B row: mbs 4 of a 32-sample replica batch (256 over sdp 8)
+    r = row(rows, "tt-405b-512gpu-3d-1f1b")
+    got = vs.mb_candidates(r["plan"])
+    if got != [1, 2, 8]:
+        fail("micro-batch sizes tried beside mbs 4 of 32: %s" % got)
+    # interleaved over 8 stages: a size leaving fewer than 8 micro-batches is not tried
+    if vs.mb_candidates(dict(r["plan"], interleave=2, mbs=1)) != [2, 4]:
+        fail("interleaved candidates: %s" % vs.mb_candidates(dict(r["plan"], interleave=2, mbs=1)))
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = os.path.join(tmp, "tesselctl")
+        with open(fake, "w") as f:
+            f.write(FAKE_EVAL % sys.executable)
+        os.chmod(fake, 0o755)
+
+        class A:
+            tesselctl, topology, verbose = fake, "nics", False
+        best, refused = vs.best_microbatching(r, A, tmp, 1.0)
+        if (best["mbs"], best["n_micro"], best["s"]) != (2, 16, 0.8):
+            fail("the published degrees' best micro-batching: %s" % best)
+        if len(refused) != 1 or not refused[0].startswith("mbs 1: exit 2: ") or "fit" not in refused[0]:
+            fail("a refused size not skipped and listed: %s" % refused)
+        # none faster than the published plan: it stands, mb gain 0
+        best, _ = vs.best_microbatching(r, A, tmp, 0.5)
+        if (best["mbs"], best["s"]) != (4, 0.5):
+            fail("no faster size, yet the published one replaced: %s" % best)
+
+
 def check_row(script, tesselctl):
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "out.json")
@@ -104,7 +149,8 @@ def check_row(script, tesselctl):
         lines = p.stdout.splitlines()
         if not any(l.startswith("k22-530b-sel-sp ") and " -> " in l for l in lines):
             fail("no row line: %s" % p.stdout)
-        if not any(l.strip().startswith("korthikanti22") and "compared  1" in l for l in lines):
+        if not any(l.strip().startswith("korthikanti22") and "compared  1" in l
+                   and "median mb gain" in l for l in lines):
             fail("no per-source line: %s" % p.stdout)
         with open(js) as f:
             r = json.load(f)["rows"][0]
@@ -113,6 +159,10 @@ def check_row(script, tesselctl):
     if abs(r["gain_pct"]) > 0.5 or r["pub_plan"].split()[:2] != r["best_plan"].split()[:2]:
         fail("the published 530B plan, found again, is priced apart: %s -> %s, gain %.2f %%"
              % (r["pub_plan"], r["best_plan"], r["gain_pct"]))
+    # the search found the published plan: no micro-batch size of it beats that
+    if not -1e-9 <= r["mb_gain_pct"] <= r["gain_pct"] + 0.5:
+        fail("mb gain %.2f %% beside gain %.2f %% (mbs %s)" % (r["mb_gain_pct"], r["gain_pct"],
+                                                            r["mb_best_mbs"]))
 
 
 def main():
@@ -122,6 +172,7 @@ def main():
     with open(os.path.join(root, "bench", "published", "rows.json")) as f:
         rows = json.load(f)["rows"]
     check_translation(vs, rows)
+    check_microbatching(vs, rows)
     check_row(script, tesselctl)
     print("ok")
 

@@ -11,7 +11,10 @@ overlap knobs, never its degrees), then prices the search's best plan again
 with eval under every knob of the row (`eval --plan`, so both plans are priced
 by the same command: plan cannot take every stack switch eval can). Per row:
 measured s, the published plan's prediction, the best plan's, the predicted
-gain (published / best - 1) and the two plans in one line each; per source a
+gain (published / best - 1), the mb gain (the published plan, everything kept but
+its micro-batch size, priced at 1, 2, 4 and twice its size where they divide its
+replica's batch: published / the fastest of those - 1, the part of the gain no
+other degree is needed for) and the two plans in one line each; per source a
 summary. A gain over a tuned preset is a claim to check, not a win: see
 README.md "Search against the published plans".
 
@@ -218,6 +221,57 @@ def describe(doc):
     return out
 
 
+# The micro-batch sizes the "same degrees" figure tries beside the published one: a
+# handful of evals a row, the small sizes where a pipeline's bubble shrinks (more
+# micro-batches) and the published size's neighbourhood. Not the search's whole range.
+MB_SIZES = (1, 2, 4)
+
+
+def mb_candidates(plan):
+    """The micro-batch sizes, other than the published one, at which the published
+    plan is priced again: those of MB_SIZES and twice the published size that divide
+    the per-replica batch (batch / (dp x sdp)); under an interleaved schedule only
+    those that give at least PP micro-batches (the schedule needs one per stage in
+    flight). What else a schedule refuses, eval says."""
+    replicas = plan.get("dp", 1) * plan.get("sdp", 1)
+    if replicas <= 0 or plan["batch"] % replicas:
+        return []
+    per_replica = plan["batch"] // replicas
+    out = []
+    for mbs in sorted(set(MB_SIZES) | {2 * plan["mbs"]}):
+        if mbs == plan["mbs"] or per_replica % mbs:
+            continue
+        if plan.get("interleave", 1) > 1 and per_replica // mbs < plan["pp"]:
+            continue
+        out.append(mbs)
+    return out
+
+
+def best_microbatching(row, args, tmpdir, pub_s):
+    """The published plan (its degrees, split, schedule, recompute, knobs: all of
+    it) priced by eval at each of mb_candidates' micro-batch sizes; returns
+    (the fastest of those and the published one as {"mbs", "n_micro", "s"}, the
+    sizes eval refused as "mbs N: why"). A refusal (memory, a schedule's count) is
+    skipped, not an error: the figure is the best the published degrees reach."""
+    p = row["plan"]
+    best = {"mbs": p["mbs"], "n_micro": None, "s": pub_s}
+    refused = []
+    for mbs in mb_candidates(p):
+        alt = json.loads(json.dumps(row))
+        alt["plan"]["mbs"] = mbs
+        try:
+            doc, rc, why = run_json(run.eval_command(alt, args.tesselctl, args.topology, tmpdir),
+                                    args.verbose)
+        except (ValueError, KeyError, OSError) as e:
+            doc, rc, why = None, -1, "runner: %s" % e
+        if doc is None:
+            refused.append("mbs %d: exit %d: %s" % (mbs, rc, why))
+            continue
+        if doc["plan"]["iter_time_s"] < best["s"]:
+            best = {"mbs": mbs, "n_micro": doc["plan"]["n_micro"], "s": doc["plan"]["iter_time_s"]}
+    return best, refused
+
+
 def run_json(cmd, verbose):
     if verbose:
         print("$ " + " ".join(cmd))
@@ -272,6 +326,11 @@ def compare_row(row, args, tmpdir):
         print("re-eval refused: " + res["reeval_error"])
     res["best_peak_gib"] = (again or best)["plan"]["peak_bytes"] / 2**30
     res["gain_pct"] = 100 * (res["pub_s"] / res["best_s"] - 1)
+    # the part of the gain the published degrees reach by micro-batching alone
+    mb, res["mb_refused"] = best_microbatching(row, args, tmpdir, res["pub_s"])
+    res["mb_best_s"], res["mb_best_mbs"] = mb["s"], mb["mbs"]
+    res["mb_best_n_micro"] = mb["n_micro"] if mb["n_micro"] is not None else pub["plan"]["n_micro"]
+    res["mb_gain_pct"] = 100 * (res["pub_s"] / res["mb_best_s"] - 1)
     # a diagnostic, not a prediction: where the source published the published
     # plan's memory, the best plan's extra predicted bytes on top of that figure;
     # over the device it would likely not run (the allocator's reserve and
@@ -297,11 +356,13 @@ def summarize(results, sources, claim_pct):
         rs = [r for r in results if r["source"] == src]
         ok = [r for r in rs if r["ok"]]
         gains = [r["gain_pct"] for r in ok]
+        mb_gains = [r["mb_gain_pct"] for r in ok]
         out[src] = {"target": TARGETS[src], "rows": len(rs), "compared": len(ok),
                     "timeouts": sum(1 for r in rs if "timed out" in r.get("error", "")),
                     "failed": len(rs) - len(ok),
                     "median_gain_pct": median(gains),
                     "max_gain_pct": max(gains) if gains else None,
+                    "median_mb_gain_pct": median(mb_gains),
                     "claims": sum(1 for g in gains if g > claim_pct),
                     "worse": sum(1 for g in gains if g < -1.0),
                     "may_oom": sum(1 for r in ok if r.get("may_oom"))}
@@ -343,8 +404,11 @@ def main():
         results = [compare_row(r, args, tmpdir) for r in rows]
 
     print("gain = published prediction / best prediction - 1 (both priced by eval under the row's knobs)")
-    print("%-26s %-10s %8s %8s %7s %8s %7s  %s" % ("row", "target", "meas s", "pub s", "err %",
-                                                  "best s", "gain %", "published -> best"))
+    print("mb gain = published prediction / the published plan's at its best micro-batch size - 1"
+          " (the same degrees, schedule and knobs; mbs: that size)")
+    print("%-26s %-10s %8s %8s %7s %8s %7s %7s %4s  %s" % (
+        "row", "target", "meas s", "pub s", "err %", "best s", "gain %", "mb g %", "mbs",
+        "published -> best"))
     for r in results:
         if not r["ok"]:
             print("%-26s %-10s NOT COMPARED  %s" % (r["id"], TARGETS[r["source"]], r["error"]))
@@ -353,9 +417,12 @@ def main():
         if r.get("may_oom"):
             flag += " OOM? (%.0f GiB: measured + the extra predicted)" % r["best_mem_projected_gib"]
         flag += " (re-eval refused: search's figure)" if r["reeval_error"] else ""
-        print("%-26s %-10s %8.4g %8.4g %+7.1f %8.4g %+7.1f  %s -> %s%s" % (
+        print("%-26s %-10s %8.4g %8.4g %+7.1f %8.4g %+7.1f %+7.1f %4d  %s -> %s%s" % (
             r["id"], TARGETS[r["source"]], r["measured_s"], r["pub_s"], r["pub_err_pct"],
-            r["best_s"], r["gain_pct"], r["pub_plan"], r["best_plan"], flag))
+            r["best_s"], r["gain_pct"], r["mb_gain_pct"], r["mb_best_mbs"], r["pub_plan"],
+            r["best_plan"], flag))
+        if args.verbose and r["mb_refused"]:
+            print("  same degrees, refused: " + "; ".join(r["mb_refused"]))
 
     dropped = [r for r in results if r.get("dropped")]
     if dropped:
@@ -374,9 +441,11 @@ def main():
     print("per source (claims: predicted gain > %g%%; worse: the search's best predicted > 1%% slower)" % args.claim)
     for src in sources:
         s = summary[src]
-        print("  %-26s %-10s rows %2d  compared %2d  timeouts %d  median gain %6s%%  max %6s%%  claims %2d  worse %2d  OOM? %d" % (
-            src, s["target"], s["rows"], s["compared"], s["timeouts"], run.fmt(s["median_gain_pct"], "+.1f"),
-            run.fmt(s["max_gain_pct"], "+.1f"), s["claims"], s["worse"], s["may_oom"]))
+        print("  %-26s %-10s rows %2d  compared %2d  timeouts %d  median gain %6s%%  max %6s%%  "
+              "median mb gain %6s%%  claims %2d  worse %2d  OOM? %d" % (
+                  src, s["target"], s["rows"], s["compared"], s["timeouts"],
+                  run.fmt(s["median_gain_pct"], "+.1f"), run.fmt(s["max_gain_pct"], "+.1f"),
+                  run.fmt(s["median_mb_gain_pct"], "+.1f"), s["claims"], s["worse"], s["may_oom"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": results, "sources": summary}, f, indent=1)
