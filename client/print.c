@@ -14,6 +14,7 @@
 #include "export.h"
 #include "gemm_eff.h"
 #include "mtp.h"
+#include "pipesim.h"
 #include "strategy.h"
 #include "target.h"
 
@@ -490,6 +491,45 @@ static void print_switch_lines(FILE *out, json_t *plan, const char *target, cons
     }
 }
 
+/* The event simulator's cross-check of a pipelined plan (planner tsl_search_simulate)
+ * and its slicer; a pipelined plan without one says why rather than leaving the
+ * line out: m·v or the stages past what the simulator takes, else the planner
+ * gave none (a tesseld built before this line stopped at m·v 1,024). */
+static void print_simulated(FILE *out, json_t *plan, long long pp)
+{
+    char it[32];
+    if (num(plan, "sim_iter_time_s") > 0) {
+        fprintf(out, "  simulated: %s/iteration by the %s event simulator (master stage %lld)\n",
+                tsl_format_seconds(num(plan, "sim_iter_time_s"), it, sizeof it),
+                zero_bubble(plan) || dualpipev(plan) ? str(plan, "schedule") : "1F1B",
+                integer(plan, "master_stage"));
+        json_t *sl = json_object_get(plan, "slicer");
+        if (json_is_object(sl))
+            fprintf(
+                out,
+                "  slicer:    the first %lld micro-batch%s run forward in halves: %s/iteration\n",
+                integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
+                tsl_format_seconds(num(sl, "iter_time_s"), it, sizeof it));
+        return;
+    }
+    if (pp < 2)
+        return; /* nothing to simulate */
+    int sched = tsl_pipesim_sched_parse(str(plan, "schedule"));
+    long long v = tsl_pipesim_sched_chunks(sched < 0 ? 0 : (uint32_t)sched,
+                                           (uint32_t)integer(plan, "interleave"));
+    long long mv = integer(plan, "n_micro") * v;
+    if (pp > TSL_PIPESIM_MAX_STAGES)
+        fprintf(out, "  simulated: none: %lld stages, past the event simulator's %u\n", pp,
+                TSL_PIPESIM_MAX_STAGES);
+    else if (mv > TSL_PIPESIM_MAX_MICRO)
+        fprintf(out,
+                "  simulated: none: m·v = %lld micro-batch chunks, past the event simulator's "
+                "%u (the prediction above is the closed form's)\n",
+                mv, TSL_PIPESIM_MAX_MICRO);
+    else
+        fputs("  simulated: none: the planner returned no simulated time for this plan\n", out);
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t *cluster,
                        const char *target, tsl_print_tie_t tie)
 {
@@ -628,18 +668,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     print_ep(out, plan, doc);
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
-    if (num(plan, "sim_iter_time_s") > 0) {
-        fprintf(out, "  simulated: %s/iteration by the %s event simulator (master stage %lld)\n",
-                tsl_format_seconds(num(plan, "sim_iter_time_s"), it, sizeof it),
-                zero_bubble(plan) ? str(plan, "schedule") : "1F1B", integer(plan, "master_stage"));
-        json_t *sl = json_object_get(plan, "slicer");
-        if (json_is_object(sl))
-            fprintf(
-                out,
-                "  slicer:    the first %lld micro-batch%s run forward in halves: %s/iteration\n",
-                integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
-                tsl_format_seconds(num(sl, "iter_time_s"), it, sizeof it));
-    }
+    print_simulated(out, plan, pp);
     json_t *mo = json_object_get(plan, "memopt");
     if (json_is_object(mo)) {
         char cpu[32];

@@ -12,11 +12,17 @@
 #include "search_internal.h"
 #include "sublayer.h"
 
+/* Up to what the simulator takes (TSL_PIPESIM_MAX_MICRO), not the search's cap
+ * (TSL_SEARCH_SIM_MAX_MICRO): this runs once per reported plan, not per
+ * candidate. Measured at m·v = 8192 on 64 stages (Llama3-405B, eval): 0.2 s
+ * interleaved, 1.3 s plain 1F1B with the slicer's up to P − 1 more runs, under
+ * 100 MB peak (docs/search-space.md). A plan it cannot simulate keeps
+ * sim_iter_time_s 0; the client says why (print.c print_simulated). */
 void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
 {
     uint32_t P = p->pp, v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
     if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
-        (uint64_t)p->n_micro * v > TSL_SEARCH_SIM_MAX_MICRO)
+        (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;
     tsl_plan_sim_t *sim = malloc(sizeof(*sim));
     if (sim == NULL)
@@ -71,7 +77,13 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
 /* AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves) over the blocks
  * for best's (B, P, m) into first; false when it has none. It keeps the MTP
  * layers with the head (partition.h max_cut): it moves the blocks up to max_cut
- * and the rest as the last block. */
+ * and the rest as the last block. Up to m = TSL_SEARCH_SIM_MAX_MICRO only, not
+ * the simulator's TSL_PIPESIM_MAX_MICRO: it simulates once per move, and it runs
+ * in every refine (each precision's and knob set's engine), so past 1024 it
+ * would cost the search several times its time for no better plan measured
+ * (Llama3-405B on 128x8 H100, batch 16384: best m 2048, 1.95 s CPU capped,
+ * 7.5 s lifted, the same plan; docs/search-space.md); a plan past it is cut by
+ * FLOPs (tsl_partition_by_flops) as every other candidate is. */
 static bool autopipe_partition(const tsl_model_t *sm, const tsl_cluster_t *c,
                                const tsl_plan_t *best, tsl_cost_mode_t mode, uint32_t *first)
 {

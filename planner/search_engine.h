@@ -31,11 +31,13 @@
  * the other v only where every stage cuts into v equal chunks. */
 #define TSL_SEARCH_DOUBLE_INTERLEAVE 4u
 /* The search weighs the zero-bubble schedules and interleaving under a group size N
- * other than P (both priced by the event simulator), and simulates and slices its
- * plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before it was
- * raised for eval: the search's time stays as it was). Interleaving under the
- * default N = P, priced in closed form, it weighs up to TSL_PIPESIM_MAX_MICRO, as
- * eval does (search_eval.c interleave_reach; cost model 99). */
+ * other than P (both priced by the event simulator), and runs AutoPipe's
+ * partitioner (search_autopipe.c), up to m·v = 1024 micro-batch chunks (the
+ * simulator's cap before it was raised for eval: the search's time stays as it
+ * was). Interleaving under the default N = P, priced in closed form, it weighs up
+ * to TSL_PIPESIM_MAX_MICRO, as eval does (search_eval.c interleave_reach; cost
+ * model 99); the printed plans' simulated line (tsl_search_simulate, once per
+ * plan) runs up to TSL_PIPESIM_MAX_MICRO too. */
 #define TSL_SEARCH_SIM_MAX_MICRO 1024u
 
 #define TSL_SPACE_ZBH1      (1u << TSL_PIPESIM_SCHED_ZBH1)

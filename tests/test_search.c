@@ -1980,10 +1980,19 @@ static void test_interleave_past_sim_cap(void)
               (uint64_t)best.n_micro * best.interleave > TSL_SEARCH_SIM_MAX_MICRO,
           "gpt-64 pp 16 batch 1024: interleave %u at m %u (m·v %u; %.6f s)", best.interleave,
           best.n_micro, best.n_micro * best.interleave, best.iter_time_s);
+    /* the printed cross-check runs past the search's cap too (tsl_search_simulate,
+     * up to TSL_PIPESIM_MAX_MICRO), within 1 % of the closed form on even stages */
+    CHECK(best.sim_iter_time_s > 0 &&
+              fabs(best.sim_iter_time_s - best.iter_time_s) < 0.01 * best.iter_time_s,
+          "m·v %u: simulated %.6f s vs priced %.6f s", best.n_micro * best.interleave,
+          best.sim_iter_time_s, best.iter_time_s);
     CHECK(tsl_eval_plan(&m, &c, &r, &best, &out, &err) == 0, "eval: %s", err.msg);
     CHECK_NEAR(out.iter_time_s, best.iter_time_s, 1e-9,
                "eval of the searched plan: %.9f s, searched %.9f s", out.iter_time_s,
                best.iter_time_s);
+    CHECK(out.sim_iter_time_s == best.sim_iter_time_s,
+          "eval's simulated %.9f s, the search's %.9f s", out.sim_iter_time_s,
+          best.sim_iter_time_s);
     for (uint32_t v = 1; v < best.interleave; v *= 2) {
         given = best;
         given.interleave = v;
