@@ -338,17 +338,42 @@ static uint32_t ds_blocks(const tsl_model_t *m)
     return m->n_layers - 2;
 }
 
+/* One of DeepSpeed's two equal cuts of m into P stages (first[0..P]): 'uniform' over
+ * every layer, or by_blocks 'type:transformer' over the Transformer layers, the
+ * embedding riding on stage 0 and the head on the last; false where P does not divide
+ * the units the cut weighs. */
+static bool ds_cut(const tsl_model_t *m, uint32_t P, bool by_blocks, uint32_t *first)
+{
+    uint32_t units = by_blocks ? ds_blocks(m) : m->n_layers;
+    if (P == 0 || units % P != 0)
+        return false;
+    for (uint32_t s = 0; s <= P; s++)
+        first[s] = !by_blocks ? s * (units / P)
+                   : s == 0   ? 0
+                   : s == P   ? m->n_layers
+                              : 1 + s * (units / P);
+    return true;
+}
+
+/* Whether stage_count[0..P) are the stages of that cut. */
+static bool ds_cut_is(const tsl_model_t *m, uint32_t P, bool by_blocks, const uint32_t *stage_count)
+{
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    if (P > TSL_PLAN_MAX_STAGES || !ds_cut(m, P, by_blocks, first))
+        return false;
+    for (uint32_t s = 0; s < P; s++)
+        if (stage_count[s] != first[s + 1] - first[s])
+            return false;
+    return true;
+}
+
 const char *tsl_target_ds_partition(const tsl_model_t *m, uint32_t P, const uint32_t *stage_count)
 {
     if (P < 2 || m->n_layers < 3)
         return NULL;
-    bool uniform = m->n_layers % P == 0, blocks = ds_blocks(m) % P == 0;
-    for (uint32_t s = 0; s < P; s++) {
-        uniform &= stage_count[s] == m->n_layers / P;
-        /* the embedding rides on stage 0 and the head on the last, beside equal blocks */
-        blocks &= stage_count[s] == ds_blocks(m) / P + (s == 0) + (s == P - 1);
-    }
-    return uniform ? "uniform" : blocks ? "type:transformer" : NULL;
+    return ds_cut_is(m, P, false, stage_count)  ? "uniform"
+           : ds_cut_is(m, P, true, stage_count) ? "type:transformer"
+                                                : NULL;
 }
 
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
@@ -372,17 +397,8 @@ int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *e
  * list (lambdas, norms), which Tessel does not model, so no pipeline of P is weighed. */
 static bool ds_partition(const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
-    if (m->n_layers % P == 0) {
-        for (uint32_t s = 0; s <= P; s++)
-            first[s] = s * (m->n_layers / P);
-    } else if (ds_blocks(m) % P == 0) {
-        first[0] = 0;
-        for (uint32_t s = 1; s < P; s++)
-            first[s] = 1 + s * (ds_blocks(m) / P);
-        first[P] = m->n_layers;
-    } else {
+    if (!ds_cut(m, P, false, first) && !ds_cut(m, P, true, first))
         return false;
-    }
     /* equal counts that would cut an MTP depth off the head: the engine's own cut */
     return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
 }
