@@ -501,7 +501,9 @@ static void print_simulated(FILE *out, json_t *plan, long long pp)
     if (num(plan, "sim_iter_time_s") > 0) {
         fprintf(out, "  simulated: %s/iteration by the %s event simulator (master stage %lld)\n",
                 tsl_format_seconds(num(plan, "sim_iter_time_s"), it, sizeof it),
-                zero_bubble(plan) || dualpipev(plan) ? str(plan, "schedule") : "1F1B",
+                zero_bubble(plan) || dualpipev(plan) ? str(plan, "schedule")
+                : integer(plan, "interleave") > 1    ? "interleaved 1F1B"
+                                                     : "1F1B",
                 integer(plan, "master_stage"));
         json_t *sl = json_object_get(plan, "slicer");
         if (json_is_object(sl))

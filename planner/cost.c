@@ -573,10 +573,7 @@ static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy,
     return ((double)l->params - repl + extra) / t + repl;
 }
 
-/* Megatron splits heads, K/V heads and the FFN width over the TP group; a degree
- * that does not divide them has no implementation (docs/cost-model.md, "Vocabulary
- * padding and TP feasibility"). */
-static bool tp_fits(const tsl_layer_t *l, uint32_t t)
+bool tsl_cost_tp_fits(const tsl_layer_t *l, uint32_t t)
 {
     if (t <= 1)
         return true;
@@ -2280,7 +2277,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     uint32_t w = g.d * g.z, cp = env->knobs.cp > 1 ? env->knobs.cp : 1;
     /* under CP a rank holds n = B_m / w samples' worth of tokens: B_m·c / w samples,
      * s / c tokens each; B_m divides by w / c */
-    if (mb == 0 || group_size(s) != env->block_size || !tp_fits(l, g.t) ||
+    if (mb == 0 || group_size(s) != env->block_size || !tsl_cost_tp_fits(l, g.t) ||
         !tsl_cost_cp_fits(l, s, cp, env->knobs.cp_comm) || mb % (w / cp) != 0 ||
         !tsl_cost_ep_fits(l, env->block_size, env->knobs.ep, env->knobs.etp)) {
         set_infeasible(out);

@@ -850,6 +850,12 @@ typedef struct tsl_cost_knobs {
  */
 bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_t etp);
 
+/* Whether TP degree t splits layer l as Megatron splits it: the heads, K/V heads
+ * and FFN width (Mamba: the SSM heads and B/C groups) divisible by t; a degree
+ * that does not divide them has no implementation (docs/cost-model.md,
+ * "Vocabulary padding and TP feasibility"). Layers TP does not split fit any t. */
+bool tsl_cost_tp_fits(const tsl_layer_t *l, uint32_t t);
+
 /* The routed rows a capacity factor leaves (docs/cost-model.md "Mixture of
  * experts"), as multiples of the mean k·T/E per expert: *busy, the rows of the
  * busiest expert (which sets the pace), and *moved, the rows dispatched per rank

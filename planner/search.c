@@ -572,8 +572,18 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
+/* TP alone over a stage's devices: every layer splits that many ways. */
+static bool tp_fills_stage(const tsl_model_t *m, uint32_t stage)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (!tsl_cost_tp_fits(&m->layers[i], stage))
+            return false;
+    return true;
+}
+
 /* deepspeed at ZeRO-0 (--no-zero) with pp fixed over several devices a stage that TP
- * alone cannot fill (--no-tp, or a stage's devices not dividing the heads: DP > 1),
+ * alone cannot fill (--no-tp, or a layer TP cannot split over a stage's devices:
+ * DP > 1),
  * where DeepSpeed runs BF16_Optimizer, whose buffer is the model's bf16
  * (target_rules.c deepspeed_bf16_optimizer refuses a 4-byte one): said here, where the
  * search would say only that no plan fits. A stage of TP ranks alone (Megatron-DeepSpeed,
@@ -584,8 +594,7 @@ static int validate_ds_bf16_buffer(const tsl_request_t *r, const tsl_model_t *m,
     tsl_cost_knobs_t k;
     if (r->target != TSL_TARGET_DEEPSPEED || !r->no_zero || r->pp < 2 || c->n_devices <= r->pp)
         return 0;
-    uint32_t stage = c->n_devices / r->pp, heads = m->n_layers > 1 ? m->layers[1].heads : 0;
-    if (!r->no_tp && heads && heads % stage == 0)
+    if (!r->no_tp && tp_fills_stage(m, c->n_devices / r->pp))
         return 0;
     tsl_request_knobs(r, &k);
     if (r->fp16 || k.fp32 || tsl_cost_grad_elem_bytes(&k) == 2.0)

@@ -1928,7 +1928,7 @@ expect 4 "cp: runs in Transformer Engine, which does not run on the V100-32G" \
 # the simulated line past the search's m·v 1,024 (interleaved: 2048 × 2), and where the
 # event simulator cannot run (plain 1F1B at m 16384, past its 8,192) a line saying why
 expect 0 "" eval --local $m345 --pp 2 --dp 4 --batch 8192 --interleave 2 --no-search
-grep -Eq "^  simulated: [0-9.]+ s/iteration by the 1F1B event simulator" "$out" &&
+grep -Eq "^  simulated: [0-9.]+ s/iteration by the interleaved 1F1B event simulator" "$out" &&
     ok || bad "m·v 4096: no simulated line: $(grep -E "pipeline:|simulated" "$out")"
 expect 0 "" eval --local $m345 --pp 2 --dp 4 --batch 65536 --no-search
 grep -q "^  simulated: none: m·v = 16384 micro-batch chunks, past the event simulator's 8192" "$out" &&
