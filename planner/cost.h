@@ -512,8 +512,13 @@ typedef enum tsl_cost_mode {
  * all-reduce) in place of its last block, which the last stage prices in place of the
  * tail; the tail holds one micro-batch (the last virtual stage's F then B), not the
  * stage's P (search_eval.c set_vends, stage_rows). A plan without a V schedule, with a
- * tied head, or whose stage 0 ends on no block, prices as 106. */
-#define TSL_COST_MODEL_VERSION 107u
+ * tied head, or whose stage 0 ends on no block, prices as 106.
+ * 108: the A100's fused (flash) attention core runs at FlashAttention's published A100
+ * shares, 0.40 of peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*: the
+ * midpoints of Dao 2023's 30-50 % and 25-35 %; llm-foundry's MPT rows, which ran its
+ * Triton port), not at the GEMM curve's rate. A plan on no A100, or with an unfused
+ * core, prices as 107. */
+#define TSL_COST_MODEL_VERSION 108u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -14,7 +14,7 @@
  * A10G: 80, assumed) or compute units for AMD (MI300X, MI325X: 304 CUs, the
  * same tile-per-unit model). Matched by prefix, first hit: "L40S" must precede
  * "L4". */
-/* Flash attention's share of peak (forward, backward, MLA's backward): H100 and
+/* Flash attention's share of peak (forward, backward, MLA's backward): A100, H100 and
  * Blackwell in gemm_eff.h; no published or measured figure here for the others (0:
  * priced as a GEMM; an MLA backward of 0 takes the GPU's backward share). */
 static const struct {
@@ -23,7 +23,7 @@ static const struct {
     bool hopper; /* the H100 part: attn_kernel.h's published shares apply */
     bool gb100;  /* B200 / GB200: cuDNN's sliding-window figures (TSL_ATTN_GB100_SWA64_*) */
 } sm_table[] = {
-    {"A100", 108, 0, 0, 0, false, false},
+    {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, false},
     {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false},
     {"V100", 80, 0, 0, 0, false, false},
     {"T4", 40, 0, 0, 0, false, false},

@@ -47,6 +47,19 @@
  * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
+/* The same shares on the A100 (40 and 80 GB), for the FlashAttention kernel of
+ * 2022-23 and its Triton port: FlashAttention's forward "only reaches 30-50% of the
+ * theoretical maximum FLOPs/s" of the A100 and its backward "only 25-35%" (Dao 2023,
+ * FlashAttention-2, arXiv:2307.08691, Sec. 1, of its Figs. 5-6: A100 80GB SXM4, head
+ * dimension 64 and 128, s 512-16k; FLOPs 4·s²·hd·heads forward, 2.5 × that backward,
+ * Tessel's count): the bands' midpoints. The Triton port (flash_attn_triton.py at
+ * HazyResearch/flash-attention eff9fe6b, what llm-foundry's attn_impl triton runs) is,
+ * by its own docstring, faster forward, slower backward and "slightly slower" forward +
+ * backward than that CUDA kernel: priced as it. Assumed: a stack on FlashAttention-2
+ * runs faster ("up to 73%" forward, "up to 63%" backward, ibid.), which this figure
+ * does not price; no published A100 run in bench/published ran it. */
+#define TSL_ATTN_A100_FWD_EFF 0.40
+#define TSL_ATTN_A100_BWD_EFF 0.30
 /* The same shares on Blackwell (GB100: B200 and GB200), cuDNN's fused SDPA as
  * TransformerEngine runs it: NVIDIA/cudnn-frontend's published training sweeps on
  * one GB200 (benchmark/sdpa_benchmark_training/results: cuDNN 9.19.1, 2026-02, and

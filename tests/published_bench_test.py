@@ -9,7 +9,8 @@ row, `refused` rows printed as not expressible, `unmodelled` rows listed, the
 JSON keeping both. The runner's argument building for expert TP: a row's `etp`
 reaches eval as `--etp` and eval prices the plan at it. The FLOP conventions of the
 MT-NLG and GPT-NeoX rows turn their published figures into the seconds the papers
-imply. It asserts no accuracy: the errors are the bench's
+imply; llm-foundry's MPT rows build their models to the table's NumParams, and their
+`tokens_per_s` and `mpt` FLOP count give back the table's figures. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -158,6 +159,56 @@ def check_flop_conventions(runner, rows):
         pub = r["measured"]["model_tflops_per_gpu"]
         if abs(tf - pub) > 0.01 * pub:
             fail("%s: narayanan21 gives %.1f TFLOP/s from %s s, the paper %s" % (r["id"], tf, r["measured"]["value"], pub))
+
+
+def check_mpt(runner, tesselctl, rows):
+    """llm-foundry's MPT rows (bench/published/README.md "MPT rows"). Each table row is
+    its own source row with the table's NumParams as flops_params, and Tessel builds
+    that model to the parameter: eval of one row per model size (at 2K) and of the
+    learned position table at 64K (1b: 1,445,974,016, 2048·63,488 more than at 2K)
+    reports model.params = NumParams. `tokens_per_s`: 70b on 512 H100 is 8,388,608 /
+    515,636 = 16.2685 s, and the `mpt` count (6·NumParams + 12·l·h·s per token) gives
+    back the table's Model TFLOP, 408."""
+    run = load_runner(runner)
+    mpt = [r for r in rows if r["source"].startswith("mpt-")]
+    counts = {}
+    for r in mpt:
+        counts[r["source"]] = counts.get(r["source"], 0) + 1
+    if counts != {"mpt-h100": 70, "mpt-h100-fp8": 7, "mpt-a100-80g": 61, "mpt-a100-40g": 78}:
+        fail("rows.json: the MPT rows by source %s" % counts)
+    for r in mpt:
+        m, p = r["model"], r["plan"]
+        if m.get("kind") != "gpt2" or m["vocab"] != 50368 or m["ffn"] != 4 * m["hidden"]:
+            fail("%s: not MPT's shape (gpt2, vocab 50368, 4h FFN): %s" % (r["id"], m))
+        if p["batch"] % (p["mbs"] * run.gpus(r)) != 0 or r["measured"]["metric"] != "tokens_per_s":
+            fail("%s: batch %d over micro-batch %d on %d GPUs, metric %s"
+                 % (r["id"], p["batch"], p["mbs"], run.gpus(r), r["measured"]["metric"]))
+    row = next((r for r in mpt if r["id"] == "mpt-h100-70b-s2048-g512"), None)
+    if row is None:
+        fail("rows.json lost mpt-h100-70b-s2048-g512")
+    t = run.measured_seconds(row, None)
+    if abs(t - 8388608 / 515636) > 1e-9:
+        fail("tokens_per_s: %r s, want %r" % (t, 8388608 / 515636))
+    tf = run.flops_per_iter(row, None) / t / 512 / 1e12
+    if abs(tf - 408) > 0.5:
+        fail("mpt FLOPs: %.2f TFLOP/s, the table's Model TFLOP 408" % tf)
+    picked = {}
+    for r in mpt:
+        if r["model"]["seq"] == 2048 and r["model"]["hidden"] not in picked:
+            picked[r["model"]["hidden"]] = r
+    long_row = next((r for r in mpt if r["id"] == "mpt-a100-80g-1b-s65536-g8"), None)
+    if len(picked) != 9 or long_row is None:
+        fail("rows.json: the MPT models at 2K (%d of 9) or the 1b 64K row" % len(picked))
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in list(picked.values()) + [long_row]:
+            out, err = run.run_eval(run.eval_command(r, tesselctl, "nics", tmp), False)
+            if err:
+                fail("%s: %s" % (r["id"], err))
+            if out["model"]["params"] != r["model"]["flops_params"]:
+                fail("%s: Tessel builds %d parameters, the table's NumParams %d"
+                     % (r["id"], out["model"]["params"], r["model"]["flops_params"]))
+    if long_row["model"]["flops_params"] != 1445974016:
+        fail("mpt-a100-80g-1b-s65536-g8: NumParams %d" % long_row["model"]["flops_params"])
 
 
 def check_galvatron_env(runner, tesselctl, rows):
@@ -333,6 +384,7 @@ def main():
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
+    check_mpt(runner, tesselctl, rows)
     check_galvatron_env(runner, tesselctl, rows)
     check_edges_dp(runner, tesselctl, rows)
     check_bloom(runner, tesselctl, rows)

@@ -141,18 +141,18 @@ static void test_one_layer_by_hand(void)
 /* The same layer with causal self-attention, by hand. Fused attention visits
  * (s + 1)/2 = 256.5 keys per query instead of 512, so its core does
  * 4·s·(s − (s + 1)/2)·d = 4·512·255.5·1024 = 535,822,336 FLOPs per sample less:
- * 1,071,644,672 for the micro-batch of 2 samples. The core's rate follows the
- * GEMM curve with depth k = keys visited: time = 4·s·k·d·S / (X·k/(k + k_half)) =
- * 4·s·d·S·(k + k_half)/X, so the per-tile fixed cost (k_half) is the same on both
- * sides and the difference is the skipped FLOPs at X = 312 TFLOPS × e_max 0.82 =
- * 255.84 TFLOP/s: 4.1887 µs less forward (its 128 query tiles fill the 108 SMs).
- * The core stays compute-bound (causal: 1.0758e9 FLOPs / (X · 256.5/364.4) =
- * 5.97 µs against its Q, K, V, O bytes 2·(2·512·1024 + 2·512·1024)·2 = 8,388,608 B
- * / 1631.2 GB/s = 5.14 µs; the backward 2.5× the FLOPs over 2× the bytes), so the
- * roofline takes the FLOP term on both sides. FlashAttention-2's backward is 2.5×
- * its forward FLOPs: m = 3 micro-batches save 3·(1 + 2.5) = 10.5 × 4.1887 µs of
- * the iteration. The layer's FLOPs (what MFU counts) keep the full s²
- * (Megatron-LM's convention). */
+ * 1,071,644,672 for the micro-batch of 2 samples. Since cost model 108 the A100's core
+ * runs at FlashAttention's shares of the 312 TFLOPS peak, 0.40 forward and 0.30
+ * backward (gemm_eff.h; its 128 query tiles fill the 108 SMs), the causal one at
+ * ρ = 0.94 · 256.5 / (256.5 + 128) = 0.62707 of them (docs/cost-model.md "Flash
+ * attention's rate"): forward 2,147,483,648 / 124.8 TFLOP/s = 17.2074 µs full,
+ * 1,075,838,976 / (124.8 · ρ) = 13.7472 µs causal, 3.4602 µs less; the backward 2.5 ×
+ * those FLOPs at 93.6 TFLOP/s: 11.5340 µs less. The core stays compute-bound (13.75 µs
+ * causal forward against its Q, K, V, O bytes 2·(2·512·1024 + 2·512·1024)·2 =
+ * 8,388,608 B / 1631.2 GB/s = 5.14 µs; the backward 2.5× the FLOPs over 2× the
+ * bytes), so the roofline takes the FLOP term on both sides. m = 3 micro-batches
+ * save 3·(3.4602 + 11.5340) = 44.983 µs of the iteration. The layer's FLOPs (what MFU
+ * counts) keep the full s² (Megatron-LM's convention). */
 static void test_causal_by_hand(void)
 {
     tsl_model_t full, causal;
@@ -171,19 +171,24 @@ static void test_causal_by_hand(void)
     given_plan(&g, 1, 1, "single", 2, 3);
     CHECK(tsl_eval_plan(&full, &c, &r, &g, &a, &err) == 0, "full: %s", err.msg);
     CHECK(tsl_eval_plan(&causal, &c, &r, &g, &b, &err) == 0, "causal: %s", err.msg);
-    double X = 312e12 * 0.82, saved_flops = 4.0 * 512 * (512 - 513.0 / 2) * 1024 * 2;
+    double full_flops = 4.0 * 512 * 512 * 1024 * 2,
+           saved_flops = 4.0 * 512 * (512 - 513.0 / 2) * 1024 * 2;
     CHECK(saved_flops == 1071644672.0, "skipped FLOPs %.17g", saved_flops);
-    double causal_flops = 4.0 * 512 * 256.5 * 1024 * 2, bytes = 2.0 * (2 * 512 * 1024.0 * 2) * 2;
-    double k_half = 0.705 * 312e12 / 2039e9; /* gemm_eff.h: c · peak / mem_bw */
-    CHECK(causal_flops / (X * 256.5 / (256.5 + k_half)) > bytes / (0.8 * 2039e9),
+    double causal_flops = full_flops - saved_flops, bytes = 2.0 * (2 * 512 * 1024.0 * 2) * 2;
+    double rf = 0.40 * 312e12, rb = 0.30 * 312e12; /* gemm_eff.h TSL_ATTN_A100_* */
+    double rho = TSL_ATTN_CAUSAL_EFF * 256.5 / (256.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(rho, 0.62707, 1e-4, "causal share %.5f", rho);
+    CHECK(causal_flops / (rf * rho) > bytes / (0.8 * 2039e9),
           "the causal core is still compute-bound");
-    CHECK_NEAR(a.stages[0].fwd_s - b.stages[0].fwd_s, saved_flops / X, 1e-9,
-               "forward saves %.6g s, by hand %.6g s", a.stages[0].fwd_s - b.stages[0].fwd_s,
-               saved_flops / X);
-    CHECK_NEAR(a.iter_time_s - b.iter_time_s, 10.5 * saved_flops / X, 1e-9,
-               "iteration saves %.6g s, by hand 10.5 x %.6g s", a.iter_time_s - b.iter_time_s,
-               saved_flops / X);
-    CHECK(a.opt_tail_s == b.opt_tail_s, "causality leaves the optimizer alone");
+    double fwd = full_flops / rf - causal_flops / (rf * rho);
+    double bwd = 2.5 * (full_flops / rb - causal_flops / (rb * rho));
+    CHECK_NEAR(fwd, 3.4602e-6, 1e-4, "forward by hand %.6g s", fwd);
+    CHECK_NEAR(a.stages[0].fwd_s - b.stages[0].fwd_s, fwd, 1e-9,
+               "forward saves %.6g s, by hand %.6g s", a.stages[0].fwd_s - b.stages[0].fwd_s, fwd);
+    CHECK_NEAR(a.iter_time_s - b.iter_time_s, 3.0 * (fwd + bwd), 1e-9,
+               "iteration saves %.6g s, by hand 3 x (%.6g + %.6g) s", a.iter_time_s - b.iter_time_s,
+               fwd, bwd);
+    CHECK_NEAR(a.opt_tail_s, b.opt_tail_s, 1e-12, "causality leaves the optimizer alone");
     tsl_model_free(&full);
     tsl_model_free(&causal);
     tsl_cluster_free(&c);

@@ -428,7 +428,8 @@ static void test_backward(void)
  * 4·1024·512.5·1024·16 = 34.39 GFLOP forward at 0.35 × 989 TFLOP/s = 99.36 µs
  * (+ L), its Q, K, V, O (134 MB, 50 µs) hidden. Backward 2.5 × those FLOPs at
  * 0.18 × 989: 482.97 µs + L where the GEMM curve (u = 512.5 / (512.5 + 208.13))
- * gave 157.33 µs + L. A100 has no flash figure: the GEMM curve as before. */
+ * gave 157.33 µs + L. The V100 has no flash figure: the GEMM curve as before (the
+ * A100's since cost model 108: test_a100_flash). */
 static void test_flash(void)
 {
     tsl_roofline_dev_t d;
@@ -436,9 +437,9 @@ static void test_flash(void)
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
     CHECK(d.shape.attn_fwd_flops == 0.35 * 989e12 && d.shape.attn_bwd_flops == 0.18 * 989e12,
           "H100 flash rates");
-    tsl_gemm_eff_t a100;
-    tsl_gemm_eff_for_gpu(&a100, "A100-80G", 312e12, 2039e9);
-    CHECK(a100.attn_fwd_flops == 0 && a100.attn_bwd_flops == 0, "A100: none");
+    tsl_gemm_eff_t v100;
+    tsl_gemm_eff_for_gpu(&v100, "V100-32G", 125e12, 900e9);
+    CHECK(v100.attn_fwd_flops == 0 && v100.attn_bwd_flops == 0, "V100: none");
     tsl_layer_t l = layer(1024, 1024, 16);
     l.causal = true;
     tsl_err_t err = {0};
@@ -536,6 +537,56 @@ static void test_blackwell_flash(void)
                   tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 2, false, 0);
     CHECK_NEAR(diff, flash_b - gemm_b, 1e-9, "backward core: %.2f us more, by hand %.2f",
                diff * 1e6, (flash_b - gemm_b) * 1e6);
+}
+
+/* The A100's fused core (cost model 108): FlashAttention's published A100 shares,
+ * 0.40 of peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*), on both
+ * memories; before, the GEMM curve's rate. MPT-7B's block at 2K (causal, 32 heads of
+ * 128, one sample): 4·2048·1024.5·4096 = 34.38 GFLOP forward, causal share
+ * 0.94·1024.5/(1024.5 + 128) = 0.83558, 16·32 = 512 tiles over 108 SMs (occupancy 1):
+ * 34.38e9 / (0.40·312e12·0.83558) = 329.65 µs forward, 2.5 × that at 0.30: 1098.82 µs
+ * backward. The GEMM curve priced it faster (A100 bf16 at 0.82 of peak). */
+static void test_a100_flash(void)
+{
+    const tsl_gpu_spec_t *a80 = tsl_gpu_find("A100-80G"), *a40 = tsl_gpu_find("A100-40G");
+    CHECK(a80 != NULL && a40 != NULL, "A100-80G, A100-40G built in");
+    if (a80 == NULL || a40 == NULL)
+        return;
+    tsl_gemm_eff_t g40;
+    tsl_gemm_eff_for_gpu(&g40, a40->name, a40->peak_flops, a40->mem_bw);
+    CHECK(g40.attn_fwd_flops == 0.40 * 312e12 && g40.attn_bwd_flops == 0.30 * 312e12,
+          "A100-40G: %g / %g", g40.attn_fwd_flops, g40.attn_bwd_flops);
+    CHECK(g40.attn_kernel_peak == 0.0, "no per-kernel table on the A100");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, a80->peak_flops * a80->efficiency, a80->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, a80->name, a80->peak_flops, a80->mem_bw);
+    CHECK(d.shape.attn_fwd_flops == 0.40 * 312e12 && d.shape.attn_bwd_flops == 0.30 * 312e12,
+          "A100-80G: %g / %g", d.shape.attn_fwd_flops, d.shape.attn_bwd_flops);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32,
+                     .causal = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double flops = 4.0 * 2048 * 1024.5 * 4096;
+    double r = TSL_ATTN_CAUSAL_EFF * 1024.5 / (1024.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(r, 0.83558, 1e-4, "causal %.5f", r);
+    double fwd = flops / (0.40 * 312e12 * r);
+    CHECK_NEAR(fwd, 329.65e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 1), fwd + TSL_ROOFLINE_LAUNCH_S, 1e-12,
+               "forward core %.2f us", tsl_roofline_core_fwd_s(&d, &l, 1, 1) * 1e6);
+    double bwd = 2.5 * flops / (0.30 * 312e12 * r);
+    CHECK_NEAR(bwd, 1098.82e-6, 1e-4, "by hand %.2f us", bwd * 1e6);
+    tsl_roofline_dev_t gemm_priced = d;
+    gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
+    CHECK(tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 1) < 0.6 * fwd,
+          "the GEMM curve priced the core faster: %.2f us",
+          tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 1) * 1e6);
+    double diff = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                  tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 1, false, 0);
+    CHECK(diff > 0.5 * bwd, "backward core: %.2f us more than the GEMM curve's", diff * 1e6);
 }
 
 /* A named fused attention kernel on Hopper (attn_kernel.h): FlashAttention-3's Figs.
@@ -2123,6 +2174,7 @@ int main(void)
     test_backward();
     test_flash();
     test_blackwell_flash();
+    test_a100_flash();
     test_hopper_attn_kernel();
     test_blackwell_mla();
     test_blackwell_swa();

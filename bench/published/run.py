@@ -430,6 +430,13 @@ def flops_per_iter(row, tessel_model):
         cfg = hf_config_of(m)
         s, h, l = m["seq"], cfg["hidden_size"], cfg["num_hidden_layers"]
         return batch * s * (6 * m["flops_params"] + 60 * s * h * l)
+    if row["flops"] == "mpt":
+        # llm-foundry's MFU count (scripts/train/benchmarking/README.md "MFU"): per token
+        # 3 x 2 x NumParams (every parameter, the embeddings too: the row's
+        # flops_params, the table's NumParams) plus attention 3 x 4 l h s;
+        # recomputation not counted
+        s, h, l = m["seq"], m["hidden"], m["layers"]
+        return batch * s * (6 * m["flops_params"] + 12 * l * h * s)
     if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
         return 3 * m["fwd_gflops_per_sample"] * 1e9 * batch
     if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
@@ -591,6 +598,8 @@ def measured_seconds(row, flops):
     tokens = row["plan"]["batch"] * row["model"]["seq"]  # per iteration
     if ms["metric"] == "tokens_per_s_per_gpu":  # tokens one GPU sees per iteration / rate
         return tokens / gpus(row) / ms["value"]
+    if ms["metric"] == "tokens_per_s":  # the whole run's rate (llm-foundry's Throughput (T/s))
+        return tokens / ms["value"]
     if ms["metric"] == "gpu_hours_per_trillion_tokens":  # H GPU-hours per 1e12 tokens
         return tokens * ms["value"] * 3600 / 1e12 / gpus(row)
     raise ValueError("unknown metric %r" % ms["metric"])

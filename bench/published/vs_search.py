@@ -65,6 +65,10 @@ UNMAPPED = {
     "tessel-h100": "Tessel's own executor: no published expert plan",
     "llama3-t4": "Tessel's own executor on T4s: no published expert plan",
 }
+# llm-foundry's MPT rows ran Composer over torch's FSDP1 (per-block units, no TP or
+# PP): no target describes that stack (torchtitan's is FSDP2 under its own defaults)
+for _src in ("mpt-h100", "mpt-h100-fp8", "mpt-a100-80g", "mpt-a100-40g"):
+    UNMAPPED[_src] = "Composer over torch FSDP1 (llm-foundry): no target describes it"
 
 # What the stack the row ran could not do, as plan switches: Megatron-LM as
 # Narayanan et al. ran it (the paper's pin 6985e58938, 2021-08-18) had no
