@@ -512,8 +512,16 @@ typedef enum tsl_cost_mode {
  * all-reduce) in place of its last block, which the last stage prices in place of the
  * tail; the tail holds one micro-batch (the last virtual stage's F then B), not the
  * stage's P (search_eval.c set_vends, stage_rows). A plan without a V schedule, with a
- * tied head, or whose stage 0 ends on no block, prices as 106. */
-#define TSL_COST_MODEL_VERSION 107u
+ * tied head, or whose stage 0 ends on no block, prices as 106.
+ * 111 (108–110 other branches'): no priced term changed — the deepspeed target's space did:
+ * a pipeline of P stages where P divides neither the layers nor the Transformer layers is
+ * cut as DeepSpeed's 'type:transformer' cuts it (partition_balanced's programme over the
+ * blocks weighted 1, ds_partition.h; e.g. 105 blocks over 8 stages: 14, 13, ..., 13 blocks,
+ * the embedding on the first stage, the head on the last), refused before, priced with its
+ * uneven stages as laid out and exported with that method (target.c ds_cut_blocks); a plan
+ * under another target, or whose P divides the layers or the blocks, prices and searches as
+ * 107. */
+#define TSL_COST_MODEL_VERSION 111u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
