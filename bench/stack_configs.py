@@ -60,6 +60,9 @@ bloom7-tp8-pp2|--model BLOOM-7B1 --cluster 2x8xA100-40G:ib100 --batch 256 --pp 2
 bloom176-tp-pp|--model BLOOM-176B --cluster 48x8xA100-80G:4xopa100 --batch 2048
 gpt2-pp4-type|--model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --pp 4
 gpt15-tp8-pp4-type|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 256 --pp 4 --no-dp --no-sdp
+gpt15-tp8-pp7-uneven|--model GPT3-15B --cluster 7x8xA100-80G:ib400 --batch 112 --pp 7 --no-dp --no-sdp
+gpt2-pp5-uneven|--model GPT2-345M --cluster 5x8xA100-40G:ib100 --batch 80 --pp 5 --no-tp
+bloom7-tp4-pp7-uneven|--model BLOOM-7B1 --cluster 7x4xA100-40G:ib100 --batch 112 --pp 7 --no-dp --no-sdp --fp16
 """
 GV_PLANS = """\
 gpt15|--model GPT3-15B --cluster 4x8xA100-80G:ib400 --batch 128

@@ -9,7 +9,8 @@
  * pipeline stages, and beside them as Megatron-DeepSpeed runs it (its launch
  * arguments under "megatron_deepspeed", below); pipeline stages through PipelineModule
  * with the "uniform" partition (equal layer counts) or "type:transformer" (equal
- * Transformer layer counts, the embedding and head beside them on the end stages:
+ * Transformer layer counts, the embedding and head beside them on the end stages, or,
+ * where P divides neither, partition_balanced's uneven cut of the blocks:
  * tsl_target_ds_partition) and ZeRO-1 at most, or
  * BF16_Optimizer (bf16 at stage 0, ds_bf16_optimizer); activation checkpointing of
  * every Transformer layer or of none.
@@ -79,7 +80,8 @@ static void mds_model_args(const tsl_export_view_t *v, json_t *args)
  * ends as a layer, so its balanced cut of L + 2 units over P stages is the target's
  * equal layer counts ('uniform'); a plan cut as 'type:transformer' (equal blocks, the
  * embedding and head beside them: the fork's default, and what microsoft/Megatron-
- * DeepSpeed fixes and MT-NLG ran) is written with that method. Its mpu builds the TP, DP and pipeline groups that DeepSpeed's pipeline engine
+ * DeepSpeed fixes and MT-NLG ran; or its uneven balanced cut, which the fork's layer list
+ * cuts as Tessel's: target.c ds_cut_blocks) is written with that method. Its mpu builds the TP, DP and pipeline groups that DeepSpeed's pipeline engine
  * takes from the PipelineModule (PipeModelDataParallelTopology), so the config's world
  * size is the data-parallel ranks and train_batch_size is the global batch. The
  * recompute as priced: each block checkpointed whole on every TP rank

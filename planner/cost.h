@@ -517,8 +517,16 @@ typedef enum tsl_cost_mode {
  * shares, 0.40 of peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*: the
  * midpoints of Dao 2023's 30-50 % and 25-35 %; llm-foundry's MPT rows, which ran its
  * Triton port), not at the GEMM curve's rate. A plan on no A100, or with an unfused
- * core, prices as 107. */
-#define TSL_COST_MODEL_VERSION 108u
+ * core, prices as 107.
+ * 111 (109, 110: not used on main): no priced term changed — the deepspeed target's space did:
+ * a pipeline of P stages where P divides neither the layers nor the Transformer layers is
+ * cut as DeepSpeed's 'type:transformer' cuts it (partition_balanced's programme over the
+ * blocks weighted 1, ds_partition.h; e.g. 105 blocks over 8 stages: 14, 13, ..., 13 blocks,
+ * the embedding on the first stage, the head on the last), refused before, priced with its
+ * uneven stages as laid out and exported with that method (target.c ds_cut_blocks); a plan
+ * under another target, or whose P divides the layers or the blocks, prices and searches as
+ * 108. */
+#define TSL_COST_MODEL_VERSION 111u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ds_partition.h"
 #include "partition.h"
 #include "sublayer.h"
 
@@ -338,20 +339,58 @@ static uint32_t ds_blocks(const tsl_model_t *m)
     return m->n_layers - 2;
 }
 
-/* One of DeepSpeed's two equal cuts of m into P stages (first[0..P]): 'uniform' over
- * every layer, or by_blocks 'type:transformer' over the Transformer layers, the
- * embedding riding on stage 0 and the head on the last; false where P does not divide
- * the units the cut weighs. */
+/* Whether every stage of first[0..P] holds a Transformer layer: the fork's GPTModelPipe
+ * "fails unless each stage has at least one transformer layer" (gpt_model.py at 8387ae17),
+ * and a stage of the embedding or the head alone is no stage Tessel prices. */
+static bool ds_stages_hold_blocks(const tsl_model_t *m, uint32_t P, const uint32_t *first)
+{
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t a = first[s] > 1 ? first[s] : 1,
+                 b = first[s + 1] < m->n_layers - 1 ? first[s + 1] : m->n_layers - 1;
+        if (b <= a)
+            return false;
+    }
+    return true;
+}
+
+/* DeepSpeed's 'type:transformer' cut (partition_balanced over weights 1 for the blocks and
+ * 0 for the rest, ds_partition.h) of the layer list the export describes, one PipelineModule
+ * layer a Tessel layer: [embedding, blocks..., head]. Where P divides the blocks that is
+ * equal blocks with the embedding on the first stage and the head on the last (the one cut
+ * of cost 0); else the programme's uneven cut, run here. Megatron-DeepSpeed's GPTModelPipe
+ * list puts more zero-weight layers around the blocks (a cast, a transpose, undo, the final
+ * norm, the cast back): the programme cuts its blocks alike (test_target compares the two
+ * lists up to 128 blocks and 64 stages; bench/stack_configs.py runs DeepSpeed's own
+ * functions on each export's list). False out of memory. */
+static bool ds_cut_blocks(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    uint32_t blocks = ds_blocks(m);
+    if (blocks % P == 0) {
+        for (uint32_t s = 0; s <= P; s++)
+            first[s] = s == 0 ? 0 : s == P ? m->n_layers : 1 + s * (blocks / P);
+        return true;
+    }
+    uint64_t w[TSL_MODEL_MAX_LAYERS];
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        w[i] = i > 0 && i + 1 < m->n_layers;
+    return tsl_ds_partition_balanced(w, m->n_layers, P, first) == 0;
+}
+
+/* One of DeepSpeed's cuts of m into P stages (first[0..P]): 'uniform' over every layer
+ * where P divides them (equal counts, which every DeepSpeed version cuts alike), or by_blocks
+ * 'type:transformer' (ds_cut_blocks) where every stage then holds a Transformer layer; false
+ * where neither is one. */
 static bool ds_cut(const tsl_model_t *m, uint32_t P, bool by_blocks, uint32_t *first)
 {
-    uint32_t units = by_blocks ? ds_blocks(m) : m->n_layers;
-    if (P == 0 || units % P != 0)
+    if (P == 0 || P > TSL_PLAN_MAX_STAGES || m->n_layers < 3)
+        return false;
+    if (by_blocks)
+        return P <= ds_blocks(m) && ds_cut_blocks(m, P, first) &&
+               ds_stages_hold_blocks(m, P, first);
+    if (m->n_layers % P != 0)
         return false;
     for (uint32_t s = 0; s <= P; s++)
-        first[s] = !by_blocks ? s * (units / P)
-                   : s == 0   ? 0
-                   : s == P   ? m->n_layers
-                              : 1 + s * (units / P);
+        first[s] = s * (m->n_layers / P);
     return true;
 }
 
@@ -359,7 +398,7 @@ static bool ds_cut(const tsl_model_t *m, uint32_t P, bool by_blocks, uint32_t *f
 static bool ds_cut_is(const tsl_model_t *m, uint32_t P, bool by_blocks, const uint32_t *stage_count)
 {
     uint32_t first[TSL_PLAN_MAX_STAGES + 1];
-    if (P > TSL_PLAN_MAX_STAGES || !ds_cut(m, P, by_blocks, first))
+    if (!ds_cut(m, P, by_blocks, first))
         return false;
     for (uint32_t s = 0; s < P; s++)
         if (stage_count[s] != first[s + 1] - first[s])
@@ -376,31 +415,42 @@ const char *tsl_target_ds_partition(const tsl_model_t *m, uint32_t P, const uint
                                                 : NULL;
 }
 
-int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
+bool tsl_target_ds_blocks_cut(const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
-    if (t != TSL_TARGET_DEEPSPEED || pp < 2 || m->n_layers % pp == 0 || ds_blocks(m) % pp == 0)
-        return 0;
-    return tsl_err_set(err,
-                       "pp: %u stages under target deepspeed; its PipelineModule's 'uniform' "
-                       "partition gives every stage the same number of model %s's %u layers "
-                       "(embedding and head included) and 'type:transformer' the same number "
-                       "of its %u Transformer layers, neither of which %u divides",
-                       pp, m->name, m->n_layers, ds_blocks(m), pp);
+    return ds_cut(m, P, true, first);
 }
 
 /* DeepSpeed's cut of m into P stages (PipelineModule._partition_layers, runtime/pipe/
  * module.py at edaa722): 'uniform' (partition_uniform over every layer) where P divides
  * the layer count, else 'type:transformer' (partition_balanced over the Transformer
- * layers weighted 1, the rest 0: Megatron-DeepSpeed's GPTModelPipe default) where P
- * divides the block count. Only these exact cuts: where P divides neither, the balanced
- * partition's extra blocks land by its DP's tie-breaking over the model code's own layer
- * list (lambdas, norms), which Tessel does not model, so no pipeline of P is weighed. */
+ * layers weighted 1, the rest 0: Megatron-DeepSpeed's GPTModelPipe default): equal blocks
+ * where P divides them (cost model 104), else, since cost model 111, the balanced
+ * programme's uneven cut, each stage at least one block. The uneven 'uniform' cut
+ * (partition_uniform's first n mod P stages one layer longer) is not weighed beside it:
+ * the engine takes one cut a depth (search_engine.c), and this is the one
+ * Megatron-DeepSpeed runs by default. */
 static bool ds_partition(const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
     if (!ds_cut(m, P, false, first) && !ds_cut(m, P, true, first))
         return false;
     /* equal counts that would cut an MTP depth off the head: the engine's own cut */
     return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
+}
+
+int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
+{
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    /* a pp past the stage limit is the request check's to name */
+    if (t != TSL_TARGET_DEEPSPEED || pp < 2 || pp > TSL_PLAN_MAX_STAGES || m->n_layers < 3 ||
+        ds_partition(m, pp, first))
+        return 0;
+    return tsl_err_set(err,
+                       "pp: %u stages under target deepspeed; its PipelineModule's 'uniform' "
+                       "partition gives every stage the same number of model %s's %u layers "
+                       "(embedding and head included), which %u does not divide, and "
+                       "'type:transformer' needs a Transformer layer on every stage, of which "
+                       "the model has %u",
+                       pp, m->name, m->n_layers, pp, ds_blocks(m));
 }
 
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first)

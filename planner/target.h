@@ -27,8 +27,9 @@
  *               beside them as Megatron-DeepSpeed runs it (TP innermost, no SP, its
  *               GPT's model forms, priced with legacy_p2p: target_rules.c
  *               deepspeed_pipe_tp); stages of equal layer counts (embedding and
- *               head count: 'uniform') or of equal Transformer layer counts with the
- *               embedding on the first and the head on the last ('type:transformer':
+ *               head count: 'uniform') or as 'type:transformer' cuts the Transformer
+ *               layers (equal counts with the embedding on the first stage and the
+ *               head on the last, else DeepSpeed's balanced programme's uneven cut:
  *               tsl_target_ds_partition); CKPT of all Transformer layers or none;
  *               plain 1F1B.
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
@@ -323,24 +324,34 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
  * embedding in the first stage, head in the last, the middle stages equal
  * (megatron, torchtitan, galvatron: the split with the smallest largest stage
  * in forward FLOPs), or for deepspeed its PipelineModule's cut: equal layer counts
- * ('uniform') where P divides m's layers, else equal Transformer layer counts with
- * the embedding and head beside them ('type:transformer') where P divides those.
+ * ('uniform') where P divides m's layers, else 'type:transformer' (tsl_target_ds_blocks_cut):
+ * equal Transformer layer counts with the embedding and head beside them where P divides
+ * those, else (cost model 111) DeepSpeed's balanced programme's uneven cut.
  * first[0..P]. Returns false when t cannot cut the model into P stages. */
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first);
 
 /* Which of DeepSpeed's PipelineModule partition methods (runtime/pipe/module.py
  * _partition_layers) cuts m into P stages of stage_count[0..P-1] layers each:
- * "uniform" (every stage m->n_layers / P layers), else "type:transformer" (every
- * stage (n_layers − 2) / P Transformer layers, the embedding on stage 0 and the head
- * on stage P − 1 beside them), else NULL. Where both cut alike (P 2, an even block
- * count) "uniform". The deepspeed check and export share it. */
+ * "uniform" (P divides m->n_layers, every stage n_layers / P layers), else
+ * "type:transformer" (the stages of tsl_target_ds_blocks_cut), else NULL. Where both
+ * cut alike (P 2, an even block count) "uniform". The deepspeed check and export share
+ * it. */
 const char *tsl_target_ds_partition(const tsl_model_t *m, uint32_t P, const uint32_t *stage_count);
+
+/* DeepSpeed's 'type:transformer' cut of m into P stages, first[0..P]: partition_balanced
+ * (ds_partition.h) over m's layers as one PipelineModule layer each, weights 1 for the
+ * Transformer layers and 0 for the embedding and the head — equal blocks where P divides
+ * them, else the programme's uneven cut (cost model 111), which cuts Megatron-DeepSpeed's
+ * GPTModelPipe list alike. False where P exceeds the blocks or a stage would hold none (or
+ * out of memory). */
+bool tsl_target_ds_blocks_cut(const tsl_model_t *m, uint32_t P, uint32_t *first);
 
 /* Whether a fixed pp (the request's; 0 or 1: none) is one t's partition can cut m
  * into: DeepSpeed's PipelineModule 'uniform' partition gives every stage the same
- * count of m's layers and 'type:transformer' the same count of its Transformer
- * layers, so pp must divide one of them (check_deepspeed refuses every plan
- * otherwise, and the search found none). err names pp (TSL_E_INVALID). */
+ * count of m's layers and 'type:transformer' every stage a Transformer layer (cost
+ * model 111: uneven where pp divides neither), so pp must divide the layers or be at
+ * most the blocks (check_deepspeed refuses every plan otherwise, and the search found
+ * none). err names pp (TSL_E_INVALID). */
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err);
 
 #endif

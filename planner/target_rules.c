@@ -867,24 +867,42 @@ static int deepspeed_pipe_tp(const tsl_target_view_t *v, const tsl_target_unifor
     return mds_model_ok(v->model, err);
 }
 
-/* A plan whose stages neither of DeepSpeed's equal cuts makes (tsl_target_ds_partition):
- * the error names the first stage off each. */
+/* Transformer layers among [a, b) of m's layers: all but the embedding and the head. */
+static uint32_t ds_blocks_in(const tsl_model_t *m, uint32_t a, uint32_t b)
+{
+    uint32_t lo = a > 1 ? a : 1, hi = b < m->n_layers - 1 ? b : m->n_layers - 1;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* A plan whose stages none of DeepSpeed's cuts makes (tsl_target_ds_partition): the
+ * error names the first stage off each. */
 static int deepspeed_cut(const tsl_target_view_t *v, tsl_err_t *err)
 {
     const tsl_model_t *m = v->model;
     uint32_t st = 0, blocks = m->n_layers - 2;
     while (st + 1 < v->pp && v->stage_count[st] * v->pp == m->n_layers)
         st++;
+    char uniform[160];
+    snprintf(uniform, sizeof uniform,
+             "stage %u holds %u of %u layers; PipelineModule's 'uniform' partition gives each "
+             "of %u stages %g",
+             st, v->stage_count[st], m->n_layers, v->pp, (double)m->n_layers / v->pp);
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    if (!tsl_target_ds_blocks_cut(m, v->pp, first))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s; and 'type:transformer' cuts no %u stages that "
+                            "each hold one of the %u Transformer layers",
+                            uniform, v->pp, blocks);
     uint32_t bt = 0;
-    while (bt + 1 < v->pp && v->stage_blocks[bt] * v->pp == blocks)
+    while (bt + 1 < v->pp && v->stage_blocks[bt] == ds_blocks_in(m, first[bt], first[bt + 1]))
         bt++;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "deepspeed: stage %u holds %u of %u layers; PipelineModule's 'uniform' "
-                        "partition gives each of %u stages %g; and stage %u holds %u of %u "
-                        "Transformer layers, where 'type:transformer' gives each %g (the "
-                        "embedding on the first, the head on the last)",
-                        st, v->stage_count[st], m->n_layers, v->pp, (double)m->n_layers / v->pp, bt,
-                        v->stage_blocks[bt], blocks, (double)blocks / v->pp);
+                        "deepspeed: %s; and stage %u holds %u of %u Transformer layers, where "
+                        "'type:transformer' gives it %u (%s; the embedding on the first "
+                        "stage, the head on the last)",
+                        uniform, bt, v->stage_blocks[bt], blocks,
+                        ds_blocks_in(m, first[bt], first[bt + 1]),
+                        blocks % v->pp == 0 ? "equal counts" : "DeepSpeed's balanced cut");
 }
 
 static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)

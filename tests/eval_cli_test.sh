@@ -1319,6 +1319,16 @@ expect 4 "which Megatron-DeepSpeed (bigscience-workshop) does not run" \
     eval --model GPT2-345M --cluster 2x8xA100-80G:ib100 --no-search --tp 4 --dp 2 --pp 2 --sp --zero 1 --batch 64 --target deepspeed
 expect 4 "has RMSNorm (rms_norm)" \
     eval --model Llama2-7B --cluster 2x8xA100-80G:ib100 --no-search --tp 4 --dp 2 --pp 2 --zero 1 --batch 64 --target deepspeed
+# DeepSpeed's uneven 'type:transformer' cut (cost model 111; refused before): 5 stages
+# divide neither GPT2-345M's 26 layers nor its 24 blocks; partition_balanced lays the
+# blocks out 5, 5, 5, 5, 4 (6, 5, 5, 5, 5 layers), which eval prices under the target; the
+# same counts the other way round are no cut of DeepSpeed's, refused naming the stage and
+# the blocks the cut gives it (exit 4)
+ds5="eval --model GPT2-345M --cluster 5x2xA100-40G:ib100 --no-search --tp 2 --pp 5 --batch 40 --legacy-p2p --target deepspeed"
+expect 0 "" $ds5 --layers-per-stage 6,5,5,5,5
+grep -q "stack:     deepspeed" "$out" && ok || bad "deepspeed's uneven cut priced: $(cat "$out")"
+expect 4 "stage 0 holds 4 of 24 Transformer layers, where 'type:transformer' gives it 5" \
+    $ds5 --layers-per-stage 5,5,5,5,6
 expect 0 "" $dsz0 --fp16 --json
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "ds_bf16_optimizer" not in p and p["fp16"] is True, p' "$out" &&
     ok || bad "deepspeed fp16 ZeRO-0 under stages: $(cat "$out")"

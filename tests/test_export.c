@@ -1377,6 +1377,29 @@ static void test_deepspeed_pipe_tp(void)
               !strstr(text, "megatron_deepspeed"),
           "a TP-free type:transformer pipeline:\n%s", text);
     free(text);
+    /* cost model 111: five stages of the 24 blocks, which 5 divides as it does not the 26
+     * layers, are DeepSpeed's uneven 'type:transformer' cut, partition_balanced's 5, 5, 5,
+     * 5, 4 blocks (6, 5, 5, 5, 5 layers: runtime/utils.py at edaa722), refused before:
+     * written with that method; the blocks the other way round are no cut of DeepSpeed's,
+     * refused naming the stage and the count it gets */
+    const uint32_t cut5[] = {0, 6, 11, 16, 21, 26}, off5[] = {0, 5, 10, 15, 20, 26};
+    make_plan(&plan, 5, cut5, 4, "tp2-dp2+zero1", 8, 8);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    CHECK(
+        !strcmp(mds_arg(o, "--pp-partition-method"), "type:transformer") &&
+            !strcmp(mds_arg(o, "--pipeline-model-parallel-size"), "5") &&
+            !strcmp(json_string_value(json_object_get(json_object_get(o, "pipeline"), "partition")),
+                    "type:transformer"),
+        "the uneven type:transformer cut:\n%s", text);
+    json_decref(o);
+    free(text);
+    make_plan(&plan, 5, off5, 4, "tp2-dp2+zero1", 8, 8);
+    plan.grad_reduce_exposed = plan.legacy_p2p = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan,
+                   "stage 0 holds 4 of 24 Transformer layers, where 'type:transformer' gives it 5 "
+                   "(DeepSpeed's balanced cut");
     /* a TP-free pipeline and AutoTP without stages: no launch arguments */
     make_plan(&plan, 2, cut, 4, "dp4+zero1", 8, 16);
     plan.grad_reduce_exposed = true;

@@ -237,25 +237,31 @@ static void test_request_errors_named(void)
 
     /* a fixed batch no allowed strategy splits: the request's fault, named */
     load("GPT2-345M", "4xA100-40G", &m, &c);
-    /* deepspeed's partitions: pp must divide the model's layers ('uniform') or its
-     * Transformer layers ('type:transformer', cost model 104: pp 4 of 24 blocks, refused
-     * before); else refused naming pp (before cost model 58 the search's every plan was
-     * refused and it said "memory: no plan fits") */
+    /* deepspeed's partitions: pp must divide the model's layers ('uniform') or cut its
+     * Transformer layers as 'type:transformer' does, each stage at least one (cost model
+     * 104: pp 4 of 24 blocks, refused before; 111: pp 16 of 24, dividing neither, refused
+     * before); else refused naming pp (pp 25 of 24 blocks; before cost model 58 the
+     * search's every plan was refused and it said "memory: no plan fits") */
     tsl_request_init(&r);
     r.target = TSL_TARGET_DEEPSPEED;
     r.pp = 4;
     CHECK(m.n_layers % 4 != 0 && (m.n_layers - 2) % 4 == 0, "premise: %u layers", m.n_layers);
     CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "deepspeed pp 4 of 24 blocks: %s", err.msg);
     {
-        tsl_cluster_t c16;
+        tsl_cluster_t c16, c25;
         CHECK(tsl_cluster_parse_spec(&c16, "2x8xA100-40G:ib100", &err) == 0, "%s", err.msg);
         r.pp = 16;
         CHECK(m.n_layers % 16 != 0 && (m.n_layers - 2) % 16 != 0, "premise: %u layers", m.n_layers);
-        CHECK(tsl_request_validate(&r, &m, &c16, &err) != 0 &&
-                  strncmp(err.msg, "pp: 16 ", 7) == 0 && strstr(err.msg, "deepspeed") &&
+        CHECK(tsl_request_validate(&r, &m, &c16, &err) == 0, "deepspeed pp 16 of 24 blocks: %s",
+              err.msg);
+        CHECK(tsl_cluster_parse_spec(&c25, "5x5xA100-40G:ib100", &err) == 0, "%s", err.msg);
+        r.pp = 25;
+        CHECK(tsl_request_validate(&r, &m, &c25, &err) != 0 &&
+                  strncmp(err.msg, "pp: 25 ", 7) == 0 && strstr(err.msg, "deepspeed") &&
                   strstr(err.msg, "'type:transformer'") && tsl_err_code(&err) == TSL_E_INVALID,
-              "deepspeed pp 16 of %u layers: %s", m.n_layers, err.msg);
+              "deepspeed pp 25 of %u layers: %s", m.n_layers, err.msg);
         tsl_cluster_free(&c16);
+        tsl_cluster_free(&c25);
     }
     r.pp = 2;
     CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "deepspeed pp 2: %s", err.msg);

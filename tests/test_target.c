@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
 #include "search.h"
@@ -248,7 +249,9 @@ static void test_deepspeed_pipe_tp(void)
  * and the head beside the last's (MT-NLG: 105 blocks, 35 stages, 4 3 ... 3 4 layers).
  * GPT3-15B's 48 blocks (50 layers) over 4 stages cut 13, 12, 12, 13, and a search at
  * pp 4, refused before ("pp: 4 stages under target deepspeed"), finds such a plan and
- * exports it with that method. 'uniform' keeps the cuts it makes (P 2 and 5). */
+ * exports it with that method. 'uniform' keeps the cuts it makes (P 2 and 5). P 7
+ * divides neither: DeepSpeed's uneven cut since cost model 111 (test_deepspeed_uneven_cut);
+ * 49 stages of 48 blocks none. */
 static void test_deepspeed_type_transformer(void)
 {
     fixture_t f;
@@ -258,9 +261,13 @@ static void test_deepspeed_type_transformer(void)
         uint32_t P;
         const char *method; /* NULL: no cut */
         uint32_t first_end; /* first[1] */
-    } cuts[] = {{2, "uniform", 25}, {4, "type:transformer", 13},
-                {5, "uniform", 10}, {6, "type:transformer", 9},
-                {7, NULL, 0},       {12, "type:transformer", 5}};
+    } cuts[] = {{2, "uniform", 25},
+                {4, "type:transformer", 13},
+                {5, "uniform", 10},
+                {6, "type:transformer", 9},
+                {7, "type:transformer", 8},
+                {12, "type:transformer", 5},
+                {49, NULL, 0}};
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
         uint32_t first[TSL_PLAN_MAX_STAGES + 1], count[TSL_PLAN_MAX_STAGES], P = cuts[k].P;
         bool cut = tsl_target_partition(TSL_TARGET_DEEPSPEED, &f.m, P, first);
@@ -285,6 +292,94 @@ static void test_deepspeed_type_transformer(void)
     CHECK(p->pp == 4 && p->stages[0].n_layers == 13 && p->stages[1].n_layers == 12 &&
               p->stages[2].n_layers == 12 && p->stages[3].n_layers == 13,
           "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "\"partition\": \"type:transformer\""),
+          "exported as 'type:transformer': %s", text ? text : err.msg);
+    free(text);
+    fixture_free(&f);
+}
+
+/* Blocks per stage of a cut parts[0..P] of a layer list whose blocks are items
+ * [lead, lead + L). */
+static void blocks_per_stage(const uint32_t *parts, uint32_t P, uint32_t lead, uint32_t L,
+                             uint32_t *out)
+{
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t a = parts[s] > lead ? parts[s] : lead;
+        uint32_t b = parts[s + 1] < lead + L ? parts[s + 1] : lead + L;
+        out[s] = b > a ? b - a : 0;
+    }
+}
+
+/* DeepSpeed's own cuts where P divides neither the layers nor the blocks (cost model 111).
+ * ds_partition.c against what deepspeed/runtime/utils.py at edaa722 returns (run there:
+ * partition_balanced, partition_uniform); Megatron-DeepSpeed's GPTModelPipe list (a cast,
+ * the embedding, a transpose, the blocks, undo, the final norm, the head, the cast back:
+ * gpt_model.py at 8387ae17) cut to the same blocks per stage as Tessel's [embedding,
+ * blocks, head], which the target weighs; GPT3-15B on 7 stages (48 blocks, 50 layers),
+ * refused before, searched, cut 8, 7, ..., 7 and exported as 'type:transformer'. */
+static void test_deepspeed_uneven_cut(void)
+{
+    uint32_t parts[TSL_PLAN_MAX_STAGES + 1];
+    static const uint64_t pi[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, ones[] = {1, 1, 1, 1, 1};
+    CHECK(tsl_ds_partition_balanced(pi, 11, 3, parts) == 0 && parts[0] == 0 && parts[1] == 5 &&
+              parts[2] == 8 && parts[3] == 11,
+          "balanced pi over 3: %u %u %u %u", parts[0], parts[1], parts[2], parts[3]);
+    CHECK(tsl_ds_partition_balanced(ones, 5, 4, parts) == 0 && parts[1] == 2 && parts[2] == 3 &&
+              parts[3] == 4 && parts[4] == 5,
+          "balanced 5 ones over 4: %u %u %u %u", parts[1], parts[2], parts[3], parts[4]);
+    tsl_ds_partition_uniform(10, 4, parts);
+    CHECK(parts[1] == 3 && parts[2] == 6 && parts[3] == 8 && parts[4] == 10,
+          "uniform 10 over 4: the first 2 stages one longer");
+    tsl_ds_partition_uniform(3, 5, parts);
+    CHECK(parts[3] == 3 && parts[4] == 3 && parts[5] == 3, "uniform 3 over 5: empty tails");
+    /* MT-NLG's 105 blocks (107 layers) over 8 stages: 14, 13, ..., 13 blocks */
+    static uint64_t w[1200];
+    for (uint32_t i = 0; i < 107; i++)
+        w[i] = i > 0 && i < 106;
+    static const uint32_t mtnlg8[] = {0, 15, 28, 41, 54, 67, 80, 93, 107};
+    CHECK(tsl_ds_partition_balanced(w, 107, 8, parts) == 0 && !memcmp(parts, mtnlg8, sizeof mtnlg8),
+          "105 blocks over 8: %u %u %u ... %u", parts[0], parts[1], parts[2], parts[8]);
+    uint32_t mismatched = 0, bare = 0, cases = 0;
+    for (uint32_t L = 2; L <= 128; L++) {
+        for (uint32_t P = 2; P <= L && P <= TSL_PLAN_MAX_STAGES; P++) {
+            if (L % P == 0)
+                continue;
+            uint32_t plain[TSL_PLAN_MAX_STAGES], fork[TSL_PLAN_MAX_STAGES];
+            for (uint32_t i = 0; i < L + 2; i++)
+                w[i] = i > 0 && i <= L;
+            CHECK(tsl_ds_partition_balanced(w, L + 2, P, parts) == 0, "L %u P %u", L, P);
+            blocks_per_stage(parts, P, 1, L, plain);
+            for (uint32_t half = 0; half < 2; half++) {
+                uint32_t n = L + 6 + half;
+                for (uint32_t i = 0; i < n; i++)
+                    w[i] = i >= 3 && i < 3 + L;
+                CHECK(tsl_ds_partition_balanced(w, n, P, parts) == 0, "L %u P %u", L, P);
+                blocks_per_stage(parts, P, 3, L, fork);
+                mismatched += memcmp(plain, fork, P * sizeof *plain) != 0;
+            }
+            for (uint32_t s = 0; s < P; s++)
+                bare += plain[s] == 0;
+            cases++;
+        }
+    }
+    CHECK(mismatched == 0 && bare == 0,
+          "%u of %u cuts differ on GPTModelPipe's list, %u stages without a block", mismatched,
+          2 * cases, bare);
+
+    fixture_t f;
+    fixture_target(&f, "GPT3-15B", "7x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
+    f.r.global_batch = 112;
+    f.r.pp = 7;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "pp 7: %s", err.msg);
+    const tsl_plan_t *p = &f.res->best;
+    bool cut = p->pp == 7 && p->stages[0].n_layers == 8;
+    for (uint32_t s = 1; s < 7 && cut; s++)
+        cut = p->stages[s].n_layers == 7;
+    CHECK(cut, "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
     char *text = NULL;
     size_t len;
     CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
@@ -630,6 +725,7 @@ int main(void)
     test_sweep_past_refused_batches();
     test_deepspeed_pipe_tp();
     test_deepspeed_type_transformer();
+    test_deepspeed_uneven_cut();
     test_recompute_block();
     test_recompute_rule();
     test_knobs();

@@ -103,13 +103,14 @@ rpc_to "$T" plan --model DeepSeek-V3 --cluster 8x8xH100-80G --set pp=64 --set mt
 expect "pp past the MTP cut" code INVALID_ARGUMENT
 expect_details "it names pp and the MTP depths" '^pp: 64 stages, .*MTP depths share'
 expect "pp refused before it was queued" progress 0
-# Before: target deepspeed with a pp that divides neither the model's layers (its
-# PipelineModule's 'uniform' partition) nor its blocks ('type:transformer', cost
-# model 104: GPT2-345M's 24 over 16 stages neither) had every plan refused by the
-# stack's rules and was answered "memory: no plan fits", OUT_OF_RANGE, after queueing.
-rpc_to "$T" plan --model GPT2-345M --cluster 2x8xA100-40G:ib100 --set target=2 --set pp=16
-expect "deepspeed pp not dividing the layers" code INVALID_ARGUMENT
-expect_details "it names pp" '^pp: 16 stages under target deepspeed'
+# Before: target deepspeed with a pp that neither divides the model's layers (its
+# PipelineModule's 'uniform' partition) nor leaves a block on every stage
+# ('type:transformer', uneven since cost model 111: GPT2-345M's 24 blocks over 25
+# stages) had every plan refused by the stack's rules and was answered "memory: no
+# plan fits", OUT_OF_RANGE, after queueing.
+rpc_to "$T" plan --model GPT2-345M --cluster 5x5xA100-40G:ib100 --set target=2 --set pp=25
+expect "deepspeed pp past the blocks" code INVALID_ARGUMENT
+expect_details "it names pp" '^pp: 25 stages under target deepspeed'
 expect "deepspeed pp refused before it was queued" progress 0
 # Found in the search only (the strategies a batch splits over): a batch no
 # allowed strategy splits is the request's, INVALID_ARGUMENT naming the field,
