@@ -285,12 +285,14 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
                                double hi, bool *capped)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices), stale = 0, steps = 0,
-             last = 0;
+             last = 0, n_steps = 0;
+    for (uint64_t B = base; B <= maxb; B *= 2)
+        n_steps++; /* the most this doubling can take: its progress stays below hi */
     double best_seen = 0;
     bool found = false; /* a plan at one of this doubling's batches */
     *capped = false;
     for (uint32_t B = base; B <= maxb; B *= 2, steps++) {
-        progress(e, lo + (hi - lo) * steps / 16.0, "search");
+        progress(e, lo + (hi - lo) * steps / n_steps, "search");
         int fit = eval_batch(e, rs, B);
         if (fit < 0)
             return 0;
@@ -315,17 +317,92 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
     return last;
 }
 
-/* The doubling, the cap itself when it is not a power of two, then a linear
- * refinement above the best batch in steps of an eighth of it (a batch there
- * that fits nothing, e.g. for divisibility, does not end it). */
+/* The batches the doublings and the cap tried, which the refinement skips: a
+ * batch tried twice would enter the top-k twice. */
+typedef struct swept {
+    uint32_t last;     /* powers of two 1 … last */
+    uint32_t odd;      /* the device count's odd part q, > 1 when doubled from */
+    uint32_t last_odd; /* q·2^k, q … last_odd (0: none) */
+    uint32_t cap;      /* the cap, tried on its own (0: not) */
+} swept_t;
+
+static bool swept_batch(const swept_t *s, uint32_t B)
+{
+    uint32_t q = tsl_search_odd_part(B);
+    return (q == 1 && B <= s->last) || (s->odd > 1 && q == s->odd && B <= s->last_odd) ||
+           B == s->cap;
+}
+
+/* The most batches one side of the refinement tries. */
+#define REFINE_SIDE 7u
+
+/* The refinement's batches on one side of the doubling's best b, ascending, into
+ * out: below b in steps of a sixteenth of it from just above b/2, above it in
+ * steps of an eighth up to just below 2b and the cap — one step's resolution
+ * relative to the batches on either side (b/16 of b/2 … b is what b/8 is of
+ * b … 2b). The batches already swept are left out; returns the count. */
+static uint32_t side_batches(uint32_t b, uint32_t maxb, bool below, const swept_t *s, uint32_t *out)
+{
+    uint32_t n = 0;
+    if (b < 8)
+        return 0;
+    uint32_t step = below ? (b / 16 ? b / 16 : 1) : b / 8;
+    for (uint32_t k = 1; k <= REFINE_SIDE; k++) {
+        uint32_t B = below ? b - (REFINE_SIDE + 1 - k) * step : b + k * step;
+        if ((below ? B > b / 2 : B <= maxb) && !swept_batch(s, B))
+            out[n++] = B;
+    }
+    return n;
+}
+
+/* The refinement around the doubling's best b. The best batch between b's two
+ * neighbours may lie below b: GPT3-65B on 8×8 A100 makes 2048 the doubling's
+ * best (an interleaved plan) where 1536 does better. Walking both sides costs
+ * each side's batches, and a batch near the best costs the most (few of its
+ * configurations fall below the plans kept), so each side's middle (3b/4, 3b/2)
+ * is tried first and one side walked in full: the side below where its middle
+ * became the best, else the side above — the throughput the doubling saw rising
+ * rises on past b more often than it peaks below it. Progress runs from lo to
+ * below hi. Returns -1 when cancelled. */
+static int refine_around(tsl_engine_t *e, run_state_t *rs, uint32_t b, uint32_t maxb,
+                         const swept_t *s, double lo, double hi)
+{
+    uint32_t side[2][REFINE_SIDE], n[2]; /* [0] above b, [1] below it */
+    n[0] = side_batches(b, maxb, false, s, side[0]);
+    n[1] = side_batches(b, maxb, true, s, side[1]);
+    double slots = 2 + (n[0] > n[1] ? n[0] : n[1]);
+    uint32_t mid[2] = {n[0] / 2, n[1] / 2};
+    for (uint32_t k = 0; k < 2; k++) {
+        if (n[k] == 0)
+            continue;
+        progress(e, lo + (hi - lo) * k / slots, "search");
+        if (eval_batch(e, rs, side[k][mid[k]]) < 0)
+            return -1;
+    }
+    uint32_t walk = n[1] && rs->best->valid && rs->best->global_batch == side[1][mid[1]];
+    for (uint32_t i = 0; i < n[walk]; i++) {
+        if (i == mid[walk])
+            continue;
+        progress(e, lo + (hi - lo) * (2 + i) / slots, "search");
+        if (eval_batch(e, rs, side[walk][i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The doubling, the cap itself when it is not a power of two, then the
+ * refinement around the best batch (refine_around; a batch there that fits
+ * nothing, e.g. for divisibility, does not end it). The doublings report the
+ * first three quarters of the progress, the refinement the rest. */
 static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices);
-    bool capped;
     uint32_t odd = tsl_search_odd_part(e->cluster->n_devices);
-    double mid = odd > 1 ? lo + (hi - lo) / 2 : hi;
-    uint32_t last = sweep_doubling(e, rs, 1, lo, mid, &capped);
-    if (last == 0 && cancelled(e))
+    double split = lo + (hi - lo) * 0.75, mid = odd > 1 ? lo + (split - lo) / 2 : split;
+    swept_t s = {.odd = odd};
+    bool capped;
+    s.last = sweep_doubling(e, rs, 1, lo, mid, &capped);
+    if (s.last == 0 && cancelled(e))
         return -1;
     /* N = 2^a·q with q odd (100,000 = 2^5·5^5): a data-parallel degree with a
      * factor of q never divides a power of two, so those plans (every one, when
@@ -334,22 +411,18 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
      * sample from q·2^a = N up. */
     if (odd > 1 && odd <= maxb) {
         bool capped2;
-        uint32_t last2 = sweep_doubling(e, rs, odd, mid, hi, &capped2);
-        if (last2 == 0 && cancelled(e))
+        s.last_odd = sweep_doubling(e, rs, odd, mid, split, &capped2);
+        if (s.last_odd == 0 && cancelled(e))
             return -1;
     }
-    bool cap_tried = capped && last < maxb;
-    if (cap_tried && eval_batch(e, rs, maxb) < 0)
-        return -1;
+    if (capped && !swept_batch(&s, maxb)) {
+        progress(e, split, "search");
+        if (eval_batch(e, rs, maxb) < 0)
+            return -1;
+        s.cap = maxb;
+    }
     uint32_t b = rs->best->valid ? rs->best->global_batch : 0;
-    for (uint32_t B = b + b / 8; b >= 8 && B < 2 * b && B <= maxb; B += b / 8) {
-        if (B == maxb && cap_tried)
-            break;
-        progress(e, lo + (hi - lo) * (15.0 + (double)(B - b) / b) / 16.0, "search");
-        if (eval_batch(e, rs, B) < 0)
-            return -1;
-    }
-    return 0;
+    return refine_around(e, rs, b, maxb, &s, split, hi);
 }
 
 /* Nothing fits: the cause a person can act on. A batch (the fixed one, or the
