@@ -1528,6 +1528,29 @@ static void test_100k_devices(void)
           "sweep: batch %u is not a multiple of 3125", res.best.global_batch);
 }
 
+/* The doubling from the device count's odd part q counts its gains on its own
+ * batches: on 5x8 A100 (q = 5) GPT2-345M does 1681.68 samples/s at batch 4096 (PP 5,
+ * the powers of two's best) and 2524.47 at 2560 = 5 · 512 (one stage, a sample on
+ * each of the 40 devices per micro-batch). Measured against the powers of two's best,
+ * the odd doubling's rise from batch 5 was no gain: it stopped at 20. */
+static void test_odd_doubling_own_gain(void)
+{
+    const char *model = "GPT2-345M", *cluster = "5x8xA100-40G:ib100";
+    tsl_request_t r = fixed_request(4096);
+    tsl_err_t err = {0};
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "batch 4096: %s", err.msg);
+    double pow2 = res.best.samples_per_s;
+    r.global_batch = 2560;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "batch 2560: %s", err.msg);
+    double odd = res.best.samples_per_s;
+    CHECK(odd > pow2, "the case no longer holds: batch 2560 %.2f, 4096 %.2f", odd, pow2);
+    r.global_batch = 0;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
+    CHECK(res.best.samples_per_s >= odd * (1 - 1e-9) && res.best.global_batch % 5 == 0,
+          "sweep %.2f at batch %u, fixed batch 2560 %.2f", res.best.samples_per_s,
+          res.best.global_batch, odd);
+}
+
 /* The micro-batch counts at which each data rank holds one sample, m = B / d, are
  * tried wherever B has an odd factor: GPT2-345M with no TP, no ZeRO-3 and no
  * checkpointing in 4 GiB, where one sample per rank fits and three do not. A batch
@@ -2192,6 +2215,7 @@ int main(void)
     test_topk_independent();
     test_sweep_rising_slowly();
     test_sweep_below_best();
+    test_odd_doubling_own_gain();
     test_sweep_past_small_batches();
     test_memory_reserve();
     test_interleave();
