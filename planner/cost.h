@@ -518,15 +518,23 @@ typedef enum tsl_cost_mode {
  * midpoints of Dao 2023's 30-50 % and 25-35 %; llm-foundry's MPT rows, which ran its
  * Triton port), not at the GEMM curve's rate. A plan on no A100, or with an unfused
  * core, prices as 107.
- * 111 (109, 110: not used on main): no priced term changed — the deepspeed target's space did:
- * a pipeline of P stages where P divides neither the layers nor the Transformer layers is
- * cut as DeepSpeed's 'type:transformer' cuts it (partition_balanced's programme over the
- * blocks weighted 1, ds_partition.h; e.g. 105 blocks over 8 stages: 14, 13, ..., 13 blocks,
- * the embedding on the first stage, the head on the last), refused before, priced with its
- * uneven stages as laid out and exported with that method (target.c ds_cut_blocks); a plan
- * under another target, or whose P divides the layers or the blocks, prices and searches as
- * 108. */
-#define TSL_COST_MODEL_VERSION 111u
+ * 111 (109, 110: not used on main; the sweep branch's 109 merged as 112): no priced term changed —
+ * the deepspeed target's space did: a pipeline of P stages where P divides neither the layers nor
+ * the Transformer layers is cut as DeepSpeed's 'type:transformer' cuts it (partition_balanced's
+ * programme over the blocks weighted 1, ds_partition.h; e.g. 105 blocks over 8 stages: 14, 13,
+ * ..., 13 blocks, the embedding on the first stage, the head on the last), refused before, priced
+ * with its uneven stages as laid out and exported with that method (target.c ds_cut_blocks); a
+ * plan under another target, or whose P divides the layers or the blocks, prices and searches as
+ * 108.
+ * 112 (109 on its branch): no priced term changed — the batch sweep did: after the doubling (and
+ * the cap) it tries 3b/4 and 3b/2 around the best batch b and walks the side below b in steps of
+ * b/16 where 3b/4 became the best, else the side above in steps of b/8 as before, skipping the
+ * batches the doublings tried (search_engine.c refine_around); a swept plan may now sit between
+ * b/2 and b (GPT3-65B on 8×8 A100: 1536, 17.54 samples/s, over 1024's 17.50). The doubling from
+ * the device count's odd part counts its gains over its own batches, not the powers of two's best
+ * (GPT2-345M on 5×8 A100: 2594.64 samples/s at 3840, was 1681.68 at 4096). A plan at a fixed batch
+ * prices and searches as 111. */
+#define TSL_COST_MODEL_VERSION 112u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

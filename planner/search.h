@@ -22,8 +22,9 @@
  * which stage) — the plan's node_order says which one won.
  *
  * Batch sweep: B = 1, 2, 4, ... until a batch fits nothing after one that fitted
- * (or two doublings gain nothing), then a linear refinement between the best
- * power of two and the next, in steps of an eighth of it (up to
+ * (or two doublings gain nothing), then a refinement around the best batch b:
+ * 3b/4 and 3b/2 first, then the side below b in steps of a sixteenth of it where
+ * 3b/4 became the best, else the side above it in steps of an eighth (up to
  * request.max_batch). Batches that fit nothing before any has fitted do not stop
  * it below the device count: a small batch cannot shard over every device.
  *

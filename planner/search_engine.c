@@ -141,7 +141,8 @@ typedef struct run_state {
     uint32_t *order; /* [top_cap]: the top-k best first, as slots of top (keep_top) */
     uint32_t n_pp;
     uint32_t pps[TSL_SEARCH_MAX_GROUPS];
-    uint32_t *first; /* [n_pp × (TSL_PLAN_MAX_STAGES + 1)] */
+    uint32_t *first;   /* [n_pp × (TSL_PLAN_MAX_STAGES + 1)] */
+    double batch_best; /* eval_batch's batch: the best samples/s of the plans it kept */
 } run_state_t;
 
 /* tsl_top_offer's rule over rs->top's slots in rs->order: an offer copies one
@@ -233,10 +234,13 @@ static double need_samples_per_s(const tsl_engine_t *e, const run_state_t *rs, u
     return least * (1 - 1e-9);
 }
 
-/* All (P, m) for one batch size; returns -1 when cancelled, else whether anything fit. */
+/* All (P, m) for one batch size; returns -1 when cancelled, else whether anything
+ * fit; rs->batch_best the best of the plans it kept (a configuration held below the
+ * need is not one: a lower bound on the batch's best once the top-k is full). */
 static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
 {
     int fit = 0;
+    rs->batch_best = 0;
     for (uint32_t i = 0; i < rs->n_pp; i++) {
         uint32_t P = rs->pps[i], ms[MICRO_COUNTS_MAX];
         uint32_t nm = micro_counts(e, B, P, ms);
@@ -254,6 +258,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
             if (!rs->scratch->valid)
                 continue;
             fit = 1;
+            rs->batch_best = fmax(rs->batch_best, rs->scratch->samples_per_s);
             if (!rs->best->valid || tsl_plan_better(rs->scratch, rs->best))
                 *rs->best = *rs->scratch;
             tsl_plan_t *pp_best = e->per_pp ? &e->per_pp[i] : NULL;
@@ -285,12 +290,14 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
                                double hi, bool *capped)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices), stale = 0, steps = 0,
-             last = 0;
+             last = 0, n_steps = 0;
+    for (uint64_t B = base; B <= maxb; B *= 2)
+        n_steps++; /* the most this doubling can take: its progress stays below hi */
     double best_seen = 0;
     bool found = false; /* a plan at one of this doubling's batches */
     *capped = false;
     for (uint32_t B = base; B <= maxb; B *= 2, steps++) {
-        progress(e, lo + (hi - lo) * steps / 16.0, "search");
+        progress(e, lo + (hi - lo) * steps / n_steps, "search");
         int fit = eval_batch(e, rs, B);
         if (fit < 0)
             return 0;
@@ -305,9 +312,12 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
         found |= fit > 0;
         if (fit == 0)
             continue;
-        stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;
-        if (rs->best->samples_per_s > best_seen)
-            best_seen = rs->best->samples_per_s;
+        /* a gain over this doubling's own batches: the odd doubling's small batches
+         * fall below the powers of two's best, and measured against it their rise
+         * stopped it at 4q (GPT2-345M on 5x8 A100: 5, 10, 20, where 2560 does 2524
+         * samples/s to 4096's 1682); for the doubling from 1, the best so far */
+        stale = rs->batch_best > best_seen * (1 + 1e-9) ? 0 : stale + 1;
+        best_seen = fmax(best_seen, rs->batch_best);
         if (stale >= 2)
             return last;
     }
@@ -315,17 +325,92 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
     return last;
 }
 
-/* The doubling, the cap itself when it is not a power of two, then a linear
- * refinement above the best batch in steps of an eighth of it (a batch there
- * that fits nothing, e.g. for divisibility, does not end it). */
+/* The batches the doublings and the cap tried, which the refinement skips: a
+ * batch tried twice would enter the top-k twice. */
+typedef struct swept {
+    uint32_t last;     /* powers of two 1 … last */
+    uint32_t odd;      /* the device count's odd part q, > 1 when doubled from */
+    uint32_t last_odd; /* q·2^k, q … last_odd (0: none) */
+    uint32_t cap;      /* the cap, tried on its own (0: not) */
+} swept_t;
+
+static bool swept_batch(const swept_t *s, uint32_t B)
+{
+    uint32_t q = tsl_search_odd_part(B);
+    return (q == 1 && B <= s->last) || (s->odd > 1 && q == s->odd && B <= s->last_odd) ||
+           B == s->cap;
+}
+
+/* The most batches one side of the refinement tries. */
+#define REFINE_SIDE 7u
+
+/* The refinement's batches on one side of the doubling's best b, ascending, into
+ * out: below b in steps of a sixteenth of it from just above b/2, above it in
+ * steps of an eighth up to just below 2b and the cap — one step's resolution
+ * relative to the batches on either side (b/16 of b/2 … b is what b/8 is of
+ * b … 2b). The batches already swept are left out; returns the count. */
+static uint32_t side_batches(uint32_t b, uint32_t maxb, bool below, const swept_t *s, uint32_t *out)
+{
+    uint32_t n = 0;
+    if (b < 8)
+        return 0;
+    uint32_t step = below ? (b / 16 ? b / 16 : 1) : b / 8;
+    for (uint32_t k = 1; k <= REFINE_SIDE; k++) {
+        uint32_t B = below ? b - (REFINE_SIDE + 1 - k) * step : b + k * step;
+        if ((below ? B > b / 2 : B <= maxb) && !swept_batch(s, B))
+            out[n++] = B;
+    }
+    return n;
+}
+
+/* The refinement around the doubling's best b. The best batch between b's two
+ * neighbours may lie below b: GPT3-65B on 8×8 A100 makes 2048 the doubling's
+ * best (an interleaved plan) where 1536 does better. Walking both sides costs
+ * each side's batches, and a batch near the best costs the most (few of its
+ * configurations fall below the plans kept), so each side's middle (3b/4, 3b/2)
+ * is tried first and one side walked in full: the side below where its middle
+ * became the best, else the side above — the throughput the doubling saw rising
+ * rises on past b more often than it peaks below it. Progress runs from lo to
+ * below hi. Returns -1 when cancelled. */
+static int refine_around(tsl_engine_t *e, run_state_t *rs, uint32_t b, uint32_t maxb,
+                         const swept_t *s, double lo, double hi)
+{
+    uint32_t side[2][REFINE_SIDE], n[2]; /* [0] above b, [1] below it */
+    n[0] = side_batches(b, maxb, false, s, side[0]);
+    n[1] = side_batches(b, maxb, true, s, side[1]);
+    double slots = 2 + (n[0] > n[1] ? n[0] : n[1]);
+    uint32_t mid[2] = {n[0] / 2, n[1] / 2};
+    for (uint32_t k = 0; k < 2; k++) {
+        if (n[k] == 0)
+            continue;
+        progress(e, lo + (hi - lo) * k / slots, "search");
+        if (eval_batch(e, rs, side[k][mid[k]]) < 0)
+            return -1;
+    }
+    uint32_t walk = n[1] && rs->best->valid && rs->best->global_batch == side[1][mid[1]];
+    for (uint32_t i = 0; i < n[walk]; i++) {
+        if (i == mid[walk])
+            continue;
+        progress(e, lo + (hi - lo) * (2 + i) / slots, "search");
+        if (eval_batch(e, rs, side[walk][i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The doubling, the cap itself when it is not a power of two, then the
+ * refinement around the best batch (refine_around; a batch there that fits
+ * nothing, e.g. for divisibility, does not end it). The doublings report the
+ * first three quarters of the progress, the refinement the rest. */
 static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices);
-    bool capped;
     uint32_t odd = tsl_search_odd_part(e->cluster->n_devices);
-    double mid = odd > 1 ? lo + (hi - lo) / 2 : hi;
-    uint32_t last = sweep_doubling(e, rs, 1, lo, mid, &capped);
-    if (last == 0 && cancelled(e))
+    double split = lo + (hi - lo) * 0.75, mid = odd > 1 ? lo + (split - lo) / 2 : split;
+    swept_t s = {.odd = odd};
+    bool capped;
+    s.last = sweep_doubling(e, rs, 1, lo, mid, &capped);
+    if (s.last == 0 && cancelled(e))
         return -1;
     /* N = 2^a·q with q odd (100,000 = 2^5·5^5): a data-parallel degree with a
      * factor of q never divides a power of two, so those plans (every one, when
@@ -334,22 +419,18 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
      * sample from q·2^a = N up. */
     if (odd > 1 && odd <= maxb) {
         bool capped2;
-        uint32_t last2 = sweep_doubling(e, rs, odd, mid, hi, &capped2);
-        if (last2 == 0 && cancelled(e))
+        s.last_odd = sweep_doubling(e, rs, odd, mid, split, &capped2);
+        if (s.last_odd == 0 && cancelled(e))
             return -1;
     }
-    bool cap_tried = capped && last < maxb;
-    if (cap_tried && eval_batch(e, rs, maxb) < 0)
-        return -1;
+    if (capped && !swept_batch(&s, maxb)) {
+        progress(e, split, "search");
+        if (eval_batch(e, rs, maxb) < 0)
+            return -1;
+        s.cap = maxb;
+    }
     uint32_t b = rs->best->valid ? rs->best->global_batch : 0;
-    for (uint32_t B = b + b / 8; b >= 8 && B < 2 * b && B <= maxb; B += b / 8) {
-        if (B == maxb && cap_tried)
-            break;
-        progress(e, lo + (hi - lo) * (15.0 + (double)(B - b) / b) / 16.0, "search");
-        if (eval_batch(e, rs, B) < 0)
-            return -1;
-    }
-    return 0;
+    return refine_around(e, rs, b, maxb, &s, split, hi);
 }
 
 /* Nothing fits: the cause a person can act on. A batch (the fixed one, or the

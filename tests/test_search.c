@@ -914,6 +914,59 @@ static void test_sweep_rising_slowly(void)
           fixed100);
 }
 
+/* BERT-Huge-32 on 8 RTX TITAN, no baselines, in mem_gib GiB: the best plan's
+ * samples/s at a fixed batch, or the sweep's (batch 0), its plan into out. */
+static double bert_at(uint64_t mem_gib, uint32_t batch, const tsl_search_hooks_t *hooks,
+                      tsl_plan_t *out)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("BERT-Huge-32", "8xRTX-TITAN-24G", &m, &c);
+    tsl_request_t r = fixed_request(batch);
+    r.mem_budget_bytes = mem_gib << 30;
+    tsl_err_t err = {0};
+    int rc = tsl_search(&m, &c, &r, hooks, &res, &err);
+    CHECK(rc == TSL_SEARCH_OK, "BERT-Huge-32, %llu GiB, batch %u: %s", (unsigned long long)mem_gib,
+          batch, err.msg);
+    if (out)
+        *out = res.best;
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    return rc == TSL_SEARCH_OK ? res.best.samples_per_s : 0;
+}
+
+/* The best batch can lie below the doubling's best b, between it and b/2: BERT-Huge-32
+ * on 8 RTX TITAN in 8 GiB does 168.70, 172.57 and 159.66 samples/s at batch 1024,
+ * 2048 and 4096, and 174.27 at 1792; in 16 GiB the doubling reaches the cap, 4096
+ * (180.34), and 3840 does 181.84. The refinement walked only above b (nothing above
+ * the cap) and kept 2048 and 4096. Progress stays monotone through the refinement. */
+static void test_sweep_below_best(void)
+{
+    static const struct {
+        uint64_t mem_gib;
+        uint32_t doubled, below; /* the doubling's best, a better batch below it */
+    } cases[] = {{8, 2048, 1792}, {16, 4096, 3840}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t mem = cases[i].mem_gib;
+        uint32_t b = cases[i].doubled;
+        double at_b = bert_at(mem, b, NULL, NULL), half = bert_at(mem, b / 2, NULL, NULL);
+        double twice = b < TSL_SEARCH_DEFAULT_MAX_BATCH ? bert_at(mem, 2 * b, NULL, NULL) : 0;
+        double below = bert_at(mem, cases[i].below, NULL, NULL);
+        CHECK(at_b > half && at_b > twice && below > at_b,
+              "%llu GiB: the case no longer holds: batch %u %.2f, %u %.2f, %u %.2f, %u %.2f",
+              (unsigned long long)mem, b / 2, half, b, at_b, 2 * b, twice, cases[i].below, below);
+        struct progress_log log = {.monotone = true};
+        tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = &log};
+        tsl_plan_t p;
+        double sweep = bert_at(mem, 0, &hooks, &p);
+        CHECK(sweep >= below * (1 - 1e-9) && p.global_batch > b / 2 && p.global_batch < b,
+              "%llu GiB: sweep %.2f at batch %u, fixed batch %u %.2f", (unsigned long long)mem,
+              sweep, p.global_batch, cases[i].below, below);
+        CHECK(log.monotone && log.last == 1.0, "%llu GiB: progress monotone %d, last %g",
+              (unsigned long long)mem, log.monotone, log.last);
+    }
+}
+
 /* The default budget keeps a reserve for what the cost model does not count (the
  * CUDA context, NCCL's buffers, fragmentation): 1 GiB + 5% of the device; a reserve
  * asked replaces it; a budget given is the budget. */
@@ -1479,6 +1532,29 @@ static void test_100k_devices(void)
     CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
     CHECK(res.best.valid && res.best.global_batch % 3125 == 0,
           "sweep: batch %u is not a multiple of 3125", res.best.global_batch);
+}
+
+/* The doubling from the device count's odd part q counts its gains on its own
+ * batches: on 5x8 A100 (q = 5) GPT2-345M does 1681.68 samples/s at batch 4096 (PP 5,
+ * the powers of two's best) and 2524.47 at 2560 = 5 · 512 (one stage, a sample on
+ * each of the 40 devices per micro-batch). Measured against the powers of two's best,
+ * the odd doubling's rise from batch 5 was no gain: it stopped at 20. */
+static void test_odd_doubling_own_gain(void)
+{
+    const char *model = "GPT2-345M", *cluster = "5x8xA100-40G:ib100";
+    tsl_request_t r = fixed_request(4096);
+    tsl_err_t err = {0};
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "batch 4096: %s", err.msg);
+    double pow2 = res.best.samples_per_s;
+    r.global_batch = 2560;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "batch 2560: %s", err.msg);
+    double odd = res.best.samples_per_s;
+    CHECK(odd > pow2, "the case no longer holds: batch 2560 %.2f, 4096 %.2f", odd, pow2);
+    r.global_batch = 0;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
+    CHECK(res.best.samples_per_s >= odd * (1 - 1e-9) && res.best.global_batch % 5 == 0,
+          "sweep %.2f at batch %u, fixed batch 2560 %.2f", res.best.samples_per_s,
+          res.best.global_batch, odd);
 }
 
 /* The micro-batch counts at which each data rank holds one sample, m = B / d, are
@@ -2144,6 +2220,8 @@ int main(void)
     test_exhaustive();
     test_topk_independent();
     test_sweep_rising_slowly();
+    test_sweep_below_best();
+    test_odd_doubling_own_gain();
     test_sweep_past_small_batches();
     test_memory_reserve();
     test_interleave();
