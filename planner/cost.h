@@ -512,8 +512,18 @@ typedef enum tsl_cost_mode {
  * all-reduce) in place of its last block, which the last stage prices in place of the
  * tail; the tail holds one micro-batch (the last virtual stage's F then B), not the
  * stage's P (search_eval.c set_vends, stage_rows). A plan without a V schedule, with a
- * tied head, or whose stage 0 ends on no block, prices as 106. */
-#define TSL_COST_MODEL_VERSION 107u
+ * tied head, or whose stage 0 ends on no block, prices as 106.
+ * 110 (108, 109 other branches'): a V schedule's ranks price the layers the torchtitan
+ * export places on them — the model cut in order into 2P parts, rank s parts s and
+ * 2P − 1 − s, the first ceil(n_s / 2) of its count in its first chunk (pipeline.h
+ * tsl_pipeline_v_parts; search_eval.c set_vparts, stage_rows) — in place of 107's swap
+ * of stage 0's last block, which differs on a model of uneven blocks (DeepSeek-V3's
+ * dense layers first); a tied head sits on rank 0 beside its embedding (no copy, no
+ * all-reduce); the event simulator runs each chunk's own F, B and W (pipesim.h
+ * chunk1_*) where it split the rank's times evenly. A plan without a V schedule
+ * prices as 107; a V plan of one block kind and an untied head moves by its chunks'
+ * times only. */
+#define TSL_COST_MODEL_VERSION 110u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
