@@ -26,6 +26,7 @@
 
 #include "export.h"
 #include "mtp.h"
+#include "pipeline.h"
 
 /* FSDP2 under stages as priced (docs/cost-model.md "SDP without resharding"):
  * torchtitan's "default" fsdp_reshard_after_forward is `not pp_enabled`
@@ -78,22 +79,19 @@ static void range_fqns(const tsl_export_view_t *v, uint32_t first, uint32_t end,
 
 /* One model part's modules. 1F1B: part s is stage s. ZBV and DualPipeV (2P parts, part q on
  * rank q and 2P − 1 − q, torch's style="v"): the model cut in order into parts
- * of the sizes of each rank's chunks — part q < P the first half of stage q's
- * layer count (rounded up), part q >= P the rest of stage 2P − 1 − q's — so
- * every rank runs as many layers as its stage in the plan. */
+ * of the sizes of each rank's chunks (pipeline.h tsl_pipeline_v_parts, the layout
+ * the plan priced) — part q < P the first half of stage q's layer count (rounded
+ * up), part q >= P the rest of stage 2P − 1 − q's — so every rank runs as many
+ * layers as its stage in the plan. */
 static void part_fqns(const tsl_export_view_t *v, uint32_t q, const char *head, FILE *out)
 {
     if (tsl_pipesim_sched_chunks(v->plan->schedule, 0) != 2) {
         range_fqns(v, v->stage_first[q], v->stage_first[q] + v->stage_count[q], head, out);
         return;
     }
-    uint32_t P = v->pp, first = 0, size = 0;
-    for (uint32_t k = 0; k <= q; k++) {
-        uint32_t s = k < P ? k : 2 * P - 1 - k, n = v->stage_count[s];
-        first += size;
-        size = k < P ? (n + 1) / 2 : n / 2;
-    }
-    range_fqns(v, first, first + size, head, out);
+    uint32_t part_first[2 * TSL_PLAN_MAX_STAGES + 1];
+    tsl_pipeline_v_parts(v->pp, v->stage_count, part_first);
+    range_fqns(v, part_first[q], part_first[q + 1], head, out);
 }
 
 /* torch.distributed.pipelining's name of the plan's schedule. */
@@ -138,14 +136,14 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
                 "# DualPipeV: 2 model parts per rank in a V, %u micro-batches (at least 2 per "
                 "rank; %.4f s/iteration under\n# 1F1B); the plan priced its F&B steps as "
                 "torch runs an OVERLAP_F_B action: forward, then backward;\n# the output "
-                "layer runs on rank 0 (the V's last part), where the plan priced it (a tied "
-                "one: on the last stage)\n",
+                "layer runs on rank 0 (the V's last part), where the plan priced it (each "
+                "rank its own parts)\n",
                 p->n_micro, p->iter_time_1f1b_s);
     if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
         fprintf(out,
                 "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "
                 "1F1B); the\n# output layer runs on rank 0 (the V's last part), where the plan "
-                "priced it (a tied one: on the last stage)\n",
+                "priced it (each rank its own parts)\n",
                 p->iter_time_1f1b_s);
 }
 

@@ -518,7 +518,7 @@ typedef enum tsl_cost_mode {
  * midpoints of Dao 2023's 30-50 % and 25-35 %; llm-foundry's MPT rows, which ran its
  * Triton port), not at the GEMM curve's rate. A plan on no A100, or with an unfused
  * core, prices as 107.
- * 111 (109, 110: not used on main; the sweep branch's 109 merged as 112): no priced term changed —
+ * 111 (the sweep and vsim branches' 109, 110 merged as 112, 113): no priced term changed —
  * the deepspeed target's space did: a pipeline of P stages where P divides neither the layers nor
  * the Transformer layers is cut as DeepSpeed's 'type:transformer' cuts it (partition_balanced's
  * programme over the blocks weighted 1, ds_partition.h; e.g. 105 blocks over 8 stages: 14, 13,
@@ -533,8 +533,18 @@ typedef enum tsl_cost_mode {
  * b/2 and b (GPT3-65B on 8×8 A100: 1536, 17.54 samples/s, over 1024's 17.50). The doubling from
  * the device count's odd part counts its gains over its own batches, not the powers of two's best
  * (GPT2-345M on 5×8 A100: 2594.64 samples/s at 3840, was 1681.68 at 4096). A plan at a fixed batch
- * prices and searches as 111. */
-#define TSL_COST_MODEL_VERSION 112u
+ * prices and searches as 111.
+ * 113 (110 on its branch): a V schedule's ranks price the layers the torchtitan
+ * export places on them — the model cut in order into 2P parts, rank s parts s and
+ * 2P − 1 − s, the first ceil(n_s / 2) of its count in its first chunk (pipeline.h
+ * tsl_pipeline_v_parts; search_eval.c set_vparts, stage_rows) — in place of 107's swap
+ * of stage 0's last block, which differs on a model of uneven blocks (DeepSeek-V3's
+ * dense layers first); a tied head sits on rank 0 beside its embedding (no copy, no
+ * all-reduce); the event simulator runs each chunk's own F, B and W (pipesim.h
+ * chunk1_*) where it split the rank's times evenly. A plan without a V schedule
+ * prices as 112; a V plan of one block kind and an untied head moves by its chunks'
+ * times only. */
+#define TSL_COST_MODEL_VERSION 113u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

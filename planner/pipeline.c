@@ -54,6 +54,17 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m)
     return n_stages < m ? n_stages : m;
 }
 
+void tsl_pipeline_v_parts(uint32_t n_stages, const uint32_t *stage_count, uint32_t *part_first)
+{
+    uint32_t at = 0;
+    for (uint32_t q = 0; q < 2 * n_stages; q++) {
+        uint32_t s = q < n_stages ? q : 2 * n_stages - 1 - q, n = stage_count[s];
+        part_first[q] = at;
+        at += q < n_stages ? (n + 1) / 2 : n / 2;
+    }
+    part_first[2 * n_stages] = at;
+}
+
 uint32_t tsl_pipeline_recv_buffers(uint32_t stage, uint32_t n_stages, uint32_t v, bool vshape)
 {
     if (n_stages <= 1 || stage >= n_stages)

@@ -86,6 +86,20 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
  * P + 1/2 micro-batches of the stage, counted as min(P + 1, m). */
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
 
+/*
+ * A V's model parts (ZBV, DualPipeV; torch.distributed.pipelining's style="v",
+ * torchtitan's module_fqns_per_model_part of 2P parts): the model, cut in order,
+ * goes into 2P contiguous parts, part q on rank q for q < P and on rank 2P − 1 − q
+ * otherwise (virtual stage q). Rank s runs as many layers as its stage's count
+ * n_s: its first chunk, part s, the first ceil(n_s / 2) of them, its second, part
+ * 2P − 1 − s, the other floor(n_s / 2). So rank 0 holds the model's first layers
+ * (the embedding) and its last (the head with its loss), rank P − 1 the middle.
+ * Writes part_first[0 .. 2P] (part q is layers [part_first[q], part_first[q + 1])),
+ * part_first[2P] the sum of the counts. The one layout the planner prices a V by
+ * (search_eval.c stage_rows) and the torchtitan export writes. O(P).
+ */
+void tsl_pipeline_v_parts(uint32_t n_stages, const uint32_t *stage_count, uint32_t *part_first);
+
 /* Receive buffers per micro-batch that stage `stage` of n_stages keeps under
  * torch.distributed.pipelining (cost.h tsl_cost_pp_recv_bytes): each of its model
  * chunks (virtual stages) but the pipeline's first allocates one activation buffer

@@ -188,6 +188,57 @@ static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t
     return 0;
 }
 
+/* One chunk-1 array: times, each at most the stage's own of the whole (whole NULL:
+ * at most half of bwd_s, a W's default) */
+static int check_chunk1_times(const tsl_pipesim_in_t *in, const double *part, const double *whole,
+                              const char *field, const char *of, tsl_err_t *err)
+{
+    if (check_times(part, in->n_stages, field, err))
+        return -1;
+    for (uint32_t s = 0; s < in->n_stages; s++) {
+        double w = whole ? whole[s] : in->bwd_s[s] / 2;
+        if (part[s] > w)
+            return tsl_err_set(err, "%s[%u]: %g exceeds the stage's %s %g", field, s, part[s], of,
+                               w);
+    }
+    return 0;
+}
+
+/* The V's uneven chunks: only under ZBV / DualPipeV, the forward's and the backward's
+ * parts given together, each within the stage's figure and chunk 1's W within both
+ * its backward and the stage's W. */
+static int check_chunk1(const tsl_pipesim_in_t *in, tsl_err_t *err)
+{
+    const bool any = in->c1_fwd_s || in->c1_bwd_s || in->c1_wgrad_s;
+    if (!any)
+        return 0;
+    if (in->schedule != TSL_PIPESIM_SCHED_ZBV && in->schedule != TSL_PIPESIM_SCHED_DUALPIPEV)
+        return tsl_err_set(err, "c1_fwd_s: a chunk's own times need a V schedule (zbv, "
+                                "dualpipev)");
+    if (!in->c1_fwd_s || !in->c1_bwd_s)
+        return tsl_err_set(err, "%s: give chunk 1's forward and backward together",
+                           in->c1_fwd_s ? "c1_bwd_s" : "c1_fwd_s");
+    if (check_chunk1_times(in, in->c1_fwd_s, in->fwd_s, "c1_fwd_s", "forward", err) ||
+        check_chunk1_times(in, in->c1_bwd_s, in->bwd_s, "c1_bwd_s", "backward", err))
+        return -1;
+    if (in->c1_wgrad_s) {
+        if (check_chunk1_times(in, in->c1_wgrad_s, in->wgrad_s, "c1_wgrad_s", "W", err) ||
+            check_chunk1_times(in, in->c1_wgrad_s, in->c1_bwd_s, "c1_wgrad_s", "chunk-1 backward",
+                               err))
+            return -1;
+        for (uint32_t s = 0; s < in->n_stages; s++) { /* chunk 0's W within its backward */
+            double w = in->wgrad_s ? in->wgrad_s[s] : in->bwd_s[s] / 2;
+            double b0 = in->bwd_s[s] - in->c1_bwd_s[s];
+            if (w - in->c1_wgrad_s[s] > b0 * (1 + 1e-12) + 1e-15)
+                return tsl_err_set(err,
+                                   "c1_wgrad_s[%u]: %g leaves chunk 0 a W of %g, more than "
+                                   "its backward's %g",
+                                   s, in->c1_wgrad_s[s], w - in->c1_wgrad_s[s], b0);
+        }
+    }
+    return 0;
+}
+
 static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
 {
     if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
@@ -250,6 +301,8 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
                 return tsl_err_set(err, "wgrad_s[%u]: %g exceeds the backward's %g", s,
                                    in->wgrad_s[s], in->bwd_s[s]);
     }
+    if (check_chunk1(in, err) != 0)
+        return -1;
     if (!zero_bubble(in) && in->n_chunks > 1 &&
         (in->n_sliced || (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO ||
          in->n_chunks > TSL_PIPELINE_MAX_CHUNKS))
@@ -338,9 +391,9 @@ typedef struct zb_stage {
     uint32_t s, q, m;
     sim_op_t *ops;
     uint32_t *fidx, *bidx;
-    double f, b, w, w_sync; /* one chunk's F, B, W; the last W's with the sync */
-    double save;            /* DualPipeV: what one chunk's F&B step saves */
-    uint32_t nf[2], nb[2];  /* DualPipeV: F's and B's laid out per chunk */
+    double f[2], b[2], w[2], w_sync[2]; /* each chunk's F, B, W; its last W's with the sync */
+    double save;                        /* DualPipeV: what one chunk's F&B step saves */
+    uint32_t nf[2], nb[2];              /* DualPipeV: F's and B's laid out per chunk */
     uint32_t wq[4 * TSL_PIPESIM_MAX_STAGES], wh, wt; /* DualPipeV: split B's awaiting
                                                         their W, chunk·m + j, FIFO */
 } zb_stage_t;
@@ -355,9 +408,9 @@ static void zb_push(zb_stage_t *z, uint8_t kind, uint32_t c, uint32_t j, bool st
     o->micro = j;
     o->chunk = (uint8_t)c;
     o->steady = steady;
-    o->dur_s = kind == TSL_PIPESIM_FWD   ? z->f
-               : kind == TSL_PIPESIM_BWD ? z->b
-                                         : (j == z->m - 1 ? z->w_sync : z->w);
+    o->dur_s = kind == TSL_PIPESIM_FWD   ? z->f[c]
+               : kind == TSL_PIPESIM_BWD ? z->b[c]
+                                         : (j == z->m - 1 ? z->w_sync[c] : z->w[c]);
     o->dep_stage = -1;
     o->pred_stage = -1;
     if (kind == TSL_PIPESIM_FWD)
@@ -449,7 +502,7 @@ static sim_op_t *dpv_b(zb_stage_t *z, uint32_t c, bool split, bool steady)
         z->wq[z->wt++ % (4 * TSL_PIPESIM_MAX_STAGES)] = c * z->m + j;
     } else {
         o->whole = 1;
-        o->dur_s += j == z->m - 1 ? z->w_sync : z->w;
+        o->dur_s += j == z->m - 1 ? z->w_sync[c] : z->w[c];
     }
     return o;
 }
@@ -524,11 +577,36 @@ static void dualpipev_order(zb_stage_t *z)
         dpv_w(z);
 }
 
+/* Each chunk's F, B and W on stage s: the stage's divided evenly over its chunks, or
+ * a V's chunk 1 as chunk1_* give it and chunk 0 the rest (check_chunk1). */
+static void chunk_times(const tsl_pipesim_in_t *in, uint32_t s, zb_stage_t *z)
+{
+    const double v = chunks(in);
+    const double wg = in->wgrad_s ? in->wgrad_s[s] : in->bwd_s[s] / 2;
+    double f1 = in->fwd_s[s] / v, bw1 = in->bwd_s[s] / v, w1 = wg / v;
+    if (in->c1_fwd_s) {
+        f1 = in->c1_fwd_s[s];
+        bw1 = in->c1_bwd_s[s];
+        w1 = in->c1_wgrad_s ? in->c1_wgrad_s[s] : in->bwd_s[s] > 0 ? wg * bw1 / in->bwd_s[s] : 0;
+    }
+    if (v < 2) { /* ZB-H1: one chunk, the stage's */
+        z->f[0] = in->fwd_s[s];
+        z->b[0] = in->bwd_s[s] - wg;
+        z->w[0] = wg;
+        return;
+    }
+    z->f[1] = f1;
+    z->b[1] = fmax(bw1 - w1, 0);
+    z->w[1] = w1;
+    z->f[0] = fmax(in->fwd_s[s] - f1, 0);
+    z->w[0] = fmax(wg - w1, 0);
+    z->b[0] = fmax(in->bwd_s[s] - bw1 - z->w[0], 0);
+}
+
 static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
                                uint32_t *fidx, uint32_t *bidx)
 {
     const double v = chunks(in);
-    const double wg = in->wgrad_s ? in->wgrad_s[s] : in->bwd_s[s] / 2;
     const double extra = in->bwd_sync_s ? in->bwd_sync_s[s] - in->bwd_s[s] : 0;
     zb_stage_t z = {.in = in,
                     .s = s,
@@ -536,11 +614,10 @@ static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t 
                     .ops = ops,
                     .fidx = fidx,
                     .bidx = bidx,
-                    .f = in->fwd_s[s] / v,
-                    .b = (in->bwd_s[s] - wg) / v,
-                    .w = wg / v,
-                    .w_sync = (wg + extra) / v,
                     .save = in->fb_save_s ? in->fb_save_s[s] / v : 0};
+    chunk_times(in, s, &z);
+    for (uint32_t c = 0; c < v; c++)
+        z.w_sync[c] = z.w[c] + extra / v;
     if (in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV)
         dualpipev_order(&z);
     else if (in->schedule == TSL_PIPESIM_SCHED_ZBV)

@@ -56,6 +56,10 @@
  *   ZBV: stage s holds chunk 0 (virtual stage s) and chunk 1 (virtual stage
  *   2P − 1 − s), each 1/2 of its times; the micro-batch runs down the chunk 0s and
  *   back up the chunk 1s (the turn at stage P − 1 and the loss at stage 0 are local).
+ *   Uneven chunks (c1_fwd_s, c1_bwd_s, c1_wgrad_s: a V's rank 0 runs the embedding in
+ *   chunk 0 and the head with its loss in chunk 1, docs/cost-model.md "Where a V runs
+ *   its ends"): each chunk its own F, B and W; the sync's extra (bwd_sync_s) and
+ *   DualPipeV's save stay half each.
  *   Op order: torch.distributed.pipelining's ScheduleZBVZeroBubble (warmup 2(P − s) − 1
  *   chunk-0 forwards, s pairs F1 F0, P − s triples F1 B1 W1, steady F0 B0 W0 F1 B1 W1,
  *   cooldown s pairs B0 B1, P − s pairs B0 W0, then the W's left), computed for
@@ -213,6 +217,12 @@ typedef struct tsl_pipesim_in {
                                   micro-batch's forward with another's backward saves on
                                   stage s against running them one after the other
                                   (tsl_pipesim_fb_save_s); each chunk's step saves half */
+    const double *c1_fwd_s;    /* [P] or NULL: ZBV / DualPipeV, the part of fwd_s that
+                                  chunk 1 (virtual stage 2P − 1 − s) runs, chunk 0 the
+                                  rest; NULL: half each. Given with c1_bwd_s */
+    const double *c1_bwd_s;    /* [P] or NULL: the same of bwd_s (B and W together) */
+    const double *c1_wgrad_s;  /* [P] or NULL: the same of wgrad_s, within c1_bwd_s;
+                                  NULL: chunk 1's backward split as the stage's is */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */

@@ -329,6 +329,20 @@ double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s)
                                      p->stages[s].ep_save_s);
 }
 
+/* A V's second chunk on stage s, within what the simulator takes (pipesim.h
+ * check_chunk1): each part at most its stage's, chunk 1's W within its backward and
+ * the stage's W, and chunk 0's W within chunk 0's backward (the sums' rounding aside,
+ * the pricing's figures hold these already). */
+static void v_chunk1(const tsl_plan_stage_t *st, tsl_plan_sim_t *sim, uint32_t s)
+{
+    double f = fmax(sim->fwd[s], 0), b = fmax(sim->bwd[s], 0), w = sim->wgrad[s];
+    double f1 = fmin(fmax(st->chunk1_fwd_s, 0), f), b1 = fmin(fmax(st->chunk1_bwd_s, 0), b);
+    double w1 = fmax(fmin(st->chunk1_wgrad_s, fmin(b1, w)), 0);
+    sim->fwd1[s] = f1;
+    sim->bwd1[s] = b1;
+    sim->wgrad1[s] = fmin(fmax(w1, w - (b - b1)), fmin(b1, w));
+}
+
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
 {
     const bool zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
@@ -346,7 +360,9 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         sim->opt[s] = st->opt_s;
         sim->wgrad[s] = fmin(st->wgrad_s, fmax(sim->bwd[s], 0.0));
         sim->fb_save[s] = st->fb_save_s;
+        v_chunk1(st, sim, s);
     }
+    const bool vc = p->v_chunks && v == 2 && zb;
     sim->in = (tsl_pipesim_in_t){
         .n_stages = p->pp,
         .n_micro = p->n_micro,
@@ -363,6 +379,9 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .schedule = (uint8_t)p->schedule,
         .wgrad_s = zb ? sim->wgrad : NULL,
         .fb_save_s = p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? sim->fb_save : NULL,
+        .c1_fwd_s = vc ? sim->fwd1 : NULL,
+        .c1_bwd_s = vc ? sim->bwd1 : NULL,
+        .c1_wgrad_s = vc ? sim->wgrad1 : NULL,
         .opt_s = sim->opt,
         .tie_s = p->tie_s};
 }

@@ -48,9 +48,14 @@ typedef struct tsl_plan_stage {
                              forward with another's backward) saves against F + B
                              (tsl_pipesim_fb_save_s over the stage's communication) */
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
-    uint64_t ms_bytes;    /* model states per device */
-    uint64_t act_bytes;   /* activations per device (all in-flight micro-batches) */
-    uint64_t peak_bytes;  /* Eq. 2 peak per device */
+    double chunk1_fwd_s;  /* a V schedule (tsl_plan_t.v_chunks): what of fwd_s, of the
+                             backward and of wgrad_s the rank's second chunk (virtual
+                             stage 2P − 1 − s) runs; the first the rest (not in the plan
+                             document) */
+    double chunk1_bwd_s, chunk1_wgrad_s;
+    uint64_t ms_bytes;   /* model states per device */
+    uint64_t act_bytes;  /* activations per device (all in-flight micro-batches) */
+    uint64_t peak_bytes; /* Eq. 2 peak per device */
 } tsl_plan_stage_t;
 
 typedef struct tsl_plan {
@@ -72,6 +77,9 @@ typedef struct tsl_plan {
                                 pipeline.h), P <= N <= n_micro; 0: N = P, the default */
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
+    bool v_chunks;           /* a V schedule's stages carry their chunks' own times
+                                (tsl_plan_stage_t.chunk1_*; set by the pricing, not in
+                                the plan document: read back, each chunk half) */
     double iter_time_1f1b_s; /* zero-bubble plans: the same stages and strategies under
                                 plain 1F1B, the schedule's reason (0 otherwise) */
     double iter_time_s;      /* Eq. 9 (or T_v) + opt_tail_s */
@@ -286,12 +294,14 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
  * 1F1B, Megatron's blocking sends. Zero-bubble plans (schedule): the schedule,
  * each stage's W (wgrad_s) and asynchronous sends (torch.distributed.pipelining's);
  * ZBV's and DualPipeV's hops as interleave 2's (p2p_s / 4); DualPipeV's F&B saving
- * (fb_save_s). sim->in points into sim: keep sim alive while
- * in is used. */
+ * (fb_save_s); a V's chunks their own times where the pricing gave them (v_chunks:
+ * chunk1_*, each within its stage's figure), else half each. sim->in points into
+ * sim: keep sim alive while in is used. */
 typedef struct tsl_plan_sim {
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         tail[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES],
         wgrad[TSL_PLAN_MAX_STAGES], fb_save[TSL_PLAN_MAX_STAGES];
+    double fwd1[TSL_PLAN_MAX_STAGES], bwd1[TSL_PLAN_MAX_STAGES], wgrad1[TSL_PLAN_MAX_STAGES];
     tsl_pipesim_in_t in;
 } tsl_plan_sim_t;
 

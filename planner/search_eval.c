@@ -1036,8 +1036,8 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
 }
 
 /* The model layer that row i of the stage of layers from `first` prices: first + i,
- * or under a V schedule the stage's own list (e->row_at: stage_rows), where stage 0
- * holds the model's tail and the last stage a block of stage 0's instead. */
+ * or under a V schedule the rank's own list (e->row_at: stage_rows), its two model
+ * parts (rank 0: the first layers, then the model's last). */
 static uint32_t row_layer(const tsl_engine_t *e, uint32_t first, uint32_t i)
 {
     return e->row_at ? e->row_at[i] : first + i;
@@ -1190,6 +1190,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 {
     uint32_t K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
+    double f1 = 0, b1 = 0, w1 = 0; /* a V's second chunk: its rows from v_chunk0 on */
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[row_layer(e, first, i)];
@@ -1209,7 +1210,14 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         ep += lc->ep_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
-        e->layer_time_s[first + i] = lc->fwd_s + lc->bwd_s;
+        if (e->v_on && i >= e->v_chunk0) {
+            f1 += lc->fwd_s + r.fwd_s;
+            b1 += lc->bwd_s + r.bwd_s;
+            w1 += lc->wgrad_s;
+        }
+        /* each layer's time at its own index, whatever row it priced on (a V's
+         * ranks run two parts each): the hybrid cut reads the model's order */
+        e->layer_time_s[row_layer(e, first, i)] = lc->fwd_s + lc->bwd_s;
     }
     if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction
                                                restarts at the stage's first layer, each
@@ -1226,6 +1234,9 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->fwd_s = fwd;
     st->opt_s = opt;
     st->wgrad_s = wgrad;
+    st->chunk1_fwd_s = f1;
+    st->chunk1_bwd_s = b1;
+    st->chunk1_wgrad_s = w1;
     /* DualPipeV's F&B: the layers' TP / ZeRO-3 communication hidden under the
      * partner's compute; torch.distributed.pipelining (torchtitan) runs an
      * OVERLAP_F_B action's forward and backward one after the other */
@@ -1558,10 +1569,10 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
                               const tsl_strategy_t *first_s, uint32_t s, uint32_t first,
                               uint32_t Bm, tsl_plan_stage_t *st)
 {
-    /* what stage s − 1's last row chose: under a V's trade (set_vends) stage 0's is
-     * the model's last layer */
-    uint32_t prev = e->vend_k && s == 1 ? e->model->n_layers - 1 : first - 1;
-    if (s == 0 || tsl_strategy_same_layout(&plan->layer[prev], first_s))
+    /* the layer before the stage's first row, on stage s − 1: under a V (stage_rows)
+     * the first row is the rank's first part's, which the part before it feeds */
+    const uint32_t in = row_layer(e, first, 0), prev = in - 1;
+    if (s == 0 || in == 0 || tsl_strategy_same_layout(&plan->layer[prev], first_s))
         return true; /* stage 0: the model's input; equal layouts: nothing moves */
     const tsl_strategy_t *held = &plan->layer[prev];
     tsl_relayout_t mv;
@@ -1580,7 +1591,7 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
     } else if (relayout_plan(e, held, first_s, st->first_device, &mv) != 0) {
         return false;
     }
-    tsl_cost_transition(env, &e->model->layers[first], &mv, Bm, &r);
+    tsl_cost_transition(env, &e->model->layers[in], &mv, Bm, &r);
     st->time_nosync_s += r.fwd_s + r.bwd_s;
     st->time_s += r.fwd_s + r.bwd_s;
     st->fwd_s += r.fwd_s;
@@ -1588,13 +1599,14 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
 }
 
 /* Whether the stage of layers [first, first + n) ends with the model's tied LM head
- * (which shares layer 0's word embedding). */
+ * (which shares layer 0's word embedding): its last row is the model's last layer
+ * (under a V rank 0's, beside the embedding, stage_rows). */
 static bool holds_tied_head(const tsl_engine_t *e, uint32_t first, uint32_t n)
 {
     const tsl_model_t *m = e->model;
     const tsl_layer_t *h = &m->layers[m->n_layers - 1];
-    return m->n_layers > 1 && first + n == m->n_layers && h->kind == TSL_LAYER_HEAD &&
-           h->tied_head && m->layers[0].kind == TSL_LAYER_EMBEDDING;
+    return m->n_layers > 1 && n > 0 && row_layer(e, first, n - 1) == m->n_layers - 1 &&
+           h->kind == TSL_LAYER_HEAD && h->tied_head && m->layers[0].kind == TSL_LAYER_EMBEDDING;
 }
 
 /* Row `row` of the stage's DP keeps only the strategies that can share emb's table
@@ -1860,7 +1872,7 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
     return (uint64_t)(ms + top);
 }
 
-/* A V's tail on stage 0 (set_vends) runs in the pipeline's last virtual stage, whose
+/* A V's tail on stage 0 (set_vparts) runs in the pipeline's last virtual stage, whose
  * forward is followed by its own backward before the next forward (ZBV's F1 B1 W1,
  * DualPipeV's F1 then B1): it holds what 1F1B's last stage holds, one micro-batch,
  * not the P whole ones the stage's blocks are priced at (the rank's two chunks
@@ -1868,8 +1880,8 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
 static void vend_tail_held(const tsl_engine_t *e, uint32_t first, uint32_t n, uint32_t P,
                            uint32_t m, uint32_t *held)
 {
-    for (uint32_t i = 0; e->vend_k && i < n; i++)
-        if (row_layer(e, first, i) >= e->vend_tail)
+    for (uint32_t i = 0; e->v_on && i < n; i++)
+        if (row_layer(e, first, i) >= e->v_tail)
             held[i] = tsl_pipeline_inflight(P - 1, P, m);
 }
 
@@ -1934,28 +1946,22 @@ static void keep_env(tsl_group_layouts_t *gl, uint32_t s, const tsl_cost_env_t *
     gl->env_at[s] = ++p->n;
 }
 
-/* Stage s's rows (e->row_at): under a V's trade (set_vends) stage 0 prices its
- * layers but its last block, then the model's tail; the last stage its layers before
- * the tail, then stage 0's last block. Returns the rows' count (span elsewhere, and
- * row_at NULL: the stage's layers in order). */
-static uint32_t stage_rows(tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t first, uint32_t span,
-                           uint32_t *rows)
+/* Stage s's rows (e->row_at): under a V (set_vparts) rank s runs model parts s and
+ * 2P − 1 − s, its first chunk then its second (e->v_chunk0 rows in the first).
+ * Returns the rows' count (span without a V, and row_at NULL: the stage's layers in
+ * order). */
+static uint32_t stage_rows(tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t span, uint32_t *rows)
 {
-    uint32_t n = 0, L = e->model->n_layers;
+    uint32_t n = 0;
     e->row_at = NULL;
-    if (!e->vend_k || (s != 0 && s + 1 != P))
+    e->v_chunk0 = span;
+    if (!e->v_on)
         return span;
-    if (s == 0) {
-        for (uint32_t l = first; l < first + span; l++)
-            if (l != e->vend_swap)
-                rows[n++] = l;
-        for (uint32_t l = e->vend_tail; l < L; l++)
-            rows[n++] = l;
-    } else {
-        for (uint32_t l = first; l < e->vend_tail; l++)
-            rows[n++] = l;
-        rows[n++] = e->vend_swap;
-    }
+    for (uint32_t l = e->v_part[s]; l < e->v_part[s + 1]; l++)
+        rows[n++] = l;
+    e->v_chunk0 = n;
+    for (uint32_t l = e->v_part[2 * P - 1 - s]; l < e->v_part[2 * P - s]; l++)
+        rows[n++] = l;
     e->row_at = rows;
     return n;
 }
@@ -1971,7 +1977,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
                        const uint32_t *given)
 {
     uint32_t rows[TSL_PLAN_MAX_LAYERS], first = first_layer[s];
-    uint32_t n = stage_rows(e, s, plan->pp, first, first_layer[s + 1] - first, rows);
+    uint32_t n = stage_rows(e, s, plan->pp, first_layer[s + 1] - first, rows);
     bool ok = eval_stage_rows(e, g, plan, s, first_layer, Bm, m, given, n);
     e->row_at = NULL;
     return ok;
@@ -2114,6 +2120,15 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
     return true;
 }
 
+/* Under a V (set_vparts): the rank whose parts hold layer l. */
+static uint32_t v_rank_of(const tsl_engine_t *e, uint32_t P, uint32_t l)
+{
+    uint32_t q = 0;
+    while (q + 1 < 2 * P && e->v_part[q + 1] <= l)
+        q++;
+    return q < P ? q : 2 * P - 1 - q;
+}
+
 /* A tied head in the last stage (the executor's rule: the model's last layer, in
  * another stage than layer 0) sums its copy's gradient with the first stage's; so
  * does an MTP depth's embedding copy in a later stage (mtp.h; Megatron-LM
@@ -2121,11 +2136,12 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
  * embedding group, the tied head's and the MTP's being the same table). */
 static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
 {
+    /* under a V the head sits on rank 0 (every stage holds 2 layers or more, so part
+     * 2P − 1 holds it at least): no pair; an MTP depth before it may fall on rank 1
+     * (priced with rank 1's devices, timed by the simulator as stages 0 and P − 1's) */
     const tsl_model_t *m = e->model;
     uint32_t last = m->n_layers - 1, P = plan->pp, at = last, st = P - 1;
     if (P < 2 || m->n_layers == 0)
-        return 0.0;
-    if (e->vend_k) /* a V's tail (MTP, head) beside the embedding on rank 0: no pair */
         return 0.0;
     if (!m->layers[last].tied_head) /* the first MTP entry, where there is one */
         for (uint32_t i = 0; i < m->n_layers; i++)
@@ -2133,8 +2149,11 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
                 at = i;
                 break;
             }
-    while (st > 0 && plan->stages[st].first_layer > at)
-        st--;
+    if (e->v_on) /* a V: the rank that runs it (rank 0: beside the embedding, no pair) */
+        st = v_rank_of(e, P, at);
+    else
+        while (st > 0 && plan->stages[st].first_layer > at)
+            st--;
     if (st == 0)
         return 0.0;
     return tsl_cost_tied_allreduce_elem_s(e->cluster, &m->layers[at], &plan->layer[at],
@@ -2414,7 +2433,27 @@ static bool below_bar(const tsl_engine_t *e, const tsl_plan_t *plan, uint32_t s,
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
     if (chunks)
         k = fmin(k, e->least_k_s[s]);
+    if (e->v_next) /* a V follows on other rows per rank: its bound too (v_floor_s) */
+        k = fmin(k, e->uniform_blocks ? e->v_blocks_s / plan->pp : 0.0);
     return plan->n_micro * k * bar >= B;
+}
+
+static bool tail_layer(const tsl_model_t *md, uint32_t i);
+static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
+                             const uint32_t *first_layer);
+
+/* What a V on the plain configuration's strategies (eval_zero_bubble) runs at
+ * least, summed over its ranks, of the layers [first, end) of a stage just costed:
+ * its blocks' forward and backward (e->layer_time_s), which a block takes on any
+ * rank of a cluster of one GPU type (uniform_blocks; a V places the blocks on other
+ * ranks than the plain stages, set_vparts, so a stage's own time bounds it not:
+ * cost model 110). T_V >= m·max_r K_r >= m·Σ/P; the ends (embedding, head) and the
+ * moves between rows left out, whose price the rank's env may change. */
+static void v_floor_add(tsl_engine_t *e, uint32_t first, uint32_t end)
+{
+    for (uint32_t l = first; e->v_next && l < end; l++)
+        if (tsl_model_is_block(e->model, l) && !tail_layer(e->model, l))
+            e->v_blocks_s += e->layer_time_s[l];
 }
 
 /* The bar below_bar holds a configuration to (0: none): under prune_below_bar
@@ -2455,38 +2494,34 @@ static bool tail_layer(const tsl_model_t *md, uint32_t i)
 
 /*
  * Where a V schedule (ZBV, DualPipeV: torch's style="v", DeepSeek's DualPipeV) runs
- * the model's ends: rank r holds virtual stages r and 2P − 1 − r, so rank 0 holds the
+ * each layer: rank r holds virtual stages r and 2P − 1 − r, so rank 0 holds the
  * first (the embedding) and the last (the head with its loss, and the MTP depths
  * DeepSeek-V3 keeps beside them, Sec. 3.2.3), and rank P − 1 the two middle ones.
- * The plan's stages stay cut in model order, the head counted as a layer (the
- * export gives each rank as many layers as its stage: docs/exports.md), so stage 0
- * prices the model's tail (the head, the MTP layers after it) in place of its last
- * block, and the last stage that block in place of the tail (stage_rows). Every
- * stage prices its own layers, as before cost model 107, where the placement is not
- * this: a tied head (the table it shares sits on rank 0 under a V; not modelled), a
- * tail that fills the last stage, or a stage 0 whose last layer is not a block. The
- * block traded is stage 0's last, which on a model of uneven blocks (dense, then
- * MoE) may be another kind than the one the export moves to the last rank.
+ * The plan's stages stay cut in model order, each rank running as many layers as
+ * its stage counts; the parts are the torchtitan export's (pipeline.h
+ * tsl_pipeline_v_parts: each stage's count, the first half rounded up in its first
+ * chunk), and each rank prices the layers it runs, in its chunks' order (stage_rows)
+ * — on a model of uneven blocks (DeepSeek-V3's three dense layers first) the blocks
+ * the export places, whatever their kind. A tied head there sits beside its
+ * embedding on rank 0 (one table, no copy, no all-reduce; tied_allreduce_s). The
+ * model's tail from v_tail (its head, the MTP layers before it) holds one
+ * micro-batch on rank 0 (vend_tail_held).
  */
-static void set_vends(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32_t *first_layer)
+static void set_vparts(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32_t *first_layer)
 {
     const tsl_model_t *md = e->model;
-    uint32_t L = md->n_layers, tail = L;
-    e->vend_k = 0;
+    uint32_t L = md->n_layers, tail = L, count[TSL_PLAN_MAX_STAGES];
+    e->v_on = false;
     e->row_at = NULL;
-    if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2 ||
-        L < 2 || md->layers[L - 1].kind != TSL_LAYER_HEAD)
+    if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2)
         return;
     while (tail > 0 && tail_layer(md, tail - 1))
-        if (md->layers[--tail].tied_head)
-            return;
-    uint32_t last0 = first_layer[1] - 1;
-    if (tail <= first_layer[P - 1] || last0 == 0 || !tsl_model_is_block(md, last0) ||
-        tail_layer(md, last0))
-        return; /* the last stage holds the tail alone; stage 0 no block to trade */
-    e->vend_swap = last0;
-    e->vend_tail = tail;
-    e->vend_k = L - tail;
+        tail--;
+    for (uint32_t s = 0; s < P; s++)
+        count[s] = first_layer[s + 1] - first_layer[s];
+    tsl_pipeline_v_parts(P, count, e->v_part);
+    e->v_tail = tail;
+    e->v_on = true;
 }
 
 /* One configuration at one interleave v. */
@@ -2524,16 +2559,22 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     double bar = prune_bar(e, v, sched, given);
     /* interleaves follow this one (eval_group): floor_stage bounds its stages */
     bool chunks = v <= 1 && !sched && !given && interleave_on(e, P, m);
-    set_vends(e, P, sched, first_layer);
+    set_vparts(e, P, sched, first_layer);
+    plan->v_chunks = e->v_on;
+    e->v_next = bar > 0 && !sched && !given && v <= 1 &&
+                (zb_schedules(e, P, m, first_layer) & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV));
+    e->v_blocks_s = 0;
     uint32_t s = 0;
     while (s < P && eval_stage(e, g, plan, s, first_layer, B / m, m, given) &&
+           (v_floor_add(e, first_layer[s], first_layer[s + 1]), true) &&
            !below_bar(e, plan, s, B, bar, chunks))
         s++;
     if (s == P) {
         record_megatron_fsdp(e, plan);
         finish_plan(e, plan);
     }
-    e->vend_k = 0; /* the rows of every other caller: the model's order */
+    e->v_on = false; /* the rows of every other caller: the model's order */
+    e->v_next = false;
 }
 
 /* Whether the space's stack runs plan (always, without a target). */
@@ -2560,17 +2601,16 @@ static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
 }
 
 /* A stage cannot start before the first micro-batch's forward reached it, then
- * runs m micro-batches' F, B and W at best back to back: under ZB-H1 and ZBV
- * (whose chunks carry half the forward) no iteration is shorter than
- * max_s (m·K_s + Σ_{k<s} f_k / 2), K_s the stage's time without p2p. */
-static double zb_bound_s(const tsl_plan_t *p, bool e_dpv)
+ * runs m micro-batches' F, B and W at best back to back: under ZB-H1 (p's own
+ * stages) no iteration is shorter than max_s (m·K_s + Σ_{k<s} f_k / 2), K_s the
+ * stage's time without p2p (half the forward: the bound ZBV's even chunks had; a V
+ * is not bounded by p's stages, eval_zero_bubble). */
+static double zb_bound_s(const tsl_plan_t *p)
 {
     double bound = 0, reach = 0;
     for (uint32_t s = 0; s < p->pp; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
-        /* DualPipeV's F&B steps save at most fb_save_s per micro-batch */
-        double k = st->time_nosync_s - st->p2p_s - (e_dpv ? st->fb_save_s : 0.0);
-        bound = fmax(bound, p->n_micro * k + reach);
+        bound = fmax(bound, p->n_micro * (st->time_nosync_s - st->p2p_s) + reach);
         reach += st->fwd_s / 2;
     }
     return bound;
@@ -2633,9 +2673,15 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     uint32_t mask = zb_schedules(e, P, m, first_layer);
     if (!mask)
         return;
-    double base = plan->iter_time_s, bound = zb_bound_s(plan, (mask & TSL_SPACE_DUALPIPEV) != 0);
+    double base = plan->iter_time_s, bound = zb_bound_s(plan);
     uint32_t base_v = plan->interleave;
-    if (bound >= base || bound * e->bar_samples_per_s >= B || !plan_choices(e, g, plan))
+    /* the bound reads plan's stages, which ZB-H1 keeps; a V runs other layers on each
+     * rank (set_vparts: rank 0 the head, the last rank none), so its stages may be
+     * faster than any of plan's: each V is costed, below_bar pruning it on its own
+     * stages (cost model 110; before, a tied head kept the V's stages as plan's) */
+    if (bound >= base || bound * e->bar_samples_per_s >= B)
+        mask &= ~(1u << TSL_PIPESIM_SCHED_ZBH1);
+    if (!mask || !plan_choices(e, g, plan))
         return;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV,
                                TSL_PIPESIM_SCHED_DUALPIPEV};

@@ -602,6 +602,111 @@ static void test_v_ends(void)
     tsl_cluster_free(&c2);
 }
 
+/* A GPT of two block kinds in the given order ('a': ffn 4096, 'b': ffn 8192),
+ * between an embedding and an untied head. */
+static void mixed_gpt(tsl_model_t *m, const char *kinds)
+{
+    tsl_err_t err;
+    tsl_model_t tied;
+    tied_gpt(&tied);
+    tsl_layer_t a = tied.layers[1], b = tied.layers[1], head = tied.layers[3];
+    b.ffn_hidden = 8192;
+    head.tied_head = false;
+    tsl_model_init(m, kinds);
+    bool bad = tsl_model_add(m, &tied.layers[0], &err) != 0;
+    for (const char *k = kinds; *k && !bad; k++)
+        bad = tsl_model_add(m, *k == 'a' ? &a : &b, &err) != 0;
+    if (bad || tsl_model_add(m, &head, &err)) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+    tsl_model_free(&tied);
+}
+
+/* A V over blocks of two kinds prices the blocks each rank runs (docs/cost-model.md
+ * "Where a V runs its ends", cost model 110): the model cut in order into 2P parts
+ * (pipeline.h tsl_pipeline_v_parts, the torchtitan export's module_fqns_per_model_part).
+ * [embedding, a a b b b, head] cut 4 | 3 at PP 2: parts [emb a] [a b] [b] [b head], so
+ * rank 0 runs emb, a, b, head and rank 1 a, b, b — not a, a on rank 0 and b, b, b on
+ * rank 1 as cost model 107's swap of stage 0's last block priced it. [embedding, a b a
+ * b b, head] places a, b on rank 0 and b, a, b on rank 1: the same blocks per rank,
+ * the same stage times. Rank 0's second chunk (virtual stage 3: b, head) carries its
+ * own time (v_chunks), more than half the stage's forward. */
+static void test_v_mixed_blocks(void)
+{
+    tsl_model_t m1, m2;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    mixed_gpt(&m1, "aabbb");
+    mixed_gpt(&m2, "ababb");
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    static tsl_plan_t g, o1, o2;
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
+    for (uint32_t k = 0; k < 2; k++) {
+        const char *name = tsl_pipesim_sched_name(scheds[k], 1);
+        given_plan(&g, 7, 2, "single", 1, 4);
+        g.schedule = (uint8_t)scheds[k];
+        g.stages[1].first_layer = 4;
+        CHECK(tsl_eval_plan(&m1, &c2, &r, &g, &o1, &err) == 0, "aabbb: %s", err.msg);
+        CHECK(tsl_eval_plan(&m2, &c2, &r, &g, &o2, &err) == 0, "ababb: %s", err.msg);
+        for (uint32_t s = 0; s < 2; s++)
+            CHECK_NEAR(o1.stages[s].time_s, o2.stages[s].time_s, 1e-12,
+                       "%s: stage %u runs the same blocks, %.9f s vs %.9f", name, s,
+                       o1.stages[s].time_s, o2.stages[s].time_s);
+        CHECK(o1.v_chunks && o1.stages[0].chunk1_fwd_s > o1.stages[0].fwd_s / 2 &&
+                  o1.stages[0].chunk1_fwd_s < o1.stages[0].fwd_s,
+              "%s: rank 0's second chunk (b, head) %.6f s of its forward %.6f", name,
+              o1.stages[0].chunk1_fwd_s, o1.stages[0].fwd_s);
+        CHECK(o1.stages[0].first_layer == 0 && o1.stages[0].n_layers == 4 &&
+                  o1.stages[1].first_layer == 4 && o1.stages[1].n_layers == 3,
+              "%s: the plan's cuts", name);
+    }
+    tsl_model_free(&m1);
+    tsl_model_free(&m2);
+    tsl_cluster_free(&c2);
+}
+
+/* A tied head under a V sits beside its embedding on rank 0 (the V's first and last
+ * virtual stages; cost model 110): one table, no copy and no all-reduce — as at PP 1,
+ * and as DualPipe's two modules of one rank would share it (torchtitan refuses weight
+ * tying with PP, models/common/decoder.py). tied_gpt split [embedding, block | block,
+ * head] under ZBV: parts [emb] [block] [block] [head], rank 1 two blocks; before
+ * cost model 110 the head stayed on stage 1 with its copy and the tie all-reduce. */
+static void test_v_tied_head(void)
+{
+    tsl_model_t m, headless;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    tied_gpt(&m);
+    untied_gpt(&headless, 3, false);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    static tsl_plan_t g, out, ref;
+    given_plan(&g, 4, 2, "single", 1, 4);
+    g.schedule = TSL_PIPESIM_SCHED_ZBV;
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out, &err) == 0, "tied under ZBV: %s", err.msg);
+    given_plan(&g, 4, 2, "single", 1, 4);
+    g.schedule = TSL_PIPESIM_SCHED_ZBV;
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &ref, &err) == 0, "headless: %s", err.msg);
+    CHECK(out.tie_s == 0, "no tie all-reduce: %g s", out.tie_s);
+    CHECK(out.stages[1].peak_bytes == ref.stages[1].peak_bytes,
+          "rank 1 two blocks and no embedding copy: %llu B vs %llu",
+          (unsigned long long)out.stages[1].peak_bytes,
+          (unsigned long long)ref.stages[1].peak_bytes);
+    CHECK_NEAR(out.stages[1].time_s, ref.stages[1].time_s, 1e-12, "rank 1 %.6f s vs %.6f",
+               out.stages[1].time_s, ref.stages[1].time_s);
+    tsl_model_free(&m);
+    tsl_model_free(&headless);
+    tsl_cluster_free(&c2);
+}
+
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
  * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
@@ -896,6 +1001,8 @@ int main(void)
     test_pp_held_logits();
     test_pp_recv_buffers();
     test_v_ends();
+    test_v_mixed_blocks();
+    test_v_tied_head();
     test_refusals();
     test_moe_plan();
     test_fp8_impl_rule();

@@ -1042,6 +1042,87 @@ static void test_dualpipev(void)
  * of 4 chunks and 512 micro-batches (2048 chunk runs), balanced, without
  * communication: m·t + (P − 1)·t/v; one past the cap is refused. Its own
  * workspace, sized by the run. */
+/* A V's uneven chunks (c1_fwd_s, c1_bwd_s, c1_wgrad_s): rank 0 runs the
+ * embedding in chunk 0 and the head with its loss in chunk 1. ZBV, P 2, m 1, no p2p,
+ * by hand (pipesim.h's order, the micro-batches past m dropped): both stages run F0
+ * F1' B1' W1' B0 W0; the chain F0(0) F0(1) F1'(1) F1'(0) B1'(0), then stage 1's B1'
+ * W1' B0 W0 and stage 0's W1' then its B0 once stage 1's B0 has arrived, then W0:
+ *   X  = F0₀ + F0₁ + F1₁ + F1₀ + B1₀ + B1₁                  (B1' on stage 1 ends)
+ *   T  = max(max(X + W1₁ + B0₁, X − B1₁ + W1₀) + B0₀ + W0₀,  X + W1₁ + B0₁ + W0₁)
+ * Each chunk's own figures, where the even split (the old pricing) gives another T.
+ * Halves given explicitly run as NULL does, to the bit; bad input names its field. */
+static void test_v_uneven_chunks(void)
+{
+    /* stage s: forward, whole backward, its W; chunk 1's share of each */
+    const double f[2] = {3, 2}, b[2] = {6, 4}, w[2] = {2, 2};
+    const double f1[2] = {2.5, 1}, b1[2] = {5, 2}, w1[2] = {1.5, 1};
+    double F[2][2], B[2][2], W[2][2]; /* [stage][chunk]: F, B (input part), W */
+    for (uint32_t s = 0; s < 2; s++) {
+        F[s][1] = f1[s], F[s][0] = f[s] - f1[s];
+        W[s][1] = w1[s], W[s][0] = w[s] - w1[s];
+        B[s][1] = b1[s] - w1[s], B[s][0] = b[s] - b1[s] - W[s][0];
+    }
+    double X = F[0][0] + F[1][0] + F[1][1] + F[0][1] + B[0][1] + B[1][1];
+    double s1 = X + W[1][1] + B[1][0];
+    double T = fmax(fmax(s1, X - B[1][1] + W[0][1]) + B[0][0] + W[0][0], s1 + W[1][0]);
+    tsl_pipesim_in_t in = {.n_stages = 2,
+                           .n_micro = 1,
+                           .fwd_s = f,
+                           .bwd_s = b,
+                           .wgrad_s = w,
+                           .schedule = TSL_PIPESIM_SCHED_ZBV,
+                           .c1_fwd_s = f1,
+                           .c1_bwd_s = b1,
+                           .c1_wgrad_s = w1};
+    tsl_pipesim_out_t o, even;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "uneven V runs: %s", err.msg);
+    CHECK_NEAR(o.iter_s, T, 1e-12, "uneven ZBV P 2 m 1: %g, by hand %g", o.iter_s, T);
+    tsl_pipesim_event_t ev[16];
+    int n = tsl_pipesim_events(&in, ws, ev, 16, &err);
+    CHECK(n == 12, "12 ops, got %d", n);
+    for (int k = 0; k < n; k++) {
+        const tsl_pipesim_event_t *e = &ev[k];
+        double want = e->op == TSL_PIPESIM_FWD   ? F[e->stage][e->chunk]
+                      : e->op == TSL_PIPESIM_BWD ? B[e->stage][e->chunk]
+                                                 : W[e->stage][e->chunk];
+        CHECK_NEAR(e->end_s - e->start_s, want, 1e-12, "stage %u %c%s: its chunk's own time",
+                   e->stage, "FBW"[e->op], e -> chunk ? "'" : "");
+    }
+    in.c1_fwd_s = in.c1_bwd_s = in.c1_wgrad_s = NULL;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &even, &err) == 0, "even V runs");
+    CHECK(fabs(even.iter_s - T) > 0.4, "the even split is another run: %g against %g", even.iter_s,
+          T);
+    /* halves given: the even split to the bit, under both V schedules */
+    const double hf[2] = {1.5, 1}, hb[2] = {3, 2}, hw[2] = {1, 1};
+    for (uint32_t sched = TSL_PIPESIM_SCHED_ZBV; sched <= TSL_PIPESIM_SCHED_DUALPIPEV; sched++) {
+        in.schedule = (uint8_t)sched;
+        in.n_micro = 8;
+        in.c1_fwd_s = in.c1_bwd_s = in.c1_wgrad_s = NULL;
+        CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &even, &err) == 0, "%u runs", sched);
+        in.c1_fwd_s = hf;
+        in.c1_bwd_s = hb;
+        in.c1_wgrad_s = sched == TSL_PIPESIM_SCHED_ZBV ? hw : NULL; /* NULL: the stage's split */
+        CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%u halves run", sched);
+        CHECK(o.iter_s == even.iter_s, "%s: halves given %.17g, NULL %.17g",
+              tsl_pipesim_sched_name(sched, 0), o.iter_s, even.iter_s);
+    }
+    /* refusals name the field */
+    in.c1_wgrad_s = NULL;
+    in.c1_bwd_s = NULL;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) != 0 && strstr(err.msg, "c1_bwd_s"),
+          "forward without backward refused: %s", err.msg);
+    const double big[2] = {9, 1};
+    in.c1_bwd_s = hb;
+    in.c1_fwd_s = big;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) != 0 && strstr(err.msg, "c1_fwd_s[0]"),
+          "a chunk over its stage refused: %s", err.msg);
+    in.c1_fwd_s = hf;
+    in.schedule = TSL_PIPESIM_SCHED_ZBH1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) != 0 && strstr(err.msg, "c1_fwd_s"),
+          "chunks without a V refused: %s", err.msg);
+}
+
 static void test_cap(void)
 {
     double f[8], b[8];
@@ -1132,6 +1213,7 @@ int main(void)
     test_rendezvous_closed_form();
     test_zero_bubble();
     test_dualpipev();
+    test_v_uneven_chunks();
     test_cap();
     test_long_transient();
     free(ws);
