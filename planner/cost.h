@@ -527,10 +527,10 @@ typedef enum tsl_cost_mode {
  * plan under another target, or whose P divides the layers or the blocks, prices and searches as
  * 108.
  * 112 (109 on its branch): no priced term changed — the batch sweep did: after the doubling (and
- * the cap) it tries 3b/4 and 3b/2 around the best batch b and walks the side below b in steps of
- * b/16 where 3b/4 became the best, else the side above in steps of b/8 as before, skipping the
- * batches the doublings tried (search_engine.c refine_around); a swept plan may now sit between
- * b/2 and b (GPT3-65B on 8×8 A100: 1536, 17.54 samples/s, over 1024's 17.50). The doubling from
+ * the cap) it tries 3b/4, 7b/8 and 3b/2 around the best batch b and walks the side below b in
+ * steps of b/16 where 3b/4 or 7b/8 became the best, else the side above in steps of b/8 as
+ * before, skipping the batches the doublings tried (search_engine.c refine_around); a swept
+ * plan may now sit between b/2 and b (GPT3-65B on 8×8 A100: 1536, 17.54 samples/s, over 1024's 17.50). The doubling from
  * the device count's odd part counts its gains over its own batches, not the powers of two's best
  * (GPT2-345M on 5×8 A100: 2594.64 samples/s at 3840, was 1681.68 at 4096). A plan at a fixed batch
  * prices and searches as 111.

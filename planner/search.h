@@ -23,8 +23,8 @@
  *
  * Batch sweep: B = 1, 2, 4, ... until a batch fits nothing after one that fitted
  * (or two doublings gain nothing), then a refinement around the best batch b:
- * 3b/4 and 3b/2 first, then the side below b in steps of a sixteenth of it where
- * 3b/4 became the best, else the side above it in steps of an eighth (up to
+ * 3b/4, 7b/8 and 3b/2 first, then the side below b in steps of a sixteenth of it
+ * where 3b/4 or 7b/8 became the best, else the side above it in steps of an eighth (up to
  * request.max_batch). Batches that fit nothing before any has fitted do not stop
  * it below the device count: a small batch cannot shard over every device.
  *

@@ -368,30 +368,37 @@ static uint32_t side_batches(uint32_t b, uint32_t maxb, bool below, const swept_
  * best (an interleaved plan) where 1536 does better. Walking both sides costs
  * each side's batches, and a batch near the best costs the most (few of its
  * configurations fall below the plans kept), so each side's middle (3b/4, 3b/2)
- * is tried first and one side walked in full: the side below where its middle
- * became the best, else the side above — the throughput the doubling saw rising
- * rises on past b more often than it peaks below it. Progress runs from lo to
- * below hi. Returns -1 when cancelled. */
+ * and b's nearer neighbour below at the walk's resolution above (7b/8, as b + b/8
+ * is above) are tried first and one side walked in full: the side below where
+ * one of its two became the best, else the side above — the throughput the
+ * doubling saw rising rises on past b more often than it peaks below it. With
+ * 3b/4 alone, a peak at 7b/8 behind a weaker 3b/4 went unseen (BERT-Huge-32 on 8
+ * RTX TITAN at 8 GiB: 2048's ZB-V plan beat 1536's, 1792 did better than both).
+ * Progress runs from lo to below hi. Returns -1 when cancelled. */
 static int refine_around(tsl_engine_t *e, run_state_t *rs, uint32_t b, uint32_t maxb,
                          const swept_t *s, double lo, double hi)
 {
     uint32_t side[2][REFINE_SIDE], n[2]; /* [0] above b, [1] below it */
     n[0] = side_batches(b, maxb, false, s, side[0]);
     n[1] = side_batches(b, maxb, true, s, side[1]);
-    double slots = 2 + (n[0] > n[1] ? n[0] : n[1]);
-    uint32_t mid[2] = {n[0] / 2, n[1] / 2};
-    for (uint32_t k = 0; k < 2; k++) {
-        if (n[k] == 0)
+    uint32_t probe[3] = {n[0] ? side[0][n[0] / 2] : 0, n[1] ? side[1][n[1] / 2] : 0, 0};
+    for (uint32_t i = 0; i < n[1]; i++)
+        if (side[1][i] == b - b / 8 && side[1][i] != probe[1])
+            probe[2] = side[1][i];
+    double slots = 3 + (n[0] > n[1] ? n[0] : n[1]);
+    for (uint32_t k = 0; k < 3; k++) {
+        if (probe[k] == 0)
             continue;
         progress(e, lo + (hi - lo) * k / slots, "search");
-        if (eval_batch(e, rs, side[k][mid[k]]) < 0)
+        if (eval_batch(e, rs, probe[k]) < 0)
             return -1;
     }
-    uint32_t walk = n[1] && rs->best->valid && rs->best->global_batch == side[1][mid[1]];
+    uint32_t best = rs->best->valid ? rs->best->global_batch : 0;
+    uint32_t walk = n[1] && (best == probe[1] || (probe[2] && best == probe[2]));
     for (uint32_t i = 0; i < n[walk]; i++) {
-        if (i == mid[walk])
+        if (side[walk][i] == probe[walk] || (walk && side[walk][i] == probe[2]))
             continue;
-        progress(e, lo + (hi - lo) * (2 + i) / slots, "search");
+        progress(e, lo + (hi - lo) * (3 + i) / slots, "search");
         if (eval_batch(e, rs, side[walk][i]) < 0)
             return -1;
     }
