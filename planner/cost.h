@@ -525,8 +525,16 @@ typedef enum tsl_cost_mode {
  * the embedding on the first stage, the head on the last), refused before, priced with its
  * uneven stages as laid out and exported with that method (target.c ds_cut_blocks); a plan
  * under another target, or whose P divides the layers or the blocks, prices and searches as
- * 108. */
-#define TSL_COST_MODEL_VERSION 111u
+ * 108.
+ * 114 (112, 113: other branches'): the A100's fused attention core by kernel
+ * (attn_kernel.h tsl_attn_ampere_share): by default, and under flash2 and cudnn, at
+ * FlashAttention-2's published A100 shares by head dimension and keys (Dao 2023, Fig. 4,
+ * forward + backward 132-203 TFLOP/s, split at the paper's 73 % / 63 % maxima), what
+ * Megatron-LM, TransformerEngine and PyTorch SDPA run there; FlashAttention v1 and its
+ * Triton port are the named kernel flash1 (attn_kernel 3), at cost model 108's 0.40 / 0.30
+ * (on Hopper the family's one figure). A plan on no A100, with an unfused core, or under
+ * flash1 prices as 111. */
+#define TSL_COST_MODEL_VERSION 114u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
