@@ -159,10 +159,11 @@ static const char eval_usage[] =
     "                      floor (a C executor, CUDA graphs)\n"
     "  --attn-kernel KERNEL\n"
     "                      the fused attention kernel the stack runs, priced on\n"
-    "                      Hopper at its published share by head dimension and\n"
-    "                      keys: flash2 or 1 (FlashAttention-2), cudnn or 2 (cuDNN's\n"
-    "                      fused SDPA, TE's FusedAttention); default the GPU's one\n"
-    "                      figure\n"
+    "                      Hopper and the A100 at its published share by head\n"
+    "                      dimension and keys: flash2 or 1 (FlashAttention-2),\n"
+    "                      cudnn or 2 (cuDNN's fused SDPA, TE's FusedAttention),\n"
+    "                      flash1 or 3 (FlashAttention v1 and its Triton port);\n"
+    "                      default the GPU's one figure (the A100: FlashAttention-2)\n"
     "\n"
     "Precision and overlap (docs/cost-model.md, \"Precision and overlap\"; default:\n"
     "what --megatron-args / --torchtitan say, else Tessel's executor's):\n"
@@ -685,7 +686,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_ATTN_KERNEL: {
         int k = tsl_attn_kernel_parse(optarg);
         if (k <= 0)
-            return tsl_err_set(err, "attn-kernel: '%.40s' is not flash2 (1) or cudnn (2)", optarg);
+            return tsl_err_set(
+                err, "attn-kernel: '%.40s' is not flash2 (1), cudnn (2) or flash1 (3)", optarg);
         eo->attn_kernel = (uint32_t)k;
         return 0;
     }

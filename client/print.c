@@ -312,16 +312,16 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
 }
 
 /* The first GPU of a cluster description ("2 nodes x 8 A100-80G (80 GiB) + ...",
- * tsl_cluster_describe) that has no per-kernel attention shares, into buf; false
- * when every one has them or none is named. */
-static bool gpu_without_kernel_shares(const char *desc, char *buf, size_t cap)
+ * tsl_cluster_describe) that has no published attention shares for `kernel`, into
+ * buf; false when every one has them or none is named. */
+static bool gpu_without_kernel_shares(const char *desc, uint32_t kernel, char *buf, size_t cap)
 {
     for (const char *p = desc ? strstr(desc, " x ") : NULL; p; p = strstr(p + 3, " x ")) {
         const char *g = p + 3;
         g += strspn(g, "0123456789");
         g += strspn(g, " ");
         snprintf(buf, cap, "%.*s", (int)strcspn(g, " ,("), g);
-        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf))
+        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf, kernel))
             return true;
     }
     return false;
@@ -334,20 +334,22 @@ static void print_attn_kernel(FILE *out, json_t *plan, json_t *cluster)
     uint32_t k = (uint32_t)integer(plan, "attn_kernel");
     if (k == TSL_ATTN_KERNEL_DEFAULT)
         return;
-    const char *who = k == TSL_ATTN_KERNEL_FLASH2  ? "FlashAttention-2"
-                      : k == TSL_ATTN_KERNEL_CUDNN ? "cuDNN's fused SDPA"
-                                                   : "an unknown kernel";
+    const char *who = k == TSL_ATTN_KERNEL_FLASH2   ? "FlashAttention-2"
+                      : k == TSL_ATTN_KERNEL_CUDNN  ? "cuDNN's fused SDPA"
+                      : k == TSL_ATTN_KERNEL_FLASH1 ? "FlashAttention (v1)"
+                                                    : "an unknown kernel";
     char gpu[64];
-    if (gpu_without_kernel_shares(str(cluster, "description"), gpu, sizeof gpu))
+    if (gpu_without_kernel_shares(str(cluster, "description"), k, gpu, sizeof gpu))
         fprintf(out,
-                "  stack:     fused attention by %s (attn_kernel %s): %s has no per-kernel "
-                "table (H100, H200, H800), priced as the GPU's one figure\n",
+                "  stack:     fused attention by %s (attn_kernel %s): %s has no published "
+                "share for it (FlashAttention-2 and cuDNN on H100, H200, H800; every kernel "
+                "on A100), priced as the GPU's one figure\n",
                 who, tsl_attn_kernel_name(k), gpu);
     else
         fprintf(out,
-                "  stack:     fused attention by %s (attn_kernel %s), at its published rate by "
-                "head dimension and keys\n",
-                who, tsl_attn_kernel_name(k));
+                "  stack:     fused attention by %s (attn_kernel %s), at its published rate%s\n",
+                who, tsl_attn_kernel_name(k),
+                k == TSL_ATTN_KERNEL_FLASH1 ? "" : " by head dimension and keys");
 }
 
 /* A plan switch (a boolean plan key) and the line that says what it prices. */

@@ -1,7 +1,9 @@
 /*
- * attn_kernel.c — the published Hopper attention rates of attn_kernel.h.
+ * attn_kernel.c — the published Hopper and A100 attention rates of attn_kernel.h.
  */
 #include "attn_kernel.h"
+
+#include "gemm_eff.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -22,7 +24,20 @@ static const double fa3_figs[2][2][2][SWEEP_POINTS] = {
      {{266, 348, 395, 417, 432, 433}, {305, 408, 465, 499, 518, 516}}},
 };
 
-static const char *const names[TSL_ATTN_KERNEL_COUNT] = {"default", "flash2", "cudnn"};
+/* FlashAttention-2 on the A100 (Dao 2023, Fig. 4: forward + backward, non-causal),
+ * TFLOP/s: [head dimension 64, 128][sequence]; 151 and 153 read from the bars the
+ * legend covers (attn_kernel.h). */
+static const double fa2_a100_fwd_bwd[2][SWEEP_POINTS] = {
+    {132, 153, 162, 171, 175, 176},
+    {151, 173, 187, 196, 201, 203},
+};
+
+#define A100_PEAK_TFLOPS 312.0 /* A100 dense bf16, the figure's denominator */
+#define FA2_A100_FWD_MAX 0.73  /* "up to 73%" forward (Sec. 1) */
+#define FA2_A100_BWD_MAX 0.63  /* "up to 63%" backward */
+#define FIG_BWD_FLOPS    2.5   /* the figures count the backward at 2.5 × the forward */
+
+static const char *const names[TSL_ATTN_KERNEL_COUNT] = {"default", "flash2", "cudnn", "flash1"};
 
 int tsl_attn_kernel_parse(const char *name)
 {
@@ -36,8 +51,8 @@ int tsl_attn_kernel_ok(uint32_t kernel, tsl_err_t *err)
 {
     if (kernel < TSL_ATTN_KERNEL_COUNT)
         return 0;
-    return tsl_err_set(err, "attn_kernel: %u is not 1 (flash2) or 2 (cudnn), or 0 for none",
-                       kernel);
+    return tsl_err_set(
+        err, "attn_kernel: %u is not 1 (flash2), 2 (cudnn) or 3 (flash1), or 0 for none", kernel);
 }
 
 const char *tsl_attn_kernel_name(uint32_t kernel)
@@ -56,12 +71,32 @@ static double along_keys(const double *row, double keys)
     return row[i] + (x - i) * (row[i + 1] - row[i]);
 }
 
+/* A figure's two rows (head dimension 64, 128) at hd and keys: linear in the head
+ * dimension between them, the nearer row outside. */
+static double by_shape(const double (*fig)[SWEEP_POINTS], double hd, double keys)
+{
+    double w = fmin(fmax((hd - 64.0) / 64.0, 0.0), 1.0); /* head dimension 64 → 0, 128 → 1 */
+    return (1.0 - w) * along_keys(fig[0], keys) + w * along_keys(fig[1], keys);
+}
+
 double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys)
 {
-    if (kernel == TSL_ATTN_KERNEL_DEFAULT || kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) ||
-        !(hd > 0))
+    /* flash1 has no Hopper figure: the family's one (attn_kernel.h) */
+    if (kernel == TSL_ATTN_KERNEL_DEFAULT || kernel == TSL_ATTN_KERNEL_FLASH1 ||
+        kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
         return 0.0;
-    const double(*fig)[SWEEP_POINTS] = fa3_figs[kernel - 1][bwd ? 1 : 0];
-    double w = fmin(fmax((hd - 64.0) / 64.0, 0.0), 1.0); /* head dimension 64 → 0, 128 → 1 */
-    return ((1.0 - w) * along_keys(fig[0], keys) + w * along_keys(fig[1], keys)) / H100_PEAK_TFLOPS;
+    return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS;
+}
+
+double tsl_attn_ampere_share(uint32_t kernel, bool bwd, double hd, double keys)
+{
+    if (kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
+        return 0.0;
+    if (kernel == TSL_ATTN_KERNEL_FLASH1)
+        return bwd ? TSL_ATTN_A100_BWD_EFF : TSL_ATTN_A100_FWD_EFF;
+    /* forward r·c and backward c from the fwd+bwd share f: 3.5 / f = 1 / (r·c) + 2.5 / c */
+    double r = FA2_A100_FWD_MAX / FA2_A100_BWD_MAX;
+    double f = by_shape(fa2_a100_fwd_bwd, hd, keys) / A100_PEAK_TFLOPS;
+    double c = f * (1.0 / r + FIG_BWD_FLOPS) / (1.0 + FIG_BWD_FLOPS);
+    return bwd ? c : r * c;
 }

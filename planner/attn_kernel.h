@@ -1,15 +1,22 @@
 /*
- * attn_kernel.h — which fused attention kernel a stack runs on Hopper, and the
- * share of the H100's peak each reaches by shape (docs/cost-model.md "Flash
- * attention's rate", "Hopper by kernel and shape").
+ * attn_kernel.h — which fused attention kernel a stack runs, and the share of the
+ * H100's or the A100's peak each reaches by shape (docs/cost-model.md "Flash
+ * attention's rate", "Hopper by kernel and shape", "The A100 by kernel").
  *
- *   default  no kernel named: the H100 family's one figure (gemm_eff.h
- *            TSL_ATTN_H100_FWD_EFF / _BWD_EFF, 0.35 / 0.18), as before;
+ *   default  no kernel named: on Hopper the H100 family's one figure (gemm_eff.h
+ *            TSL_ATTN_H100_FWD_EFF / _BWD_EFF, 0.35 / 0.18), as before; on the
+ *            A100 FlashAttention-2's shares by shape (below: what Megatron-LM and
+ *            TE (FlashAttention-2 on sm80) and PyTorch SDPA run there);
  *   flash2   FlashAttention-2 (PyTorch SDPA's flash backend: torchtitan's rows,
  *            December 2024 nightlies, pytorch#142132);
  *   cudnn    cuDNN's fused SDPA (Transformer Engine's FusedAttention, which TE
  *            prefers on sm90 from v1.7 on: attention.py `get_attention_backend`
- *            and before it DotProductAttention.forward).
+ *            and before it DotProductAttention.forward); on the A100, with no
+ *            published A100 figure of its own, FlashAttention-2's (assumed);
+ *   flash1   FlashAttention (v1, 2022-23) and its Triton port (llm-foundry's
+ *            attn_impl triton: the MPT rows): on the A100 gemm_eff.h's
+ *            TSL_ATTN_A100_FWD_EFF / _BWD_EFF (0.40 / 0.30, cost model 108); on
+ *            Hopper, with no figure of its own, the family's one figure (assumed).
  *
  * The shares: Shah et al. 2024 (FlashAttention-3, arXiv:2407.08608), Figs. 5–6,
  * H100 SXM5, bf16, batch × sequence 16k tokens, hidden 2048, non-causal, the
@@ -18,6 +25,19 @@
  * sequences 512–16k; linear in log2 of the keys between them and flat outside,
  * linear in the head dimension between 64 and 128 and flat outside. The causal
  * and occupancy rules of roofline.c apply on top, as to the one figure.
+ *
+ * The A100's FlashAttention-2 shares: Dao 2023 (FlashAttention-2, arXiv:2307.08691),
+ * Fig. 4, A100 80GB SXM4, bf16, batch × sequence 16k tokens, hidden 2048,
+ * non-causal, forward + backward TFLOP/s printed on the bars (the same figure as
+ * Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png; the two labels
+ * the legend hides, 151 at head dimension 128 and 512 keys and 153 at 64 and 1k, read
+ * from the bars' heights against the printed ones), over the 312 peak, at head
+ * dimensions 64 and 128 and sequences 512–16k, interpolated as Hopper's. Split into
+ * forward and backward at the ratio of the paper's two maxima, "up to 73%" forward
+ * and "up to 63%" backward (Sec. 1): forward r·c, backward c, with
+ * 3.5 / fwd+bwd = 1 / (r·c) + 2.5 / c and r = 73/63 — at head dimension 128 and 16k
+ * it gives 0.724 and 0.625, the stated maxima. Assumed: that ratio at every shape
+ * (the paper's separate forward and backward figures, Figs. 5–6, are images only).
  *
  * Pure: no allocation, no I/O.
  */
@@ -33,19 +53,20 @@ typedef enum tsl_attn_kernel {
     TSL_ATTN_KERNEL_DEFAULT = 0, /* the GPU family's one figure */
     TSL_ATTN_KERNEL_FLASH2 = 1,  /* FlashAttention-2 */
     TSL_ATTN_KERNEL_CUDNN = 2,   /* cuDNN's fused SDPA (TE FusedAttention) */
-    TSL_ATTN_KERNEL_COUNT = 3
+    TSL_ATTN_KERNEL_FLASH1 = 3,  /* FlashAttention (v1) and its Triton port */
+    TSL_ATTN_KERNEL_COUNT = 4
 } tsl_attn_kernel_t;
 
-/* "flash2" or "cudnn" (or "default"), case-insensitive, or the kernel's number
- * ("1", "2"; "0") → the kernel; -1 for anything else. One rule for plan and eval
- * --attn-kernel. */
+/* "flash2", "cudnn" or "flash1" (or "default"), case-insensitive, or the kernel's
+ * number ("1", "2", "3"; "0") → the kernel; -1 for anything else. One rule for plan
+ * and eval --attn-kernel. */
 int tsl_attn_kernel_parse(const char *name);
 
-/* 0 where `kernel` is one (0 to 2), else -1 and err naming attn_kernel (a plan
+/* 0 where `kernel` is one (0 to 3), else -1 and err naming attn_kernel (a plan
  * document's field). */
 int tsl_attn_kernel_ok(uint32_t kernel, tsl_err_t *err);
 
-/* The kernel's name ("default", "flash2", "cudnn"); "?" out of range. */
+/* The kernel's name ("default", "flash2", "cudnn", "flash1"); "?" out of range. */
 const char *tsl_attn_kernel_name(uint32_t kernel);
 
 /* The kernel's unmasked share of the H100's dense bf16 peak, forward or backward,
@@ -53,5 +74,12 @@ const char *tsl_attn_kernel_name(uint32_t kernel);
  * sweep); 0 for the default kernel or one out of range (the caller keeps the GPU
  * family's figure). */
 double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys);
+
+/* The kernel's unmasked share of the A100's dense bf16 peak (312 TFLOP/s, 40 and
+ * 80 GB alike), forward or backward, at head dimension hd and `keys` keys per query:
+ * flash1 TSL_ATTN_A100_FWD_EFF / _BWD_EFF at every shape; the default, flash2 and
+ * cudnn FlashAttention-2's by shape (above); 0 for a kernel out of range or a shape
+ * without keys or head dimension (the caller keeps the GPU family's figure). */
+double tsl_attn_ampere_share(uint32_t kernel, bool bwd, double hd, double keys);
 
 #endif

@@ -543,8 +543,16 @@ typedef enum tsl_cost_mode {
  * all-reduce); the event simulator runs each chunk's own F, B and W (pipesim.h
  * chunk1_*) where it split the rank's times evenly. A plan without a V schedule
  * prices as 112; a V plan of one block kind and an untied head moves by its chunks'
- * times only. */
-#define TSL_COST_MODEL_VERSION 113u
+ * times only.
+ * 114: the A100's fused attention core by kernel
+ * (attn_kernel.h tsl_attn_ampere_share): by default, and under flash2 and cudnn, at
+ * FlashAttention-2's published A100 shares by head dimension and keys (Dao 2023, Fig. 4,
+ * forward + backward 132-203 TFLOP/s, split at the paper's 73 % / 63 % maxima), what
+ * Megatron-LM, TransformerEngine and PyTorch SDPA run there; FlashAttention v1 and its
+ * Triton port are the named kernel flash1 (attn_kernel 3), at cost model 108's 0.40 / 0.30
+ * (on Hopper the family's one figure). A plan on no A100, with an unfused core, or under
+ * flash1 prices as 113. */
+#define TSL_COST_MODEL_VERSION 114u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -3,6 +3,8 @@
  */
 #include "gemm_eff.h"
 
+#include "attn_kernel.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -21,25 +23,28 @@ static const struct {
     const char *family;
     double sms, attn_fwd, attn_bwd, attn_mla_bwd;
     bool hopper; /* the H100 part: attn_kernel.h's published shares apply */
+    bool ampere; /* the A100: attn_kernel.h's A100 shares apply (attn_fwd, attn_bwd: flash1's) */
     bool gb100;  /* B200 / GB200: cuDNN's sliding-window figures (TSL_ATTN_GB100_SWA64_*) */
 } sm_table[] = {
-    {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, false},
-    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false},
-    {"V100", 80, 0, 0, 0, false, false},
-    {"T4", 40, 0, 0, 0, false, false},
-    {"RTX-TITAN", 72, 0, 0, 0, false, false},
-    {"2080Ti", 68, 0, 0, 0, false, false},
-    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false}, /* H100's part */
-    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false}, /* H100's part */
+    {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, true, false},
+    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false, false},
+    {"V100", 80, 0, 0, 0, false, false, false},
+    {"T4", 40, 0, 0, 0, false, false, false},
+    {"RTX-TITAN", 72, 0, 0, 0, false, false, false},
+    {"2080Ti", 68, 0, 0, 0, false, false, false},
+    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false,
+     false}, /* H100's part */
+    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false,
+     false}, /* H100's part */
     {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF, false,
-     true},
-    {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
      false, true},
-    {"MI300X", 304, 0, 0, 0, false, false},
-    {"MI325X", 304, 0, 0, 0, false, false},
-    {"L40S", 142, 0, 0, 0, false, false},
-    {"L4", 58, 0, 0, 0, false, false},
-    {"A10G", 80, 0, 0, 0, false, false},
+    {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
+     false, false, true},
+    {"MI300X", 304, 0, 0, 0, false, false, false},
+    {"MI325X", 304, 0, 0, 0, false, false, false},
+    {"L40S", 142, 0, 0, 0, false, false, false},
+    {"L4", 58, 0, 0, 0, false, false, false},
+    {"A10G", 80, 0, 0, 0, false, false, false},
 };
 
 static int family_of(const char *name)
@@ -57,7 +62,9 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
     g->attn_fwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_fwd * peak_flops : 0.0;
     g->attn_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_bwd * peak_flops : 0.0;
     g->attn_mla_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_mla_bwd * peak_flops : 0.0;
-    g->attn_kernel_peak = f >= 0 && sm_table[f].hopper && peak_flops > 0 ? peak_flops : 0.0;
+    bool table = f >= 0 && (sm_table[f].hopper || sm_table[f].ampere) && peak_flops > 0;
+    g->attn_kernel_peak = table ? peak_flops : 0.0;
+    g->attn_kernel_ampere = table && sm_table[f].ampere;
     bool swa = f >= 0 && sm_table[f].gb100 && peak_flops > 0;
     g->attn_swa64_fwd_flops = swa ? TSL_ATTN_GB100_SWA64_FWD_EFF * peak_flops : 0.0;
     g->attn_swa64_bwd_flops = swa ? TSL_ATTN_GB100_SWA64_BWD_EFF * peak_flops : 0.0;
@@ -66,10 +73,11 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
                     : 0.0;
 }
 
-bool tsl_gemm_eff_kernel_shares(const char *name)
+bool tsl_gemm_eff_kernel_shares(const char *name, uint32_t kernel)
 {
     int f = family_of(name);
-    return f >= 0 && sm_table[f].hopper;
+    return f >= 0 &&
+           (sm_table[f].ampere || (sm_table[f].hopper && kernel != TSL_ATTN_KERNEL_FLASH1));
 }
 
 /* Fraction of the SMs the GEMM's tiles (and split-K slices) keep busy. */

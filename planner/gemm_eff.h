@@ -31,6 +31,7 @@
 #define TSL_GEMM_EFF_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define TSL_GEMM_TILE               128.0  /* T: output tile edge (cuBLAS bf16 Hopper/Ampere) */
 #define TSL_GEMM_SPLIT_K            1024.0 /* K_split: depth per extra split-K unit (fitted) */
@@ -47,17 +48,19 @@
  * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
-/* The same shares on the A100 (40 and 80 GB), for the FlashAttention kernel of
- * 2022-23 and its Triton port: FlashAttention's forward "only reaches 30-50% of the
- * theoretical maximum FLOPs/s" of the A100 and its backward "only 25-35%" (Dao 2023,
- * FlashAttention-2, arXiv:2307.08691, Sec. 1, of its Figs. 5-6: A100 80GB SXM4, head
- * dimension 64 and 128, s 512-16k; FLOPs 4·s²·hd·heads forward, 2.5 × that backward,
- * Tessel's count): the bands' midpoints. The Triton port (flash_attn_triton.py at
- * HazyResearch/flash-attention eff9fe6b, what llm-foundry's attn_impl triton runs) is,
- * by its own docstring, faster forward, slower backward and "slightly slower" forward +
- * backward than that CUDA kernel: priced as it. Assumed: a stack on FlashAttention-2
- * runs faster ("up to 73%" forward, "up to 63%" backward, ibid.), which this figure
- * does not price; no published A100 run in bench/published ran it. */
+/* The same shares on the A100 (40 and 80 GB) for FlashAttention (v1) of 2022-23 and
+ * its Triton port — the kernel `attn_kernel` flash1 (attn_kernel.h), since cost
+ * model 114; the A100's default and flash2 take FlashAttention-2's published shares
+ * by shape instead (attn_kernel.h tsl_attn_ampere_share). FlashAttention's forward
+ * "only reaches 30-50% of the theoretical maximum FLOPs/s" of the A100 and its
+ * backward "only 25-35%" (Dao 2023, FlashAttention-2, arXiv:2307.08691, Sec. 1, of its
+ * Figs. 5-6: A100 80GB SXM4, head dimension 64 and 128, s 512-16k; FLOPs 4·s²·hd·heads
+ * forward, 2.5 × that backward, Tessel's count): the bands' midpoints, 0.32 of peak
+ * over forward and backward, where the paper's Fig. 4 prints 72–110 TFLOP/s (0.23–0.35)
+ * for FlashAttention and 78–102 (0.25–0.33) for its Triton port. The Triton port
+ * (flash_attn_triton.py at HazyResearch/flash-attention eff9fe6b, what llm-foundry's
+ * attn_impl triton runs) is, by its own docstring, faster forward, slower backward and
+ * "slightly slower" forward + backward than that CUDA kernel: priced as it. */
 #define TSL_ATTN_A100_FWD_EFF 0.40
 #define TSL_ATTN_A100_BWD_EFF 0.30
 /* The same shares on Blackwell (GB100: B200 and GB200), cuDNN's fused SDPA as
@@ -118,8 +121,10 @@ typedef struct tsl_gemm_eff {
     double attn_bwd_flops;
     double attn_mla_bwd_flops;   /* latent attention's (MLA's) backward; 0 = attn_bwd_flops */
     double attn_kernel_peak;     /* the datasheet peak (FLOP/s) a named kernel's published
-                                  shares are of (attn_kernel.h: Hopper, the H100 part);
-                                  0 = no such table: every kernel takes attn_*_flops */
+                                  shares are of (attn_kernel.h: Hopper, the H100 part; the
+                                  A100); 0 = no such table: every kernel takes attn_*_flops */
+    bool attn_kernel_ampere;     /* that table is the A100's (tsl_attn_ampere_share), which
+                                  prices the default kernel too; false: Hopper's */
     double attn_swa64_fwd_flops; /* a causal sliding window's core at head dimension 64,
                                     unmasked-equivalent rate of TSL_ATTN_GB100_SWA64_*
                                     (forward, backward); 0 = the causal rule */
@@ -135,10 +140,11 @@ typedef struct tsl_gemm_eff {
  * rate is then e_max · the remaining terms, as a flat efficiency was). */
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
 
-/* Whether the GPU of that name is the H100 part (H100, H200, H800), where a named
- * attention kernel takes attn_kernel.h's per-kernel shares; elsewhere it is priced
- * as the family's one figure (tesselctl's text output says which). */
-bool tsl_gemm_eff_kernel_shares(const char *name);
+/* Whether the GPU of that name has attn_kernel.h's published shares for `kernel`
+ * (tsl_attn_kernel_t): the H100 part (H100, H200, H800) for flash2 and cudnn, the A100
+ * for every kernel; elsewhere it is priced as the family's one figure (tesselctl's
+ * text output says which). */
+bool tsl_gemm_eff_kernel_shares(const char *name, uint32_t kernel);
 
 /* occupancy alone (the fused attention kernel: one block per 128 queries per
  * head, its own rate in place of e_max · depth), in (0, 1]. */

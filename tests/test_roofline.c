@@ -539,13 +539,17 @@ static void test_blackwell_flash(void)
                diff * 1e6, (flash_b - gemm_b) * 1e6);
 }
 
-/* The A100's fused core (cost model 108): FlashAttention's published A100 shares,
- * 0.40 of peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*), on both
- * memories; before, the GEMM curve's rate. MPT-7B's block at 2K (causal, 32 heads of
- * 128, one sample): 4·2048·1024.5·4096 = 34.38 GFLOP forward, causal share
- * 0.94·1024.5/(1024.5 + 128) = 0.83558, 16·32 = 512 tiles over 108 SMs (occupancy 1):
- * 34.38e9 / (0.40·312e12·0.83558) = 329.65 µs forward, 2.5 × that at 0.30: 1098.82 µs
- * backward. The GEMM curve priced it faster (A100 bf16 at 0.82 of peak). */
+/* The A100's fused core by kernel (cost model 114; attn_kernel.h). flash1
+ * (FlashAttention v1, its Triton port: cost model 108's one A100 figure) at 0.40 of
+ * peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*), on both memories.
+ * MPT-7B's block at 2K (causal, 32 heads of 128, one sample): 4·2048·1024.5·4096 =
+ * 34.38 GFLOP forward, causal share 0.94·1024.5/(1024.5 + 128) = 0.83558, 16·32 = 512
+ * tiles over 108 SMs (occupancy 1): 34.38e9 / (0.40·312e12·0.83558) = 329.65 µs
+ * forward, 2.5 × that at 0.30: 1098.82 µs backward. The GEMM curve priced it faster
+ * (A100 bf16 at 0.82 of peak). The default (and flash2, cudnn) at FlashAttention-2's
+ * Fig. 4 share at head dimension 128 and 2K keys, 187 / 312 over forward and backward,
+ * split at the paper's maxima 73 : 63 (forward 0.66731, backward 0.57590): 197.60 µs
+ * forward, 572.40 µs backward (1098.82 − 572.40 = 526.42 µs less). */
 static void test_a100_flash(void)
 {
     const tsl_gpu_spec_t *a80 = tsl_gpu_find("A100-80G"), *a40 = tsl_gpu_find("A100-40G");
@@ -556,10 +560,12 @@ static void test_a100_flash(void)
     tsl_gemm_eff_for_gpu(&g40, a40->name, a40->peak_flops, a40->mem_bw);
     CHECK(g40.attn_fwd_flops == 0.40 * 312e12 && g40.attn_bwd_flops == 0.30 * 312e12,
           "A100-40G: %g / %g", g40.attn_fwd_flops, g40.attn_bwd_flops);
-    CHECK(g40.attn_kernel_peak == 0.0, "no per-kernel table on the A100");
+    CHECK(g40.attn_kernel_peak == 312e12 && g40.attn_kernel_ampere,
+          "the A100's per-kernel table, of its 312 peak");
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, a80->peak_flops * a80->efficiency, a80->mem_bw);
     tsl_gemm_eff_for_gpu(&d.shape, a80->name, a80->peak_flops, a80->mem_bw);
+    d.attn_kernel = TSL_ATTN_KERNEL_FLASH1;
     CHECK(d.shape.attn_fwd_flops == 0.40 * 312e12 && d.shape.attn_bwd_flops == 0.30 * 312e12,
           "A100-80G: %g / %g", d.shape.attn_fwd_flops, d.shape.attn_bwd_flops);
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
@@ -581,12 +587,63 @@ static void test_a100_flash(void)
     CHECK_NEAR(bwd, 1098.82e-6, 1e-4, "by hand %.2f us", bwd * 1e6);
     tsl_roofline_dev_t gemm_priced = d;
     gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
+    gemm_priced.shape.attn_kernel_peak = 0.0; /* no per-kernel table either */
     CHECK(tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 1) < 0.6 * fwd,
           "the GEMM curve priced the core faster: %.2f us",
           tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 1) * 1e6);
     double diff = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
                   tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 1, false, 0);
     CHECK(diff > 0.5 * bwd, "backward core: %.2f us more than the GEMM curve's", diff * 1e6);
+    const uint32_t fa2[] = {TSL_ATTN_KERNEL_DEFAULT, TSL_ATTN_KERNEL_FLASH2, TSL_ATTN_KERNEL_CUDNN};
+    for (size_t i = 0; i < sizeof(fa2) / sizeof(fa2[0]); i++) {
+        d.attn_kernel = fa2[i];
+        CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 1), 197.596e-6 + TSL_ROOFLINE_LAUNCH_S, 1e-5,
+                   "%s: FlashAttention-2's forward core %.3f us", tsl_attn_kernel_name(fa2[i]),
+                   tsl_roofline_core_fwd_s(&d, &l, 1, 1) * 1e6);
+        CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                       tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 1, false, 0),
+                   diff - 526.420e-6, 1e-4, "%s: the backward core 526.42 us shorter than flash1's",
+                   tsl_attn_kernel_name(fa2[i]));
+    }
+}
+
+/* FlashAttention-2's A100 shares (attn_kernel.h): forward and backward recombine to
+ * Fig. 4's forward + backward TFLOP/s (3.5 / (1/f + 2.5/b) · 312), 203 at head
+ * dimension 128 and 16K, where they are the paper's maxima (0.724 and 0.625 against
+ * "up to 73%" and "up to 63%"); 153 at 64 and 1K (a label the legend hides, read from
+ * the bar); flat beyond 16K, log-linear in the keys and linear in the head dimension
+ * between (96 at 1.5K, halfway in log2: 157.5 at 64 and 180 at 128, (153 + 162 + 173 + 187) / 4).
+ * flash1 is flat at 0.40 / 0.30; nothing out of range. */
+static void test_a100_attn_kernel(void)
+{
+    const struct {
+        double hd, keys, fwd_bwd;
+    } at[] = {{128, 16384, 203}, {128, 65536, 203},
+              {64, 1024, 153},   {128, 512, 151},
+              {64, 256, 132},    {96, 1024 * sqrt(2.0), (153 + 162 + 173 + 187) / 4.0}};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        double f = tsl_attn_ampere_share(TSL_ATTN_KERNEL_DEFAULT, false, at[i].hd, at[i].keys),
+               b = tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH2, true, at[i].hd, at[i].keys);
+        CHECK_NEAR(3.5 / (1.0 / f + 2.5 / b) * 312, at[i].fwd_bwd, 1e-9,
+                   "hd %g keys %g: %.3f TFLOP/s forward and backward", at[i].hd, at[i].keys,
+                   3.5 / (1.0 / f + 2.5 / b) * 312);
+        CHECK_NEAR(f / b, 73.0 / 63.0, 1e-12, "the maxima's ratio");
+    }
+    CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 16384), 0.72441, 1e-5,
+               "forward at the maximum");
+    CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 16384), 0.62518, 1e-5,
+               "backward at the maximum");
+    CHECK(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, false, 64, 512) == 0.40 &&
+              tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, true, 128, 65536) == 0.30,
+          "flash1: 0.40 / 0.30 at every shape");
+    CHECK(tsl_attn_ampere_share(TSL_ATTN_KERNEL_COUNT, false, 128, 2048) == 0.0 &&
+              tsl_attn_ampere_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 0) == 0.0,
+          "out of range: 0");
+    CHECK(tsl_gemm_eff_kernel_shares("A100-40G", TSL_ATTN_KERNEL_FLASH1) &&
+              tsl_gemm_eff_kernel_shares("H100-80G", TSL_ATTN_KERNEL_CUDNN) &&
+              !tsl_gemm_eff_kernel_shares("H100-80G", TSL_ATTN_KERNEL_FLASH1) &&
+              !tsl_gemm_eff_kernel_shares("B200", TSL_ATTN_KERNEL_FLASH2),
+          "which GPU has which kernel's shares");
 }
 
 /* A named fused attention kernel on Hopper (attn_kernel.h): FlashAttention-3's Figs.
@@ -613,13 +670,16 @@ static void test_hopper_attn_kernel(void)
     CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 4096 * sqrt(2.0)),
                508.5 / 989, 1e-12, "cudnn bwd between 4K and 8K");
     CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 8192) == 0.0 &&
               tsl_attn_hopper_share(TSL_ATTN_KERNEL_COUNT, false, 128, 8192) == 0.0,
-          "no kernel named, or out of range: 0");
+          "no kernel named, flash1 (no Hopper figure), or out of range: 0");
     CHECK(tsl_attn_kernel_parse("cuDNN") == TSL_ATTN_KERNEL_CUDNN &&
               tsl_attn_kernel_parse("flash2") == TSL_ATTN_KERNEL_FLASH2 &&
               tsl_attn_kernel_parse("flash3") == -1 && tsl_attn_kernel_parse("2") == 2 &&
               tsl_attn_kernel_parse("1") == 1 && tsl_attn_kernel_parse("0") == 0 &&
-              tsl_attn_kernel_parse("3") == -1 && tsl_attn_kernel_parse("12") == -1,
+              tsl_attn_kernel_parse("FLASH1") == TSL_ATTN_KERNEL_FLASH1 &&
+              tsl_attn_kernel_parse("3") == 3 && tsl_attn_kernel_parse("4") == -1 &&
+              tsl_attn_kernel_parse("12") == -1,
           "names and numbers");
     const tsl_gpu_spec_t *h = tsl_gpu_find("H100-80G"), *b = tsl_gpu_find("B200");
     CHECK(h != NULL && b != NULL, "H100, B200 built in");
@@ -637,7 +697,8 @@ static void test_hopper_attn_kernel(void)
         double tflops, us;
     } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, 1742.72},
                 {TSL_ATTN_KERNEL_FLASH2, 370, 1630.27},
-                {TSL_ATTN_KERNEL_CUDNN, 600, 1005.34}};
+                {TSL_ATTN_KERNEL_CUDNN, 600, 1005.34},
+                {TSL_ATTN_KERNEL_FLASH1, 0.35 * 989, 1742.72}};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         d.attn_kernel = want[i].kernel;
         double fwd = flops / (want[i].tflops * 1e12 * r);
@@ -2175,6 +2236,7 @@ int main(void)
     test_flash();
     test_blackwell_flash();
     test_a100_flash();
+    test_a100_attn_kernel();
     test_hopper_attn_kernel();
     test_blackwell_mla();
     test_blackwell_swa();

@@ -264,6 +264,11 @@ def plan_args(row):
     return cmd
 
 
+# rows.json attn_kernel values passed to eval without --attn-kernel: the row's
+# stack ran a kernel the GPU's default figure does not price (flash1 on the A100)
+ALWAYS_KERNELS = ("flash1",)
+
+
 def knob_args(row, amp_profile=None, attn_kernel=False):
     """Attention kernel, figures, precision and overlap: eval flags for every
     plan form (they win over what a --megatron-args line or a --plan says)."""
@@ -292,9 +297,12 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
     # the fused attention kernel the row's stack ran (TE's cuDNN FusedAttention, SDPA's
     # FlashAttention-2), priced at its published Hopper share only under --attn-kernel:
     # by default every row keeps the GPU's one figure (README "Hopper attention by
-    # kernel and shape")
-    if attn_kernel and p.get("attn_kernel"):
-        cmd += ["--attn-kernel", p["attn_kernel"]]
+    # kernel and shape"). A kernel no GPU's one figure stands for (FlashAttention v1,
+    # flash1: the A100's default is FlashAttention-2's since cost model 114) is passed
+    # always (README "The A100 by kernel")
+    k = p.get("attn_kernel")
+    if k and (attn_kernel or k in ALWAYS_KERNELS):
+        cmd += ["--attn-kernel", k]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
     # overlap"); a field left out keeps Tessel's executor's way
     if p.get("grad_reduce_bytes"):
@@ -799,7 +807,8 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
     ap.add_argument("--attn-kernel", action="store_true",
                     help="price each row's fused attention kernel (rows.json attn_kernel) at its "
-                         "published Hopper share (eval --attn-kernel); default: the GPU's one figure")
+                         "published Hopper share (eval --attn-kernel); default: the GPU's one figure, "
+                         "but flash1 (FlashAttention v1) always")
     args = ap.parse_args()
 
     with open(args.rows) as f:
