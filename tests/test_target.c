@@ -242,6 +242,18 @@ static void test_deepspeed_pipe_tp(void)
     fixture_free(&f);
 }
 
+/* The plan's deepspeed export names PipelineModule's 'type:transformer' cut. */
+static void check_exports_type_transformer(const tsl_plan_t *p, const tsl_model_t *m)
+{
+    char *text = NULL;
+    size_t len;
+    tsl_err_t err = {0};
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, m, &text, &len, &err) == 0 && text &&
+              strstr(text, "\"partition\": \"type:transformer\""),
+          "exported as 'type:transformer': %s", text ? text : err.msg);
+    free(text);
+}
+
 /* DeepSpeed's 'type:transformer' cut (cost model 104): PipelineModule._partition_layers
  * weighs the layers whose class matches 'transformer' 1 and the rest 0 and runs
  * partition_balanced (runtime/pipe/module.py, runtime/utils.py at edaa722), so where P
@@ -292,12 +304,7 @@ static void test_deepspeed_type_transformer(void)
     CHECK(p->pp == 4 && p->stages[0].n_layers == 13 && p->stages[1].n_layers == 12 &&
               p->stages[2].n_layers == 12 && p->stages[3].n_layers == 13,
           "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
-    char *text = NULL;
-    size_t len;
-    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
-              strstr(text, "\"partition\": \"type:transformer\""),
-          "exported as 'type:transformer': %s", text ? text : err.msg);
-    free(text);
+    check_exports_type_transformer(p, &f.m);
     fixture_free(&f);
 }
 
@@ -380,12 +387,7 @@ static void test_deepspeed_uneven_cut(void)
     for (uint32_t s = 1; s < 7 && cut; s++)
         cut = p->stages[s].n_layers == 7;
     CHECK(cut, "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
-    char *text = NULL;
-    size_t len;
-    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, p, &f.m, &text, &len, &err) == 0 && text &&
-              strstr(text, "\"partition\": \"type:transformer\""),
-          "exported as 'type:transformer': %s", text ? text : err.msg);
-    free(text);
+    check_exports_type_transformer(p, &f.m);
     fixture_free(&f);
 }
 
