@@ -215,7 +215,8 @@ def check_mpt(runner, tesselctl, rows):
 
 def check_flash_attn(runner, tesselctl, rows):
     """flash-attention's own training runs (bench/published/README.md "flash-attention
-    training rows"): 15 rows on 8 A100 80GB, 11 FlashAttention v1 (flash1) and 4
+    training rows") and the README's HuggingFace baseline (8 rows: autocast, the unfused
+    core, the unpadded vocabulary): 15 rows on 8 A100 80GB, 11 FlashAttention v1 (flash1) and 4
     FlashAttention-2 (flash2), data-parallel without recompute, no `autocast` (the
     stack's fused kernels, not eager modules) and fp32 gradients. The README's table
     and figure are one measurement: GPT3-1.3B's 169k tokens/s is 512·2048 / 169,000 s,
@@ -236,6 +237,13 @@ def check_flash_attn(runner, tesselctl, rows):
             fail("%s: not the stack as run (8 A100-80G, DP 8, no recompute, no autocast, fp32 reduce)" % r["id"])
     if len(fa) != 15 or kernels != {"flash1": 11, "flash2": 4}:
         fail("rows.json: flash-attn-training has %d rows, by kernel %s" % (len(fa), kernels))
+    hf = [r for r in rows if r["source"] == "flash-attn-training-hf"]
+    for r in hf:  # transformers' eager GPT-2: autocast, its unfused core, 50,257 words
+        if not (r["plan"].get("autocast") and r["plan"]["attention"].startswith("unfused")
+                and r["model"]["vocab"] == 50257 and r["flops"] == "fa-2022"):
+            fail("%s: not the HuggingFace baseline as run" % r["id"])
+    if len(hf) != 8:
+        fail("rows.json: flash-attn-training-hf has %d rows, not 8" % len(hf))
     by_id = {r["id"]: r for r in fa}
     row = by_id.get("fa-gpt3-1.3b-2k-flash1")
     if row is None:
