@@ -10,7 +10,9 @@ JSON keeping both. The runner's argument building for expert TP: a row's `etp`
 reaches eval as `--etp` and eval prices the plan at it. The FLOP conventions of the
 MT-NLG and GPT-NeoX rows turn their published figures into the seconds the papers
 imply; llm-foundry's MPT rows build their models to the table's NumParams, and their
-`tokens_per_s` and `mpt` FLOP count give back the table's figures. It asserts no accuracy: the errors are the bench's
+`tokens_per_s` and `mpt` FLOP count give back the table's figures; flash-attention's
+training rows count their kernels, convert by the README's and the paper's counts, and
+price flash2 on the A100 alike with and without --attn-kernel. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -211,6 +213,73 @@ def check_mpt(runner, tesselctl, rows):
         fail("mpt-a100-80g-1b-s65536-g8: NumParams %d" % long_row["model"]["flops_params"])
 
 
+def check_flash_attn(runner, tesselctl, rows):
+    """flash-attention's own training runs (bench/published/README.md "flash-attention
+    training rows") and the README's HuggingFace baseline (8 rows: autocast, the unfused
+    core, the unpadded vocabulary): 15 rows on 8 A100 80GB, 11 FlashAttention v1 (flash1) and 4
+    FlashAttention-2 (flash2), data-parallel without recompute, no `autocast` (the
+    stack's fused kernels, not eager modules) and fp32 gradients. The README's table
+    and figure are one measurement: GPT3-1.3B's 169k tokens/s is 512·2048 / 169,000 s,
+    and the `fa-2022` count (Narayanan's Eq. 3 × 3/4) gives back the figure's TFLOP/s
+    on every GPT-3 2k row to within 1 %. The paper's `fa2-paper` count (6·N + 12·l·h·s
+    per token): 220 TFLOP/s on GPT3-1.3B at 8k is F / (220e12 · 8) s. A flash1 row
+    passes --attn-kernel flash1 always; a flash2 row passes it only under
+    --attn-kernel, and on the A100 eval prices it the same either way (the default is
+    FlashAttention-2's). Tessel builds each model to its GPT-2 parameter count."""
+    run = load_runner(runner)
+    fa = [r for r in rows if r["source"] == "flash-attn-training"]
+    kernels = {}
+    for r in fa:
+        kernels[r["plan"]["attn_kernel"]] = kernels.get(r["plan"]["attn_kernel"], 0) + 1
+        p, c = r["plan"], r["cluster"]
+        if (c["gpu"], c["nodes"], c["gpus_per_node"], p["dp"], p["ckpt"]) != ("A100-80G", 1, 8, 8, "none") \
+                or p.get("autocast") or p.get("grad_reduce_bytes") != 4 or p["batch"] % (p["mbs"] * 8):
+            fail("%s: not the stack as run (8 A100-80G, DP 8, no recompute, no autocast, fp32 reduce)" % r["id"])
+    if len(fa) != 15 or kernels != {"flash1": 11, "flash2": 4}:
+        fail("rows.json: flash-attn-training has %d rows, by kernel %s" % (len(fa), kernels))
+    hf = [r for r in rows if r["source"] == "flash-attn-training-hf"]
+    for r in hf:  # transformers' eager GPT-2: autocast, its unfused core, 50,257 words
+        if not (r["plan"].get("autocast") and r["plan"]["attention"].startswith("unfused")
+                and r["model"]["vocab"] == 50257 and r["flops"] == "fa-2022"):
+            fail("%s: not the HuggingFace baseline as run" % r["id"])
+    if len(hf) != 8:
+        fail("rows.json: flash-attn-training-hf has %d rows, not 8" % len(hf))
+    by_id = {r["id"]: r for r in fa}
+    row = by_id.get("fa-gpt3-1.3b-2k-flash1")
+    if row is None:
+        fail("rows.json lost fa-gpt3-1.3b-2k-flash1")
+    if abs(run.measured_seconds(row, None) - 512 * 2048 / 169e3) > 1e-12:
+        fail("tokens_per_s: fa-gpt3-1.3b-2k-flash1 is %r s" % run.measured_seconds(row, None))
+    for r in fa:
+        if r["flops"] == "fa-2022" and r["measured"]["metric"] == "tokens_per_s":
+            t = run.measured_seconds(r, None)
+            tf = run.flops_per_iter(r, None) / t / 8 / 1e12
+            if abs(tf - r["measured"]["model_tflops_per_gpu"]) > 0.01 * r["measured"]["model_tflops_per_gpu"]:
+                fail("%s: fa-2022 gives %.1f TFLOP/s, the figure %s" % (r["id"], tf, r["measured"]["model_tflops_per_gpu"]))
+    row = by_id.get("fa2p-gpt3-1.3b-8k-flash2")
+    if row is None:
+        fail("rows.json lost fa2p-gpt3-1.3b-8k-flash2")
+    n = 50264 * 2048 + 8192 * 2048 + 24 * (12 * 2048 * 2048 + 13 * 2048) + 2 * 2048
+    want = 128 * 8192 * (6 * n + 12 * 24 * 2048 * 8192) / (220e12 * 8)
+    if row["model"]["flops_params"] != n or abs(run.measured_seconds(row, run.flops_per_iter(row, None)) - want) > 1e-9:
+        fail("fa2-paper: fa2p-gpt3-1.3b-8k-flash2 is %r s, want %r" % (run.measured_seconds(row, run.flops_per_iter(row, None)), want))
+    for r in fa:
+        on = "--attn-kernel" in run.knob_args(r)
+        if on != (r["plan"]["attn_kernel"] == "flash1") or "--attn-kernel" not in run.knob_args(r, attn_kernel=True):
+            fail("%s: --attn-kernel passed %s without run.py --attn-kernel" % (r["id"], on))
+    with tempfile.TemporaryDirectory() as tmp:
+        times = []
+        for ak in (False, True):
+            out, err = run.run_eval(run.eval_command(row, tesselctl, "nics", tmp, attn_kernel=ak), False)
+            if err:
+                fail("fa2p-gpt3-1.3b-8k-flash2: %s" % err)
+            times.append(out["plan"]["iter_time_s"])
+        if times[0] != times[1]:
+            fail("flash2 on the A100: %r s by default, %r under --attn-kernel" % tuple(times))
+        if out["model"]["params"] != n:
+            fail("fa2p-gpt3-1.3b-8k-flash2: Tessel builds %d parameters, want %d" % (out["model"]["params"], n))
+
+
 def check_galvatron_env(runner, tesselctl, rows):
     """--galvatron-env DIR prices a row with `galvatron_env` on Galvatron's measured
     figures, read in DIR's layout (Hetu df32daa tools/Galvatron): efficiency = the
@@ -385,6 +454,7 @@ def main():
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
     check_mpt(runner, tesselctl, rows)
+    check_flash_attn(runner, tesselctl, rows)
     check_galvatron_env(runner, tesselctl, rows)
     check_edges_dp(runner, tesselctl, rows)
     check_bloom(runner, tesselctl, rows)

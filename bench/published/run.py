@@ -265,7 +265,9 @@ def plan_args(row):
 
 
 # rows.json attn_kernel values passed to eval without --attn-kernel: the row's
-# stack ran a kernel the GPU's default figure does not price (flash1 on the A100)
+# stack ran a kernel the GPU's default figure does not price (flash1 on the A100).
+# Not flash2: the A100's default is FlashAttention-2's shares, so an A100 flash2 row
+# prices alike either way, and the Hopper rows keep the GPU's one figure by default
 ALWAYS_KERNELS = ("flash1",)
 
 
@@ -438,11 +440,12 @@ def flops_per_iter(row, tessel_model):
         cfg = hf_config_of(m)
         s, h, l = m["seq"], cfg["hidden_size"], cfg["num_hidden_layers"]
         return batch * s * (6 * m["flops_params"] + 60 * s * h * l)
-    if row["flops"] == "mpt":
+    if row["flops"] in ("mpt", "fa2-paper"):
         # llm-foundry's MFU count (scripts/train/benchmarking/README.md "MFU"): per token
         # 3 x 2 x NumParams (every parameter, the embeddings too: the row's
         # flops_params, the table's NumParams) plus attention 3 x 4 l h s;
-        # recomputation not counted
+        # recomputation not counted. The FlashAttention-2 paper's (Dao 2023, Sec. 4.2:
+        # 6 x seqlen x params + 12 x layers x hidden x seqlen^2 per sequence) is the same
         s, h, l = m["seq"], m["hidden"], m["layers"]
         return batch * s * (6 * m["flops_params"] + 12 * l * h * s)
     if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
@@ -453,6 +456,10 @@ def flops_per_iter(row, tessel_model):
     if row["flops"] == "narayanan21":
         # Narayanan et al. 2021 Eq. (3), full recomputation counted (96 = 4 x 24)
         return 96 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+    if row["flops"] == "fa-2022":
+        # flash-attention's training/README.md "Training speed": Eq. (3) scaled by 3/4,
+        # the model FLOPs without the recomputation's forward (72 = 3 x 24)
+        return 72 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
     if row["flops"] == "6n-causal":
         # the same with the causal core's half, 6 l h s: Megatron-LM's count since 2025
         # and Megatron-Bridge's flop_utils.py (README.md); recomputation is not counted
