@@ -269,10 +269,10 @@ static int sdp_layer_roots_check(const tsl_request_t *r, tsl_err_t *err)
 }
 
 /* sdp_keep_weights (torch FSDP1's SHARD_GRAD_OP, cost.h) against what else would run
- * the SDP level: no target exports SHARD_GRAD_OP (torchtitan's FSDP2 keeps its weights
- * only under PP and between micro-batches too: sdp_nosync), PAPER prices Galvatron's
- * seed formulas, and sdp_nosync, sdp_layer_roots and overlap_param_gather are other
- * FSDP implementations (FSDP2, fairscale, Megatron-FSDP). */
+ * the SDP level: no target exports SHARD_GRAD_OP (torchtitan's export writes "default",
+ * which keeps FSDP2's weights only under PP, the whole iteration: sdp_nosync), PAPER
+ * prices Galvatron's seed formulas, and sdp_nosync, sdp_layer_roots and
+ * overlap_param_gather are other FSDP implementations (FSDP2, fairscale, Megatron-FSDP). */
 static int sdp_keep_weights_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (!r->sdp_keep_weights)

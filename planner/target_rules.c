@@ -1471,7 +1471,8 @@ static int sdp_layer_roots_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 
 /* A plan priced with torch FSDP1's SHARD_GRAD_OP (sdp_keep_weights) is not what any
  * target launches: megatron and deepspeed reshard ZeRO-3 every pass, torchtitan's FSDP2
- * reshards after the forward without PP (with PP it keeps the weights the whole
+ * under the "default" its export writes reshards after the forward without PP (with PP it
+ * keeps the weights the whole
  * iteration: sdp_nosync); galvatron's export writes Galvatron's own dp types, priced as
  * its ZeRO stages (its zero2 runtime on SHARD_GRAD_OP not examined here). */
 static int sdp_keep_weights_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
