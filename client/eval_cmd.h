@@ -47,6 +47,7 @@ typedef struct tsl_eval_opts {
     bool tp_whole_heads;     /* --tp-whole-heads: the request's tp_whole_heads */
     bool sdp_nosync;         /* --sdp-nosync: the request's sdp_nosync */
     bool sdp_layer_roots;    /* --sdp-layer-roots: the request's sdp_layer_roots */
+    bool sdp_keep_weights;   /* --sdp-keep-weights: the request's sdp_keep_weights */
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
     bool ds_wall_clock;      /* --ds-wall-clock: the request's ds_wall_clock */

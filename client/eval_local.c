@@ -384,6 +384,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "sdp_layer_roots: a %s configuration runs its own FSDP, not "
                             "fairscale 0.4.5's with a root per layer",
                             tsl_target_name(t));
+    if (eo->sdp_keep_weights) /* neither's configuration is SHARD_GRAD_OP */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "sdp_keep_weights: a %s configuration runs its own FSDP, not torch "
+                            "FSDP's SHARD_GRAD_OP",
+                            tsl_target_name(t));
     if (eo->tp_whole_heads) /* both split the heads over the TP group */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_whole_heads: a %s configuration splits the attention heads "
@@ -520,6 +525,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->tp_whole_heads = eo->tp_whole_heads;
     r->sdp_nosync = eo->sdp_nosync;
     r->sdp_layer_roots = eo->sdp_layer_roots;
+    r->sdp_keep_weights = eo->sdp_keep_weights;
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->launch_blocking = eo->launch_blocking;
     r->ds_wall_clock = eo->ds_wall_clock;

@@ -25,6 +25,7 @@ static const char eval_usage[] =
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--sdp-layer-roots]\n"
+    "                      [--sdp-keep-weights]\n"
     "                      [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
@@ -225,6 +226,12 @@ static const char eval_usage[] =
     "                      (Galvatron-BMW): the first unit's gather exposed in the\n"
     "                      forward, the others' under compute, the backward's\n"
     "                      prefetched beside the reduce-scatters; needs an SDP level\n"
+    "  --sdp-keep-weights  the SDP (FSDP) level keeps each layer's gathered weights\n"
+    "                      from its forward to its backward (torch FSDP's\n"
+    "                      SHARD_GRAD_OP): one gather per micro-batch, none in the\n"
+    "                      backward, every layer's gathered weights held at the\n"
+    "                      peak, gradients reduce-scattered every micro-batch;\n"
+    "                      needs an SDP level\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -388,6 +395,7 @@ enum {
     OPT_TP_WHOLE_HEADS,
     OPT_SDP_NOSYNC,
     OPT_SDP_LAYER_ROOTS,
+    OPT_SDP_KEEP_WEIGHTS,
     OPT_DS_BF16_OPTIMIZER,
     OPT_LAUNCH_BLOCKING,
     OPT_DS_WALL_CLOCK,
@@ -482,6 +490,7 @@ static const struct option eval_long[] = {
     {"tp-whole-heads", no_argument, 0, OPT_TP_WHOLE_HEADS},
     {"sdp-nosync", no_argument, 0, OPT_SDP_NOSYNC},
     {"sdp-layer-roots", no_argument, 0, OPT_SDP_LAYER_ROOTS},
+    {"sdp-keep-weights", no_argument, 0, OPT_SDP_KEEP_WEIGHTS},
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
@@ -749,6 +758,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;
     case OPT_SDP_LAYER_ROOTS: eo->sdp_layer_roots = true; return 0;
+    case OPT_SDP_KEEP_WEIGHTS: eo->sdp_keep_weights = true; return 0;
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;

@@ -427,6 +427,9 @@ static const switch_line_t stack_lines_a[] = {
     {"sdp_nosync",
      "  stack:     SDP kept unsharded between micro-batches (FSDP2 under PP, torchtitan): "
      "weights gathered once, gradients reduce-scattered after the last micro-batch\n"},
+    {"sdp_keep_weights",
+     "  stack:     SDP keeps each layer's gathered weights from its forward to its backward "
+     "(torch FSDP's SHARD_GRAD_OP): no backward gather, every layer's weights held at the peak\n"},
 };
 static const switch_line_t stack_lines_b[] = {
     {"tp_sync", "  stack:     every TP all-reduce between two device synchronisations (AMP's "
@@ -451,6 +454,9 @@ static const struct idle_line {
      "SP\n"},
     {"sdp_layer_roots", runs_sdp,
      "  stack:     sdp_layer_roots (--sdp-layer-roots) changes nothing: no layer of the plan "
+     "runs an SDP (FSDP) level\n"},
+    {"sdp_keep_weights", runs_sdp,
+     "  stack:     sdp_keep_weights (--sdp-keep-weights) changes nothing: no layer of the plan "
      "runs an SDP (FSDP) level\n"},
 };
 

@@ -126,6 +126,7 @@
     X(tp_whole_heads, BOOL, tp_whole_heads, "tp_whole_heads", NONZERO)                             \
     X(sdp_layer_roots, BOOL, sdp_layer_roots, "sdp_layer_roots", NONZERO)                          \
     X(sdp_nosync, BOOL, sdp_nosync, "sdp_nosync", NONZERO)                                         \
+    X(sdp_keep_weights, BOOL, sdp_keep_weights, "sdp_keep_weights", NONZERO)                       \
     X(ds_bf16_optimizer, BOOL, ds_bf16_optimizer, "ds_bf16_optimizer", NONZERO)                    \
     X(launch_blocking, BOOL, launch_blocking, "launch_blocking", NONZERO)                          \
     X(ds_wall_clock, BOOL, ds_wall_clock, "ds_wall_clock", NONZERO)                                \

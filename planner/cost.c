@@ -663,6 +663,16 @@ static inline bool sdp_holds_unsharded(const tsl_cost_knobs_t *k, degrees_t g)
     return k->sdp_nosync && g.z > 1;
 }
 
+/* Whether the SDP level keeps each layer's gathered weights from its forward to its
+ * backward and frees them after it (knobs.sdp_keep_weights: torch FSDP1's SHARD_GRAD_OP
+ * with the gradients synced every micro-batch; not where sdp_nosync keeps them the
+ * whole iteration): at the end of a forward every layer's are held, so they count at
+ * the stage's peak as the states do; its gradients stay the backward's transient. */
+static inline bool sdp_keeps_weights(const tsl_cost_knobs_t *k, degrees_t g)
+{
+    return k->sdp_keep_weights && !k->sdp_nosync && g.z > 1;
+}
+
 /* Bytes per parameter DeepSpeed's BF16_Optimizer keeps beside its fp32 buffer
  * (knobs.ds_bf16_optimizer): each backward's bf16 .grad, 2 B, whole on every DP rank.
  * DeepSpeed 56c522386 pipe/engine.py _exec_backward_pass sets every .grad to None
@@ -696,7 +706,10 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
                                                                 : TSL_BYTES_PER_PARAM_FP16;
     if (sdp_holds_unsharded(k, g)) /* the gathered weights and the whole gradients */
         return p * (weight_elem_bytes(k) + gb / grad_div) + p / z * (weights + opt / opt_div);
-    return p / z * (weights + lp_grad_bytes(k) + gb / grad_div + opt / opt_div);
+    /* the gathered weights beyond the shard, held from the forward to the backward
+     * (transient_bytes counts them otherwise) */
+    double kept = sdp_keeps_weights(k, g) ? weight_elem_bytes(k) * p * (z - 1.0) / z : 0.0;
+    return kept + p / z * (weights + lp_grad_bytes(k) + gb / grad_div + opt / opt_div);
 }
 
 /* The backward's transient bytes beyond the states (layer_memory, the end). */
@@ -706,9 +719,10 @@ static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, do
     double b = 0.0, z = g.z;
     /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
      * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard
-     * (states already, where the level keeps them: sdp_nosync); fp32: 4 + g. */
+     * (states already, where the level keeps them: sdp_nosync; the weights alone
+     * where it keeps them to the backward: sdp_keep_weights); fp32: 4 + g. */
     if (g.z > 1 && !sdp_holds_unsharded(k, g))
-        b += ceil((weight_elem_bytes(k) + gb) * p * (g.z - 1) / z);
+        b += ceil((sdp_keeps_weights(k, g) ? gb : weight_elem_bytes(k) + gb) * p * (g.z - 1) / z);
     /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
     if (s->zero >= 2 && g.d > 1)
         b += ceil(gb * p / z * (1.0 - 1.0 / g.d));
@@ -2381,6 +2395,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         pre = gather;
         gather = 0.0;
     }
+    /* the backward's gathers, exposed (gather_b) or prefetched (pre_b): none where
+     * the level keeps the forward's (sdp_keep_weights, FSDP1's SHARD_GRAD_OP) */
+    bool keep = env->mode == TSL_COST_STACK && sdp_keeps_weights(&env->knobs, g);
+    double gather_b = keep ? 0.0 : gather, pre_b = keep ? 0.0 : pre;
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
@@ -2446,22 +2464,22 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
     out->fwd_s = fwd_comp + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm + sync_f;
-    double bwd_rest = tp_b + gather + recompute + cp_b + ep_b + sync_b;
+    double bwd_rest = tp_b + gather_b + recompute + cp_b + ep_b + sync_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the
      * count is the same whether the one spared is the first or the last */
-    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb + pre, k);
+    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb + pre_b, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s =
-        bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last + pre, k) + exposed + next_s;
+        bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last + pre_b, k) + exposed + next_s;
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the
      * dW GEMMs hid is taken off W (B = bwd_s − W keeps tp_f) */
     out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, dw_hid));
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + acc_b + recompute - (s->ckpt ? tp_fx + ep_f : 0.0);
-    out->comm_s = tp_fx + tp_b + 2.0 * (gather + pre) + (s->ckpt ? tp_fx + ep_f : 0.0) + cp_f +
-                  cp_b + ep_f + ep_b;
+    out->comm_s = tp_fx + tp_b + ((gather + pre) + (gather_b + pre_b)) +
+                  (s->ckpt ? tp_fx + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
     out->comm_s += mod_comm;
     /* the second run: compute, its all-reduces communication (a full recompute's

@@ -551,8 +551,13 @@ typedef enum tsl_cost_mode {
  * Megatron-LM, TransformerEngine and PyTorch SDPA run there; FlashAttention v1 and its
  * Triton port are the named kernel flash1 (attn_kernel 3), at cost model 108's 0.40 / 0.30
  * (on Hopper the family's one figure). A plan on no A100, with an unfused core, or under
- * flash1 prices as 113. */
-#define TSL_COST_MODEL_VERSION 114u
+ * flash1 prices as 113.
+ * 117 (115, 116: not used on main): an SDP level that keeps each layer's gathered weights
+ * from its forward to its backward (sdp_keep_weights: torch FSDP1's SHARD_GRAD_OP, each
+ * micro-batch's gradients reduce-scattered): no backward gather, the gathered weights
+ * of every layer held at the stage's peak (states, not the layer's transient); a plan
+ * without sdp_keep_weights prices as 114. */
+#define TSL_COST_MODEL_VERSION 117u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -772,6 +777,15 @@ typedef struct tsl_cost_knobs {
      * backward's gathers prefetched; STACK only (sdp_roots.h; docs/cost-model.md "FSDP
      * with a root per layer") */
     bool sdp_layer_roots;
+    /* the SDP level keeps each layer's gathered weights from its forward to its
+     * backward and frees them after it (torch FSDP1's SHARD_GRAD_OP with the gradients
+     * synced every micro-batch: RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES leaves it out,
+     * _should_free_in_backward frees it while _sync_gradients): one gather per layer and
+     * micro-batch, in the forward, none in the backward; the gathered weights of every
+     * layer of the stage held at its peak; gradients reduce-scattered every micro-batch
+     * as without it. Time terms STACK only; no effect without SDP or where sdp_nosync
+     * keeps the weights the whole iteration. docs/cost-model.md "FSDP's SHARD_GRAD_OP" */
+    bool sdp_keep_weights;
     bool sdp_nosync;   /* the SDP (FSDP) level without resharding between micro-batches
                             (torchtitan 9dec370 under PP: fully_shard with
                             reshard_after_forward False, parallelize_llama.py apply_fsdp;

@@ -317,6 +317,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->tp_whole_heads |= g->tp_whole_heads;
     out->sdp_layer_roots |= g->sdp_layer_roots;
     out->sdp_nosync |= g->sdp_nosync;
+    out->sdp_keep_weights |= g->sdp_keep_weights;
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->launch_blocking |= g->launch_blocking;
     out->ds_wall_clock |= g->ds_wall_clock;
@@ -553,6 +554,16 @@ static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
                             "layer at SDP degree 1); fairscale's FSDP units price nothing there");
 }
 
+/* sdp_keep_weights likewise prices an SDP level's gathers: a given plan without one has
+ * nothing it could price. */
+static int sdp_keep_weights_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (tsl_plan_has_sdp(p))
+        return 0;
+    return tsl_err_set(err, "eval: sdp_keep_weights: the plan has no SDP (FSDP) level (every "
+                            "layer at SDP degree 1); no gathered weights to keep there");
+}
+
 int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err)
 {
@@ -567,6 +578,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     rk.fp32 |= given->fp32;
     rk.fp16 |= given->fp16;
     rk.sdp_layer_roots |= given->sdp_layer_roots;
+    rk.sdp_keep_weights |= given->sdp_keep_weights;
     const tsl_cost_knobs_t routing[2] = {{.moe_capacity = given->moe_capacity,
                                           .moe_pad = given->moe_pad,
                                           .moe_imbalance = given->moe_imbalance},
@@ -578,6 +590,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");
     if (r->sdp_layer_roots && sdp_layer_roots_needs_sdp(given, err) != 0)
+        return -1;
+    if (r->sdp_keep_weights && sdp_keep_weights_needs_sdp(given, err) != 0)
         return -1;
     /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as
      * such (target_runs) */

@@ -434,6 +434,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->tp_whole_heads = p->tp_whole_heads;
     k->sdp_layer_roots = p->sdp_layer_roots;
     k->sdp_nosync = p->sdp_nosync;
+    k->sdp_keep_weights = p->sdp_keep_weights;
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
     k->launch_blocking = p->launch_blocking;
     k->ds_wall_clock = p->ds_wall_clock;
@@ -512,6 +513,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->tp_whole_heads = k->tp_whole_heads;
     p->sdp_layer_roots = k->sdp_layer_roots;
     p->sdp_nosync = k->sdp_nosync;
+    p->sdp_keep_weights = k->sdp_keep_weights;
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
     p->launch_blocking = k->launch_blocking;
     p->ds_wall_clock = k->ds_wall_clock;

@@ -173,6 +173,8 @@ typedef struct tsl_plan {
     bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
     bool tp_whole_heads; /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
+    /* SDP keeps the forward's gathered weights to the backward (cost.h knobs) */
+    bool sdp_keep_weights;
     /* SDP as fairscale's FSDP with a root per layer (cost.h knobs) */
     bool sdp_layer_roots;
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */

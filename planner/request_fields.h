@@ -334,6 +334,12 @@
       "reduce-scattered after the last micro-batch; default: on for --target torchtitan, else "    \
       "gathers and a reduce-scatter every micro-batch (PP 1 always so)",                           \
       "sdp_nosync", "sdp_nosync")                                                                  \
+    X(sdp_keep_weights, BOOL, "sdp-keep-weights", "", 0, 0,                                        \
+      "the SDP (FSDP) level keeps each layer's gathered weights from its forward to its backward " \
+      "(torch FSDP's SHARD_GRAD_OP): one gather per micro-batch, in the forward, none in the "     \
+      "backward, every layer's gathered weights held at the peak; gradients reduce-scattered "     \
+      "every micro-batch; needs an SDP level",                                                     \
+      "sdp_keep_weights", "sdp_keep_weights")                                                      \
     X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
       "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \
       "added into fp32 buffers and kept until the next backward, the whole buffer all-reduced "    \

@@ -268,6 +268,33 @@ static int sdp_layer_roots_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+/* sdp_keep_weights (torch FSDP1's SHARD_GRAD_OP, cost.h) against what else would run
+ * the SDP level: no target exports SHARD_GRAD_OP (torchtitan's export writes "default",
+ * which keeps FSDP2's weights only under PP, the whole iteration: sdp_nosync), PAPER
+ * prices Galvatron's seed formulas, and sdp_nosync, sdp_layer_roots and
+ * overlap_param_gather are other FSDP implementations (FSDP2, fairscale, Megatron-FSDP). */
+static int sdp_keep_weights_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->sdp_keep_weights)
+        return 0;
+    if (r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "sdp_keep_weights: torch FSDP's SHARD_GRAD_OP; %s runs its own FSDP "
+                            "and no target exports it",
+                            tsl_target_name(r->target));
+    const char *clash = r->paper_cost             ? "paper_cost (Galvatron's seed formulas)"
+                        : r->sdp_nosync           ? "sdp_nosync (torchtitan's FSDP2)"
+                        : r->sdp_layer_roots      ? "sdp_layer_roots (fairscale's FSDP)"
+                        : r->overlap_param_gather ? "overlap_param_gather (Megatron-FSDP)"
+                                                  : NULL;
+    if (clash != NULL)
+        return tsl_err_set(err,
+                           "sdp_keep_weights: torch FSDP's SHARD_GRAD_OP prices the SDP level "
+                           "one way, and %s another",
+                           clash);
+    return 0;
+}
+
 /* fp8_param_gather keeps an FP8 plan's weights in FP8 (cost.h knobs): nothing to keep
  * where the request weighs no FP8 plan, nor under a stack Tessel exports no FP8 to
  * (deepspeed, galvatron: tsl_target_fp8_recipe). torchtitan's FP8 all-gather is the
@@ -364,7 +391,7 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "(AMP's fork's TransGAN attention keeps them whole); no target "
                             "launches it",
                             tsl_target_name(r->target));
-    if (sdp_layer_roots_check(r, err) != 0)
+    if (sdp_layer_roots_check(r, err) != 0 || sdp_keep_weights_check(r, err) != 0)
         return -1;
     if (r->tp_sync && r->tp_comm_overlap) /* the fork has no SP for userbuffers to overlap */
         return tsl_err_set(err, TP_SYNC_NO_SP ", and tp_comm_overlap overlaps its collectives");
@@ -898,6 +925,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7364706e73ull);
     if (r->sdp_layer_roots) /* likewise */
         tsl_fp_u64(&fp, 0x7364707274ull);
+    if (r->sdp_keep_weights) /* likewise */
+        tsl_fp_u64(&fp, 0x73646b77ull);
     if (r->ds_bf16_optimizer) /* likewise */
         tsl_fp_u64(&fp, 0x647362663136ull);
     if (r->launch_blocking) /* likewise */

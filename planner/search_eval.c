@@ -339,7 +339,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->launch_blocking,
         (uint64_t)k->ds_wall_clock,
         (uint64_t)k->async_tp,
-        (uint64_t)k->sdp_layer_roots,
+        (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute,
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
@@ -1368,6 +1368,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->sdp_layer_roots = true;
     if (r->sdp_nosync)
         k->sdp_nosync = true;
+    if (r->sdp_keep_weights)
+        k->sdp_keep_weights = true;
     if (r->ds_bf16_optimizer)
         k->ds_bf16_optimizer = true;
     if (r->launch_blocking)

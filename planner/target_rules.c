@@ -1469,6 +1469,22 @@ static int sdp_layer_roots_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with torch FSDP1's SHARD_GRAD_OP (sdp_keep_weights) is not what any
+ * target launches: megatron and deepspeed reshard ZeRO-3 every pass, torchtitan's FSDP2
+ * under the "default" its export writes reshards after the forward without PP (with PP it
+ * keeps the weights the whole
+ * iteration: sdp_nosync); galvatron's export writes Galvatron's own dp types, priced as
+ * its ZeRO stages (its zero2 runtime on SHARD_GRAD_OP not examined here). */
+static int sdp_keep_weights_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->sdp_keep_weights)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs its own FSDP; the plan was priced with sdp_keep_weights "
+                        "(torch FSDP's SHARD_GRAD_OP)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's pipeline p2p as AMP's fork runs it (ds_pipe_p2p:
  * partitioned activations, the fp16 mask, blocking broadcasts) is not what any
  * target launches: megatron and torchtitan send each rank's whole share
@@ -1690,11 +1706,11 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
-        sdp_layer_roots_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0 ||
-        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
-        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        ds_wall_clock_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 ||
-        local_impl_ok(t, p, err) != 0)
+        sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
+        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
+        launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -1199,6 +1199,23 @@ expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatr
     plan --local --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --batch 64 --no-baselines --target galvatron --sdp-layer-roots
 expect 4 "sdp_layer_roots: fairscale 0.4.5's FSDP with a root per layer (Galvatron-BMW's 2022 runtime); megatron runs its own FSDP" \
     eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/roots.json" --target megatron
+# --sdp-keep-weights (torch FSDP1's SHARD_GRAD_OP): the same SDP 8 plan gathers in the
+# forward alone, so faster, and holds every layer's gathered weights at the peak, so more
+# memory; the plan document carries it and prices the same read back; the stack line says
+# it; refused on a plan without SDP, beside --sdp-layer-roots, and under a target (exit 4)
+expect 0 "" eval $gr --sdp-keep-weights --json
+cp "$out" "$dir/keep.json"
+expect 0 "" eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/keep.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["sdp_keep_weights"] is True and "sdp_keep_weights" not in a and b["iter_time_s"] < a["iter_time_s"] and b["peak_bytes"] > a["peak_bytes"] and c["sdp_keep_weights"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/zr.json" "$dir/keep.json" "$out" &&
+    ok || bad "sdp_keep_weights: $(cat "$out")"
+expect 0 "" eval $gr --sdp-keep-weights
+grep -q "stack:     SDP keeps each layer's gathered weights from its forward to its backward (torch FSDP's SHARD_GRAD_OP)" "$out" && ok ||
+    bad "sdp_keep_weights stack line: $(cat "$out")"
+expect 2 "sdp_keep_weights: the plan has no SDP (FSDP) level" eval ${gr/--sdp 8/--dp 8} --sdp-keep-weights
+expect 2 "sdp_keep_weights: torch FSDP's SHARD_GRAD_OP prices the SDP level one way, and sdp_layer_roots" \
+    eval $gr --sdp-keep-weights --sdp-layer-roots
+expect 4 "sdp_keep_weights: torch FSDP's SHARD_GRAD_OP; megatron runs its own FSDP" \
+    eval --model BERT-Huge-32 --cluster 8xRTX-TITAN-24G --no-search --fp32 --plan "$dir/keep.json" --target megatron
 # --sdp-nosync (FSDP2 kept unsharded between micro-batches: torchtitan under PP): at PP 2 x
 # SDP 8 with 8 micro-batches the weights are gathered once per iteration and the gradients
 # reduce-scattered once, so faster, and the gathered weights and whole gradients are held,

@@ -616,6 +616,49 @@ static void test_sdp_layer_roots(void)
     tsl_cluster_free(&c);
 }
 
+/* sdp_keep_weights (docs/cost-model.md "FSDP's SHARD_GRAD_OP", cost model 117): one layer
+ * at SDP 8 in one node, STACK, 16-bit weights and gradients. torch FSDP1's SHARD_GRAD_OP
+ * gathers a unit's weights in its forward and keeps them to its backward: the forward as
+ * without the knob, the backward shorter by the re-gather G (base.comm_s / 2: one gather
+ * each way without it), the reduce-scatter unchanged; the gathered weights beyond the
+ * shard, 2·p·(z − 1)/z bytes, move from the backward's transient into the states held at
+ * the stage's peak. A DP plan and an sdp_nosync stage are unchanged. */
+static void test_sdp_keep_weights(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, k;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_keep_weights, &base, &k);
+    double g = base.comm_s / 2.0, held = 2.0 * (double)l.params * 7.0 / 8.0;
+    CHECK(g > 0.0, "a gather (%g s)", g);
+    CHECK(k.fwd_s == base.fwd_s, "the forward's gather as without it (%g vs %g)", k.fwd_s,
+          base.fwd_s);
+    CHECK_NEAR(k.bwd_s, base.bwd_s - g, 1e-12, "no re-gather in the backward (%g vs %g)", k.bwd_s,
+               base.bwd_s - g);
+    CHECK_NEAR(k.bwd_sync_s, base.bwd_sync_s - g, 1e-12, "nor in the last micro-batch's");
+    CHECK_NEAR(k.comm_s, g, 1e-15, "one gather moved (%g s)", k.comm_s);
+    CHECK(k.grad_comm_s == base.grad_comm_s, "the reduce-scatter every micro-batch, unchanged");
+    CHECK_NEAR((double)k.ms_bytes - (double)base.ms_bytes, held, 2.0,
+               "the gathered weights held as states (%g B)",
+               (double)k.ms_bytes - (double)base.ms_bytes);
+    CHECK_NEAR((double)base.bwd_bytes - (double)k.bwd_bytes, held, 2.0,
+               "and out of the backward's transient");
+    CHECK(k.grad_bytes == base.grad_bytes, "the gradients still sharded");
+    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
+    cost_off_on(&env, &l, &d, &env.knobs.sdp_keep_weights, &base, &k);
+    CHECK(memcmp(&k, &base, sizeof(k)) == 0, "DP 8: unchanged");
+    env.pipelined = true;
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4, .sdp_nosync = true};
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_keep_weights, &base, &k);
+    CHECK(memcmp(&k, &base, sizeof(k)) == 0, "sdp_nosync: unchanged");
+    tsl_cluster_free(&c);
+}
+
 /* ds_bf16_optimizer (docs/cost-model.md "DeepSpeed's BF16_Optimizer"), by hand on one
  * layer of P = 12,582,912 parameters, DP 8 under ZeRO-1 in one node (100 GB/s), an
  * fp32 buffer (grad_reduce_bytes 4), W = 1 TB/s:
@@ -4169,6 +4212,7 @@ int main(void)
     test_sdp_root_chain();
     test_sdp_root_units();
     test_sdp_layer_roots();
+    test_sdp_keep_weights();
     test_ds_bf16_optimizer();
     test_ds_bf16_zero0();
     test_fp32();

@@ -317,6 +317,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--sdp-layer-roots"]
     if p.get("sdp_nosync"):  # FSDP kept unsharded between micro-batches (cost-model.md "SDP without resharding")
         cmd += ["--sdp-nosync"]
+    if p.get("sdp_keep_weights"):  # torch FSDP's SHARD_GRAD_OP (cost-model.md "FSDP's SHARD_GRAD_OP")
+        cmd += ["--sdp-keep-weights"]
     if p.get("ds_bf16_optimizer"):  # DeepSpeed's BF16_Optimizer under PP (cost-model.md "DeepSpeed's BF16_Optimizer")
         cmd += ["--ds-bf16-optimizer"]
     if p.get("launch_blocking"):  # CUDA_LAUNCH_BLOCKING=1 (cost-model.md "Synchronous launches")
