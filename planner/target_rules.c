@@ -992,6 +992,14 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "(ParallelDims: fsdp_enabled = dp_shard_enabled or cp_enabled): "
                             "shard the CP ranks (sdp) instead",
                             tsl_target_strategy_str(&u.s, b), u.cp, u.cp);
+    if (tsl_target_tied_pp_refused(TSL_TARGET_TORCHTITAN, v->model, v->pp))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: model %s ties its output head to the embedding "
+                            "(tied_head) and the plan has pp %u; torchtitan raises "
+                            "NotImplementedError for weight tying with pipeline parallelism "
+                            "(models/common/decoder.py): plan with pp 1, untie the head, or "
+                            "another target",
+                            v->model->name, v->pp);
     for (uint32_t s = 1; s < v->pp; s++)
         if (v->stage_first[s] > v->n_blocks)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -1848,6 +1856,16 @@ int tsl_target_mtp_ok(uint32_t t, uint32_t mtp_layers, uint32_t pp, uint32_t cp,
                         "(and torchtitan's DeepSeek-V3 without stages): plan without "
                         "--mtp-layers to price the model as %s trains it",
                         mtp_layers, tsl_target_name(t), tsl_target_name(t));
+}
+
+bool tsl_target_tied_pp_refused(uint32_t t, const tsl_model_t *m, uint32_t pp)
+{
+    if (t != TSL_TARGET_TORCHTITAN || pp <= 1)
+        return false;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].kind == TSL_LAYER_HEAD && m->layers[i].tied_head)
+            return true;
+    return false;
 }
 
 bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t depths, char *buf,
