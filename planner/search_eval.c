@@ -2533,24 +2533,20 @@ static bool tail_layer(const tsl_model_t *md, uint32_t i)
  * chunk), and each rank prices the layers it runs, in its chunks' order (stage_rows)
  * — on a model of uneven blocks (DeepSeek-V3's three dense layers first) the blocks
  * the export places, whatever their kind. A tied head there sits beside its
- * embedding on rank 0 (one table, no copy, no all-reduce; tied_allreduce_s). The
- * model's tail from v_tail (its head, the MTP layers before it) holds one
- * micro-batch on rank 0 (vend_tail_held).
+ * embedding on rank 0 (one table, no copy, no all-reduce; tied_allreduce_s). Each
+ * chunk's layers hold their own count of micro-batches (v_held): rank 0's second, the
+ * head's, at most one.
  */
 static void set_vparts(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32_t *first_layer)
 {
-    const tsl_model_t *md = e->model;
-    uint32_t L = md->n_layers, tail = L, count[TSL_PLAN_MAX_STAGES];
+    uint32_t count[TSL_PLAN_MAX_STAGES];
     e->v_on = false;
     e->row_at = NULL;
     if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2)
         return;
-    while (tail > 0 && tail_layer(md, tail - 1))
-        tail--;
     for (uint32_t s = 0; s < P; s++)
         count[s] = first_layer[s + 1] - first_layer[s];
     tsl_pipeline_v_parts(P, count, e->v_part);
-    e->v_tail = tail;
     e->v_on = true;
 }
 

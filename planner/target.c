@@ -437,6 +437,16 @@ static bool ds_partition(const tsl_model_t *m, uint32_t P, uint32_t *first)
     return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
 }
 
+bool tsl_target_tied_pp_refused(uint32_t t, const tsl_model_t *m, uint32_t pp)
+{
+    if (t != TSL_TARGET_TORCHTITAN || pp <= 1)
+        return false;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].kind == TSL_LAYER_HEAD && m->layers[i].tied_head)
+            return true;
+    return false;
+}
+
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
 {
     uint32_t first[TSL_PLAN_MAX_STAGES + 1];

@@ -1858,16 +1858,6 @@ int tsl_target_mtp_ok(uint32_t t, uint32_t mtp_layers, uint32_t pp, uint32_t cp,
                         mtp_layers, tsl_target_name(t), tsl_target_name(t));
 }
 
-bool tsl_target_tied_pp_refused(uint32_t t, const tsl_model_t *m, uint32_t pp)
-{
-    if (t != TSL_TARGET_TORCHTITAN || pp <= 1)
-        return false;
-    for (uint32_t i = 0; i < m->n_layers; i++)
-        if (m->layers[i].kind == TSL_LAYER_HEAD && m->layers[i].tied_head)
-            return true;
-    return false;
-}
-
 bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t depths, char *buf,
                          size_t n)
 {
