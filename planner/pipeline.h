@@ -76,14 +76,17 @@ double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
 uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
 
 /* Micro-batches a stage holds begun and not through their weight gradient under
- * ZB-H1 and ZBV (pipesim.h): min(P, m) on every stage — 1F1B's stage 0. A
+ * ZB-H1 and ZBV (pipesim.h): min(P, m) on every stage — 1F1B's stage 0 (a ZBV
+ * rank's total with chunks of equal stash; the pricing takes each chunk's own,
+ * tsl_pipeline_v_held, since cost model 118). A
  * micro-batch waiting for its W keeps about all its activations (Qi et al. 2024,
  * Table 1: M_W = 32·b·s·h of M_B's 34·b·s·h + 5·a·s²·b), so each counts whole. */
 uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
 
 /* DualPipeV (pipesim.h): each stage holds at most 2P + 1 chunk micro-batches, half
  * a stage's activations each (DeepSeek-V3 Table 2's PP + 1 with PP = 2P chunks):
- * P + 1/2 micro-batches of the stage, counted as min(P + 1, m). */
+ * P + 1/2 micro-batches of the stage, counted as min(P + 1, m) (the pricing takes
+ * each chunk's own, tsl_pipeline_v_held, since cost model 118; this where m < 2P). */
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
 
 /*
