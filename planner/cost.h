@@ -556,8 +556,19 @@ typedef enum tsl_cost_mode {
  * from its forward to its backward (sdp_keep_weights: torch FSDP1's SHARD_GRAD_OP, each
  * micro-batch's gradients reduce-scattered): no backward gather, the gathered weights
  * of every layer held at the stage's peak (states, not the layer's transient); a plan
- * without sdp_keep_weights prices as 114. */
-#define TSL_COST_MODEL_VERSION 117u
+ * without sdp_keep_weights prices as 114.
+ * 118: a V schedule's (ZBV, DualPipeV) two chunks each hold their own count of
+ * micro-batches at the rank's peak, read off the schedule's op order (pipeline.h
+ * tsl_pipeline_v_held: ZBV rank s (2P − s, s) or (2P − s − 1, s + 1), DualPipeV
+ * (2P − s, s + 1), the heavier moment) where every row of the rank held the two chunks'
+ * count together (P, DualPipeV P + 1) and the head's tail one; rank 0's first chunk, the
+ * embedding's, now holds 2P − 1 or 2P, its second at most one. A V's MTP depth on a
+ * rank other than 0 and P − 1 syncs its embedding copy between rank 0 and that rank in
+ * the simulator (pipesim.h tie_stage), as priced. The torchtitan target weighs no
+ * pipeline for a model whose head is tied (torchtitan raises NotImplementedError for
+ * weight tying with PP). A plan without a V schedule prices as 117; a V of equal
+ * chunks under ZBV too. */
+#define TSL_COST_MODEL_VERSION 118u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

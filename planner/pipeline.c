@@ -80,6 +80,107 @@ uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m)
     return n_stages + 1 < m ? n_stages + 1 : m;
 }
 
+/* tsl_pipeline_v_held's walk: each chunk's forwards begun and stashes freed, in
+ * the schedule's order (unclipped: ZBV's order runs past m), and the best moment. */
+typedef struct vwalk {
+    uint32_t m, f[2], w[2], held[2];
+    const double *a;
+    double top;
+} vwalk_t;
+
+static uint32_t vw_live(const vwalk_t *z, uint32_t c)
+{
+    uint32_t f = z->f[c] < z->m ? z->f[c] : z->m, w = z->w[c] < z->m ? z->w[c] : z->m;
+    return f - w;
+}
+
+/* A forward of chunk c: the moment its stash joins the others'. */
+static void vw_fwd(vwalk_t *z, uint32_t c)
+{
+    z->f[c]++;
+    uint32_t n0 = vw_live(z, 0), n1 = vw_live(z, 1);
+    double x = z->a[0] * n0 + z->a[1] * n1;
+    if (x > z->top || (x == z->top && n0 + n1 > z->held[0] + z->held[1])) {
+        z->top = x;
+        z->held[0] = n0;
+        z->held[1] = n1;
+    }
+}
+
+static void vw_free(vwalk_t *z, uint32_t c)
+{
+    z->w[c]++;
+}
+
+/* ScheduleZBVZeroBubble up to its cooldown (which runs no forward). */
+static void vwalk_zbv(vwalk_t *z, uint32_t s, uint32_t P)
+{
+    const uint32_t n = z->m > 2 * P - 1 ? z->m : 2 * P - 1;
+    for (uint32_t k = 0; k < 2 * (P - s) - 1; k++)
+        vw_fwd(z, 0);
+    for (uint32_t k = 0; k < s; k++) {
+        vw_fwd(z, 1);
+        vw_fwd(z, 0);
+    }
+    for (uint32_t k = 0; k < P - s; k++) { /* F1 I1 W1 */
+        vw_fwd(z, 1);
+        vw_free(z, 1);
+    }
+    while (z->f[1] < z->f[0] || z->f[0] < n) { /* F0 I0 W0 F1 I1 W1 */
+        if (z->f[0] < n)
+            vw_fwd(z, 0);
+        vw_free(z, 0);
+        vw_fwd(z, 1);
+        vw_free(z, 1);
+    }
+}
+
+/* dualpipev.py steps 1-5 (6-8 run backwards and W's only). Step 3's W runs the B1
+ * split just before it (none is pending earlier). */
+static void vwalk_dualpipev(vwalk_t *z, uint32_t s, uint32_t P)
+{
+    for (uint32_t k = 0; k < 2 * (P - 1 - s); k++)
+        vw_fwd(z, 0);
+    for (uint32_t k = 0; k < s + 1; k++) {
+        vw_fwd(z, 0);
+        vw_fwd(z, 1);
+    }
+    for (uint32_t k = 0; k < P - 1 - s; k++) { /* B1 W F1 */
+        vw_free(z, 1);
+        vw_fwd(z, 1);
+    }
+    for (uint32_t k = 0; k < z->m - 2 * P + s + 1; k++) { /* F0&B1 F1&B0 */
+        vw_fwd(z, 0);
+        vw_free(z, 1);
+        vw_fwd(z, 1);
+        vw_free(z, 0);
+    }
+    for (uint32_t k = 0; k < P - 1 - s; k++) { /* B1 F1&B0 */
+        vw_free(z, 1);
+        vw_fwd(z, 1);
+        vw_free(z, 0);
+    }
+}
+
+uint32_t tsl_pipeline_v_held(bool dualpipev, uint32_t stage, uint32_t n_stages, uint32_t m,
+                             const double *chunk_w, uint32_t *held)
+{
+    if (dualpipev && m < 2 * n_stages) {
+        held[0] = held[1] = tsl_pipeline_inflight_dualpipev(n_stages, m);
+        return held[0] + held[1];
+    }
+    vwalk_t z = {.m = m, .a = chunk_w, .top = -1.0};
+    if (stage < n_stages && m > 0) {
+        if (dualpipev)
+            vwalk_dualpipev(&z, stage, n_stages);
+        else
+            vwalk_zbv(&z, stage, n_stages);
+    }
+    held[0] = z.held[0];
+    held[1] = z.held[1];
+    return held[0] + held[1];
+}
+
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v)
 {

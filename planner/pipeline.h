@@ -76,15 +76,41 @@ double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
 uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
 
 /* Micro-batches a stage holds begun and not through their weight gradient under
- * ZB-H1 and ZBV (pipesim.h): min(P, m) on every stage — 1F1B's stage 0. A
+ * ZB-H1 and ZBV (pipesim.h): min(P, m) on every stage — 1F1B's stage 0 (a ZBV
+ * rank's total with chunks of equal stash; the pricing takes each chunk's own,
+ * tsl_pipeline_v_held, since cost model 118). A
  * micro-batch waiting for its W keeps about all its activations (Qi et al. 2024,
  * Table 1: M_W = 32·b·s·h of M_B's 34·b·s·h + 5·a·s²·b), so each counts whole. */
 uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
 
 /* DualPipeV (pipesim.h): each stage holds at most 2P + 1 chunk micro-batches, half
  * a stage's activations each (DeepSeek-V3 Table 2's PP + 1 with PP = 2P chunks):
- * P + 1/2 micro-batches of the stage, counted as min(P + 1, m). */
+ * P + 1/2 micro-batches of the stage, counted as min(P + 1, m) (the pricing takes
+ * each chunk's own, tsl_pipeline_v_held, since cost model 118; this where m < 2P). */
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
+
+/*
+ * A V's two chunks at rank `stage`'s peak (ZBV, DualPipeV; cost model 118): the
+ * micro-batches each chunk holds begun and not through their weight gradient at
+ * the first moment Σ_c held[c]·chunk_w[c] is largest, walking the rank's op order
+ * as pipesim.h runs it (torch.distributed.pipelining's ScheduleZBVZeroBubble;
+ * DeepSeek's dualpipev.py steps 1-5, after which no forward comes). A forward adds
+ * a micro-batch to its chunk; ZBV's W and DualPipeV's W or whole backward (its W
+ * inside) take one off; an overlapped F&B step holds the forward's before the
+ * backward's go. Ties go to the larger count. Each chunk's figure, m large:
+ *
+ *   ZBV        (2P − s, s) after a steady F0, (2P − s − 1, s + 1) after an F1:
+ *              2P chunk micro-batches either way, the peak by the heavier chunk
+ *   DualPipeV  (2P − s, s + 1) at every overlapped step: 2P + 1
+ *
+ * (rank 0: its first chunk, the embedding's, 2P − 1 or 2P; its second, the
+ * head's, at most 1). Fewer micro-batches (ZBV's order is computed for max(m,
+ * 2P − 1) and the ones past m dropped) hold fewer. chunk_w: the two chunks' stash
+ * of one micro-batch, >= 0. DualPipeV with m < 2P (not a schedule it runs):
+ * min(P + 1, m) each. Returns held[0] + held[1]. O(m).
+ */
+uint32_t tsl_pipeline_v_held(bool dualpipev, uint32_t stage, uint32_t n_stages, uint32_t m,
+                             const double *chunk_w, uint32_t *held);
 
 /*
  * A V's model parts (ZBV, DualPipeV; torch.distributed.pipelining's style="v",

@@ -263,6 +263,9 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
         return -1;
     if (check_times(&in->tie_s, 1, "tie_s", err))
         return -1;
+    if (in->tie_stage >= in->n_stages)
+        return tsl_err_set(err, "tie_stage: %u is not a stage of %u (0: the last)", in->tie_stage,
+                           in->n_stages);
     if (in->sync_tail_s && check_times(in->sync_tail_s, in->n_stages, "sync_tail_s", err))
         return -1;
     if (in->p2p_blocking && in->n_chunks > 1)
@@ -1027,14 +1030,16 @@ static double synced_end(const sim_t *sm, uint32_t s)
     return sm->ops[(size_t)s * sm->stride + sm->nops[s] - 1].end_s + (y ? y[s] : 0.0);
 }
 
+/* Stage s's step: after its own sync, and for stage 0 and the tie's other stage
+ * (tie_stage, 0: the last) after the tied all-reduce that follows both. */
 static double step_start(const sim_t *sm, uint32_t s, double tie_s)
 {
     double own = synced_end(sm, s);
-    uint32_t last = sm->P - 1;
-    if (!(tie_s > 0) || sm->P < 2 || (s != 0 && s != last) || sm->nops[0] == 0 ||
-        sm->nops[last] == 0)
+    uint32_t peer = sm->in->tie_stage ? sm->in->tie_stage : sm->P - 1;
+    if (!(tie_s > 0) || sm->P < 2 || (s != 0 && s != peer) || sm->nops[0] == 0 ||
+        sm->nops[peer] == 0)
         return own;
-    return fmax(synced_end(sm, 0), synced_end(sm, last)) + tie_s;
+    return fmax(synced_end(sm, 0), synced_end(sm, peer)) + tie_s;
 }
 
 static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pipesim_out_t *out,

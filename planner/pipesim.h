@@ -105,8 +105,9 @@
  * iteration is max(flush, max_s(end of stage s's last op + opt_s[s])) — in 1F1B
  * stage 0's last backward ends last, later stages step while it drains. The
  * critical path stops at the last op: the step is a tail after it. A tied head's
- * all-reduce (tie_s) starts when stages 0 and P − 1 have both ended their last op;
- * their steps start when it ends.
+ * all-reduce (tie_s) starts when stages 0 and P − 1 (tie_stage, where given: a V's
+ * MTP depth on another rank) have both ended their last op; their steps start when
+ * it ends.
  *
  * Gradient sync as the stacks run it (sync_tail_s): stage s's exposed sync follows
  * its own last op; then come the tied all-reduce (stages 0 and P − 1, from the later
@@ -192,6 +193,9 @@ typedef struct tsl_pipesim_in {
     double tie_s;              /* a tied LM head's gradient all-reduce between stage 0 and
                                  stage P − 1 (cost.h): after both's last op, before
                                  either's step; 0 (or P = 1): none */
+    uint32_t tie_stage;        /* the stage whose copy tie_s sums with stage 0's: 0 means
+                                  P − 1 (a tied head on the last stage); a V's MTP depth
+                                  on rank 1 names 1 (cost model 118), 1 .. P − 1 */
     const double *sync_tail_s; /* [P] or NULL: each stage's exposed gradient sync, run
                                   after its own last op and before its step (and the tied
                                   all-reduce) while the other stages go on — the stacks'

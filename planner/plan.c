@@ -383,7 +383,8 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .c1_bwd_s = vc ? sim->bwd1 : NULL,
         .c1_wgrad_s = vc ? sim->wgrad1 : NULL,
         .opt_s = sim->opt,
-        .tie_s = p->tie_s};
+        .tie_s = p->tie_s,
+        .tie_stage = p->tie_stage < p->pp ? p->tie_stage : 0};
 }
 
 void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)

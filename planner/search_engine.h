@@ -134,11 +134,11 @@ typedef struct tsl_engine {
      * runs the model's parts s and 2P − 1 − s, v_part[q] .. v_part[q + 1] (pipeline.h
      * tsl_pipeline_v_parts, the layout the torchtitan export writes), its rows in that
      * order, the first v_chunk0 of the stage being costed its first chunk (search_eval.c
-     * set_vparts, stage_rows); the model's tail from v_tail (its head, MTP layers)
-     * holds one micro-batch on rank 0. v_on false: every stage its own layers in
-     * order. row_at: the rows of the stage being costed (NULL: in order) */
+     * set_vparts, stage_rows), each chunk's stash at its own count (v_held). v_on
+     * false: every stage its own layers in order. row_at: the rows of the stage being
+     * costed (NULL: in order) */
     bool v_on;
-    uint32_t v_part[2 * TSL_PLAN_MAX_STAGES + 1], v_tail, v_chunk0;
+    uint32_t v_part[2 * TSL_PLAN_MAX_STAGES + 1], v_chunk0;
     /* the plain configuration being costed is followed by a V (eval_zero_bubble), whose
      * ranks run other layers: below_bar also holds it to v_blocks_s, the blocks' time
      * of the stages costed so far over P (search_eval.c v_floor_add) */

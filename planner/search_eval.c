@@ -603,6 +603,8 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
     /* P − 1 cuts at or before max_cut: the MTP layers and the head share a stage */
     if (e->cluster->n_devices % P != 0 || P > e->max_cut + 1 || P > TSL_PLAN_MAX_STAGES)
         return false;
+    if (tsl_target_tied_pp_refused(e->space->target, e->model, P)) /* check_torchtitan's */
+        return false;
     if (e->space->fixed_pp)
         return P == e->space->fixed_pp;
     if (r->no_pp && P > 1)
@@ -1874,17 +1876,42 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
     return (uint64_t)(ms + top);
 }
 
-/* A V's tail on stage 0 (set_vparts) runs in the pipeline's last virtual stage, whose
- * forward is followed by its own backward before the next forward (ZBV's F1 B1 W1,
- * DualPipeV's F1 then B1): it holds what 1F1B's last stage holds, one micro-batch,
- * not the P whole ones the stage's blocks are priced at (the rank's two chunks
- * together, pipeline.h tsl_pipeline_inflight_zb / _dualpipev). */
-static void vend_tail_held(const tsl_engine_t *e, uint32_t first, uint32_t n, uint32_t P,
-                           uint32_t m, uint32_t *held)
+/* A V's rank s (set_vparts, stage_rows): each of its two chunks holds its own count
+ * of micro-batches at the rank's peak (pipeline.h tsl_pipeline_v_held, cost model
+ * 118), weighed by the chunks' stash — the rows' strategies in choice (by row) or
+ * given (by layer), or before the DP each row's smallest — so held[i] is row i's
+ * chunk's count (rank 0's second chunk, the head's: at most one micro-batch, the
+ * last virtual stage's; its first, the embedding's, 2P − 1 or 2P). live: all 1 (the
+ * V keeps its gradient buffer's count). Returns the rank's micro-batches' worth (the
+ * plan's inflight): Σ held × chunk bytes over the rank's, rounded. */
+static uint32_t v_held(const tsl_engine_t *e, const tsl_group_strategies_t *g,
+                       const tsl_plan_t *plan, uint32_t s, uint32_t first, uint32_t n, uint32_t m,
+                       const uint32_t *choice, const uint32_t *given, uint32_t *held, uint8_t *live)
 {
-    for (uint32_t i = 0; e->v_on && i < n; i++)
-        if (row_layer(e, first, i) >= e->v_tail)
-            held[i] = tsl_pipeline_inflight(P - 1, P, m);
+    double w[2] = {0, 0};
+    uint32_t per[2];
+    for (uint32_t i = 0; i < n; i++) {
+        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[row_layer(e, first, i)]];
+        double least = INFINITY;
+        if (choice || given) {
+            least = (double)lc[choice ? choice[i] : given[row_layer(e, first, i)]].fwd_bytes;
+        } else {
+            for (uint32_t j = 0; j < g->n; j++)
+                if (lc[j].feasible && (double)lc[j].fwd_bytes < least)
+                    least = (double)lc[j].fwd_bytes;
+        }
+        w[i >= e->v_chunk0] += isfinite(least) ? least : 0.0;
+    }
+    uint32_t all =
+        tsl_pipeline_v_held(plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV, s, plan->pp, m, w, per);
+    for (uint32_t i = 0; i < n; i++) {
+        held[i] = per[i >= e->v_chunk0];
+        live[i] = 1;
+    }
+    double bytes = w[0] + w[1];
+    uint32_t worth =
+        bytes > 0 ? (uint32_t)lround((per[0] * w[0] + per[1] * w[1]) / bytes) : (all + 1) / 2;
+    return worth ? worth : 1;
 }
 
 /* Activation CPU offloading (knobs.cpu_offload_layers = N, offload.h): the model's
@@ -2032,20 +2059,19 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
             return false;
     uint32_t held[TSL_PLAN_MAX_LAYERS], held2[TSL_PLAN_MAX_LAYERS];
     uint8_t live[TSL_PLAN_MAX_LAYERS], live2[TSL_PLAN_MAX_LAYERS];
-    bool chunked = !plan->schedule && v > 1;
+    bool chunked = !plan->schedule && v > 1, vshape = e->v_on;
     uint32_t inflight =
-        plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipeline_inflight_dualpipev(P, m)
-        : plan->schedule                              ? tsl_pipeline_inflight_zb(P, m)
+        vshape ? v_held(e, g, plan, s, first, n, m, NULL, given, held, live)
+        : plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipeline_inflight_dualpipev(P, m)
+        : plan->schedule                                ? tsl_pipeline_inflight_zb(P, m)
         : chunked
             ? chunk_held(e, g, plan, s, first, n, m, v, given ? given + first : NULL, held, live)
             : tsl_pipeline_inflight(s, P, m);
-    if (!chunked) /* one chunk: its first backward comes with the peak's stash held */
+    if (!chunked && !vshape) /* one chunk: its first backward comes with the peak's stash held */
         for (uint32_t i = 0; i < n; i++) {
             held[i] = inflight;
             live[i] = 1;
         }
-    if (s == 0)
-        vend_tail_held(e, first, n, P, m, held);
     offload_held(e, first, n, held);
     fill_stage_rows(e, g, first, n, m, held, live);
     add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
@@ -2070,11 +2096,12 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
     } else if (!solve_stage(e, g, plan, s, first, n, &prob, &res)) {
         return false;
     }
-    /* interleaved: the chunks weighed by the strategies chosen, whose peak may fall
-     * elsewhere than the smallest stashes' did; the DP again on that count while
-     * it moves and the peak is over the budget */
-    for (uint32_t round = 0; chunked && !given; round++) {
-        inflight = chunk_held(e, g, plan, s, first, n, m, v, e->choice, held2, live2);
+    /* interleaved or a V: the chunks weighed by the strategies chosen, whose peak may
+     * fall elsewhere than the smallest stashes' did; the DP again on that count
+     * while it moves and the peak is over the budget */
+    for (uint32_t round = 0; (chunked || vshape) && !given; round++) {
+        inflight = chunked ? chunk_held(e, g, plan, s, first, n, m, v, e->choice, held2, live2)
+                           : v_held(e, g, plan, s, first, n, m, e->choice, NULL, held2, live2);
         if (memcmp(held, held2, n * sizeof(*held)) == 0 && memcmp(live, live2, n) == 0)
             break;
         memcpy(held, held2, n * sizeof(*held));
@@ -2136,13 +2163,15 @@ static uint32_t v_rank_of(const tsl_engine_t *e, uint32_t P, uint32_t l)
  * does an MTP depth's embedding copy in a later stage (mtp.h; Megatron-LM
  * finalize_model_grads.py _allreduce_word_embedding_grads: one all-reduce of the
  * embedding group, the tied head's and the MTP's being the same table). */
-static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
+static double tied_allreduce_s(const tsl_engine_t *e, tsl_plan_t *plan)
 {
     /* under a V the head sits on rank 0 (every stage holds 2 layers or more, so part
-     * 2P − 1 holds it at least): no pair; an MTP depth before it may fall on rank 1
-     * (priced with rank 1's devices, timed by the simulator as stages 0 and P − 1's) */
+     * 2P − 1 holds it at least): no pair; an MTP depth before it may fall on rank 1,
+     * priced with rank 1's devices and timed by the simulator between ranks 0 and 1
+     * (tie_stage; before cost model 118 between 0 and P − 1) */
     const tsl_model_t *m = e->model;
     uint32_t last = m->n_layers - 1, P = plan->pp, at = last, st = P - 1;
+    plan->tie_stage = 0;
     if (P < 2 || m->n_layers == 0)
         return 0.0;
     if (!m->layers[last].tied_head) /* the first MTP entry, where there is one */
@@ -2158,6 +2187,7 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
             st--;
     if (st == 0)
         return 0.0;
+    plan->tie_stage = st < P - 1 ? st : 0;
     return tsl_cost_tied_allreduce_elem_s(e->cluster, &m->layers[at], &plan->layer[at],
                                           plan->stages[0].first_device,
                                           plan->stages[st].first_device, plan->stages[st].n_devices,
@@ -2505,24 +2535,20 @@ static bool tail_layer(const tsl_model_t *md, uint32_t i)
  * chunk), and each rank prices the layers it runs, in its chunks' order (stage_rows)
  * — on a model of uneven blocks (DeepSeek-V3's three dense layers first) the blocks
  * the export places, whatever their kind. A tied head there sits beside its
- * embedding on rank 0 (one table, no copy, no all-reduce; tied_allreduce_s). The
- * model's tail from v_tail (its head, the MTP layers before it) holds one
- * micro-batch on rank 0 (vend_tail_held).
+ * embedding on rank 0 (one table, no copy, no all-reduce; tied_allreduce_s). Each
+ * chunk's layers hold their own count of micro-batches (v_held): rank 0's second, the
+ * head's, at most one.
  */
 static void set_vparts(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32_t *first_layer)
 {
-    const tsl_model_t *md = e->model;
-    uint32_t L = md->n_layers, tail = L, count[TSL_PLAN_MAX_STAGES];
+    uint32_t count[TSL_PLAN_MAX_STAGES];
     e->v_on = false;
     e->row_at = NULL;
     if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2)
         return;
-    while (tail > 0 && tail_layer(md, tail - 1))
-        tail--;
     for (uint32_t s = 0; s < P; s++)
         count[s] = first_layer[s + 1] - first_layer[s];
     tsl_pipeline_v_parts(P, count, e->v_part);
-    e->v_tail = tail;
     e->v_on = true;
 }
 

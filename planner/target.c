@@ -437,9 +437,26 @@ static bool ds_partition(const tsl_model_t *m, uint32_t P, uint32_t *first)
     return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
 }
 
+bool tsl_target_tied_pp_refused(uint32_t t, const tsl_model_t *m, uint32_t pp)
+{
+    if (t != TSL_TARGET_TORCHTITAN || pp <= 1)
+        return false;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].kind == TSL_LAYER_HEAD && m->layers[i].tied_head)
+            return true;
+    return false;
+}
+
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err)
 {
     uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    if (tsl_target_tied_pp_refused(t, m, pp))
+        return tsl_err_set(err,
+                           "pp: %u stages under target torchtitan with model %s's head tied to "
+                           "its embedding; torchtitan raises NotImplementedError for weight "
+                           "tying with pipeline parallelism (models/common/decoder.py): give "
+                           "pp 1 or leave it open",
+                           pp, m->name);
     /* a pp past the stage limit is the request check's to name */
     if (t != TSL_TARGET_DEEPSPEED || pp < 2 || pp > TSL_PLAN_MAX_STAGES || m->n_layers < 3 ||
         ds_partition(m, pp, first))

@@ -298,6 +298,14 @@ int tsl_async_tp_ok(bool async_tp, bool no_sp, bool tp_comm_overlap, bool eager,
 bool tsl_target_mtp_default(uint32_t t);
 uint32_t tsl_target_mtp_depths(uint32_t t, uint32_t have, uint32_t mtp_layers, bool no_mtp);
 int tsl_target_mtp_ok(uint32_t t, uint32_t mtp_layers, uint32_t pp, uint32_t cp, tsl_err_t *err);
+
+/* Whether t refuses m's output head tied to its embedding (tied_head) at pp
+ * stages: torchtitan raises NotImplementedError for weight tying with pipeline
+ * parallelism (b5bcd76c6 models/common/decoder.py), so pp > 1 there; every other
+ * stack, and pp 1, runs it (Megatron-LM and DeepSpeed all-reduce the two copies,
+ * a V keeps both on rank 0). check_torchtitan refuses such a plan by name, a fixed
+ * pp (tsl_target_pp_ok) the request, and the search weighs pp 1 only. */
+bool tsl_target_tied_pp_refused(uint32_t t, const tsl_model_t *m, uint32_t pp);
 /* The note a plan or eval under t shows when it left a model's `have` depths out
  * (tsl_target_mtp_depths gave 0 for have > 0): written into buf, true; false and
  * buf empty when nothing was left out. */
@@ -351,7 +359,8 @@ bool tsl_target_ds_blocks_cut(const tsl_model_t *m, uint32_t P, uint32_t *first)
  * count of m's layers and 'type:transformer' every stage a Transformer layer (cost
  * model 111: uneven where pp divides neither), so pp must divide the layers or be at
  * most the blocks (check_deepspeed refuses every plan otherwise, and the search found
- * none). err names pp (TSL_E_INVALID). */
+ * none). Under torchtitan a pp > 1 with m's head tied to its embedding is refused too
+ * (tsl_target_tied_pp_refused). err names pp (TSL_E_INVALID). */
 int tsl_target_pp_ok(uint32_t t, const tsl_model_t *m, uint32_t pp, tsl_err_t *err);
 
 #endif

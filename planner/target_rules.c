@@ -992,6 +992,14 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "(ParallelDims: fsdp_enabled = dp_shard_enabled or cp_enabled): "
                             "shard the CP ranks (sdp) instead",
                             tsl_target_strategy_str(&u.s, b), u.cp, u.cp);
+    if (tsl_target_tied_pp_refused(TSL_TARGET_TORCHTITAN, v->model, v->pp))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: model %s ties its output head to the embedding "
+                            "(tied_head) and the plan has pp %u; torchtitan raises "
+                            "NotImplementedError for weight tying with pipeline parallelism "
+                            "(models/common/decoder.py): plan with pp 1, untie the head, or "
+                            "another target",
+                            v->model->name, v->pp);
     for (uint32_t s = 1; s < v->pp; s++)
         if (v->stage_first[s] > v->n_blocks)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,

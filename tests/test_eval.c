@@ -8,6 +8,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "loss_impl.h"
+#include "mtp.h"
 #include "pipeline.h"
 #include "roofline.h"
 #include "sublayer.h"
@@ -710,6 +711,83 @@ static void test_v_tied_head(void)
     tsl_cluster_free(&c2);
 }
 
+/* A V's chunks each at their own count (docs/cost-model.md "Where a V runs its ends",
+ * cost model 118; pipeline.h tsl_pipeline_v_held): the V of test_v_ends at PP 2, m 4,
+ * split [embedding, block, block | block, block, head]. Rank 1 runs parts 1 and 2,
+ * [block, block] then [block]: chunk 0 twice chunk 1's stash X. By the schedules'
+ * order (P 2, s 1): ZBV's peaks (2P − s, s) = (3, 1) and (2P − s − 1, s + 1) =
+ * (2, 2) give max(3·2X + X, 2·2X + 2X) = 7X; DualPipeV's (2P − s, s + 1) = (3, 2)
+ * 8X. X comes from the headless model's last stage [block, block, block] under
+ * ZB-H1 (2 micro-batches each, 6X) and plain 1F1B (1 each, 3X): the same rows, the
+ * same states, only the stash differs. Before cost model 118 every row of the rank
+ * held the two chunks' count together: ZBV P = 2 (6X), DualPipeV P + 1 = 3 (9X). */
+static void test_v_chunk_held(void)
+{
+    tsl_model_t m, headless;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    untied_gpt(&m, 4, true);
+    untied_gpt(&headless, 4, false);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    static tsl_plan_t g, zbh1, plain, zbv, dpv;
+    given_plan(&g, 5, 2, "single", 1, 4);
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &plain, &err) == 0, "1F1B: %s", err.msg);
+    g.schedule = TSL_PIPESIM_SCHED_ZBH1;
+    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &zbh1, &err) == 0, "ZB-H1: %s", err.msg);
+    uint64_t x3 = zbh1.stages[1].peak_bytes - plain.stages[1].peak_bytes, x = x3 / 3;
+    CHECK(x > 0 && x3 == 3 * x, "three blocks' stash %llu B", (unsigned long long)x3);
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
+    tsl_plan_t *out[] = {&zbv, &dpv};
+    const uint64_t want[] = {7, 8};
+    for (uint32_t k = 0; k < 2; k++) {
+        given_plan(&g, 6, 2, "single", 1, 4);
+        g.schedule = (uint8_t)scheds[k];
+        g.stages[1].first_layer = 3;
+        CHECK(tsl_eval_plan(&m, &c2, &r, &g, out[k], &err) == 0, "%s", err.msg);
+        const char *name = tsl_pipesim_sched_name(scheds[k], 1);
+        uint64_t got = out[k]->stages[1].peak_bytes,
+                 by_hand = zbh1.stages[1].peak_bytes - 6 * x + want[k] * x;
+        CHECK(got == by_hand, "%s rank 1: %llu B, by hand %llu (%llu X, X = %llu B)", name,
+              (unsigned long long)got, (unsigned long long)by_hand, (unsigned long long)want[k],
+              (unsigned long long)x);
+    }
+    tsl_model_free(&m);
+    tsl_model_free(&headless);
+    tsl_cluster_free(&c2);
+}
+
+/* An MTP depth a V places on rank 1 (cost model 118): [embedding, 7 blocks, MTP entry,
+ * inner block, head copy, head] cut 2 | 6 | 4 at PP 3 under ZBV: parts [emb] [b b b]
+ * [b b] [b b] [entry, inner, copy] [head], so the depth runs on rank 1 (part 4) and
+ * the head on rank 0. Its embedding copy's all-reduce is priced with rank 1's devices
+ * and now timed between ranks 0 and 1 (tie_stage 1), not 0 and P − 1. */
+static void test_v_mtp_tie_stage(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c3;
+    tsl_err_t err = {0};
+    untied_gpt(&m, 7, true);
+    CHECK(tsl_model_set_mtp(&m, 1, &err) == 0 && m.n_layers == 12, "one MTP depth: %s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c3, "3x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    static tsl_plan_t g, out;
+    given_plan(&g, 12, 3, "single", 1, 6);
+    g.schedule = TSL_PIPESIM_SCHED_ZBV;
+    g.stages[1].first_layer = 2;
+    g.stages[2].first_layer = 8;
+    CHECK(tsl_eval_plan(&m, &c3, &r, &g, &out, &err) == 0, "ZBV with MTP: %s", err.msg);
+    CHECK(out.tie_s > 0 && out.tie_stage == 1, "the depth's tie with rank 1: %g s, stage %u",
+          out.tie_s, out.tie_stage);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c3);
+}
+
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
  * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
@@ -1006,6 +1084,8 @@ int main(void)
     test_v_ends();
     test_v_mixed_blocks();
     test_v_tied_head();
+    test_v_chunk_held();
+    test_v_mtp_tie_stage();
     test_refusals();
     test_moe_plan();
     test_fp8_impl_rule();

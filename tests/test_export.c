@@ -90,12 +90,30 @@ static void strip_comments(char *text)
     *w = '\0';
 }
 
+/* tsl_export of p with the fixture model, whose tied head (GPT2-345M's) a torchtitan
+ * plan of stages runs untied for the call: torchtitan refuses weight tying with
+ * pipeline parallelism (target.h tsl_target_tied_pp_refused, test_target.c) and its
+ * export writes nothing of the tie, so the texts below are those of the untied model. */
+static int export_fixture(tsl_export_format_t f, const tsl_plan_t *p, char **text, size_t *len,
+                          tsl_err_t *err)
+{
+    tsl_layer_t *head = model.n_layers ? &model.layers[model.n_layers - 1] : NULL;
+    bool untie = (f == TSL_EXPORT_TORCHTITAN || f == TSL_EXPORT_TORCHTITAN_TOML) && p->pp > 1 &&
+                 head && head->kind == TSL_LAYER_HEAD && head->tied_head;
+    if (untie)
+        head->tied_head = false;
+    int rc = tsl_export(f, p, &model, text, len, err);
+    if (untie)
+        head->tied_head = true;
+    return rc;
+}
+
 static char *export_ok(tsl_export_format_t f, const tsl_plan_t *p)
 {
     char *text = NULL;
     size_t len = 0;
     tsl_err_t err = {0};
-    int rc = tsl_export(f, p, &model, &text, &len, &err);
+    int rc = export_fixture(f, p, &text, &len, &err);
     CHECK(rc == 0, "%s export: %s", tsl_export_format_name(f), err.msg);
     CHECK(rc != 0 || strlen(text) == len, "%s: length", tsl_export_format_name(f));
     return text ? text : strdup("");
@@ -130,7 +148,7 @@ static void expect_refused(tsl_export_format_t f, const tsl_plan_t *p, const cha
     char *text = (char *)"untouched";
     size_t len;
     tsl_err_t err = {0};
-    int rc = tsl_export(f, p, &model, &text, &len, &err);
+    int rc = export_fixture(f, p, &text, &len, &err);
     CHECK(rc == -1 && text == NULL, "%s: refused", tsl_export_format_name(f));
     CHECK(tsl_err_code(&err) == TSL_E_UNSUPPORTED, "%s: TSL_E_UNSUPPORTED, got %s (%s)",
           tsl_export_format_name(f), tsl_errcode_name(tsl_err_code(&err)), err.msg);

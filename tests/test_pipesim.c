@@ -497,6 +497,27 @@ static void test_optimizer(void)
     opt[0] = -1;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "opt_s[0]"),
           "a negative step: %s", err.msg);
+    /* the tie's other stage (tie_stage, cost model 118: a V's MTP depth on rank 1).
+     * P 3, m 3, f 1, b 2: the last backwards end at 15, 13, 11 on stages 0, 1, 2.
+     * Steps 0, 0, 5 and a tie of 0.5 with the last stage: it waits for stage 0, so
+     * 15.5 + 5 = 20.5; with stage 1 instead, stages 0 and 1 step at max(15, 13) + 0.5
+     * and stage 2 at 11 + 5 = 16, the iteration 16. */
+    const double f3[] = {1, 1, 1}, b3[] = {2, 2, 2}, opt3[] = {0, 0, 5};
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 3;
+    in.n_micro = 3;
+    in.fwd_s = f3;
+    in.bwd_s = b3;
+    in.opt_s = opt3;
+    in.tie_s = 0.5;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.flush_s == 15 && o.iter_s == 20.5,
+          "tied with the last stage: %g (flush %g)", o.iter_s, o.flush_s);
+    in.tie_stage = 1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 16,
+          "tied with stage 1: %g", o.iter_s);
+    in.tie_stage = 3;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "tie_stage"),
+          "tie_stage past the stages: %s", err.msg);
 }
 
 /* Megatron's blocking sends (plain 1F1B) by hand: P = 2, m = 2, f = 1, b = 2, one
@@ -1038,6 +1059,73 @@ static void test_dualpipev(void)
           "the name dualpipev");
 }
 
+/* A V's chunks at a rank's peak (pipeline.h tsl_pipeline_v_held, cost model 118)
+ * against the simulator's own op order: on every stage, each forward adds a
+ * micro-batch to its chunk, ZBV's W and DualPipeV's W or whole B take one off;
+ * the moment Σ held·w is largest (ties: the larger count) holds what the walk says,
+ * for chunks of equal and unequal stash, every m ZBV runs (from 1) and DualPipeV's
+ * (from 2P). By hand, P 4, m 8: ZBV rank 0 (8, 0) with the first chunk the heavier,
+ * (7, 1) with the second; rank 2 (6, 2) or (5, 3); DualPipeV rank s (8 − s, s + 1). */
+static void test_v_held(void)
+{
+    double f[16], b[16], w[16];
+    tsl_pipesim_in_t in;
+    tsl_pipesim_out_t o;
+    static tsl_pipesim_event_t ev[3 * 2 * 64 * 16];
+    tsl_err_t err = {0};
+    const double wts[][2] = {{1, 1}, {3, 1}, {1, 3}, {1, 0}, {0, 1}, {2.5, 1}, {1, 1.7}};
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t P = 1; P <= 6; P++)
+            for (uint32_t m = k ? 2 * P : 1; m <= 3 * P + 2; m++) {
+                if (zb_run(scheds[k], P, m, 1, 1.3, 0.6, &in, f, b, w, &o) != 0)
+                    continue;
+                int n = tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err);
+                CHECK(n > 0, "%s P %u m %u: events", tsl_pipesim_sched_name(scheds[k], 1), P, m);
+                for (uint32_t t = 0; t < sizeof wts / sizeof wts[0]; t++) {
+                    int e = 0;
+                    for (uint32_t s = 0; s < P; s++) {
+                        uint32_t live[2] = {0, 0}, best[2] = {0, 0}, want[2];
+                        double top = -1;
+                        for (; e < n && ev[e].stage == s; e++) {
+                            uint32_t c = ev[e].chunk;
+                            if (ev[e].op == TSL_PIPESIM_WGT || ev[e].whole) {
+                                live[c]--;
+                                continue;
+                            }
+                            if (ev[e].op != TSL_PIPESIM_FWD)
+                                continue;
+                            live[c]++;
+                            double x = wts[t][0] * live[0] + wts[t][1] * live[1];
+                            if (x > top || (x == top && live[0] + live[1] > best[0] + best[1])) {
+                                top = x;
+                                best[0] = live[0];
+                                best[1] = live[1];
+                            }
+                        }
+                        uint32_t sum = tsl_pipeline_v_held(k == 1, s, P, m, wts[t], want);
+                        CHECK(want[0] == best[0] && want[1] == best[1] && sum == want[0] + want[1],
+                              "%s P %u m %u w (%g, %g) rank %u: walk (%u, %u), events (%u, %u)",
+                              tsl_pipesim_sched_name(scheds[k], 1), P, m, wts[t][0], wts[t][1], s,
+                              want[0], want[1], best[0], best[1]);
+                    }
+                }
+            }
+    uint32_t h[2];
+    const double w0[2] = {2, 1}, w1[2] = {1, 2};
+    CHECK(tsl_pipeline_v_held(false, 0, 4, 8, w0, h) == 8 && h[0] == 8 && h[1] == 0,
+          "zbv rank 0, heavier first chunk: (%u, %u)", h[0], h[1]);
+    CHECK(tsl_pipeline_v_held(false, 0, 4, 8, w1, h) == 8 && h[0] == 7 && h[1] == 1,
+          "zbv rank 0, heavier second chunk: (%u, %u)", h[0], h[1]);
+    CHECK(tsl_pipeline_v_held(false, 2, 4, 8, w0, h) == 8 && h[0] == 6 && h[1] == 2,
+          "zbv rank 2: (%u, %u)", h[0], h[1]);
+    CHECK(tsl_pipeline_v_held(false, 2, 4, 8, w1, h) == 8 && h[0] == 5 && h[1] == 3,
+          "zbv rank 2: (%u, %u)", h[0], h[1]);
+    for (uint32_t s = 0; s < 4; s++)
+        CHECK(tsl_pipeline_v_held(true, s, 4, 8, w1, h) == 9 && h[0] == 8 - s && h[1] == s + 1,
+              "dualpipev rank %u: (%u, %u)", s, h[0], h[1]);
+}
+
 /* The cap on m·v (TSL_PIPESIM_MAX_MICRO): Qwen3-235B-A22B's H100 run, 8 stages
  * of 4 chunks and 512 micro-batches (2048 chunk runs), balanced, without
  * communication: m·t + (P − 1)·t/v; one past the cap is refused. Its own
@@ -1214,6 +1302,7 @@ int main(void)
     test_zero_bubble();
     test_dualpipev();
     test_v_uneven_chunks();
+    test_v_held();
     test_cap();
     test_long_transient();
     free(ws);

@@ -413,6 +413,81 @@ static void test_torchtitan_no_ddp_nd(void)
     fixture_free(&f);
 }
 
+/* torchtitan raises NotImplementedError for weight tying with pipeline parallelism
+ * (b5bcd76c6 models/common/decoder.py): a plan of stages for a tied head is refused
+ * by name (and its export with it), a fixed pp > 1 is refused up front, and the
+ * search under the target weighs pp 1 only — where Tessel's own space, with the
+ * same request, keeps plans of stages among its best. Untied, the plan passes. */
+static void test_torchtitan_tied_pp(void)
+{
+    tsl_model_t m = {0};
+    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0, "GPT2-345M");
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    tsl_plan_init(p);
+    p->valid = true;
+    p->pp = 2;
+    p->n_layers = m.n_layers;
+    p->global_batch = 32, p->micro_batch = 4, p->n_micro = 8;
+    p->stages[0] = (tsl_plan_stage_t){.first_layer = 0, .n_layers = 13, .n_devices = 4};
+    p->stages[1] = (tsl_plan_stage_t){
+        .first_layer = 13, .n_layers = m.n_layers - 13, .first_device = 4, .n_devices = 4};
+    p->n_devices = 8;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
+    uint32_t head = m.n_layers - 1;
+    CHECK(m.layers[head].tied_head, "GPT2-345M ties its head");
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "tied_head") &&
+              strstr(err.msg, "pp 2"),
+          "tied head at pp 2: %s", err.msg);
+    char *text = NULL;
+    size_t len = 0;
+    tsl_err_t xerr = {0};
+    CHECK(tsl_export(TSL_EXPORT_TORCHTITAN, p, &m, &text, &len, &xerr) != 0 &&
+              strstr(xerr.msg, "tied_head"),
+          "its export: %s", xerr.msg);
+    free(text);
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) != 0 ||
+              strstr(err.msg, "tied") == NULL,
+          "megatron all-reduces the two copies: %s", err.msg);
+    m.layers[head].tied_head = false;
+    err = (tsl_err_t){0};
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "untied at pp 2: %s",
+          err.msg);
+    m.layers[head].tied_head = true;
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+
+    fixture_t f;
+    fixture_target(&f, "GPT2-1.3B", "1x8xA100-40G", TSL_TARGET_TORCHTITAN);
+    f.r.global_batch = 64;
+    f.r.mem_budget_bytes = 12ull << 30;
+    f.r.pp = 2;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "pp: 2") && strstr(err.msg, "tied"),
+          "a fixed pp 2: %s", err.msg);
+    f.r.pp = 0;
+    f.r.target = 0;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "Tessel's: %s",
+          err.msg);
+    uint32_t staged = 0;
+    for (uint32_t i = 0; i < f.res->n_top; i++)
+        staged += f.res->top[i].pp > 1;
+    CHECK(staged > 0, "Tessel's space keeps %u plans of stages among its %u best", staged,
+          f.res->n_top);
+    f.r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "torchtitan: %s",
+          err.msg);
+    for (uint32_t i = 0; i < f.res->n_top; i++)
+        CHECK(f.res->top[i].pp == 1, "torchtitan plan #%u: pp %u with a tied head", i + 1,
+              f.res->top[i].pp);
+    check_exports(TSL_TARGET_TORCHTITAN, f.res, &f.m, "gpt2-1.3b torchtitan");
+    fixture_free(&f);
+}
+
 /* Galvatron runs Megatron sequence parallelism on every TP layer by default: its
  * target searches +sp, as its own search's plans have it. */
 static void test_galvatron_sp(void)
@@ -720,6 +795,7 @@ int main(void)
 {
     test_hybrid();
     test_torchtitan_no_ddp_nd();
+    test_torchtitan_tied_pp();
     test_galvatron_sp();
     test_property();
     test_refusal_matches_export();
