@@ -140,10 +140,19 @@ typedef struct tsl_engine {
     bool v_on;
     uint32_t v_part[2 * TSL_PLAN_MAX_STAGES + 1], v_tail, v_chunk0;
     /* the plain configuration being costed is followed by a V (eval_zero_bubble), whose
-     * ranks run other layers: below_bar also holds it to v_blocks_s, the blocks' time
-     * of the stages costed so far over P (search_eval.c v_floor_add) */
-    bool v_next;
-    double v_blocks_s;
+     * ranks run other layers: below_bar also holds it to v_floor_s, the least time per
+     * micro-batch of the V's busiest rank that the stages costed so far prove
+     * (search_eval.c v_floor_stage): each block at the strategy its plain stage chose
+     * (v_layer_s: forward + backward, comm_s; NaN: its stage not costed yet) on the
+     * rank the V runs it (v_next_part: the V's parts of this cut), each block still to
+     * cost at its class's least over the group's strategies (v_class_s: of forward +
+     * backward, of comm_s, of their difference; NaN: no stage of this configuration
+     * has costed the class yet); v_less_comm: a DualPipeV may hide its communication */
+    bool v_next, v_less_comm;
+    double v_floor_s;
+    double *v_layer_s; /* [2L] */
+    double *v_class_s; /* [3 × n_classes] */
+    uint32_t v_next_part[2 * TSL_PLAN_MAX_STAGES + 1];
     const uint32_t *row_at;
     uint32_t n_classes;
 
@@ -241,6 +250,12 @@ typedef struct tsl_engine {
                                    (v = 1) configuration that a stage proves cannot is
                                    left unfinished (.valid false), as under
                                    prune_below_bar; Tessel's space only (no target) */
+    double seen_samples_per_s; /* during the sweep's doublings: the doubling's best so
+                                   far, which a batch's best must pass to count as a
+                                   gain (search_engine.c sweep_doubling); INFINITY
+                                   elsewhere in tsl_engine_run. A V below both it and
+                                   the need changes nothing (eval_zero_bubble); 0: no
+                                   V is skipped so */
     tsl_plan_t *per_pp;        /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none
