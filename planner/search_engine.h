@@ -19,8 +19,12 @@
  * searched: when the starting partition fits nothing, and when re-balancing. */
 #define TSL_SEARCH_ALL_PARTITIONS 20u
 /* The most memory an engine's layer-cost memo holds (tsl_engine_t.memo); past it
- * the memo starts afresh. */
-#define TSL_SEARCH_COST_MEMO_BYTES (256ull << 20)
+ * the memo starts afresh. A row is keyed by its micro-batch size, so the sweep's
+ * refinement (3b/4, 7b/8: sizes the doubling never met) fills it with rows few
+ * later batches read: at 256 MiB it reached 115 MiB on GPT3-175B at 100k GPUs, and
+ * costing them again after a fresh start took no measurable time there
+ * (bench/search: 9.94 s either way, peak RSS 191 -> 147 MiB). */
+#define TSL_SEARCH_COST_MEMO_BYTES (64ull << 20)
 /* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
 /* Largest interleave (model chunks per stage) weighed (pipeline.h; search_eval.c
@@ -232,7 +236,13 @@ typedef struct tsl_engine {
      * interleave from below (eval_more_chunks) */
     double least_k_s[TSL_PLAN_MAX_STAGES];
     double least_obj_s[TSL_PLAN_MAX_STAGES];
-    tsl_plan_t *cand;          /* scratch plan: one strategy of a uniform space */
+    tsl_plan_t *cand; /* scratch plan: one strategy of a uniform space */
+    /* the event simulator's input and workspace for the schedules it prices (search_eval.c
+     * zb_iter), kept across configurations and grown to the largest asked: made and
+     * freed for each, their churn among the memos' chunks held the heap's pages */
+    tsl_plan_sim_t *sim;
+    void *sim_ws;
+    size_t sim_ws_bytes;
     tsl_target_view_t *tview;  /* scratch for the target check (space->target only) */
     int8_t uniform_ckpt;       /* during a uniform pass: blocks take item 1 (CKPT) when 1,
                                    item 0 when 0; -1: not in a uniform pass */

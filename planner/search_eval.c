@@ -714,6 +714,8 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->tie_rows);
     free(e->alt);
     free(e->cand);
+    free(e->sim);
+    free(e->sim_ws);
     free(e->tview);
     free(e->partition);
     tsl_layerdp_ws_free(e->ws);
@@ -2169,23 +2171,26 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
 /* A zero-bubble schedule has no closed form over unequal stages: the event
  * simulator prices it (pipesim.h), with the stacks' sync after each stage's last W
  * (or Eq. 9's inside it under PAPER). */
-static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *t)
+static int zb_iter(tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *t)
 {
-    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
-    if (sim == NULL)
+    if (e->sim == NULL && (e->sim = malloc(sizeof(*e->sim))) == NULL)
         return -1;
+    tsl_plan_sim_t *sim = e->sim;
     tsl_plan_sim_input(plan, tsl_engine_cost_mode(e) == TSL_COST_PAPER, sim);
     size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
-    void *ws = bytes ? malloc(bytes) : NULL;
-    tsl_pipesim_out_t out;
-    int rc = ws && tsl_pipesim_run(&sim->in, ws, bytes, &out, NULL) == 0 ? 0 : -1;
-    if (rc == 0) {
-        t->flush_s = out.flush_s;
-        t->opt_tail_s = out.iter_s - out.flush_s;
+    if (bytes > e->sim_ws_bytes) {
+        free(e->sim_ws);
+        e->sim_ws_bytes = 0;
+        if ((e->sim_ws = malloc(bytes)) == NULL)
+            return -1;
+        e->sim_ws_bytes = bytes;
     }
-    free(ws);
-    free(sim);
-    return rc;
+    tsl_pipesim_out_t out;
+    if (bytes == 0 || tsl_pipesim_run(&sim->in, e->sim_ws, bytes, &out, NULL) != 0)
+        return -1;
+    t->flush_s = out.flush_s;
+    t->opt_tail_s = out.iter_s - out.flush_s;
+    return 0;
 }
 
 /*
