@@ -298,7 +298,9 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, 
     *capped = false;
     for (uint32_t B = base; B <= maxb; B *= 2, steps++) {
         progress(e, lo + (hi - lo) * steps / n_steps, "search");
+        e->seen_samples_per_s = best_seen;
         int fit = eval_batch(e, rs, B);
+        e->seen_samples_per_s = INFINITY;
         if (fit < 0)
             return 0;
         last = B;
@@ -483,6 +485,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     run_state_t rs = {.best = best, .top = top, .top_cap = top_cap, .n_top = n_top};
     int rc = TSL_SEARCH_ERR;
     best->valid = false;
+    e->seen_samples_per_s = INFINITY;
     if (n_top)
         *n_top = 0;
     rs.scratch = malloc(sizeof(*rs.scratch));

@@ -19,8 +19,12 @@
  * searched: when the starting partition fits nothing, and when re-balancing. */
 #define TSL_SEARCH_ALL_PARTITIONS 20u
 /* The most memory an engine's layer-cost memo holds (tsl_engine_t.memo); past it
- * the memo starts afresh. */
-#define TSL_SEARCH_COST_MEMO_BYTES (256ull << 20)
+ * the memo starts afresh. A row is keyed by its micro-batch size, so the sweep's
+ * refinement (3b/4, 7b/8: sizes the doubling never met) fills it with rows few
+ * later batches read: at 256 MiB it reached 115 MiB on GPT3-175B at 100k GPUs, and
+ * costing them again after a fresh start took no measurable time there
+ * (bench/search: 9.94 s either way, peak RSS 191 -> 147 MiB). */
+#define TSL_SEARCH_COST_MEMO_BYTES (64ull << 20)
 /* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
 /* Largest interleave (model chunks per stage) weighed (pipeline.h; search_eval.c
@@ -140,10 +144,19 @@ typedef struct tsl_engine {
     bool v_on;
     uint32_t v_part[2 * TSL_PLAN_MAX_STAGES + 1], v_chunk0;
     /* the plain configuration being costed is followed by a V (eval_zero_bubble), whose
-     * ranks run other layers: below_bar also holds it to v_blocks_s, the blocks' time
-     * of the stages costed so far over P (search_eval.c v_floor_add) */
-    bool v_next;
-    double v_blocks_s;
+     * ranks run other layers: below_bar also holds it to v_floor_s, the least time per
+     * micro-batch of the V's busiest rank that the stages costed so far prove
+     * (search_eval.c v_floor_stage): each block at the strategy its plain stage chose
+     * (v_layer_s: forward + backward, comm_s; NaN: its stage not costed yet) on the
+     * rank the V runs it (v_next_part: the V's parts of this cut), each block still to
+     * cost at its class's least over the group's strategies (v_class_s: of forward +
+     * backward, of comm_s, of their difference; NaN: no stage of this configuration
+     * has costed the class yet); v_less_comm: a DualPipeV may hide its communication */
+    bool v_next, v_less_comm;
+    double v_floor_s;
+    double *v_layer_s; /* [2L] */
+    double *v_class_s; /* [3 × n_classes] */
+    uint32_t v_next_part[2 * TSL_PLAN_MAX_STAGES + 1];
     const uint32_t *row_at;
     uint32_t n_classes;
 
@@ -223,7 +236,13 @@ typedef struct tsl_engine {
      * interleave from below (eval_more_chunks) */
     double least_k_s[TSL_PLAN_MAX_STAGES];
     double least_obj_s[TSL_PLAN_MAX_STAGES];
-    tsl_plan_t *cand;          /* scratch plan: one strategy of a uniform space */
+    tsl_plan_t *cand; /* scratch plan: one strategy of a uniform space */
+    /* the event simulator's input and workspace for the schedules it prices (search_eval.c
+     * zb_iter), kept across configurations and grown to the largest asked: made and
+     * freed for each, their churn among the memos' chunks held the heap's pages */
+    tsl_plan_sim_t *sim;
+    void *sim_ws;
+    size_t sim_ws_bytes;
     tsl_target_view_t *tview;  /* scratch for the target check (space->target only) */
     int8_t uniform_ckpt;       /* during a uniform pass: blocks take item 1 (CKPT) when 1,
                                    item 0 when 0; -1: not in a uniform pass */
@@ -241,6 +260,12 @@ typedef struct tsl_engine {
                                    (v = 1) configuration that a stage proves cannot is
                                    left unfinished (.valid false), as under
                                    prune_below_bar; Tessel's space only (no target) */
+    double seen_samples_per_s; /* during the sweep's doublings: the doubling's best so
+                                   far, which a batch's best must pass to count as a
+                                   gain (search_engine.c sweep_doubling); INFINITY
+                                   elsewhere in tsl_engine_run. A V below both it and
+                                   the need changes nothing (eval_zero_bubble); 0: no
+                                   V is skipped so */
     tsl_plan_t *per_pp;        /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none

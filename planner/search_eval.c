@@ -564,6 +564,8 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->choice = calloc(L, sizeof(uint32_t));
     e->zb_choice = calloc(L, sizeof(uint32_t));
     e->layer_time_s = calloc(L, sizeof(double));
+    e->v_layer_s = calloc(2 * L, sizeof(double));
+    e->v_class_s = calloc(3 * (size_t)e->n_classes, sizeof(double));
     e->cut_w = calloc(L, sizeof(double));
     e->recut = malloc(sizeof(*e->recut));
     e->tie_choice = calloc(L, sizeof(uint32_t));
@@ -575,10 +577,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->layer_time_s || !e->cut_w || !e->recut ||
-        !e->tie_choice || !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
-        !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
-        alloc_layouts(e) != 0)
+        !e->choice || !e->zb_choice || !e->layer_time_s || !e->v_layer_s || !e->v_class_s ||
+        !e->cut_w || !e->recut || !e->tie_choice || !e->tie_rows || !e->alt || !e->cand ||
+        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
+        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -706,12 +708,16 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->choice);
     free(e->zb_choice);
     free(e->layer_time_s);
+    free(e->v_layer_s);
+    free(e->v_class_s);
     free(e->cut_w);
     free(e->recut);
     free(e->tie_choice);
     free(e->tie_rows);
     free(e->alt);
     free(e->cand);
+    free(e->sim);
+    free(e->sim_ws);
     free(e->tview);
     free(e->partition);
     tsl_layerdp_ws_free(e->ws);
@@ -2197,23 +2203,26 @@ static double tied_allreduce_s(const tsl_engine_t *e, tsl_plan_t *plan)
 /* A zero-bubble schedule has no closed form over unequal stages: the event
  * simulator prices it (pipesim.h), with the stacks' sync after each stage's last W
  * (or Eq. 9's inside it under PAPER). */
-static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *t)
+static int zb_iter(tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *t)
 {
-    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
-    if (sim == NULL)
+    if (e->sim == NULL && (e->sim = malloc(sizeof(*e->sim))) == NULL)
         return -1;
+    tsl_plan_sim_t *sim = e->sim;
     tsl_plan_sim_input(plan, tsl_engine_cost_mode(e) == TSL_COST_PAPER, sim);
     size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
-    void *ws = bytes ? malloc(bytes) : NULL;
-    tsl_pipesim_out_t out;
-    int rc = ws && tsl_pipesim_run(&sim->in, ws, bytes, &out, NULL) == 0 ? 0 : -1;
-    if (rc == 0) {
-        t->flush_s = out.flush_s;
-        t->opt_tail_s = out.iter_s - out.flush_s;
+    if (bytes > e->sim_ws_bytes) {
+        free(e->sim_ws);
+        e->sim_ws_bytes = 0;
+        if ((e->sim_ws = malloc(bytes)) == NULL)
+            return -1;
+        e->sim_ws_bytes = bytes;
     }
-    free(ws);
-    free(sim);
-    return rc;
+    tsl_pipesim_out_t out;
+    if (bytes == 0 || tsl_pipesim_run(&sim->in, e->sim_ws, bytes, &out, NULL) != 0)
+        return -1;
+    t->flush_s = out.flush_s;
+    t->opt_tail_s = out.iter_s - out.flush_s;
+    return 0;
 }
 
 /*
@@ -2465,8 +2474,8 @@ static bool below_bar(const tsl_engine_t *e, const tsl_plan_t *plan, uint32_t s,
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
     if (chunks)
         k = fmin(k, e->least_k_s[s]);
-    if (e->v_next) /* a V follows on other rows per rank: its bound too (v_floor_s) */
-        k = fmin(k, e->uniform_blocks ? e->v_blocks_s / plan->pp : 0.0);
+    if (e->v_next) /* a V follows, its ranks other rows: its bound too (v_floor_stage) */
+        k = fmin(k, e->v_floor_s);
     return plan->n_micro * k * bar >= B;
 }
 
@@ -2474,18 +2483,115 @@ static bool tail_layer(const tsl_model_t *md, uint32_t i);
 static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
                              const uint32_t *first_layer);
 
-/* What a V on the plain configuration's strategies (eval_zero_bubble) runs at
- * least, summed over its ranks, of the layers [first, end) of a stage just costed:
- * its blocks' forward and backward (e->layer_time_s), which a block takes on any
- * rank of a cluster of one GPU type (uniform_blocks; a V places the blocks on other
- * ranks than the plain stages, set_vparts, so a stage's own time bounds it not:
- * cost model 110). T_V >= m·max_r K_r >= m·Σ/P; the ends (embedding, head) and the
- * moves between rows left out, whose price the rank's env may change. */
-static void v_floor_add(tsl_engine_t *e, uint32_t first, uint32_t end)
+/*
+ * The least time per micro-batch of a V's busiest rank, the V that follows the plain
+ * configuration being costed (eval_zero_bubble: ZBV, DualPipeV on the plain plan's
+ * cut and layer strategies, e->zb_choice), from the stages the plain configuration
+ * has costed so far — what below_bar holds the plain configuration to beside its own
+ * stages, so that pruning it (and so the V, which needs its strategies) loses no V
+ * that would have beaten the bar.
+ *
+ * Proof. Rank r of the V runs the blocks of its parts (set_vparts: v_next_part here,
+ * the same tsl_pipeline_v_parts of the same cut), each at the strategy the plain
+ * stage holding it chose. Its stage time is K_r = Σ (F + B) of its rows plus the moves
+ * between rows, its ends' and its boundary's terms (all >= 0), and below_bar's
+ * premise gives T_V >= m·(K_r − p2p − save_r) for every r, where save_r, DualPipeV's
+ * F&B saving (stage_times: tsl_pipesim_fb_save_s over the rank's sums F, B, C of
+ * forward, backward and comm_s), is at most min(c, a), a = min(C, F + B), c = F + B − a:
+ * so K_r − save_r >= X_r = max(F + B − C, min(C, F + B)) where a DualPipeV may save
+ * (v_less_comm), X_r = F + B where none does. X_r only grows with each block's F + B
+ * and C and with its F + B − C, so a block whose stage is not costed yet may count
+ * at its class's least of each over the group's strategies (the V's choice is one of
+ * them). Both hold only where every rank prices a block at a strategy as every other
+ * does: a cluster of alike nodes whose stage blocks are all stage 0's twins
+ * (stage_twin: the same links, the same memo row; env.tied_copy moves only a tied
+ * head). The ends (embedding, head, MTP) count 0, and a rank with a block of a class
+ * no stage has costed yet proves nothing (its terms may be any size). So
+ * T_V >= m·max_r X_r, and m·max_r X_r·bar >= B proves every V below the bar.
+ */
+static bool v_floor_start(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t P, uint32_t m,
+                          const uint32_t *first_layer)
 {
-    for (uint32_t l = first; e->v_next && l < end; l++)
-        if (tsl_model_is_block(e->model, l) && !tail_layer(e->model, l))
-            e->v_blocks_s += e->layer_time_s[l];
+    uint32_t count[TSL_PLAN_MAX_STAGES], L = e->model->n_layers;
+    e->v_floor_s = 0;
+    if (!e->uniform_blocks || stage_twin(e, g->group_size, 1) != 0)
+        return false;
+    e->v_less_comm = (zb_schedules(e, P, m, first_layer) & TSL_SPACE_DUALPIPEV) &&
+                     e->space->target != TSL_TARGET_TORCHTITAN && !e->knobs.fb_serial;
+    for (uint32_t s = 0; s < P; s++)
+        count[s] = first_layer[s + 1] - first_layer[s];
+    tsl_pipeline_v_parts(P, count, e->v_next_part);
+    for (uint32_t i = 0; i < 2 * L; i++)
+        e->v_layer_s[i] = NAN;
+    for (uint32_t i = 0; i < 3 * e->n_classes; i++)
+        e->v_class_s[i] = NAN;
+    return true;
+}
+
+/* X_r's sums over the blocks of layers [from, to) (v_floor_start): F + B, C and
+ * F + B − C; false where a block's class has no figures yet. */
+static bool v_part_sums(const tsl_engine_t *e, uint32_t from, uint32_t to, double sum[3])
+{
+    for (uint32_t l = from; l < to; l++) {
+        if (!tsl_model_is_block(e->model, l) || tail_layer(e->model, l))
+            continue;
+        const double *lay = &e->v_layer_s[2 * l], *cls = &e->v_class_s[3 * e->layer_class[l]];
+        if (!isnan(lay[0])) {
+            sum[0] += lay[0];
+            sum[1] += lay[1];
+            sum[2] += lay[0] - lay[1];
+        } else if (!isnan(cls[0])) {
+            for (uint32_t k = 0; k < 3; k++)
+                sum[k] += cls[k];
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* DualPipeV's F&B per micro-batch on a rank of sums sum (v_part_sums) at least:
+ * tsl_pipesim_fb_save_s's max(c, a) + (κ − 1)·min(c, a), κ >= 1 the overlap
+ * slowdown, grows with c and with a, which are at least F + B − C and min(C, F + B)
+ * (where C > F + B, a = F + B and c = 0: the form at those is at most F + B). */
+static double v_fb_least_s(const tsl_engine_t *e, const double sum[3])
+{
+    double c = sum[2], a = fmin(sum[1], sum[0]);
+    return fmax(c, a) + (fmax(e->cluster->overlap_slowdown, 1.0) - 1.0) * fmin(c, a);
+}
+
+/* After the plain configuration's stage s (its rows in model order, e->choice and
+ * e->class_row as eval_stage left them): its blocks' figures, its classes' least,
+ * and v_floor_s = max_r X_r again (v_floor_start). */
+static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t P,
+                          const uint32_t *first_layer, uint32_t s)
+{
+    for (uint32_t l = first_layer[s]; l < first_layer[s + 1]; l++) {
+        const tsl_layer_cost_t *row = e->class_row[e->layer_class[l]], *c;
+        double *cls = &e->v_class_s[3 * e->layer_class[l]];
+        if (isnan(cls[0])) {
+            cls[0] = cls[1] = cls[2] = INFINITY;
+            for (uint32_t j = 0; j < g->n; j++) {
+                c = &row[j];
+                cls[0] = fmin(cls[0], c->fwd_s + c->bwd_s);
+                cls[1] = fmin(cls[1], c->comm_s);
+                cls[2] = fmin(cls[2], c->fwd_s + c->bwd_s - c->comm_s);
+            }
+        }
+        c = &row[e->choice[l - first_layer[s]]];
+        e->v_layer_s[2 * l] = c->fwd_s + c->bwd_s;
+        e->v_layer_s[2 * l + 1] = c->comm_s;
+    }
+    double most = 0;
+    const uint32_t *part = e->v_next_part;
+    for (uint32_t r = 0; r < P; r++) {
+        double sum[3] = {0, 0, 0};
+        if (!v_part_sums(e, part[r], part[r + 1], sum) ||
+            !v_part_sums(e, part[2 * P - 1 - r], part[2 * P - r], sum))
+            continue;
+        most = fmax(most, e->v_less_comm ? v_fb_least_s(e, sum) : sum[0]);
+    }
+    e->v_floor_s = most;
 }
 
 /* The bar below_bar holds a configuration to (0: none): under prune_below_bar
@@ -2591,10 +2697,11 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     plan->v_chunks = e->v_on;
     e->v_next = bar > 0 && !sched && !given && v <= 1 &&
                 (zb_schedules(e, P, m, first_layer) & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV));
-    e->v_blocks_s = 0;
+    bool v_floor = e->v_next && v_floor_start(e, g, P, m, first_layer);
+    e->v_floor_s = 0;
     uint32_t s = 0;
     while (s < P && eval_stage(e, g, plan, s, first_layer, B / m, m, given) &&
-           (v_floor_add(e, first_layer[s], first_layer[s + 1]), true) &&
+           (!v_floor || (v_floor_stage(e, g, P, first_layer, s), true)) &&
            !below_bar(e, plan, s, B, bar, chunks))
         s++;
     if (s == P) {
@@ -2696,9 +2803,19 @@ static double plain_1f1b_s(tsl_engine_t *e, const tsl_group_strategies_t *g, uin
  * holds stage 0's 1F1B activations on every stage, so where the later stages
  * have room the 1F1B choice stands (and the search's time stays within 10 %). */
 static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
-                             uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+                             uint32_t P, uint32_t m, const uint32_t *first_layer, double v_floor_s,
+                             tsl_plan_t *plan)
 {
     uint32_t mask = zb_schedules(e, P, m, first_layer);
+    /* the V's floor (v_floor_stage over every stage of plan, the plain configuration
+     * whose strategies it runs): no V faster than B / (m·v_floor_s) samples/s. One at
+     * or below the need changes nothing the sweep keeps (need_samples_per_s), nor,
+     * at or below the doubling's best so far, its count of gains (seen_samples_per_s);
+     * what eval_more_chunks then costs against plan in its place is below the V, or
+     * was costed and kept with it too. So no V that could matter is skipped. */
+    double keep = fmin(e->need_samples_per_s, e->seen_samples_per_s);
+    if (v_floor_s > 0 && keep > 0 && (double)m * v_floor_s * keep >= B)
+        mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);
     if (!mask)
         return;
     double base = plan->iter_time_s, bound = zb_bound_s(plan);
@@ -2805,6 +2922,7 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
     chunk_floor_t plain = {0};
     bool tried[TSL_SEARCH_MAX_INTERLEAVE + 1] = {false};
     eval_config(e, g, B, P, m, 1, 0, first_layer, NULL, plan);
+    double v_floor_s = e->v_floor_s; /* its V's, where proved (eval_zero_bubble) */
     if (plan->valid && !admits(e, plan))
         plan->valid = false;
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
@@ -2825,8 +2943,8 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
     }
     if (plan->valid)
         eval_megatron_vp(e, g, B, P, m, first_layer, plan);
-    if (plan->valid)
-        eval_zero_bubble(e, g, B, P, m, first_layer, plan);
+    if (plan->valid) /* the V's floor holds for the plain configuration's strategies */
+        eval_zero_bubble(e, g, B, P, m, first_layer, plan->interleave > 1 ? 0.0 : v_floor_s, plan);
     if (plan->valid && on)
         eval_more_chunks(e, g, B, first_layer, &plain, tried, plan);
 }
