@@ -71,7 +71,7 @@ typedef struct tsl_eval_opts {
     bool fp8_param_gather; /* --fp8-param-gather: the given plan's fp8_param_gather */
     int fp8_impl;          /* --fp8-impl te|torchao: the given plan's fp8_impl; -1: unset */
     bool cp_comm_given;    /* --cp-comm TYPE given (p2p is cfg.knobs.cp_comm's 0 too) */
-    int loss_impl; /* --loss-impl exec|torch|megatron|te|torch-compile: the given plan's loss_impl
+    int loss_impl; /* --loss-impl NAME (exec, torch, ... fused-xentropy): the given plan's loss_impl
                               (loss_impl.h); -1: unset */
     int opt_step;  /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
     bool tp_sync;  /* --tp-sync: the given plan's tp_sync */

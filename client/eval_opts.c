@@ -279,13 +279,15 @@ static const char eval_usage[] =
     "                      inputs saved) or torchao (torchtitan: weights cast at\n"
     "                      every use, bf16 inputs saved; tensorwise and mxfp8 only;\n"
     "                      an --torchtitan import sets it); with FP8 only\n"
-    "  --loss-impl IMPL    how the LM loss runs, its memory per logit: exec (Tessel's\n"
-    "                      executor, the default), torch (eager cross_entropy over\n"
+    "  --loss-impl IMPL    how the LM loss runs, its memory per logit and its time\n"
+    "                      (its kernels' bytes per logit): exec (Tessel's executor,\n"
+    "                      the default), torch (eager cross_entropy over\n"
     "                      logits.float(): torchtitan, an --torchtitan import),\n"
     "                      megatron (vocab_parallel_cross_entropy: a --megatron-args\n"
-    "                      import), te (TE's fused loss) or torch-compile (torch's\n"
-    "                      under torch.compile: torchtitan since 2025); --autocast\n"
-    "                      is torch's\n"
+    "                      import), te (TE's fused loss), torch-compile (torch's\n"
+    "                      under torch.compile: torchtitan since 2025) or\n"
+    "                      fused-xentropy (flash-attn's / apex's xentropy kernel,\n"
+    "                      in-place backward); --autocast is torch's\n"
     "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The step\n"
     "                      as the stack runs it\"): fused (one Adam kernel, Tessel's\n"
     "                      executor; the default), megatron (Megatron-core, bf16:\n"
@@ -732,7 +734,9 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
             return tsl_err_set(
-                err, "loss-impl: '%s' is not exec, torch, megatron, te or torch-compile", optarg);
+                err,
+                "loss-impl: '%s' is not exec, torch, megatron, te, torch-compile or fused-xentropy",
+                optarg);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);

@@ -998,6 +998,17 @@ static double wgrad_acc_bytes(const tsl_cost_knobs_t *k)
     return grad_elem_bytes(k);
 }
 
+/* The LM loss's kernels on the roofline's device (loss_impl.h "The loss's time"):
+ * the plan's loss_impl; under autocast the script's own, torch's over its whole
+ * logits (as loss_bytes prices its memory); PAPER: the seeds' one figure, torch's
+ * eager loss over unsplit ops, whatever loss_impl says. */
+static void loss_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
+{
+    bool own = env->knobs.autocast || env->mode == TSL_COST_PAPER;
+    dev->loss_impl = own ? TSL_LOSS_TORCH : env->knobs.loss_impl;
+    dev->loss_unsplit = own;
+}
+
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the
  * stack's host dispatch, the plan's expert layout and routing, its FP8 recipe, the
  * stack's kernels (autocast, eager) and CP's core (cp_core). One description for
@@ -1028,6 +1039,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->eager = env->knobs.eager;
     dev->tp_whole_heads = env->knobs.tp_whole_heads;
     dev->attn_kernel = env->knobs.attn_kernel;
+    loss_dev(env, dev);
     if (env->knobs.fp32) { /* the fp32 rate and its curve (TF32 or not); every element 4 bytes */
         bool off = env->knobs.tf32_off;
         dev->gemm_flops = off ? env->device_fp32_fma_flops : env->device_fp32_flops;

@@ -567,8 +567,17 @@ typedef enum tsl_cost_mode {
  * the simulator (pipesim.h tie_stage), as priced. The torchtitan target weighs no
  * pipeline for a model whose head is tied (torchtitan raises NotImplementedError for
  * weight tying with PP). A plan without a V schedule prices as 117; a V of equal
- * chunks under ZBV too. */
-#define TSL_COST_MODEL_VERSION 118u
+ * chunks under ZBV too.
+ * 119: the LM loss's time by how the stack runs it
+ * (loss_impl.h "The loss's time"; roofline.c ends_s): its kernels' HBM bytes per
+ * logit, forward + backward, at the GPU's memory rate, in place of eager torch's
+ * 22 + 26 for every stack — exec 10 + 6, torch 22 + 26 (38 + 38 under loss_parallel,
+ * TP > 1), megatron 38 + 14, te 6 + 4, torch-compile 4 + 4 and a new loss_impl
+ * fused-xentropy (5: flash-attn's / apex's xentropy kernel, 4 + 4; keeps the bf16
+ * logits, in-place backward). Autocast (a script's torch loss over whole logits) and
+ * PAPER (torch's 22 + 26, unsplit) keep 114's bytes, the forward in 2 kernels, not 3.
+ * A plan under torch at TP 1 or autocast prices as 118 but for that one launch. */
+#define TSL_COST_MODEL_VERSION 119u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

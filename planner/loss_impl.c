@@ -5,15 +5,28 @@
 
 #include <string.h>
 
-static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {"exec", "torch", "megatron", "te",
-                                                            "torch-compile"};
+static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {
+    "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy"};
 
 /* kept, fwd, bwd bytes per logit (loss_impl.h says where each comes from) */
 static const double impl_bytes[TSL_LOSS_IMPL_COUNT][3] = {
     [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},          [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
     [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},      [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
-    [TSL_LOSS_TORCH_COMPILE] = {2.0, 0.0, 2.0},
+    [TSL_LOSS_TORCH_COMPILE] = {2.0, 0.0, 2.0}, [TSL_LOSS_FUSED_XENTROPY] = {2.0, 0.0, 0.0},
 };
+
+/* The loss's time: forward bytes, kernels, backward bytes, kernels per logit
+ * (loss_impl.h "The loss's time" says where each comes from); torch under
+ * loss_parallel (tp > 1) apart. */
+static const double impl_traffic[TSL_LOSS_IMPL_COUNT][4] = {
+    [TSL_LOSS_EXEC] = {10.0, 3.0, 6.0, 1.0},
+    [TSL_LOSS_TORCH] = {22.0, 2.0, 26.0, 3.0},
+    [TSL_LOSS_MEGATRON] = {38.0, 6.0, 14.0, 2.0},
+    [TSL_LOSS_TE] = {6.0, 2.0, 4.0, 1.0},
+    [TSL_LOSS_TORCH_COMPILE] = {4.0, 1.0, 4.0, 1.0},
+    [TSL_LOSS_FUSED_XENTROPY] = {4.0, 1.0, 4.0, 1.0},
+};
+static const double torch_loss_parallel_traffic[4] = {38.0, 6.0, 38.0, 5.0};
 
 const char *tsl_loss_impl_name(uint32_t impl)
 {
@@ -34,7 +47,7 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
         return tsl_err_set(
             err,
             "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te, "
-            "4 torch-compile)",
+            "4 torch-compile, 5 fused-xentropy)",
             impl);
     if (autocast && impl != TSL_LOSS_EXEC && impl != TSL_LOSS_TORCH)
         return tsl_err_set(err,
@@ -60,7 +73,7 @@ double tsl_loss_kept_bytes(uint32_t impl)
 
 bool tsl_loss_keeps_logits(uint32_t impl)
 {
-    return impl == TSL_LOSS_TORCH_COMPILE;
+    return impl == TSL_LOSS_TORCH_COMPILE || impl == TSL_LOSS_FUSED_XENTROPY;
 }
 
 bool tsl_loss_pp_holds_logits(uint32_t impl)
@@ -76,4 +89,21 @@ double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp)
 double tsl_loss_bwd_bytes(uint32_t impl, uint32_t tp)
 {
     return impl == TSL_LOSS_TORCH && tp > 1 ? torch_loss_parallel_bytes[1] : figure(impl, 2);
+}
+
+static const double *traffic_row(uint32_t impl, uint32_t tp)
+{
+    if (impl == TSL_LOSS_TORCH && tp > 1)
+        return torch_loss_parallel_traffic;
+    return impl_traffic[impl < TSL_LOSS_IMPL_COUNT ? impl : TSL_LOSS_EXEC];
+}
+
+double tsl_loss_traffic_bytes(uint32_t impl, uint32_t tp, bool bwd)
+{
+    return traffic_row(impl, tp)[bwd ? 2 : 0];
+}
+
+uint32_t tsl_loss_kernels(uint32_t impl, uint32_t tp, bool bwd)
+{
+    return (uint32_t)traffic_row(impl, tp)[bwd ? 3 : 1];
 }

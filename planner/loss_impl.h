@@ -72,6 +72,62 @@
  *             backward 3.7 GB, the logits, the new gradient and the previous
  *             iteration's .grad. Under TP (loss_parallel inside the compiled
  *             graph) the same figures are assumed: no source read.
+ *   fused-xentropy
+ *             flash-attn's fused xentropy CUDA kernel (flash_attn/losses/
+ *             cross_entropy.py CrossEntropyLoss over csrc/xentropy, Dao-AILab/
+ *             flash-attention before 5400fdc4 moved it to Triton; its training
+ *             configs set inplace_backward: True, training/configs/experiment/
+ *             owt/base.yaml and pile/base.yaml):
+ *             the forward saves its bf16 input, the logits (2 kept, the logits
+ *             themselves as torch-compile's), and writes per-row losses and
+ *             log-sum-exp only (fwd 0); the backward writes the gradient into the
+ *             saved logits in place (bwd 0).
+ *
+ * The loss's time (docs/cost-model.md "The loss's time"): the HBM bytes per
+ * logit the loss's kernels move, forward and backward, as that code runs them
+ * (the logits GEMM's own output is the GEMM's, not counted here), priced at the
+ * GPU's memory rate with one launch per kernel (roofline.c ends_s):
+ *   exec      vxent_max, vxent_sums and vxent each read the bf16 logits (3 × 2),
+ *             vxent writes the fp32 dlogits (4): fwd 10 B, 3 kernels; the
+ *             backward's copy into the bf16 workspace (read 4, write 2): bwd 6,
+ *             1 kernel (worker/exec/exec_vocab.c, devops.h vxent*).
+ *   torch     ATen's cross_entropy over logits.float(): the cast (read 2, write
+ *             4), log_softmax (cunn_SoftMaxForward over a row too long for shared
+ *             memory: a max, a sum-of-exp and an output pass, read 3 × 4, write
+ *             4): fwd 22, 2 kernels; nll_loss_backward's dense zero gradient
+ *             (write 4), log_softmax's backward (a sum pass over the gradient,
+ *             then gradient and output read, result written: 16), the cast back
+ *             (read 4, write 2): bwd 26, 3 kernels. Under TP (loss_parallel, the
+ *             DTensor handlers above, each op its own eager kernel): the cast (6),
+ *             amax (4), x − max (8), exp (8), its sum (4), shifted − logsumexp
+ *             (8): fwd 38, 6 kernels; zeros_like (write 4), exp of the saved
+ *             output (8), the add (12), × grad_output (8), the cast back (6):
+ *             bwd 38, 5 kernels.
+ *   megatron  cross_entropy.py's eager ops: .float() (6), max (4), the in-place
+ *             subtract (8), exp (8), sum (4), div_ (8): fwd 38, 6 kernels; the
+ *             in-place mul_ by grad_output (8) and autograd's cast of the fp32
+ *             gradient to the logits' bf16 (6): bwd 14, 2 kernels (the native
+ *             fusion, --cross-entropy-loss-fusion --cross-entropy-fusion-impl
+ *             native, is not modelled apart).
+ *   te        TE release_v2.16 triton/cross_entropy.py: online_softmax_kernel
+ *             reads the bf16 logits (2), cross_entropy_kernel reads them and
+ *             writes the gradient over them (2 + 2): fwd 6, 2 kernels; Megatron's
+ *             per-token loss makes grad_output a tensor, not 1.0, so
+ *             element_mul_kernel scales the gradient in place (2 + 2): bwd 4,
+ *             1 kernel.
+ *   torch-compile
+ *             Inductor's fused loss: the reductions read the bf16 logits twice
+ *             (the max, then Σexp: a looped reduction over a row longer than its
+ *             block — assumed, no generated code read; an online softmax would
+ *             read once): fwd 4, 1 kernel; one pointwise backward reads the
+ *             logits and writes the bf16 gradient: bwd 4, 1 kernel. Under TP the
+ *             same assumed.
+ *   fused-xentropy
+ *             xentropy_kernel.cu cunn_SoftMaxXEntropyForward: ilpReduce's max
+ *             pass and its sum-of-exp pass over the bf16 row (2 × 2): fwd 4,
+ *             1 kernel; cunn_SoftMaxXEntropyBackward reads the logits and writes
+ *             the gradient (2 + 2): bwd 4, 1 kernel.
+ * Under autocast the script's loss is torch's over its own logits (no TP split).
  */
 #ifndef TSL_LOSS_IMPL_H
 #define TSL_LOSS_IMPL_H
@@ -82,25 +138,27 @@
 #include <stdint.h>
 
 typedef enum tsl_loss_impl {
-    TSL_LOSS_EXEC = 0,          /* Tessel's executor: the default (target any) */
-    TSL_LOSS_TORCH = 1,         /* F.cross_entropy over logits.float(), eager (torchtitan) */
-    TSL_LOSS_MEGATRON = 2,      /* Megatron-LM's vocab_parallel_cross_entropy */
-    TSL_LOSS_TE = 3,            /* Transformer Engine's fused parallel_cross_entropy */
-    TSL_LOSS_TORCH_COMPILE = 4, /* the same under torch.compile (torchtitan since 2025) */
-    TSL_LOSS_IMPL_COUNT = 5
+    TSL_LOSS_EXEC = 0,           /* Tessel's executor: the default (target any) */
+    TSL_LOSS_TORCH = 1,          /* F.cross_entropy over logits.float(), eager (torchtitan) */
+    TSL_LOSS_MEGATRON = 2,       /* Megatron-LM's vocab_parallel_cross_entropy */
+    TSL_LOSS_TE = 3,             /* Transformer Engine's fused parallel_cross_entropy */
+    TSL_LOSS_TORCH_COMPILE = 4,  /* the same under torch.compile (torchtitan since 2025) */
+    TSL_LOSS_FUSED_XENTROPY = 5, /* flash-attn's fused xentropy kernel, in-place backward */
+    TSL_LOSS_IMPL_COUNT = 6
 } tsl_loss_impl_t;
 
 /* Bytes per logit the model's head figure already counts as kept (model.c
  * add_head: the fp32 logits kept for the loss). */
 #define TSL_LOSS_MODEL_KEPT_BYTES 4.0
 
-/* "exec", "torch", "megatron", "te", "torch-compile"; NULL out of range. */
+/* "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy"; NULL out
+ * of range. */
 const char *tsl_loss_impl_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_loss_impl_parse(const char *name);
 /* 0 when impl is an implementation that can price the plan, else -1 with err
  * naming the field loss_impl: under autocast the script's loss is torch's (exec,
- * the default, stands for it; megatron and te are refused). */
+ * the default, stands for it; the others are refused). */
 int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
 
 /* Bytes per logit, as above (an impl out of range: exec's), for a head whose
@@ -108,7 +166,7 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
  * transients depend on it (loss_parallel's decomposition above). */
 double tsl_loss_kept_bytes(uint32_t impl);
 /* Whether what impl keeps is the bf16 logits themselves (torch-compile: the
- * compiled graph's saved input), which a pipelined stage's output_chunks holds
+ * compiled graph's saved input; fused-xentropy's saved input), which a pipelined stage's output_chunks holds
  * anyway (cost.c pp_logits_held_bytes): not a second copy. */
 bool tsl_loss_keeps_logits(uint32_t impl);
 /* Whether impl is torchtitan's, whose pipelined runs hold every micro-batch's
@@ -116,5 +174,12 @@ bool tsl_loss_keeps_logits(uint32_t impl);
 bool tsl_loss_pp_holds_logits(uint32_t impl);
 double tsl_loss_fwd_bytes(uint32_t impl, uint32_t tp);
 double tsl_loss_bwd_bytes(uint32_t impl, uint32_t tp);
+
+/* The loss's time, above: the HBM bytes per logit its kernels move in the forward
+ * (bwd false) or the backward, and how many kernels, for a head whose vocabulary
+ * is split over tp ranks (torch's loss_parallel under tp > 1; an impl out of
+ * range: exec's). */
+double tsl_loss_traffic_bytes(uint32_t impl, uint32_t tp, bool bwd);
+uint32_t tsl_loss_kernels(uint32_t impl, uint32_t tp, bool bwd);
 
 #endif

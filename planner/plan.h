@@ -147,7 +147,8 @@ typedef struct tsl_plan {
     uint32_t fp8_recipe;      /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     uint32_t fp8_impl;        /* with fp8_recipe: tsl_fp8_impl_t, who runs it (0 TE, 1 torchao) */
     uint32_t loss_impl;       /* tsl_loss_impl_t: how the LM head's loss ran (0 the executor's,
-                              1 torch, 2 megatron, 3 te, 4 torch-compile; loss_impl.h) */
+                              1 torch, 2 megatron, 3 te, 4 torch-compile, 5 fused-xentropy;
+                              loss_impl.h) */
     bool fp8_param_gather;    /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
                               in FP8 */
     bool moe_bf16_experts;    /* with fp8_recipe: the routed experts' GEMMs kept bf16 */

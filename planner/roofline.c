@@ -5,6 +5,7 @@
  */
 #include "roofline.h"
 #include "attn_kernel.h"
+#include "loss_impl.h"
 #include "mamba.h"
 #include "recompute.h"
 
@@ -47,6 +48,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
+    d->loss_impl = TSL_LOSS_EXEC;
+    d->loss_unsplit = false;
     d->elem_scale = 1.0;
 }
 
@@ -896,8 +899,10 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
                      double split, double V)
 {
     double T = S * x->s;
-    if (l->kind == TSL_LAYER_HEAD) { /* logits GEMM, then the loss over fp32 logits */
-        double ce = (p->bwd ? TSL_ROOFLINE_CE_BWD_BYTES : TSL_ROOFLINE_CE_FWD_BYTES) * V / t;
+    if (l->kind == TSL_LAYER_HEAD) { /* logits GEMM, then the loss as the stack runs it */
+        uint32_t loss_split = p->d->loss_unsplit ? 1u : (uint32_t)t;
+        double ce = tsl_loss_traffic_bytes(p->d->loss_impl, loss_split, p->bwd) * V / t;
+        uint32_t ce_kernels = tsl_loss_kernels(p->d->loss_impl, loss_split, p->bwd);
         double logits = wgemm(p, S * x->n, V / t, x->h, 1);
         /* an LM head's rows of V/t bf16 not 16-byte aligned: an unpadded vocabulary
          * (roofline.h; a classifier's few outputs are launch-bound either way) */
@@ -907,8 +912,8 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
             logits *= TSL_ROOFLINE_UNALIGNED_GEMM;
         }
         /* the elementwise backward ratio does not apply: ce counts each pass's bytes */
-        p->ops += 3;
-        return logits + tsl_roofline_mem_s(p->d, ce * S * x->n, 3);
+        p->ops += ce_kernels;
+        return logits + tsl_roofline_mem_s(p->d, ce * S * x->n, ce_kernels);
     }
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);

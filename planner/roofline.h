@@ -172,16 +172,10 @@
 #define TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES 8.0
 #define TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES 6.0
 #define TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS   2u
-/* The loss over fp32 logits, bytes per logit (PyTorch's cross_entropy on
- * logits.float(): torchtitan's loss, Megatron's .float() before its vocab-parallel
- * loss, bench/torch_gpt_step.py). Forward: the cast (read 2, write 4), log_softmax
- * (aten's cunn_SoftMaxForward: a max pass, a sum-of-exp pass and the output pass
- * over a row too long for shared memory: read 3 × 4, write 4); nll_loss reads one
- * logit per token. Backward: nll_loss's dense zero gradient (write 4),
- * log_softmax's backward (a sum pass over the gradient, then gradient and output
- * read, result written: 3 × 4 + 4), the cast back (read 4, write 2). */
-#define TSL_ROOFLINE_CE_FWD_BYTES 22.0
-#define TSL_ROOFLINE_CE_BWD_BYTES 26.0
+/* The LM loss's bytes per logit and kernels, forward and backward, are its
+ * implementation's (d->loss_impl; loss_impl.h "The loss's time": exec 10 + 6,
+ * torch 22 + 26, 38 + 38 under loss_parallel, megatron 38 + 14, te 6 + 4,
+ * torch-compile 4 + 4, fused-xentropy 4 + 4). */
 /* gpt-oss's clamped gated activation under Megatron-LM (fused_bias_geglu.py
  * weighted_bias_quick_geglu_impl, Megatron-LM 44151194): before the fused
  * activation kernel, clamp(max) on the gate half and clamp(min, max) on the linear
@@ -597,6 +591,12 @@ typedef struct tsl_roofline_dev {
                                products of head width d/(a·t) and its a·s·keys·S scores
                                are not divided by t; false after init: a/t heads of d/a
                                per rank, as Megatron-LM splits them */
+    uint32_t loss_impl;     /* tsl_loss_impl_t: how the stack runs an LM head's loss, whose
+                               kernels' bytes per logit price its time (loss_impl.h "The
+                               loss's time"); EXEC after init */
+    bool loss_unsplit;      /* the loss runs unsplit ops even over a TP-split vocabulary (a
+                               script's autocast loss; PAPER's one figure): no
+                               loss_parallel decomposition; false after init */
     double elem_scale;      /* the step's element width over the 2 bytes every activation,
                                operand and elementwise figure here counts: 2 under fp32
                                training (knobs.fp32: every memory-bound kernel, GEMM operand

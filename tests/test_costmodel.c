@@ -117,6 +117,7 @@ static void test_switches(tsl_search_result_t *res)
     r.global_batch = 32;
     r.no_baselines = true;
     r.no_dp = r.no_sdp = true; /* TP and PP only: SP is all that can differ */
+    r.max_pp = 4; /* so TP at least 2 on 8 GPUs (cost model 119's cheaper loss makes PP 8 best) */
     if (run(&m, "8xA100-40G", &r, res) == 0)
         CHECK(uses(&res->best, "sp"), "TP levels come with SP by default");
     r.no_seq_par = true;
