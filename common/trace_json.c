@@ -105,9 +105,20 @@ static void put_fused(trace_t *t, const tsl_pipesim_event_t *f, const tsl_pipesi
     put(t, s, b->chunk == 1 ? 2 : 3, name, "p2p", b->sent_s, b->p2p_s, (int)b->micro);
 }
 
-/* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3. */
-/* Interleaved (v > 1): an op is one chunk's, 1/v of the stage's times, and named
- * "F 3.1" (micro-batch 3, chunk 1). */
+/* An op's share of its stage's figure whole: a V's chunks their own where the
+ * simulator was given them (c1: chunk 1's part, pipesim.h c1_*_s; cost model 113),
+ * else 1/v each (interleaved 1F1B, and a V without them). */
+static double chunk_share(const trace_t *t, const double *c1, double whole,
+                          const tsl_pipesim_event_t *e, uint32_t v)
+{
+    if (c1 != NULL && vshape(t) && v == 2)
+        return e->chunk == 1 ? c1[e->stage] : whole - c1[e->stage];
+    return whole / v;
+}
+
+/* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3.
+ * With chunks (v > 1) an op is one chunk's, its share of the stage's times
+ * (chunk_share), and named "F 3.1" (micro-batch 3, chunk 1). */
 static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
 {
     char name[48], id[24];
@@ -126,8 +137,9 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
         put(t, s, 1, name, "p2p", e->start_s, e->end_s - e->start_s, j);
         return;
     }
+    const tsl_pipesim_in_t *in = &t->sim.in;
+    double f = chunk_share(t, in->c1_fwd_s, t->fwd[s], e, v);
     if (e->op == TSL_PIPESIM_FWD) {
-        double f = t->fwd[s] / v;
         snprintf(name, sizeof name, "F %s", id);
         put(t, s, 1, name, "forward", e->start_s, f, j);
         snprintf(name, sizeof name, "send F %s", id);
@@ -143,10 +155,12 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
     }
     /* zero-bubble: B is the input gradient, the backward less its W (DualPipeV's
      * whole backwards keep theirs) */
-    double bwd = t->bwd[s] - (t->zb && !e->whole ? t->sim.wgrad[s] : 0.0);
-    double r = t->recompute[s] / v, grad = bwd / v - r;
+    double bwd = chunk_share(t, in->c1_bwd_s, t->bwd[s], e, v) -
+                 (t->zb && !e->whole ? chunk_share(t, in->c1_wgrad_s, t->sim.wgrad[s], e, v) : 0.0);
+    /* the checkpointed layers' recompute in the chunk's share of the forward */
+    double r = t->fwd[s] > 0 ? t->recompute[s] * f / t->fwd[s] : 0.0, grad = bwd - r;
     /* a blocking send (plain 1F1B) fills the rest of the op */
-    double send = (e->end_s - e->start_s) - bwd / v;
+    double send = (e->end_s - e->start_s) - bwd;
     snprintf(name, sizeof name, "R %s", id);
     put(t, s, 1, name, "recompute", e->start_s, r, j);
     snprintf(name, sizeof name, "B %s", id);

@@ -91,7 +91,9 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
         if (cat == NULL || s < 0)
             continue;
         if (strcmp(cat, "forward") == 0) {
-            CHECK_NEAR(dur, p->stages[s].fwd_s / v, 1e-9, "stage %d forward", s);
+            /* a V's chunks their own shares (plan.h chunk1_*): their sum checked below */
+            CHECK(p->v_chunks || fabs(dur - p->stages[s].fwd_s / v) <= 1e-9 * fmax(dur, 1e-9),
+                  "stage %d forward %g, want %g", s, dur, p->stages[s].fwd_s / v);
             fwd[s] += dur;
             nf[s]++;
         } else if (strcmp(cat, "backward") == 0 || strcmp(cat, "wgrad") == 0) {
@@ -110,6 +112,7 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
         double sy = st->time_s - st->time_nosync_s;
         CHECK(nf[s] == p->n_micro * v, "stage %u: %u forwards, %u micro-batches x %u chunks", s,
               nf[s], p->n_micro, v);
+        CHECK_NEAR(fwd[s], p->n_micro * st->fwd_s, 1e-9, "stage %u forwards", s);
         CHECK_NEAR(bwd[s] + rec[s], p->n_micro * b, 1e-9, "stage %u backward + recompute", s);
         CHECK(sy <= 0 || fabs(sync[s] - sy) < 1e-9, "stage %u grad sync %g, want %g", s, sync[s],
               sy);
@@ -356,8 +359,10 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
             p->layer[i].ckpt = true;
     CHECK(p->pp == pp && p->sim_iter_time_s > 0, "%s: a %u-stage plan with a simulated time", model,
           pp);
-    /* both presets tie the head: pp >= 2 sums its copy's gradient (plan.h tie_s) */
-    CHECK(m.layers[m.n_layers - 1].tied_head && (p->tie_s > 0) == (pp > 1),
+    /* both presets tie the head: pp >= 2 sums its copy's gradient (plan.h tie_s),
+     * but for a V, whose head sits beside its embedding on rank 0 (cost model 113) */
+    bool v = p->schedule == TSL_PIPESIM_SCHED_ZBV || p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    CHECK(m.layers[m.n_layers - 1].tied_head && (p->tie_s > 0) == (pp > 1 && !v),
           "%s: tied all-reduce %g at pp %u", model, p->tie_s, pp);
     json_t *doc = tsl_trace_plan(p, &m, &err);
     CHECK(doc != NULL, "trace: %s", err.msg);
@@ -370,7 +375,11 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
                        strstr(text, "\"cat\":\"recompute\"")) == ckpt,
               "recompute slices %s", ckpt ? "present" : "absent");
         free(text);
-        check_stored(model, p, doc);
+        /* the stored document does not carry a V's chunk times (plan.h chunk1_*,
+         * not in the plan format): its trace splits each stage in halves, as its
+         * simulation does, and is compared only where the plan has none */
+        if (!p->v_chunks)
+            check_stored(model, p, doc);
     }
     json_decref(doc);
     /* the same stages under ZB-H1: B and W slices on every stage */
@@ -410,9 +419,10 @@ int main(void)
     check_plan("GPT2-345M", "8xA100-80G", 4, false);
     check_plan("GPT2-345M", "8xA100-80G", 2, true);
     /* a zero-bubble plan of 8 stages over two nodes with its tied head's all-reduce:
-     * GPT-2 345M (ZB-H1), where BERT-Large was until cost model 119 made its best a
-     * ZB-V, whose tied head sits beside the embedding (no all-reduce) and whose uneven
-     * chunks (the plan's chunk1_*) this trace still splits evenly */
+     * GPT-2 345M (ZB-H1); then BERT-Large, whose best since cost model 119 is a ZB-V
+     * with uneven chunks (the plan's chunk1_*), each op its chunk's own share (the
+     * trace once split them evenly and its slices overlapped) */
     check_plan("GPT2-345M", "2x4xA100-40G:ib100", 8, false);
+    check_plan("BERT-Large", "2x4xA100-40G:ib100", 8, false);
     return CHECK_DONE();
 }
