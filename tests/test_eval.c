@@ -552,6 +552,25 @@ static void untied_gpt(tsl_model_t *m, uint32_t n, bool head_too)
     tsl_model_free(&tied);
 }
 
+/* md at PP 2 on two A100s under Megatron-LM's loss, m 4 of micro-batch 1, schedule
+ * sched, stage 1 from layer cut: the given plan the V tests below evaluate. */
+static void eval_pp2(const tsl_model_t *md, uint32_t sched, uint32_t cut, tsl_plan_t *out,
+                     const char *what)
+{
+    static tsl_plan_t g;
+    tsl_cluster_t c2;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.loss_impl = TSL_LOSS_MEGATRON;
+    given_plan(&g, md->n_layers, 2, "single", 1, 4);
+    g.schedule = (uint8_t)sched;
+    g.stages[1].first_layer = cut;
+    CHECK(tsl_eval_plan(md, &c2, &r, &g, out, &err) == 0, "%s: %s", what, err.msg);
+    tsl_cluster_free(&c2);
+}
+
 /* A V schedule's ends on rank 0 (docs/cost-model.md "Where a V runs its ends"):
  * ZBV at PP 2, m 4, split [embedding, block, block | block, block, head] under
  * Megatron-LM's loss (no receive buffers, no held logits). Rank 0 runs virtual stages
@@ -564,25 +583,13 @@ static void untied_gpt(tsl_model_t *m, uint32_t n, bool head_too)
 static void test_v_ends(void)
 {
     tsl_model_t m, headless;
-    tsl_cluster_t c2;
-    tsl_err_t err = {0};
     untied_gpt(&m, 4, true);
     untied_gpt(&headless, 4, false);
-    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.loss_impl = TSL_LOSS_MEGATRON;
-    static tsl_plan_t g, out, ref;
+    static tsl_plan_t out, ref;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
     for (uint32_t k = 0; k < 2; k++) {
-        given_plan(&g, 6, 2, "single", 1, 4);
-        g.schedule = (uint8_t)scheds[k];
-        g.stages[1].first_layer = 3;
-        CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out, &err) == 0, "with head: %s", err.msg);
-        given_plan(&g, 5, 2, "single", 1, 4);
-        g.schedule = (uint8_t)scheds[k];
-        g.stages[1].first_layer = 2;
-        CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &ref, &err) == 0, "headless: %s", err.msg);
+        eval_pp2(&m, scheds[k], 3, &out, "with head");
+        eval_pp2(&headless, scheds[k], 2, &ref, "headless");
         const char *name = tsl_pipesim_sched_name(scheds[k], 1);
         CHECK(out.stages[1].peak_bytes == ref.stages[1].peak_bytes,
               "%s: stage 1 %llu B, three blocks %llu", name,
@@ -603,7 +610,6 @@ static void test_v_ends(void)
     }
     tsl_model_free(&m);
     tsl_model_free(&headless);
-    tsl_cluster_free(&c2);
 }
 
 /* A GPT of two block kinds in the given order ('a': ffn 4096, 'b': ffn 8192),
@@ -639,23 +645,14 @@ static void mixed_gpt(tsl_model_t *m, const char *kinds)
 static void test_v_mixed_blocks(void)
 {
     tsl_model_t m1, m2;
-    tsl_cluster_t c2;
-    tsl_err_t err = {0};
     mixed_gpt(&m1, "aabbb");
     mixed_gpt(&m2, "ababb");
-    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.loss_impl = TSL_LOSS_MEGATRON;
-    static tsl_plan_t g, o1, o2;
+    static tsl_plan_t o1, o2;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
     for (uint32_t k = 0; k < 2; k++) {
         const char *name = tsl_pipesim_sched_name(scheds[k], 1);
-        given_plan(&g, 7, 2, "single", 1, 4);
-        g.schedule = (uint8_t)scheds[k];
-        g.stages[1].first_layer = 4;
-        CHECK(tsl_eval_plan(&m1, &c2, &r, &g, &o1, &err) == 0, "aabbb: %s", err.msg);
-        CHECK(tsl_eval_plan(&m2, &c2, &r, &g, &o2, &err) == 0, "ababb: %s", err.msg);
+        eval_pp2(&m1, scheds[k], 4, &o1, "aabbb");
+        eval_pp2(&m2, scheds[k], 4, &o2, "ababb");
         for (uint32_t s = 0; s < 2; s++)
             CHECK_NEAR(o1.stages[s].time_s, o2.stages[s].time_s, 1e-12,
                        "%s: stage %u runs the same blocks, %.9f s vs %.9f", name, s,
@@ -670,7 +667,6 @@ static void test_v_mixed_blocks(void)
     }
     tsl_model_free(&m1);
     tsl_model_free(&m2);
-    tsl_cluster_free(&c2);
 }
 
 /* A tied head under a V sits beside its embedding on rank 0 (the V's first and last
@@ -682,23 +678,11 @@ static void test_v_mixed_blocks(void)
 static void test_v_tied_head(void)
 {
     tsl_model_t m, headless;
-    tsl_cluster_t c2;
-    tsl_err_t err = {0};
     tied_gpt(&m);
     untied_gpt(&headless, 3, false);
-    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.loss_impl = TSL_LOSS_MEGATRON;
-    static tsl_plan_t g, out, ref;
-    given_plan(&g, 4, 2, "single", 1, 4);
-    g.schedule = TSL_PIPESIM_SCHED_ZBV;
-    g.stages[1].first_layer = 2;
-    CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out, &err) == 0, "tied under ZBV: %s", err.msg);
-    given_plan(&g, 4, 2, "single", 1, 4);
-    g.schedule = TSL_PIPESIM_SCHED_ZBV;
-    g.stages[1].first_layer = 2;
-    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &ref, &err) == 0, "headless: %s", err.msg);
+    static tsl_plan_t out, ref;
+    eval_pp2(&m, TSL_PIPESIM_SCHED_ZBV, 2, &out, "tied under ZBV");
+    eval_pp2(&headless, TSL_PIPESIM_SCHED_ZBV, 2, &ref, "headless");
     CHECK(out.tie_s == 0, "no tie all-reduce: %g s", out.tie_s);
     CHECK(out.stages[1].peak_bytes == ref.stages[1].peak_bytes,
           "rank 1 two blocks and no embedding copy: %llu B vs %llu",
@@ -708,7 +692,6 @@ static void test_v_tied_head(void)
                out.stages[1].time_s, ref.stages[1].time_s);
     tsl_model_free(&m);
     tsl_model_free(&headless);
-    tsl_cluster_free(&c2);
 }
 
 /* A V's chunks each at their own count (docs/cost-model.md "Where a V runs its ends",
@@ -724,31 +707,19 @@ static void test_v_tied_head(void)
 static void test_v_chunk_held(void)
 {
     tsl_model_t m, headless;
-    tsl_cluster_t c2;
-    tsl_err_t err = {0};
     untied_gpt(&m, 4, true);
     untied_gpt(&headless, 4, false);
-    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.loss_impl = TSL_LOSS_MEGATRON;
-    static tsl_plan_t g, zbh1, plain, zbv, dpv;
-    given_plan(&g, 5, 2, "single", 1, 4);
-    g.stages[1].first_layer = 2;
-    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &plain, &err) == 0, "1F1B: %s", err.msg);
-    g.schedule = TSL_PIPESIM_SCHED_ZBH1;
-    CHECK(tsl_eval_plan(&headless, &c2, &r, &g, &zbh1, &err) == 0, "ZB-H1: %s", err.msg);
+    static tsl_plan_t zbh1, plain, zbv, dpv;
+    eval_pp2(&headless, TSL_PIPESIM_SCHED_1F1B, 2, &plain, "1F1B");
+    eval_pp2(&headless, TSL_PIPESIM_SCHED_ZBH1, 2, &zbh1, "ZB-H1");
     uint64_t x3 = zbh1.stages[1].peak_bytes - plain.stages[1].peak_bytes, x = x3 / 3;
     CHECK(x > 0 && x3 == 3 * x, "three blocks' stash %llu B", (unsigned long long)x3);
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBV, TSL_PIPESIM_SCHED_DUALPIPEV};
     tsl_plan_t *out[] = {&zbv, &dpv};
     const uint64_t want[] = {7, 8};
     for (uint32_t k = 0; k < 2; k++) {
-        given_plan(&g, 6, 2, "single", 1, 4);
-        g.schedule = (uint8_t)scheds[k];
-        g.stages[1].first_layer = 3;
-        CHECK(tsl_eval_plan(&m, &c2, &r, &g, out[k], &err) == 0, "%s", err.msg);
         const char *name = tsl_pipesim_sched_name(scheds[k], 1);
+        eval_pp2(&m, scheds[k], 3, out[k], name);
         uint64_t got = out[k]->stages[1].peak_bytes,
                  by_hand = zbh1.stages[1].peak_bytes - 6 * x + want[k] * x;
         CHECK(got == by_hand, "%s rank 1: %llu B, by hand %llu (%llu X, X = %llu B)", name,
@@ -757,7 +728,6 @@ static void test_v_chunk_held(void)
     }
     tsl_model_free(&m);
     tsl_model_free(&headless);
-    tsl_cluster_free(&c2);
 }
 
 /* An MTP depth a V places on rank 1 (cost model 118): [embedding, 7 blocks, MTP entry,
