@@ -76,7 +76,7 @@ static void recompute_times(trace_t *t, const tsl_model_t *m)
 /* ZBV and DualPipeV: chunk 1 runs the V's way back. */
 static bool vshape(const trace_t *t)
 {
-    return t->p->schedule == TSL_PIPESIM_SCHED_ZBV || t->p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    return tsl_pipesim_sched_is_v(t->p->schedule);
 }
 
 /* An op's name id: "3" or, with chunks, "3.1" (micro-batch 3, chunk 1). */

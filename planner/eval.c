@@ -228,8 +228,7 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                            "eval: schedule %s needs pp >= 2 and no interleave (pp %u, "
                            "interleave %u)",
                            tsl_pipesim_sched_name(g->schedule, 1), P, v);
-    const bool vsched =
-        g->schedule == TSL_PIPESIM_SCHED_ZBV || g->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    const bool vsched = tsl_pipesim_sched_is_v(g->schedule);
     const char *sname = tsl_pipesim_sched_name(g->schedule, 1);
     for (uint32_t s = 0; vsched && s < P; s++)
         if (first[s + 1] - first[s] < 2)

@@ -62,9 +62,14 @@ static bool zero_bubble(const tsl_pipesim_in_t *in)
            in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
 }
 
+bool tsl_pipesim_sched_is_v(uint32_t sched)
+{
+    return sched == TSL_PIPESIM_SCHED_ZBV || sched == TSL_PIPESIM_SCHED_DUALPIPEV;
+}
+
 uint32_t tsl_pipesim_sched_chunks(uint32_t sched, uint32_t n_chunks)
 {
-    if (sched == TSL_PIPESIM_SCHED_ZBV || sched == TSL_PIPESIM_SCHED_DUALPIPEV)
+    if (tsl_pipesim_sched_is_v(sched))
         return 2;
     if (sched != TSL_PIPESIM_SCHED_1F1B)
         return 1;
@@ -212,7 +217,7 @@ static int check_chunk1(const tsl_pipesim_in_t *in, tsl_err_t *err)
     const bool any = in->c1_fwd_s || in->c1_bwd_s || in->c1_wgrad_s;
     if (!any)
         return 0;
-    if (in->schedule != TSL_PIPESIM_SCHED_ZBV && in->schedule != TSL_PIPESIM_SCHED_DUALPIPEV)
+    if (!tsl_pipesim_sched_is_v(in->schedule))
         return tsl_err_set(err, "c1_fwd_s: a chunk's own times need a V schedule (zbv, "
                                 "dualpipev)");
     if (!in->c1_fwd_s || !in->c1_bwd_s)

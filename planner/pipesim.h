@@ -146,6 +146,7 @@
 #ifndef TSL_PIPESIM_H
 #define TSL_PIPESIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -274,6 +275,9 @@ uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in);
 const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks);
 int tsl_pipesim_sched_parse(const char *name);
 uint32_t tsl_pipesim_sched_chunks(uint32_t sched, uint32_t n_chunks);
+/* Whether the schedule runs each rank's two chunks in a V (ZBV, DualPipeV): rank s
+ * holds virtual stages s and 2P − 1 − s. */
+bool tsl_pipesim_sched_is_v(uint32_t sched);
 
 /*
  * DualPipeV's overlap (DeepSeek-V3 Sec. 3.2.1, Fig. 4): one micro-batch's forward

@@ -1777,8 +1777,7 @@ static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
                              const tsl_cost_env_t *env, const tsl_plan_t *plan, uint32_t s,
                              uint32_t first, uint32_t n, uint32_t m, uint32_t Bm)
 {
-    bool vshape =
-        plan->schedule == TSL_PIPESIM_SCHED_ZBV || plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    bool vshape = tsl_pipesim_sched_is_v(plan->schedule);
     uint32_t bufs = tsl_pipeline_recv_buffers(s, plan->pp, plan->interleave, vshape);
     if (bufs == 0 || n == 0)
         return;
@@ -2650,7 +2649,7 @@ static void set_vparts(tsl_engine_t *e, uint32_t P, uint32_t sched, const uint32
     uint32_t count[TSL_PLAN_MAX_STAGES];
     e->v_on = false;
     e->row_at = NULL;
-    if ((sched != TSL_PIPESIM_SCHED_ZBV && sched != TSL_PIPESIM_SCHED_DUALPIPEV) || P < 2)
+    if (!tsl_pipesim_sched_is_v(sched) || P < 2)
         return;
     for (uint32_t s = 0; s < P; s++)
         count[s] = first_layer[s + 1] - first_layer[s];

@@ -1223,9 +1223,7 @@ static int check_schedule(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
                             "%s: DualPipeV needs at least as many micro-batches as its %u "
                             "stages (torch ScheduleDualPipeV), the plan has %u",
                             v->target, 2 * v->plan->pp, v->plan->n_micro);
-    if (sc == TSL_PIPESIM_SCHED_1F1B ||
-        (t == TSL_TARGET_TORCHTITAN &&
-         (sc == TSL_PIPESIM_SCHED_ZBV || sc == TSL_PIPESIM_SCHED_DUALPIPEV)))
+    if (sc == TSL_PIPESIM_SCHED_1F1B || (t == TSL_TARGET_TORCHTITAN && tsl_pipesim_sched_is_v(sc)))
         return 0;
     const char *name =
         sc <= TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipesim_sched_name(sc, 1) : "(unknown)";
