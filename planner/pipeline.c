@@ -58,7 +58,7 @@ void tsl_pipeline_v_parts(uint32_t n_stages, const uint32_t *stage_count, uint32
 {
     uint32_t at = 0;
     for (uint32_t q = 0; q < 2 * n_stages; q++) {
-        uint32_t s = q < n_stages ? q : 2 * n_stages - 1 - q, n = stage_count[s];
+        uint32_t n = stage_count[tsl_pipeline_v_rank(q, n_stages)];
         part_first[q] = at;
         at += q < n_stages ? (n + 1) / 2 : n / 2;
     }

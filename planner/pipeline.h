@@ -126,6 +126,14 @@ uint32_t tsl_pipeline_v_held(bool dualpipev, uint32_t stage, uint32_t n_stages, 
  */
 void tsl_pipeline_v_parts(uint32_t n_stages, const uint32_t *stage_count, uint32_t *part_first);
 
+/* Under a V: the rank that holds virtual stage (part) q of 2P: q for q < P, else
+ * 2P − 1 − q (rank s's second part is 2P − 1 − s). The one statement of the layout
+ * tsl_pipeline_v_parts describes, for pipeline.c and search_eval.c alike. */
+static inline uint32_t tsl_pipeline_v_rank(uint32_t q, uint32_t n_stages)
+{
+    return q < n_stages ? q : 2 * n_stages - 1 - q;
+}
+
 /* Receive buffers per micro-batch that stage `stage` of n_stages keeps under
  * torch.distributed.pipelining (cost.h tsl_cost_pp_recv_bytes): each of its model
  * chunks (virtual stages) but the pipeline's first allocates one activation buffer

@@ -2160,7 +2160,7 @@ static uint32_t v_rank_of(const tsl_engine_t *e, uint32_t P, uint32_t l)
     uint32_t q = 0;
     while (q + 1 < 2 * P && e->v_part[q + 1] <= l)
         q++;
-    return q < P ? q : 2 * P - 1 - q;
+    return tsl_pipeline_v_rank(q, P);
 }
 
 /* A tied head in the last stage (the executor's rule: the model's last layer, in
