@@ -52,6 +52,7 @@
     X(wgrad_s, REAL, wgrad_s, "wgrad_s", NONZERO)                                                  \
     X(fb_save_s, REAL, fb_save_s, "fb_save_s", NONZERO)                                            \
     X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
+    X(chunk1, CUSTOM, chunk1, "chunk1", ALWAYS)                                                    \
     X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \
     X(act_bytes, U64, activation_bytes, "act_bytes", ALWAYS)                                       \
     X(peak_bytes, U64, peak_bytes, "peak_bytes", ALWAYS)                                           \
