@@ -221,6 +221,9 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
             return -1;
     if (read_v_chunks(stages, out, err) != 0)
         return -1;
+    if (out->tie_stage >= out->pp) /* the simulator would time the tie with the last */
+        return tsl_err_set(err, "plan.tie_stage: %u is not a stage of the plan's %u",
+                           out->tie_stage, out->pp);
     out->valid = true;
     return 0;
 }

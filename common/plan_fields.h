@@ -77,6 +77,7 @@
     X(granularity, CUSTOM, granularity, "granularity", ALWAYS)                                     \
     X(opt_tail_s, REAL, optimizer_tail_s, "opt_tail_s", NONZERO)                                   \
     X(tie_s, REAL, tied_allreduce_s, "tie_s", NONZERO)                                             \
+    X(tie_stage, U32, tie_stage, "tie_stage", NONZERO)                                             \
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \

@@ -92,7 +92,7 @@ typedef struct tsl_plan {
                            (tsl_cost_tied_allreduce_elem_s); 0: none */
     uint32_t tie_stage;      /* the stage of the copy tie_s sums with stage 0's, where not
                                 the last: a V's MTP depth on rank 1 (cost model 118; set
-                                by the pricing, not in the plan document); 0: the last */
+                                by the pricing, the document's "tie_stage"); 0: the last */
     double samples_per_s;
     double tokens_per_s;
     uint64_t peak_bytes;     /* max over stages */

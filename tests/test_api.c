@@ -127,6 +127,7 @@ static void test_plan_round_trip(void)
     /* a V's second chunks' own times (Stage.chunk1): set on every stage, carried both
      * ways as written (the plan's schedule aside: the document's reader checks that) */
     res->best.v_chunks = true;
+    res->best.tie_stage = 1; /* PlanFigures.tie_stage, 136 */
     for (uint32_t s = 0; s < res->best.pp; s++) {
         res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
         res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
@@ -175,6 +176,7 @@ static void test_plan_round_trip(void)
               st0->chunk1->bwd_s == res->best.stages[0].chunk1_bwd_s &&
               st0->chunk1->wgrad_s == res->best.stages[0].chunk1_wgrad_s,
           "a V stage's chunk1 → Stage.chunk1 field for field");
+    CHECK(p && p->best && p->best->tie_stage == 1, "tie_stage → PlanFigures.tie_stage");
     const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */
     for (size_t b = 0; p && b < p->n_baselines && !plain; b++)
         if (p->baselines[b]->n_stages)

@@ -363,6 +363,64 @@ static void check_v_stored(const char *model, const tsl_plan_t *p)
     free(q);
 }
 
+/* The stages whose tracks hold a "tied all-reduce" slice, as a bit mask. */
+static uint64_t tie_tracks(json_t *doc)
+{
+    uint64_t mask = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && strcmp(cat, "tie") == 0)
+            mask |= 1ull << (json_integer_value(json_object_get(e, "pid")) - 1);
+    }
+    return mask;
+}
+
+/* A V's MTP depth on rank 1 sums its embedding copy's gradient with stage 0's (plan.h
+ * tie_stage, cost model 118): the same V plan given a tie of 5 ms there is traced with
+ * the all-reduce on stages 0 and 1 — where the simulator times it — not on the last,
+ * ending at its simulated iteration; its document keeps "tie_stage", read back to the
+ * same simulation and the same trace (a document without it paired the last stage);
+ * a tie_stage past the stages is refused naming the key. */
+static void check_tie_stage(const char *model, const tsl_plan_t *p, const tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t *q = malloc(sizeof(*q)), *back = malloc(sizeof(*back));
+    *q = *p;
+    q->tie_s = 5e-3;
+    q->tie_stage = 1;
+    q->sim_iter_time_s = sim_iter_s(q);
+    json_t *doc = tsl_trace_plan(q, m, &err);
+    CHECK(doc != NULL, "trace with tie_stage 1: %s", err.msg);
+    if (doc) {
+        check_format(doc, q);
+        CHECK(tie_tracks(doc) == 0x3, "%s: the tied all-reduce on stages 0 and 1 (mask %llx)",
+              model, (unsigned long long)tie_tracks(doc));
+        check_stored(model, q, doc);
+    }
+    json_t *pj = tsl_plan_to_json(q);
+    CHECK(json_integer_value(json_object_get(pj, "tie_stage")) == 1,
+          "%s: tie_stage in the document", model);
+    char *text = json_dumps(pj, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    CHECK(read_edited(text, NULL, back, &err) == 0 && back->tie_stage == 1 &&
+              sim_iter_s(back) == q->sim_iter_time_s,
+          "%s: tie_stage read back, simulated to %.12g s: %s", model, q->sim_iter_time_s, err.msg);
+    json_object_set_new(pj, "tie_stage", json_integer(p->pp));
+    free(text);
+    text = json_dumps(pj, JSON_COMPACT);
+    char want[64];
+    snprintf(want, sizeof want, "plan.tie_stage: %u is not a stage of the plan's %u", p->pp, p->pp);
+    CHECK(read_edited(text, NULL, back, &err) != 0 && strstr(err.msg, want), "tie_stage %u: %s",
+          p->pp, err.msg);
+    free(text);
+    json_decref(pj);
+    json_decref(doc);
+    free(back);
+    free(q);
+}
+
 /* The same stages under DualPipeV (at least 2P micro-batches, an F&B saving of a
  * fifth of the forward): its overlapped steps as "F&B" slices (2m − 3P + s + 1 per
  * stage, one fewer on the last), 2P − s − 1 W slices per stage, F slices. */
@@ -509,8 +567,10 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
         /* the stored document carries a V's chunk times (stage "chunk1"): its
          * trace is the search's, chunk for chunk */
         check_stored(model, p, doc);
-        if (p->v_chunks)
+        if (p->v_chunks) {
             check_v_stored(model, p);
+            check_tie_stage(model, p, &m);
+        }
     }
     json_decref(doc);
     /* the same stages under ZB-H1: B and W slices on every stage */
