@@ -77,6 +77,21 @@ static int read_stage_layers(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage 
     return (st->layers = tsl_arena_strdup(a, str(o, "layers"))) ? 0 : -1;
 }
 
+/* A V's second chunk (ChunkTimes), set only where the document has "chunk1". */
+static int read_stage_chunk1(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
+{
+    const json_t *c = json_object_get(o, "chunk1");
+    if (!json_is_object(c))
+        return 0;
+    if (!(st->chunk1 = tsl_arena_alloc(a, sizeof *st->chunk1)))
+        return -1;
+    tessel__v1__chunk_times__init(st->chunk1);
+    st->chunk1->fwd_s = tsl_plan_json_real(c, "fwd_s");
+    st->chunk1->bwd_s = tsl_plan_json_real(c, "bwd_s");
+    st->chunk1->wgrad_s = tsl_plan_json_real(c, "wgrad_s");
+    return 0;
+}
+
 static int read_stage(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
 {
     int rc = 0;
@@ -389,6 +404,15 @@ static void write_stage_layers(json_t *o, const Tessel__V1__Stage *s)
 {
     if (s->layers && s->layers[0])
         json_object_set_new(o, "layers", json_string(s->layers));
+}
+
+/* "chunk1" only where the message has it (a V plan priced with its chunks' times) */
+static void write_stage_chunk1(json_t *o, const Tessel__V1__Stage *s)
+{
+    if (s->chunk1)
+        json_object_set_new(o, "chunk1",
+                            json_pack("{s:f, s:f, s:f}", "fwd_s", s->chunk1->fwd_s, "bwd_s",
+                                      s->chunk1->bwd_s, "wgrad_s", s->chunk1->wgrad_s));
 }
 
 static json_t *write_stage(const Tessel__V1__Stage *s)

@@ -50,10 +50,21 @@ static void read_stage_scalars(const json_t *st, tsl_plan_stage_t *ps)
 #undef STAGE_
 }
 
+/* A V's second chunk's own times (plan_json.c stage_custom_chunk1), where the
+ * document has them (tsl_plan_json_check checked their form). */
+static void read_stage_chunk1(const json_t *st, tsl_plan_stage_t *ps)
+{
+    const json_t *c = json_object_get(st, "chunk1");
+    ps->chunk1_fwd_s = tsl_plan_json_real(c, "fwd_s");
+    ps->chunk1_bwd_s = tsl_plan_json_real(c, "bwd_s");
+    ps->chunk1_wgrad_s = tsl_plan_json_real(c, "wgrad_s");
+}
+
 static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_stage_t *ps = &out->stages[s];
     read_stage_scalars(st, ps);
+    read_stage_chunk1(st, ps);
     if (ps->n_layers == 0 || ps->n_devices == 0 || ps->first_layer != out->n_layers ||
         ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
         return tsl_err_set(err, "plan: stage %u: bad first_layer/n_layers/n_devices", s);
@@ -141,6 +152,38 @@ static void read_plan_node_order(const json_t *o, tsl_plan_t *p)
     }
 }
 
+/* v_chunks: a V plan whose every stage carries its second chunk's times, which the
+ * simulator then takes as priced (tsl_plan_sim_input); a document without them (a
+ * plan stored before they were written) simulates each chunk as half its stage. On
+ * another schedule (a V plan's document edited to run 1F1B) they describe no chunk
+ * the plan runs and are left unread. Some stages only is a document edited out of
+ * shape: its V would run half its chunks as priced and half in halves. */
+static int read_v_chunks(const json_t *stages, tsl_plan_t *out, tsl_err_t *err)
+{
+    uint32_t with = 0, first_with = 0, first_without = 0;
+    for (uint32_t s = out->pp; s-- > 0;) {
+        if (json_object_get(json_array_get(stages, s), "chunk1") != NULL) {
+            with++;
+            first_with = s;
+        } else {
+            first_without = s;
+        }
+    }
+    if (with == 0 || !tsl_pipesim_sched_is_v(out->schedule)) {
+        for (uint32_t s = 0; s < out->pp; s++)
+            out->stages[s].chunk1_fwd_s = out->stages[s].chunk1_bwd_s =
+                out->stages[s].chunk1_wgrad_s = 0;
+        return 0;
+    }
+    if (with != out->pp)
+        return tsl_err_set(err,
+                           "plan: stages[%u].chunk1: missing, but stages[%u] has one (a V "
+                           "plan's chunk times come for every stage or none)",
+                           first_without, first_with);
+    out->v_chunks = true;
+    return 0;
+}
+
 int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_init(out);
@@ -176,6 +219,11 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     for (uint32_t s = 0; s < out->pp; s++)
         if (read_stage(json_array_get(stages, s), s, out, err) != 0)
             return -1;
+    if (read_v_chunks(stages, out, err) != 0)
+        return -1;
+    if (out->tie_stage >= out->pp) /* the simulator would time the tie with the last */
+        return tsl_err_set(err, "plan.tie_stage: %u is not a stage of the plan's %u",
+                           out->tie_stage, out->pp);
     out->valid = true;
     return 0;
 }

@@ -52,6 +52,7 @@
     X(wgrad_s, REAL, wgrad_s, "wgrad_s", NONZERO)                                                  \
     X(fb_save_s, REAL, fb_save_s, "fb_save_s", NONZERO)                                            \
     X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
+    X(chunk1, CUSTOM, chunk1, "chunk1", ALWAYS)                                                    \
     X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \
     X(act_bytes, U64, activation_bytes, "act_bytes", ALWAYS)                                       \
     X(peak_bytes, U64, peak_bytes, "peak_bytes", ALWAYS)                                           \
@@ -76,6 +77,7 @@
     X(granularity, CUSTOM, granularity, "granularity", ALWAYS)                                     \
     X(opt_tail_s, REAL, optimizer_tail_s, "opt_tail_s", NONZERO)                                   \
     X(tie_s, REAL, tied_allreduce_s, "tie_s", NONZERO)                                             \
+    X(tie_stage, U32, tie_stage, "tie_stage", NONZERO)                                             \
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \

@@ -92,6 +92,18 @@ static void stage_custom_layers(json_t *o, const stage_ctx_t *x)
         json_object_set_new(o, "layers", span_label(x->sm, st->first_layer, st->n_layers));
 }
 
+/* "chunk1" only where the pricing gave a V's chunks their own times (v_chunks):
+ * the second chunk's, which a stored plan's simulation and trace take as priced
+ * (tsl_plan_sim_input); absent, they split the stage in halves. */
+static void stage_custom_chunk1(json_t *o, const stage_ctx_t *x)
+{
+    const tsl_plan_stage_t *st = &x->plan->stages[x->s];
+    if (x->plan->v_chunks)
+        json_object_set_new(o, "chunk1",
+                            json_pack("{s:f, s:f, s:f}", "fwd_s", st->chunk1_fwd_s, "bwd_s",
+                                      st->chunk1_bwd_s, "wgrad_s", st->chunk1_wgrad_s));
+}
+
 static json_t *stage_to_json(const stage_ctx_t *x)
 {
     const tsl_plan_stage_t *st = &x->plan->stages[x->s];

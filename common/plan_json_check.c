@@ -160,6 +160,35 @@ static int check_custom(const json_t *o, tsl_err_t *err)
     return 0;
 }
 
+/* A V's second chunk (plan_json.c stage_custom_chunk1): an object of three times,
+ * each a number >= 0, all given — one left out would read as 0 and the chunk be
+ * simulated as running nothing. Which schedule and stages may carry it,
+ * tsl_plan_from_json checks (read_v_chunks). */
+static int check_chunk1(const json_t *st, const char *at, tsl_err_t *err)
+{
+    static const char *const keys[] = {"fwd_s", "bwd_s", "wgrad_s"};
+    const json_t *c = json_object_get(st, "chunk1");
+    if (c == NULL)
+        return 0;
+    if (!json_is_object(c))
+        return tsl_err_set(
+            err, "%schunk1: expected an object {\"fwd_s\", \"bwd_s\", \"wgrad_s\"}, got %s", at,
+            tsl_json_type_name(c));
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        const json_t *v = json_object_get(c, keys[k]);
+        if (v == NULL)
+            return tsl_err_set(err, "%schunk1.%s: missing (a V chunk's times come as all three)",
+                               at, keys[k]);
+        if (!json_is_number(v))
+            return tsl_err_set(err, "%schunk1.%s: expected a number, got %s", at, keys[k],
+                               tsl_json_type_name(v));
+        if (!(json_number_value(v) >= 0) || !isfinite(json_number_value(v)))
+            return tsl_err_set(err, "%schunk1.%s: %g is not a time >= 0", at, keys[k],
+                               json_number_value(v));
+    }
+    return 0;
+}
+
 int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
 {
     const char *where = "plan: ";
@@ -172,7 +201,7 @@ int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
     {
         char at[48];
         snprintf(at, sizeof at, "plan: stages[%zu].", s);
-        if (check_stage(st, at, err) != 0 ||
+        if (check_stage(st, at, err) != 0 || check_chunk1(st, at, err) != 0 ||
             check_type(st, at, "runs", json_is_array(json_object_get(st, "runs")), "an array",
                        err) != 0)
             return -1;

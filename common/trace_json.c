@@ -19,7 +19,10 @@ typedef struct trace {
     tsl_plan_sim_t sim; /* the simulator's input */
     uint32_t v;         /* model chunks per stage (interleaved 1F1B, ZBV), 1 for plain 1F1B */
     bool zb;            /* a zero-bubble schedule: backwards split into B and W */
-    double tie_at;      /* a tied head's all-reduce starts here on the first and last stage */
+    double tie_at;      /* a tied head's all-reduce starts here on stage 0 and tie_peer */
+    uint32_t tie_peer;  /* the stage whose copy it sums with stage 0's: the plan's
+                           tie_stage (a V's MTP depth on rank 1), else the last, as the
+                           simulator pairs them (pipesim.c step_start) */
 } trace_t;
 
 /* Slices shorter than this are rounding noise of the simulated times (a
@@ -195,7 +198,7 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
     }
     put(t, s, 1, "grad sync", "sync", at, t->sync[s], -1); /* after its own last op */
     at += t->sync[s];
-    if (t->p->tie_s > 0 && t->p->pp > 1 && (s == 0 || s + 1 == t->p->pp)) {
+    if (t->p->tie_s > 0 && t->p->pp > 1 && (s == 0 || s == t->tie_peer)) {
         put(t, s, 1, "bubble", "bubble", at, t->tie_at - at, -1); /* the other end's backward */
         put(t, s, 1, "tied all-reduce", "tie", t->tie_at, t->p->tie_s, -1);
         at = t->tie_at + t->p->tie_s;
@@ -314,8 +317,9 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
         recompute_times(t, m);
     for (size_t k = 0; k < n; k++)
         first[ev[k].stage + 1] = k + 1;
-    t->tie_at =
-        fmax(ev[first[1] - 1].end_s + t->sync[0], ev[first[p->pp] - 1].end_s + t->sync[p->pp - 1]);
+    t->tie_peer = t->sim.in.tie_stage ? t->sim.in.tie_stage : p->pp - 1;
+    t->tie_at = fmax(ev[first[1] - 1].end_s + t->sync[0],
+                     ev[first[t->tie_peer + 1] - 1].end_s + t->sync[t->tie_peer]);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
         put_stage(t, ev + first[s], (uint32_t)(first[s + 1] - first[s]), s, iter_s);

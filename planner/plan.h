@@ -50,8 +50,8 @@ typedef struct tsl_plan_stage {
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
     double chunk1_fwd_s;  /* a V schedule (tsl_plan_t.v_chunks): what of fwd_s, of the
                              backward and of wgrad_s the rank's second chunk (virtual
-                             stage 2P − 1 − s) runs; the first the rest (not in the plan
-                             document) */
+                             stage 2P − 1 − s) runs; the first the rest (the plan
+                             document's stage "chunk1", tessel.v1 Stage.chunk1) */
     double chunk1_bwd_s, chunk1_wgrad_s;
     uint64_t ms_bytes;   /* model states per device */
     uint64_t act_bytes;  /* activations per device (all in-flight micro-batches) */
@@ -78,8 +78,9 @@ typedef struct tsl_plan {
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
     bool v_chunks;           /* a V schedule's stages carry their chunks' own times
-                                (tsl_plan_stage_t.chunk1_*; set by the pricing, not in
-                                the plan document: read back, each chunk half) */
+                                (tsl_plan_stage_t.chunk1_*; set by the pricing, and read
+                                back where every stage of the document has "chunk1": a
+                                document without them simulates each chunk as half) */
     double iter_time_1f1b_s; /* zero-bubble plans: the same stages and strategies under
                                 plain 1F1B, the schedule's reason (0 otherwise) */
     double iter_time_s;      /* Eq. 9 (or T_v) + opt_tail_s */
@@ -91,7 +92,7 @@ typedef struct tsl_plan {
                            (tsl_cost_tied_allreduce_elem_s); 0: none */
     uint32_t tie_stage;      /* the stage of the copy tie_s sums with stage 0's, where not
                                 the last: a V's MTP depth on rank 1 (cost model 118; set
-                                by the pricing, not in the plan document); 0: the last */
+                                by the pricing, the document's "tie_stage"); 0: the last */
     double samples_per_s;
     double tokens_per_s;
     uint64_t peak_bytes;     /* max over stages */

@@ -164,6 +164,38 @@ end = max(e["ts"] + e["dur"] for e in tr["traceEvents"] if e["ph"] == "X")
 assert abs(end - plan["sim_iter_time_s"] * 1e6) < 1e-3, (end, plan["sim_iter_time_s"])
 assert {e["pid"] for e in tr["traceEvents"]} == {1, 2, 3, 4}
 PY
+# a V plan's document carries each stage's second chunk ("chunk1", docs/plan-format.md):
+# BERT-Large on 8 stages is a ZB-V with uneven chunks. Saved and given back to eval
+# --plan, it simulates to the plan's sim_iter_time_s as printed, which its --trace ends
+# at; a document written before chunk1 (none) still reads; chunk1 on some stages only is
+# refused naming the key
+vplan="--cluster 2x4xA100-40G:ib100"
+expect 0 "" plan --local --model BERT-Large $vplan --batch 32 --pp 8 --no-baselines --json --trace "$trace"
+cp "$out" "$dir/v.json"
+/usr/bin/python3 - "$dir/v.json" "$trace" "$dir" <<'PY' && ok || bad "a V plan's document or trace: $(head -c 300 "$dir/v.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+plan = doc["plan"]
+assert plan["schedule"] == "zbv", plan["schedule"]
+assert all(set(st["chunk1"]) == {"fwd_s", "bwd_s", "wgrad_s"} for st in plan["stages"]), plan["stages"][0]
+assert any(abs(st["chunk1"]["fwd_s"] - st["fwd_s"] / 2) > 1e-6 for st in plan["stages"]), "even chunks"
+tr = json.load(open(sys.argv[2]))
+end = max(e["ts"] + e["dur"] for e in tr["traceEvents"] if e["ph"] == "X")
+assert abs(end - plan["sim_iter_time_s"] * 1e6) < 1e-3, (end, plan["sim_iter_time_s"])
+for name, drop in (("old", slice(None)), ("some", slice(-1, None))):
+    edited = json.load(open(sys.argv[1]))
+    for st in edited["plan"]["stages"][drop]:
+        st.pop("chunk1")
+    json.dump(edited, open(sys.argv[3] + "/v-%s.json" % name, "w"))
+PY
+expect 0 "" eval $vplan --plan "$dir/v.json" --no-search --json
+/usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert b["schedule"] == "zbv" and a["sim_iter_time_s"] == b["sim_iter_time_s"] and a["stages"] == b["stages"], (a["sim_iter_time_s"], b["sim_iter_time_s"])' \
+    "$dir/v.json" "$out" && ok || bad "eval --plan of a V plan's document: $(head -c 300 "$out")"
+expect 0 "" eval $vplan --plan "$dir/v-old.json" --no-search --json
+/usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert a["sim_iter_time_s"] == b["sim_iter_time_s"], (a["sim_iter_time_s"], b["sim_iter_time_s"])' \
+    "$dir/v.json" "$out" && ok || bad "eval --plan of a V document without chunk1: $(head -c 300 "$out")"
+expect 2 "plan: stages\[7\].chunk1: missing, but stages\[0\] has one" \
+    eval $vplan --plan "$dir/v-some.json" --no-search
 # a trace path that cannot be written is refused before the search (a typo cost the
 # whole search, and through tesseld a cached plan with no trace); a write that fails
 # after it (a full disk) is exit 4

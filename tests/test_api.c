@@ -124,6 +124,15 @@ static void test_plan_round_trip(void)
      * bitmask in the Plan, both ways (the plan's and the request echo's) */
     res->best.recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP;
     res->best.bf16_moments = true;
+    /* a V's second chunks' own times (Stage.chunk1): set on every stage, carried both
+     * ways as written (the plan's schedule aside: the document's reader checks that) */
+    res->best.v_chunks = true;
+    res->best.tie_stage = 1; /* PlanFigures.tie_stage, 136 */
+    for (uint32_t s = 0; s < res->best.pp; s++) {
+        res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
+        res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
+        res->best.stages[s].chunk1_wgrad_s = 0.125 * res->best.stages[s].fwd_s;
+    }
     r.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
     r.bf16_moments = true;
     char fp[17];
@@ -162,6 +171,17 @@ static void test_plan_round_trip(void)
     CHECK(p && p->n_notes == 2 && strcmp(p->notes[0], "first note") == 0 &&
               strcmp(p->notes[1], "second note") == 0,
           "notes → Plan.notes, in order: %zu", p ? p->n_notes : 0);
+    const Tessel__V1__Stage *st0 = p && p->best && p->best->n_stages ? p->best->stages[0] : NULL;
+    CHECK(st0 && st0->chunk1 && st0->chunk1->fwd_s == res->best.stages[0].chunk1_fwd_s &&
+              st0->chunk1->bwd_s == res->best.stages[0].chunk1_bwd_s &&
+              st0->chunk1->wgrad_s == res->best.stages[0].chunk1_wgrad_s,
+          "a V stage's chunk1 → Stage.chunk1 field for field");
+    CHECK(p && p->best && p->best->tie_stage == 1, "tie_stage → PlanFigures.tie_stage");
+    const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */
+    for (size_t b = 0; p && b < p->n_baselines && !plain; b++)
+        if (p->baselines[b]->n_stages)
+            plain = p->baselines[b]->stages[0];
+    CHECK(plain && plain->chunk1 == NULL, "a stage without chunk1 leaves Stage.chunk1 unset");
     json_t *back = p ? tsl_plan_proto_to_json(p) : NULL;
     CHECK(back != NULL, "Plan → document");
     char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)),

@@ -269,6 +269,63 @@ static void test_ds_pipe_p2p_sim(void)
     free(p);
 }
 
+/* One simulation of p (STACK); its iteration, or -1 with the simulator's message. */
+static double sim_iter(const tsl_plan_t *p, tsl_plan_sim_t *sim)
+{
+    tsl_plan_sim_input(p, false, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes ? bytes : 1);
+    tsl_pipesim_out_t out;
+    tsl_err_t err = {0};
+    double iter = tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0 ? out.iter_s : -1;
+    CHECK(iter > 0, "simulate: %s", err.msg);
+    free(ws);
+    return iter;
+}
+
+/* What a plan read back from its document simulates with (plan.h v_chunks, the stage's
+ * "chunk1"): a ZB-V of two stages whose rank 0 holds the heavy head chunk (0.8 of its
+ * forward, backward and W) takes the chunks' own times as given, within each stage's
+ * figures (a second chunk above its stage's forward is cut to it); without v_chunks (a
+ * document written before "chunk1") each chunk is half its stage, another iteration. */
+static void test_v_chunks_sim(void)
+{
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    make_plan(p);
+    p->schedule = TSL_PIPESIM_SCHED_ZBV;
+    double c1[2] = {0.8, 0.2};
+    for (uint32_t s = 0; s < 2; s++) {
+        tsl_plan_stage_t *st = &p->stages[s];
+        st->fwd_s = 1;
+        st->time_s = st->time_nosync_s = 4; /* a backward of 3, p2p 0 */
+        st->p2p_s = 0;
+        st->wgrad_s = 1;
+        st->opt_s = 0;
+        st->chunk1_fwd_s = c1[s];
+        st->chunk1_bwd_s = 3 * c1[s];
+        st->chunk1_wgrad_s = c1[s];
+    }
+    p->v_chunks = true;
+    double own = sim_iter(p, sim);
+    CHECK(sim->in.c1_fwd_s && sim->in.c1_bwd_s && sim->in.c1_wgrad_s &&
+              sim->in.c1_fwd_s[0] == 0.8 && sim->in.c1_bwd_s[0] == 3 * 0.8 &&
+              sim->in.c1_wgrad_s[1] == 0.2,
+          "v_chunks: the chunks' own times go to the simulator");
+    p->stages[1].chunk1_fwd_s = 1.5;
+    sim_iter(p, sim);
+    CHECK(sim->fwd1[1] == 1, "a second chunk above its stage's forward is cut to it: %g",
+          sim->fwd1[1]);
+    p->v_chunks = false;
+    double halves = sim_iter(p, sim);
+    CHECK(!sim->in.c1_fwd_s && !sim->in.c1_bwd_s && !sim->in.c1_wgrad_s,
+          "without v_chunks: halves");
+    CHECK(own > 0 && halves > 0 && fabs(own - halves) > 1e-9,
+          "uneven chunks %g s, halves %g s: another iteration", own, halves);
+    free(sim);
+    free(p);
+}
+
 int main(void)
 {
     tsl_model_t m;
@@ -278,6 +335,7 @@ int main(void)
     test_runs();
     test_fingerprint(&m, &c);
     test_ds_pipe_p2p_sim();
+    test_v_chunks_sim();
     tsl_model_free(&m);
     tsl_cluster_free(&c);
     return CHECK_DONE();

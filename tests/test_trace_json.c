@@ -5,7 +5,8 @@
  * track, ts in order on every track) and against the simulation (each op's
  * duration is its stage's time, the compute tracks cover the iteration without
  * gaps or overlaps, and the timeline ends at the plan's sim_iter_time_s); the
- * same events from the plan's stored document (tsl_export_stored, format trace).
+ * same events from the plan's stored document (tsl_export_stored, format trace),
+ * a V's chunks with their own times (the stage's "chunk1") as the search priced them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -232,6 +233,194 @@ static void check_stored(const char *model, const tsl_plan_t *p, json_t *doc)
     free(text);
 }
 
+/* The iteration the event simulator gives plan p (STACK, as tsl_search_simulate). */
+static double sim_iter_s(const tsl_plan_t *p)
+{
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    tsl_err_t err = {0};
+    double iter = -1;
+    tsl_plan_sim_input(p, false, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes ? bytes : 1);
+    tsl_pipesim_out_t out;
+    if (tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0)
+        iter = out.iter_s;
+    CHECK(iter >= 0, "simulate: %s", err.msg);
+    free(ws);
+    free(sim);
+    return iter;
+}
+
+/* plan_text's <plan> read back (tsl_plan_from_json) after edit(plan) on it; the
+ * reader's message in err. */
+static int read_edited(const char *plan_text, void (*edit)(json_t *plan), tsl_plan_t *q,
+                       tsl_err_t *err)
+{
+    json_t *o = json_loads(plan_text, 0, NULL);
+    if (edit)
+        edit(o);
+    int rc = tsl_plan_from_json(o, q, err);
+    json_decref(o);
+    return rc;
+}
+
+static void drop_all_chunk1(json_t *plan)
+{
+    size_t s;
+    json_t *st;
+    json_array_foreach(json_object_get(plan, "stages"), s, st) json_object_del(st, "chunk1");
+}
+
+static void drop_last_chunk1(json_t *plan)
+{
+    json_t *stages = json_object_get(plan, "stages");
+    json_object_del(json_array_get(stages, json_array_size(stages) - 1), "chunk1");
+}
+
+static void chunk1_not_object(json_t *plan)
+{
+    json_object_set_new(json_array_get(json_object_get(plan, "stages"), 0), "chunk1",
+                        json_real(0.5));
+}
+
+static void chunk1_no_bwd(json_t *plan)
+{
+    json_object_del(json_object_get(json_array_get(json_object_get(plan, "stages"), 1), "chunk1"),
+                    "bwd_s");
+}
+
+static void chunk1_negative(json_t *plan)
+{
+    json_object_set_new(
+        json_object_get(json_array_get(json_object_get(plan, "stages"), 0), "chunk1"), "fwd_s",
+        json_real(-1e-3));
+}
+
+static void run_zbh1(json_t *plan)
+{
+    json_object_set_new(plan, "schedule", json_string("zbh1"));
+}
+
+/* A V plan priced with its chunks' own times (v_chunks): its document carries each
+ * stage's second chunk ("chunk1"), read back as written, so that the plan simulates
+ * from its document as the search simulated it (sim_iter_time_s, to the bit at the
+ * stored precision). A document without them (written before they were) still reads,
+ * its V split in halves — another figure for this plan's uneven chunks; some stages
+ * only, or a chunk1 of the wrong form, is refused naming the key; on a schedule edited
+ * to another, they are left unread. */
+static uint32_t v_stored_checked; /* plans check_v_stored saw */
+
+static void check_v_stored(const char *model, const tsl_plan_t *p)
+{
+    v_stored_checked++;
+    tsl_err_t err = {0};
+    tsl_plan_t *q = malloc(sizeof(*q));
+    json_t *doc = tsl_plan_to_json(p);
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    size_t s;
+    json_t *st;
+    uint32_t with = 0;
+    json_array_foreach(json_object_get(doc, "stages"), s, st) with +=
+        json_is_object(json_object_get(st, "chunk1"));
+    CHECK(with == p->pp, "%s: chunk1 on %u of %u stages", model, with, p->pp);
+
+    CHECK(read_edited(text, NULL, q, &err) == 0, "%s: read back: %s", model, err.msg);
+    bool same = q->v_chunks;
+    for (uint32_t k = 0; k < p->pp; k++)
+        same = same && q->stages[k].chunk1_fwd_s == p->stages[k].chunk1_fwd_s &&
+               q->stages[k].chunk1_bwd_s == p->stages[k].chunk1_bwd_s &&
+               q->stages[k].chunk1_wgrad_s == p->stages[k].chunk1_wgrad_s;
+    CHECK(same, "%s: the chunks' times read back as written", model);
+    double iter = sim_iter_s(q);
+    CHECK(fabs(iter - p->sim_iter_time_s) <= 1e-12 * p->sim_iter_time_s,
+          "%s: the stored V simulates to %.12g s, the search's %.12g", model, iter,
+          p->sim_iter_time_s);
+
+    CHECK(read_edited(text, drop_all_chunk1, q, &err) == 0 && !q->v_chunks,
+          "%s: an older document without chunk1 reads: %s", model, err.msg);
+    double halves = sim_iter_s(q);
+    CHECK(fabs(halves - p->sim_iter_time_s) > 1e-9 * p->sim_iter_time_s,
+          "%s: in halves %.12g s, not the priced chunks' %.12g", model, halves, p->sim_iter_time_s);
+
+    char want[64];
+    snprintf(want, sizeof want, "plan: stages[%u].chunk1: missing, but stages[0]", p->pp - 1);
+    CHECK(read_edited(text, drop_last_chunk1, q, &err) != 0 && strstr(err.msg, want),
+          "%s: chunk1 on some stages: %s", model, err.msg);
+    CHECK(read_edited(text, chunk1_not_object, q, &err) != 0 &&
+              strstr(err.msg, "plan: stages[0].chunk1: expected an object"),
+          "chunk1 0.5: %s", err.msg);
+    CHECK(read_edited(text, chunk1_no_bwd, q, &err) != 0 &&
+              strstr(err.msg, "plan: stages[1].chunk1.bwd_s: missing"),
+          "chunk1 without bwd_s: %s", err.msg);
+    CHECK(read_edited(text, chunk1_negative, q, &err) != 0 &&
+              strstr(err.msg, "plan: stages[0].chunk1.fwd_s: -0.001 is not a time >= 0"),
+          "chunk1 fwd_s -1e-3: %s", err.msg);
+    CHECK(read_edited(text, run_zbh1, q, &err) == 0 && !q->v_chunks &&
+              q->stages[0].chunk1_fwd_s == 0,
+          "%s: chunk1 on a plan edited to zbh1 is left unread: %s", model, err.msg);
+    free(text);
+    json_decref(doc);
+    free(q);
+}
+
+/* The stages whose tracks hold a "tied all-reduce" slice, as a bit mask. */
+static uint64_t tie_tracks(json_t *doc)
+{
+    uint64_t mask = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && strcmp(cat, "tie") == 0)
+            mask |= 1ull << (json_integer_value(json_object_get(e, "pid")) - 1);
+    }
+    return mask;
+}
+
+/* A V's MTP depth on rank 1 sums its embedding copy's gradient with stage 0's (plan.h
+ * tie_stage, cost model 118): the same V plan given a tie of 5 ms there is traced with
+ * the all-reduce on stages 0 and 1 — where the simulator times it — not on the last,
+ * ending at its simulated iteration; its document keeps "tie_stage", read back to the
+ * same simulation and the same trace (a document without it paired the last stage);
+ * a tie_stage past the stages is refused naming the key. */
+static void check_tie_stage(const char *model, const tsl_plan_t *p, const tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t *q = malloc(sizeof(*q)), *back = malloc(sizeof(*back));
+    *q = *p;
+    q->tie_s = 5e-3;
+    q->tie_stage = 1;
+    q->sim_iter_time_s = sim_iter_s(q);
+    json_t *doc = tsl_trace_plan(q, m, &err);
+    CHECK(doc != NULL, "trace with tie_stage 1: %s", err.msg);
+    if (doc) {
+        check_format(doc, q);
+        CHECK(tie_tracks(doc) == 0x3, "%s: the tied all-reduce on stages 0 and 1 (mask %llx)",
+              model, (unsigned long long)tie_tracks(doc));
+        check_stored(model, q, doc);
+    }
+    json_t *pj = tsl_plan_to_json(q);
+    CHECK(json_integer_value(json_object_get(pj, "tie_stage")) == 1,
+          "%s: tie_stage in the document", model);
+    char *text = json_dumps(pj, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    CHECK(read_edited(text, NULL, back, &err) == 0 && back->tie_stage == 1 &&
+              sim_iter_s(back) == q->sim_iter_time_s,
+          "%s: tie_stage read back, simulated to %.12g s: %s", model, q->sim_iter_time_s, err.msg);
+    json_object_set_new(pj, "tie_stage", json_integer(p->pp));
+    free(text);
+    text = json_dumps(pj, JSON_COMPACT);
+    char want[64];
+    snprintf(want, sizeof want, "plan.tie_stage: %u is not a stage of the plan's %u", p->pp, p->pp);
+    CHECK(read_edited(text, NULL, back, &err) != 0 && strstr(err.msg, want), "tie_stage %u: %s",
+          p->pp, err.msg);
+    free(text);
+    json_decref(pj);
+    json_decref(doc);
+    free(back);
+    free(q);
+}
+
 /* The same stages under DualPipeV (at least 2P micro-batches, an F&B saving of a
  * fifth of the forward): its overlapped steps as "F&B" slices (2m − 3P + s + 1 per
  * stage, one fewer on the last), 2P − s − 1 W slices per stage, F slices. */
@@ -375,11 +564,13 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
                        strstr(text, "\"cat\":\"recompute\"")) == ckpt,
               "recompute slices %s", ckpt ? "present" : "absent");
         free(text);
-        /* the stored document does not carry a V's chunk times (plan.h chunk1_*,
-         * not in the plan format): its trace splits each stage in halves, as its
-         * simulation does, and is compared only where the plan has none */
-        if (!p->v_chunks)
-            check_stored(model, p, doc);
+        /* the stored document carries a V's chunk times (stage "chunk1"): its
+         * trace is the search's, chunk for chunk */
+        check_stored(model, p, doc);
+        if (p->v_chunks) {
+            check_v_stored(model, p);
+            check_tie_stage(model, p, &m);
+        }
     }
     json_decref(doc);
     /* the same stages under ZB-H1: B and W slices on every stage */
@@ -424,5 +615,6 @@ int main(void)
      * trace once split them evenly and its slices overlapped) */
     check_plan("GPT2-345M", "2x4xA100-40G:ib100", 8, false);
     check_plan("BERT-Large", "2x4xA100-40G:ib100", 8, false);
+    CHECK(v_stored_checked > 0, "a V plan with its chunks' times went through its document");
     return CHECK_DONE();
 }

@@ -5,7 +5,8 @@
 # ts monotonic on each track, every stage's compute track covering [0, end]
 # without gaps, its end the plan's simulated iteration time sim_iter_time_s);
 # the remote trace equals the one `--local --trace` writes for the same
-# request, event for event; an unknown format names trace (exit 2).
+# request, event for event, a V plan's (ZB-V) with its chunks' own times as
+# priced; an unknown format names trace (exit 2).
 # Beside it, --galvatron-profile through the same daemon: the
 # imported hardware figures travel as the cluster JSON (the plan's cluster
 # has Galvatron's inter-node bandwidth) and the figure sources say what did
@@ -108,6 +109,36 @@ PY
     ok "trace format, end = iteration time, remote = local = export ($(cat "$tmp/check"))"
 else
     fail "trace check: $(head -5 "$tmp/check")"
+fi
+
+# A V plan (ZB-V: BERT-Large on 8 stages, its chunks uneven): tesseld's stored document
+# carries each stage's second chunk ("chunk1"), so the stored plan's trace is the
+# search's — ending at its sim_iter_time_s, slice for slice the local trace (a
+# document without them split each stage in halves: another timeline, another end).
+VREQ=(--model BERT-Large --cluster 2x4xA100-40G:ib100 --batch 32 --pp 8 --no-baselines)
+ctl --server "unix:$sock" --json plan "${VREQ[@]}"
+expect_rc 0 "plan --server (a V plan)"
+cp "$tmp/out" "$tmp/v-plan.json"
+vfp=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tmp/v-plan.json")
+ctl --server "unix:$sock" plans export --format trace -o "$tmp/v-export.json" "$vfp"
+expect_rc 0 "plans export --format trace $vfp (a V plan)"
+ctl plan --local "${VREQ[@]}" --trace "$tmp/v-local.json"
+expect_rc 0 "plan --local --trace (a V plan)"
+if "$PY" - "$tmp/v-plan.json" "$tmp/v-export.json" "$tmp/v-local.json" >"$tmp/check" 2>&1 <<'PY'; then
+import json, sys
+plan = json.load(open(sys.argv[1]))["plan"]
+exp, loc = (json.load(open(p))["traceEvents"] for p in sys.argv[2:])
+assert plan["schedule"] == "zbv" and all("chunk1" in st for st in plan["stages"]), plan["schedule"]
+end = max(e["ts"] + e["dur"] for e in exp if e["ph"] == "X")
+assert abs(end - plan["sim_iter_time_s"] * 1e6) <= 1e-6 * end, (end, plan["sim_iter_time_s"])
+key = lambda ev: [(e["ph"], e["name"], e["pid"], e["tid"], round(e.get("ts", 0), 3),
+                   round(e.get("dur", 0), 3)) for e in ev]
+assert key(exp) == key(loc), "the stored plan's trace is not the local one"
+print("ends at %.3f us" % end)
+PY
+    ok "a stored V plan's trace is the search's ($(cat "$tmp/check"))"
+else
+    fail "a stored V plan's trace: $(tail -3 "$tmp/check")"
 fi
 
 ctl --server "unix:$sock" plans export --format chrome "$fp"
