@@ -163,7 +163,8 @@ static const char eval_usage[] =
     "                      Hopper and the A100 at its published share by head\n"
     "                      dimension and keys: flash2 or 1 (FlashAttention-2),\n"
     "                      cudnn or 2 (cuDNN's fused SDPA, TE's FusedAttention),\n"
-    "                      flash1 or 3 (FlashAttention v1 and its Triton port);\n"
+    "                      flash1 or 3 (FlashAttention v1's CUDA kernel),\n"
+    "                      flash1-triton or 4 (its Triton port, llm-foundry's);\n"
     "                      default the GPU's one figure (the A100: FlashAttention-2)\n"
     "\n"
     "Precision and overlap (docs/cost-model.md, \"Precision and overlap\"; default:\n"
@@ -697,8 +698,10 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_ATTN_KERNEL: {
         int k = tsl_attn_kernel_parse(optarg);
         if (k <= 0)
-            return tsl_err_set(
-                err, "attn-kernel: '%.40s' is not flash2 (1), cudnn (2) or flash1 (3)", optarg);
+            return tsl_err_set(err,
+                               "attn-kernel: '%.40s' is not flash2 (1), cudnn (2), flash1 (3) or "
+                               "flash1-triton (4)",
+                               optarg);
         eo->attn_kernel = (uint32_t)k;
         return 0;
     }

@@ -131,8 +131,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                                    "3 blockwise, 4 mxfp8, 5 nvfp4)",
                                    o->flag, arg);
         }
-        /* the attention kernel by its name too (flash2, cudnn, flash1), as eval reads it
-           (attn_kernel.h); a number outside 1..3 is refused as out of range */
+        /* the attention kernel by its name too (flash2, cudnn, flash1, flash1-triton), as
+           eval reads it (attn_kernel.h); a number outside 1..4 is refused as out of range */
         if (o->offset == offsetof(tsl_request_t, attn_kernel)) {
             int k = tsl_attn_kernel_parse(arg);
             if (k > 0) {
@@ -140,7 +140,9 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                 return 0;
             }
             if (arg[0] < '0' || arg[0] > '9')
-                return tsl_err_set(err, "%s: '%.40s' is not 1 (flash2), 2 (cudnn) or 3 (flash1)",
+                return tsl_err_set(err,
+                                   "%s: '%.40s' is not 1 (flash2), 2 (cudnn), 3 (flash1) or 4 "
+                                   "(flash1-triton)",
                                    o->flag, arg);
         }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);

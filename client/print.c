@@ -321,7 +321,9 @@ static bool gpu_without_kernel_shares(const char *desc, uint32_t kernel, char *b
         g += strspn(g, "0123456789");
         g += strspn(g, " ");
         snprintf(buf, cap, "%.*s", (int)strcspn(g, " ,("), g);
-        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf, kernel))
+        /* v1's Triton port has shares where its CUDA kernel has (the A100 only) */
+        uint32_t k = tsl_attn_kernel_is_v1(kernel) ? TSL_ATTN_KERNEL_FLASH1 : kernel;
+        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf, k))
             return true;
     }
     return false;
@@ -334,10 +336,11 @@ static void print_attn_kernel(FILE *out, json_t *plan, json_t *cluster)
     uint32_t k = (uint32_t)integer(plan, "attn_kernel");
     if (k == TSL_ATTN_KERNEL_DEFAULT)
         return;
-    const char *who = k == TSL_ATTN_KERNEL_FLASH2   ? "FlashAttention-2"
-                      : k == TSL_ATTN_KERNEL_CUDNN  ? "cuDNN's fused SDPA"
-                      : k == TSL_ATTN_KERNEL_FLASH1 ? "FlashAttention (v1)"
-                                                    : "an unknown kernel";
+    const char *who = k == TSL_ATTN_KERNEL_FLASH2          ? "FlashAttention-2"
+                      : k == TSL_ATTN_KERNEL_CUDNN         ? "cuDNN's fused SDPA"
+                      : k == TSL_ATTN_KERNEL_FLASH1        ? "FlashAttention (v1)"
+                      : k == TSL_ATTN_KERNEL_FLASH1_TRITON ? "FlashAttention's Triton port (v1)"
+                                                           : "an unknown kernel";
     char gpu[64];
     if (gpu_without_kernel_shares(str(cluster, "description"), k, gpu, sizeof gpu))
         fprintf(out,
@@ -345,11 +348,16 @@ static void print_attn_kernel(FILE *out, json_t *plan, json_t *cluster)
                 "share for it (FlashAttention-2 and cuDNN on H100, H200, H800; every kernel "
                 "on A100), priced as the GPU's one figure\n",
                 who, tsl_attn_kernel_name(k), gpu);
+    else if (k == TSL_ATTN_KERNEL_FLASH1_TRITON) /* no figure of its own (attn_kernel.h) */
+        fprintf(out,
+                "  stack:     fused attention by %s (attn_kernel %s), at the A100 band 0.40 / "
+                "0.30 of peak (inferred from llm-foundry's MPT runs)\n",
+                who, tsl_attn_kernel_name(k));
     else
         fprintf(out,
-                "  stack:     fused attention by %s (attn_kernel %s), at its published rate%s\n",
-                who, tsl_attn_kernel_name(k),
-                k == TSL_ATTN_KERNEL_FLASH1 ? "" : " by head dimension and keys");
+                "  stack:     fused attention by %s (attn_kernel %s), at its published rate by "
+                "head dimension and keys%s\n",
+                who, tsl_attn_kernel_name(k), k == TSL_ATTN_KERNEL_FLASH1 ? ", causal or not" : "");
 }
 
 /* A plan switch (a boolean plan key) and the line that says what it prices. */

@@ -32,12 +32,23 @@ static const double fa2_a100_fwd_bwd[2][SWEEP_POINTS] = {
     {151, 173, 187, 196, 201, 203},
 };
 
+/* FlashAttention v1's CUDA kernel on the A100, the same Fig. 4's "FlashAttention"
+ * bars, forward + backward TFLOP/s: [causal (panels c, d) or not (a, b)][head
+ * dimension 64, 128][sequence]. */
+static const double fa1_a100_fwd_bwd[2][2][SWEEP_POINTS] = {
+    {{91, 92, 104, 108, 110, 110}, {76, 72, 76, 80, 82, 83}},
+    {{58, 70, 77, 87, 92, 97}, {55, 62, 69, 76, 80, 83}},
+};
+
 #define A100_PEAK_TFLOPS 312.0 /* A100 dense bf16, the figure's denominator */
 #define FA2_A100_FWD_MAX 0.73  /* "up to 73%" forward (Sec. 1) */
 #define FA2_A100_BWD_MAX 0.63  /* "up to 63%" backward */
+#define FA1_A100_FWD_MID 0.40  /* v1: forward "30-50%" of peak (Sec. 1), the midpoint */
+#define FA1_A100_BWD_MID 0.30  /* v1: backward "25-35%" */
 #define FIG_BWD_FLOPS    2.5   /* the figures count the backward at 2.5 × the forward */
 
-static const char *const names[TSL_ATTN_KERNEL_COUNT] = {"default", "flash2", "cudnn", "flash1"};
+static const char *const names[TSL_ATTN_KERNEL_COUNT] = {"default", "flash2", "cudnn", "flash1",
+                                                         "flash1-triton"};
 
 int tsl_attn_kernel_parse(const char *name)
 {
@@ -51,13 +62,20 @@ int tsl_attn_kernel_ok(uint32_t kernel, tsl_err_t *err)
 {
     if (kernel < TSL_ATTN_KERNEL_COUNT)
         return 0;
-    return tsl_err_set(
-        err, "attn_kernel: %u is not 1 (flash2), 2 (cudnn) or 3 (flash1), or 0 for none", kernel);
+    return tsl_err_set(err,
+                       "attn_kernel: %u is not 1 (flash2), 2 (cudnn), 3 (flash1) or 4 "
+                       "(flash1-triton), or 0 for none",
+                       kernel);
 }
 
 const char *tsl_attn_kernel_name(uint32_t kernel)
 {
     return kernel < TSL_ATTN_KERNEL_COUNT ? names[kernel] : "?";
+}
+
+bool tsl_attn_kernel_is_v1(uint32_t kernel)
+{
+    return kernel == TSL_ATTN_KERNEL_FLASH1 || kernel == TSL_ATTN_KERNEL_FLASH1_TRITON;
 }
 
 /* One row of a figure at `keys`: linear in log2(keys) between its points, its end
@@ -81,22 +99,39 @@ static double by_shape(const double (*fig)[SWEEP_POINTS], double hd, double keys
 
 double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys)
 {
-    /* flash1 has no Hopper figure: the family's one (attn_kernel.h) */
-    if (kernel == TSL_ATTN_KERNEL_DEFAULT || kernel == TSL_ATTN_KERNEL_FLASH1 ||
+    /* v1 (CUDA or Triton) has no Hopper figure: the family's one (attn_kernel.h) */
+    if (kernel == TSL_ATTN_KERNEL_DEFAULT || tsl_attn_kernel_is_v1(kernel) ||
         kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
         return 0.0;
     return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS;
+}
+
+/* A forward + backward TFLOP/s of Fig. 4 split at forward : backward = r (forward r·c,
+ * backward c, 3.5 / f = 1 / (r·c) + 2.5 / c), as a share of the A100's peak. */
+static double split_fwd_bwd(double fwd_bwd_tflops, double r, bool bwd)
+{
+    double f = fwd_bwd_tflops / A100_PEAK_TFLOPS;
+    double c = f * (1.0 / r + FIG_BWD_FLOPS) / (1.0 + FIG_BWD_FLOPS);
+    return bwd ? c : r * c;
 }
 
 double tsl_attn_ampere_share(uint32_t kernel, bool bwd, double hd, double keys)
 {
     if (kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
         return 0.0;
-    if (kernel == TSL_ATTN_KERNEL_FLASH1)
+    if (kernel == TSL_ATTN_KERNEL_FLASH1_TRITON)
         return bwd ? TSL_ATTN_A100_BWD_EFF : TSL_ATTN_A100_FWD_EFF;
-    /* forward r·c and backward c from the fwd+bwd share f: 3.5 / f = 1 / (r·c) + 2.5 / c */
-    double r = FA2_A100_FWD_MAX / FA2_A100_BWD_MAX;
-    double f = by_shape(fa2_a100_fwd_bwd, hd, keys) / A100_PEAK_TFLOPS;
-    double c = f * (1.0 / r + FIG_BWD_FLOPS) / (1.0 + FIG_BWD_FLOPS);
-    return bwd ? c : r * c;
+    if (kernel == TSL_ATTN_KERNEL_FLASH1)
+        return split_fwd_bwd(by_shape(fa1_a100_fwd_bwd[0], hd, keys),
+                             FA1_A100_FWD_MID / FA1_A100_BWD_MID, bwd);
+    return split_fwd_bwd(by_shape(fa2_a100_fwd_bwd, hd, keys), FA2_A100_FWD_MAX / FA2_A100_BWD_MAX,
+                         bwd);
+}
+
+double tsl_attn_ampere_causal_share(uint32_t kernel, bool bwd, double hd, double keys)
+{
+    if (kernel != TSL_ATTN_KERNEL_FLASH1 || !(keys > 0) || !(hd > 0))
+        return 0.0;
+    return split_fwd_bwd(by_shape(fa1_a100_fwd_bwd[1], hd, keys),
+                         FA1_A100_FWD_MID / FA1_A100_BWD_MID, bwd);
 }

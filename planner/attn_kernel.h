@@ -13,10 +13,17 @@
  *            prefers on sm90 from v1.7 on: attention.py `get_attention_backend`
  *            and before it DotProductAttention.forward); on the A100, with no
  *            published A100 figure of its own, FlashAttention-2's (assumed);
- *   flash1   FlashAttention (v1, 2022-23) and its Triton port (llm-foundry's
- *            attn_impl triton: the MPT rows): on the A100 gemm_eff.h's
- *            TSL_ATTN_A100_FWD_EFF / _BWD_EFF (0.40 / 0.30, cost model 108); on
- *            Hopper, with no figure of its own, the family's one figure (assumed).
+ *   flash1   FlashAttention (v1, 2022-23), its CUDA kernel (the flash-attention
+ *            repo's own training runs): on the A100 its published shares by
+ *            shape, causal or not (below, cost model 121); on Hopper, with no
+ *            figure of its own, the family's one figure (assumed);
+ *   flash1-triton  FlashAttention's Triton port (flash_attn_triton.py, which
+ *            llm-foundry copied: attn_impl triton, the MPT rows): on the A100
+ *            gemm_eff.h's TSL_ATTN_A100_FWD_EFF / _BWD_EFF at every shape (0.40 /
+ *            0.30, cost model 108). Inferred: Fig. 4's "FlashAttention Triton"
+ *            bars (50-102 TFLOP/s) are slower than the MPT rows ran, which ran a
+ *            later Triton and copy (eff9fe6b on triton-pre-mlir) than the paper's,
+ *            so the band stays what the MPT rows support. On Hopper as flash1.
  *
  * The shares: Shah et al. 2024 (FlashAttention-3, arXiv:2407.08608), Figs. 5–6,
  * H100 SXM5, bf16, batch × sequence 16k tokens, hidden 2048, non-causal, the
@@ -39,6 +46,16 @@
  * it gives 0.724 and 0.625, the stated maxima. Assumed: that ratio at every shape
  * (the paper's separate forward and backward figures, Figs. 5–6, are images only).
  *
+ * flash1 on the A100 (cost model 121): the same Fig. 4's "FlashAttention" bars (v1's
+ * CUDA kernel), forward + backward TFLOP/s printed on them, non-causal (panels a, b)
+ * for an unmasked core and causal (c, d) for a causal one, over 312 and interpolated
+ * as FlashAttention-2's. The causal bars count s²/2 score FLOPs per head (the repo's
+ * benchmarks/benchmark_flash_attention.py `flops`), Tessel s·(s + 1)/2: the share is
+ * of the FLOPs the mask leaves, and replaces roofline.c's causal rule, which the other
+ * kernels keep. Split into forward and backward at the ratio of the midpoints of the
+ * paper's ranges for v1, forward "30-50%" and backward "25-35%" of peak (Sec. 1):
+ * r = 40/30, the cost model 108 band's. Assumed: that ratio at every shape.
+ *
  * Pure: no allocation, no I/O.
  */
 #ifndef TSL_ATTN_KERNEL_H
@@ -50,24 +67,30 @@
 #include <stdint.h>
 
 typedef enum tsl_attn_kernel {
-    TSL_ATTN_KERNEL_DEFAULT = 0, /* the GPU family's one figure */
-    TSL_ATTN_KERNEL_FLASH2 = 1,  /* FlashAttention-2 */
-    TSL_ATTN_KERNEL_CUDNN = 2,   /* cuDNN's fused SDPA (TE FusedAttention) */
-    TSL_ATTN_KERNEL_FLASH1 = 3,  /* FlashAttention (v1) and its Triton port */
-    TSL_ATTN_KERNEL_COUNT = 4
+    TSL_ATTN_KERNEL_DEFAULT = 0,       /* the GPU family's one figure */
+    TSL_ATTN_KERNEL_FLASH2 = 1,        /* FlashAttention-2 */
+    TSL_ATTN_KERNEL_CUDNN = 2,         /* cuDNN's fused SDPA (TE FusedAttention) */
+    TSL_ATTN_KERNEL_FLASH1 = 3,        /* FlashAttention (v1), its CUDA kernel */
+    TSL_ATTN_KERNEL_FLASH1_TRITON = 4, /* FlashAttention's Triton port (llm-foundry) */
+    TSL_ATTN_KERNEL_COUNT = 5
 } tsl_attn_kernel_t;
 
-/* "flash2", "cudnn" or "flash1" (or "default"), case-insensitive, or the kernel's
- * number ("1", "2", "3"; "0") → the kernel; -1 for anything else. One rule for plan
- * and eval --attn-kernel. */
+/* "flash2", "cudnn", "flash1" or "flash1-triton" (or "default"), case-insensitive, or
+ * the kernel's number ("1" to "4"; "0") → the kernel; -1 for anything else. One rule
+ * for plan and eval --attn-kernel. */
 int tsl_attn_kernel_parse(const char *name);
 
-/* 0 where `kernel` is one (0 to 3), else -1 and err naming attn_kernel (a plan
+/* 0 where `kernel` is one (0 to 4), else -1 and err naming attn_kernel (a plan
  * document's field). */
 int tsl_attn_kernel_ok(uint32_t kernel, tsl_err_t *err);
 
-/* The kernel's name ("default", "flash2", "cudnn", "flash1"); "?" out of range. */
+/* The kernel's name ("default", "flash2", "cudnn", "flash1", "flash1-triton"); "?" out
+ * of range. */
 const char *tsl_attn_kernel_name(uint32_t kernel);
+
+/* FlashAttention v1's CUDA kernel or its Triton port: the kernels with no Hopper
+ * figure (the family's one prices them there). */
+bool tsl_attn_kernel_is_v1(uint32_t kernel);
 
 /* The kernel's unmasked share of the H100's dense bf16 peak, forward or backward,
  * at head dimension hd and `keys` keys per query (the sequence of the published
@@ -77,9 +100,16 @@ double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys);
 
 /* The kernel's unmasked share of the A100's dense bf16 peak (312 TFLOP/s, 40 and
  * 80 GB alike), forward or backward, at head dimension hd and `keys` keys per query:
- * flash1 TSL_ATTN_A100_FWD_EFF / _BWD_EFF at every shape; the default, flash2 and
- * cudnn FlashAttention-2's by shape (above); 0 for a kernel out of range or a shape
- * without keys or head dimension (the caller keeps the GPU family's figure). */
+ * flash1-triton TSL_ATTN_A100_FWD_EFF / _BWD_EFF at every shape; flash1 v1's
+ * non-causal bars by shape; the default, flash2 and cudnn FlashAttention-2's by
+ * shape (above); 0 for a kernel out of range or a shape without keys or head
+ * dimension (the caller keeps the GPU family's figure). */
 double tsl_attn_ampere_share(uint32_t kernel, bool bwd, double hd, double keys);
+
+/* The kernel's share of the A100's peak under a causal mask over `keys` keys, of the
+ * FLOPs the mask leaves, where it has a published causal figure: flash1 (Fig. 4's
+ * causal bars, above); 0 for every other kernel or shape, whose caller applies the
+ * causal rule (roofline.c) to the unmasked share. */
+double tsl_attn_ampere_causal_share(uint32_t kernel, bool bwd, double hd, double keys);
 
 #endif

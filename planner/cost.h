@@ -576,8 +576,19 @@ typedef enum tsl_cost_mode {
  * fused-xentropy (5: flash-attn's / apex's xentropy kernel, 4 + 4; keeps the bf16
  * logits, in-place backward). Autocast (a script's torch loss over whole logits) and
  * PAPER (torch's 22 + 26, unsplit) keep 114's bytes, the forward in 2 kernels, not 3.
- * A plan under torch at TP 1 or autocast prices as 118 but for that one launch. */
-#define TSL_COST_MODEL_VERSION 119u
+ * A plan under torch at TP 1 or autocast prices as 118 but for that one launch.
+ * 121 (120 another branch's): attn_kernel flash1 (3) is FlashAttention v1's CUDA kernel,
+ * priced on the A100 by shape from Dao 2023 (FlashAttention-2), Fig. 4's "FlashAttention"
+ * bars — forward + backward 72-110 TFLOP/s non-causal, 55-97 causal, by head dimension
+ * (64, 128) and sequence (512-16k), split at v1's 40 : 30 midpoints; a causal core at
+ * the causal bars' share of the FLOPs the mask leaves, in place of the causal rule
+ * (attn_kernel.h tsl_attn_ampere_causal_share; roofline.c causal_share) — where it
+ * was cost model 108's flat 0.40 / 0.30 (20-30 % fast at head dimension 128). Its
+ * Triton port (llm-foundry's attn_impl triton, the MPT rows) is the new named kernel
+ * flash1-triton (attn_kernel 4), at 108's 0.40 / 0.30 (inferred from the MPT rows);
+ * on Hopper both price as the family's one figure. A plan on no A100 or without
+ * flash1 prices as 119; a flash1 plan of 119 prices as flash1-triton does now. */
+#define TSL_COST_MODEL_VERSION 121u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

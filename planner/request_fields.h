@@ -261,11 +261,11 @@
       "(vocab_parallel_cross_entropy), te (TE's fused loss), torch-compile (torch's under "        \
       "torch.compile), fused-xentropy (flash-attn's xentropy kernel); default: the target's",      \
       "loss_impl", "loss_impl")                                                                    \
-    X(attn_kernel, UINT, "attn-kernel", "KERNEL", 1, 3,                                            \
+    X(attn_kernel, UINT, "attn-kernel", "KERNEL", 1, 4,                                            \
       "the fused attention kernel the stack runs, priced on Hopper and the A100 at its published " \
       "share by head dimension and keys: 1 flash2 (FlashAttention-2), 2 cudnn (TE's "              \
-      "FusedAttention), 3 flash1 (FlashAttention v1, its Triton port); default: the GPU's one "    \
-      "figure (the A100: FlashAttention-2's)",                                                     \
+      "FusedAttention), 3 flash1 (FlashAttention v1's CUDA kernel), 4 flash1-triton (its Triton "  \
+      "port, llm-foundry's); default: the GPU's one figure (the A100: FlashAttention-2's)",        \
       "attn_kernel", "attn_kernel")                                                                \
     X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
       "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \

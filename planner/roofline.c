@@ -430,6 +430,16 @@ static double masked_rate(const pass_t *p, double rate, double hd, double visite
     return rate * TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
 }
 
+/* The named kernel's published share of the A100's peak under a causal mask over
+ * `keys` keys, of the FLOPs the mask leaves (attn_kernel.h: flash1's causal bars); 0
+ * where it has none or the GPU has no A100 per-kernel table (the causal rule then). */
+static double causal_share(const tsl_roofline_dev_t *d, bool bwd, double hd, double keys)
+{
+    if (!(d->shape.attn_kernel_peak > 0) || !d->shape.attn_kernel_ampere)
+        return 0.0;
+    return tsl_attn_ampere_causal_share(d->attn_kernel, bwd, hd, keys);
+}
+
 /* One fused (flash) kernel of q queries over `keys` keys per sample, `visited` of
  * them per query (fewer: a causal mask; swa: a causal sliding window), S samples,
  * t TP ranks (core_s). */
@@ -456,7 +466,12 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
     double occ = tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b);
     double rate = flash > 0 ? fmin(d->gemm_flops, flash) * occ
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);
-    if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
+    /* masked: a kernel's own causal figure where it has one (the A100's flash1), else
+       below the unmasked rate (gemm_eff.h) */
+    double causal = flash > 0 && visited < keys && !swa ? causal_share(d, p->bwd, hd, keys) : 0.0;
+    if (causal > 0)
+        rate = fmin(d->gemm_flops, d->shape.attn_kernel_peak * causal) * occ;
+    else if (flash > 0 && visited < keys)
         rate = masked_rate(p, rate, hd, visited, swa, occ);
     double bytes =
         2.0 * (2.0 * q * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0) * d->elem_scale;

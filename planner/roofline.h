@@ -583,8 +583,9 @@ typedef struct tsl_roofline_dev {
     uint32_t attn_kernel;   /* tsl_attn_kernel_t: the fused attention kernel the stack runs;
                              on a GPU with published per-kernel shares
                              (shape.attn_kernel_peak) it prices the fused core by its head
-                             dimension and keys (attn_kernel.h); DEFAULT after init: the
-                             family's one figure */
+                             dimension and keys (attn_kernel.h), and a causal core by
+                             its causal figure where it has one (flash1 on the A100);
+                             DEFAULT after init: the family's one figure */
     bool tp_whole_heads;    /* an unfused attention core keeps all a heads on every TP
                                rank, each d/(a·t) wide (cost.h knobs.tp_whole_heads: AMP's
                                fork's TransGAN attention): its batched GEMMs run S·a

@@ -1600,7 +1600,9 @@ expect 2 "tf32: the stack's fp32 matmuls as TF32 need fp32 training" \
 # head dimension 64 and 1K keys (373 / 989 = 0.38 forward, 348 / 989 = 0.35 backward)
 # prices its fused core faster than the H100's one figure (0.35 / 0.18); the plan document carries the kernel and prices
 # the same read back (one micro-batch of 16: GPU-bound); on an A100 the default is FlashAttention-2's
-# (cost model 114), so flash2 changes nothing there and flash1 (FlashAttention v1) is slower
+# (cost model 114), so flash2 changes nothing there; FlashAttention's Triton port (flash1-triton,
+# 4: the flat 0.40 / 0.30) is slower, and v1's CUDA kernel (flash1: Fig. 4's causal bar at head
+# dimension 64 and 1K, 70 TFLOP/s over both passes against the band's 76) slower still (cost model 121)
 ak="--model GPT2-345M --cluster 1xH100-80G --dp 1 --batch 16 --mbs 16 --no-search"
 expect 0 "" eval $ak --json
 cp "$out" "$dir/ak0.json"
@@ -1615,8 +1617,15 @@ expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
     ok || bad "attn_kernel on A100: $(cat "$out")"
 expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash1 --json
-python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["attn_kernel"] == 3 and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka0.json" "$out" &&
-    ok || bad "attn_kernel flash1 on A100: $(cat "$out")"
+cp "$out" "$dir/aka3.json"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash1-triton --json
+cp "$out" "$dir/aka4.json"
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["attn_kernel"] == 3 and c["attn_kernel"] == 4 and b["iter_time_s"] > c["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/aka0.json" "$dir/aka3.json" "$dir/aka4.json" &&
+    ok || bad "attn_kernel flash1, flash1-triton on A100: $(cat "$out")"
+# the plan document carries 4 and prices the same read back
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --no-search --plan "$dir/aka4.json" --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["attn_kernel"] == 4 and a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/aka4.json" "$out" &&
+    ok || bad "attn_kernel 4 read back: $(cat "$out")"
 # the text output names the kernel in a stack line, and on a GPU without its table says
 # it prices as the GPU's one figure (plan and eval alike); none without --attn-kernel
 expect 0 "" eval $ak --attn-kernel cudnn
@@ -1625,9 +1634,18 @@ grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn)
 expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash2
 grep -q "^  stack:     fused attention by FlashAttention-2 (attn_kernel flash2), at its published rate by head dimension and keys$" "$out" &&
     ok || bad "eval attn_kernel on A100: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel flash1
+grep -q "^  stack:     fused attention by FlashAttention (v1) (attn_kernel flash1), at its published rate by head dimension and keys, causal or not$" "$out" &&
+    ok || bad "eval attn_kernel flash1 on A100: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 1xA100-80G --dp 1 --batch 16 --mbs 16 --no-search --attn-kernel 4
+grep -q "^  stack:     fused attention by FlashAttention's Triton port (v1) (attn_kernel flash1-triton), at the A100 band 0.40 / 0.30 of peak (inferred from llm-foundry's MPT runs)$" "$out" &&
+    ok || bad "eval attn_kernel flash1-triton on A100: $(cat "$out")"
 expect 0 "" eval $ak --attn-kernel flash1
 grep -q "^  stack:     fused attention by FlashAttention (v1) (attn_kernel flash1): H100-80G has no published share for it (FlashAttention-2 and cuDNN on H100, H200, H800; every kernel on A100), priced as the GPU's one figure$" "$out" &&
     ok || bad "eval attn_kernel flash1 on H100: $(cat "$out")"
+expect 0 "" eval $ak --attn-kernel flash1-triton
+grep -q "^  stack:     fused attention by FlashAttention's Triton port (v1) (attn_kernel flash1-triton): H100-80G has no published share for it" "$out" &&
+    ok || bad "eval attn_kernel flash1-triton on H100: $(cat "$out")"
 printf '{"nodes": [{"type": "H100-80G", "gpus": 8}, {"type": "A100-80G", "gpus": 8}], "inter_gbit": 100}\n' >"$dir/h100-a100.json"
 expect 0 "" plan --local --model GPT2-345M --cluster "$dir/h100-a100.json" --batch 32 --no-baselines --attn-kernel flash1
 grep -q "^  stack:     fused attention by FlashAttention (v1) (attn_kernel flash1): H100-80G has no published share for it" "$out" &&
@@ -1637,16 +1655,16 @@ grep -q "^  stack:     fused attention by cuDNN's fused SDPA (attn_kernel cudnn)
     ok || bad "plan attn_kernel on H200: $(cat "$out")"
 expect 0 "" eval $ak
 ! grep -q "attn_kernel" "$out" && ok || bad "attn_kernel line without the flag: $(cat "$out")"
-expect 2 "attn-kernel: 'flash3' is not flash2 (1), cudnn (2) or flash1 (3)" eval $ak --attn-kernel flash3
-expect 2 "attn-kernel: '0' is not flash2 (1), cudnn (2) or flash1 (3)" eval $ak --attn-kernel 0
+expect 2 "attn-kernel: 'flash3' is not flash2 (1), cudnn (2), flash1 (3) or flash1-triton (4)" eval $ak --attn-kernel flash3
+expect 2 "attn-kernel: '0' is not flash2 (1), cudnn (2), flash1 (3) or flash1-triton (4)" eval $ak --attn-kernel 0
 # by its number as plan takes it (docs/tesselctl.md: flash2 or 1, cudnn or 2): the same plan
 expect 0 "" eval $ak --attn-kernel 2 --json
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a == b, (a, b)' "$dir/ak2.json" "$out" &&
     ok || bad "attn_kernel 2 as cudnn: $(cat "$out")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["attn_kernel"]=7; json.dump(d,open(sys.argv[2],"w"))' "$dir/ak2.json" "$dir/ak7.json"
-expect 2 "attn_kernel: 7 is not 1 (flash2), 2 (cudnn) or 3 (flash1)" eval --model GPT2-345M --cluster 1xH100-80G --no-search --plan "$dir/ak7.json"
-expect 2 "attn-kernel: 'flash3' is not 1 (flash2), 2 (cudnn) or 3 (flash1)" plan --local $m345 --batch 32 --attn-kernel flash3
-expect 2 "attn-kernel: 4 is out of range" plan --local $m345 --batch 32 --attn-kernel 4
+expect 2 "attn_kernel: 7 is not 1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)" eval --model GPT2-345M --cluster 1xH100-80G --no-search --plan "$dir/ak7.json"
+expect 2 "attn-kernel: 'flash3' is not 1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)" plan --local $m345 --batch 32 --attn-kernel flash3
+expect 2 "attn-kernel: 5 is out of range" plan --local $m345 --batch 32 --attn-kernel 5
 # the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
 expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
     --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher

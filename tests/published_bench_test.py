@@ -170,7 +170,8 @@ def check_mpt(runner, tesselctl, rows):
     learned position table at 64K (1b: 1,445,974,016, 2048·63,488 more than at 2K)
     reports model.params = NumParams. `tokens_per_s`: 70b on 512 H100 is 8,388,608 /
     515,636 = 16.2685 s, and the `mpt` count (6·NumParams + 12·l·h·s per token) gives
-    back the table's Model TFLOP, 408."""
+    back the table's Model TFLOP, 408. Every row carries llm-foundry's Triton kernel,
+    `attn_kernel` flash1-triton (cost model 121), which run.py passes always."""
     run = load_runner(runner)
     mpt = [r for r in rows if r["source"].startswith("mpt-")]
     counts = {}
@@ -185,6 +186,13 @@ def check_mpt(runner, tesselctl, rows):
         if p["batch"] % (p["mbs"] * run.gpus(r)) != 0 or r["measured"]["metric"] != "tokens_per_s":
             fail("%s: batch %d over micro-batch %d on %d GPUs, metric %s"
                  % (r["id"], p["batch"], p["mbs"], run.gpus(r), r["measured"]["metric"]))
+        # llm-foundry's Triton FlashAttention, its own kernel since cost model 121, passed
+        # to eval without run.py --attn-kernel (no GPU's default figure stands for it)
+        args = run.knob_args(r)
+        if p.get("attn_kernel") != "flash1-triton" or "--attn-kernel" not in args or \
+                args[args.index("--attn-kernel") + 1:][:1] != ["flash1-triton"]:
+            fail("%s: attn_kernel %s, eval %s: not the Triton port (flash1-triton)"
+                 % (r["id"], p.get("attn_kernel"), args))
     row = next((r for r in mpt if r["id"] == "mpt-h100-70b-s2048-g512"), None)
     if row is None:
         fail("rows.json lost mpt-h100-70b-s2048-g512")

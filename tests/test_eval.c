@@ -143,9 +143,9 @@ static void test_one_layer_by_hand(void)
 /* The same layer with causal self-attention, by hand. Fused attention visits
  * (s + 1)/2 = 256.5 keys per query instead of 512, so its core does
  * 4·s·(s − (s + 1)/2)·d = 4·512·255.5·1024 = 535,822,336 FLOPs per sample less:
- * 1,071,644,672 for the micro-batch of 2 samples. Under attn_kernel flash1 (FlashAttention
- * v1: flat in the shape, cost model 114; the A100's default since is FlashAttention-2's
- * by shape) the A100's core runs at 0.40 of the 312 TFLOPS peak forward and 0.30
+ * 1,071,644,672 for the micro-batch of 2 samples. Under attn_kernel flash1-triton
+ * (FlashAttention's Triton port: flat in the shape, cost model 121; the A100's default is
+ * FlashAttention-2's by shape, flash1's v1's own bars) the A100's core runs at 0.40 of the 312 TFLOPS peak forward and 0.30
  * backward (gemm_eff.h; its 128 query tiles fill the 108 SMs), the causal one at
  * ρ = 0.94 · 256.5 / (256.5 + 128) = 0.62707 of them (docs/cost-model.md "Flash
  * attention's rate"): forward 2,147,483,648 / 124.8 TFLOP/s = 17.2074 µs full,
@@ -169,8 +169,9 @@ static void test_causal_by_hand(void)
           full.layers[0].fwd_flops);
     tsl_request_t r;
     tsl_request_init(&r);
-    r.no_host_floor = true;                 /* this one layer of 2 samples would be host-bound */
-    r.attn_kernel = TSL_ATTN_KERNEL_FLASH1; /* the A100's flat 0.40 / 0.30 (no shape term) */
+    r.no_host_floor = true; /* this one layer of 2 samples would be host-bound */
+    r.attn_kernel = TSL_ATTN_KERNEL_FLASH1_TRITON; /* the A100's flat 0.40 / 0.30 (no shape
+                                                      term) */
     tsl_plan_t g, a, b;
     given_plan(&g, 1, 1, "single", 2, 3);
     CHECK(tsl_eval_plan(&full, &c, &r, &g, &a, &err) == 0, "full: %s", err.msg);
@@ -179,7 +180,7 @@ static void test_causal_by_hand(void)
            saved_flops = 4.0 * 512 * (512 - 513.0 / 2) * 1024 * 2;
     CHECK(saved_flops == 1071644672.0, "skipped FLOPs %.17g", saved_flops);
     double causal_flops = full_flops - saved_flops, bytes = 2.0 * (2 * 512 * 1024.0 * 2) * 2;
-    double rf = 0.40 * 312e12, rb = 0.30 * 312e12; /* gemm_eff.h TSL_ATTN_A100_*: flash1 */
+    double rf = 0.40 * 312e12, rb = 0.30 * 312e12; /* gemm_eff.h TSL_ATTN_A100_*: Triton */
     double rho = TSL_ATTN_CAUSAL_EFF * 256.5 / (256.5 + TSL_ATTN_CAUSAL_KEYS);
     CHECK_NEAR(rho, 0.62707, 1e-4, "causal share %.5f", rho);
     CHECK(causal_flops / (rf * rho) > bytes / (0.8 * 2039e9),

@@ -540,8 +540,8 @@ static void test_blackwell_flash(void)
                diff * 1e6, (flash_b - gemm_b) * 1e6);
 }
 
-/* The A100's fused core by kernel (cost model 114; attn_kernel.h). flash1
- * (FlashAttention v1, its Triton port: cost model 108's one A100 figure) at 0.40 of
+/* The A100's fused core by kernel (cost model 114; attn_kernel.h). flash1-triton
+ * (FlashAttention's Triton port: cost model 108's one A100 figure) at 0.40 of
  * peak forward and 0.30 backward (gemm_eff.h TSL_ATTN_A100_*), on both memories.
  * MPT-7B's block at 2K (causal, 32 heads of 128, one sample): 4·2048·1024.5·4096 =
  * 34.38 GFLOP forward, causal share 0.94·1024.5/(1024.5 + 128) = 0.83558, 16·32 = 512
@@ -550,7 +550,11 @@ static void test_blackwell_flash(void)
  * (A100 bf16 at 0.82 of peak). The default (and flash2, cudnn) at FlashAttention-2's
  * Fig. 4 share at head dimension 128 and 2K keys, 187 / 312 over forward and backward,
  * split at the paper's maxima 73 : 63 (forward 0.66731, backward 0.57590): 197.60 µs
- * forward, 572.40 µs backward (1098.82 − 572.40 = 526.42 µs less). */
+ * forward, 572.40 µs backward (1098.82 − 572.40 = 526.42 µs less). flash1 (v1's CUDA
+ * kernel, cost model 121) at its causal bar, 69 TFLOP/s at head dimension 128 and 2K,
+ * split 40 : 30 (forward 0.27381, backward 0.20536) of the FLOPs the mask leaves, no
+ * causal rule on top: 402.40 µs forward, 1341.34 µs backward (242.51 µs more than the
+ * Triton port's). */
 static void test_a100_flash(void)
 {
     const tsl_gpu_spec_t *a80 = tsl_gpu_find("A100-80G"), *a40 = tsl_gpu_find("A100-40G");
@@ -566,7 +570,7 @@ static void test_a100_flash(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, a80->peak_flops * a80->efficiency, a80->mem_bw);
     tsl_gemm_eff_for_gpu(&d.shape, a80->name, a80->peak_flops, a80->mem_bw);
-    d.attn_kernel = TSL_ATTN_KERNEL_FLASH1;
+    d.attn_kernel = TSL_ATTN_KERNEL_FLASH1_TRITON;
     CHECK(d.shape.attn_fwd_flops == 0.40 * 312e12 && d.shape.attn_bwd_flops == 0.30 * 312e12,
           "A100-80G: %g / %g", d.shape.attn_fwd_flops, d.shape.attn_bwd_flops);
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
@@ -603,9 +607,18 @@ static void test_a100_flash(void)
                    tsl_roofline_core_fwd_s(&d, &l, 1, 1) * 1e6);
         CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
                        tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 1, false, 0),
-                   diff - 526.420e-6, 1e-4, "%s: the backward core 526.42 us shorter than flash1's",
+                   diff - 526.420e-6, 1e-4,
+                   "%s: the backward core 526.42 us shorter than flash1-triton's",
                    tsl_attn_kernel_name(fa2[i]));
     }
+    d.attn_kernel = TSL_ATTN_KERNEL_FLASH1;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 1), 402.401e-6 + TSL_ROOFLINE_LAUNCH_S, 1e-5,
+               "flash1: v1's causal forward core %.3f us",
+               tsl_roofline_core_fwd_s(&d, &l, 1, 1) * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 1, false, 0),
+               diff + 242.514e-6, 1e-4,
+               "flash1: the backward core 242.51 us longer than the port's");
 }
 
 /* FlashAttention-2's A100 shares (attn_kernel.h): forward and backward recombine to
@@ -614,7 +627,12 @@ static void test_a100_flash(void)
  * "up to 73%" and "up to 63%"); 153 at 64 and 1K (a label the legend hides, read from
  * the bar); flat beyond 16K, log-linear in the keys and linear in the head dimension
  * between (96 at 1.5K, halfway in log2: 157.5 at 64 and 180 at 128, (153 + 162 + 173 + 187) / 4).
- * flash1 is flat at 0.40 / 0.30; nothing out of range. */
+ * flash1-triton is flat at 0.40 / 0.30; flash1 (v1's CUDA kernel, cost model 121) gives
+ * back Fig. 4's "FlashAttention" bars the same way at forward : backward 40 : 30 — 110
+ * at 64 and 16K, 83 at 128 and 16K (0.32937 / 0.24702: the 0.40 / 0.30 band ran
+ * 101, 22 % fast), 86 at 96 and 1.5K ((92 + 104 + 72 + 76) / 4) non-causal; causal
+ * 58 at 64 and 512, 83 at 128 and 16K; only flash1 has a causal share; nothing out of
+ * range. */
 static void test_a100_attn_kernel(void)
 {
     const struct {
@@ -634,9 +652,35 @@ static void test_a100_attn_kernel(void)
                "forward at the maximum");
     CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 16384), 0.62518, 1e-5,
                "backward at the maximum");
-    CHECK(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, false, 64, 512) == 0.40 &&
-              tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, true, 128, 65536) == 0.30,
-          "flash1: 0.40 / 0.30 at every shape");
+    CHECK(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1_TRITON, false, 64, 512) == 0.40 &&
+              tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1_TRITON, true, 128, 65536) == 0.30,
+          "flash1-triton: 0.40 / 0.30 at every shape");
+    const struct {
+        bool causal;
+        double hd, keys, fwd_bwd;
+    } v1[] = {{false, 64, 16384, 110}, {false, 128, 16384, 83}, {false, 96, 1024 * sqrt(2.0), 86},
+              {true, 64, 512, 58},     {true, 128, 16384, 83},  {true, 128, 2048, 69}};
+    for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
+        double (*share)(uint32_t, bool, double, double) =
+            v1[i].causal ? tsl_attn_ampere_causal_share : tsl_attn_ampere_share;
+        double f = share(TSL_ATTN_KERNEL_FLASH1, false, v1[i].hd, v1[i].keys),
+               b = share(TSL_ATTN_KERNEL_FLASH1, true, v1[i].hd, v1[i].keys);
+        CHECK_NEAR(3.5 / (1.0 / f + 2.5 / b) * 312, v1[i].fwd_bwd, 1e-9,
+                   "flash1 %s hd %g keys %g: %.3f TFLOP/s forward and backward",
+                   v1[i].causal ? "causal" : "unmasked", v1[i].hd, v1[i].keys,
+                   3.5 / (1.0 / f + 2.5 / b) * 312);
+        CHECK_NEAR(f / b, 40.0 / 30.0, 1e-12, "v1's midpoints' ratio");
+    }
+    CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 16384), 0.329365, 1e-5,
+               "flash1 forward at 128, 16K");
+    CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, true, 128, 16384), 0.247024, 1e-5,
+               "flash1 backward at 128, 16K");
+    CHECK(tsl_attn_ampere_causal_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 2048) == 0.0 &&
+              tsl_attn_ampere_causal_share(TSL_ATTN_KERNEL_FLASH2, true, 128, 2048) == 0.0 &&
+              tsl_attn_ampere_causal_share(TSL_ATTN_KERNEL_FLASH1_TRITON, false, 128, 2048) ==
+                  0.0 &&
+              tsl_attn_ampere_causal_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 0) == 0.0,
+          "a causal share: flash1's only");
     CHECK(tsl_attn_ampere_share(TSL_ATTN_KERNEL_COUNT, false, 128, 2048) == 0.0 &&
               tsl_attn_ampere_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 0) == 0.0,
           "out of range: 0");
@@ -672,16 +716,26 @@ static void test_hopper_attn_kernel(void)
                508.5 / 989, 1e-12, "cudnn bwd between 4K and 8K");
     CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192) == 0.0 &&
               tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 8192) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1_TRITON, true, 128, 8192) == 0.0 &&
               tsl_attn_hopper_share(TSL_ATTN_KERNEL_COUNT, false, 128, 8192) == 0.0,
-          "no kernel named, flash1 (no Hopper figure), or out of range: 0");
+          "no kernel named, flash1 or flash1-triton (no Hopper figure), or out of range: 0");
     CHECK(tsl_attn_kernel_parse("cuDNN") == TSL_ATTN_KERNEL_CUDNN &&
               tsl_attn_kernel_parse("flash2") == TSL_ATTN_KERNEL_FLASH2 &&
               tsl_attn_kernel_parse("flash3") == -1 && tsl_attn_kernel_parse("2") == 2 &&
               tsl_attn_kernel_parse("1") == 1 && tsl_attn_kernel_parse("0") == 0 &&
               tsl_attn_kernel_parse("FLASH1") == TSL_ATTN_KERNEL_FLASH1 &&
-              tsl_attn_kernel_parse("3") == 3 && tsl_attn_kernel_parse("4") == -1 &&
-              tsl_attn_kernel_parse("12") == -1,
+              tsl_attn_kernel_parse("3") == 3 &&
+              tsl_attn_kernel_parse("Flash1-Triton") == TSL_ATTN_KERNEL_FLASH1_TRITON &&
+              tsl_attn_kernel_parse("4") == 4 && tsl_attn_kernel_parse("5") == -1 &&
+              tsl_attn_kernel_parse("flash1-") == -1 && tsl_attn_kernel_parse("12") == -1,
           "names and numbers");
+    CHECK(strcmp(tsl_attn_kernel_name(TSL_ATTN_KERNEL_FLASH1_TRITON), "flash1-triton") == 0 &&
+              strcmp(tsl_attn_kernel_name(TSL_ATTN_KERNEL_COUNT), "?") == 0,
+          "the Triton port's name");
+    tsl_err_t kerr = {0};
+    CHECK(tsl_attn_kernel_ok(4, &kerr) == 0 && tsl_attn_kernel_ok(5, &kerr) == -1 &&
+              strstr(kerr.msg, "attn_kernel: 5 is not") && strstr(kerr.msg, "4 (flash1-triton)"),
+          "4 a kernel, 5 none: %s", kerr.msg);
     const tsl_gpu_spec_t *h = tsl_gpu_find("H100-80G"), *b = tsl_gpu_find("B200");
     CHECK(h != NULL && b != NULL, "H100, B200 built in");
     if (h == NULL || b == NULL)

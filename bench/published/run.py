@@ -265,10 +265,11 @@ def plan_args(row):
 
 
 # rows.json attn_kernel values passed to eval without --attn-kernel: the row's
-# stack ran a kernel the GPU's default figure does not price (flash1 on the A100).
+# stack ran a kernel the GPU's default figure does not price (FlashAttention v1 on the
+# A100, flash1, and its Triton port, flash1-triton).
 # Not flash2: the A100's default is FlashAttention-2's shares, so an A100 flash2 row
 # prices alike either way, and the Hopper rows keep the GPU's one figure by default
-ALWAYS_KERNELS = ("flash1",)
+ALWAYS_KERNELS = ("flash1", "flash1-triton")
 
 
 def knob_args(row, amp_profile=None, attn_kernel=False):
@@ -300,8 +301,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
     # FlashAttention-2), priced at its published Hopper share only under --attn-kernel:
     # by default every row keeps the GPU's one figure (README "Hopper attention by
     # kernel and shape"). A kernel no GPU's one figure stands for (FlashAttention v1,
-    # flash1: the A100's default is FlashAttention-2's since cost model 114) is passed
-    # always (README "The A100 by kernel")
+    # flash1, and its Triton port, flash1-triton: the A100's default is FlashAttention-2's
+    # since cost model 114) is passed always (README "The A100 by kernel")
     k = p.get("attn_kernel")
     if k and (attn_kernel or k in ALWAYS_KERNELS):
         cmd += ["--attn-kernel", k]
@@ -817,7 +818,7 @@ def main():
     ap.add_argument("--attn-kernel", action="store_true",
                     help="price each row's fused attention kernel (rows.json attn_kernel) at its "
                          "published Hopper share (eval --attn-kernel); default: the GPU's one figure, "
-                         "but flash1 (FlashAttention v1) always")
+                         "but flash1 (FlashAttention v1) and flash1-triton (its Triton port) always")
     args = ap.parse_args()
 
     with open(args.rows) as f:
