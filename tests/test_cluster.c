@@ -1074,10 +1074,38 @@ static void test_nccl_choice(void)
           "names end");
 }
 
+/* Issue 18's candidate (a) for the ZeRO-3 rows of Narayanan 2021 Table 2: a ring
+ * all-gather over n ranks on k nodes pays n − 1 steps of α however small it is, as
+ * docs/cost-model.md "ZeRO-3 at scale" quotes it: LL128 14 + 1.9·(n − k) + 4.0·(k − 1) µs,
+ * 0.84 / 1.67 / 3.33 ms on 48 / 96 / 192 DGX A100 nodes, 4.85 ms on 280; and a 175B
+ * layer's FC1 (4·12288² fp16 weights, 1.21 GB) gathered over 1536 ranks runs LL128,
+ * where the α is a quarter of the time. */
+static void test_ring_latency_at_scale(void)
+{
+    static const struct {
+        uint32_t n, k;
+        double ll128_us;
+    } rows[] = {{384, 48, 840.4}, {768, 96, 1670.8}, {1536, 192, 3331.6}, {2240, 280, 4854.0}};
+    tsl_coll_lat_t lat;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tsl_cluster_coll_lat(rows[i].n, rows[i].k, &lat);
+        CHECK_NEAR(lat.ag_s[TSL_NCCL_RING][TSL_NCCL_LL128], rows[i].ll128_us * 1e-6, 1e-12,
+                   "%u ranks on %u nodes: LL128 α %g", rows[i].n, rows[i].k,
+                   lat.ag_s[TSL_NCCL_RING][TSL_NCCL_LL128]);
+    }
+    tsl_coll_choice_t ch;
+    double fc1 = 4.0 * 12288 * 12288 * 2, bw = 150 * GB;
+    tsl_cluster_coll_lat(1536, 192, &lat);
+    double t = tsl_cluster_coll_allgather_s(&lat, fc1, 1536, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL128, "FC1 over 1536: ring LL128");
+    CHECK_NEAR(t, 3331.6e-6 + 1535.0 / 1536 * fc1 / (0.92 * bw), 1e-12, "FC1 over 1536: %g", t);
+}
+
 int main(void)
 {
     test_bf16_capability();
     test_nccl_choice();
+    test_ring_latency_at_scale();
     test_spec_nics();
     test_dim_busbw();
     test_dim_a2a_busbw();
