@@ -576,8 +576,17 @@ typedef enum tsl_cost_mode {
  * fused-xentropy (5: flash-attn's / apex's xentropy kernel, 4 + 4; keeps the bf16
  * logits, in-place backward). Autocast (a script's torch loss over whole logits) and
  * PAPER (torch's 22 + 26, unsplit) keep 114's bytes, the forward in 2 kernels, not 3.
- * A plan under torch at TP 1 or autocast prices as 118 but for that one launch. */
-#define TSL_COST_MODEL_VERSION 119u
+ * A plan under torch at TP 1 or autocast prices as 118 but for that one launch.
+ * 120: a new loss_impl composer (6: llm-foundry's MPT under Composer, loss_impl.h):
+ * flash-attn's xentropy as fused-xentropy, its backward writing a new bf16 gradient
+ * (bwd 2 B per logit, llm-foundry keeps inplace_backward=False), and Composer's two
+ * train metrics (LanguageCrossEntropy, LanguagePerplexity), each torch's cross-entropy
+ * forward over the bf16 logits under autocast, after every micro-batch's backward:
+ * the head's backward moves 4 + 2 × 22 = 48 B per logit in 7 kernels. The missing
+ * cost that grew as the model shrank (MPT-125M −19 … −24 % at 2K on A100 40GB): the
+ * logits are V/h of a token's block work. A plan without loss_impl composer prices
+ * as 119. */
+#define TSL_COST_MODEL_VERSION 120u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
