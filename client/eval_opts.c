@@ -288,7 +288,10 @@ static const char eval_usage[] =
     "                      import), te (TE's fused loss), torch-compile (torch's\n"
     "                      under torch.compile: torchtitan since 2025) or\n"
     "                      fused-xentropy (flash-attn's / apex's xentropy kernel,\n"
-    "                      in-place backward); --autocast is torch's\n"
+    "                      in-place backward) or composer (llm-foundry under\n"
+    "                      Composer: that kernel, a new gradient, and Composer's\n"
+    "                      two train metrics, each torch's cross-entropy over the\n"
+    "                      logits, every micro-batch); --autocast is torch's\n"
     "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The step\n"
     "                      as the stack runs it\"): fused (one Adam kernel, Tessel's\n"
     "                      executor; the default), megatron (Megatron-core, bf16:\n"
@@ -736,10 +739,11 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LOSS_IMPL:
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
-            return tsl_err_set(
-                err,
-                "loss-impl: '%s' is not exec, torch, megatron, te, torch-compile or fused-xentropy",
-                optarg);
+            return tsl_err_set(err,
+                               "loss-impl: '%s' is not exec, torch, megatron, te, torch-compile, "
+                               "fused-xentropy or "
+                               "composer",
+                               optarg);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);

@@ -663,7 +663,9 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         [TSL_LOSS_TORCH] = "torch's eager cross_entropy over logits.float()",
         [TSL_LOSS_MEGATRON] = "Megatron-LM's vocab_parallel_cross_entropy",
         [TSL_LOSS_TE] = "Transformer Engine's fused cross-entropy",
-        [TSL_LOSS_TORCH_COMPILE] = "torch.compile's cross_entropy over logits.float()"};
+        [TSL_LOSS_TORCH_COMPILE] = "torch.compile's cross_entropy over logits.float()",
+        [TSL_LOSS_FUSED_XENTROPY] = "flash-attn's fused xentropy",
+        [TSL_LOSS_COMPOSER] = "llm-foundry's fused xentropy under Composer"};
     uint64_t loss = (uint64_t)integer(plan, "loss_impl");
     if (loss && !json_is_true(json_object_get(plan, "autocast")))
         fprintf(out, "  loss:      the LM head's memory as %s keeps it (loss_impl %s)\n",

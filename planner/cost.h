@@ -577,7 +577,16 @@ typedef enum tsl_cost_mode {
  * logits, in-place backward). Autocast (a script's torch loss over whole logits) and
  * PAPER (torch's 22 + 26, unsplit) keep 114's bytes, the forward in 2 kernels, not 3.
  * A plan under torch at TP 1 or autocast prices as 118 but for that one launch.
- * 121 (120 another branch's): attn_kernel flash1 (3) is FlashAttention v1's CUDA kernel,
+ * 120: a new loss_impl composer (6: llm-foundry's MPT under Composer, loss_impl.h):
+ * flash-attn's xentropy as fused-xentropy, its backward writing a new bf16 gradient
+ * (bwd 2 B per logit, llm-foundry keeps inplace_backward=False), and Composer's two
+ * train metrics (LanguageCrossEntropy, LanguagePerplexity), each torch's cross-entropy
+ * forward over the bf16 logits under autocast, after every micro-batch's backward:
+ * the head's backward moves 4 + 2 × 22 = 48 B per logit in 7 kernels. The missing
+ * cost that grew as the model shrank (MPT-125M −19 … −24 % at 2K on A100 40GB): the
+ * logits are V/h of a token's block work. A plan without loss_impl composer prices
+ * as 119.
+ * 121: attn_kernel flash1 (3) is FlashAttention v1's CUDA kernel,
  * priced on the A100 by shape from Dao 2023 (FlashAttention-2), Fig. 4's "FlashAttention"
  * bars — forward + backward 72-110 TFLOP/s non-causal, 55-97 causal, by head dimension
  * (64, 128) and sequence (512-16k), split at v1's 40 : 30 midpoints; a causal core at
@@ -587,7 +596,7 @@ typedef enum tsl_cost_mode {
  * Triton port (llm-foundry's attn_impl triton, the MPT rows) is the new named kernel
  * flash1-triton (attn_kernel 4), at 108's 0.40 / 0.30 (inferred from the MPT rows);
  * on Hopper both price as the family's one figure. A plan on no A100 or without
- * flash1 prices as 119; a flash1 plan of 119 prices as flash1-triton does now. */
+ * flash1 prices as 120; a flash1 plan of 120 prices as flash1-triton does now. */
 #define TSL_COST_MODEL_VERSION 121u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states

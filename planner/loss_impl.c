@@ -6,13 +6,14 @@
 #include <string.h>
 
 static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {
-    "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy"};
+    "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy", "composer"};
 
 /* kept, fwd, bwd bytes per logit (loss_impl.h says where each comes from) */
 static const double impl_bytes[TSL_LOSS_IMPL_COUNT][3] = {
     [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},          [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
     [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},      [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
     [TSL_LOSS_TORCH_COMPILE] = {2.0, 0.0, 2.0}, [TSL_LOSS_FUSED_XENTROPY] = {2.0, 0.0, 0.0},
+    [TSL_LOSS_COMPOSER] = {2.0, 0.0, 2.0},
 };
 
 /* The loss's time: forward bytes, kernels, backward bytes, kernels per logit
@@ -25,6 +26,10 @@ static const double impl_traffic[TSL_LOSS_IMPL_COUNT][4] = {
     [TSL_LOSS_TE] = {6.0, 2.0, 4.0, 1.0},
     [TSL_LOSS_TORCH_COMPILE] = {4.0, 1.0, 4.0, 1.0},
     [TSL_LOSS_FUSED_XENTROPY] = {4.0, 1.0, 4.0, 1.0},
+    /* fused-xentropy's, and after the backward Composer's two train metrics, each torch's
+       cross-entropy forward over the bf16 logits under autocast (22 B: the cast and
+       log_softmax) with its nll_loss kernel */
+    [TSL_LOSS_COMPOSER] = {4.0, 1.0, 4.0 + 2.0 * 22.0, 1.0 + 2.0 * 3.0},
 };
 static const double torch_loss_parallel_traffic[4] = {38.0, 6.0, 38.0, 5.0};
 
@@ -47,7 +52,7 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
         return tsl_err_set(
             err,
             "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te, "
-            "4 torch-compile, 5 fused-xentropy)",
+            "4 torch-compile, 5 fused-xentropy, 6 composer)",
             impl);
     if (autocast && impl != TSL_LOSS_EXEC && impl != TSL_LOSS_TORCH)
         return tsl_err_set(err,
@@ -73,7 +78,8 @@ double tsl_loss_kept_bytes(uint32_t impl)
 
 bool tsl_loss_keeps_logits(uint32_t impl)
 {
-    return impl == TSL_LOSS_TORCH_COMPILE || impl == TSL_LOSS_FUSED_XENTROPY;
+    return impl == TSL_LOSS_TORCH_COMPILE || impl == TSL_LOSS_FUSED_XENTROPY ||
+           impl == TSL_LOSS_COMPOSER;
 }
 
 bool tsl_loss_pp_holds_logits(uint32_t impl)

@@ -82,6 +82,17 @@
  *             themselves as torch-compile's), and writes per-row losses and
  *             log-sum-exp only (fwd 0); the backward writes the gradient into the
  *             saved logits in place (bwd 0).
+ *   composer  llm-foundry's MPT under Composer (cost model 120): the loss is
+ *             flash-attn's xentropy as fused-xentropy runs it, but through
+ *             llm-foundry's FusedCrossEntropyLoss(ignore_index=-100)
+ *             (llmfoundry/models/mpt/modeling_mpt.py at b2a43a147 and 5e85bd62d),
+ *             which keeps flash-attn's default inplace_backward=False
+ *             (flash_attn/losses/cross_entropy.py CrossEntropyLoss.__init__): the
+ *             backward writes a new bf16 gradient beside the saved logits: kept 2,
+ *             fwd 0, bwd 2. Composer's train metrics (below) run after the
+ *             backward, when the stash is freed: their fp32 transients (4 + 4 per
+ *             logit beside the kept logits) are not the stage's peak here and are
+ *             not priced.
  *
  * The loss's time (docs/cost-model.md "The loss's time"): the HBM bytes per
  * logit the loss's kernels move, forward and backward, as that code runs them
@@ -127,6 +138,23 @@
  *             pass and its sum-of-exp pass over the bf16 row (2 × 2): fwd 4,
  *             1 kernel; cunn_SoftMaxXEntropyBackward reads the logits and writes
  *             the gradient (2 + 2): bwd 4, 1 kernel.
+ *   composer  fused-xentropy's 4 + 4 in 1 + 1 kernels, and Composer's train
+ *             metrics: its Trainer updates every train metric after each
+ *             micro-batch's backward (composer/trainer/trainer.py _train_microbatch
+ *             → _eval_train_metrics, v0.12.1 through v0.17.2, the versions
+ *             llm-foundry's MPT tables ran), under torch.no_grad() and the
+ *             precision context (autocast bf16), on the same logits (llm-foundry's
+ *             eval_forward hands back the model's outputs); llm-foundry trains with
+ *             two, LanguageCrossEntropy and LanguagePerplexity (modeling_mpt.py
+ *             `use_train_metrics`, default True; MosaicGPT at 300cc5c58 the same
+ *             two), and LanguagePerplexity subclasses LanguageCrossEntropy, so each
+ *             runs torch.nn.CrossEntropyLoss(reduction='sum') over the bf16 logits
+ *             (composer/metrics/nlp.py). Under autocast log_softmax runs in fp32
+ *             (fp32_set_opt_dtype) and bf16 has no fused half-to-float path: torch's
+ *             forward figure above, the cast and log_softmax's three passes, 22 B in
+ *             2 kernels, and nll_loss's gather (a value per row, 1 kernel, no bytes
+ *             counted). Counted in the backward, after which they run: bwd 4 +
+ *             2 × 22 = 48 B, 1 + 2 × 3 = 7 kernels; fwd 4, 1 kernel.
  * Under autocast the script's loss is torch's over its own logits (no TP split).
  */
 #ifndef TSL_LOSS_IMPL_H
@@ -144,15 +172,17 @@ typedef enum tsl_loss_impl {
     TSL_LOSS_TE = 3,             /* Transformer Engine's fused parallel_cross_entropy */
     TSL_LOSS_TORCH_COMPILE = 4,  /* the same under torch.compile (torchtitan since 2025) */
     TSL_LOSS_FUSED_XENTROPY = 5, /* flash-attn's fused xentropy kernel, in-place backward */
-    TSL_LOSS_IMPL_COUNT = 6
+    TSL_LOSS_COMPOSER = 6,       /* llm-foundry under Composer: that kernel, a new gradient,
+                                    and two train metrics' torch cross-entropy per micro-batch */
+    TSL_LOSS_IMPL_COUNT = 7
 } tsl_loss_impl_t;
 
 /* Bytes per logit the model's head figure already counts as kept (model.c
  * add_head: the fp32 logits kept for the loss). */
 #define TSL_LOSS_MODEL_KEPT_BYTES 4.0
 
-/* "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy"; NULL out
- * of range. */
+/* "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy", "composer";
+ * NULL out of range. */
 const char *tsl_loss_impl_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_loss_impl_parse(const char *name);
@@ -166,7 +196,7 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
  * transients depend on it (loss_parallel's decomposition above). */
 double tsl_loss_kept_bytes(uint32_t impl);
 /* Whether what impl keeps is the bf16 logits themselves (torch-compile: the
- * compiled graph's saved input; fused-xentropy's saved input), which a pipelined stage's output_chunks holds
+ * compiled graph's saved input; fused-xentropy's and composer's saved input), which a pipelined stage's output_chunks holds
  * anyway (cost.c pp_logits_held_bytes): not a second copy. */
 bool tsl_loss_keeps_logits(uint32_t impl);
 /* Whether impl is torchtitan's, whose pipelined runs hold every micro-batch's

@@ -27,7 +27,8 @@
  *                    `--flag LIST` of Megatron's names, proto uint32, JSON an
  *                    array of the names
  *              LOSS  uint32_t holding a tsl_loss_impl_t (loss_impl.h), `--flag
- *                    NAME` (exec, torch, megatron, te, torch-compile, fused-xentropy),
+ *                    NAME` (exec, torch, megatron, te, torch-compile, fused-xentropy,
+ *                    composer),
  *                    proto uint32 (0: the
  *                    target's), JSON the name (0: absent from the CLI's view,
  *                    written as 0)
@@ -259,7 +260,9 @@
       "how the LM loss runs, for its memory and time per logit: exec (Tessel's executor), torch "  \
       "(eager cross_entropy over logits.float(), torchtitan), megatron "                           \
       "(vocab_parallel_cross_entropy), te (TE's fused loss), torch-compile (torch's under "        \
-      "torch.compile), fused-xentropy (flash-attn's xentropy kernel); default: the target's",      \
+      "torch.compile), fused-xentropy (flash-attn's xentropy kernel), composer (llm-foundry "      \
+      "under Composer: that kernel and two train metrics' cross-entropy per micro-batch); "        \
+      "default: the target's",                                                                     \
       "loss_impl", "loss_impl")                                                                    \
     X(attn_kernel, UINT, "attn-kernel", "KERNEL", 1, 4,                                            \
       "the fused attention kernel the stack runs, priced on Hopper and the A100 at its published " \

@@ -346,6 +346,7 @@ expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --target torchti
 expect 0 "" eval $lw --loss-impl torch-compile
 cp "$out" "$dir/loss-compile.json"
 expect 0 "" eval $lw --loss-impl fused-xentropy
+cp "$out" "$dir/loss-xent.json"
 python3 - "$dir/loss-exec.json" "$dir/loss-compile.json" "$out" <<'PY' && ok || bad "--loss-impl fused-xentropy: $(cat "$out")"
 import json, sys
 a, d, x = (json.load(open(f))["plan"] for f in sys.argv[1:])
@@ -355,6 +356,19 @@ assert x["iter_time_s"] == d["iter_time_s"] < a["iter_time_s"], (a, d, x)
 assert a["peak_bytes"] - x["peak_bytes"] == 4 * L, (a["peak_bytes"] - x["peak_bytes"], 4 * L)
 PY
 expect 2 "loss_impl: autocast" eval $lw --loss-impl fused-xentropy --autocast
+# llm-foundry under Composer (cost model 120): fused-xentropy's kernel with a new bf16
+# gradient (2 B transient), and after each micro-batch's backward Composer's two train
+# metrics, torch's cross-entropy forward each: 48 B per logit in the backward, not 4
+expect 0 "" eval $lw --loss-impl composer
+python3 - "$dir/loss-xent.json" "$out" <<'PY' && ok || bad "--loss-impl composer: $(cat "$out")"
+import json, sys
+x, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
+L = 4 * 1024 * 50257 // 2
+assert c["loss_impl"] in (6, "composer"), c["loss_impl"]
+assert c["iter_time_s"] > x["iter_time_s"], (x, c)
+assert c["peak_bytes"] - x["peak_bytes"] == 2 * L, (c["peak_bytes"] - x["peak_bytes"], 2 * L)
+PY
+expect 2 "loss_impl: autocast" eval $lw --loss-impl composer --autocast
 # the stack switches through a plan document: out of range or of the wrong type, refused
 # naming the field (never read as 0)
 expect 0 "" plan --local $m345 --batch 32 --no-baselines --json
@@ -439,11 +453,11 @@ grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-
     ok || bad "loss and step not printed: $(cat "$out")"
 expect 0 "" eval ${lw% --json}
 ! grep -q "^  loss:\|opt_step" "$out" && ok || bad "the executor's printed: $(cat "$out")"
-expect 2 "loss-impl: 'nll' is not exec, torch, megatron, te, torch-compile or fused-xentropy" eval $lw --loss-impl nll
+expect 2 "loss-impl: 'nll' is not exec, torch, megatron, te, torch-compile, fused-xentropy or composer" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
     --model GPT2-345M --cluster 8xA100-80G --target torchtitan --loss-impl megatron
-expect 2 "loss-impl: 'x' is not exec, torch, megatron, te, torch-compile or fused-xentropy" plan --local $m345 --loss-impl x
+expect 2 "loss-impl: 'x' is not exec, torch, megatron, te, torch-compile, fused-xentropy or composer" plan --local $m345 --loss-impl x
 
 cat >"$dir/job.toml" <<'TOML'
 [training]

@@ -2674,6 +2674,8 @@ static void test_autocast_memory(void)
  *             max(0, 2 the bf16 input gradient) = 2 B
  *   fused-xentropy 2 B (the saved bf16 logits); 0 (per-row outputs, the gradient
  *             written into the logits in place)
+ *   composer  2 B (the same saved logits); 2 B (llm-foundry's non-in-place backward
+ *             writes a new bf16 gradient; cost model 120)
  * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank), and
  * torch's loss is loss_parallel's DTensor decomposition (torchtitan under TP):
  * max(2 + 4 + 4, 4 + 4 + 4) = 12 B transient per logit, not 8. */
@@ -2687,8 +2689,8 @@ static void test_loss_impl(void)
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     const uint64_t L = 1024ull * 50257, x = 2ull * 1024 * 1024;
-    const uint64_t kept[] = {4, 4, 4, 2, 2, 2}, peak[] = {2, 8, 2, 0, 2, 0};
-    const uint64_t peak_tp[] = {2, 12, 2, 0, 2, 0};
+    const uint64_t kept[] = {4, 4, 4, 2, 2, 2, 2}, peak[] = {2, 8, 2, 0, 2, 0, 2};
+    const uint64_t peak_tp[] = {2, 12, 2, 0, 2, 0, 2};
     tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
         tsl_layer_cost_t a, b;
@@ -2742,7 +2744,12 @@ static void test_loss_impl(void)
               tsl_loss_bwd_bytes(TSL_LOSS_TE, 8) == 0.0 && tsl_loss_kept_bytes(9) == 4.0 &&
               tsl_loss_kept_bytes(TSL_LOSS_TORCH_COMPILE) == 2.0 &&
               tsl_loss_fwd_bytes(TSL_LOSS_TORCH_COMPILE, 1) == 0.0 &&
-              tsl_loss_bwd_bytes(TSL_LOSS_TORCH_COMPILE, 8) == 2.0,
+              tsl_loss_bwd_bytes(TSL_LOSS_TORCH_COMPILE, 8) == 2.0 &&
+              tsl_loss_kept_bytes(TSL_LOSS_COMPOSER) == 2.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_COMPOSER, 1) == 0.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_COMPOSER, 1) == 2.0 &&
+              tsl_loss_keeps_logits(TSL_LOSS_COMPOSER) &&
+              !tsl_loss_pp_holds_logits(TSL_LOSS_COMPOSER),
           "figures");
     /* a classification head (one token) has no LM loss */
     tsl_layer_t cls = {
@@ -2761,7 +2768,9 @@ static void test_loss_impl(void)
               strcmp(tsl_loss_impl_name(TSL_LOSS_MEGATRON), "megatron") == 0 &&
               tsl_loss_impl_parse("torch-compile") == TSL_LOSS_TORCH_COMPILE &&
               tsl_loss_impl_parse("fused-xentropy") == TSL_LOSS_FUSED_XENTROPY &&
-              tsl_loss_impl_name(6) == NULL,
+              tsl_loss_impl_parse("composer") == TSL_LOSS_COMPOSER &&
+              strcmp(tsl_loss_impl_name(TSL_LOSS_COMPOSER), "composer") == 0 &&
+              tsl_loss_impl_name(7) == NULL,
           "names");
     CHECK(tsl_target_loss_impl(TSL_TARGET_ANY) == TSL_LOSS_EXEC &&
               tsl_target_loss_impl(TSL_TARGET_TORCHTITAN) == TSL_LOSS_TORCH &&
@@ -2776,7 +2785,9 @@ static void test_loss_impl(void)
               tsl_loss_impl_ok(TSL_LOSS_EXEC, true, &err) == 0 &&
               tsl_loss_impl_ok(TSL_LOSS_TORCH, true, &err) == 0,
           "accepted: %s", err.msg);
-    CHECK(tsl_loss_impl_ok(6, false, &err) != 0 && strstr(err.msg, "loss_impl: 6"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(7, false, &err) != 0 && strstr(err.msg, "loss_impl: 7"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(TSL_LOSS_COMPOSER, true, &err) != 0 && strstr(err.msg, "autocast"),
+          "composer under autocast: %s", err.msg);
     CHECK(tsl_loss_impl_ok(TSL_LOSS_FUSED_XENTROPY, true, &err) != 0 && strstr(err.msg, "autocast"),
           "fused-xentropy under autocast: %s", err.msg);
     CHECK(tsl_loss_impl_ok(TSL_LOSS_TORCH_COMPILE, true, &err) != 0 && strstr(err.msg, "autocast"),

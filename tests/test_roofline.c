@@ -1556,8 +1556,10 @@ static void test_unaligned_head(void)
  * 3350 GB/s, 4 µs a launch). The logits GEMMs are the same whatever the loss, so the
  * loss's part is the pass's time less exec's, by hand from the bytes per logit and
  * kernels: forward exec 10 B / 3, torch 22 / 2, megatron 38 / 6, te 6 / 2,
- * torch-compile 4 / 1, fused-xentropy 4 / 1; backward exec 6 / 1, torch 26 / 3,
- * megatron 14 / 2, te 4 / 1, torch-compile 4 / 1, fused-xentropy 4 / 1. Under TP 2
+ * torch-compile 4 / 1, fused-xentropy 4 / 1, composer 4 / 1; backward exec 6 / 1,
+ * torch 26 / 3, megatron 14 / 2, te 4 / 1, torch-compile 4 / 1, fused-xentropy 4 / 1,
+ * composer 48 / 7 (fused-xentropy's and Composer's two train metrics, since cost
+ * model 120). Under TP 2
  * each rank's V/2 logits, torch's as loss_parallel's eager ops: 38 / 6 and 38 / 5;
  * loss_unsplit (a script's autocast loss, PAPER) keeps ATen's 22 / 2 and 26 / 3 there.
  * Before cost model 119 every stack's was torch's 22 + 26 in 3 + 3 kernels. */
@@ -1575,8 +1577,8 @@ static void test_loss_time(void)
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     const double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, logits = 16384.0 * 50304;
-    const double fwd_b[] = {10, 22, 38, 6, 4, 4}, bwd_b[] = {6, 26, 14, 4, 4, 4};
-    const double fwd_k[] = {3, 2, 6, 2, 1, 1}, bwd_k[] = {1, 3, 2, 1, 1, 1};
+    const double fwd_b[] = {10, 22, 38, 6, 4, 4, 4}, bwd_b[] = {6, 26, 14, 4, 4, 4, 48};
+    const double fwd_k[] = {3, 2, 6, 2, 1, 1, 1}, bwd_k[] = {1, 3, 2, 1, 1, 1, 7};
     double f0 = tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50304);
     double b0 = tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 50304);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
@@ -1610,6 +1612,40 @@ static void test_loss_time(void)
     /* out of range: exec's */
     CHECK(tsl_loss_traffic_bytes(99, 1, true) == 6.0 && tsl_loss_kernels(99, 1, false) == 3,
           "out of range: exec's");
+}
+
+/* Cost model 120: Composer's train metrics (loss_impl composer; loss_impl.h). MPT-125M's
+ * head as llm-foundry's A100 40GB table ran it at 2K on 8 GPUs: 26 samples of 2048
+ * tokens (T = 53248), h 768, V 50368 (2.682e9 logits), A100-40G (W = 0.8 · 1555 GB/s,
+ * 4 µs a launch). After each micro-batch's backward Composer runs LanguageCrossEntropy
+ * and LanguagePerplexity, each torch's cross-entropy forward over the bf16 logits under
+ * autocast (the cast and log_softmax, 22 B per logit, and nll_loss: 3 kernels): the
+ * backward is 2 × 22 · 2.682e9 / 1.244e12 = 94.86 ms + 6 launches over fused-xentropy's,
+ * the forward the same. By hand: 44 · 53248 · 50368 / 1244e9 = 0.0948617 s. */
+static void test_composer_metrics(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 312e12 * 0.82, 1555e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "A100-40G", 312e12, 1555e9);
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_HEAD;
+    l.seq_len = 2048;
+    l.hidden = 768;
+    l.vocab = 50368;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    d.loss_impl = TSL_LOSS_FUSED_XENTROPY;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &l, 26, 1, false, 50368);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &l, 26, 1, false, 50368);
+    d.loss_impl = TSL_LOSS_COMPOSER;
+    double f = tsl_roofline_layer_fwd_s(&d, &l, 26, 1, false, 50368);
+    double b = tsl_roofline_layer_bwd_s(&d, &l, 26, 1, false, 50368);
+    CHECK(f == f0, "forward as fused-xentropy's: %.9g s against %.9g", f, f0);
+    CHECK_NEAR(b - b0, 0.0948617 + 6 * TSL_ROOFLINE_LAUNCH_S, 1e-5,
+               "the two metrics' cross-entropy: %.7g s", b - b0);
+    /* a third of the head's backward: the logits' two GEMMs are ~0.1 s more */
+    CHECK(b - b0 > 0.25 * b0, "metrics %.4g s of a %.4g s backward", b - b0, b);
 }
 
 /* Issue 22: a GEMM on the H200 priced at its built-in figures, by hand. H200:
@@ -2370,6 +2406,7 @@ int main(void)
     test_tp_whole_heads();
     test_unaligned_head();
     test_loss_time();
+    test_composer_metrics();
     test_alibi();
     test_t5_block();
     return CHECK_DONE();
