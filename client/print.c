@@ -321,9 +321,7 @@ static bool gpu_without_kernel_shares(const char *desc, uint32_t kernel, char *b
         g += strspn(g, "0123456789");
         g += strspn(g, " ");
         snprintf(buf, cap, "%.*s", (int)strcspn(g, " ,("), g);
-        /* v1's Triton port has shares where its CUDA kernel has (the A100 only) */
-        uint32_t k = tsl_attn_kernel_is_v1(kernel) ? TSL_ATTN_KERNEL_FLASH1 : kernel;
-        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf, k))
+        if (buf[0] && !tsl_gemm_eff_kernel_shares(buf, kernel))
             return true;
     }
     return false;

@@ -76,8 +76,7 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
 bool tsl_gemm_eff_kernel_shares(const char *name, uint32_t kernel)
 {
     int f = family_of(name);
-    return f >= 0 &&
-           (sm_table[f].ampere || (sm_table[f].hopper && kernel != TSL_ATTN_KERNEL_FLASH1));
+    return f >= 0 && (sm_table[f].ampere || (sm_table[f].hopper && !tsl_attn_kernel_is_v1(kernel)));
 }
 
 /* Fraction of the SMs the GEMM's tiles (and split-K slices) keep busy. */

@@ -48,10 +48,11 @@
  * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
-/* The same shares on the A100 (40 and 80 GB) for FlashAttention (v1) of 2022-23 and
- * its Triton port — the kernel `attn_kernel` flash1 (attn_kernel.h), since cost
- * model 114; the A100's default and flash2 take FlashAttention-2's published shares
- * by shape instead (attn_kernel.h tsl_attn_ampere_share). FlashAttention's forward
+/* The same shares on the A100 (40 and 80 GB) for FlashAttention (v1)'s Triton port —
+ * the kernel `attn_kernel` flash1-triton (attn_kernel.h), since cost model 121 (flash1,
+ * v1's CUDA kernel, from 114 to 121); the A100's default and flash2 take
+ * FlashAttention-2's published shares by shape, flash1 Fig. 4's v1 bars (attn_kernel.h
+ * tsl_attn_ampere_share). FlashAttention's forward
  * "only reaches 30-50% of the theoretical maximum FLOPs/s" of the A100 and its
  * backward "only 25-35%" (Dao 2023, FlashAttention-2, arXiv:2307.08691, Sec. 1, of its
  * Figs. 5-6: A100 80GB SXM4, head dimension 64 and 128, s 512-16k; FLOPs 4·s²·hd·heads
