@@ -384,11 +384,14 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "sdp_layer_roots: a %s configuration runs its own FSDP, not "
                             "fairscale 0.4.5's with a root per layer",
                             tsl_target_name(t));
-    if (eo->sdp_keep_weights) /* neither's configuration is SHARD_GRAD_OP */
+    if (eo->sdp_keep_weights) /* the configuration says how its FSDP runs */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "sdp_keep_weights: a %s configuration runs its own FSDP, not torch "
-                            "FSDP's SHARD_GRAD_OP",
-                            tsl_target_name(t));
+                            "sdp_keep_weights: a %s configuration runs its own FSDP%s",
+                            tsl_target_name(t),
+                            t == TSL_TARGET_TORCHTITAN
+                                ? " as its fsdp_reshard_after_forward says (\"never\" is torch "
+                                  "FSDP's SHARD_GRAD_OP without PP)"
+                                : ", not torch FSDP's SHARD_GRAD_OP");
     if (eo->tp_whole_heads) /* both split the heads over the TP group */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_whole_heads: a %s configuration splits the attention heads "

@@ -603,34 +603,38 @@ static int tt_experts(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     return 0;
 }
 
-/* fsdp_reshard_after_forward: what Tessel prices is torchtitan's "default" policy,
- * reshard_after_forward = not pp_enabled (torchtitan/distributed/fsdp.py
- * get_fsdp_reshard_after_forward_policy): under PP the blocks stay unsharded between
+/* fsdp_reshard_after_forward (torchtitan/distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy at b5bcd76c6): "default" is
+ * reshard_after_forward = not pp_enabled. Under PP the blocks stay unsharded between
  * micro-batches and the pipeline schedule reduce-scatters on the last backward
- * (sdp_nosync); without PP they reshard and reduce-scatter every micro-batch. "never"
- * under PP and "always" without it are the same; the other two pairings mix the
- * two (held weights with a reduce-scatter per micro-batch, or a gather per
- * micro-batch with the gradients held unsharded), which Tessel does not price. */
+ * (sdp_nosync); "never" is the same there. Without PP "default" and "always" reshard
+ * and reduce-scatter every micro-batch (ZeRO-3), and "never" keeps each block gathered
+ * from its forward to its backward, still reduce-scattering every micro-batch (the
+ * trainer's accumulation leaves the gradient sync on): sdp_keep_weights, which the cost
+ * model applies where sdp_nosync does not hold (cost.c sdp_keeps_weights). "always"
+ * under PP gathers every micro-batch beside gradients held unsharded to the last
+ * backward, which Tessel does not price. */
 static int tt_reshard(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 {
     const char *r = st->reshard[0] ? st->reshard : "default";
     bool pp = c->pp > 1;
-    if (strcmp(r, "default") != 0 && strcmp(r, pp ? "never" : "always") != 0) {
-        if (strcmp(r, "always") != 0 && strcmp(r, "never") != 0)
-            return tsl_err_set(err,
-                               "torchtitan: fsdp_reshard_after_forward \"%s\" is not default, "
-                               "always or never",
-                               r);
+    bool never = strcmp(r, "never") == 0, always = strcmp(r, "always") == 0;
+    if (!never && !always && strcmp(r, "default") != 0)
+        return tsl_err_set(err,
+                           "torchtitan: fsdp_reshard_after_forward \"%s\" is not default, always "
+                           "or never",
+                           r);
+    if (always && pp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "torchtitan: fsdp_reshard_after_forward \"%s\" %s pipeline "
-                            "parallelism: Tessel prices the \"default\" policy (%s)",
-                            r, pp ? "under" : "without",
-                            pp ? "weights held and gradients reduce-scattered once under PP"
-                               : "resharded and reduce-scattered every micro-batch without PP");
-    }
+                            "torchtitan: fsdp_reshard_after_forward \"always\" under pipeline "
+                            "parallelism: a gather every micro-batch beside gradients held "
+                            "unsharded to the last backward, which Tessel does not price (it "
+                            "prices \"default\" and \"never\", the weights held and the "
+                            "gradients reduce-scattered once)");
     /* the level held unsharded between micro-batches: the cost model applies it at
      * PP > 1 only (cost.h sdp_nosync), as --target torchtitan sets it */
     c->knobs.sdp_nosync = true;
+    c->knobs.sdp_keep_weights = never; /* what "never" adds without PP */
     return 0;
 }
 

@@ -28,20 +28,40 @@
 #include "mtp.h"
 #include "pipeline.h"
 
-/* FSDP2 under stages as priced (docs/cost-model.md "SDP without resharding"):
- * torchtitan's "default" fsdp_reshard_after_forward is `not pp_enabled`
- * (torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy; a key since
- * 5940ddeb5, [parallelism] in v0.1.0 .. v0.2.2), and torch.distributed.pipelining
- * syncs the gradients on a step's last backward. Written out where the plan was so
- * priced, so that a base configuration's own policy does not run another; a plan
- * priced resharding every micro-batch under stages (no sdp_nosync: not searched for
- * torchtitan) says that torchtitan runs otherwise. `key` is the line's start. */
+/* torchtitan's fsdp_reshard_after_forward (a key since 5940ddeb5, [parallelism] in
+ * v0.1.0 .. v0.2.2; torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy)
+ * as the plan was priced (docs/cost-model.md "SDP without resharding", "FSDP's
+ * SHARD_GRAD_OP"), written wherever FSDP runs so that a base configuration's own policy
+ * does not run another:
+ *   "never"    sdp_keep_weights without PP: each block gathered in its forward and
+ *              kept to its backward, reduce-scattered every micro-batch;
+ *   "default"  `not pp_enabled`: with stages, sdp_nosync (each block unsharded
+ *              between micro-batches, torch.distributed.pipelining syncing the
+ *              gradients on a step's last backward; "never" runs the same there);
+ *              without, resharded after every block's forward as ZeRO-3 is priced
+ *              ("always" would also reshard the final norm and output, which the
+ *              default keeps for the backward that prefetches them at once).
+ * A plan priced resharding every micro-batch under stages (no sdp_nosync: not searched
+ * for torchtitan) gets no key and a comment that torchtitan runs otherwise. `key` is
+ * the line's start. */
 static void reshard_policy(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
                            const char *key, const char *comment, FILE *out)
 {
-    if (v->pp <= 1 || (u->sdp <= 1 && u->cp <= 1))
+    if (u->sdp <= 1 && u->cp <= 1)
         return;
-    if (v->plan->sdp_nosync)
+    if (v->pp <= 1 && v->plan->sdp_keep_weights)
+        fprintf(out,
+                "%s each block's weights gathered in its forward and kept to its backward, "
+                "its\n%s gradients reduce-scattered every micro-batch (as priced: "
+                "sdp_keep_weights)\n%sfsdp_reshard_after_forward = \"never\"\n",
+                comment, comment, key);
+    else if (v->pp <= 1)
+        fprintf(out,
+                "%s each block resharded after its forward and gathered again in its "
+                "backward\n%s (as priced: torchtitan's default without PP)\n"
+                "%sfsdp_reshard_after_forward = \"default\"\n",
+                comment, comment, key);
+    else if (v->plan->sdp_nosync)
         fprintf(out,
                 "%s each block unsharded between micro-batches, its gradients\n"
                 "%s reduce-scattered on the last backward (as priced: torchtitan's default "

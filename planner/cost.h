@@ -823,7 +823,8 @@ typedef struct tsl_cost_knobs {
      * _should_free_in_backward frees it while _sync_gradients): one gather per layer and
      * micro-batch, in the forward, none in the backward; the gathered weights of every
      * layer of the stage held at its peak; gradients reduce-scattered every micro-batch
-     * as without it. Time terms STACK only; no effect without SDP or where sdp_nosync
+     * as without it; FSDP2 runs the same under torchtitan's fsdp_reshard_after_forward
+     * "never" without PP. Time terms STACK only; no effect without SDP or where sdp_nosync
      * keeps the weights the whole iteration. docs/cost-model.md "FSDP's SHARD_GRAD_OP" */
     bool sdp_keep_weights;
     bool sdp_nosync;   /* the SDP (FSDP) level without resharding between micro-batches

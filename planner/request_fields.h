@@ -343,7 +343,8 @@
       "the SDP (FSDP) level keeps each layer's gathered weights from its forward to its backward " \
       "(torch FSDP's SHARD_GRAD_OP): one gather per micro-batch, in the forward, none in the "     \
       "backward, every layer's gathered weights held at the peak; gradients reduce-scattered "     \
-      "every micro-batch; needs an SDP level",                                                     \
+      "every micro-batch; needs an SDP level; under --target torchtitan its "                      \
+      "fsdp_reshard_after_forward \"never\" (with PP the target's sdp_nosync holds instead)",      \
       "sdp_keep_weights", "sdp_keep_weights")                                                      \
     X(ds_bf16_optimizer, BOOL, "ds-bf16-optimizer", "", 0, 0,                                      \
       "DeepSpeed's BF16_Optimizer under pipeline stages: each micro-batch's bf16 .grad cast and "  \

@@ -269,21 +269,28 @@ static int sdp_layer_roots_check(const tsl_request_t *r, tsl_err_t *err)
 }
 
 /* sdp_keep_weights (torch FSDP1's SHARD_GRAD_OP, cost.h) against what else would run
- * the SDP level: no target exports SHARD_GRAD_OP (torchtitan's export writes "default",
- * which keeps FSDP2's weights only under PP, the whole iteration: sdp_nosync), PAPER
- * prices Galvatron's seed formulas, and sdp_nosync, sdp_layer_roots and
- * overlap_param_gather are other FSDP implementations (FSDP2, fairscale, Megatron-FSDP). */
+ * the SDP level. torchtitan runs it as fsdp_reshard_after_forward "never": FSDP2 keeps
+ * each block gathered from its forward to its backward and, without PP, reduce-scatters
+ * every micro-batch (trainer.py's accumulation leaves the gradient sync on); under PP
+ * "never" is its "default", the target's own sdp_nosync, which the cost model lets win
+ * there (cost.c sdp_keeps_weights), so the two go together under that target only. The
+ * other targets run their own FSDP (megatron's and deepspeed's ZeRO-3 reshard every
+ * pass; galvatron's export writes its own dp types), PAPER prices Galvatron's seed
+ * formulas, and sdp_layer_roots and overlap_param_gather are other FSDP implementations
+ * (fairscale, Megatron-FSDP). */
 static int sdp_keep_weights_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (!r->sdp_keep_weights)
         return 0;
-    if (r->target)
+    bool titan = r->target == TSL_TARGET_TORCHTITAN;
+    if (r->target && !titan)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "sdp_keep_weights: torch FSDP's SHARD_GRAD_OP; %s runs its own FSDP "
-                            "and no target exports it",
+                            "and its export writes no such setting (torchtitan's "
+                            "fsdp_reshard_after_forward \"never\" does)",
                             tsl_target_name(r->target));
     const char *clash = r->paper_cost             ? "paper_cost (Galvatron's seed formulas)"
-                        : r->sdp_nosync           ? "sdp_nosync (torchtitan's FSDP2)"
+                        : r->sdp_nosync && !titan ? "sdp_nosync (torchtitan's FSDP2)"
                         : r->sdp_layer_roots      ? "sdp_layer_roots (fairscale's FSDP)"
                         : r->overlap_param_gather ? "overlap_param_gather (Megatron-FSDP)"
                                                   : NULL;

@@ -2676,6 +2676,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->moe_a2a_overlap = false;
     if (P <= 1) /* FSDP2 reshards every micro-batch without PP: priced so (cost.h) */
         plan->sdp_nosync = false;
+    else if (plan->sdp_nosync) /* held the whole iteration: keeping to the backward is moot */
+        plan->sdp_keep_weights = false;
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

@@ -1475,15 +1475,27 @@ static int sdp_layer_roots_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
-/* A plan priced with torch FSDP1's SHARD_GRAD_OP (sdp_keep_weights) is not what any
- * target launches: megatron and deepspeed reshard ZeRO-3 every pass, torchtitan's FSDP2
- * under the "default" its export writes reshards after the forward without PP (with PP it
- * keeps the weights the whole
- * iteration: sdp_nosync); galvatron's export writes Galvatron's own dp types, priced as
- * its ZeRO stages (its zero2 runtime on SHARD_GRAD_OP not examined here). */
+/* A plan priced with torch FSDP1's SHARD_GRAD_OP (sdp_keep_weights) is what torchtitan
+ * runs under fsdp_reshard_after_forward "never" (its export writes it: each block
+ * gathered in the forward and kept to the backward, its gradients reduce-scattered every
+ * micro-batch without PP; torchtitan/distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy at b5bcd76c6). No other target launches it:
+ * megatron and deepspeed reshard ZeRO-3 every pass; galvatron's export writes
+ * Galvatron's own dp types, priced as its ZeRO stages (its zero2 runtime on
+ * SHARD_GRAD_OP not examined here). */
 static int sdp_keep_weights_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (!p->sdp_keep_weights)
+        return 0;
+    /* with stages torchtitan's "never" holds the weights the whole iteration and syncs
+     * the gradients once (sdp_nosync, which a torchtitan search records there instead) */
+    if (t == TSL_TARGET_TORCHTITAN && p->pp > 1 && !p->sdp_nosync)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: the plan was priced with sdp_keep_weights under "
+                            "pipeline stages (gradients reduce-scattered every micro-batch); "
+                            "torchtitan's fsdp_reshard_after_forward \"never\" there holds the "
+                            "weights the whole iteration and reduce-scatters once (sdp_nosync)");
+    if (t == TSL_TARGET_TORCHTITAN)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                         "%s: runs its own FSDP; the plan was priced with sdp_keep_weights "

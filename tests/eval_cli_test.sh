@@ -581,9 +581,35 @@ ttjob 'fsdp_reshard_after_forward = "never"\n'
 ttrun 0 ""
 cmp -s "$out" "$dir/tt-reshard-default.txt" && ok || bad "reshard never under PP: $(cat "$out")"
 ttjob 'fsdp_reshard_after_forward = "always"\n'
-ttrun 4 'fsdp_reshard_after_forward "always" under pipeline parallelism: Tessel prices the "default" policy'
+ttrun 4 'fsdp_reshard_after_forward "always" under pipeline parallelism: a gather every micro-batch beside gradients held unsharded to the last backward, which Tessel does not price'
 ttjob 'fsdp_reshard_after_forward = "sometimes"\n'
 ttrun 2 'fsdp_reshard_after_forward "sometimes" is not default, always or never'
+# without PP "default" and "always" reshard after every block's forward (ZeRO-3, the
+# same figures); "never" keeps each block's gathered weights to its backward
+# (sdp_keep_weights: no backward gather, so faster; 2 B per parameter beyond the shard
+# held, so more memory), which --sdp-keep-weights beside a configuration does not override;
+# plan --target torchtitan --sdp-keep-weights exports "never" and reads back to its figures
+tt1() { printf '[training]\nlocal_batch_size = 1\nglobal_batch_size = 16\n[parallelism]\ndata_parallel_shard_degree = 8\n%b[activation_checkpoint]\nmode = "full"\n' "$1" >"$dir/tt1.toml"; }
+tt1run() {
+    local st=$1 pat=$2
+    shift 2
+    expect "$st" "$pat" eval --hf-config "$hf/llama3_8b.json" --cluster 8xH100-80G --no-search --torchtitan "$dir/tt1.toml" --json "$@"
+}
+for pol in default always never; do
+    tt1 "fsdp_reshard_after_forward = \"$pol\"\n"
+    tt1run 0 ""
+    cp "$out" "$dir/tt1-$pol.json"
+done
+python3 -c 'import json,sys; d,a,n=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert "sdp_keep_weights" not in d and (d["iter_time_s"], d["peak_bytes"]) == (a["iter_time_s"], a["peak_bytes"]) and n["sdp_keep_weights"] is True and n["iter_time_s"] < d["iter_time_s"] and n["peak_bytes"] > d["peak_bytes"], (d["iter_time_s"], n["iter_time_s"], d["peak_bytes"], n["peak_bytes"])' \
+    "$dir/tt1-default.json" "$dir/tt1-always.json" "$dir/tt1-never.json" && ok || bad "torchtitan never at PP 1: $(cat "$out")"
+tt1run 4 'sdp_keep_weights: a torchtitan configuration runs its own FSDP as its fsdp_reshard_after_forward says' --sdp-keep-weights
+expect 0 "" plan --local --hf-config "$hf/llama3_8b.json" --cluster 8xH100-80G --batch 16 --no-baselines --target torchtitan --pp 1 --sdp-keep-weights --export torchtitan-toml
+cp "$out" "$dir/tt1-plan.toml"
+grep -q '^fsdp_reshard_after_forward = "never"$' "$dir/tt1-plan.toml" && ok || bad "export never: $(cat "$out")"
+want=$(sed -n 's/^# 8 GPUs; predicted \([0-9.]*\) s.*/\1/p' "$dir/tt1-plan.toml")
+expect 0 "" eval --hf-config "$hf/llama3_8b.json" --cluster 8xH100-80G --no-search --torchtitan "$dir/tt1-plan.toml"
+grep -q "predicted: $want s/iteration" "$out" && grep -q "stack:     SDP keeps each layer's gathered weights" "$out" &&
+    ok || bad "never read back ($want): $(cat "$out")"
 # selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level is
 # the recompute module torchtitan_op (recompute.h), no layer checkpointed
 ttjob "" selective

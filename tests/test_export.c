@@ -1492,7 +1492,9 @@ static void test_deepspeed_engine(void)
 /* FSDP2 under stages (sdp_nosync, docs/cost-model.md "SDP without resharding"): a plan
  * so priced names torchtitan's "default" reshard policy, which keeps the blocks
  * unsharded under PP, in both forms, and reads back so; one priced resharding every
- * micro-batch says torchtitan runs otherwise; one stage writes no policy. */
+ * micro-batch says torchtitan runs otherwise. One stage: "default" (resharded after
+ * every forward, as ZeRO-3 is priced), and "never" for a plan priced keeping each
+ * block's weights to its backward (sdp_keep_weights), read back to it. */
 static void test_torchtitan_reshard(void)
 {
     tsl_plan_t saved = plan;
@@ -1522,15 +1524,37 @@ static void test_torchtitan_reshard(void)
               strstr(py, "# priced with FSDP resharding and reduce-scattering every micro-batch"),
           "python: priced as ZeRO-3 under PP:\n%s", py);
     free(py);
+    plan.sdp_keep_weights = true; /* under stages torchtitan's "never" is sdp_nosync */
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "sdp_keep_weights under pipeline stages");
+    plan.sdp_keep_weights = false;
     make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 16, 2);
-    plan.sdp_nosync = true; /* not recorded at PP 1 by a search; written as nothing */
+    plan.sdp_nosync = true; /* not recorded at PP 1 by a search: "default" all the same */
     py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
-    CHECK(!strstr(py, "fsdp_reshard_after_forward") && !strstr(py, "priced with FSDP"),
-          "python: one stage, no policy:\n%s", py);
+    CHECK(strstr(py, "    par.fsdp_reshard_after_forward = \"default\"\n") &&
+              !strstr(py, "priced with FSDP"),
+          "python: one stage, the default policy:\n%s", py);
     CHECK(tsl_eval_cfg_torchtitan(py, cfg, &err) == 0 &&
-              tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == 0 && !back->sdp_nosync,
+              tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == 0 &&
+              !back->sdp_nosync && !back->sdp_keep_weights,
           "one stage read back without sdp_nosync: %s", err.msg);
     free(py);
+    plan.sdp_nosync = false;
+    plan.sdp_keep_weights = true; /* torchtitan's "never" without PP */
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(py, "    par.fsdp_reshard_after_forward = \"never\"\n") != NULL,
+          "python: never:\n%s", py);
+    CHECK(strstr(toml, "\nfsdp_reshard_after_forward = \"never\"\n") != NULL, "toml: never:\n%s",
+          toml);
+    for (int i = 0; i < 2; i++) {
+        const char *text = i ? toml : py;
+        CHECK(tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 && cfg->knobs.sdp_keep_weights &&
+                  tsl_eval_cfg_plan(cfg, &model, plan.n_devices, back, &err) == 0 &&
+                  back->pp == 1 && back->sdp_keep_weights && !back->sdp_nosync,
+              "read back with sdp_keep_weights: %s\n%s", err.msg, text);
+    }
+    free(py);
+    free(toml);
     free(cfg);
     free(back);
     plan = saved;

@@ -413,6 +413,57 @@ static void test_torchtitan_no_ddp_nd(void)
     fixture_free(&f);
 }
 
+/* torchtitan's fsdp_reshard_after_forward "never" is sdp_keep_weights (torch FSDP's
+ * SHARD_GRAD_OP without PP), which the target takes: at PP 1 the plan records it, is no
+ * slower than the resharding plan (no backward gathers) and holds more (the gathered
+ * weights to the backward), and its exports write "never"; at PP 2 the level is held
+ * the whole iteration anyway (sdp_nosync: "never" is the "default" there), the switch
+ * moot and not recorded, and the export writes "default"; megatron still refuses it. */
+static void test_torchtitan_keep_weights(void)
+{
+    fixture_t f;
+    fixture_target(&f, "Llama2-7B", "1x8xH100-80G", TSL_TARGET_TORCHTITAN);
+    f.r.global_batch = 32;
+    f.r.pp = 1;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    tsl_plan_t reshard = f.res->best;
+    CHECK(tsl_plan_has_sdp(&reshard) && !reshard.sdp_keep_weights, "PP 1: FSDP, resharded");
+    f.r.sdp_keep_weights = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "keep: %s", err.msg);
+    const tsl_plan_t *keep = &f.res->best;
+    CHECK(keep->sdp_keep_weights && tsl_plan_has_sdp(keep) &&
+              keep->iter_time_s <= reshard.iter_time_s,
+          "PP 1 kept: %.4f s against %.4f s", keep->iter_time_s, reshard.iter_time_s);
+    check_exports(TSL_TARGET_TORCHTITAN, f.res, &f.m, "llama2-7b torchtitan never");
+    static const tsl_export_format_t forms[] = {TSL_EXPORT_TORCHTITAN, TSL_EXPORT_TORCHTITAN_TOML};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        CHECK(tsl_export(forms[i], keep, &f.m, &text, &len, &err) == 0 && text &&
+                  strstr(text, "fsdp_reshard_after_forward = \"never\"\n"),
+              "export %zu writes never: %s", i, text ? text : err.msg);
+        free(text);
+    }
+    f.r.pp = 2;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "PP 2: %s", err.msg);
+    const tsl_plan_t *pp2 = &f.res->best;
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(pp2->pp == 2 && tsl_plan_has_sdp(pp2) && pp2->sdp_nosync && !pp2->sdp_keep_weights &&
+              tsl_export(TSL_EXPORT_TORCHTITAN_TOML, pp2, &f.m, &text, &len, &err) == 0 && text &&
+              strstr(text, "fsdp_reshard_after_forward = \"default\"\n"),
+          "PP 2: held (sdp_nosync %d, keep %d): %s", pp2->sdp_nosync, pp2->sdp_keep_weights,
+          text ? text : err.msg);
+    free(text);
+    f.r.pp = 1;
+    f.r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) != TSL_SEARCH_OK &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "sdp_keep_weights"),
+          "megatron refuses it: %s", err.msg);
+    fixture_free(&f);
+}
+
 /* torchtitan raises NotImplementedError for weight tying with pipeline parallelism
  * (b5bcd76c6 models/common/decoder.py): a plan of stages for a tied head is refused
  * by name (and its export with it), a fixed pp > 1 is refused up front, and the
@@ -796,6 +847,7 @@ int main(void)
     test_hybrid();
     test_torchtitan_no_ddp_nd();
     test_torchtitan_tied_pp();
+    test_torchtitan_keep_weights();
     test_galvatron_sp();
     test_property();
     test_refusal_matches_export();
