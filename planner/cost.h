@@ -576,8 +576,17 @@ typedef enum tsl_cost_mode {
  * fused-xentropy (5: flash-attn's / apex's xentropy kernel, 4 + 4; keeps the bf16
  * logits, in-place backward). Autocast (a script's torch loss over whole logits) and
  * PAPER (torch's 22 + 26, unsplit) keep 114's bytes, the forward in 2 kernels, not 3.
- * A plan under torch at TP 1 or autocast prices as 118 but for that one launch. */
-#define TSL_COST_MODEL_VERSION 119u
+ * A plan under torch at TP 1 or autocast prices as 118 but for that one launch.
+ * 122 (120, 121: other branches): transformers' GPT2Block as written under autocast
+ * (tsl_layer_t.hf_gpt2_eager, read from an HF gpt2 config naming activation_function
+ * gelu_new; roofline.h TSL_ROOFLINE_HF_GPT2_*): NewGELUActivation's eager chain (+72 B
+ * and 9 kernels per FFN element forward, +112 B and 14 backward, each a host op; +12 B
+ * kept per FFN element), GPT2Attention._attn's torch.where in place of masked_fill,
+ * the division by the layer's index + 1 (scale_attn_by_inverse_layer_idx), the
+ * causal buffer's cast to bool, split's cat of the QKV gradients, and under fp16
+ * autocast the half-to-float softmax each way. A plan without hf_gpt2_eager, or not
+ * under autocast, prices as 119. */
+#define TSL_COST_MODEL_VERSION 122u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
