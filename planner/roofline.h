@@ -181,9 +181,12 @@
  * activation kernel of 4 B per FFN element, 6 B backward; the unfused core's scale,
  * fp32 softmax by casts, masked_fill and script-built mask). Everything else the
  * block runs is what the autocast figures already price: Conv1D is torch.addmm(bias,
- * x, W), which ATen runs as one cuBLASLt GEMM with the bias in its epilogue for a 1-d
- * bias (Blas.cpp's Lt path, CUDA >= 11.4: pytorch/pytorch#74021) and whose backward
- * sums the bias gradient (the roofline's bias_grad); the LayerNorms on the fp32
+ * x, W), which ATen runs as one cuBLASLt GEMM with the bias in its epilogue (Blas.cpp
+ * addmm_out_cuda_impl's Lt path, CUDA >= 11.4, pytorch/pytorch#74021: beta 1, a
+ * contiguous 1-d bias, contiguous operands of fewer than 65,535 rows — every row's
+ * micro-batch here has at most 16,384 tokens; the bound as the later Blas.cpp states
+ * it, assumed for 1.13) and whose backward sums the bias gradient (the roofline's
+ * bias_grad); the LayerNorms on the fp32
  * residual stream, their casts and the fp16 + fp32 residual adds; _split_heads'
  * view + permute (matmul's copies, TSL_ROOFLINE_EAGER_COPY_BYTES) and _merge_heads'
  * .contiguous() (the context's copy); the dropouts (GPT2Config's 0.1 each). Bytes
