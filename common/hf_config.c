@@ -308,6 +308,14 @@ static void read_gpt2(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
         sp->ffn_hidden = 4 * sp->hidden;
     sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
     sp->seq_len = k->max_seq = sp->positions;
+    /* transformers' own GPT-2 (GPT2Block, run eagerly): read only where the config
+     * names its activation, as every GPT-2 config transformers writes does; a GPT-2
+     * shape written without it (a Megatron or nanoGPT run's sizes) keeps the fused
+     * block. Priced under autocast alone (docs/cost-model.md "HF GPT-2's block") */
+    const char *act = opt_str(r, "activation_function", NULL);
+    sp->hf_gpt2_eager = act != NULL && strcmp(act, "gelu_new") == 0;
+    sp->layer_scale = opt_bool(r, "scale_attn_by_inverse_layer_idx", false) && sp->hf_gpt2_eager;
+    (void)opt_bool(r, "reorder_and_upcast_attn", false); /* read for its type: not priced */
 }
 
 /* The sequence a BLOOM config is planned at when it records none: BLOOM's

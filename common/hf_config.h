@@ -3,7 +3,10 @@
  *
  * Supported model_type values (docs/models.md lists the keys read for each):
  *   gpt2                 n_layer, n_embd, n_head, n_positions (or n_ctx), vocab_size;
- *                        n_inner (null or absent: 4·n_embd), tie_word_embeddings
+ *                        n_inner (null or absent: 4·n_embd), tie_word_embeddings;
+ *                        activation_function "gelu_new" (named: transformers' GPT2Block,
+ *                        hf_gpt2_eager), scale_attn_by_inverse_layer_idx (with it:
+ *                        layer_scale), reorder_and_upcast_attn (type only)
  *   bert, roberta        num_hidden_layers, hidden_size, num_attention_heads,
  *                        intermediate_size, max_position_embeddings, vocab_size;
  *                        type_vocab_size (default 2)

@@ -865,6 +865,8 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         act += (uint64_t)ceil(x_repl * (double)mb / (double)split);
         if (!s->selective)
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
+        /* transformers' gelu_new keeps its fp32 intermediates (roofline.h) */
+        act += (uint64_t)ceil(tsl_roofline_hf_gpt2_act(l) * (double)mb / ((double)g.t * w));
     }
     double loss = 0.0; /* the LM loss's transient (loss_bytes) */
     loss_bytes(l, k, mode, g.t, (double)mb / ((double)g.t * w), held, &act, &loss);
@@ -1036,6 +1038,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
     dev->autocast = env->knobs.autocast;
+    dev->fp16 = env->knobs.fp16;
     dev->eager = env->knobs.eager;
     dev->tp_whole_heads = env->knobs.tp_whole_heads;
     dev->attn_kernel = env->knobs.attn_kernel;

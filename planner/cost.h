@@ -596,8 +596,17 @@ typedef enum tsl_cost_mode {
  * Triton port (llm-foundry's attn_impl triton, the MPT rows) is the new named kernel
  * flash1-triton (attn_kernel 4), at 108's 0.40 / 0.30 (inferred from the MPT rows);
  * on Hopper both price as the family's one figure. A plan on no A100 or without
- * flash1 prices as 120; a flash1 plan of 120 prices as flash1-triton does now. */
-#define TSL_COST_MODEL_VERSION 121u
+ * flash1 prices as 120; a flash1 plan of 120 prices as flash1-triton does now.
+ * 122: transformers' GPT2Block as written under autocast
+ * (tsl_layer_t.hf_gpt2_eager, read from an HF gpt2 config naming activation_function
+ * gelu_new; roofline.h TSL_ROOFLINE_HF_GPT2_*): NewGELUActivation's eager chain (+72 B
+ * and 9 kernels per FFN element forward, +112 B and 14 backward, each a host op; +12 B
+ * kept per FFN element), GPT2Attention._attn's torch.where in place of masked_fill,
+ * the division by the layer's index + 1 (scale_attn_by_inverse_layer_idx), the
+ * causal buffer's cast to bool, split's cat of the QKV gradients, and under fp16
+ * autocast the half-to-float softmax each way. A plan without hf_gpt2_eager, or not
+ * under autocast, prices as 121. */
+#define TSL_COST_MODEL_VERSION 122u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

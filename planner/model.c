@@ -131,6 +131,11 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "%s layer: eager_norm: HF T5's eager norm is an RMSNorm; set "
                            "rms_norm too",
                            kn);
+    if (l->layer_scale && !l->hf_gpt2_eager)
+        return tsl_err_set(err,
+                           "%s layer: layer_scale: the division by the layer's index is "
+                           "priced in transformers' GPT2Block alone; set hf_gpt2_eager",
+                           kn);
     if (l->ffn_dropout && l->ffn_hidden == 0)
         return tsl_err_set(err, "%s layer: ffn_dropout: the layer has no FFN to drop in", kn);
     if (l->kind == TSL_LAYER_EMBEDDING && l->vocab == 0 && l->positions == 0 &&
@@ -815,9 +820,11 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                                            l->shared_norm,   l->act_score_bytes, l->causal};
     memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
     memcpy(key, k, 30 * sizeof(k[0]));
-    /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
-     * keyed only where set, so every other layer keeps its key and fingerprint */
-    bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
+    /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block,
+     * transformers' GPT2Block): keyed only where set, so every other layer keeps its
+     * key and fingerprint */
+    bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager,
+         mamba = l->kind == TSL_LAYER_MAMBA;
     bool bloom = l->alibi || l->embed_norm, t5 = l->eager_norm || l->ffn_dropout;
     bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
                l->bf16 || bloom || t5;
@@ -839,7 +846,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     if (!flags)
         return 40; /* as before the kernel-level flags */
     key[40] = l->glu_clamp;
-    key[41] = l->transgan_eager;
+    key[41] =
+        (l->transgan_eager ? 1u : 0u) | (l->hf_gpt2_eager ? 2u : 0u) | (l->layer_scale ? 4u : 0u);
     if (!mamba && !ext)
         return 42; /* as before Mamba layers */
     key[42] = l->ssm_heads;

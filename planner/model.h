@@ -177,6 +177,15 @@
  *                 relative-position table in kernels of their own. Changes no count
  *                 above (their intermediates are not priced as memory); time only:
  *                 the kernels' bytes and host ops (roofline.h TSL_ROOFLINE_TRANSGAN_*).
+ *   hf_gpt2_eager  the block as transformers' GPT2Block writes it (modeling_gpt2.py,
+ *                 transformers 4.24), run by a script under torch.autocast: the FFN's
+ *                 NewGELUActivation (gelu_new) as a chain of eager ATen kernels, and,
+ *                 unfused, GPT2Attention._attn's score kernels (a scale by a 0-d
+ *                 tensor, torch.where over the causal buffer's slice; with
+ *                 layer_scale a second division by the layer's index + 1). Changes no
+ *                 count above; priced only under autocast (no other stack here runs
+ *                 transformers' modules): the kernels' bytes and host ops, and the
+ *                 chain's fp32 intermediates kept (roofline.h TSL_ROOFLINE_HF_GPT2_*).
  *   parallel_block  y = x + attn(LN(x)) + ffn(LN'(x)): the FFN's norm input is the
  *                 attention's (−2·s·h replicated) and TP all-reduces once per layer;
  *                 with shared_norm LN' = LN: no FFN norm and its output is the QKV
@@ -248,6 +257,9 @@ typedef struct tsl_layer {
                             dropout masks (1 byte), token ids (int64) and the head's fp32
                             logits keep theirs */
     bool transgan_eager; /* TransGAN's block as AMP's fork writes it (see above) */
+    bool hf_gpt2_eager;  /* transformers' GPT2Block as written, run eagerly (see above) */
+    bool layer_scale;    /* with hf_gpt2_eager: the scores also divided by the layer's
+                            index + 1 (scale_attn_by_inverse_layer_idx) */
     bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
     bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
     bool causal;         /* self-attention is causal (decoder-only LMs, T5's decoder): a
@@ -667,6 +679,11 @@ typedef struct tsl_arch_spec {
      * 0: no table), and a LayerNorm on the embedding's output */
     bool alibi;
     bool embed_norm;
+    /* GPT family: transformers' GPT2Block as written (an HF config naming
+     * activation_function gelu_new; the layer's hf_gpt2_eager), and its
+     * scale_attn_by_inverse_layer_idx (layer_scale; needs hf_gpt2_eager) */
+    bool hf_gpt2_eager;
+    bool layer_scale;
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
     bool no_bias;        /* linear layers without biases (Falcon) */
     bool parallel_block; /* attention and FFN in parallel on the same input */

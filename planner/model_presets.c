@@ -203,6 +203,16 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
     if (sp->arch != TSL_ARCH_GPT && (sp->alibi || sp->embed_norm))
         return tsl_err_set(err, "%s spec: alibi and embed_norm belong to the gpt family (BLOOM)",
                            an);
+    if (sp->arch != TSL_ARCH_GPT && sp->hf_gpt2_eager)
+        return tsl_err_set(err,
+                           "%s spec: hf_gpt2_eager: transformers' GPT2Block belongs to the gpt "
+                           "family",
+                           an);
+    if (sp->layer_scale && !sp->hf_gpt2_eager)
+        return tsl_err_set(err,
+                           "%s spec: layer_scale: the division by the layer's index is "
+                           "priced in transformers' GPT2Block alone; set hf_gpt2_eager",
+                           an);
     if (sp->alibi && sp->positions)
         return tsl_err_set(err,
                            "%s spec: alibi: ALiBi replaces the position table; positions must "
@@ -230,6 +240,8 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
     l.attn_window = sp->attn_window;
     l.gated_ffn = sp->gated_ffn;
     l.alibi = sp->alibi;
+    l.hf_gpt2_eager = sp->hf_gpt2_eager;
+    l.layer_scale = sp->layer_scale;
     /* decoder-only LMs mask future tokens; T5's encoder is bidirectional (its
      * decoder layers set it in build_t5); BERT and ViT see every token */
     l.causal =

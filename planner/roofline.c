@@ -38,6 +38,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_busy = 1.0;
     d->moe_moved = 1.0;
     d->autocast = false;
+    d->fp16 = false;
     d->grad_acc_bytes = 0.0;
     d->eager = false;
     d->tp_whole_heads = false;
@@ -508,6 +509,40 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
     return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
 }
 
+/* transformers' GPT2Attention._attn under autocast (roofline.h TSL_ROOFLINE_HF_GPT2_*):
+ * the autocast core's scale, softmax and casts (fp16's softmax one half-to-float
+ * kernel each way), the optional division by the layer's index + 1, torch.where over
+ * the causal buffer in place of masked_fill, dropout; forward, the buffer's slice
+ * cast to bool (s × keys, broadcast over the batch and heads). */
+static double hf_gpt2_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
+                               double scores, double keys)
+{
+    double bytes =
+        p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES + 4.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
+               : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES;
+    uint32_t kernels = TSL_ROOFLINE_AUTOCAST_SCORE_KERNELS + (p->bwd ? 1u : 0u);
+    double mask = 0.0;
+    if (p->d->fp16) {
+        bytes -= TSL_ROOFLINE_HALF_SOFTMAX_SAVED_BYTES;
+        kernels -= 1u;
+    }
+    if (x->dropout) {
+        bytes += 5.0;
+        kernels += 1u;
+    }
+    if (l->layer_scale) {
+        bytes += TSL_ROOFLINE_HF_GPT2_LAYER_SCALE_BYTES;
+        kernels += 1u;
+    }
+    if (l->causal) {
+        bytes += TSL_ROOFLINE_HF_GPT2_WHERE_BYTES;
+        kernels += 1u;
+        if (!p->bwd)
+            mask = tsl_roofline_mem_s(p->d, TSL_ROOFLINE_HF_GPT2_MASK_BUILD_BYTES * x->s * keys, 1);
+    }
+    return tsl_roofline_mem_s(p->d, bytes * scores, kernels) + mask;
+}
+
 /* An unfused core's score kernels under autocast, `scores` scores on this rank
  * (roofline.h "torch.autocast"): the scale and the fp32 softmax by casts, the
  * backward's softmax multiply in fp32 (TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS),
@@ -516,6 +551,8 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
 static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
                                 double scores, double keys)
 {
+    if (l->hf_gpt2_eager)
+        return hf_gpt2_scores_s(p, l, x, scores, keys);
     double bytes =
         p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES + 4.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
                : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES;
@@ -758,6 +795,8 @@ static double eager_layout_s(const pass_t *p, const tsl_layer_t *l, const shape_
         bytes += TSL_ROOFLINE_EAGER_COPY_BYTES * (p->bwd ? ctx : qkv + ctx);
         kernels += p->bwd ? 1u : 4u;
     }
+    if (p->bwd && l->hf_gpt2_eager) /* split's cat after three reshapes (roofline.h) */
+        kernels += TSL_ROOFLINE_HF_GPT2_QKV_GRAD_KERNELS;
     return tsl_roofline_mem_s(p->d, bytes, kernels);
 }
 
@@ -1087,6 +1126,19 @@ static double transgan_eager_s(pass_t *p, const shape_t *x, double S, double t, 
            counted(p, TSL_ROOFLINE_TRANSGAN_F_FWD_BYTES * f, TSL_ROOFLINE_TRANSGAN_F_FWD_KERNELS);
 }
 
+/* transformers' NewGELUActivation beyond the roofline's one activation kernel
+ * (roofline.h TSL_ROOFLINE_HF_GPT2_*), over the FFN's f/t-wide activations under
+ * autocast; each kernel one host op. Its scores are in core_s, its QKV gradients'
+ * extra kernels in eager_layout_s. */
+static double hf_gpt2_eager_s(pass_t *p, const shape_t *x, double S, double t)
+{
+    double f = S * x->s * x->f / t;
+    return p->bwd ? counted(p, TSL_ROOFLINE_HF_GPT2_F_BWD_BYTES * f,
+                            TSL_ROOFLINE_HF_GPT2_F_BWD_KERNELS)
+                  : counted(p, TSL_ROOFLINE_HF_GPT2_F_FWD_BYTES * f,
+                            TSL_ROOFLINE_HF_GPT2_F_FWD_KERNELS);
+}
+
 /* The layer's kernels, by kind (with W = 0 its GEMMs alone, as FLOPs over F). */
 static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double tt, double split,
                         double vocab)
@@ -1097,6 +1149,9 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
         extra += weight_casts_s(p, l, &x, tt, vocab);
     if (l->transgan_eager && l->kind == TSL_LAYER_ENCODER)
         extra += transgan_eager_s(p, &x, samples, tt, split);
+    if (l->hf_gpt2_eager && p->d->autocast && x.f > 0 && !l->experts &&
+        (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN))
+        extra += hf_gpt2_eager_s(p, &x, samples, tt);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
@@ -1321,6 +1376,14 @@ void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score
     *repl = 2.0 * norms * x.s * x.h;
     /* 2 (or with dropout 5) bytes per score in act_score_bytes become 6 (7) */
     *score = (double)l->act_score_bytes * (x.dropout ? 2.0 / 5.0 : 2.0);
+}
+
+double tsl_roofline_hf_gpt2_act(const tsl_layer_t *l)
+{
+    bool ffn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN;
+    if (!l->hf_gpt2_eager || !ffn || l->experts)
+        return 0.0;
+    return TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES * (double)l->seq_len * (double)l->ffn_hidden;
 }
 
 /* One FP8 linear of (k × n) weights per TP rank taking `in` input elements per

@@ -172,6 +172,78 @@
 #define TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES 8.0
 #define TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES 6.0
 #define TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS   2u
+/*
+ * transformers' GPT2Block as written (tsl_layer_t.hf_gpt2_eager; transformers 4.24.0,
+ * the version Dao-AILab/flash-attention's training/Dockerfile pinned at 4a6eaa9f,
+ * models/gpt2/modeling_gpt2.py GPT2Attention._attn, GPT2MLP, and activations.py
+ * NewGELUActivation), run eagerly by a script under torch.autocast (PyTorch 1.13:
+ * nvcr.io/nvidia/pytorch:22.11), against the roofline's autocast block (above: one
+ * activation kernel of 4 B per FFN element, 6 B backward; the unfused core's scale,
+ * fp32 softmax by casts, masked_fill and script-built mask). Everything else the
+ * block runs is what the autocast figures already price: Conv1D is torch.addmm(bias,
+ * x, W), which ATen runs as one cuBLASLt GEMM with the bias in its epilogue (Blas.cpp
+ * addmm_out_cuda_impl's Lt path, CUDA >= 11.4, pytorch/pytorch#74021: beta 1, a
+ * contiguous 1-d bias, contiguous operands of fewer than 65,535 rows — every row's
+ * micro-batch here has at most 16,384 tokens; the bound as the later Blas.cpp states
+ * it, assumed for 1.13) and whose backward sums the bias gradient (the roofline's
+ * bias_grad); the LayerNorms on the fp32
+ * residual stream, their casts and the fp16 + fp32 residual adds; _split_heads'
+ * view + permute (matmul's copies, TSL_ROOFLINE_EAGER_COPY_BYTES) and _merge_heads'
+ * .contiguous() (the context's copy); the dropouts (GPT2Config's 0.1 each). Bytes
+ * per element, each kernel one host op as TransGAN's (docs/cost-model.md "HF
+ * GPT-2's block"); autograd's kernels from tools/autograd/derivatives.yaml (pow_backward,
+ * tanh_backward, mul's and div's self gradients) and the engine's casts of a
+ * gradient to its input's dtype (engine.cpp validate_outputs).
+ *   per element of the FFN width, forward: gelu_new(x) = 0.5 * x * (1 + tanh(√(2/π)
+ *       * (x + 0.044715 * x³))) on c_fc's 16-bit output: autocast runs pow in fp32
+ *       (its fp32 list), so x is cast (6) and cubed (8) in fp32, × 0.044715 (8), x +
+ *       it in fp32 (read 2 + 4, write 4: 10), × √(2/π) (8), tanh (8), 1 + (8), 0.5 *
+ *       x in 16 bits (4), the fp16 × fp32 product (10), and c_proj's addmm casts that
+ *       fp32 output back to 16 bits (6): 76 B, 10 kernels against the roofline's 4
+ *       and 1: +72 B, +9 kernels
+ *   per element of the FFN width, backward: the cast's gradient to fp32 (6); the
+ *       product's two: g·b in fp32 (12) cast to 0.5x's 16 bits (6) and g·a (10);
+ *       0.5 *'s (4); tanh_backward (12); √(2/π)'s (8); the sum's toward x, cast to
+ *       16 bits (6; toward the cube it passes on); 0.044715's (8); pow_backward,
+ *       grad * (3 * x.pow(2)) (8 + 8 + 12); the cast's back to 16 bits (6); x's three
+ *       gradients summed (6 + 6): 118 B, 15 kernels against 6 and 1: +112 B, +14
+ *   per score (unfused, causal), against the autocast core: the scale divides by a
+ *       0-d tensor (the core's scale); with layer_scale (scale_attn_by_inverse_
+ *       layer_idx, which flash-attention's model/gpt2-hf.yaml sets) a second
+ *       division by float(layer_idx + 1): +4 B, a kernel, each way (its gradient
+ *       grad / (layer_idx + 1)); torch.where(causal_mask, w, mask_value) reads and
+ *       writes once (4 B, 1 kernel) where masked_fill's clone and fill move 8 in 2,
+ *       and its backward where(condition, grad, 0) likewise (assumed the scalar form
+ *       of the 1.13-era derivatives.yaml; a zeros_like form would add a 2-byte fill);
+ *       under fp16 autocast softmax(dtype=float) on a Half input is ATen's one
+ *       half-to-float kernel (SoftMax.cpp: read 2, write 4) where bf16 casts first
+ *       (6) and softmaxes in fp32 (8), and its backward writes the fp16 gradient
+ *       itself (half_to_float: 10 where bf16 writes 12 and casts, 6): −8 B and a
+ *       kernel each way (TSL_ROOFLINE_HALF_SOFTMAX_SAVED_BYTES)
+ *   the mask, forward, per s × keys element of one micro-batch: the uint8 causal
+ *       buffer's slice `.to(torch.bool)` (read 1, write 1): 2 B, 1 kernel where the
+ *       script's ones + triu take 3 B and 2
+ *   q, k, v's gradients, backward: each one's view backward a reshape copy (3
+ *       kernels) then split's backward a cat (1): the 8 B per QKV element the
+ *       eager layout prices, in 4 kernels where a stacked unbind takes 2: +2 kernels
+ * Not priced: the two `torch.tensor(...)` constants _attn builds per layer on the
+ * host and copies to the GPU, each a cudaStreamSynchronize (transformers#20061,
+ * merged after 4.24, measured the iteration 0.5% faster without them); the score
+ * kernels' host ops (the unfused core stays one host unit).
+ * Memory: the chain keeps x in fp32 (pow's input, 4), tanh's output (4), 0.5x (2)
+ * and 1 + tanh (4) for its backward, where a GELU keeps its 16-bit input (2): +12 B
+ * per FFN element (TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES; tsl_roofline_hf_gpt2_act).
+ */
+#define TSL_ROOFLINE_HF_GPT2_F_FWD_BYTES       72.0
+#define TSL_ROOFLINE_HF_GPT2_F_FWD_KERNELS     9u
+#define TSL_ROOFLINE_HF_GPT2_F_BWD_BYTES       112.0
+#define TSL_ROOFLINE_HF_GPT2_F_BWD_KERNELS     14u
+#define TSL_ROOFLINE_HF_GPT2_LAYER_SCALE_BYTES 4.0
+#define TSL_ROOFLINE_HF_GPT2_WHERE_BYTES       4.0
+#define TSL_ROOFLINE_HF_GPT2_MASK_BUILD_BYTES  2.0
+#define TSL_ROOFLINE_HF_GPT2_QKV_GRAD_KERNELS  2u
+#define TSL_ROOFLINE_HALF_SOFTMAX_SAVED_BYTES  8.0
+#define TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES      12.0
 /* The LM loss's bytes per logit and kernels, forward and backward, are its
  * implementation's (d->loss_impl; loss_impl.h "The loss's time": exec 10 + 6,
  * torch 22 + 26, 38 + 38 under loss_parallel, megatron 38 + 14, te 6 + 4,
@@ -548,6 +620,8 @@ typedef struct tsl_roofline_dev {
     double moe_moved;       /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
     bool autocast;          /* torch.autocast over fp32 parameters (above); false after init */
+    bool fp16;              /* with autocast: its lower precision is fp16, not bf16 (cost.h
+                               knobs.fp16); false after init */
     double grad_acc_bytes;  /* bytes per parameter a later micro-batch's gradient
                               accumulation moves as kernels of its own (cost.c
                               grad_accum_bytes: AccumulateGrad under autocast, 4 + 4
@@ -613,6 +687,10 @@ typedef struct tsl_roofline_dev {
  * scores (the fp32 softmax output kept for its backward beside the bf16 copy PV
  * keeps: 6 bytes per score where bf16 keeps 2; with dropout 7 against 5). */
 void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score);
+/* Under torch.autocast, the bytes per sample transformers' NewGELUActivation keeps
+ * beyond a GELU's (tsl_layer_t.hf_gpt2_eager: TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES per
+ * element of the FFN width), split by TP as the FFN is; 0 for any other layer. */
+double tsl_roofline_hf_gpt2_act(const tsl_layer_t *l);
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat
  * shape curve (u = 1), no host floor: the caller sets .shape for its GPU

@@ -2062,5 +2062,35 @@ expect 0 "" eval --local $m345 --pp 2 --dp 4 --batch 65536 --no-search
 grep -q "^  simulated: none: m·v = 16384 micro-batch chunks, past the event simulator's 8192" "$out" &&
     ok || bad "m 16384: no line saying why it is not simulated: $(grep -E "pipeline:|simulated" "$out")"
 
+# transformers' GPT2Block (cost model 122, docs/cost-model.md "HF GPT-2's block"): the
+# HF config naming activation_function gelu_new (tests/data/hf/gpt2.json) prices its
+# eager gelu_new chain and _attn's kernels under --autocast — slower, and more kept by
+# the chain's fp32 intermediates — than the same sizes written without it; without
+# --autocast the two price alike
+python3 - "$hf/gpt2.json" "$dir/gpt2_sizes.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["activation_function"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+hfg="--cluster 8xA100-80G --dp 8 --mbs 8 --batch 512 --unfused-attn --no-search --json"
+for c in gpt2 gpt2_sizes; do
+    f="$hf/gpt2.json"
+    [ "$c" = gpt2 ] || f="$dir/gpt2_sizes.json"
+    expect 0 "" eval --hf-config "$f" $hfg --autocast
+    cp "$out" "$dir/$c-ac.json"
+    expect 0 "" eval --hf-config "$f" $hfg
+    cp "$out" "$dir/$c-plain.json"
+done
+python3 - "$dir" <<'PY' && ok || bad "hf gpt2 block: $(cat "$dir/gpt2-ac.json")"
+import json, os, sys
+p = {n: json.load(open(os.path.join(sys.argv[1], n + ".json")))["plan"]
+     for n in ("gpt2-ac", "gpt2_sizes-ac", "gpt2-plain", "gpt2_sizes-plain")}
+a, b = p["gpt2-ac"], p["gpt2_sizes-ac"]
+assert a["iter_time_s"] > 1.1 * b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert a["peak_bytes"] > b["peak_bytes"], (a["peak_bytes"], b["peak_bytes"])
+assert p["gpt2-plain"]["iter_time_s"] == p["gpt2_sizes-plain"]["iter_time_s"]
+PY
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

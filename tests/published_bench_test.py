@@ -250,6 +250,12 @@ def check_flash_attn(runner, tesselctl, rows):
         if not (r["plan"].get("autocast") and r["plan"]["attention"].startswith("unfused")
                 and r["model"]["vocab"] == 50257 and r["flops"] == "fa-2022"):
             fail("%s: not the HuggingFace baseline as run" % r["id"])
+        # transformers' GPT2Block (cost model 122): the config as it ran, written for eval
+        cfg = run.hf_config(r["model"])
+        if cfg.get("activation_function") != "gelu_new" or \
+                cfg.get("scale_attn_by_inverse_layer_idx") is not True:
+            fail("%s: the config eval reads lacks gelu_new or the layer-wise scaling: %s"
+                 % (r["id"], cfg))
     if len(hf) != 8:
         fail("rows.json: flash-attn-training-hf has %d rows, not 8" % len(hf))
     by_id = {r["id"]: r for r in fa}

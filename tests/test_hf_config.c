@@ -1258,6 +1258,55 @@ static void test_kimi_glm_qwen3_next(void)
                       "Gated DeltaNet");
 }
 
+/* transformers' own GPT-2 (hf_gpt2_eager: docs/cost-model.md "HF GPT-2's block"): read
+ * where the config names activation_function gelu_new, as every GPT-2 config
+ * transformers writes does (tests/data/hf/gpt2.json); a config of the sizes alone, or
+ * another activation, keeps the fused block; scale_attn_by_inverse_layer_idx rides on
+ * it; a non-string activation is an error naming the key. */
+static void test_hf_gpt2_eager(void)
+{
+    tsl_model_t m = {0};
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("gpt2.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].hf_gpt2_eager && !m.layers[1].layer_scale && !m.layers[0].hf_gpt2_eager &&
+              !m.layers[m.n_layers - 1].hf_gpt2_eager,
+          "gpt2.json: the blocks as transformers writes them, not the embedding or head");
+    tsl_model_free(&m);
+    const char *base = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100";
+    struct {
+        const char *extra;
+        bool eager, scale;
+    } cases[] = {
+        {"", false, false},
+        {", \"scale_attn_by_inverse_layer_idx\": true", false, false},
+        {", \"activation_function\": \"gelu\"", false, false},
+        {", \"activation_function\": \"gelu_new\"", true, false},
+        {", \"activation_function\": \"gelu_new\", \"scale_attn_by_inverse_layer_idx\": true", true,
+         true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[512];
+        snprintf(text, sizeof(text), "%s%s}", base, cases[i].extra);
+        CHECK(tsl_hf_config_parse(text, "g", 0, &m, &err) == 0, "%s", err.msg);
+        CHECK(m.layers[1].hf_gpt2_eager == cases[i].eager &&
+                  m.layers[1].layer_scale == cases[i].scale,
+              "gpt2 with '%s': hf_gpt2_eager %d, layer_scale %d", cases[i].extra,
+              m.layers[1].hf_gpt2_eager, m.layers[1].layer_scale);
+        tsl_model_free(&m);
+    }
+    char bad[512];
+    snprintf(bad, sizeof(bad), "%s, \"activation_function\": 1}", base);
+    CHECK(tsl_hf_config_parse(bad, "g", 0, &m, &err) != 0 && has(&err, "activation_function"),
+          "a number for the activation: %s", err.msg);
+    tsl_model_free(&m);
+    snprintf(bad, sizeof(bad), "%s, \"scale_attn_by_inverse_layer_idx\": \"yes\"}", base);
+    CHECK(tsl_hf_config_parse(bad, "g", 0, &m, &err) != 0 &&
+              has(&err, "scale_attn_by_inverse_layer_idx"),
+          "a string for the scaling: %s", err.msg);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     const char *d = getenv("TSL_TESTDATA");
@@ -1280,5 +1329,6 @@ int main(void)
     test_gpt_oss_llama4();
     test_nemotron_h();
     test_preset_rope();
+    test_hf_gpt2_eager();
     return CHECK_DONE();
 }

@@ -381,6 +381,18 @@ static void test_errors(void)
     sp.kv_heads = 3;
     CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "kv_heads"), "spec: %s", err.msg);
     CHECK(m.n_layers == 0, "failed build leaves an empty model");
+    sp.kv_heads = 0; /* transformers' GPT2Block: the gpt family's, layer scaling with it */
+    sp.layer_scale = true;
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "layer_scale"), "spec: %s",
+          err.msg);
+    sp.hf_gpt2_eager = true;
+    CHECK(tsl_model_build(&sp, "x", &m, &err) == 0 && m.layers[1].hf_gpt2_eager &&
+              m.layers[1].layer_scale && !m.layers[0].hf_gpt2_eager,
+          "spec: %s", err.msg);
+    tsl_model_free(&m);
+    sp.arch = TSL_ARCH_BERT;
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "hf_gpt2_eager"), "spec: %s",
+          err.msg);
 }
 
 static void test_builder(void)
@@ -720,6 +732,19 @@ static void test_chunked(void)
               memcmp(ka, kb, 30 * sizeof ka[0]) == 0,
           "glu_clamp keyed");
     CHECK(tsl_layer_key(&tg, kb) == 42 && kb[40] == 0 && kb[41] == 1, "transgan_eager keyed");
+    tsl_layer_t hg = sl, hs; /* transformers' GPT2Block, with and without layer scaling */
+    hg.hf_gpt2_eager = true;
+    hs = hg;
+    hs.layer_scale = true;
+    CHECK(tsl_layer_key(&hg, kb) == 42 && kb[40] == 0 && kb[41] == 2 &&
+              tsl_layer_key(&hs, ka) == 42 && ka[41] == 6,
+          "hf_gpt2_eager keyed (%llu), layer_scale too (%llu)", (unsigned long long)kb[41],
+          (unsigned long long)ka[41]);
+    tsl_layer_t lone = sl; /* the layer division is priced in transformers' block alone */
+    lone.layer_scale = true;
+    CHECK(tsl_layer_derive(&lone, &err) != 0 && strstr(err.msg, "layer_scale") &&
+              strstr(err.msg, "hf_gpt2_eager"),
+          "layer_scale alone: %s", err.msg);
 
     /* FLOP-only device: the fused core runs 4·s·keys·d per sample */
     tsl_roofline_dev_t flat;

@@ -1357,6 +1357,77 @@ static void test_transgan_eager(void)
           "host ops: 17 more forward (%g of %g), 34 more backward", f0 + 17, f0);
 }
 
+/* transformers' GPT2Block as written (hf_gpt2_eager, roofline.h TSL_ROOFLINE_HF_GPT2_*)
+ * under bf16 autocast, on GPT-2 small's block (1024 tokens, h 768, f 3072, 12 heads,
+ * unfused, causal, dropout) and one sample, on an A100 (2039 GB/s × 0.8). Beyond the
+ * autocast block: forward, gelu_new's 72 B per FFN element (3072 · 1024 of them) in 9
+ * kernels more, the scores even (the layer's division and torch.where, 4 + 4 B, where
+ * masked_fill's clone and fill moved 8), the bool cast of the causal buffer 2 B per
+ * s × s element in 1 kernel where the script's ones + triu took 3 in 2: 72 · 3145728
+ * − 1048576 bytes, 8 kernels; backward 112 · 3145728 bytes in 14 kernels and split's
+ * cat after three reshapes, 2 more. Under fp16 autocast the half-to-float softmax
+ * saves 8 B per score (12 · 1024² of them) and a kernel each way; without
+ * scale_attn_by_inverse_layer_idx the second division's 4 B and kernel go. Host: the
+ * chain's 9 and 14 kernels are ops, the scores' ride in the core's one. Without
+ * autocast the flag changes nothing. */
+static void test_hf_gpt2_eager(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 312e12 * 0.6, 2039e9);
+    d.autocast = true;
+    tsl_layer_t l = layer(1024, 768, 12), hf;
+    l.unfused_attn = l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    hf = l;
+    hf.hf_gpt2_eager = hf.layer_scale = true;
+    double W = 0.8 * 2039e9, L = TSL_ROOFLINE_LAUNCH_S, f = 3072.0 * 1024, sc = 12.0 * 1024 * 1024;
+    double fwd = (72.0 * f - 1024.0 * 1024) / W + 8 * L, bwd = 112.0 * f / W + 16 * L;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0);
+    printf("GPT-2 small block, bf16 autocast: %.3f ms forward + %.3f, %.3f ms backward + %.3f "
+           "as transformers writes it\n",
+           f0 * 1e3, fwd * 1e3, b0 * 1e3, bwd * 1e3);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &hf, 1, 1, false, 0) - f0, fwd, 1e-9,
+               "forward: gelu_new's chain, the bool mask");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &hf, 1, 1, false, 0) - b0, bwd, 1e-9,
+               "backward: gelu_new's chain, the QKV gradients' cat");
+    tsl_roofline_dev_t h = d; /* fp16 autocast: the half-to-float softmax */
+    h.fp16 = true;
+    CHECK(tsl_roofline_layer_fwd_s(&h, &l, 1, 1, false, 0) == f0,
+          "fp16 alone leaves the script's block as it was");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&h, &hf, 1, 1, false, 0) - f0, fwd - 8.0 * sc / W - L, 1e-9,
+               "fp16 forward: softmax reads 2, writes 4 in one kernel");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&h, &hf, 1, 1, false, 0) - b0, bwd - 8.0 * sc / W - L, 1e-9,
+               "fp16 backward: softmax writes the fp16 gradient itself");
+    tsl_layer_t nl = hf; /* without scale_attn_by_inverse_layer_idx */
+    nl.layer_scale = false;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &nl, 1, 1, false, 0) - f0, fwd - 4.0 * sc / W - L, 1e-9,
+               "no layer-wise scaling: one division fewer forward");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &nl, 1, 1, false, 0) - b0, bwd - 4.0 * sc / W - L, 1e-9,
+               "no layer-wise scaling: one division fewer backward");
+    tsl_roofline_dev_t plain; /* no autocast: no stack here runs transformers' modules */
+    tsl_roofline_dev_init(&plain, 312e12 * 0.6, 2039e9);
+    CHECK(tsl_roofline_layer_fwd_s(&plain, &hf, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&plain, &l, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&plain, &hf, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&plain, &l, 1, 1, false, 0),
+          "without autocast: as before");
+    d.host_op_s = 1.0; /* host-bound: the chain's kernels are ops */
+    CHECK(tsl_roofline_layer_fwd_s(&d, &hf, 1, 1, false, 0) -
+                      tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) ==
+                  9 &&
+              tsl_roofline_layer_bwd_s(&d, &hf, 1, 1, false, 0) -
+                      tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) ==
+                  14,
+          "host ops: 9 more forward, 14 more backward");
+    CHECK(tsl_roofline_hf_gpt2_act(&hf) == 12.0 * f && tsl_roofline_hf_gpt2_act(&l) == 0.0,
+          "kept: 12 B per FFN element more (%g)", tsl_roofline_hf_gpt2_act(&hf));
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 768, .vocab = 50257};
+    head.hf_gpt2_eager = true;
+    CHECK(tsl_roofline_hf_gpt2_act(&head) == 0.0, "the head keeps no FFN");
+}
+
 /* AMP's fork's TransGAN attention keeps all its heads on every TP rank, each 1/t as
  * wide (dev.tp_whole_heads; trans_gan_gen.py ParallelTransGanAttention reshapes its
  * QKV to num_heads heads of C/t/num_heads): the score GEMMs write, and the scale, bias
@@ -2403,6 +2474,7 @@ int main(void)
     test_autocast();
     test_eager();
     test_transgan_eager();
+    test_hf_gpt2_eager();
     test_tp_whole_heads();
     test_unaligned_head();
     test_loss_time();

@@ -47,9 +47,15 @@ LINK_GBPS = {
 def hf_config(m):
     """An HF-style config.json for a shape (docs/models.md, HuggingFace configs)."""
     if m["kind"] == "gpt2":
-        return {"model_type": "gpt2", "n_layer": m["layers"], "n_embd": m["hidden"],
-                "n_head": m["heads"], "n_inner": m["ffn"], "n_positions": m["seq"],
-                "vocab_size": m["vocab"]}
+        cfg = {"model_type": "gpt2", "n_layer": m["layers"], "n_embd": m["hidden"],
+               "n_head": m["heads"], "n_inner": m["ffn"], "n_positions": m["seq"],
+               "vocab_size": m["vocab"]}
+        # transformers' own GPT2Block where the row ran it (hf_config.h: the config's
+        # activation, and GPT2Config's layer-wise scaling as the run set it)
+        for key in ("activation_function", "scale_attn_by_inverse_layer_idx"):
+            if key in m:
+                cfg[key] = m[key]
+        return cfg
     if m["kind"] == "bloom":  # ALiBi, embedding LayerNorm, FFN 4h (hf_config.h)
         if m["ffn"] != 4 * m["hidden"]:
             raise ValueError("a bloom model's FFN is 4 x hidden, not %d" % m["ffn"])
