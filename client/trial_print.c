@@ -123,11 +123,16 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
     fprintf(out, "  plan:      %s #%u%s%s%s%s\n", t->plan_fingerprint, t->plan_index,
             t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "",
             t->plan_stale ? STALE_NOTE : "");
-    fprintf(out,
-            "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u warm-up\n",
-            t->world_size, t->comm[0] ? t->comm : "-", t->devops[0] ? t->devops : "-",
-            t->simulated ? " (simulated workers: the cpu executor, not GPUs)" : "", t->iterations,
-            t->warmup);
+    if (strcmp(t->status, "skipped") == 0) /* no ranks: it never ran (the reason below) */
+        fprintf(out, "  run:       none (a plan of %u devices the executor cannot run)\n",
+                t->world_size);
+    else
+        fprintf(out,
+                "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u "
+                "warm-up\n",
+                t->world_size, t->comm[0] ? t->comm : "-", t->devops[0] ? t->devops : "-",
+                t->simulated ? " (simulated workers: the cpu executor, not GPUs)" : "",
+                t->iterations, t->warmup);
     fprintf(out, "  iteration: predicted %s, measured %s, error %s\n",
             secs(t->predicted_iter_time_s, p, sizeof p), secs(t->measured_iter_time_s, m, sizeof m),
             pct(t->time_error, done, e1, sizeof e1));

@@ -172,6 +172,7 @@ else
         ok "trial start --json: the skipped plans under \"skipped\"" || fail "start --json skipped: $(cat "$tmp/out")"
     ctl trial show t-skip
     [ "$rc" -eq 0 ] && grep -q "^Trial t-skip: skipped" "$tmp/out" &&
+        grep -q "^  run:       none (a plan of 2 devices the executor cannot run)" "$tmp/out" &&
         grep -q "^  not run:   skipped: plan 2: plan: schedule zbv" "$tmp/out" &&
         ok "trial show of a skipped trial: why it did not run" || fail "show skipped: exit $rc: $(cat "$tmp/out" "$tmp/err")"
     ctl trial list "$fp"
