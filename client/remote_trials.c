@@ -46,7 +46,9 @@ static const char start_usage[] =
     "Run the cached plan FINGERPRINT for real (Trials.StartTrial) on online registered\n"
     "workers whose GPUs match the plan's devices, and print the trial ids. With\n"
     "--top-k K, the plan and its K-1 best alternatives run one after another; the\n"
-    "measured best becomes the plan's answer (see `plans show`).\n"
+    "measured best becomes the plan's answer (see `plans show`). A plan the executor\n"
+    "cannot run (a ZB-V schedule, FP8, ...) is skipped: a line on stderr says why, and\n"
+    "`trial list` shows its trial as skipped; the others run.\n"
     "\n"
     "Options:\n"
     "  --top-k K        run the plan and K-1 alternatives (1..16; default 1)\n"
@@ -56,13 +58,14 @@ static const char start_usage[] =
     "  --timeout S      a trial not finished within S seconds fails (default 600)\n"
     "  --wait           follow the trials (a progress line on a terminal) and print\n"
     "                   each result as `trial show` does\n"
-    "  --json           {\"trial_ids\", \"batch_id\"} (with --wait also \"trials\")\n"
+    "  --json           {\"trial_ids\", \"batch_id\", \"skipped\"} (with --wait also\n"
+    "                   \"trials\")\n"
     "  --server ADDR, --token T   as for every subcommand\n"
     "  --help           this text\n"
     "\n"
-    "Exit status: 0 ok, 2 usage, 3 no such plan, 4 no matching workers (the message\n"
-    "says what is missing), a failed trial (--wait) or a tesseld without trials,\n"
-    "5 unavailable.\n";
+    "Exit status: 0 ok (skipped plans too), 2 usage, 3 no such plan, 4 no matching\n"
+    "workers or no plan of the batch the executor runs (the message says what is\n"
+    "missing), a failed trial (--wait) or a tesseld without trials, 5 unavailable.\n";
 
 static const char probe_usage[] =
     "usage: tesselctl trial probe-link [--iterations N] [--warmup W] [--timeout S] [--wait]\n"
@@ -201,7 +204,7 @@ static int parse(const char *action, const char *usage, int argc, char **argv, t
 static bool finished(const Tessel__V1__Trial *t)
 {
     return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0 ||
-           strcmp(t->status, "cancelled") == 0;
+           strcmp(t->status, "cancelled") == 0 || strcmp(t->status, "skipped") == 0;
 }
 
 /* The progress line of a trial: ranks done over its world size. */
@@ -288,11 +291,24 @@ static void warn_stale(const Tessel__V1__StartTrialResponse *r, const char *fp)
                 fp);
 }
 
+/* The plans of the batch the executor cannot run (StartTrialResponse.skipped), one line
+ * each on stderr: the ids on stdout stay the trials that run, as scripts read them. */
+static void warn_skipped(const Tessel__V1__StartTrialResponse *r)
+{
+    for (size_t i = 0; i < r->n_skipped; i++) {
+        const Tessel__V1__Trial *t = r->skipped[i];
+        fprintf(stderr, "tesselctl: trial start: plan #%u%s%s%s not run (trial %s): %s\n",
+                t->plan_index, t->plan_label[0] ? " (" : "", t->plan_label,
+                t->plan_label[0] ? ")" : "", t->trial_id, t->error);
+    }
+}
+
 static int print_started(const Tessel__V1__StartTrialResponse *r, const trial_opts_t *to,
                          const tsl_client_opts_t *co, const char *fp)
 {
     int rc = TSL_EXIT_OK;
     warn_stale(r, fp);
+    warn_skipped(r);
     json_t *doc = co->json ? tsl_proto_to_json(&r->base) : NULL;
     json_t *arr = doc && to->wait ? json_array() : NULL;
     if (!co->json)

@@ -1,8 +1,8 @@
 /*
  * trial_print.c — trials (proto/tessel/v1/trials.proto) as people read them:
  * one trial in full (`trial show`, the end of `trial start --wait`), a list of
- * trials as a table (`trial list`), and the "measured" section `plans show`
- * adds under a plan that was run. Errors are (predicted - measured) /
+ * trials as a table (`trial list`; a skipped trial's reason under it), and the
+ * "measured" section `plans show` adds under a plan that was run. Errors are (predicted - measured) /
  * measured, as the proto defines them, printed as signed percentages.
  */
 #include <stdio.h>
@@ -84,12 +84,15 @@ static void print_ranks(FILE *out, const Tessel__V1__Trial *t)
     }
 }
 
-/* Why it ended early: a failure, or the cancel's reason ("cancelled: ..."). */
+/* Why it ended early or never ran: a failure, the cancel's reason ("cancelled: ..."),
+ * or why the executor cannot run the plan ("skipped: ..."). */
 static void print_error(FILE *out, const Tessel__V1__Trial *t)
 {
+    const char *label = strcmp(t->status, "cancelled") == 0 ? "ended:    "
+                        : strcmp(t->status, "skipped") == 0 ? "not run:  "
+                                                            : "failed:   ";
     if (t->error[0])
-        fprintf(out, "  %s %s\n",
-                strcmp(t->status, "cancelled") == 0 ? "ended:    " : "failed:   ", t->error);
+        fprintf(out, "  %s %s\n", label, t->error);
 }
 
 /* A trial whose plan is stale now (Trial.plan_stale): its prediction is the stored one,
@@ -120,11 +123,16 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
     fprintf(out, "  plan:      %s #%u%s%s%s%s\n", t->plan_fingerprint, t->plan_index,
             t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "",
             t->plan_stale ? STALE_NOTE : "");
-    fprintf(out,
-            "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u warm-up\n",
-            t->world_size, t->comm[0] ? t->comm : "-", t->devops[0] ? t->devops : "-",
-            t->simulated ? " (simulated workers: the cpu executor, not GPUs)" : "", t->iterations,
-            t->warmup);
+    if (strcmp(t->status, "skipped") == 0) /* no ranks: it never ran (the reason below) */
+        fprintf(out, "  run:       none (a plan of %u devices the executor cannot run)\n",
+                t->world_size);
+    else
+        fprintf(out,
+                "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u "
+                "warm-up\n",
+                t->world_size, t->comm[0] ? t->comm : "-", t->devops[0] ? t->devops : "-",
+                t->simulated ? " (simulated workers: the cpu executor, not GPUs)" : "",
+                t->iterations, t->warmup);
     fprintf(out, "  iteration: predicted %s, measured %s, error %s\n",
             secs(t->predicted_iter_time_s, p, sizeof p), secs(t->measured_iter_time_s, m, sizeof m),
             pct(t->time_error, done, e1, sizeof e1));
@@ -166,6 +174,9 @@ void tsl_trial_print_table(FILE *out, Tessel__V1__Trial *const *ts, size_t n, bo
             t->chosen ? "   chosen" : "", t->plan_stale ? "   STALE" : "");
         stale += t->plan_stale;
     }
+    for (size_t i = 0; i < n; i++) /* why, under the table: a reason is too long for a row */
+        if (strcmp(ts[i]->status, "skipped") == 0)
+            fprintf(out, "%s %s\n", ts[i]->trial_id, ts[i]->error);
     if (stale)
         fprintf(out,
                 "STALE: the trial's plan is stale now (a profile it was priced from changed since, "

@@ -5,10 +5,14 @@
  *
  * StartTrial checks every field (INVALID_ARGUMENT naming it), finds the stored
  * plan (NOT_FOUND), takes the plan and top_k − 1 alternatives (top_k beyond
- * the alternatives is clamped, logged), picks online workers for each
- * (trial_sched.h; FAILED_PRECONDITION saying what is missing), and stores one
- * pending trial per plan in one batch; those whose workers are free start at
- * once, the others when the trial before them in the batch is over.
+ * the alternatives is clamped, logged), sorts out those the executor cannot
+ * run (trial_sched.h: a ZB-V schedule, FP8, ...; when none runs,
+ * FAILED_PRECONDITION naming each plan's reason), picks online workers for
+ * each of the others (FAILED_PRECONDITION saying what is missing), and stores
+ * one trial per plan in one batch: pending for those that run, skipped with
+ * the reason for the others (store_trials.h), which the reply lists. Pending
+ * trials whose workers are free start at once, the others when the trial
+ * before them in the batch is over.
  *
  * A stale plan (store.h: a profile it used changed since, or another cost model
  * priced it) is tried all the same: a trial measures the plan as given, which is
@@ -28,12 +32,10 @@
 #include <time.h>
 
 #include "cost.h"
-#include "export.h"
 #include "fingerprint.h"
 #include "handlers.h"
 #include "handlers_check.h"
 #include "log.h"
-#include "plan.h"
 #include "trial_run.h"
 #include "trial_sched.h"
 
@@ -197,37 +199,8 @@ static void run_settings(tsl_trial_t *t, const Tessel__V1__StartTrialRequest *re
     t->simulated = sim;
 }
 
-/* Whether the executor runs plan i as priced (plan.h tsl_plan_exec_scope): refused
- * here, naming the field, rather than failed on every worker. Checked in the form a
- * trial runs it (plan.h tsl_plan_trial_form, as the worker runs it: ZB-H1 as 1F1B),
- * held to Tessel's 1F1B figure of those stages (trial_predicted_s). */
-static bool trial_plan_runs(start_ctx_t *c, const json_t *p, uint32_t i)
-{
-    tsl_err_t err = {0};
-    tsl_plan_t *plan = malloc(sizeof *plan);
-    if (plan == NULL) {
-        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
-        return false;
-    }
-    int rc = tsl_plan_from_json(p, plan, &err);
-    if (rc == 0) {
-        tsl_plan_trial_form(plan);
-        rc = tsl_plan_exec_scope(plan, &err);
-    }
-    if (rc == 0) /* the model's layers: the document's head counts the Mamba ones */
-        rc = tsl_exec_scope_mamba((uint32_t)json_integer_value(json_object_get(
-                                      json_object_get(c->doc, "model"), "mamba_layers")),
-                                  &err);
-    free(plan);
-    if (rc != 0)
-        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION,
-                      "plan %s: plan %u: %s; the executor cannot try it", c->plan.fingerprint, i,
-                      err.msg);
-    return rc == 0;
-}
-
 /* What a trial of plan p is held to: its iteration, or for ZB-H1 the 1F1B figure of
- * the same stages (trial_plan_runs). */
+ * the same stages (trial_sched.h: a trial runs ZB-H1 as 1F1B). */
 static double trial_predicted_s(const json_t *p)
 {
     const char *sched = json_string_value(json_object_get(p, "schedule"));
@@ -237,7 +210,35 @@ static double trial_predicted_s(const json_t *p)
     return json_number_value(json_object_get(p, "iter_time_s"));
 }
 
-/* Trial i of the batch: plan index i, its workers picked. false after answering. */
+/* What every trial of the batch records, run or skipped: plan i (p, world devices),
+ * its place in the batch, how it runs and what it is held to. false after answering. */
+static bool fill_record(start_ctx_t *c, uint32_t i, const json_t *p, uint32_t world,
+                        const char *batch_id, uint64_t seed, bool sim)
+{
+    tsl_trial_t *t = &c->trials[i];
+    tsl_trials_new_id("t-", t->trial_id);
+    snprintf(t->batch_id, sizeof t->batch_id, "%s", batch_id);
+    t->batch_pos = i;
+    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", c->plan.fingerprint);
+    t->plan_index = i;
+    snprintf(t->plan_label, sizeof t->plan_label, "%s",
+             json_string_value(json_object_get(p, "label")) ?: "");
+    t->world_size = world;
+    run_settings(t, c->req, sim);
+    t->global_batch = (uint32_t)json_integer_value(json_object_get(p, "global_batch"));
+    t->predicted_iter_time_s = trial_predicted_s(p);
+    t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
+    t->seed = seed;
+    t->created_unix = (int64_t)time(NULL);
+    if (!(t->plan_json = json_dumps(p, JSON_COMPACT))) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        return false;
+    }
+    return true;
+}
+
+/* Trial i of the batch, a plan the executor runs: its workers picked. false after
+ * answering. */
 static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed)
 {
     tsl_trial_t *t = &c->trials[i];
@@ -247,15 +248,6 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     tsl_err_t err = {0};
     char why[600];
     bool sim = false;
-    if (!json_is_object(p) || world == 0) {
-        tsl_call_fail(c->call, GRPC_STATUS_INTERNAL,
-                      "plan %s: plan %u of the stored document has "
-                      "no stages",
-                      c->plan.fingerprint, i);
-        return false;
-    }
-    if (!trial_plan_runs(c, p, i))
-        return false;
     if (tsl_sched_need_from_request(c->plan.request_json, p, world, &need, &err) != 0) {
         tsl_call_fail_err(c->call, &err);
         return false;
@@ -273,25 +265,11 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
         free(pick);
         return false;
     }
-    tsl_trials_new_id("t-", t->trial_id);
-    snprintf(t->batch_id, sizeof t->batch_id, "%s", batch_id);
-    t->batch_pos = i;
-    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", c->plan.fingerprint);
-    t->plan_index = i;
-    snprintf(t->plan_label, sizeof t->plan_label, "%s",
-             json_string_value(json_object_get(p, "label")) ?: "");
-    t->world_size = t->n_ranks = world;
-    run_settings(t, c->req, sim);
-    t->global_batch = (uint32_t)json_integer_value(json_object_get(p, "global_batch"));
-    t->predicted_iter_time_s = trial_predicted_s(p);
-    t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
-    t->seed = seed;
-    t->created_unix = (int64_t)time(NULL);
-    if (!(t->plan_json = json_dumps(p, JSON_COMPACT))) {
-        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+    if (!fill_record(c, i, p, world, batch_id, seed, sim)) {
         free(pick);
         return false;
     }
+    t->n_ranks = world;
     for (uint32_t r = 0; r < world; r++) {
         const tsl_reg_worker_t *w = &c->ws.w[pick[r].worker];
         tsl_trial_rank_t *k = &t->ranks[r];
@@ -304,6 +282,22 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
                 snprintf(t->gpu_model, sizeof t->gpu_model, "%s", w->devices[d].model);
     }
     free(pick);
+    return true;
+}
+
+/* Trial i of the batch, a plan the executor cannot run: recorded skipped with why
+ * (store_trials.h), no ranks, in the run settings of the batch's other trials (sim).
+ * false after answering. */
+static bool make_skipped(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed, bool sim,
+                         const char *why)
+{
+    tsl_trial_t *t = &c->trials[i];
+    uint32_t world;
+    const json_t *p = plan_at(c->doc, i, &world);
+    if (!fill_record(c, i, p, world, batch_id, seed, sim))
+        return false;
+    snprintf(t->status, sizeof t->status, "skipped");
+    snprintf(t->error, sizeof t->error, "%s; the executor cannot try it", why);
     return true;
 }
 
@@ -320,48 +314,146 @@ static uint32_t batch_size(start_ctx_t *c)
     return k;
 }
 
-static void start_batch(start_ctx_t *c)
+/* Which plans of the batch the executor runs (trial_sched.h), into scope[c->n]. false
+ * after answering: a stored plan without stages (INTERNAL), or none runs
+ * (FAILED_PRECONDITION naming each plan's reason). */
+static bool batch_scope(start_ctx_t *c, tsl_sched_scope_t *scope)
 {
-    char batch_id[TSL_TRIAL_ID_LEN + 1];
     tsl_err_t err = {0};
-    tsl_trials_new_id("b-", batch_id);
+    uint32_t world, n_runs = 0;
+    char why[1024];
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!json_is_object(plan_at(c->doc, i, &world)) || world == 0) {
+            tsl_call_fail(c->call, GRPC_STATUS_INTERNAL,
+                          "plan %s: plan %u of the stored document has no stages",
+                          c->plan.fingerprint, i);
+            return false;
+        }
+    if (tsl_sched_batch_scope(c->doc, c->n, scope, &n_runs, &err) != 0) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: %s", err.msg);
+        return false;
+    }
+    if (n_runs == 0) {
+        tsl_sched_none_runs(c->plan.fingerprint, scope, c->n, why, sizeof why);
+        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s", why);
+        return false;
+    }
+    return true;
+}
+
+/* The batch's trials: those that run first (their workers picked), then the skipped
+ * ones in the same run settings. false after answering. */
+static bool make_batch(start_ctx_t *c, const tsl_sched_scope_t *scope, const char *batch_id)
+{
     uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)rand();
-    c->n = batch_size(c);
-    c->trials = calloc(c->n, sizeof *c->trials);
-    if (!c->trials) {
-        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
-        return;
+    bool sim = false, have_sim = false;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (!scope[i].runs)
+            continue;
+        if (!make_trial(c, i, batch_id, seed))
+            return false;
+        if (!have_sim)
+            sim = c->trials[i].simulated, have_sim = true;
     }
     for (uint32_t i = 0; i < c->n; i++)
-        if (!make_trial(c, i, batch_id, seed))
-            return;
-    if (tsl_trials_create(c->call->srv->store, c->trials, c->n, &err) != 0) {
-        tsl_call_fail_err(c->call, &err);
-        return;
+        if (!scope[i].runs && !make_skipped(c, i, batch_id, seed, sim, scope[i].why))
+            return false;
+    return true;
+}
+
+/* The skipped trials as stored (GetTrial's Trial: status "skipped", error its reason),
+ * into resp; false when out of memory. */
+static bool skipped_to_proto(start_ctx_t *c, tsl_arena_t *a, Tessel__V1__StartTrialResponse *resp)
+{
+    tsl_err_t err = {0};
+    resp->skipped = tsl_arena_alloc(a, c->n * sizeof *resp->skipped);
+    if (resp->skipped == NULL)
+        return false;
+    for (uint32_t i = 0; i < c->n; i++) {
+        tsl_trial_t t;
+        if (strcmp(c->trials[i].status, "skipped") != 0)
+            continue;
+        if (tsl_trials_get(c->call->srv->store, c->trials[i].trial_id, &t, &err) != 0)
+            return false;
+        resp->skipped[resp->n_skipped] = tsl_trial_to_proto(a, &t);
+        tsl_trial_clear(&t);
+        if (resp->skipped[resp->n_skipped++] == NULL)
+            return false;
     }
-    Tessel__V1__StartTrialResponse resp = TESSEL__V1__START_TRIAL_RESPONSE__INIT;
-    char *ids[MAX_TOP_K];
-    for (uint32_t i = 0; i < c->n && i < MAX_TOP_K; i++) {
-        ids[i] = c->trials[i].trial_id;
-        tsl_log_info("trial %s: plan %s #%u (%s) on %u %s rank(s) from worker %s (%s), batch %s",
-                     ids[i], c->plan.fingerprint, i, c->trials[i].plan_label,
-                     c->trials[i].world_size, c->trials[i].simulated ? "simulated" : "GPU",
-                     c->trials[i].ranks[0].worker_id, c->trials[i].ranks[0].hostname, batch_id);
+    return true;
+}
+
+static void log_batch(start_ctx_t *c, const char *batch_id)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        const tsl_trial_t *t = &c->trials[i];
+        if (strcmp(t->status, "skipped") == 0) {
+            tsl_log_info("trial %s: plan %s #%u (%s) skipped, batch %s: %s", t->trial_id,
+                         c->plan.fingerprint, i, t->plan_label, batch_id, t->error);
+            tsl_metrics_trial(c->call->srv->metrics, "skipped");
+        } else
+            tsl_log_info(
+                "trial %s: plan %s #%u (%s) on %u %s rank(s) from worker %s (%s), batch %s",
+                t->trial_id, c->plan.fingerprint, i, t->plan_label, t->world_size,
+                t->simulated ? "simulated" : "GPU", t->ranks[0].worker_id, t->ranks[0].hostname,
+                batch_id);
     }
-    resp.n_trial_ids = c->n < MAX_TOP_K ? c->n : MAX_TOP_K;
-    resp.trial_ids = ids;
-    resp.batch_id = batch_id;
-    resp.plan_stale = c->plan.stale;
     if (c->plan.stale)
         tsl_log_info("batch %s: plan %s is stale (a profile it used changed since, or another "
                      "cost model priced it: model %u, this tesseld runs %u, 0 = unknown); its "
                      "trials are held to its stored prediction",
                      batch_id, c->plan.fingerprint, c->plan.cost_model_version,
                      (unsigned)TSL_COST_MODEL_VERSION);
-    tsl_call_reply(c->call, &resp.base);
+}
+
+/* The reply: the ids of the trials that run, best predicted first, and the skipped
+ * plans' trials. */
+static void reply_batch(start_ctx_t *c, char *batch_id)
+{
+    Tessel__V1__StartTrialResponse resp = TESSEL__V1__START_TRIAL_RESPONSE__INIT;
+    tsl_arena_t a = {0};
+    char *ids[MAX_TOP_K];
+    for (uint32_t i = 0; i < c->n && resp.n_trial_ids < MAX_TOP_K; i++)
+        if (strcmp(c->trials[i].status, "skipped") != 0)
+            ids[resp.n_trial_ids++] = c->trials[i].trial_id;
+    resp.trial_ids = ids;
+    resp.batch_id = batch_id;
+    resp.plan_stale = c->plan.stale;
+    if (skipped_to_proto(c, &a, &resp))
+        tsl_call_reply(c->call, &resp.base);
+    else /* the trials are stored and start below: GetTrial / ListTrials show them */
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                      "StartTrial: out of memory answering batch %s (its trials are stored: "
+                      "ListTrials shows them)",
+                      batch_id);
+    tsl_arena_free(&a);
+}
+
+static void start_batch(start_ctx_t *c)
+{
+    char batch_id[TSL_TRIAL_ID_LEN + 1];
+    tsl_err_t err = {0};
+    tsl_trials_new_id("b-", batch_id);
+    c->n = batch_size(c);
+    c->trials = calloc(c->n, sizeof *c->trials);
+    tsl_sched_scope_t *scope = calloc(c->n, sizeof *scope);
+    if (!c->trials || !scope) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        goto out;
+    }
+    if (!batch_scope(c, scope) || !make_batch(c, scope, batch_id))
+        goto out;
+    if (tsl_trials_create(c->call->srv->store, c->trials, c->n, &err) != 0) {
+        tsl_call_fail_err(c->call, &err);
+        goto out;
+    }
+    log_batch(c, batch_id);
+    reply_batch(c, batch_id);
     tsl_trial_run_lock(c->call->srv);
     tsl_trial_run_start_pending_locked(c->call->srv);
     tsl_trial_run_unlock(c->call->srv);
+out:
+    free(scope);
 }
 
 /* ---- StartTrial, link_probe ---------------------------------------------------------------- */

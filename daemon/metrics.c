@@ -38,7 +38,7 @@ static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 /* gRPC codes 0 .. UNAUTHENTICATED, named by api/status.h's one table. */
 #define N_CODES TSL_STATUS_COUNT
 
-#define N_TRIAL_EVENTS  4
+#define N_TRIAL_EVENTS  5
 #define N_WORKER_STATES 3
 
 typedef struct series {
@@ -62,7 +62,8 @@ struct tsl_metrics {
     int64_t workers[N_WORKER_STATES]; /* -1: not counted yet (left out) */
 };
 
-static const char *const TRIAL_EVENTS[N_TRIAL_EVENTS] = {"started", "done", "failed", "cancelled"};
+static const char *const TRIAL_EVENTS[N_TRIAL_EVENTS] = {"started", "done", "failed", "cancelled",
+                                                         "skipped"};
 static const char *const WORKER_STATES[N_WORKER_STATES] = {"online", "offline", "stopped"};
 
 static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
@@ -369,7 +370,7 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
         fprintf(f, "tessel_refused_total{reason=\"%s\"} %llu\n", REFUSED_NAMES[r],
                 (unsigned long long)atomic_load(&m->refused[r]));
     put_header(f, "tessel_trials_total", "counter",
-               "Trials started, and finished by status (done, failed, cancelled).");
+               "Trials started, finished by status (done, failed, cancelled), and skipped.");
     for (int i = 0; i < N_TRIAL_EVENTS; i++)
         fprintf(f, "tessel_trials_total{event=\"%s\"} %llu\n", TRIAL_EVENTS[i],
                 (unsigned long long)atomic_load(&m->trials[i]));

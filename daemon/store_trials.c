@@ -40,7 +40,7 @@ void tsl_trial_clear(tsl_trial_t *t)
 bool tsl_trial_over(const tsl_trial_t *t)
 {
     return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0 ||
-           strcmp(t->status, "cancelled") == 0;
+           strcmp(t->status, "cancelled") == 0 || strcmp(t->status, "skipped") == 0;
 }
 
 void tsl_trials_new_id(const char *prefix, char out[TSL_TRIAL_ID_LEN + 1])
@@ -61,24 +61,43 @@ void tsl_trials_new_id(const char *prefix, char out[TSL_TRIAL_ID_LEN + 1])
 
 /* ---- create ------------------------------------------------------------------------------ */
 
+/* A skipped trial is stored "failed" with its error starting SKIPPED_PREFIX, over
+ * from the start (finished when made): schema/004's CHECK on status predates it, as
+ * it does cancelling (CANCELLED_PREFIX below), and every query that treats "failed"
+ * as over (the batch order, polls, recovery) is right for it too. */
+static const char SKIPPED_PREFIX[] = "skipped: ";
+
+static bool is_skipped(const char *status, const char *error)
+{
+    return strcmp(status, "failed") == 0 &&
+           strncmp(error, SKIPPED_PREFIX, sizeof SKIPPED_PREFIX - 1) == 0;
+}
+
 static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
 {
     static const char sql[] =
         "INSERT INTO trials (trial_id, batch_id, batch_pos, plan_fingerprint, plan_index, "
         "plan_label, status, world_size, iterations, warmup, timeout_s, comm, devops, simulated, "
         "gpu_model, global_batch, predicted_iter_time_s, predicted_peak_bytes, seed, "
-        "created_unix, plan_json, kind) VALUES (?1, ?2, ?3, NULLIF(?4, ''), ?5, ?6, 'pending', ?7, "
-        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
+        "created_unix, plan_json, kind, error, finished_unix) VALUES (?1, ?2, ?3, NULLIF(?4, ''), "
+        "?5, ?6, ?22, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+        "?23, ?24)";
+    bool skipped = strcmp(t->status, "skipped") == 0;
+    char why[TSL_TRIAL_ERROR_LEN] = "";
+    if (skipped)
+        snprintf(why, sizeof why, "%s%.*s", SKIPPED_PREFIX,
+                 (int)(sizeof why - sizeof SKIPPED_PREFIX), t->error);
     sqlite3_stmt *st =
-        prep(db, sql, "ttititiiidttitidiiitt", err, t->trial_id, t->batch_id, (int64_t)t->batch_pos,
-             t->plan_fingerprint, (int64_t)t->plan_index, t->plan_label, (int64_t)t->world_size,
-             (int64_t)t->iterations, (int64_t)t->warmup, t->timeout_s, t->comm, t->devops,
-             (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch,
+        prep(db, sql, "ttititiiidttitidiiitttti", err, t->trial_id, t->batch_id,
+             (int64_t)t->batch_pos, t->plan_fingerprint, (int64_t)t->plan_index, t->plan_label,
+             (int64_t)t->world_size, (int64_t)t->iterations, (int64_t)t->warmup, t->timeout_s,
+             t->comm, t->devops, (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch,
              t->predicted_iter_time_s, (int64_t)t->predicted_peak_bytes, (int64_t)t->seed,
-             t->created_unix, t->plan_json ? t->plan_json : "{}", t->kind[0] ? t->kind : "plan");
+             t->created_unix, t->plan_json ? t->plan_json : "{}", t->kind[0] ? t->kind : "plan",
+             skipped ? "failed" : "pending", why, skipped ? t->created_unix : (int64_t)0);
     if (tsl_sql_done(db, SCOPE, st, err) != 0)
         return -1;
-    for (uint32_t r = 0; r < t->n_ranks; r++) {
+    for (uint32_t r = 0; !skipped && r < t->n_ranks; r++) {
         const tsl_trial_rank_t *k = &t->ranks[r];
         st = prep(db,
                   "INSERT INTO trial_ranks (trial_id, rank, worker_id, hostname, device_index) "
@@ -125,6 +144,15 @@ static bool is_cancelled(const char *status, const char *error)
            strncmp(error, CANCELLED_PREFIX, sizeof CANCELLED_PREFIX - 1) == 0;
 }
 
+/* The status a trial reads as: the stored one, or "cancelled" / "skipped" for a
+ * failed row whose error says so. */
+static const char *read_status(const char *status, const char *error)
+{
+    return is_cancelled(status, error) ? "cancelled"
+           : is_skipped(status, error) ? "skipped"
+                                       : status;
+}
+
 static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
 {
     memset(t, 0, sizeof *t);
@@ -134,9 +162,8 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", tsl_sql_text(st, 3));
     t->plan_index = (uint32_t)sqlite3_column_int64(st, 4);
     snprintf(t->plan_label, sizeof t->plan_label, "%s", tsl_sql_text(st, 5));
-    snprintf(t->status, sizeof t->status, "%s", tsl_sql_text(st, 6));
-    if (is_cancelled(t->status, tsl_sql_text(st, 25)))
-        snprintf(t->status, sizeof t->status, "cancelled");
+    snprintf(t->status, sizeof t->status, "%s",
+             read_status(tsl_sql_text(st, 6), tsl_sql_text(st, 25)));
     t->world_size = (uint32_t)sqlite3_column_int64(st, 7);
     t->iterations = (uint32_t)sqlite3_column_int64(st, 8);
     t->warmup = (uint32_t)sqlite3_column_int64(st, 9);
@@ -514,7 +541,7 @@ static int status_locked(sqlite3 *db, const char *id, char status[16], tsl_err_t
     int rc = 1;
     if (sqlite3_step(st) == SQLITE_ROW) {
         const char *stat = tsl_sql_text(st, 0);
-        snprintf(status, 16, "%s", is_cancelled(stat, tsl_sql_text(st, 1)) ? "cancelled" : stat);
+        snprintf(status, 16, "%s", read_status(stat, tsl_sql_text(st, 1)));
         rc = 0;
     }
     sqlite3_finalize(st);
@@ -659,11 +686,21 @@ int tsl_trials_count_workers(tsl_store_t *s, int64_t *online, int64_t *offline, 
     return st ? 0 : -1;
 }
 
+/* Rows of one status as trials read (read_status): "failed" without the cancelled
+ * and skipped ones, which are stored failed. */
+static const char COUNT_SQL[] =
+    "SELECT COUNT(*) FROM trials WHERE ?1 = '' OR "
+    "(?1 = 'cancelled' AND status = 'failed' AND substr(error, 1, ?2) = ?3) OR "
+    "(?1 = 'skipped' AND status = 'failed' AND substr(error, 1, ?4) = ?5) OR "
+    "(status = ?1 AND NOT (status = 'failed' AND (substr(error, 1, ?2) = ?3 OR "
+    "substr(error, 1, ?4) = ?5)))";
+
 int tsl_trials_count(tsl_store_t *s, const char *status, int64_t *n, tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    sqlite3_stmt *st = prep(db, "SELECT COUNT(*) FROM trials WHERE ?1 = '' OR status = ?1", "t",
-                            err, status ? status : "");
+    sqlite3_stmt *st = prep(db, COUNT_SQL, "titit", err, status ? status : "",
+                            (int64_t)(sizeof CANCELLED_PREFIX - 1), CANCELLED_PREFIX,
+                            (int64_t)(sizeof SKIPPED_PREFIX - 1), SKIPPED_PREFIX);
     *n = 0;
     if (st && sqlite3_step(st) == SQLITE_ROW)
         *n = sqlite3_column_int64(st, 0);

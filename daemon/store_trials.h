@@ -14,6 +14,13 @@
  * Everything is stored at once, so it survives a restart; tsl_trials_recover
  * fails what was pending or running when the daemon stopped.
  *
+ * Skipped: a plan of a batch the executor cannot run (StartTrial; trial_sched.h)
+ * is created "skipped" instead, over from the start: no ranks, never started,
+ * never a calibration sample nor part of a top-k choice, and the next trial of
+ * its batch does not wait for it. Like a cancelled trial it is stored "failed"
+ * with its error prefixed ("skipped: <reason>"; schema/004's CHECK on status
+ * predates both) and reads back with its own status.
+ *
  * Link probes (kind "link", schema/004): two ranks on two workers time the link
  * between their nodes; no plan (plan_fingerprint "" here, NULL in the table),
  * never a calibration sample nor part of a top-k choice.
@@ -86,7 +93,8 @@ typedef struct tsl_trial {
     char plan_fingerprint[17];
     uint32_t plan_index;
     char plan_label[64];
-    char status[12]; /* "pending", "running", "done", "failed", "cancelled" */
+    char status[12]; /* "pending", "running", "done", "failed", "cancelled", "skipped";
+                        create: "skipped" or anything else (pending) */
     uint32_t world_size, iterations, warmup;
     double timeout_s;
     char comm[8], devops[8];
@@ -97,7 +105,7 @@ typedef struct tsl_trial {
     uint64_t predicted_peak_bytes, measured_peak_bytes;
     double time_error, memory_error;
     bool any_oom, chosen, ready;
-    char error[TSL_TRIAL_ERROR_LEN];
+    char error[TSL_TRIAL_ERROR_LEN]; /* create, skipped: the reason (stored prefixed) */
     char rendezvous[256];
     uint8_t nccl_id[TSL_TRIAL_NCCL_ID];
     size_t nccl_id_len;
@@ -113,12 +121,13 @@ typedef struct tsl_trial {
 } tsl_trial_t;
 
 void tsl_trial_clear(tsl_trial_t *t);
-bool tsl_trial_over(const tsl_trial_t *t); /* done, failed or cancelled */
+bool tsl_trial_over(const tsl_trial_t *t); /* done, failed, cancelled or skipped */
 
 /* A new id: prefix ("t-", "b-") + 16 hex digits, unique in this process. */
 void tsl_trials_new_id(const char *prefix, char out[TSL_TRIAL_ID_LEN + 1]);
 
-/* Inserts n trials (with their ranks) in one transaction. */
+/* Inserts n trials (with their ranks) in one transaction: pending, or skipped (status
+ * "skipped": error its reason, finished when created, its ranks not stored). */
 int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t *err);
 
 /* 0 found (out filled; tsl_trial_clear it), 1 unknown (err names it), -1 error. */
@@ -168,7 +177,7 @@ int tsl_trials_fail(tsl_store_t *s, const char *trial_id, const char *reason, in
 /* pending/running → "cancelled" (stored as failed with the error "cancelled:
  * <reason>", reason "" = "by request"); its ranks as tsl_trials_fail. 0 cancelled
  * now, 1 unknown id (TSL_E_NOTFOUND), 2 cancelled already (nothing changed),
- * 3 done or failed (TSL_E_PRECONDITION, naming its state), -1 error. */
+ * 3 done, failed or skipped (TSL_E_PRECONDITION, naming its state), -1 error. */
 int tsl_trials_cancel(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
                       tsl_err_t *err);
 
@@ -194,7 +203,8 @@ int tsl_trials_recover(tsl_store_t *s, int64_t now, uint32_t *n_failed, tsl_err_
 int tsl_trials_count_workers(tsl_store_t *s, int64_t *online, int64_t *offline, int64_t *stopped,
                              tsl_err_t *err);
 
-/* Counts per status, for metrics and tests. */
+/* Counts per status as trials read ("" = all): "failed" leaves out the cancelled and
+ * skipped trials stored failed; for metrics, the status page and tests. */
 int tsl_trials_count(tsl_store_t *s, const char *status, int64_t *n, tsl_err_t *err);
 
 /* Done trials without an OOM rank of one hardware key, oldest first. */

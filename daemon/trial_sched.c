@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #include "cluster_json.h"
+#include "export.h"
+#include "plan.h"
 
 void tsl_sched_need_free(tsl_sched_need_t *need)
 {
@@ -282,4 +284,64 @@ int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers
     }
     explain(need, workers, n_workers, nodes, n_nodes, why, why_cap);
     return -1;
+}
+
+/* ---- which plans of a batch the executor runs ---------------------------------------------- */
+
+/* Plan i of doc as a trial runs it: 0 it runs, 1 not (why), -1 out of memory. The
+ * mamba layers are the model's (the document's head counts them), so a hybrid
+ * model's every plan is refused alike. */
+static int plan_scope(const json_t *doc, uint32_t i, char *why, size_t cap, tsl_err_t *err)
+{
+    const json_t *p = i == 0 ? json_object_get(doc, "plan")
+                             : json_array_get(json_object_get(doc, "alternatives"), i - 1);
+    tsl_err_t e = {0};
+    tsl_plan_t *plan = malloc(sizeof *plan); /* large: not on the stack */
+    if (plan == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "trial: out of memory");
+    int rc = tsl_plan_from_json(p, plan, &e);
+    if (rc == 0) {
+        tsl_plan_trial_form(plan);
+        rc = tsl_plan_exec_scope(plan, &e);
+    }
+    if (rc == 0)
+        rc = tsl_exec_scope_mamba((uint32_t)json_integer_value(json_object_get(
+                                      json_object_get(doc, "model"), "mamba_layers")),
+                                  &e);
+    free(plan);
+    if (rc == 0)
+        return 0;
+    snprintf(why, cap, "plan %u: %.380s", i, e.msg[0] ? e.msg : "not a plan object");
+    return 1;
+}
+
+int tsl_sched_batch_scope(const json_t *doc, uint32_t n, tsl_sched_scope_t *scope, uint32_t *n_runs,
+                          tsl_err_t *err)
+{
+    *n_runs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = plan_scope(doc, i, scope[i].why, sizeof scope[i].why, err);
+        if (rc < 0)
+            return -1;
+        scope[i].runs = rc == 0;
+        if (rc == 0)
+            scope[i].why[0] = '\0';
+        *n_runs += rc == 0;
+    }
+    return 0;
+}
+
+void tsl_sched_none_runs(const char *fp, const tsl_sched_scope_t *scope, uint32_t n, char *out,
+                         size_t cap)
+{
+    if (n == 1) { /* the one plan asked for: as a single plan was always refused */
+        snprintf(out, cap, "plan %s: %s; the executor cannot try it", fp, scope[0].why);
+        return;
+    }
+    size_t used = (size_t)snprintf(out, cap,
+                                   "plan %s: the executor cannot try any of the %u plans of the "
+                                   "batch: ",
+                                   fp, n);
+    for (uint32_t i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? "; " : "", scope[i].why);
 }

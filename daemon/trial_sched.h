@@ -18,6 +18,13 @@
  * needs 4 GPUs of type A100-80G; online matching workers have 2: w-… (host a,
  * 2 GPUs)".
  *
+ * Which plans of a batch run (tsl_sched_batch_scope), pure: the executor runs a
+ * plan in the form a trial runs it (plan.h tsl_plan_trial_form: ZB-H1 as 1F1B)
+ * when tsl_plan_exec_scope and the document's model.mamba_layers
+ * (tsl_exec_scope_mamba) allow it. StartTrial runs the plans of a batch that
+ * run and reports the others skipped, each with its reason; only a batch none
+ * of whose plans runs is refused (tsl_sched_none_runs says why, plan by plan).
+ *
  * Ownership: a need owns its arrays (tsl_sched_need_free). Workers are
  * borrowed for the call.
  */
@@ -60,5 +67,28 @@ void tsl_sched_need_free(tsl_sched_need_t *need);
 int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers, size_t n_workers,
                    const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out, bool *simulated,
                    char *why, size_t why_cap);
+
+/* ---- which plans of a batch the executor runs ---------------------------------------------- */
+
+#define TSL_SCHED_WHY_LEN 400
+
+typedef struct tsl_sched_scope {
+    bool runs;
+    char why[TSL_SCHED_WHY_LEN]; /* !runs: "plan I: <what>: <why>", naming the plan field */
+} tsl_sched_scope_t;
+
+/* The first n plans of the stored plan document doc (plan i: 0 its "plan", i
+ * alternatives[i-1]; a missing or malformed one does not run): scope[i] for each
+ * (n entries, the caller's), how many run in *n_runs. 0, or -1 when out of memory
+ * (err). */
+int tsl_sched_batch_scope(const json_t *doc, uint32_t n, tsl_sched_scope_t *scope, uint32_t *n_runs,
+                          tsl_err_t *err);
+
+/* Why a batch none of whose n plans runs is refused, into out (cap bytes),
+ * naming the plan fp: one plan "plan FP: plan 0: <why>; the executor cannot try
+ * it"; more "plan FP: the executor cannot try any of the N plans of the batch:
+ * plan 0: <why>; plan 1: <why>". */
+void tsl_sched_none_runs(const char *fp, const tsl_sched_scope_t *scope, uint32_t n, char *out,
+                         size_t cap);
 
 #endif

@@ -4,8 +4,9 @@
  * status page lists a stored plan with its <script> name escaped), 404, 405, HEAD,
  * and start errors; the page's workers, profiles, daemon figures and a plan's
  * per-stage SVG chart (/plan/FP); trials and calibrations (http_trials.c) on both
- * pages with a hostile hostname and failure reason, and the trial gauges. The
- * client is a raw socket written here.
+ * pages with a hostile hostname and failure reason, a skipped trial (its reason
+ * shown, neither red nor an alert), and the trial gauges. The client is a raw
+ * socket written here.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -891,6 +892,36 @@ static void test_plan_strategies(tsl_store_t *store)
     evbuffer_free(b);
 }
 
+/* A skipped plan of a batch (one the executor cannot run): its row says "skipped" with
+ * the reason in the failure column, and it is no failure: neither red nor an alert. */
+static void test_trials_skipped(tsl_store_t *store)
+{
+    tsl_trial_t t;
+    tsl_err_t err = {0};
+    char *html = render_status(store);
+    int alerts = count(html, "data-kind=\"trial\"");
+    free(html);
+    new_trial(&t, "00000000000000aa", 2, (int64_t)time(NULL));
+    snprintf(t.status, sizeof(t.status), "skipped");
+    snprintf(t.error, sizeof(t.error),
+             "plan 2: plan: schedule zbv: the executor runs 1F1B and interleaved 1F1B; the "
+             "executor cannot try it");
+    CHECK(tsl_trials_create(store, &t, 1, &err) == 0, "create: %s", err.msg);
+    html = render_status(store);
+    const char *cell = strstr(html, "<td>skipped</td>"), *row = cell;
+    while (row && row > html && strncmp(row, "<tr", 3) != 0)
+        row--;
+    CHECK(cell && strncmp(row, "<tr>", 4) == 0, "a skipped row, not red:\n%s", html);
+    CHECK(strstr(html, "<td class=\"reason\" title=\"skipped: plan 2: plan: schedule zbv: the "
+                       "executor runs 1F1B and interleaved 1F1B; the executor cannot try it\">"
+                       "skipped: plan 2: plan: schedule zbv: the executor runs 1F1B \xE2\x80\xA6"),
+          "its reason in the failure column, whole in the title");
+    CHECK(count(html, "data-kind=\"trial\"") == alerts, "no alert for it (%d, was %d)",
+          count(html, "data-kind=\"trial\""), alerts);
+    free(html);
+    tsl_trial_clear(&t);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -913,6 +944,7 @@ int main(void)
         test_plan_trials(store);
         test_overview(store);
         test_plan_strategies(store);
+        test_trials_skipped(store);
         tsl_store_close(store);
     }
     test_no_store_and_errors();

@@ -206,7 +206,8 @@ static void test_empty(void)
 }
 
 /* tessel_workers{state}: left out until the daemon counted once (a 0 would read
- * as every worker gone), then one sample per state; a cancel is a trial event. */
+ * as every worker gone), then one sample per state; a cancel and a skipped plan are
+ * trial events. */
 static void test_workers(void)
 {
     tsl_metrics_t *m = tsl_metrics_new();
@@ -216,6 +217,8 @@ static void test_workers(void)
     tsl_metrics_set_workers(m, 3, 1, 2);
     tsl_metrics_trial(m, "cancelled");
     tsl_metrics_trial(m, "failed");
+    tsl_metrics_trial(m, "skipped");
+    tsl_metrics_trial(m, "skipped");
     text = tsl_metrics_render(m);
     parsed_t *p = malloc(sizeof(*p));
     parse(text, p);
@@ -225,6 +228,7 @@ static void test_workers(void)
     CHECK(value(p, "tessel_workers", "state=\"stopped\"") == 2, "stopped");
     CHECK(value(p, "tessel_trials_total", "event=\"cancelled\"") == 1, "cancelled counted");
     CHECK(value(p, "tessel_trials_total", "event=\"failed\"") == 1, "failed apart from it");
+    CHECK(value(p, "tessel_trials_total", "event=\"skipped\"") == 2, "skipped plans counted");
     tsl_metrics_set_workers(m, 0, 3, 3);
     free(text);
     text = tsl_metrics_render(m);

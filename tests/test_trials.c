@@ -6,7 +6,8 @@
  * another and a worker running one trial at a time, recovery after a restart,
  * calibration samples from the plan's slowest stage and the slowest rank; and
  * which workers and GPUs a plan gets (type matching, sim and real never mixed,
- * registered plans on their named nodes, what is missing said).
+ * registered plans on their named nodes, what is missing said); a batch's plans
+ * the executor cannot run stored skipped, and which those are (trial_sched.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -398,6 +399,133 @@ static void test_cancel(void)
     tsl_store_close(s);
 }
 
+/* A skipped plan of a batch (StartTrial: one the executor cannot run): stored over from
+ * the start, without ranks; it reads back "skipped" with its reason, never holds up the
+ * next trial of its batch, never starts, is no failure to count, cannot be cancelled
+ * and a restart leaves it alone. */
+static void test_skipped(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    tsl_trial_t t[3], got;
+    char ids[4][TSL_TRIAL_ID_LEN + 1];
+    size_t n = 0;
+    int64_t count = -1, failed0 = 0, cancelled0 = 0, all0 = 0; /* earlier tests' trials */
+    uint32_t failed = 9;
+    tsl_trials_count(s, "failed", &failed0, &err);
+    tsl_trials_count(s, "cancelled", &cancelled0, &err);
+    tsl_trials_count(s, "", &all0, &err);
+    make(&t[0], "b-s", 0, "w-s", "w-t");
+    make(&t[1], "b-s", 1, "w-s", "w-t");
+    make(&t[2], "b-s", 2, "w-s", "w-t");
+    snprintf(t[0].status, sizeof t[0].status, "skipped");
+    snprintf(t[0].error, sizeof t[0].error,
+             "plan 0: plan: schedule ZB-V: the executor runs 1F1B and interleaved 1F1B; the "
+             "executor cannot try it");
+    CHECK(tsl_trials_create(s, t, 3, &err) == 0, "create: %s", err.msg);
+    CHECK(tsl_trials_get(s, t[0].trial_id, &got, &err) == 0 && strcmp(got.status, "skipped") == 0 &&
+              strcmp(got.error, "skipped: plan 0: plan: schedule ZB-V: the executor runs 1F1B "
+                                "and interleaved 1F1B; the executor cannot try it") == 0 &&
+              got.n_ranks == 0 && got.world_size == 2 && got.finished_unix == got.created_unix &&
+              got.started_unix == 0 && tsl_trial_over(&got),
+          "skipped reads back with its reason, no ranks, over when made (%s: %s, %u ranks)",
+          got.status, got.error, got.n_ranks);
+    tsl_trial_clear(&got);
+    tsl_trials_ids(s, "startable", ids, 4, &n, &err);
+    CHECK(n == 1 && strcmp(ids[0], t[1].trial_id) == 0,
+          "the skipped first plan holds nothing up: the next of its batch is startable (%zu)", n);
+    CHECK(tsl_trials_start(s, t[0].trial_id, 150, &err) == 1, "a skipped trial never starts");
+    tsl_trials_start(s, t[1].trial_id, 150, &err);
+    tsl_trials_ids(s, "startable", ids, 4, &n, &err);
+    CHECK(n == 0, "the third waits for the second, as always (%zu)", n);
+    CHECK(tsl_trials_count(s, "skipped", &count, &err) == 0 && count == 1, "one skipped (%lld)",
+          (long long)count);
+    CHECK(tsl_trials_count(s, "failed", &count, &err) == 0 && count == failed0,
+          "a skipped trial is not counted failed (%lld)", (long long)count);
+    CHECK(tsl_trials_count(s, "", &count, &err) == 0 && count == all0 + 3,
+          "all three stored (%lld)", (long long)count);
+    err = (tsl_err_t){0};
+    CHECK(tsl_trials_cancel(s, t[0].trial_id, "", 160, &err) == 3 &&
+              tsl_err_code(&err) == TSL_E_PRECONDITION && strstr(err.msg, "is skipped already"),
+          "a skipped trial cannot be cancelled, naming its state: %s", err.msg);
+    CHECK(tsl_trials_fail(s, t[0].trial_id, "late", 161, &err) == 1, "nor failed");
+    tsl_trials_cancel(s, t[1].trial_id, "", 162, &err);
+    CHECK(tsl_trials_count(s, "cancelled", &count, &err) == 0 && count == cancelled0 + 1 &&
+              tsl_trials_count(s, "failed", &count, &err) == 0 && count == failed0,
+          "cancelled counted apart from failed too");
+    CHECK(tsl_trials_recover(s, 180, &failed, &err) == 0 && failed == 1,
+          "a restart fails the pending trial only (%u)", failed);
+    CHECK(tsl_trials_get(s, t[0].trial_id, &got, &err) == 0 && strcmp(got.status, "skipped") == 0,
+          "and leaves the skipped one skipped (%s)", got.status);
+    tsl_trial_clear(&got);
+    for (int i = 0; i < 3; i++)
+        tsl_trial_clear(&t[i]);
+    tsl_store_close(s);
+}
+
+/* ---- which plans of a batch run ------------------------------------------------------------- */
+
+/* The plan object of test_trials' DOC with extra keys (a JSON object's text). */
+static json_t *scope_plan(const char *extra)
+{
+    json_t *p =
+        json_loads("{\"label\": \"tessel\", \"pp\": 1, \"global_batch\": 8, \"micro_batch\": "
+                   "4, \"n_micro\": 2, \"iter_time_s\": 0.5, \"peak_bytes\": 1000, "
+                   "\"stages\": [{\"first_layer\": 0, \"n_layers\": 26, \"first_device\": "
+                   "0, \"n_devices\": 2, \"time_s\": 0.25, \"runs\": [{\"first_layer\": 0, "
+                   "\"count\": 26, \"strategy\": \"tp2\"}]}]}",
+                   0, NULL);
+    json_t *more = json_loads(extra, 0, NULL);
+    json_object_update(p, more);
+    json_decref(more);
+    return p;
+}
+
+static void test_batch_scope(void)
+{
+    tsl_err_t err = {0};
+    /* a plan that runs 1F1B; alternatives a ZB-V plan, a ZB-H1 plan (tried as 1F1B) and
+     * an FP8 one */
+    json_t *doc =
+        json_pack("{s:{s:s}, s:o, s:[o, o, o]}", "model", "name", "GPT2-345M", "plan",
+                  scope_plan("{}"), "alternatives", scope_plan("{\"schedule\": \"zbv\"}"),
+                  scope_plan("{\"schedule\": \"zbh1\"}"), scope_plan("{\"fp8_recipe\": 1}"));
+    tsl_sched_scope_t sc[4];
+    uint32_t n_runs = 9;
+    char why[1024];
+    CHECK(doc != NULL, "the document parses");
+    CHECK(tsl_sched_batch_scope(doc, 4, sc, &n_runs, &err) == 0 && n_runs == 2,
+          "two of four run (%u): %s", n_runs, err.msg);
+    CHECK(sc[0].runs && sc[0].why[0] == '\0', "the 1F1B plan runs (%s)", sc[0].why);
+    CHECK(!sc[1].runs && strncmp(sc[1].why, "plan 1: ", 8) == 0 && strstr(sc[1].why, "schedule") &&
+              strstr(sc[1].why, "1F1B"),
+          "the ZB-V plan does not, naming the schedule: %s", sc[1].why);
+    CHECK(sc[2].runs, "the ZB-H1 plan runs (as 1F1B): %s", sc[2].why);
+    CHECK(!sc[3].runs && strstr(sc[3].why, "plan 3: ") && strstr(sc[3].why, "FP8"),
+          "the FP8 plan does not: %s", sc[3].why);
+    tsl_sched_none_runs("00000000000000f1", sc + 1, 1, why, sizeof why);
+    CHECK(strncmp(why, "plan 00000000000000f1: plan 1: ", 31) == 0 &&
+              strstr(why, "; the executor cannot try it"),
+          "one plan refused as a single plan always was: %s", why);
+    sc[2] = sc[3]; /* plans 1 and 3: neither runs */
+    tsl_sched_none_runs("00000000000000f1", sc + 1, 2, why, sizeof why);
+    CHECK(strstr(why, "cannot try any of the 2 plans of the batch") && strstr(why, "schedule") &&
+              strstr(why, "; plan 3: ") && strstr(why, "FP8"),
+          "a batch none of whose plans runs names each reason: %s", why);
+    json_t *hybrid = json_deep_copy(doc);
+    json_object_set_new(json_object_get(hybrid, "model"), "mamba_layers", json_integer(23));
+    CHECK(tsl_sched_batch_scope(hybrid, 4, sc, &n_runs, &err) == 0 && n_runs == 0 &&
+              strstr(sc[0].why, "Mamba"),
+          "a hybrid model's plans: none runs (%u): %s", n_runs, sc[0].why);
+    json_t *broken = json_pack("{s:{}, s:[]}", "plan", "alternatives");
+    CHECK(tsl_sched_batch_scope(broken, 2, sc, &n_runs, &err) == 0 && n_runs == 0 && !sc[1].runs &&
+              strncmp(sc[1].why, "plan 1: ", 8) == 0,
+          "a plan that is missing does not run: %s", sc[1].why);
+    json_decref(broken);
+    json_decref(hybrid);
+    json_decref(doc);
+}
+
 /* ---- the pick ------------------------------------------------------------------------------- */
 
 static tsl_reg_device_t devs_a[2] = {{0, "NVIDIA A100-SXM4-80GB", 80ull << 30, 108, "u0"},
@@ -568,6 +696,8 @@ int main(void)
     test_fail_and_batches();
     test_calib();
     test_cancel();
+    test_skipped();
+    test_batch_scope();
     test_pick();
     test_clock_steps();
     char cmd[300];

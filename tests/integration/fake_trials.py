@@ -46,7 +46,13 @@ def trials(pb, fp):
                       error="rank 1 (worker w-1 on sim-b): the worker stopped heartbeating",
                       ranks=[rank(0, "sim-a", 0.0, 0, state="failed"),
                              rank(1, "sim-b", 0.0, 0, state="failed", error="worker lost")])
-    return {t.trial_id: t for t in (done, alt, failed)}
+    # a plan of batch b-1 the executor cannot run (StartTrialResponse.skipped)
+    skipped = pb.Trial(trial_id="t-skip", plan_fingerprint=fp, status="skipped", plan_index=2,
+                       plan_label="tessel", predicted_iter_time_s=0.45,
+                       predicted_peak_bytes=2 * gib, world_size=2, batch_id="b-1",
+                       error="skipped: plan 2: plan: schedule zbv: the executor runs 1F1B and "
+                       "interleaved 1F1B; the executor cannot try it")
+    return {t.trial_id: t for t in (done, alt, failed, skipped)}
 
 
 def main():
@@ -88,7 +94,10 @@ def main():
             ids = ["t-fail"]
         # nodes "stale": the plan as the store marks it after a new profile or cost model
         stale = bool(req.nodes) and req.nodes[0] == "stale"
-        return pb.StartTrialResponse(trial_ids=ids, batch_id="b-1", plan_stale=stale)
+        # nodes "skip": a batch whose ZB-V alternative the executor cannot run
+        skipped = [known["t-skip"]] if req.nodes and req.nodes[0] == "skip" else []
+        return pb.StartTrialResponse(trial_ids=ids, batch_id="b-1", plan_stale=stale,
+                                     skipped=skipped)
 
     def list_(req, ctx):
         ts = [t for t in known.values()
