@@ -1017,6 +1017,20 @@ static void test_cp_ring_fixed_tokens(void)
                (f[8] - f[4]) / 4 * 1e3, step * 1e3);
 }
 
+/* An LM head of s tokens a sample, width h and vocabulary V, derived. */
+static tsl_layer_t head_layer(uint32_t s, uint32_t h, uint32_t V)
+{
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_HEAD;
+    l.seq_len = s;
+    l.hidden = h;
+    l.vocab = V;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
 /* The LM head's loss as the executor runs it (the default loss_impl): 10 bytes per
  * logit forward in 3 kernels, 6 backward in one (loss_impl.h). GPT-2's head, 16 × 1024
  * tokens, V' = 50304: by hand 10 · 50304 · 16384 = 8.24 GB, 3.08 ms at 0.8 × 3350
@@ -1027,14 +1041,7 @@ static void test_loss(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_HEAD;
-    l.seq_len = 1024;
-    l.hidden = 1024;
-    l.vocab = 50257;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = head_layer(1024, 1024, 50257);
     double T = 16384, V = 50304, W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S;
     /* the executor's loss, the default (loss_impl.h): 10 B in 3 kernels forward, 6 B in
      * one backward (cost model 119; torch's 22 + 26 before, test_loss_time) */
@@ -1603,13 +1610,7 @@ static void test_unaligned_head(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_HEAD;
-    l.seq_len = l.hidden = 1024;
-    l.vocab = 50257;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = head_layer(1024, 1024, 50257);
     /* the loss the executor's (the default): 10 B per logit in 3 kernels */
     double T = 16384, ce_f = 10.0 * 50257 * T / (0.8 * 3350e9), L = TSL_ROOFLINE_LAUNCH_S;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50257),
@@ -1640,13 +1641,7 @@ static void test_loss_time(void)
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
     CHECK(d.loss_impl == TSL_LOSS_EXEC && !d.loss_unsplit, "init: the executor's loss");
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_HEAD;
-    l.seq_len = l.hidden = 1024;
-    l.vocab = 50304;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = head_layer(1024, 1024, 50304);
     const double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, logits = 16384.0 * 50304;
     const double fwd_b[] = {10, 22, 38, 6, 4, 4, 4}, bwd_b[] = {6, 26, 14, 4, 4, 4, 48};
     const double fwd_k[] = {3, 2, 6, 2, 1, 1, 1}, bwd_k[] = {1, 3, 2, 1, 1, 1, 7};
@@ -1698,14 +1693,7 @@ static void test_composer_metrics(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 312e12 * 0.82, 1555e9);
     tsl_gemm_eff_for_gpu(&d.shape, "A100-40G", 312e12, 1555e9);
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_HEAD;
-    l.seq_len = 2048;
-    l.hidden = 768;
-    l.vocab = 50368;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = head_layer(2048, 768, 50368);
     d.loss_impl = TSL_LOSS_FUSED_XENTROPY;
     double f0 = tsl_roofline_layer_fwd_s(&d, &l, 26, 1, false, 50368);
     double b0 = tsl_roofline_layer_bwd_s(&d, &l, 26, 1, false, 50368);
