@@ -48,7 +48,9 @@ static const char start_usage[] =
     "--top-k K, the plan and its K-1 best alternatives run one after another; the\n"
     "measured best becomes the plan's answer (see `plans show`). A plan the executor\n"
     "cannot run (a ZB-V schedule, FP8, ...) is skipped: a line on stderr says why, and\n"
-    "`trial list` shows its trial as skipped; the others run.\n"
+    "`trial list` shows its trial as skipped; the others run. So is an alternative no\n"
+    "online workers fit (the line names the GPUs missing); the plan asked for without\n"
+    "workers is exit 4, nothing started.\n"
     "\n"
     "Options:\n"
     "  --top-k K        run the plan and K-1 alternatives (1..16; default 1)\n"
@@ -64,8 +66,9 @@ static const char start_usage[] =
     "  --help           this text\n"
     "\n"
     "Exit status: 0 ok (skipped plans too), 2 usage, 3 no such plan, 4 no matching\n"
-    "workers or no plan of the batch the executor runs (the message says what is\n"
-    "missing), a failed trial (--wait) or a tesseld without trials, 5 unavailable.\n";
+    "workers for the plan asked for or no plan of the batch that runs (the message\n"
+    "says what is missing), a failed trial (--wait) or a tesseld without trials,\n"
+    "5 unavailable.\n";
 
 static const char probe_usage[] =
     "usage: tesselctl trial probe-link [--iterations N] [--warmup W] [--timeout S] [--wait]\n"
@@ -291,7 +294,8 @@ static void warn_stale(const Tessel__V1__StartTrialResponse *r, const char *fp)
                 fp);
 }
 
-/* The plans of the batch the executor cannot run (StartTrialResponse.skipped), one line
+/* The plans of the batch that do not run (StartTrialResponse.skipped: the executor
+ * cannot run them, or no online workers fit them), one line
  * each on stderr: the ids on stdout stay the trials that run, as scripts read them. */
 static void warn_skipped(const Tessel__V1__StartTrialResponse *r)
 {

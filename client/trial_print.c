@@ -84,8 +84,17 @@ static void print_ranks(FILE *out, const Tessel__V1__Trial *t)
     }
 }
 
+/* A skipped trial no online workers fit when its batch was made (docs/api.md, "Trials":
+ * its reason "skipped: plan I: no online workers fit it: ..."), not one the executor
+ * cannot run. */
+static bool skipped_unplaced(const Tessel__V1__Trial *t)
+{
+    return strstr(t->error, ": no online workers fit it: ") != NULL;
+}
+
 /* Why it ended early or never ran: a failure, the cancel's reason ("cancelled: ..."),
- * or why the executor cannot run the plan ("skipped: ..."). */
+ * or why the plan did not run ("skipped: ...": the executor cannot run it, or no
+ * online workers fit it). */
 static void print_error(FILE *out, const Tessel__V1__Trial *t)
 {
     const char *label = strcmp(t->status, "cancelled") == 0 ? "ended:    "
@@ -124,8 +133,8 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
             t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "",
             t->plan_stale ? STALE_NOTE : "");
     if (strcmp(t->status, "skipped") == 0) /* no ranks: it never ran (the reason below) */
-        fprintf(out, "  run:       none (a plan of %u devices the executor cannot run)\n",
-                t->world_size);
+        fprintf(out, "  run:       none (a plan of %u devices %s)\n", t->world_size,
+                skipped_unplaced(t) ? "no online workers fit" : "the executor cannot run");
     else
         fprintf(out,
                 "  run:       %u ranks, %s comm, %s device ops%s; %u iterations after %u "

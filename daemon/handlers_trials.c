@@ -8,9 +8,10 @@
  * the alternatives is clamped, logged), sorts out those the executor cannot
  * run (trial_sched.h: a ZB-V schedule, FP8, ...; when none runs,
  * FAILED_PRECONDITION naming each plan's reason), picks online workers for
- * each of the others (FAILED_PRECONDITION saying what is missing), and stores
- * one trial per plan in one batch: pending for those that run, skipped with
- * the reason for the others (store_trials.h), which the reply lists. Pending
+ * each of the others (none fit the plan asked for: FAILED_PRECONDITION saying
+ * what is missing; none fit an alternative: it is skipped saying so), and
+ * stores one trial per plan in one batch: pending for those that run, skipped
+ * with the reason for the others (store_trials.h), which the reply lists. Pending
  * trials whose workers are free start at once, the others when the trial
  * before them in the batch is over.
  *
@@ -237,37 +238,39 @@ static bool fill_record(start_ctx_t *c, uint32_t i, const json_t *p, uint32_t wo
     return true;
 }
 
-/* Trial i of the batch, a plan the executor runs: its workers picked. false after
- * answering. */
-static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed)
+/* Trial i of the batch, a plan the executor runs: its ranks on the workers picked.
+ * 0; 1 when no online workers fit it (why filled, nothing kept); -1 after answering. */
+static int make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed, char *why,
+                      size_t why_cap)
 {
     tsl_trial_t *t = &c->trials[i];
     uint32_t world;
     const json_t *p = plan_at(c->doc, i, &world);
     tsl_sched_need_t need;
     tsl_err_t err = {0};
-    char why[600];
     bool sim = false;
     if (tsl_sched_need_from_request(c->plan.request_json, p, world, &need, &err) != 0) {
         tsl_call_fail_err(c->call, &err);
-        return false;
+        return -1;
     }
     tsl_sched_pick_t *pick = calloc(world, sizeof *pick);
-    t->ranks = calloc(world, sizeof *t->ranks);
-    int rc = pick && t->ranks
-                 ? tsl_sched_pick(&need, c->ws.w, c->ws.n, (const char *const *)c->req->nodes,
-                                  c->req->n_nodes, pick, &sim, why, sizeof why)
-                 : (snprintf(why, sizeof why, "out of memory"), -1);
+    if (pick == NULL) {
+        tsl_sched_need_free(&need);
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        return -1;
+    }
+    int rc = tsl_sched_pick(&need, c->ws.w, c->ws.n, (const char *const *)c->req->nodes,
+                            c->req->n_nodes, pick, &sim, why, why_cap);
     tsl_sched_need_free(&need);
     if (rc != 0) {
-        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s%s", i ? "alternative: " : "",
-                      why);
         free(pick);
-        return false;
+        return 1;
     }
-    if (!fill_record(c, i, p, world, batch_id, seed, sim)) {
+    if (!(t->ranks = calloc(world, sizeof *t->ranks)))
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+    if (!t->ranks || !fill_record(c, i, p, world, batch_id, seed, sim)) {
         free(pick);
-        return false;
+        return -1;
     }
     t->n_ranks = world;
     for (uint32_t r = 0; r < world; r++) {
@@ -282,14 +285,14 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
                 snprintf(t->gpu_model, sizeof t->gpu_model, "%s", w->devices[d].model);
     }
     free(pick);
-    return true;
+    return 0;
 }
 
-/* Trial i of the batch, a plan the executor cannot run: recorded skipped with why
- * (store_trials.h), no ranks, in the run settings of the batch's other trials (sim).
- * false after answering. */
+/* Trial i of the batch, a plan that does not run (the executor cannot run it, or no
+ * online workers fit it): recorded skipped with its reason (store_trials.h), no ranks,
+ * in the run settings of the batch's other trials (sim). false after answering. */
 static bool make_skipped(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed, bool sim,
-                         const char *why)
+                         const tsl_sched_scope_t *scope)
 {
     tsl_trial_t *t = &c->trials[i];
     uint32_t world;
@@ -297,7 +300,7 @@ static bool make_skipped(start_ctx_t *c, uint32_t i, const char *batch_id, uint6
     if (!fill_record(c, i, p, world, batch_id, seed, sim))
         return false;
     snprintf(t->status, sizeof t->status, "skipped");
-    snprintf(t->error, sizeof t->error, "%s; the executor cannot try it", why);
+    tsl_sched_skip_reason(scope, t->error, sizeof t->error);
     return true;
 }
 
@@ -314,13 +317,13 @@ static uint32_t batch_size(start_ctx_t *c)
     return k;
 }
 
-/* Which plans of the batch the executor runs (trial_sched.h), into scope[c->n]. false
- * after answering: a stored plan without stages (INTERNAL), or none runs
- * (FAILED_PRECONDITION naming each plan's reason). */
-static bool batch_scope(start_ctx_t *c, tsl_sched_scope_t *scope)
+/* Which plans of the batch the executor runs (trial_sched.h), into scope[c->n], how
+ * many in *n_runs. false after answering: a stored plan without stages (INTERNAL), or
+ * none runs (FAILED_PRECONDITION naming each plan's reason). */
+static bool batch_scope(start_ctx_t *c, tsl_sched_scope_t *scope, uint32_t *n_runs)
 {
     tsl_err_t err = {0};
-    uint32_t world, n_runs = 0;
+    uint32_t world;
     char why[1024];
     for (uint32_t i = 0; i < c->n; i++)
         if (!json_is_object(plan_at(c->doc, i, &world)) || world == 0) {
@@ -329,11 +332,11 @@ static bool batch_scope(start_ctx_t *c, tsl_sched_scope_t *scope)
                           c->plan.fingerprint, i);
             return false;
         }
-    if (tsl_sched_batch_scope(c->doc, c->n, scope, &n_runs, &err) != 0) {
+    if (tsl_sched_batch_scope(c->doc, c->n, scope, n_runs, &err) != 0) {
         tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: %s", err.msg);
         return false;
     }
-    if (n_runs == 0) {
+    if (*n_runs == 0) {
         tsl_sched_none_runs(c->plan.fingerprint, scope, c->n, why, sizeof why);
         tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s", why);
         return false;
@@ -342,21 +345,37 @@ static bool batch_scope(start_ctx_t *c, tsl_sched_scope_t *scope)
 }
 
 /* The batch's trials: those that run first (their workers picked), then the skipped
- * ones in the same run settings. false after answering. */
-static bool make_batch(start_ctx_t *c, const tsl_sched_scope_t *scope, const char *batch_id)
+ * ones in the same run settings. A plan the executor runs but no online workers fit
+ * (trial_sched.h, tsl_sched_unplaced): the plan asked for refuses the batch
+ * (FAILED_PRECONDITION saying what is missing), an alternative is skipped naming it;
+ * a batch left with none that runs is refused naming each reason. false after
+ * answering. */
+static bool make_batch(start_ctx_t *c, tsl_sched_scope_t *scope, uint32_t n_runs,
+                       const char *batch_id)
 {
     uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)rand();
     bool sim = false, have_sim = false;
+    char why[600], answer[1024];
     for (uint32_t i = 0; i < c->n; i++) {
         if (!scope[i].runs)
             continue;
-        if (!make_trial(c, i, batch_id, seed))
+        int rc = make_trial(c, i, batch_id, seed, why, sizeof why);
+        if (rc < 0)
             return false;
-        if (!have_sim)
+        if (rc == 1 && tsl_sched_unplaced(scope, i, why, &n_runs, answer, sizeof answer) != 0) {
+            tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s", answer);
+            return false;
+        }
+        if (rc == 0 && !have_sim)
             sim = c->trials[i].simulated, have_sim = true;
     }
+    if (n_runs == 0) {
+        tsl_sched_none_runs(c->plan.fingerprint, scope, c->n, answer, sizeof answer);
+        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s", answer);
+        return false;
+    }
     for (uint32_t i = 0; i < c->n; i++)
-        if (!scope[i].runs && !make_skipped(c, i, batch_id, seed, sim, scope[i].why))
+        if (!scope[i].runs && !make_skipped(c, i, batch_id, seed, sim, &scope[i]))
             return false;
     return true;
 }
@@ -441,7 +460,8 @@ static void start_batch(start_ctx_t *c)
         tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
         goto out;
     }
-    if (!batch_scope(c, scope) || !make_batch(c, scope, batch_id))
+    uint32_t n_runs = 0;
+    if (!batch_scope(c, scope, &n_runs) || !make_batch(c, scope, n_runs, batch_id))
         goto out;
     if (tsl_trials_create(c->call->srv->store, c->trials, c->n, &err) != 0) {
         tsl_call_fail_err(c->call, &err);

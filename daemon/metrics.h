@@ -28,7 +28,8 @@ void tsl_metrics_set_queue(tsl_metrics_t *m, int64_t queued, int64_t running);
 void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored);
 
 /* tessel_trials_total{event}: event "started", "done", "failed", "cancelled" or
- * "skipped" (a plan of a batch the executor cannot run; others ignored). */
+ * "skipped" (a plan of a batch the executor cannot run or no online workers fit;
+ * others ignored). */
 void tsl_metrics_trial(tsl_metrics_t *m, const char *event);
 /* gauges tessel_trials_pending / tessel_trials_running: trials in those states now
  * (the HTTP thread re-counts them from the store on each scrape). */

@@ -14,8 +14,8 @@
  * Everything is stored at once, so it survives a restart; tsl_trials_recover
  * fails what was pending or running when the daemon stopped.
  *
- * Skipped: a plan of a batch the executor cannot run (StartTrial; trial_sched.h)
- * is created "skipped" instead, over from the start: no ranks, never started,
+ * Skipped: a plan of a batch the executor cannot run, or an alternative no online
+ * workers fit (StartTrial; trial_sched.h), is created "skipped" instead, over from the start: no ranks, never started,
  * never a calibration sample nor part of a top-k choice, and the next trial of
  * its batch does not wait for it. Like a cancelled trial it is stored "failed"
  * with its error prefixed ("skipped: <reason>"; schema/004's CHECK on status

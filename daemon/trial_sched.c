@@ -324,6 +324,7 @@ int tsl_sched_batch_scope(const json_t *doc, uint32_t n, tsl_sched_scope_t *scop
         if (rc < 0)
             return -1;
         scope[i].runs = rc == 0;
+        scope[i].unplaced = false;
         if (rc == 0)
             scope[i].why[0] = '\0';
         *n_runs += rc == 0;
@@ -331,17 +332,46 @@ int tsl_sched_batch_scope(const json_t *doc, uint32_t n, tsl_sched_scope_t *scop
     return 0;
 }
 
+int tsl_sched_unplaced(tsl_sched_scope_t *scope, uint32_t i, const char *why, uint32_t *n_runs,
+                       char *out, size_t cap)
+{
+    if (i == 0) { /* the plan asked for: only more workers make it run */
+        snprintf(out, cap, "%s", why);
+        return 1;
+    }
+    scope[i].runs = false;
+    scope[i].unplaced = true;
+    snprintf(scope[i].why, sizeof scope[i].why, "plan %u: no online workers fit it: %.*s", i,
+             (int)(sizeof scope[i].why - 48), why);
+    if (*n_runs > 0)
+        (*n_runs)--;
+    return 0;
+}
+
+void tsl_sched_skip_reason(const tsl_sched_scope_t *scope, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s", scope->why, scope->unplaced ? "" : "; the executor cannot try it");
+}
+
 void tsl_sched_none_runs(const char *fp, const tsl_sched_scope_t *scope, uint32_t n, char *out,
                          size_t cap)
 {
+    bool unplaced = false;
+    for (uint32_t i = 0; i < n; i++)
+        unplaced |= scope[i].unplaced;
     if (n == 1) { /* the one plan asked for: as a single plan was always refused */
         snprintf(out, cap, "plan %s: %s; the executor cannot try it", fp, scope[0].why);
         return;
     }
-    size_t used = (size_t)snprintf(out, cap,
-                                   "plan %s: the executor cannot try any of the %u plans of the "
-                                   "batch: ",
-                                   fp, n);
+    size_t used =
+        unplaced ? (size_t)snprintf(out, cap,
+                                    "plan %s: no plan of the %u of the batch can be "
+                                    "tried now: ",
+                                    fp, n)
+                 : (size_t)snprintf(out, cap,
+                                    "plan %s: the executor cannot try any of the %u plans of the "
+                                    "batch: ",
+                                    fp, n);
     for (uint32_t i = 0; i < n && used < cap; i++)
         used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? "; " : "", scope[i].why);
 }

@@ -25,6 +25,14 @@
  * run and reports the others skipped, each with its reason; only a batch none
  * of whose plans runs is refused (tsl_sched_none_runs says why, plan by plan).
  *
+ * Which plans of a batch have workers (tsl_sched_unplaced), pure: a plan the
+ * executor runs but no online workers fit now (tsl_sched_pick's why). The plan
+ * asked for (plan 0) refuses the batch with that why, as a single plan always
+ * was: the caller asked for that plan, and only more workers make it run. An
+ * alternative is skipped instead, its why naming what is missing, like a plan
+ * the executor cannot run; a batch left with no plan that runs is refused
+ * (tsl_sched_none_runs).
+ *
  * Ownership: a need owns its arrays (tsl_sched_need_free). Workers are
  * borrowed for the call.
  */
@@ -74,7 +82,9 @@ int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers
 
 typedef struct tsl_sched_scope {
     bool runs;
-    char why[TSL_SCHED_WHY_LEN]; /* !runs: "plan I: <what>: <why>", naming the plan field */
+    bool unplaced;               /* !runs because no online workers fit it (not the executor) */
+    char why[TSL_SCHED_WHY_LEN]; /* !runs: "plan I: <what>: <why>", naming the plan field;
+                                    unplaced: "plan I: no online workers fit it: <pick's why>" */
 } tsl_sched_scope_t;
 
 /* The first n plans of the stored plan document doc (plan i: 0 its "plan", i
@@ -84,10 +94,24 @@ typedef struct tsl_sched_scope {
 int tsl_sched_batch_scope(const json_t *doc, uint32_t n, tsl_sched_scope_t *scope, uint32_t *n_runs,
                           tsl_err_t *err);
 
+/* Plan i of a batch (scope[i] runs on the executor) for which tsl_sched_pick found no
+ * workers, why its answer. i 0, the plan asked for: 1, the batch is refused and out
+ * (cap bytes) is the answer, why itself. An alternative: 0, scope[i] no longer runs,
+ * unplaced, its why "plan I: no online workers fit it: <why>" (truncated to fit), and
+ * *n_runs (the batch's plans that run) one less. */
+int tsl_sched_unplaced(tsl_sched_scope_t *scope, uint32_t i, const char *why, uint32_t *n_runs,
+                       char *out, size_t cap);
+
+/* Why a skipped plan (scope, !runs) does not run, as its trial stores it (out, cap
+ * bytes): "<why>; the executor cannot try it", or an unplaced plan's why as it is. */
+void tsl_sched_skip_reason(const tsl_sched_scope_t *scope, char *out, size_t cap);
+
 /* Why a batch none of whose n plans runs is refused, into out (cap bytes),
  * naming the plan fp: one plan "plan FP: plan 0: <why>; the executor cannot try
  * it"; more "plan FP: the executor cannot try any of the N plans of the batch:
- * plan 0: <why>; plan 1: <why>". */
+ * plan 0: <why>; plan 1: <why>", or, when some ran out of workers instead (unplaced),
+ * "plan FP: no plan of the N of the batch can be tried now: plan 0: <why>; plan 1:
+ * no online workers fit it: <why>". */
 void tsl_sched_none_runs(const char *fp, const tsl_sched_scope_t *scope, uint32_t n, char *out,
                          size_t cap);
 

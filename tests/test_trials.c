@@ -481,6 +481,55 @@ static json_t *scope_plan(const char *extra)
     return p;
 }
 
+/* Plans the executor runs but no online workers fit (tsl_sched_unplaced): the plan asked
+ * for refuses the batch saying what is missing; an alternative is skipped naming it;
+ * a batch left with none that runs is refused naming each plan's reason. */
+static void test_unplaced(const json_t *doc)
+{
+    tsl_err_t err = {0};
+    tsl_sched_scope_t sc[4];
+    uint32_t n_runs = 0;
+    char out[1024], stored[TSL_TRIAL_ERROR_LEN];
+    const char *missing = "the plan needs 4 GPUs of type A100-80G; online matching workers have "
+                          "2: w-a (host a, 2 GPUs)";
+    tsl_sched_batch_scope(doc, 4, sc, &n_runs, &err);
+    CHECK(tsl_sched_unplaced(sc, 0, missing, &n_runs, out, sizeof out) == 1 &&
+              strcmp(out, missing) == 0 && sc[0].runs && n_runs == 2,
+          "the plan asked for without workers refuses the batch as before: %s", out);
+    out[0] = '\0';
+    CHECK(tsl_sched_unplaced(sc, 2, missing, &n_runs, out, sizeof out) == 0 && out[0] == '\0' &&
+              !sc[2].runs && sc[2].unplaced && n_runs == 1,
+          "an alternative without workers is skipped (%u run)", n_runs);
+    tsl_sched_skip_reason(&sc[2], stored, sizeof stored);
+    CHECK(strcmp(stored, "plan 2: no online workers fit it: the plan needs 4 GPUs of type "
+                         "A100-80G; online matching workers have 2: w-a (host a, 2 GPUs)") == 0,
+          "its reason names what is missing (hosts, GPUs): %s", stored);
+    tsl_sched_skip_reason(&sc[1], stored, sizeof stored);
+    CHECK(strncmp(stored, "plan 1: ", 8) == 0 && strstr(stored, "; the executor cannot try it") &&
+              !strstr(stored, "online workers"),
+          "a plan the executor cannot run keeps its reason: %s", stored);
+    char longwhy[700];
+    memset(longwhy, 'x', sizeof longwhy - 1);
+    longwhy[sizeof longwhy - 1] = '\0';
+    tsl_sched_scope_t cut[3];
+    uint32_t cut_runs = 0;
+    tsl_sched_batch_scope(doc, 3, cut, &cut_runs, &err);
+    CHECK(tsl_sched_unplaced(cut, 2, longwhy, &cut_runs, out, sizeof out) == 0 && cut_runs == 1 &&
+              strlen(cut[2].why) < TSL_SCHED_WHY_LEN &&
+              strncmp(cut[2].why, "plan 2: no online workers fit it: xxx", 37) == 0,
+          "a long reason is cut to fit (%zu)", strlen(cut[2].why));
+    /* plan 0 the executor cannot run (sc[1]'s reason), plan 2 without workers: none runs */
+    sc[0] = sc[1];
+    memcpy(sc[0].why, "plan 0", 6);
+    tsl_sched_none_runs("00000000000000f1", sc, 3, out, sizeof out);
+    const char *head = "plan 00000000000000f1: no plan of the 3 of the batch can be tried now: "
+                       "plan 0: ";
+    CHECK(strncmp(out, head, strlen(head)) == 0 &&
+              strstr(out, "; plan 2: no online workers fit it: the plan needs 4 GPUs") &&
+              !strstr(out, "the executor cannot try any"),
+          "a batch left with none that runs names each reason: %s", out);
+}
+
 static void test_batch_scope(void)
 {
     tsl_err_t err = {0};
@@ -512,6 +561,7 @@ static void test_batch_scope(void)
     CHECK(strstr(why, "cannot try any of the 2 plans of the batch") && strstr(why, "schedule") &&
               strstr(why, "; plan 3: ") && strstr(why, "FP8"),
           "a batch none of whose plans runs names each reason: %s", why);
+    test_unplaced(doc);
     json_t *hybrid = json_deep_copy(doc);
     json_object_set_new(json_object_get(hybrid, "model"), "mamba_layers", json_integer(23));
     CHECK(tsl_sched_batch_scope(hybrid, 4, sc, &n_runs, &err) == 0 && n_runs == 0 &&

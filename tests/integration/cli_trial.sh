@@ -157,13 +157,15 @@ else
     ctl trial start --nodes stale --json "$fp"
     "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan_stale"] is True, d' "$tmp/out" &&
         ok "trial start --json of a stale plan: plan_stale true" || fail "start --json stale: $(cat "$tmp/out")"
-    # a batch with a plan the executor cannot run: the others' ids on stdout, the skipped
-    # plan on stderr with its reason, exit 0; --json has it under "skipped"
+    # a batch with a plan the executor cannot run and one no online workers fit: the
+    # others' ids on stdout, the skipped plans on stderr with their reasons, exit 0;
+    # --json has them under "skipped"
     ctl trial start --nodes skip --wait "$fp"
     if [ "$rc" -eq 0 ] && [ "$(head -1 "$tmp/out")" = t-done ] &&
-        grep -q "^Trial t-done: done" "$tmp/out" && ! grep -q "t-skip" "$tmp/out" &&
-        grep -qx "tesselctl: trial start: plan #2 (tessel) not run (trial t-skip): skipped: plan 2: plan: schedule zbv: the executor runs 1F1B and interleaved 1F1B; the executor cannot try it" "$tmp/err"; then
-        ok "trial start with a skipped plan: the others run, the skipped one on stderr with its reason (exit 0)"
+        grep -q "^Trial t-done: done" "$tmp/out" && ! grep -q "t-skip\|t-nofit" "$tmp/out" &&
+        grep -qx "tesselctl: trial start: plan #2 (tessel) not run (trial t-skip): skipped: plan 2: plan: schedule zbv: the executor runs 1F1B and interleaved 1F1B; the executor cannot try it" "$tmp/err" &&
+        grep -qx "tesselctl: trial start: plan #3 (tessel) not run (trial t-nofit): skipped: plan 3: no online workers fit it: the plan needs 4 GPUs of type A100-40G; online matching simulated workers have 2: w-1 (host sim-a, 1 GPUs), w-2 (host sim-b, 1 GPUs)" "$tmp/err"; then
+        ok "trial start with skipped plans: the others run, the skipped ones on stderr with their reasons (exit 0)"
     else
         fail "trial start with a skipped plan: exit $rc: $(cat "$tmp/out" "$tmp/err")"
     fi
@@ -175,9 +177,15 @@ else
         grep -q "^  run:       none (a plan of 2 devices the executor cannot run)" "$tmp/out" &&
         grep -q "^  not run:   skipped: plan 2: plan: schedule zbv" "$tmp/out" &&
         ok "trial show of a skipped trial: why it did not run" || fail "show skipped: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+    ctl trial show t-nofit
+    [ "$rc" -eq 0 ] && grep -q "^Trial t-nofit: skipped" "$tmp/out" &&
+        grep -q "^  run:       none (a plan of 4 devices no online workers fit)" "$tmp/out" &&
+        grep -q "^  not run:   skipped: plan 3: no online workers fit it: the plan needs 4 GPUs" "$tmp/out" &&
+        ok "trial show of a trial no workers fit: why it did not run" || fail "show nofit: exit $rc: $(cat "$tmp/out" "$tmp/err")"
     ctl trial list "$fp"
     [ "$rc" -eq 0 ] && grep -Eq "^t-skip +skipped +[0-9a-f]{16} +2 +0.4500 s +- " "$tmp/out" &&
         grep -q "^t-skip skipped: plan 2: plan: schedule zbv" "$tmp/out" &&
+        grep -q "^t-nofit skipped: plan 3: no online workers fit it: the plan needs 4 GPUs" "$tmp/out" &&
         ok "trial list: a skipped row, its reason under the table" || fail "list skipped: $(cat "$tmp/out" "$tmp/err")"
     ctl trial watch t-fail
     [ "$rc" -eq 4 ] && ok "trial watch of a failed trial: exit 4" || fail "watch failed: exit $rc"
@@ -192,7 +200,7 @@ else
         fail "plans show with trials: exit $rc: $(tail -6 "$tmp/out") $(cat "$tmp/err")"
     fi
     ctl plans show --json "$fp"
-    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "plan" in d and [t["trial_id"] for t in d["trials"]] == ["t-done","t-alt","t-fail","t-skip"]' "$tmp/out" &&
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "plan" in d and [t["trial_id"] for t in d["trials"]] == ["t-done","t-alt","t-fail","t-skip","t-nofit"]' "$tmp/out" &&
         ok "plans show --json: the trials array" || fail "plans show --json with trials: $(head -c 300 "$tmp/out")"
 fi
 [ "$failures" -eq 0 ] && echo "all checks passed" || echo "$failures check(s) failed"

@@ -52,7 +52,14 @@ def trials(pb, fp):
                        predicted_peak_bytes=2 * gib, world_size=2, batch_id="b-1",
                        error="skipped: plan 2: plan: schedule zbv: the executor runs 1F1B and "
                        "interleaved 1F1B; the executor cannot try it")
-    return {t.trial_id: t for t in (done, alt, failed, skipped)}
+    # a plan of batch b-1 no online workers fit (4 GPUs, 2 online): skipped as well
+    nofit = pb.Trial(trial_id="t-nofit", plan_fingerprint=fp, status="skipped", plan_index=3,
+                     plan_label="tessel", predicted_iter_time_s=0.3,
+                     predicted_peak_bytes=2 * gib, world_size=4, batch_id="b-1",
+                     error="skipped: plan 3: no online workers fit it: the plan needs 4 GPUs of "
+                     "type A100-40G; online matching simulated workers have 2: w-1 (host sim-a, "
+                     "1 GPUs), w-2 (host sim-b, 1 GPUs)")
+    return {t.trial_id: t for t in (done, alt, failed, skipped, nofit)}
 
 
 def main():
@@ -94,8 +101,10 @@ def main():
             ids = ["t-fail"]
         # nodes "stale": the plan as the store marks it after a new profile or cost model
         stale = bool(req.nodes) and req.nodes[0] == "stale"
-        # nodes "skip": a batch whose ZB-V alternative the executor cannot run
-        skipped = [known["t-skip"]] if req.nodes and req.nodes[0] == "skip" else []
+        # nodes "skip": a batch whose ZB-V alternative the executor cannot run and whose
+        # 4-GPU one no online workers fit
+        skip = bool(req.nodes) and req.nodes[0] == "skip"
+        skipped = [known["t-skip"], known["t-nofit"]] if skip else []
         return pb.StartTrialResponse(trial_ids=ids, batch_id="b-1", plan_stale=stale,
                                      skipped=skipped)
 

@@ -13,6 +13,9 @@
 #   alternative among them is reported skipped with its reason (and stored so),
 #   the measured best is chosen and GetPlan answers it; a plan none of whose
 #   batch runs (FP8) is FAILED_PRECONDITION naming each reason;
+#   an alternative no online workers fit (4 GPUs, 2 online) is reported skipped
+#   naming the GPUs missing while the others run; a batch whose plan asked for
+#   has no workers is FAILED_PRECONDITION as before and stores nothing;
 #   a rank's error fails the trial naming rank, worker and host, and the other
 #   rank is told to stop (a cancel assignment);
 #   a worker that stops heartbeating mid-trial fails it ("went offline") while
@@ -44,6 +47,37 @@ FP=$(jget "$OUT" fingerprint)
 rpc plan --model GPT2-345M --cluster 2xH100-80G --batch 8 --top-k 2 --no-baselines --set fp8_recipe=1
 expect "an FP8 plan on 2xH100-80G" code OK
 export FP8_FP=$(jget "$OUT" fingerprint)
+# A batch with an alternative no online workers fit. Every plan the search gives one
+# request takes all of its cluster's devices, so the stored document is edited as for a
+# request on 4xA100-80G whose last alternative (the best plan of 4 GPUs) needs 4 while
+# the others need 2; the two fake workers have 1 GPU each.
+rpc plan --model GPT2-345M --cluster 2xA100-80G --batch 16 --top-k 2 --no-baselines
+expect "a 2-GPU plan to widen" code OK
+export WIDE_FP=$(jget "$OUT" fingerprint)
+rpc plan --model GPT2-345M --cluster 4xA100-80G --batch 16 --no-baselines
+expect "a 4-GPU plan" code OK
+FOUR_FP=$(jget "$OUT" fingerprint)
+if WIDE_FOUR=$("$PY" - "$TMPD/t.db" "$WIDE_FP" "$FOUR_FP" <<'EOF'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+get = lambda fp: db.execute("SELECT request_json, result_json FROM plans WHERE fingerprint = ?",
+                            (fp,)).fetchone()
+req, doc = (json.loads(x) for x in get(sys.argv[2]))
+four = json.loads(get(sys.argv[3])[1])["plan"]
+assert req["cluster_spec"] == "2xA100-80G", req
+req["cluster_spec"] = "4xA100-80G"
+doc["alternatives"].append(four)
+db.execute("UPDATE plans SET request_json = ?, result_json = ? WHERE fingerprint = ?",
+           (json.dumps(req), json.dumps(doc), sys.argv[2]))
+db.commit()
+print(len(doc["alternatives"]))  # the 4-GPU plan's index in the batch
+EOF
+); then
+    export WIDE_FOUR
+    ok "stored a batch with a 4-GPU alternative (plan $WIDE_FOUR)"
+else
+    fail "could not store the batch with a 4-GPU alternative"
+fi
 
 cat >"$TMPD/fake.py" <<'PY'
 import json, os, signal, sys, threading, time
@@ -237,6 +271,13 @@ c, d = code_of(trials.StartTrial, tp.StartTrialRequest(plan_fingerprint=fp))
 check("one 1-GPU worker for a 2-GPU plan: FAILED_PRECONDITION saying what is missing",
       c == "FAILED_PRECONDITION" and "needs 2 GPUs of type A100-80G" in d and "have 1" in d
       and a.id in d, d)
+wide = os.environ["WIDE_FP"]
+c, d = code_of(trials.StartTrial, tp.StartTrialRequest(plan_fingerprint=wide, top_k=9))
+check("the plan asked for without workers refuses its batch as before: FAILED_PRECONDITION",
+      c == "FAILED_PRECONDITION" and d.startswith("the plan needs 2 GPUs of type A100-80G") and
+      "have 1" in d and a.id in d, d)
+check("a batch refused for the plan asked for stores nothing",
+      len(trials.ListTrials(tp.ListTrialsRequest(plan_fingerprint=wide), timeout=30).trials) == 0)
 b = Worker("fake-b")
 c, d = code_of(trials.StartTrial, tp.StartTrialRequest(plan_fingerprint=fp, nodes=["fake-a"]))
 check("--nodes leaving one worker: FAILED_PRECONDITION", c == "FAILED_PRECONDITION", d)
@@ -328,6 +369,30 @@ check("GetPlan answers the measured best",
       abs(p.best.iter_time_s - ts[1].predicted_iter_time_s) < 1e-9, p.best.iter_time_s)
 best_pred = p.best.iter_time_s
 
+# ---- an alternative no online workers fit: skipped saying what is missing; the others run ----
+r = trials.StartTrial(tp.StartTrialRequest(plan_fingerprint=wide, top_k=9), timeout=30)
+four = int(os.environ["WIDE_FOUR"])
+ids = list(r.trial_ids)
+sk = [x for x in r.skipped if x.plan_index == four]
+check("the 4-GPU alternative is reported skipped, naming the GPUs missing and the workers online",
+      len(sk) == 1 and sk[0].error.startswith(
+          "skipped: plan %d: no online workers fit it: the plan needs 4 GPUs of type A100-80G; "
+          % four) and "have 2" in sk[0].error and a.id in sk[0].error and b.id in sk[0].error and
+      len(sk[0].ranks) == 0 and sk[0].trial_id not in ids, [x.error for x in r.skipped])
+check("the plans the workers fit run", len(ids) >= 1 and len(ids) + len(r.skipped) == four + 1,
+      "%d run, %d skipped" % (len(ids), len(r.skipped)))
+check("every trial of the widened batch ends", wait(lambda: all(over(t) for t in ids), 60))
+ts = [get(t) for t in ids]
+check("every trial of it that runs is done on 2 ranks", all(
+    t.status == "done" and t.world_size == 2 and t.plan_index != four for t in ts),
+      [(t.plan_index, t.status, t.error) for t in ts])
+check("no worker was handed the 4-GPU plan",
+      sk and not any(x.trial_id == sk[0].trial_id for x in a.got + b.got))
+check("GetTrial answers it skipped with its reason",
+      sk and get(sk[0].trial_id).status == "skipped" and
+      get(sk[0].trial_id).error == sk[0].error)
+wide_counts = {"done": len(ts), "skipped": len(r.skipped)}
+
 # ---- a rank's error fails the trial ----------------------------------------------------------
 for x in (a, b):
     x.iter_s = {}
@@ -381,8 +446,8 @@ poll.cancel()
 c, d = code_of(trials.GetTrial, tp.GetTrialRequest(trial_id=done_tid))
 check("a cancelled long poll leaves the daemon answering", c == "OK", d)
 
-json.dump({"done": done_tid, "measured": done_meas, "best_pred": best_pred},
-          open(sys.argv[5], "w"))
+json.dump({"done": done_tid, "measured": done_meas, "best_pred": best_pred,
+           "wide": wide_counts}, open(sys.argv[5], "w"))
 sys.exit(min(failures, 100))
 PY
 
@@ -394,14 +459,18 @@ grep -q "Traceback" "$TMPD/fake.log" && { fail "fake workers raised"; tail -n 20
 
 rpc health
 expect "still serving after the trials" status SERVING
-# /metrics: 3 trials done (the single one, two of the top-k batch); the error, the offline
-# worker and the timeout failed; the batch's ZB-V plan skipped.
+# /metrics: 3 trials done (the single one, two of the top-k batch) and those of the widened
+# batch that ran; the error, the offline worker and the timeout failed; the top-k batch's
+# ZB-V plan skipped and those of the widened batch (its 4-GPU alternative, and any the
+# executor cannot run: which the search gives is the cost model's affair, so counted).
 "$PY" - "$HTTP_PORT" >"$TMPD/metrics.txt" <<'EOF'
 import sys, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
 EOF
-for want in 'tessel_trials_total{event="done"} 3' 'tessel_trials_total{event="failed"} 3' \
-    'tessel_trials_total{event="skipped"} 1'; do
+read -r WIDE_DONE WIDE_SKIPPED < <("$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))["wide"]; print(w["done"], w["skipped"])' "$TMPD/saved.json")
+for want in "tessel_trials_total{event=\"done\"} $((3 + ${WIDE_DONE:-0}))" \
+    'tessel_trials_total{event="failed"} 3' \
+    "tessel_trials_total{event=\"skipped\"} $((1 + ${WIDE_SKIPPED:-0}))"; do
     if grep -qF "$want" "$TMPD/metrics.txt"; then
         ok "metrics: $want"
     else
