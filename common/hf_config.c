@@ -1457,7 +1457,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         return -1;
     out->max_context = window > out->tokens_per_sample ? window : 0;
     out->train_context = train;
-    out->rope = rope;
+    tsl_model_set_rope(out, &rope);
     out->norm_eps = eps;
     return 0;
 }

@@ -605,8 +605,15 @@ typedef enum tsl_cost_mode {
  * the division by the layer's index + 1 (scale_attn_by_inverse_layer_idx), the
  * causal buffer's cast to bool, split's cat of the QKV gradients, and under fp16
  * autocast the half-to-float softmax each way. A plan without hf_gpt2_eager, or not
- * under autocast, prices as 121. */
-#define TSL_COST_MODEL_VERSION 122u
+ * under autocast, prices as 121.
+ * 126: YaRN RoPE with an attention factor other than 1 (gpt-oss's 1 + 0.1·ln 32,
+ * tsl_model_yarn_attention_factor; tsl_layer_t.yarn_eager_rope, set from the model's
+ * rope_scaling) as Megatron-LM runs it: TE's fused RoPE takes no mscale, so q and k
+ * each go through the eager _apply_rotary_pos_emb_bshd (rope_utils.py at 44151194
+ * through 24bad8e6): 24 B per element and 12 kernels forward, 28 B and 7 kernels
+ * backward, a host op each (roofline.h TSL_ROOFLINE_YARN_ROPE_*). Latent attention
+ * is not marked. A model without such YaRN prices as 122. */
+#define TSL_COST_MODEL_VERSION 126u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

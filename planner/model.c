@@ -684,6 +684,34 @@ uint32_t tsl_model_mamba_layers(const tsl_model_t *m)
     return n;
 }
 
+static double yarn_mscale(double factor, double mscale)
+{
+    return factor <= 1.0 ? 1.0 : 0.1 * mscale * log(factor) + 1.0;
+}
+
+double tsl_model_yarn_attention_factor(const tsl_model_rope_t *r)
+{
+    if (r == NULL || r->scaling != TSL_ROPE_SCALING_YARN)
+        return 1.0;
+    /* Megatron-LM 44151194 yarn_rotary_pos_embedding.py
+     * _yarn_get_concentration_factor; transformers' defaults (1, 0) where the config
+     * leaves them out give g(F, 1) / g(F, 0) = g(F, 1), as Megatron's None, None does */
+    return yarn_mscale(r->scaling_factor, r->mscale) /
+           yarn_mscale(r->scaling_factor, r->mscale_all_dim);
+}
+
+void tsl_model_set_rope(tsl_model_t *m, const tsl_model_rope_t *rope)
+{
+    m->rope = *rope;
+    bool eager = fabs(tsl_model_yarn_attention_factor(rope) - 1.0) > 1e-9;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        tsl_layer_t *l = &m->layers[i];
+        bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                    l->kind == TSL_LAYER_ATTENTION;
+        l->yarn_eager_rope = eager && attn && l->kv_lora_rank == 0;
+    }
+}
+
 uint32_t tsl_model_mla_layers(const tsl_model_t *m)
 {
     uint32_t n = 0;
@@ -820,10 +848,10 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                                            l->shared_norm,   l->act_score_bytes, l->causal};
     memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
     memcpy(key, k, 30 * sizeof(k[0]));
-    /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block,
-     * transformers' GPT2Block): keyed only where set, so every other layer keeps its
-     * key and fingerprint */
-    bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager,
+    /* kernel-level flags of a few models (gpt-oss's clamped GLU and Megatron's eager
+     * YaRN RoPE, AMP's TransGAN block, transformers' GPT2Block): keyed only where set,
+     * so every other layer keeps its key and fingerprint */
+    bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager || l->yarn_eager_rope,
          mamba = l->kind == TSL_LAYER_MAMBA;
     bool bloom = l->alibi || l->embed_norm, t5 = l->eager_norm || l->ffn_dropout;
     bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
@@ -846,8 +874,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     if (!flags)
         return 40; /* as before the kernel-level flags */
     key[40] = l->glu_clamp;
-    key[41] =
-        (l->transgan_eager ? 1u : 0u) | (l->hf_gpt2_eager ? 2u : 0u) | (l->layer_scale ? 4u : 0u);
+    key[41] = (l->transgan_eager ? 1u : 0u) | (l->hf_gpt2_eager ? 2u : 0u) |
+              (l->layer_scale ? 4u : 0u) | (l->yarn_eager_rope ? 8u : 0u);
     if (!mamba && !ext)
         return 42; /* as before Mamba layers */
     key[42] = l->ssm_heads;

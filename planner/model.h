@@ -286,6 +286,11 @@ typedef struct tsl_layer {
     bool glu_clamp;      /* the routed experts' gated activation clamps both halves of
                             FFN-in's output first (gpt-oss's swiglu_limit): elementwise
                             kernels of their own (docs/cost-model.md "Mixture of experts") */
+    /* self-attention's RoPE as Megatron-LM runs YaRN with an attention factor other
+     * than 1 (gpt-oss): TE's fused RoPE takes no mscale, so q and k go through the
+     * eager _apply_rotary_pos_emb_bshd chain. Set by tsl_model_set_rope; time only
+     * (roofline.h TSL_ROOFLINE_YARN_ROPE_*) */
+    bool yarn_eager_rope;
     /* mixture of experts (see "Mixture of experts" above); experts = 0: a dense FFN */
     uint32_t experts;           /* E routed experts; ffn_hidden is then one expert's width */
     uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
@@ -492,6 +497,17 @@ uint32_t tsl_layer_expert_width(const tsl_layer_t *l);
 uint32_t tsl_model_moe_layers(const tsl_model_t *m);
 uint32_t tsl_model_mla_layers(const tsl_model_t *m);
 uint32_t tsl_model_mamba_layers(const tsl_model_t *m);
+/* YaRN's attention factor (the "concentration factor" Megatron-LM multiplies cos and
+ * sin by; transformers' attention_factor): g(F, mscale) / g(F, mscale_all_dim), with
+ * g(F, m) = 0.1·m·ln F + 1 (1 at F ≤ 1). 1 for any other RoPE or NULL. gpt-oss
+ * (F 32, 1, 0) 1.3466; DeepSeek-V3 (40, 1, 1) 1. */
+double tsl_model_yarn_attention_factor(const tsl_model_rope_t *r);
+
+/* m->rope = *rope, and each self-attention layer's yarn_eager_rope from it: true for
+ * YaRN with an attention factor other than 1 on a layer that is not latent attention
+ * (MLA rotates its own rope slice; not priced). No YaRN model has NoPE layers. */
+void tsl_model_set_rope(tsl_model_t *m, const tsl_model_rope_t *rope);
+
 /* The model's first layer with routed experts (the routing its EP groups' figures are
  * made for, cost.h tsl_cost_moe_bw), or NULL. */
 const tsl_layer_t *tsl_model_first_moe(const tsl_model_t *m);

@@ -1130,7 +1130,7 @@ static void set_rope(const preset_def_t *d, tsl_model_t *m)
 {
     for (size_t i = 0; i < sizeof preset_ropes / sizeof preset_ropes[0]; i++) {
         if (strcmp(preset_ropes[i].name, d->info.name) == 0) {
-            m->rope = preset_ropes[i].rope;
+            tsl_model_set_rope(m, &preset_ropes[i].rope);
             m->norm_eps = preset_ropes[i].norm_eps;
         }
     }

@@ -715,6 +715,19 @@ static double eager_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
     return c;
 }
 
+/* Megatron-LM's unfused YaRN RoPE on q and k (roofline.h TSL_ROOFLINE_YARN_ROPE_*),
+ * T tokens on one TP rank of t, once per tensor: 0 unless the layer has it. */
+static double yarn_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double t)
+{
+    if (!l->yarn_eager_rope)
+        return 0.0;
+    double elems = (x->d + x->e) * T / t;
+    return p->bwd ? counted(p, TSL_ROOFLINE_YARN_ROPE_BWD_BYTES * elems,
+                            2u * TSL_ROOFLINE_YARN_ROPE_BWD_KERNELS)
+                  : counted(p, TSL_ROOFLINE_YARN_ROPE_FWD_BYTES * elems,
+                            2u * TSL_ROOFLINE_YARN_ROPE_FWD_KERNELS);
+}
+
 /* The FFN's activation over `elems` elements of its width: SwiGLU as two eager
  * kernels (silu, product) under eager, else one fused kernel reading the g
  * inputs and writing the output. */
@@ -812,7 +825,8 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
         q = ln_lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
-        q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t);
+        q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t) +
+             yarn_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */

@@ -477,6 +477,34 @@
 #define TSL_ROOFLINE_EAGER_SWIGLU_BWD_BYTES    18.0
 
 /*
+ * YaRN RoPE as Megatron-LM runs it when the attention factor is not 1 (gpt-oss's
+ * 1.3466; tsl_layer_t.yarn_eager_rope, cost model 126). Megatron-LM 44151194
+ * rope_utils.py apply_rotary_pos_emb: with apply_rope_fusion set (Megatron-Bridge's
+ * perf overrides set it) an mscale other than 1 is "not supported by TE's fused RoPE.
+ * Using unfused implementation", and attention.py passes YaRN's concentration factor
+ * as mscale on q and on k separately (split_qkv: fused_single_qkv_rope is off). The
+ * unfused _apply_rotary_pos_emb_bshd over the whole head (rotary_percent 1), per bf16
+ * element of q and of k:
+ *   forward    t * cos (4), _rotate_half's neg of one half (2) and cat (4), * sin (4),
+ *              the sum (6), the final cat with the empty pass-through (4): 24 B in 6
+ *              kernels, plus cos/sin of the s × d frequencies, each times mscale and
+ *              cast (6 kernels, bytes negligible): 12 kernels
+ *   backward   autograd of the same (PyTorch derivatives.yaml): * sin (4), neg (2),
+ *              chunk's cat of the halves' gradients (4), * cos (4), the two paths
+ *              summed (6), the empty pass-through slice's slice_backward (zeros of
+ *              the whole tensor, 2) added in (6): 28 B in 7 kernels. t[..., :rot_dim]
+ *              over the whole head is t itself (PyTorch's indexing returns self for
+ *              a full slice), so no slice_backward there
+ * Counted from the code, nothing fitted; the fused kernel it replaces is not priced
+ * (the default prices no RoPE kernel: roofline.h "Eager modules"), so the chain is
+ * charged whole. Nothing is kept for the backward beyond cos and sin (s × d).
+ */
+#define TSL_ROOFLINE_YARN_ROPE_FWD_BYTES   24.0
+#define TSL_ROOFLINE_YARN_ROPE_BWD_BYTES   28.0
+#define TSL_ROOFLINE_YARN_ROPE_FWD_KERNELS 12u
+#define TSL_ROOFLINE_YARN_ROPE_BWD_KERNELS 7u
+
+/*
  * The same RMSNorm chain in fp32 training (knobs.fp32: activations and weights fp32),
  * as HF T5's T5LayerNorm runs it (transformers 4.16.2 modeling_t5.py, copied by
  * Galvatron df32daa t5/T5ForConditionalGeneration_tensor_parallel.py l.13-31;

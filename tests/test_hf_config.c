@@ -1127,6 +1127,11 @@ static void test_preset_rope(void)
               "%s: rope_theta %g (config %g), scaling %s x%g (config %s x%g), eps %g (config %g)",
               same[i].preset, p.rope.base, m.rope.base, p.rope.scaling_type, p.rope.scaling_factor,
               m.rope.scaling_type, m.rope.scaling_factor, p.norm_eps, m.norm_eps);
+        /* Megatron-LM's unfused YaRN RoPE (cost model 126) follows the RoPE alike */
+        CHECK(m.layers[1].yarn_eager_rope == p.layers[1].yarn_eager_rope &&
+                  m.layers[1].yarn_eager_rope == (strncmp(same[i].preset, "GPT-OSS", 7) == 0),
+              "%s: yarn_eager_rope %d (config %d)", same[i].preset, p.layers[1].yarn_eager_rope,
+              m.layers[1].yarn_eager_rope);
         tsl_model_free(&p);
         tsl_model_free(&m);
     }

@@ -777,6 +777,58 @@ static void test_chunked(void)
  * fused gate/up 2880 x 5760 + 5760 and a down 2880 x 2880 + 2880; router
  * 2880 x 128 + 128; two RMSNorms.
  */
+/* YaRN's attention factor and the layers it sends through Megatron-LM's unfused
+ * RoPE (cost model 126): gpt-oss's factor 32 with transformers' mscale defaults
+ * (1, 0) gives 1 + 0.1·ln 32 = 1.3466, so every attention block of both gpt-oss
+ * presets has yarn_eager_rope; DeepSeek-V3's (40, 1, 1) gives 1 and its latent
+ * attention is not this path; RoPE without YaRN has no factor. */
+static void test_yarn_eager_rope(void)
+{
+    tsl_model_rope_t yarn = {.scaling = TSL_ROPE_SCALING_YARN, .scaling_factor = 32, .mscale = 1};
+    CHECK_NEAR(tsl_model_yarn_attention_factor(&yarn), 1.0 + 0.1 * log(32.0), 1e-12, "gpt-oss: %g",
+               tsl_model_yarn_attention_factor(&yarn));
+    yarn.scaling_factor = 40;
+    yarn.mscale_all_dim = 1;
+    CHECK(tsl_model_yarn_attention_factor(&yarn) == 1.0, "DeepSeek-V3: 1");
+    yarn.scaling_factor = 1;
+    yarn.mscale_all_dim = 0;
+    CHECK(tsl_model_yarn_attention_factor(&yarn) == 1.0, "factor 1: no scaling");
+    tsl_model_rope_t l3 = {.scaling = TSL_ROPE_SCALING_LLAMA3, .scaling_factor = 8, .mscale = 1};
+    CHECK(tsl_model_yarn_attention_factor(&l3) == 1.0 &&
+              tsl_model_yarn_attention_factor(NULL) == 1.0,
+          "no YaRN: 1");
+    const char *yes[] = {"GPT-OSS-120B", "GPT-OSS-20B"},
+               *no[] = {"DeepSeek-V3", "Llama3-405B", "Mixtral-8x7B"};
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        CHECK(tsl_model_preset(yes[i], &m, &err) == 0, "%s", err.msg);
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < m.n_layers; j++)
+            n += m.layers[j].yarn_eager_rope;
+        CHECK(n == m.n_layers - 2 && !m.layers[0].yarn_eager_rope &&
+                  !m.layers[m.n_layers - 1].yarn_eager_rope,
+              "%s: %u of %u layers (every block, not the embedding or head)", yes[i], n,
+              m.n_layers);
+        tsl_model_free(&m);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        CHECK(tsl_model_preset(no[i], &m, &err) == 0, "%s", err.msg);
+        for (uint32_t j = 0; j < m.n_layers; j++)
+            CHECK(!m.layers[j].yarn_eager_rope, "%s layer %u", no[i], j);
+        tsl_model_free(&m);
+    }
+    CHECK(tsl_model_preset_seq("GPT-OSS-120B", 8192, &m, &err) == 0 && m.layers[1].yarn_eager_rope,
+          "a sequence of its own keeps it: %s", err.msg);
+    uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+    tsl_layer_t plain = m.layers[1];
+    plain.yarn_eager_rope = false;
+    uint32_t n = tsl_layer_key(&m.layers[1], ka);
+    CHECK(n == tsl_layer_key(&plain, kb) && memcmp(ka, kb, n * sizeof ka[0]) != 0,
+          "keyed: a layer priced apart is not costed as the other");
+    tsl_model_free(&m);
+}
+
 static void test_gpt_oss_llama4(void)
 {
     tsl_model_t m;
@@ -872,5 +924,6 @@ int main(void)
     test_moe_mla();
     test_chunked();
     test_gpt_oss_llama4();
+    test_yarn_eager_rope();
     return CHECK_DONE();
 }

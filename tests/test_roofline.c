@@ -2240,6 +2240,42 @@ static void test_unfused_permute(void)
           "dense layers unchanged");
 }
 
+/* Megatron-LM's unfused YaRN RoPE (yarn_eager_rope, cost model 126) on gpt-oss's
+ * attention (h 2880, 64 query heads and 8 K/V heads of 64, one sample of 4096
+ * tokens, TP 1): 24 bytes per q and k element and 12 kernels per tensor forward,
+ * 28 bytes and 7 kernels backward; one host op a kernel. Cross-attention-free,
+ * the rest of the layer unchanged. */
+static void test_yarn_eager_rope(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_layer_t l = layer(4096, 2880, 64), y;
+    l.kv_heads = 8;
+    l.attn_dim = 64 * 64;
+    l.rms_norm = l.causal = l.no_dropout = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    y = l;
+    y.yarn_eager_rope = true;
+    const double W = d.mem_bw, L = d.launch_s, T = 4096, qk = 64 * 64 + 8 * 64;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &y, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               24 * qk * T / W + 24 * L, 1e-9, "forward: 24 B per q/k element, 24 kernels");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &y, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               28 * qk * T / W + 14 * L, 1e-9, "backward: 28 B, 14 kernels");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &y, 1, 2, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 2, false, 0),
+               24 * qk * T / 2 / W + 24 * L, 1e-9, "TP 2: each rank its heads' half");
+    tsl_roofline_dev_t ops = d;
+    ops.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &y, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0) + 24 &&
+              tsl_roofline_layer_bwd_s(&ops, &y, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0) + 14,
+          "host ops: 24 forward, 14 backward");
+}
+
 static void test_gpt_oss_experts(void)
 {
     tsl_roofline_dev_t d;
@@ -2430,6 +2466,7 @@ int main(void)
     test_one_pass();
     test_tp_gemms();
     test_gpt_oss_experts();
+    test_yarn_eager_rope();
     test_expert_probs();
     test_recompute_nested_moe();
     test_alltoall_dispatcher();
