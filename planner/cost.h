@@ -605,8 +605,12 @@ typedef enum tsl_cost_mode {
  * the division by the layer's index + 1 (scale_attn_by_inverse_layer_idx), the
  * causal buffer's cast to bool, split's cat of the QKV gradients, and under fp16
  * autocast the half-to-float softmax each way. A plan without hf_gpt2_eager, or not
- * under autocast, prices as 121. */
-#define TSL_COST_MODEL_VERSION 122u
+ * under autocast, prices as 121.
+ * 123: the built-in ib100 (EDR) link is NCCL's measured ring bus bandwidth over one
+ * 100 Gb/s card, 12.2 GB/s (NVIDIA/nccl-tests#29; nccl#307 "~12 GB/s with each NIC"),
+ * in place of line rate x 0.85 (10.625 GB/s): 1.148x every collective and stage send
+ * that crosses an ib100 NIC. A plan on no ib100 link prices as 122. */
+#define TSL_COST_MODEL_VERSION 123u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
