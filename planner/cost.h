@@ -612,8 +612,12 @@ typedef enum tsl_cost_mode {
  * each go through the eager _apply_rotary_pos_emb_bshd (rope_utils.py at 44151194
  * through 24bad8e6): 24 B per element and 12 kernels forward, 28 B and 7 kernels
  * backward, a host op each (roofline.h TSL_ROOFLINE_YARN_ROPE_*). Latent attention
- * is not marked. A model without such YaRN prices as 122. */
-#define TSL_COST_MODEL_VERSION 126u
+ * is not marked. A model without such YaRN prices as 122.
+ * 127: the built-in ib100 (EDR) link is NCCL's measured ring bus bandwidth over one
+ * 100 Gb/s card, 12.2 GB/s (NVIDIA/nccl-tests#29; nccl#307 "~12 GB/s with each NIC"),
+ * in place of line rate x 0.85 (10.625 GB/s): 1.148x every collective and stage send
+ * that crosses an ib100 NIC. A plan on no ib100 link prices as 126. */
+#define TSL_COST_MODEL_VERSION 127u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
