@@ -605,8 +605,15 @@ typedef enum tsl_cost_mode {
  * the division by the layer's index + 1 (scale_attn_by_inverse_layer_idx), the
  * causal buffer's cast to bool, split's cat of the QKV gradients, and under fp16
  * autocast the half-to-float softmax each way. A plan without hf_gpt2_eager, or not
- * under autocast, prices as 121. */
-#define TSL_COST_MODEL_VERSION 122u
+ * under autocast, prices as 121.
+ * 124: the unfused core's score kernels outside autocast (Megatron's fused
+ * scale-mask-softmax and the attention dropout, 4 + 5 B a score forward) at 1/1.20 of
+ * W (roofline.h TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN): Korthikanti et al. 2022 Table 4's
+ * selective recomputation, the 22B core's forward alone, took 1.3 ms where 122 priced
+ * 1.150 (the GEMMs as priced leave the score kernels 2/3 of the A100's datasheet
+ * bandwidth); the backward's score kernels at the same rate. A plan with a fused
+ * (flash) core, or an unfused one under autocast, prices as 122. */
+#define TSL_COST_MODEL_VERSION 124u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
