@@ -616,8 +616,15 @@ typedef enum tsl_cost_mode {
  * 127: the built-in ib100 (EDR) link is NCCL's measured ring bus bandwidth over one
  * 100 Gb/s card, 12.2 GB/s (NVIDIA/nccl-tests#29; nccl#307 "~12 GB/s with each NIC"),
  * in place of line rate x 0.85 (10.625 GB/s): 1.148x every collective and stage send
- * that crosses an ib100 NIC. A plan on no ib100 link prices as 126. */
-#define TSL_COST_MODEL_VERSION 127u
+ * that crosses an ib100 NIC. A plan on no ib100 link prices as 126.
+ * 128: the unfused core's score kernels outside autocast (Megatron's fused
+ * scale-mask-softmax and the attention dropout, 4 + 5 B a score forward) at 1/1.20 of
+ * W (roofline.h TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN): Korthikanti et al. 2022 Table 4's
+ * selective recomputation, the 22B core's forward alone, took 1.3 ms where 122 priced
+ * 1.150 (the GEMMs as priced leave the score kernels 2/3 of the A100's datasheet
+ * bandwidth); the backward's score kernels at the same rate. A plan with a fused
+ * (flash) core, or an unfused one under autocast, prices as 127. */
+#define TSL_COST_MODEL_VERSION 128u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

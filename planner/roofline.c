@@ -628,8 +628,9 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
             gemm(p, x->s, hd, keys, b);
         if (d->autocast) /* eager: scale, mask, fp32 softmax by casts (roofline.h) */
             c += autocast_scores_s(p, l, x, scores, keys);
-        else
-            c += mem(p, (x->dropout ? 9.0 : 4.0) * scores, x->dropout ? 2 : 1);
+        else /* Megatron's fused softmax and dropout, at their measured rate (roofline.h) */
+            c += mem(p, TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN * (x->dropout ? 9.0 : 4.0) * scores,
+                     x->dropout ? 2 : 1);
         if (l->transgan_eager) /* the scale, the relative-position bias and torch.softmax's
                                   fp16 backward multiply (roofline.h) */
             c += tsl_roofline_mem_s(d,

@@ -103,6 +103,19 @@
 /* FlashAttention-2's backward/forward FLOPs: the backward recomputes QKᵀ and runs
  * dV, dP, dQ, dK (Dao 2023; flash-attention's benchmark_flash_attention.py) */
 #define TSL_ROOFLINE_FLASH_BWD_FLOPS 2.5
+/* The unfused core's score kernels outside autocast (Megatron's fused
+ * scale-mask-softmax and the attention dropout: 4 + 5 bytes a score forward) take
+ * this many times what their bytes take at W (cost model 128). Korthikanti et al.
+ * 2022, Table 4 (one 22B layer, h 6144, 64 heads of 96, s 2048, micro-batch 4,
+ * TP 8, A100 80 GB): selective recomputation, which repeats the core's forward
+ * alone, adds 13.2 − 11.9 = 1.3 ms to the backward (13.1 − 11.8 with SP). Priced
+ * at W the core is 1.150 ms, 0.749 of it the score kernels (1.21 GB): 1.3 ms
+ * leaves them 0.898 ms, 1.20 × (2/3 of the datasheet bandwidth where W is 0.8 of
+ * it). The table's 0.1 ms rounding bounds it to 1.07–1.33. Assumed: the GEMMs run
+ * as priced (the H100 profile's batched pv/qkᵀ move their bytes at 0.69–0.84 of
+ * the datasheet), the backward's score kernels at the same rate, other GPUs alike
+ * (docs/cost-model.md "The score kernels' rate"). */
+#define TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN 1.20
 /* backward/forward bytes of an elementwise kernel: saved input + incoming
  * gradient read, outgoing gradient written, against the forward's read + write */
 #define TSL_ROOFLINE_BWD_MEM_RATIO 1.5
