@@ -154,10 +154,6 @@ typedef struct tsl_engine {
      * has costed the class yet); v_less_comm: a DualPipeV may hide its communication */
     bool v_next, v_less_comm;
     double v_floor_s;
-    /* the bar the plain configuration being costed is held to (eval_config's below_bar
-     * figure; 0: none, or a given plan): search_eval.c stage_floor_below_bar prunes a
-     * stage on its rows' floor before its layer DP runs */
-    double stage_bar;
     double *v_layer_s; /* [2L] */
     double *v_class_s; /* [3 × n_classes] */
     uint32_t v_next_part[2 * TSL_PLAN_MAX_STAGES + 1];

@@ -2053,8 +2053,6 @@ static uint32_t stage_rows(tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t spa
 static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                             uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                             const uint32_t *given, uint32_t n);
-static bool stage_floor_below_bar(const tsl_engine_t *e, const tsl_group_strategies_t *g,
-                                  const tsl_plan_t *plan, uint32_t first, uint32_t n);
 
 /* Stage s of plan: its layers' strategies by the layer DP (given: as given), its
  * peak, times and boundary, in its rows (stage_rows). */
@@ -2150,8 +2148,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
         for (uint32_t i = 0; i < n; i++)
             e->choice[i] = given[row_layer(e, first, i)];
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
-    } else if (stage_floor_below_bar(e, g, plan, first, n) ||
-               !solve_stage(e, g, plan, s, first, n, &prob, &res)) {
+    } else if (!solve_stage(e, g, plan, s, first, n, &prob, &res)) {
         return false;
     }
     /* interleaved or a V: the chunks weighed by the strategies chosen, whose peak may
@@ -2646,55 +2643,6 @@ static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     e->v_floor_s = most;
 }
 
-/*
- * below_bar before stage s's layer DP: whether the stage's rows alone (fill_stage_rows:
- * its layers' figures at every strategy of g, the DP's choice among them still to come)
- * prove the configuration below e->stage_bar, the bar below_bar would hold it to after
- * the DP. Then the DP is not run: below_bar would prune the configuration after it.
- *
- * Proof. below_bar's k is fmin of the stage's own K − save (time_nosync_s − p2p_s −
- * fb_save_s), floor_stage's least_k_s where interleaves follow, and v_floor_s where a V
- * follows. K − p2p is Σ (F + B) of the chosen strategies plus the moves between layouts
- * and the other terms stage_times and eval_stage_rows add (all >= 0), and fb_save_s
- * (tsl_pipesim_fb_save_s) leaves min(F + B, fb) of F + B, fb growing with c = F + B − C
- * and a = min(C, F + B) (v_fb_least_s): so K − save >= min(Σ_i least_j (F + B),
- * v_fb_least_s over the layers' least of F + B, of C and of F + B − C), least_j over
- * the strategies the rows price as feasible (the DP chooses among no others). That
- * is at most Σ_i least_j (F + B), the λ = 0 term of least_k_s (floor_stage), so it
- * bounds the interleaves too; v_floor_s only grows as stages are costed
- * (v_floor_stage), so its value before this stage bounds its value after. Not where
- * below_bar prunes nothing (an MoE overlap with EP: its EP save is not bounded here).
- */
-static bool stage_floor_below_bar(const tsl_engine_t *e, const tsl_group_strategies_t *g,
-                                  const tsl_plan_t *plan, uint32_t first, uint32_t n)
-{
-    double bar = e->stage_bar, sum[3] = {0, 0, 0};
-    if (bar <= 0 || (plan->moe_a2a_overlap && plan->ep > 1))
-        return false;
-    for (uint32_t i = 0; i < n; i++) {
-        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[row_layer(e, first, i)]];
-        double fb = INFINITY, c = INFINITY, d = INFINITY;
-        for (uint32_t j = 0; j < g->n; j++) {
-            if (!lc[j].feasible)
-                continue;
-            double all = lc[j].fwd_s + lc[j].bwd_s, comm = fmax(lc[j].comm_s, 0.0);
-            fb = fmin(fb, all);
-            c = fmin(c, comm);
-            d = fmin(d, all - comm);
-        }
-        if (!isfinite(fb)) /* no strategy runs it: the DP says so */
-            return false;
-        sum[0] += fb;
-        sum[1] += c;
-        sum[2] += d;
-    }
-    bool save = e->space->target != TSL_TARGET_TORCHTITAN && !e->knobs.fb_serial;
-    double k = save ? fmin(sum[0], v_fb_least_s(e, sum)) : sum[0];
-    if (e->v_next)
-        k = fmin(k, e->v_floor_s);
-    return plan->n_micro * k * bar >= plan->global_batch;
-}
-
 /* The bar below_bar holds a configuration to (0: none): under prune_below_bar
  * every schedule's; else the engine's need, for the plain configuration only —
  * the one costed first, whose stages (the zero-bubble schedules keep them) and
@@ -2802,7 +2750,6 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                 (zb_schedules(e, P, m, first_layer) & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV));
     bool v_floor = e->v_next && v_floor_start(e, g, P, m, first_layer);
     e->v_floor_s = 0;
-    e->stage_bar = given ? 0.0 : bar;
     uint32_t s = 0;
     while (s < P && eval_stage(e, g, plan, s, first_layer, B / m, m, given) &&
            (!v_floor || (v_floor_stage(e, g, P, first_layer, s), true)) &&
@@ -2814,7 +2761,6 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     }
     e->v_on = false; /* the rows of every other caller: the model's order */
     e->v_next = false;
-    e->stage_bar = 0;
 }
 
 /* Whether the space's stack runs plan (always, without a target). */
