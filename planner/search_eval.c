@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "autopipe.h"
+#include "lane_hash.h"
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -286,16 +287,6 @@ static void dp_memo_free(struct tsl_dp_memo *m)
     free(m);
 }
 
-/* splitmix64's finaliser: a bijection that spreads every input bit */
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ x >> 31;
-}
-
 /* The memo key's knobs (memo_key_t): every field of env->knobs, the mode, the
  * host floor and whether sdp_nosync or torch's held logits (step_bytes) hold on the
  * block (env->pipelined: rows of a pipeline of one and of several share the memo
@@ -349,113 +340,28 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         f64[1],
         f64[2]};
     for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-        h = mix64(h ^ mix64(w[i] + i));
+        h = tsl_lane_mix64(h ^ tsl_lane_mix64(w[i] + i));
     return h;
 }
 
-/* A fingerprint's state: FP_LANES 64-bit lanes, each word taken in as XXH64's round
- * (lanes independent). Each round is two 64-bit multiplies, so one lane chain per
- * word in flight bounds a scalar core at about half a word per cycle; with AVX-512DQ
- * four vectors of eight lanes each take 32 words per pass (fp_blocks_avx512), the
- * same rounds lane by lane, so both give the same fingerprint. A problem's few
- * hundred kilobytes were a tenth of the search's CPU at 100k GPUs hashed four lanes
- * wide. */
-#define FP_P1    0x9e3779b185ebca87ull
-#define FP_P2    0xc2b2ae3d27d4eb4full
-#define FP_LANES 32u
-#define FP_BLOCK (FP_LANES * sizeof(uint64_t))
-
-static inline uint64_t fp_round(uint64_t acc, uint64_t w)
-{
-    acc += w * FP_P2;
-    acc = acc << 31 | acc >> 33;
-    return acc * FP_P1;
-}
-
-/* The whole FP_BLOCK blocks of b[0..n) into the lanes, word k of a block into lane
- * k; returns the bytes taken. */
-static size_t fp_blocks_scalar(uint64_t v[FP_LANES], const unsigned char *b, size_t n)
-{
-    size_t i = 0;
-    for (; i + FP_BLOCK <= n; i += FP_BLOCK) {
-        uint64_t w[FP_LANES];
-        memcpy(w, b + i, sizeof w);
-        for (uint32_t k = 0; k < FP_LANES; k++)
-            v[k] = fp_round(v[k], w[k]);
-    }
-    return i;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define TSL_FP_AVX512 1
-/* fp_blocks_scalar with lanes 8q … 8q + 7 in vector q: four independent chains hide
- * the multiplies' latency */
-__attribute__((target("avx512f,avx512dq"))) static size_t
-fp_blocks_avx512(uint64_t v[FP_LANES], const unsigned char *b, size_t n)
-{
-    const __m512i p1 = _mm512_set1_epi64((long long)FP_P1),
-                  p2 = _mm512_set1_epi64((long long)FP_P2);
-    __m512i acc[4];
-    for (uint32_t q = 0; q < 4; q++)
-        acc[q] = _mm512_loadu_si512(v + 8 * q);
-    size_t i = 0;
-    for (; i + FP_BLOCK <= n; i += FP_BLOCK)
-        for (uint32_t q = 0; q < 4; q++) {
-            __m512i w = _mm512_loadu_si512(b + i + 64 * q);
-            __m512i a = _mm512_add_epi64(acc[q], _mm512_mullo_epi64(w, p2));
-            acc[q] = _mm512_mullo_epi64(_mm512_rol_epi64(a, 31), p1);
-        }
-    for (uint32_t q = 0; q < 4; q++)
-        _mm512_storeu_si512(v + 8 * q, acc[q]);
-    return i;
-}
-#endif
-
-/* The bytes of p[0..n) into the lanes, then n itself (zero-padded to whole words). */
-static void fp_bytes(uint64_t v[FP_LANES], const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    size_t i;
-#ifdef TSL_FP_AVX512
-    if (__builtin_cpu_supports("avx512dq"))
-        i = fp_blocks_avx512(v, b, n);
-    else
-#endif
-        i = fp_blocks_scalar(v, b, n);
-    for (uint32_t k = 0; i < n; i += 8, k++) {
-        uint64_t w = 0;
-        memcpy(&w, b + i, n - i < 8 ? n - i : 8);
-        v[k] = fp_round(v[k], w);
-    }
-    v[0] = fp_round(v[0], n);
-}
-
 /* Everything tsl_layerdp_solve reads of p (the layout form the engine gives it),
- * as two 64-bit halves drawn from every lane. */
+ * fingerprinted (lane_hash.h). */
 static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
 {
     const size_t LS = (size_t)p->n_layers * p->n_strategies;
     const size_t LK = (size_t)p->n_layers * p->n_layouts * p->n_layouts;
     const uint64_t dims[5] = {p->n_layers, p->n_strategies, p->n_layouts, p->budget_bytes,
                               p->bucket_bytes};
-    uint64_t v[FP_LANES];
-    for (uint32_t k = 0; k < FP_LANES; k++) /* distinct starts: no two lanes alike */
-        v[k] = mix64(0x243f6a8885a308d3ull + k * FP_P1);
-    fp_bytes(v, dims, sizeof dims);
-    fp_bytes(v, p->time_s, LS * sizeof(*p->time_s));
-    fp_bytes(v, p->fwd_bytes, LS * sizeof(*p->fwd_bytes));
-    fp_bytes(v, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
-    fp_bytes(v, p->ms_bytes, LS * sizeof(*p->ms_bytes));
-    fp_bytes(v, p->layout, p->n_strategies * sizeof(*p->layout));
-    fp_bytes(v, p->trans_pair_s, LK * sizeof(*p->trans_pair_s));
-    uint64_t a = 0, b = FP_P1;
-    for (uint32_t k = 0; k < FP_LANES; k++) {
-        a = mix64(a ^ v[k]);
-        b = mix64(b + v[FP_LANES - 1 - k]);
-    }
-    h[0] = a;
-    h[1] = b;
+    tsl_lane_hash_t f;
+    tsl_lane_hash_init(&f);
+    tsl_lane_hash_bytes(&f, dims, sizeof dims);
+    tsl_lane_hash_bytes(&f, p->time_s, LS * sizeof(*p->time_s));
+    tsl_lane_hash_bytes(&f, p->fwd_bytes, LS * sizeof(*p->fwd_bytes));
+    tsl_lane_hash_bytes(&f, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
+    tsl_lane_hash_bytes(&f, p->ms_bytes, LS * sizeof(*p->ms_bytes));
+    tsl_lane_hash_bytes(&f, p->layout, p->n_strategies * sizeof(*p->layout));
+    tsl_lane_hash_bytes(&f, p->trans_pair_s, LK * sizeof(*p->trans_pair_s));
+    tsl_lane_hash_final(&f, h);
 }
 
 static dp_memo_slot_t *dp_memo_slot(struct tsl_dp_memo *m, const uint64_t h[2])
