@@ -654,6 +654,13 @@ static void test_a100_flash(void)
                "flash1: the backward core 242.51 us longer than the port's");
 }
 
+/* Fig. 4's forward + backward TFLOP/s on the A100 from a forward share f and a
+ * backward share b of its 312 (the backward 2.5 × the forward's FLOPs). */
+static double fig4_tflops(double f, double b)
+{
+    return 3.5 / (1.0 / f + 2.5 / b) * 312;
+}
+
 /* FlashAttention-2's A100 shares (attn_kernel.h): forward and backward recombine to
  * Fig. 4's forward + backward TFLOP/s (3.5 / (1/f + 2.5/b) · 312), 203 at head
  * dimension 128 and 16K, where they are the paper's maxima (0.724 and 0.625 against
@@ -676,9 +683,9 @@ static void test_a100_attn_kernel(void)
     for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
         double f = tsl_attn_ampere_share(TSL_ATTN_KERNEL_DEFAULT, false, at[i].hd, at[i].keys),
                b = tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH2, true, at[i].hd, at[i].keys);
-        CHECK_NEAR(3.5 / (1.0 / f + 2.5 / b) * 312, at[i].fwd_bwd, 1e-9,
+        CHECK_NEAR(fig4_tflops(f, b), at[i].fwd_bwd, 1e-9,
                    "hd %g keys %g: %.3f TFLOP/s forward and backward", at[i].hd, at[i].keys,
-                   3.5 / (1.0 / f + 2.5 / b) * 312);
+                   fig4_tflops(f, b));
         CHECK_NEAR(f / b, 73.0 / 63.0, 1e-12, "the maxima's ratio");
     }
     CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 16384), 0.72441, 1e-5,
@@ -698,10 +705,9 @@ static void test_a100_attn_kernel(void)
             v1[i].causal ? tsl_attn_ampere_causal_share : tsl_attn_ampere_share;
         double f = share(TSL_ATTN_KERNEL_FLASH1, false, v1[i].hd, v1[i].keys),
                b = share(TSL_ATTN_KERNEL_FLASH1, true, v1[i].hd, v1[i].keys);
-        CHECK_NEAR(3.5 / (1.0 / f + 2.5 / b) * 312, v1[i].fwd_bwd, 1e-9,
+        CHECK_NEAR(fig4_tflops(f, b), v1[i].fwd_bwd, 1e-9,
                    "flash1 %s hd %g keys %g: %.3f TFLOP/s forward and backward",
-                   v1[i].causal ? "causal" : "unmasked", v1[i].hd, v1[i].keys,
-                   3.5 / (1.0 / f + 2.5 / b) * 312);
+                   v1[i].causal ? "causal" : "unmasked", v1[i].hd, v1[i].keys, fig4_tflops(f, b));
         CHECK_NEAR(f / b, 40.0 / 30.0, 1e-12, "v1's midpoints' ratio");
     }
     CHECK_NEAR(tsl_attn_ampere_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 16384), 0.329365, 1e-5,
