@@ -68,8 +68,9 @@ static const char hardware_usage[] =
     "each GPU with its default_budget_bytes, its --fp32 GEMM peak fp32_peak_flops and,\n"
     "with TF32 off as --target megatron, deepspeed and torchtitan run it,\n"
     "fp32_tf32_off_peak_flops; bf16, false on GPUs without bf16 tensor cores, which\n"
-    "train 16-bit mixed precision in fp16). Does not talk to tesseld. See\n"
-    "docs/cluster-format.md.\n";
+    "train 16-bit mixed precision in fp16; each link its ring bus bandwidth over one\n"
+    "NIC, bw_bytes_per_s, and what one NIC carries of NCCL's all-to-all,\n"
+    "a2a_bw_bytes_per_s). Does not talk to tesseld. See docs/cluster-format.md.\n";
 
 /* models and hardware: --help, --json, nothing else. Returns -1 to go on,
  * or the exit status. */
@@ -179,8 +180,9 @@ static int hardware_json(void)
     }
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);
-        json_array_append_new(links, json_pack("{s:s, s:f, s:s}", "name", l->name, "bw_bytes_per_s",
-                                               l->bw, "source", l->source));
+        json_array_append_new(links, json_pack("{s:s, s:f, s:f, s:s}", "name", l->name,
+                                               "bw_bytes_per_s", l->bw, "a2a_bw_bytes_per_s",
+                                               l->bw * tsl_link_a2a_ratio(l), "source", l->source));
     }
     json_t *doc = json_pack("{s:o, s:o}", "gpus", gpus, "links", links);
     if (!doc) {
@@ -208,7 +210,8 @@ static int cmd_hardware(const tsl_client_opts_t *co)
     printf("Inter-node links (--cluster NxGxTYPE:LINK):\n");
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);
-        printf("  %-8s %6.1f GB/s  source: %s\n", l->name, l->bw / 1e9, l->source);
+        printf("  %-8s %6.1f GB/s  all-to-all %6.1f GB/s  source: %s\n", l->name, l->bw / 1e9,
+               l->bw * tsl_link_a2a_ratio(l) / 1e9, l->source);
     }
     return TSL_EXIT_OK;
 }

@@ -252,6 +252,11 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
                            c->overlap_slowdown);
     if (!(isfinite(c->inter_bw) && c->inter_bw >= 0))
         return tsl_err_set(err, "cluster: inter-node bandwidth must be > 0");
+    if (!(isfinite(c->inter_a2a_ratio) && c->inter_a2a_ratio >= 0 && c->inter_a2a_ratio <= 1))
+        return tsl_err_set(err,
+                           "cluster: inter_a2a_ratio %g outside (0, 1] (what a NIC carries of "
+                           "NCCL's all-to-all over its ring figure; 0 = 1)",
+                           c->inter_a2a_ratio);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         tsl_node_t *n = &c->nodes[i];
         if (n->intra_bw == 0)
@@ -544,6 +549,7 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
     }
     if (tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err) != 0)
         return -1;
+    c->inter_a2a_ratio = tsl_link_a2a_ratio(link);
     for (uint32_t i = 0; i < c->n_nodes; i++)
         c->nodes[i].n_nics = nics;
     c->nvl_domain_nodes = domain_nodes ? domain_nodes : 1;
@@ -562,6 +568,11 @@ static double pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
 double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
 {
     return pair_bw(c, a, b);
+}
+
+double tsl_cluster_inter_a2a_ratio(const tsl_cluster_t *c)
+{
+    return c->inter_a2a_ratio > 0 ? c->inter_a2a_ratio : 1.0;
 }
 
 uint32_t tsl_cluster_node_domain(const tsl_cluster_t *c, uint32_t node)
@@ -910,6 +921,7 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
         if (tsl_cluster_add_node(out, &c->nodes[order[k]], err) != 0)
             goto fail;
     out->inter_bw = c->inter_bw;
+    out->inter_a2a_ratio = c->inter_a2a_ratio;
     out->overlap_slowdown = c->overlap_slowdown;
     /* domains stay positional: a permutation that moves nodes between domains
      * re-places stages onto other racks (search_placement permutes whole nodes) */

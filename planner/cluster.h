@@ -72,9 +72,12 @@ typedef struct tsl_gpu_spec {
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
-    const char *name; /* "ib100", "ib400", "eth10", ... */
-    double bw;        /* bytes/s, bus bandwidth of one NIC between two nodes */
-    const char *source;
+    const char *name;   /* "ib100", "ib400", "eth10", ... */
+    double bw;          /* bytes/s, bus bandwidth of one NIC between two nodes: NCCL's ring */
+    double a2a_bw;      /* bytes/s, what one NIC carries of NCCL's all-to-all (its sends to
+                         every peer, measured below the ring's: cluster_hw.c); 0 = none
+                         published, the ring's (tsl_link_a2a_ratio) */
+    const char *source; /* both figures' */
 } tsl_link_spec_t;
 
 typedef struct tsl_node {
@@ -103,6 +106,10 @@ typedef struct tsl_cluster {
     double overlap_slowdown;   /* compute/comm contention factor, ≥ 1 (Galvatron V) */
     uint32_t nvl_domain_nodes; /* nodes per NVLink domain, consecutive from node 0
                                   (the last domain may be short); 0 when built = 1 */
+    double inter_a2a_ratio;    /* what a NIC carries of NCCL's all-to-all over its ring
+                                  figure (inter_bw, a matrix pair, nic_bw alike), in (0, 1];
+                                  0 = 1, the ring's (tsl_cluster_inter_a2a_ratio). The link
+                                  table's tsl_link_a2a_ratio where the cluster names a link */
     uint32_t n_devices;        /* Σ n_gpus, kept by tsl_cluster_add_node */
     uint32_t *device_node;     /* derived, owned: device → node */
     uint32_t *node_first;      /* derived, owned: node → its first device */
@@ -130,6 +137,10 @@ const tsl_gpu_spec_t *tsl_gpu_match_model(const char *model, uint64_t mem_bytes)
 size_t tsl_link_count(void);
 const tsl_link_spec_t *tsl_link_at(size_t i);
 const tsl_link_spec_t *tsl_link_find(const char *name);
+/* A link's all-to-all figure over its ring figure: a2a_bw / bw, or 1 where a2a_bw is 0. */
+double tsl_link_a2a_ratio(const tsl_link_spec_t *l);
+/* The cluster's inter_a2a_ratio, or 1 where it is 0 (a cluster built from bare figures). */
+double tsl_cluster_inter_a2a_ratio(const tsl_cluster_t *c);
 
 #define TSL_DEFAULT_OVERLAP_SLOWDOWN     1.3 /* Galvatron-BMW Sec. V */
 #define TSL_DEFAULT_HOST_MEM_PER_GPU_MEM 2u
@@ -350,9 +361,10 @@ double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint3
  * with each node's intra_bw × its GPU's tsl_gpu_a2a_ratio (NCCL's all-to-all, a send
  * and a receive to every peer, runs below its ring inside an NVLink domain:
  * docs/cost-model.md "All-to-all"). A group spanning domains sends m_D·(n − m_D)/n of
- * a rank's buffer off each domain D of m_D members, so its NICs (the ring's cap_D)
- * bound it at (n − 1)·cap_D / (m_D·(n − m_D)) (NCCL's p2p sends, PXN putting each on
- * the destination's rail). lat as tsl_cluster_dim_busbw's. Same cost.
+ * a rank's buffer off each domain D of m_D members, so its NICs (the ring's cap_D ×
+ * tsl_cluster_inter_a2a_ratio: what a NIC carries of NCCL's all-to-all) bound it at
+ * (n − 1)·cap_D / (m_D·(n − m_D)) (NCCL's p2p sends, PXN putting each on the
+ * destination's rail). lat as tsl_cluster_dim_busbw's. Same cost.
  */
 double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                                  uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);

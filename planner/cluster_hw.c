@@ -158,13 +158,16 @@
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
  *
- * Links: bus bandwidth of ONE NIC between two nodes, a bit under line rate —
- * InfiniBand at 85% (encoding, headers, NCCL protocol; Galvatron's 2-node A100
- * fixture measured 8–9 GB/s point to point on its fabric), Ethernet at 80%
- * (TCP/RoCE overhead). A node's NIC count is the cluster's (tsl_node_t.n_nics,
- * "4x8xA100-80G:8xib200"), not folded into these figures. Published multi-node
- * nccl-tests busbw pages could not be found in a citable form, so the 85% basis
- * stays; NCCL's latencies and protocol factors are in cluster.h / cluster_topo.c.
+ * Links: bus bandwidth of ONE NIC between two nodes, two figures each. bw is NCCL's
+ * ring: InfiniBand as NCCL's maintainers measure it over one card (EDR 12.2, HDR 24,
+ * NDR 46-48 GB/s: 96-98 % of the data rate, the Gb/s being counted after encoding;
+ * XDR assumed at NDR's share), Ethernet at 80% of line rate (TCP/RoCE overhead),
+ * Omni-Path measured. a2a_bw is what a card carries of NCCL's all-to-all (cost model
+ * 129): 74.3 % of the data rate on HDR and NDR (NVIDIA GTC25 S72583), assumed alike
+ * on EDR and XDR; the ring's where none is published (Ethernet, Omni-Path). A node's
+ * NIC count is the cluster's (tsl_node_t.n_nics, "4x8xA100-80G:8xib200"), not folded
+ * into these figures; NCCL's latencies and protocol factors are in cluster.h /
+ * cluster_topo.c.
  */
 #include "cluster.h"
 
@@ -390,43 +393,71 @@ static const struct {
     {"A10G", "A10G-24G"},
 };
 
-#define SRC_IB  "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol), one NIC"
-#define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead)"
+#define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead); a2a: the ring's (none published)"
+
+/* NCCL's all-to-all over InfiniBand, per NIC: NVIDIA GTC25 S72583 slide 13 measures its
+ * busbw at 24 GB/s on 4 DGX A100 (8 HDR cards each) and 48 GB/s on 4 DGX H100 (8 NDR),
+ * 32 GPUs. Each node sends 8 · 24/32 of a rank's buffer off itself through 8 cards, so
+ * busbw = 31/24 × what a card carries (the bound of docs/cost-model.md "All-to-all"):
+ * 24 · 24/31 = 18.6 and 48 · 24/31 = 37.2 GB/s a card, 74.3 % of the 25 and 50 GB/s
+ * data rates on both generations (IB's Gb/s is counted after encoding). The same
+ * fabrics' rings reach 96 % (24 GB/s a HDR card): the all-to-all's sends to every peer
+ * carry less than the ring's one stream per channel. */
+#define IB_A2A_HDR        (24.0 * 24.0 / 31.0 * GBPS)
+#define IB_A2A_NDR        (48.0 * 24.0 / 31.0 * GBPS)
+#define IB_A2A_LINE_SHARE (IB_A2A_HDR / (200 * GBPS / 8)) /* 0.743, NDR's alike */
+/* NDR's ring: ConnectX-7 "should see 46-48GB/s per NIC" (NVIDIA/nccl-tests#290), the
+ * middle of it; 94 % of the 50 GB/s data rate */
+#define IB_RING_NDR (47.0 * GBPS)
+#define SRC_IB_A2A_MEASURED                                                                        \
+    "a2a: NCCL's all-to-all, 74.3 % of the data rate (NVIDIA GTC25 S72583 slide 13: 24 GB/s "      \
+    "busbw on 4 x 8 A100 with 8 HDR cards a node, 48 on 4 x 8 H100 with 8 NDR; x 24/31 a card)"
+#define SRC_IB_A2A_ASSUMED                                                                         \
+    "a2a: assumed at HDR's and NDR's measured 74.3 % of the data rate (none published for "        \
+    "this rate; NVIDIA GTC25 S72583 slide 13)"
 
 static const tsl_link_spec_t link_table[] = {
-    /* measured, not line rate x 0.85: NCCL's ring over one EDR card is 12.2 GB/s
+    /* Each InfiniBand entry is NCCL's measured ring over one card, not line rate x an
+     * efficiency: the Gb/s figure is counted after encoding (64b/66b), so the card's
+     * data rate is the Gb/s / 8, and NCCL's ring reaches 94-98 % of it. EDR: 12.2 GB/s
      * busbw, "as good as you can get" (NVIDIA/nccl-tests#29, sjeaugey 2019-12-06;
-     * nccl#307: "~12 GB/s with each NIC", DGX-1's four EDR cards 47-48 GB/s), 98 % of
-     * the 12.5 GB/s data rate (EDR's 100 Gb/s is after 64b/66b). At 0.85 (10.625)
-     * Galvatron-BMW's 2 x 8 A100 runs moved more bytes than the link could carry
-     * (bench/published/README.md "The A100 cluster's network"). HDR and NDR have
-     * measured peers too (24, 46-48 GB/s a card) but keep 0.85 for now: cost model
-     * 52's cross-node all-to-all bound is read off the same figure and NVIDIA measures
-     * NCCL's all-to-all at 74 % of line rate, so raising them needs that split first
-     * (no EDR all-to-all is measured: ib100's bound rises with it). */
-    {"ib100", 12.2 * GBPS,
+     * nccl#307: "~12 GB/s with each NIC", DGX-1's four EDR cards 47-48 GB/s; cost model
+     * 127: at 0.85 Galvatron-BMW's 2 x 8 A100 moved more bytes than the link could
+     * carry). HDR: a DGX A100's eight cards 192 GB/s all-reduce busbw (NVIDIA/nccl#812),
+     * "24GB/s is the peak performance per 200G NIC (12 GB/s for 100G NICs)"
+     * (NVIDIA/nccl-tests#119, sjeaugey 2022-11-17; nccl#412 "24GB/s inter-node"). NDR:
+     * IB_RING_NDR. XDR: none published, assumed at NDR's share (94 %). Each entry's
+     * all-to-all figure (a2a_bw) is apart since cost model 129: the cross-node
+     * all-to-all bound (cost model 52) reads it, not the ring's (IB_A2A_HDR). */
+    {"ib100", 12.2 * GBPS, 100 * GBPS / 8 * IB_A2A_LINE_SHARE,
      "EDR 100 Gb/s: NCCL's measured ring busbw over one card "
-     "(NVIDIA/nccl-tests#29: 12.2 GB/s), one NIC"},
-    {"ib200", 200 * GBPS / 8 * 0.85, "HDR 200 Gb/s: " SRC_IB},
-    {"ib400", 400 * GBPS / 8 * 0.85, "NDR 400 Gb/s: " SRC_IB},
-    {"ib800", 800 * GBPS / 8 * 0.85,
-     "XDR 800 Gb/s (NVIDIA Quantum-X800 InfiniBand, ConnectX-8 SuperNIC): " SRC_IB},
-    {"roce400", 400 * GBPS / 8 * 0.80,
+     "(NVIDIA/nccl-tests#29: 12.2 GB/s), one NIC; " SRC_IB_A2A_ASSUMED},
+    {"ib200", 24.0 * GBPS, IB_A2A_HDR,
+     "HDR 200 Gb/s: NCCL's measured ring busbw over one card (NVIDIA/nccl#812: 192 GB/s over "
+     "a DGX A100's 8; nccl-tests#119: 24 GB/s a card), one NIC; " SRC_IB_A2A_MEASURED},
+    {"ib400", IB_RING_NDR, IB_A2A_NDR,
+     "NDR 400 Gb/s: NCCL's measured ring busbw over one ConnectX-7 (NVIDIA/nccl-tests#290: "
+     "46-48 GB/s, the middle), one NIC; " SRC_IB_A2A_MEASURED},
+    {"ib800", 800 * GBPS / 8 * (IB_RING_NDR / (400 * GBPS / 8)), 800 * GBPS / 8 * IB_A2A_LINE_SHARE,
+     "XDR 800 Gb/s (NVIDIA Quantum-X800 InfiniBand, ConnectX-8 SuperNIC): ring assumed at NDR's "
+     "measured 94 % of the data rate (none published), one NIC; " SRC_IB_A2A_ASSUMED},
+    {"roce400", 400 * GBPS / 8 * 0.80, 0,
      "400 GbE RoCE (NVIDIA Spectrum-X / ConnectX-7 400G, AMD Pollara 400): " SRC_ETH},
-    {"eth10", 10 * GBPS / 8 * 0.80, "10 GbE: " SRC_ETH},
-    {"eth25", 25 * GBPS / 8 * 0.80, "25 GbE: " SRC_ETH},
-    {"eth50", 50 * GBPS / 8 * 0.80,
+    {"eth10", 10 * GBPS / 8 * 0.80, 0, "10 GbE: " SRC_ETH},
+    {"eth25", 25 * GBPS / 8 * 0.80, 0, "25 GbE: " SRC_ETH},
+    {"eth50", 50 * GBPS / 8 * 0.80, 0,
      "50 GbE (AWS g4dn.12xlarge's 50 Gb/s network, AMP Sec. 4.1): " SRC_ETH},
-    {"eth100", 100 * GBPS / 8 * 0.80, "100 GbE: " SRC_ETH},
+    {"eth100", 100 * GBPS / 8 * 0.80, 0, "100 GbE: " SRC_ETH},
     /* measured, not line rate x an efficiency: NCCL over Omni-Path delivered well
      * under half of it (the same repo's V100 runs: "an issue with nccl that doesn't
      * fully utilize Intel OPA full bandwidth") */
-    {"opa100", 40.5 * GBPS / 8,
+    {"opa100", 40.5 * GBPS / 8, 0,
      "Intel Omni-Path 100 Gb/s as NCCL 2.10.3 drives it (Jean Zay's A100 nodes, 4 per node): "
      "40.5 Gb/s, the median busbw of bigscience-workshop/bigscience "
      "experiments/bandwidth/all_reduce_bench-a100-n4.txt (358e3c8, 2022-01-28; 4 GB fp32 "
      "all-reduce over 4 nodes x 8 A100, 160 samples), whose ring crossed each node through "
-     "one NIC each way (NET/IB/3 out, NET/IB/1 in): one NIC"},
+     "one NIC each way (NET/IB/3 out, NET/IB/1 in): one NIC; a2a: the ring's (none "
+     "published)"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -487,6 +518,11 @@ size_t tsl_link_count(void)
 const tsl_link_spec_t *tsl_link_at(size_t i)
 {
     return i < COUNT(link_table) ? &link_table[i] : NULL;
+}
+
+double tsl_link_a2a_ratio(const tsl_link_spec_t *l)
+{
+    return l->a2a_bw > 0 ? l->a2a_bw / l->bw : 1.0;
 }
 
 const tsl_link_spec_t *tsl_link_find(const char *name)

@@ -142,9 +142,12 @@ static double node_intra_bw(const tsl_cluster_t *c, uint32_t x, bool a2a)
     return a2a ? nd->intra_bw * tsl_gpu_a2a_ratio(&c->gpu_types[nd->gpu_type]) : nd->intra_bw;
 }
 
-static double domain_nic_bw(double cap, uint32_t m, uint32_t n, bool a2a)
+/* An all-to-all's share of the domain's NICs: the bound above at what a NIC carries of
+ * NCCL's all-to-all (tsl_cluster_inter_a2a_ratio of the ring's, cost model 129). */
+static double domain_nic_bw(const tsl_cluster_t *c, double cap, uint32_t m, uint32_t n, bool a2a)
 {
-    return a2a ? (double)(n - 1) * cap / ((double)m * (n - m)) : cap;
+    return a2a ? (double)(n - 1) * cap * tsl_cluster_inter_a2a_ratio(c) / ((double)m * (n - m))
+               : cap;
 }
 
 /* One domain's run of a group's members, from member *k on (members are node-major
@@ -194,7 +197,7 @@ static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t
         if (r.members >= 2)
             bw = fmin(bw, r.intra);
         if (crosses)
-            bw = fmin(bw, domain_nic_bw(r.cap, r.members, d->count, a2a));
+            bw = fmin(bw, domain_nic_bw(c, r.cap, r.members, d->count, a2a));
     }
     return bw;
 }

@@ -623,8 +623,17 @@ typedef enum tsl_cost_mode {
  * selective recomputation, the 22B core's forward alone, took 1.3 ms where 122 priced
  * 1.150 (the GEMMs as priced leave the score kernels 2/3 of the A100's datasheet
  * bandwidth); the backward's score kernels at the same rate. A plan with a fused
- * (flash) core, or an unfused one under autocast, prices as 127. */
-#define TSL_COST_MODEL_VERSION 128u
+ * (flash) core, or an unfused one under autocast, prices as 127.
+ * 129: InfiniBand links at NCCL's measured ring bus bandwidth over one card, not line
+ * rate x 0.85 (the Gb/s is after encoding): ib200 (HDR) 24 GB/s (NVIDIA/nccl#812,
+ * nccl-tests#119), ib400 (NDR) 47 (nccl-tests#290: 46-48), ib800 (XDR) 94 (assumed at
+ * NDR's share); and the cross-node all-to-all bound (cost model 52) at what a card
+ * carries of NCCL's all-to-all (tsl_link_spec_t.a2a_bw, tsl_cluster_t.inter_a2a_ratio):
+ * 74.3 % of the data rate, HDR 18.6 and NDR 37.2 GB/s (NVIDIA GTC25 S72583 slide 13's
+ * 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31), EDR 9.29 and XDR 74.3 assumed
+ * at that share. A plan on no InfiniBand link, or on ib100 with no all-to-all across
+ * nodes, prices as 128. */
+#define TSL_COST_MODEL_VERSION 129u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -272,6 +272,12 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
     }
     tsl_fp_f64(fp, c->overlap_slowdown);
     tsl_fp_u64(fp, c->nvl_domain_nodes);
+    /* what the NICs carry of an all-to-all (cost model 129); a cluster at the ring's
+     * figure hashes as before it */
+    if (c->n_nodes > 1 && tsl_cluster_inter_a2a_ratio(c) != 1.0) {
+        tsl_fp_str(fp, "a2a share");
+        tsl_fp_f64(fp, c->inter_a2a_ratio);
+    }
     double uniform = c->inter_bw;
     if (c->inter_bw_matrix && !uniform_pairs(c, &uniform)) {
         for (uint32_t a = 0; a < c->n_nodes; a++)

@@ -85,9 +85,36 @@ static void test_table(void)
                link_of("ib100")->bw / GB);
     CHECK(link_of("ib100")->bw < 12.5 * GB, "ib100 under EDR's data rate");
     CHECK(strstr(link_of("ib100")->source, "nccl-tests#29") != NULL, "ib100 cites its measurement");
-    /* the others line rate x 0.85: HDR, NDR in proportion */
-    CHECK_NEAR(link_of("ib400")->bw, 2 * link_of("ib200")->bw, 1e-12, "ib400 = 2 x ib200");
-    CHECK_NEAR(link_of("ib200")->bw, 200e9 / 8 * 0.85, 1e-12, "ib200");
+    /* cost model 129: HDR and NDR are NCCL's measured rings too (24 GB/s a card,
+     * NVIDIA/nccl#812 and nccl-tests#119; 46-48 a ConnectX-7, nccl-tests#290), not line
+     * rate x 0.85 (21.25, 42.5); XDR assumed at NDR's share of the data rate */
+    CHECK_NEAR(link_of("ib200")->bw, 24 * GB, 1e-12, "ib200 %.4g", link_of("ib200")->bw / GB);
+    CHECK_NEAR(link_of("ib400")->bw, 47 * GB, 1e-12, "ib400 %.4g", link_of("ib400")->bw / GB);
+    CHECK_NEAR(link_of("ib800")->bw, 94 * GB, 1e-12, "ib800 %.4g", link_of("ib800")->bw / GB);
+    CHECK(strstr(link_of("ib200")->source, "nccl#812") && strstr(link_of("ib400")->source, "#290"),
+          "HDR and NDR cite their measurements");
+    /* ... and each InfiniBand entry carries NCCL's all-to-all apart: GTC25 S72583 slide
+     * 13's 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31 a card = 74.3 % of the data
+     * rate (18.6, 37.2 GB/s); EDR and XDR assumed at that share, said so in the source */
+    CHECK_NEAR(link_of("ib200")->a2a_bw, 24 * GB * 24 / 31, 1e-12, "ib200 a2a %.4g",
+               link_of("ib200")->a2a_bw / GB);
+    CHECK_NEAR(link_of("ib400")->a2a_bw, 48 * GB * 24 / 31, 1e-12, "ib400 a2a %.4g",
+               link_of("ib400")->a2a_bw / GB);
+    CHECK_NEAR(link_of("ib100")->a2a_bw, 12.5 * GB * (24.0 * 24 / 31) / 25, 1e-12, "ib100 a2a %.4g",
+               link_of("ib100")->a2a_bw / GB);
+    CHECK_NEAR(tsl_link_a2a_ratio(link_of("ib400")), 48.0 * 24 / 31 / 47, 1e-12, "NDR's share");
+    CHECK(strstr(link_of("ib100")->source, "a2a: assumed") &&
+              strstr(link_of("ib800")->source, "a2a: assumed") &&
+              strstr(link_of("ib200")->source, "S72583"),
+          "the all-to-all figures say which are measured");
+    for (size_t i = 0; i < tsl_link_count(); i++) {
+        const tsl_link_spec_t *l = tsl_link_at(i);
+        CHECK(l->a2a_bw == 0 || (l->a2a_bw > 0 && l->a2a_bw < l->bw), "%s: a2a under the ring",
+              l->name);
+        CHECK(strstr(l->source, "a2a:") != NULL, "%s's source names its all-to-all", l->name);
+    }
+    CHECK(link_of("eth100")->a2a_bw == 0 && tsl_link_a2a_ratio(link_of("eth100")) == 1.0,
+          "Ethernet: the ring's (none published)");
     CHECK(link_of("eth10")->bw < 1.25 * GB && link_of("eth10")->bw > 0.9 * GB, "eth10");
     CHECK(tsl_link_find("IB100") == link_of("ib100") && tsl_link_find("ib7") == NULL, "find");
 }
@@ -580,14 +607,14 @@ static void test_spec_nics(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     char buf[256];
-    double ib200 = 200 * GB / 8 * 0.85; /* 21.25 GB/s, one HDR NIC */
+    double ib200 = 24 * GB; /* one HDR NIC as NCCL's ring measures it (cost model 129) */
     parse("4x8xA100-80G:8xib200", &c);
     CHECK(c.n_nodes == 4 && c.inter_bw == ib200, "8xib200: one NIC's figure");
     for (uint32_t i = 0; i < c.n_nodes; i++)
         CHECK(c.nodes[i].n_nics == 8 && c.nodes[i].nic_bw == 0, "node %u: 8 NICs", i);
     CHECK(c.nvl_domain_nodes == 1, "NVLink domain: the node");
     tsl_cluster_describe(&c, buf, sizeof buf);
-    CHECK(strstr(buf, "inter 21.2 GB/s, 8 NICs/node") != NULL, "describe: %s", buf);
+    CHECK(strstr(buf, "inter 24 GB/s, 8 NICs/node") != NULL, "describe: %s", buf);
     tsl_cluster_t copy;
     CHECK(tsl_cluster_copy(&copy, &c, &err) == 0 && copy.nodes[3].n_nics == 8, "copy keeps NICs");
     tsl_cluster_free(&copy);
@@ -607,12 +634,12 @@ static void test_spec_nics(void)
               "%s refused: %s", bad[i], err.msg);
 }
 
-/* Hand-computed with rail = ib200 = 21.25 GB/s, intra 150 GB/s (A100). */
+/* Hand-computed with rail = ib200 = 24 GB/s, intra 150 GB/s (A100). */
 static void test_dim_busbw(void)
 {
     tsl_cluster_t c8, c1;
     tsl_coll_lat_t lat;
-    double rail = 200 * GB / 8 * 0.85, intra = 150 * GB;
+    double rail = 24 * GB, intra = 150 * GB;
     parse("4x8xA100-80G:8xib200", &c8);
     parse("4x8xA100-80G:ib200", &c1);
 
@@ -644,8 +671,8 @@ static void test_dim_busbw(void)
     /* the paper's slowest link gives each DP group the whole NIC either way */
     CHECK(tsl_cluster_dim_bw(&c1, 0, 32, 8, 4) == rail, "paper: slowest link, unshared");
 
-    /* TP16 over two nodes (one group): all 8 NICs of each node, 170 GB/s, so the
-     * NVLink hops (150) bind; with one NIC the network does (21.25). α: 16 ranks on
+    /* TP16 over two nodes (one group): all 8 NICs of each node, 192 GB/s, so the
+     * NVLink hops (150) bind; with one NIC the network does (24). α: 16 ranks on
      * 2 nodes, ring LL 6.6 + 28 · max(0.6, 1.0) + 2 · 2.7 = 40.0 µs (the network
      * post overhead binds the NVLink steps), tree LL 6.8 + 2 · (7 · 0.6 + 5.0) =
      * 25.2 µs, tree Simple 8.4 + 2 · (7 · 4.0 + 14) = 92.4 µs */
@@ -730,7 +757,9 @@ static void test_dim_a2a_busbw(void)
     parse("2x8xH100-80G:8xib400", &c8);
     parse("2x8xH100-80G:ib400", &c1);
     parse("4x8xH100-80G:8xib400", &c4);
-    const double rail = 400 * GB / 8 * 0.85;
+    /* cost model 129: a NIC carries 37.2 GB/s of NCCL's all-to-all, its ring 47 */
+    const double rail = 48 * GB * 24 / 31, ring_rail = 47 * GB;
+    CHECK_NEAR(c8.inter_a2a_ratio, rail / ring_rail, 1e-12, "the spec's link sets the share");
     CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 16, NULL), 15 * 8 * rail / 64, 1e-3,
                "EP16, 8 NICs: the NICs bind");
     CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 16, 1, 16, NULL), 239 * GB, 1e-3,
@@ -739,12 +768,25 @@ static void test_dim_a2a_busbw(void)
                "EP16, 1 NIC: the NIC binds");
     CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c4, 0, 32, 1, 32, NULL), 31 * 8 * rail / 192, 1e-3,
                "4 DGX H100: %g", tsl_cluster_dim_a2a_busbw(&c4, 0, 32, 1, 32, NULL) / GB);
+    /* which is NVIDIA's measurement itself: slide 13's 48 GB/s on that layout */
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c4, 0, 32, 1, 32, NULL), 48 * GB, 1e-9,
+               "4 DGX H100 at slide 13's 48 GB/s");
+    /* the ring across nodes keeps the ring's figure: 8 x 47 = 376 GB/s, NVLink's 239 binds */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c4, 0, 32, 1, 32, NULL), 239 * GB, 1e-3, "4 DGX H100 ring");
+    /* a cluster of bare figures (no link named) keeps the ring's, as before 129 */
+    tsl_cluster_t cb;
+    parse("2x8xH100-80G:ib400", &cb);
+    cb.inter_a2a_ratio = 0;
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&cb, 0, 16, 1, 16, NULL), 15 * ring_rail / 64, 1e-3,
+               "no share: the ring's NIC figure");
+    tsl_cluster_free(&cb);
     /* the flex figures with a token reaching a domain of half the experts half the time:
      * each node receives 8 × 0.5 = 4 copies per token row and sends 8 × (1 − 0.5) = 4,
-     * through 340 GB/s; NVLink the all-to-all's 206.7. In one node: no network. */
+     * through 376 GB/s (the ring's NIC figure: DeepEP's own RDMA, not NCCL's
+     * all-to-all); NVLink the all-to-all's 206.7. In one node: no network. */
     tsl_cluster_flex_bw_t fx;
     tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 16, half_hit, NULL, &fx);
-    CHECK_NEAR(fx.net_s, 4 / (8 * rail), 1e-9, "flex: %g s/B", fx.net_s);
+    CHECK_NEAR(fx.net_s, 4 / (8 * ring_rail), 1e-9, "flex: %g s/B", fx.net_s);
     CHECK_NEAR(fx.nvl_bw, 239 * GB * 320 / 370, 1e-9, "flex: NVLink %g", fx.nvl_bw);
     CHECK(fx.domains == 2, "flex: 2 domains, %u", fx.domains);
     tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 8, half_hit, NULL, &fx);
@@ -850,8 +892,7 @@ static void test_new_gpus(void)
     CHECK(tsl_gpu_match_model("NVIDIA L4", 24ull << 30) == tsl_gpu_find("L4"), "L4");
     CHECK(tsl_gpu_match_model("AMD Instinct MI300X", 192ull << 30) == tsl_gpu_find("MI300X"),
           "MI300X");
-    CHECK(link_of("ib800")->bw == 800 * GB / 8 * 0.85 && link_of("roce400")->bw == 40 * GB,
-          "ib800, roce400");
+    CHECK(link_of("ib800")->bw == 94 * GB && link_of("roce400")->bw == 40 * GB, "ib800, roce400");
     /* Omni-Path at its measured NCCL busbw (BigScience's Jean Zay bench), not a line rate */
     CHECK(link_of("opa100") != NULL && link_of("opa100")->bw == 40.5 * GB / 8, "opa100");
 }
@@ -868,7 +909,7 @@ static void test_spec_nvl72(void)
               c.inter_bw == link_of("ib800")->bw,
           "two NVL72 racks");
     tsl_cluster_describe(&c, buf, sizeof buf);
-    CHECK(strstr(buf, "36 nodes x 4 GB200-186G (186 GiB), intra 440 GB/s, inter 85 GB/s, 4 "
+    CHECK(strstr(buf, "36 nodes x 4 GB200-186G (186 GiB), intra 440 GB/s, inter 94 GB/s, 4 "
                       "NICs/node, NVLink domain 18 nodes") != NULL,
           "describe: %s", buf);
     /* TP8 over two trays and EP/TP72 over a rack stay on NVLink; a group across the
@@ -904,7 +945,7 @@ static void test_limits(void)
               c.node_first[12499] == 99992,
           "100k GPUs");
     tsl_cluster_describe(&c, buf, sizeof buf);
-    CHECK(strcmp(buf, "12500 nodes x 8 H100-80G (80 GiB), intra 239 GB/s, inter 42.5 GB/s, 8 "
+    CHECK(strcmp(buf, "12500 nodes x 8 H100-80G (80 GiB), intra 239 GB/s, inter 47 GB/s, 8 "
                       "NICs/node") == 0,
           "describe: %s", buf);
     /* DP over all 100k (TP8 inside the nodes): eight groups, one per rail */
@@ -983,7 +1024,7 @@ static void test_dim_busbw_tiles(void)
 static void test_pairs_bw(void)
 {
     tsl_cluster_t c8, c1;
-    double rail = 200 * GB / 8 * 0.85;
+    double rail = 24 * GB;
     parse("4x8xA100-80G:8xib200", &c8);
     parse("4x8xA100-80G:ib200", &c1);
     /* a TP8 stage's boundary to the next node: 8 sends leave node 0 */

@@ -429,7 +429,10 @@ static void test_round_trip(void)
     json_t *j = tsl_cluster_to_json(&c);
     CHECK(json_object_get(j, "gpu_types") == NULL, "no gpu_types for built-ins");
     CHECK(json_array_size(json_object_get(j, "nodes")) == 1, "one node entry with count 2");
-    CHECK_NEAR(json_real_value(json_object_get(j, "inter_gbps")), 21.25, 1e-12, "ib200 in GB/s");
+    CHECK_NEAR(json_real_value(json_object_get(j, "inter_gbps")), 24, 1e-12, "ib200 in GB/s");
+    /* cost model 129: the link's all-to-all share travels with the figure */
+    CHECK_NEAR(json_real_value(json_object_get(j, "inter_a2a_ratio")), 24.0 * 24 / 31 / 24, 1e-12,
+               "ib200's all-to-all share");
     json_decref(j);
     tsl_cluster_free(&c);
 }
@@ -516,11 +519,13 @@ static void test_topology(void)
     CHECK(a.nodes[0].n_nics == 8 && a.nodes[3].n_nics == 8 && a.nodes[4].n_nics == 4,
           "NICs per node");
     CHECK(a.nodes[0].nic_bw == 0 && a.nodes[5].nic_bw == 12.5e9, "NIC bandwidth per node");
-    CHECK(a.nvl_domain_nodes == 2 && a.inter_bw == 21.25e9, "domain and link");
+    CHECK(a.nvl_domain_nodes == 2 && a.inter_bw == 24e9, "domain and link");
+    CHECK(a.inter_a2a_ratio == tsl_link_a2a_ratio(tsl_link_find("ib200")), "the link's a2a share");
     json_t *j = tsl_cluster_to_json(&a);
     char *text = json_dumps(j, JSON_INDENT(2));
     CHECK(tsl_cluster_json_parse(text, &b, &err) == 0, "%s\n%s", err.msg, text);
-    CHECK(b.nvl_domain_nodes == 2 && b.nodes[0].n_nics == 8 && b.nodes[5].nic_bw == 12.5e9,
+    CHECK(b.nvl_domain_nodes == 2 && b.nodes[0].n_nics == 8 && b.nodes[5].nic_bw == 12.5e9 &&
+              b.inter_a2a_ratio == a.inter_a2a_ratio,
           "round trip keeps the topology:\n%s", text);
     free(text);
     json_decref(j);
@@ -531,9 +536,33 @@ static void test_topology(void)
     CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
                                  "2}], \"inter_gbps\": 20}",
                                  &a, &err) == 0 &&
-              a.nodes[1].n_nics == 1 && a.inter_bw == 20e9,
-          "inter_gbps: one NIC");
+              a.nodes[1].n_nics == 1 && a.inter_bw == 20e9 &&
+              tsl_cluster_inter_a2a_ratio(&a) == 1.0,
+          "inter_gbps: one NIC, its all-to-all at that figure");
     tsl_cluster_free(&a);
+    /* inter_a2a_ratio: a fabric's own all-to-all share, over a link's or a bare figure */
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
+                                 "2}], \"inter_gbps\": 20, \"inter_a2a_ratio\": 0.5}",
+                                 &a, &err) == 0 &&
+              a.inter_a2a_ratio == 0.5,
+          "inter_a2a_ratio: %s", err.msg);
+    tsl_cluster_free(&a);
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
+                                 "2}], \"link\": \"ib400\", \"inter_a2a_ratio\": 1}",
+                                 &a, &err) == 0 &&
+              a.inter_a2a_ratio == 1.0 && a.inter_bw == tsl_link_find("ib400")->bw,
+          "inter_a2a_ratio over a link's: %s", err.msg);
+    tsl_cluster_free(&a);
+    const char *bad_ratio[] = {"0", "1.5", "-0.2", "\"half\""};
+    for (size_t i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], "
+                 "\"link\": \"ib200\", \"inter_a2a_ratio\": %s}",
+                 bad_ratio[i]);
+        CHECK(tsl_cluster_json_parse(doc, &a, &err) == -1 && strstr(err.msg, "inter_a2a_ratio"),
+              "inter_a2a_ratio %s refused: %s", bad_ratio[i], err.msg);
+    }
     const char *bad[] = {
         "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nics\": 0}]}",
         "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nic_gbps\": -1}]}",
