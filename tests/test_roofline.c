@@ -268,6 +268,16 @@ static void test_curve(void)
     }
 }
 
+/* A device at `rate` FLOP/s and bw bytes/s with the named GPU's GEMM shape curve
+ * (its datasheet peak). */
+static tsl_roofline_dev_t shaped_dev(const char *gpu, double rate, double peak, double bw)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, rate, bw);
+    tsl_gemm_eff_for_gpu(&d.shape, gpu, peak, bw);
+    return d;
+}
+
 /* The measured cuBLAS table of deploy/profiles/h100-80g.json (tessel-worker,
  * bf16, median of 10) against the roofline with the H100 curve: median |error|
  * under 6 %, every point within 25 % but one — "pv h1024 mb1", a memory-bound
@@ -319,9 +329,7 @@ static const struct {
 
 static void test_h100_fit(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     size_t n = sizeof(h100_table) / sizeof(h100_table[0]), over = 0;
     double err[64];
     CHECK(n == 38 && n <= 64, "%zu rows", n);
@@ -363,9 +371,7 @@ static void test_h100_fit(void)
  *   tile-quantization term cannot change its time. */
 static void test_head_dim_96(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 312e12 * 0.82, 2039e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "A100-80G", 312e12, 2039e9);
+    tsl_roofline_dev_t d = shaped_dev("A100-80G", 312e12 * 0.82, 312e12, 2039e9);
     double s = 2048, hd = 96, b = 384, flops = 2 * s * s * hd * b;
     double bytes_s = 2 * (2 * s * hd + s * s) * b / (0.8 * 2039e9);
     CHECK_NEAR(bytes_s, 2.159892e-3, 1e-6, "score GEMM bytes %.6g s", bytes_s);
@@ -393,9 +399,7 @@ static void test_head_dim_96(void)
  * 124) the core was 1.150 ms, under the table's least. */
 static void test_megatron_scores(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 312e12 * 0.82, 2039e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "A100-80G", 312e12, 2039e9);
+    tsl_roofline_dev_t d = shaped_dev("A100-80G", 312e12 * 0.82, 312e12, 2039e9);
     tsl_layer_t l = layer(2048, 6144, 64);
     l.causal = true;
     l.unfused_attn = true;
@@ -423,9 +427,7 @@ static void test_megatron_scores(void)
  * gradients (a read of each GEMM's output gradient). */
 static void test_backward(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     tsl_layer_t l;
     memset(&l, 0, sizeof(l));
     l.kind = TSL_LAYER_FFN;
@@ -466,9 +468,7 @@ static void test_backward(void)
  * A100's since cost model 108: test_a100_flash). */
 static void test_flash(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     CHECK(d.shape.attn_fwd_flops == 0.35 * 989e12 && d.shape.attn_bwd_flops == 0.18 * 989e12,
           "H100 flash rates");
     tsl_gemm_eff_t v100;
@@ -962,9 +962,7 @@ static void test_blackwell_swa(void)
  * (2048 queries: 16 blocks × 2 × 16 heads = 512 > 132 SMs). */
 static void test_cp_ring(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     tsl_layer_t l = layer(8192, 1024, 16);
     l.causal = true;
     tsl_err_t err = {0};
@@ -1033,9 +1031,7 @@ static void test_cp_ring(void)
  * 25.920 ms. */
 static void test_cp_ring_fixed_tokens(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     d.cp_merge = true;
     double f[9] = {0};
     for (uint32_t c = 2; c <= 8; c *= 2) {
@@ -1077,9 +1073,7 @@ static tsl_layer_t head_layer(uint32_t s, uint32_t h, uint32_t V)
  * on top of its two gradient GEMMs. */
 static void test_loss(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     tsl_layer_t l = head_layer(1024, 1024, 50257);
     double T = 16384, V = 50304, W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S;
     /* the executor's loss, the default (loss_impl.h): 10 B in 3 kernels forward, 6 B in
@@ -1104,9 +1098,7 @@ static void test_loss(void)
  * backward; sixteen samples' (GPU > 1 ms) are not. */
 static void test_host_floor(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     CHECK(d.host_op_s == 0, "no floor unless the caller sets one");
     tsl_layer_t l = layer(1024, 1024, 16), un = l, head, emb;
     un.unfused_attn = true;
@@ -1160,9 +1152,7 @@ static void test_host_floor(void)
  * sixteen (GPU-bound, the GPU's time asynchronous) pay 12·H = 686.4 µs on top. */
 static void test_launch_blocking(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     CHECK(!d.launch_blocking, "asynchronous launches unless the caller says otherwise");
     tsl_layer_t l = layer(1024, 1024, 16);
     double gf1 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
@@ -1650,9 +1640,7 @@ static void test_t5_block(void)
  * aligned time; the padded 50304 does not (roofline.h). */
 static void test_unaligned_head(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     tsl_layer_t l = head_layer(1024, 1024, 50257);
     /* the loss the executor's (the default): 10 B per logit in 3 kernels */
     double T = 16384, ce_f = 10.0 * 50257 * T / (0.8 * 3350e9), L = TSL_ROOFLINE_LAUNCH_S;
@@ -1680,9 +1668,7 @@ static void test_unaligned_head(void)
  * Before cost model 119 every stack's was torch's 22 + 26 in 3 + 3 kernels. */
 static void test_loss_time(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     CHECK(d.loss_impl == TSL_LOSS_EXEC && !d.loss_unsplit, "init: the executor's loss");
     tsl_layer_t l = head_layer(1024, 1024, 50304);
     const double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, logits = 16384.0 * 50304;
@@ -1733,9 +1719,7 @@ static void test_loss_time(void)
  * the forward the same. By hand: 44 · 53248 · 50368 / 1244e9 = 0.0948617 s. */
 static void test_composer_metrics(void)
 {
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 312e12 * 0.82, 1555e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "A100-40G", 312e12, 1555e9);
+    tsl_roofline_dev_t d = shaped_dev("A100-40G", 312e12 * 0.82, 312e12, 1555e9);
     tsl_layer_t l = head_layer(2048, 768, 50368);
     d.loss_impl = TSL_LOSS_FUSED_XENTROPY;
     double f0 = tsl_roofline_layer_fwd_s(&d, &l, 26, 1, false, 50368);
@@ -2485,9 +2469,7 @@ static void check_one_pass(const tsl_roofline_dev_t *d, const tsl_layer_t *l, do
 static void test_one_pass(void)
 {
     tsl_layer_t l = layer(2048, 4096, 32);
-    tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
     check_one_pass(&d, &l, 0, "bf16");
     d.grad_acc_bytes = 6.0;
     check_one_pass(&d, &l, 12.0 * 4096 * 4096 / 4, "bf16, accumulation");
