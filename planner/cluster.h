@@ -349,8 +349,11 @@ double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uin
  * The dimension's figure is the slowest group's; lat (may be NULL) gets the α of
  * its widest group (most domains). count ≤ 1 gives +INFINITY and no α; a shape
  * that does not tile the block (see tsl_cluster_dim_bw) gives 0.
- * No allocation; O(block devices × GPUs per node), O(nodes touched²) more per
- * group with a bandwidth matrix.
+ * No allocation (8 KiB of stack); O(block devices) where each node's count of
+ * crossing groups is kept for the walk (up to 1024 nodes; past that a node whose
+ * slot another took is counted again, up to O(block devices × GPUs per node)), one
+ * tile of the block where it repeats; O(nodes touched²) more per group with a
+ * bandwidth matrix.
  */
 double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                              uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);
@@ -390,6 +393,17 @@ typedef struct tsl_cluster_flex_bw {
 void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                              uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
                              const void *ctx, tsl_cluster_flex_bw_t *out);
+
+/* The same walks without their short-cuts (one tile of a block that repeats it,
+ * each node's crossing count kept for the dimension's walk): every group walked,
+ * every count counted. The same figures, slower; tests hold the fast walks to these
+ * (tests/test_cluster.c). a2a: tsl_cluster_dim_a2a_busbw's figure, else
+ * tsl_cluster_dim_busbw's. */
+double tsl_cluster_dim_walk_plain(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                  uint32_t stride, uint32_t count, bool a2a, tsl_coll_lat_t *lat);
+void tsl_cluster_dim_flex_plain(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
+                                const void *ctx, tsl_cluster_flex_bw_t *out);
 
 /* Bandwidth each pair gets when device from_first + k sends to to_first + k for
  * every k < count at the same time (a pipeline boundary's ranks): the slowest

@@ -11,7 +11,11 @@
  * DGX/HGX nodes), so a group uses at most as many NICs as it has members there.
  *
  * Everything walks nodes or a node's devices; nothing allocates (the search calls
- * these once per strategy and block, tsl_cost_layer may call them in DP loops).
+ * these once per strategy and block, tsl_cost_layer may call them in DP loops). A
+ * dimension's walk keeps each node's count of crossing groups on its stack
+ * (cross_memo_t) and walks one tile of a block that repeats it (spans_to_walk);
+ * tsl_cluster_dim_walk_plain and tsl_cluster_dim_flex_plain walk without either, for
+ * tests/test_cluster.c to hold them to.
  */
 #include "cluster.h"
 
@@ -23,9 +27,12 @@
 /* The groups of a dimension: `count` members `stride` apart, tiled over the block
  * in spans of stride·count devices (the mesh order of strategy.h). Group (q, r)
  * starts at block_first + q·span + r, r < stride. */
+typedef struct cross_memo cross_memo_t;
+
 typedef struct dim_shape {
     uint32_t block_first, block_size, stride, count;
     uint64_t span;
+    cross_memo_t *memo; /* crossing_on's counts so far; NULL: walk every time */
 } dim_shape_t;
 
 static uint64_t group_first(const dim_shape_t *d, uint64_t q, uint64_t r)
@@ -82,6 +89,38 @@ static uint32_t crossing_on(const tsl_cluster_t *c, const dim_shape_t *d, uint32
         s = e;
     }
     return n;
+}
+
+/*
+ * crossing_on's counts, kept for one dimension's walk: a node's count depends only
+ * on the dimension and the node, and every group with a member on the node asks for
+ * it (the eight groups of a stride-8 dimension on 8-GPU nodes each walk the same
+ * nodes, each node's count a walk of its devices). Direct-mapped by node: a slot
+ * holds the last node that landed there, so a collision only walks again. On the
+ * stack of the walk that owns it; nothing allocates.
+ */
+#define CROSS_MEMO_SLOTS 1024u
+struct cross_memo {
+    uint32_t node[CROSS_MEMO_SLOTS]; /* UINT32_MAX: empty */
+    uint32_t n[CROSS_MEMO_SLOTS];
+};
+
+static void cross_memo_init(cross_memo_t *m)
+{
+    memset(m->node, 0xff, sizeof(m->node));
+}
+
+/* crossing_on through d's memo where it has one: the same count. */
+static uint32_t crossing_on_memo(const tsl_cluster_t *c, const dim_shape_t *d, uint32_t x)
+{
+    if (d->memo == NULL)
+        return crossing_on(c, d, x);
+    uint32_t slot = x % CROSS_MEMO_SLOTS;
+    if (d->memo->node[slot] != x) {
+        d->memo->n[slot] = crossing_on(c, d, x);
+        d->memo->node[slot] = x;
+    }
+    return d->memo->n[slot];
 }
 
 /* One NIC's path from node a to node b: the pair's inter-node figure, capped by
@@ -172,7 +211,8 @@ static bool next_domain(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t f
         out->members += m;
         out->intra = fmin(out->intra, node_intra_bw(c, x, a2a));
         if (rail > 0) /* x's NICs split between the crossing groups, ≤ m each */
-            out->cap += rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on(c, d, x));
+            out->cap +=
+                rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on_memo(c, d, x));
         *k = k_next;
         if (*k >= d->count)
             return true;
@@ -432,18 +472,56 @@ static uint64_t spans_to_walk(const tsl_cluster_t *c, const dim_shape_t *d)
     return tile / d->span;
 }
 
+/* The GPUs of every node the block touches, or 0 where they differ: node x of the
+ * block then starts at node_first[first node] + (x − first node)·that. */
+static uint32_t block_node_gpus(const tsl_cluster_t *c, const dim_shape_t *d)
+{
+    uint32_t n_lo = c->device_node[d->block_first];
+    uint32_t n_hi = c->device_node[d->block_first + d->block_size - 1];
+    uint32_t gpn = c->nodes[n_lo].n_gpus;
+    for (uint32_t x = n_lo + 1; x <= n_hi; x++)
+        if (c->nodes[x].n_gpus != gpn)
+            return 0;
+    return gpn;
+}
+
+/*
+ * Whether the group starting at `first` has each member on the node of the member
+ * before it in the group starting at first − 1 (no member starts a node). Then the
+ * two touch the same nodes with the same members on each, and everything a group's
+ * figures read (its domains, its rail, each node's members, crossing count and
+ * intra figure) is the same: the same figures, bit for bit, which the min and max
+ * over the dimension's groups already hold. gpn: block_node_gpus; with a stride
+ * it divides, every member sits at the same offset in its node, one test for all.
+ */
+static bool same_nodes_as_previous(const tsl_cluster_t *c, const dim_shape_t *d, uint32_t gpn,
+                                   uint64_t first)
+{
+    if (gpn != 0 && d->stride % gpn == 0)
+        return c->node_first[c->device_node[first]] != first;
+    for (uint32_t k = 0; k < d->count; k++) {
+        uint64_t dev = first + (uint64_t)k * d->stride;
+        if (c->node_first[c->device_node[dev]] == dev)
+            return false;
+    }
+    return true;
+}
+
 /* The dimension's groups of `count` at `stride` in the block as *d; false where they
  * do not tile it or the block runs past the cluster. */
 static bool dim_tiles(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                       uint32_t stride, uint32_t count, dim_shape_t *d)
 {
-    *d = (dim_shape_t){block_first, block_size, stride, count, (uint64_t)stride * count};
+    *d = (dim_shape_t){block_first, block_size, stride, count, (uint64_t)stride * count, NULL};
     return stride != 0 && block_size % d->span == 0 &&
            (uint64_t)block_first + block_size <= c->n_devices;
 }
 
+/* fast: walk one tile where the block repeats it (spans_to_walk) and keep the
+ * nodes' crossing counts (cross_memo_t); else every group, every count walked
+ * (tsl_cluster_dim_walk_plain: what tests hold the fast walk to). */
 static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
-                       uint32_t stride, uint32_t count, bool a2a, tsl_coll_lat_t *lat)
+                       uint32_t stride, uint32_t count, bool a2a, bool fast, tsl_coll_lat_t *lat)
 {
     if (lat != NULL)
         memset(lat, 0, sizeof(*lat));
@@ -452,12 +530,20 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
     dim_shape_t d;
     if (!dim_tiles(c, block_first, block_size, stride, count, &d))
         return 0;
+    cross_memo_t memo;
+    if (fast) {
+        cross_memo_init(&memo);
+        d.memo = &memo;
+    }
     double bw = INFINITY;
-    uint32_t widest = 1, domains;
-    uint64_t spans = spans_to_walk(c, &d);
+    uint32_t widest = 1, domains, gpn = fast ? block_node_gpus(c, &d) : 0;
+    uint64_t spans = fast ? spans_to_walk(c, &d) : block_size / d.span;
     for (uint64_t q = 0; q < spans; q++)
         for (uint32_t r = 0; r < stride; r++) {
-            bw = fmin(bw, group_busbw(c, &d, group_first(&d, q, r), a2a, &domains));
+            uint64_t first = group_first(&d, q, r);
+            if (fast && r > 0 && same_nodes_as_previous(c, &d, gpn, first))
+                continue; /* the previous group's figures: already in bw, widest */
+            bw = fmin(bw, group_busbw(c, &d, first, a2a, &domains));
             widest = domains > widest ? domains : widest;
         }
     if (lat != NULL)
@@ -468,18 +554,25 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
 double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                              uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
 {
-    return dim_walk(c, block_first, block_size, stride, count, false, lat);
+    return dim_walk(c, block_first, block_size, stride, count, false, true, lat);
 }
 
 double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                                  uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
 {
-    return dim_walk(c, block_first, block_size, stride, count, true, lat);
+    return dim_walk(c, block_first, block_size, stride, count, true, true, lat);
 }
 
-void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
-                             uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
-                             const void *ctx, tsl_cluster_flex_bw_t *out)
+double tsl_cluster_dim_walk_plain(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                  uint32_t stride, uint32_t count, bool a2a, tsl_coll_lat_t *lat)
+{
+    return dim_walk(c, block_first, block_size, stride, count, a2a, false, lat);
+}
+
+/* fast as dim_walk's. */
+static void flex_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                      uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit, const void *ctx,
+                      bool fast, tsl_cluster_flex_bw_t *out)
 {
     *out = (tsl_cluster_flex_bw_t){INFINITY, 0.0, count > 1 ? 1 : 0};
     if (count <= 1)
@@ -489,10 +582,34 @@ void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint3
         out->nvl_bw = 0;
         return;
     }
-    uint64_t spans = spans_to_walk(c, &d);
+    cross_memo_t memo;
+    if (fast) {
+        cross_memo_init(&memo);
+        d.memo = &memo;
+    }
+    uint32_t gpn = fast ? block_node_gpus(c, &d) : 0;
+    uint64_t spans = fast ? spans_to_walk(c, &d) : block_size / d.span;
     for (uint64_t q = 0; q < spans; q++)
-        for (uint32_t r = 0; r < stride; r++)
-            group_flex(c, &d, group_first(&d, q, r), hit, ctx, out);
+        for (uint32_t r = 0; r < stride; r++) {
+            uint64_t first = group_first(&d, q, r);
+            if (fast && r > 0 && same_nodes_as_previous(c, &d, gpn, first))
+                continue; /* the previous group's figures: already in *out */
+            group_flex(c, &d, first, hit, ctx, out);
+        }
+}
+
+void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
+                             const void *ctx, tsl_cluster_flex_bw_t *out)
+{
+    flex_walk(c, block_first, block_size, stride, count, hit, ctx, true, out);
+}
+
+void tsl_cluster_dim_flex_plain(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
+                                const void *ctx, tsl_cluster_flex_bw_t *out)
+{
+    flex_walk(c, block_first, block_size, stride, count, hit, ctx, false, out);
 }
 
 /* ---- a pipeline boundary's concurrent sends ---- */

@@ -1021,6 +1021,191 @@ static void test_dim_busbw_tiles(void)
     }
 }
 
+/* A nontrivial routing for the flex walk: 8 of 64 experts, no groups. */
+static double hit8(double share, const void *ctx)
+{
+    (void)ctx;
+    double miss = 1.0;
+    for (int i = 0; i < 8; i++)
+        miss *= fmax(64.0 - 64.0 * share - i, 0.0) / (64.0 - i);
+    return 1.0 - miss;
+}
+
+/* Every (stride, count) tiling [first, first + size) compared fast vs plain: ring,
+ * all-to-all and flex, figure and α alike, bit for bit. Returns the shapes walked. */
+static uint32_t walks_agree(const char *name, const tsl_cluster_t *c, uint32_t first, uint32_t size,
+                            uint32_t max_count)
+{
+    uint32_t n = 0;
+    for (uint32_t stride = 1; stride <= size; stride++)
+        for (uint32_t count = 2; count <= max_count && (uint64_t)stride * count <= size; count++) {
+            if (size % (stride * count) != 0)
+                continue;
+            for (int a2a = 0; a2a < 2; a2a++) {
+                tsl_coll_lat_t la, lb;
+                double fast = a2a ? tsl_cluster_dim_a2a_busbw(c, first, size, stride, count, &la)
+                                  : tsl_cluster_dim_busbw(c, first, size, stride, count, &la);
+                double plain =
+                    tsl_cluster_dim_walk_plain(c, first, size, stride, count, a2a != 0, &lb);
+                CHECK(fast == plain && memcmp(&la, &lb, sizeof la) == 0,
+                      "%s [%u,+%u) stride %u count %u%s: %.17g vs plain %.17g", name, first, size,
+                      stride, count, a2a ? " a2a" : "", fast, plain);
+            }
+            tsl_cluster_flex_bw_t fa, fb;
+            tsl_cluster_dim_flex_bw(c, first, size, stride, count, hit8, NULL, &fa);
+            tsl_cluster_dim_flex_plain(c, first, size, stride, count, hit8, NULL, &fb);
+            CHECK(fa.nvl_bw == fb.nvl_bw && fa.net_s == fb.net_s && fa.domains == fb.domains,
+                  "%s [%u,+%u) stride %u count %u flex: %.17g %.17g %u vs plain %.17g %.17g %u",
+                  name, first, size, stride, count, fa.nvl_bw, fa.net_s, fa.domains, fb.nvl_bw,
+                  fb.net_s, fb.domains);
+            n++;
+        }
+    return n;
+}
+
+/* 2100 nodes of 4 GPUs in NVL72-style domains of 18, with 1, 2 or 4 NICs in turn (so
+ * a node's count of crossing groups often binds): no tile repeats (the whole block
+ * is walked) and more nodes than the crossing memo has slots, so slots are shared
+ * by nodes of different crossing counts. */
+static void big_uneven(tsl_cluster_t *c)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_homogeneous(c, 2100, 4, tsl_gpu_find("GB200"), 100 * GB, &err) == 0, "%s",
+          err.msg);
+    c->nvl_domain_nodes = 18;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        c->nodes[i].n_nics = i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 4;
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+/* 1024 HGX nodes (8 GPUs, 8 NICs) and then 80 2-GPU nodes with one NIC: DP2 at stride
+ * 8 puts 8 crossing groups on an HGX node and 2 on a small one, where one NIC binds
+ * (half a rail each). The small nodes share the crossing memo's slots with the first
+ * HGX nodes: a slot read for the wrong node gives them 8 (an eighth of a rail). */
+static void two_regions(tsl_cluster_t *c)
+{
+    tsl_err_t err = {0};
+    uint32_t h100;
+    tsl_cluster_init(c);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("H100-80G"), &h100, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < 1104; i++) {
+        tsl_node_t nd = {.n_gpus = i < 1024 ? 8 : 2,
+                         .gpu_type = h100,
+                         .intra_bw = 450 * GB,
+                         .n_nics = i < 1024 ? 8 : 1,
+                         .nic_bw = 50 * GB};
+        CHECK(tsl_cluster_add_node(c, &nd, &err) == 0, "%s", err.msg);
+    }
+    c->inter_bw = 50 * GB;
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+/* 3 nodes of 4 GPUs, the pair (1, 2) on a slow link: of DP2 at stride 6's groups
+ * {r, r + 6}, only those of r = 4 and 5 (nodes 1 and 2) see it. Group 4 starts node 1
+ * while its other member is inside node 2: it touches other nodes than group 3. */
+static void three_nodes(tsl_cluster_t *c)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_homogeneous(c, 3, 4, tsl_gpu_find("A100-80G"), 20 * GB, &err) == 0, "%s",
+          err.msg);
+    CHECK(tsl_cluster_set_pair_bw(c, 1, 2, 1 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+/* Mixed nodes: 8-, 4- and 2-GPU boxes of A100 and T4 with 1 to 8 NICs, domains of 2. */
+static void mixed(tsl_cluster_t *c, bool matrix)
+{
+    static const uint32_t gpus[] = {8, 4, 4, 8, 2, 2, 8, 4, 4, 8, 8, 4};
+    static const uint32_t nics[] = {8, 1, 4, 2, 1, 2, 8, 4, 1, 8, 4, 2};
+    tsl_err_t err = {0};
+    uint32_t a100, t4;
+    tsl_cluster_init(c);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("T4"), &t4, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        tsl_node_t nd = {.n_gpus = gpus[i],
+                         .gpu_type = gpus[i] == 2 ? t4 : a100,
+                         .intra_bw = gpus[i] == 2 ? 12 * GB : 150 * GB,
+                         .n_nics = nics[i],
+                         .nic_bw = i == 3 ? 12 * GB : 25 * GB};
+        CHECK(tsl_cluster_add_node(c, &nd, &err) == 0, "%s", err.msg);
+    }
+    c->inter_bw = 20 * GB;
+    c->nvl_domain_nodes = 2;
+    if (matrix) {
+        CHECK(tsl_cluster_set_pair_bw(c, 1, 6, 3 * GB, &err) == 0, "%s", err.msg);
+        CHECK(tsl_cluster_set_pair_bw(c, 4, 9, 40 * GB, &err) == 0, "%s", err.msg);
+    }
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+/* The dimension walks' short-cuts (a repeated tile walked once, each node's count of
+ * crossing groups kept for the walk) against the plain walk of every group. */
+static void test_dim_walk_shortcuts(void)
+{
+    static const char *specs[] = {"64x8xH100:8xib400", "64x8xA100-80G:ib200",
+                                  "36x4xGB200:nvl72:4xib800", "24x4xGB200:nvl72:4xib800",
+                                  "32x4xGB200:nvl16:2xib400"};
+    uint32_t shapes = 0;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        tsl_cluster_t c;
+        parse(specs[i], &c);
+        shapes += walks_agree(specs[i], &c, 0, c.n_devices, 64);
+        shapes += walks_agree(specs[i], &c, 32, 64, 64);
+        shapes += walks_agree(specs[i], &c, 8, 48, 48);
+        tsl_cluster_free(&c);
+    }
+    for (int matrix = 0; matrix < 2; matrix++) {
+        tsl_cluster_t c;
+        mixed(&c, matrix);
+        const char *name = matrix ? "mixed, pair matrix" : "mixed";
+        shapes += walks_agree(name, &c, 0, c.n_devices, 64);
+        shapes += walks_agree(name, &c, 8, 32, 32);
+        shapes += walks_agree(name, &c, 20, 40, 40);
+        tsl_cluster_free(&c);
+    }
+    tsl_cluster_t three;
+    three_nodes(&three);
+    shapes += walks_agree("three nodes", &three, 0, 12, 12);
+    /* the slow pair's 1 GB/s, its nodes' one NIC split by their 4 crossing groups */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&three, 0, 12, 6, 2, NULL), 0.25 * GB, 1e-3,
+               "three nodes DP2 at stride 6: the slow pair");
+    tsl_cluster_free(&three);
+    tsl_cluster_t big;
+    big_uneven(&big);
+    static const uint32_t big_shapes[][2] = {{1, 8}, {4, 8}, {3, 7},   {3, 25},
+                                             {5, 3}, {7, 6}, {12, 25}, {4, 2100}};
+    for (size_t k = 0; k < sizeof big_shapes / sizeof big_shapes[0]; k++) {
+        uint32_t stride = big_shapes[k][0], count = big_shapes[k][1];
+        for (int a2a = 0; a2a < 2; a2a++) {
+            tsl_coll_lat_t la, lb;
+            double fast = a2a ? tsl_cluster_dim_a2a_busbw(&big, 0, 8400, stride, count, &la)
+                              : tsl_cluster_dim_busbw(&big, 0, 8400, stride, count, &la);
+            double plain = tsl_cluster_dim_walk_plain(&big, 0, 8400, stride, count, a2a, &lb);
+            CHECK(fast == plain && memcmp(&la, &lb, sizeof la) == 0,
+                  "2100 nodes stride %u count %u%s: %.17g vs plain %.17g", stride, count,
+                  a2a ? " a2a" : "", fast, plain);
+        }
+        shapes++;
+    }
+    tsl_cluster_free(&big);
+    two_regions(&big);
+    for (int a2a = 0; a2a < 2; a2a++) {
+        tsl_coll_lat_t la, lb;
+        double fast = a2a ? tsl_cluster_dim_a2a_busbw(&big, 0, big.n_devices, 8, 2, &la)
+                          : tsl_cluster_dim_busbw(&big, 0, big.n_devices, 8, 2, &la);
+        double plain = tsl_cluster_dim_walk_plain(&big, 0, big.n_devices, 8, 2, a2a, &lb);
+        CHECK(fast == plain && memcmp(&la, &lb, sizeof la) == 0,
+              "two regions DP2 at stride 8%s: %.17g vs plain %.17g", a2a ? " a2a" : "", fast,
+              plain);
+    }
+    /* the small nodes' one NIC split by their 2 crossing groups: half a rail */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&big, 0, big.n_devices, 8, 2, NULL), 25 * GB, 1e-3,
+               "two regions DP2: half a rail");
+    tsl_cluster_free(&big);
+    CHECK(shapes > 500, "%u shapes compared", shapes);
+}
+
 static void test_pairs_bw(void)
 {
     tsl_cluster_t c8, c1;
@@ -1163,6 +1348,7 @@ int main(void)
     test_limits();
     test_add_nodes_grow();
     test_dim_busbw_tiles();
+    test_dim_walk_shortcuts();
     test_pairs_bw();
     test_gpu_match_model();
     test_table();
