@@ -464,6 +464,24 @@ static void test_torchtitan_keep_weights(void)
     fixture_free(&f);
 }
 
+/* A hand-made plan of m on 8 devices: two stages of 4, the first holding layers
+ * [0, first), batch 32 as 8 micro-batches of 4; the layers' strategies left to the
+ * caller. Free with free(). */
+static tsl_plan_t *two_stage_plan(const tsl_model_t *m, uint32_t first)
+{
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_plan_init(p);
+    p->valid = true;
+    p->pp = 2;
+    p->n_layers = m->n_layers;
+    p->global_batch = 32, p->micro_batch = 4, p->n_micro = 8;
+    p->stages[0] = (tsl_plan_stage_t){.first_layer = 0, .n_layers = first, .n_devices = 4};
+    p->stages[1] = (tsl_plan_stage_t){
+        .first_layer = first, .n_layers = m->n_layers - first, .first_device = 4, .n_devices = 4};
+    p->n_devices = 8;
+    return p;
+}
+
 /* torchtitan raises NotImplementedError for weight tying with pipeline parallelism
  * (b5bcd76c6 models/common/decoder.py): a plan of stages for a tied head is refused
  * by name (and its export with it), a fixed pp > 1 is refused up front, and the
@@ -473,18 +491,9 @@ static void test_torchtitan_tied_pp(void)
 {
     tsl_model_t m = {0};
     CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0, "GPT2-345M");
-    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_plan_t *p = two_stage_plan(&m, 13);
     tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_err_t err = {0};
-    tsl_plan_init(p);
-    p->valid = true;
-    p->pp = 2;
-    p->n_layers = m.n_layers;
-    p->global_batch = 32, p->micro_batch = 4, p->n_micro = 8;
-    p->stages[0] = (tsl_plan_stage_t){.first_layer = 0, .n_layers = 13, .n_devices = 4};
-    p->stages[1] = (tsl_plan_stage_t){
-        .first_layer = 13, .n_layers = m.n_layers - 13, .first_device = 4, .n_devices = 4};
-    p->n_devices = 8;
     for (uint32_t i = 0; i < m.n_layers; i++)
         CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
     uint32_t head = m.n_layers - 1;
@@ -625,18 +634,10 @@ static void test_recompute_rule(void)
 {
     tsl_model_t m = {0};
     CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0, "GPT2-345M");
-    tsl_plan_t *p = malloc(sizeof(*p));
+    /* embedding, 24 layers, head: stages 0-8, 9-25 */
+    tsl_plan_t *p = two_stage_plan(&m, 9);
     tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_err_t err = {0};
-    tsl_plan_init(p);
-    p->valid = true;
-    p->pp = 2;
-    p->n_layers = m.n_layers; /* embedding, 24 layers, head: stages 0-8, 9-25 */
-    p->global_batch = 32, p->micro_batch = 4, p->n_micro = 8;
-    p->stages[0] = (tsl_plan_stage_t){.first_layer = 0, .n_layers = 9, .n_devices = 4};
-    p->stages[1] = (tsl_plan_stage_t){
-        .first_layer = 9, .n_layers = m.n_layers - 9, .first_device = 4, .n_devices = 4};
-    p->n_devices = 8;
     for (uint32_t i = 0; i < m.n_layers; i++) {
         CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
         p->layer[i].ckpt = i >= 1 && i + 1 < m.n_layers && (i <= 8 || (i >= 9 && i < 19));
