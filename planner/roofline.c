@@ -509,20 +509,26 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
     return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
 }
 
-/* transformers' GPT2Attention._attn under autocast (roofline.h TSL_ROOFLINE_HF_GPT2_*):
- * the autocast core's scale, softmax and casts (fp16's softmax one half-to-float
- * kernel each way), the optional division by the layer's index + 1, torch.where over
- * the causal buffer in place of masked_fill, dropout; forward, the buffer's slice
- * cast to bool (s × keys, broadcast over the batch and heads). */
-static double hf_gpt2_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
-                               double scores, double keys)
+/* An unfused core's score kernels under autocast, `scores` scores on this rank
+ * (roofline.h "torch.autocast"): the scale and the fp32 softmax by casts, the
+ * backward's softmax multiply in fp32 (TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS),
+ * dropout's 5 bytes; causal, masked_fill each way and, forward, the mask the
+ * script builds for the micro-batch (s × keys, broadcast over batch and heads).
+ * transformers' GPT2Attention._attn (l->hf_gpt2_eager; roofline.h
+ * TSL_ROOFLINE_HF_GPT2_*) differs in three places: fp16's softmax is one
+ * half-to-float kernel each way, the optional division by the layer's index + 1,
+ * and torch.where over the causal buffer in place of masked_fill, forward the
+ * buffer's slice cast to bool. */
+static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
+                                double scores, double keys)
 {
+    const bool hf = l->hf_gpt2_eager;
     double bytes =
         p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES + 4.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
                : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES;
     uint32_t kernels = TSL_ROOFLINE_AUTOCAST_SCORE_KERNELS + (p->bwd ? 1u : 0u);
     double mask = 0.0;
-    if (p->d->fp16) {
+    if (hf && p->d->fp16) {
         bytes -= TSL_ROOFLINE_HALF_SOFTMAX_SAVED_BYTES;
         kernels -= 1u;
     }
@@ -530,44 +536,19 @@ static double hf_gpt2_scores_s(const pass_t *p, const tsl_layer_t *l, const shap
         bytes += 5.0;
         kernels += 1u;
     }
-    if (l->layer_scale) {
+    if (hf && l->layer_scale) {
         bytes += TSL_ROOFLINE_HF_GPT2_LAYER_SCALE_BYTES;
         kernels += 1u;
     }
     if (l->causal) {
-        bytes += TSL_ROOFLINE_HF_GPT2_WHERE_BYTES;
-        kernels += 1u;
+        bytes += hf ? TSL_ROOFLINE_HF_GPT2_WHERE_BYTES : TSL_ROOFLINE_AUTOCAST_MASK_BYTES;
+        kernels += hf ? 1u : 2u;
         if (!p->bwd)
-            mask = tsl_roofline_mem_s(p->d, TSL_ROOFLINE_HF_GPT2_MASK_BUILD_BYTES * x->s * keys, 1);
-    }
-    return tsl_roofline_mem_s(p->d, bytes * scores, kernels) + mask;
-}
-
-/* An unfused core's score kernels under autocast, `scores` scores on this rank
- * (roofline.h "torch.autocast"): the scale and the fp32 softmax by casts, the
- * backward's softmax multiply in fp32 (TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS),
- * dropout's 5 bytes; causal, masked_fill each way and, forward, the mask the
- * script builds for the micro-batch (s × keys, broadcast over batch and heads). */
-static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
-                                double scores, double keys)
-{
-    if (l->hf_gpt2_eager)
-        return hf_gpt2_scores_s(p, l, x, scores, keys);
-    double bytes =
-        p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES + 4.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
-               : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES;
-    uint32_t kernels = TSL_ROOFLINE_AUTOCAST_SCORE_KERNELS + (p->bwd ? 1u : 0u);
-    double mask = 0.0;
-    if (x->dropout) {
-        bytes += 5.0;
-        kernels += 1u;
-    }
-    if (l->causal) {
-        bytes += TSL_ROOFLINE_AUTOCAST_MASK_BYTES;
-        kernels += 2u;
-        if (!p->bwd)
-            mask = tsl_roofline_mem_s(p->d, TSL_ROOFLINE_AUTOCAST_MASK_BUILD_BYTES * x->s * keys,
-                                      TSL_ROOFLINE_AUTOCAST_MASK_BUILD_KERNELS);
+            mask =
+                hf ? tsl_roofline_mem_s(p->d, TSL_ROOFLINE_HF_GPT2_MASK_BUILD_BYTES * x->s * keys,
+                                        1)
+                   : tsl_roofline_mem_s(p->d, TSL_ROOFLINE_AUTOCAST_MASK_BUILD_BYTES * x->s * keys,
+                                        TSL_ROOFLINE_AUTOCAST_MASK_BUILD_KERNELS);
     }
     return tsl_roofline_mem_s(p->d, bytes * scores, kernels) + mask;
 }
