@@ -259,19 +259,13 @@ bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride)
     return false;
 }
 
-static bool has_attention(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-           l->kind == TSL_LAYER_ATTENTION;
-}
-
 uint32_t tsl_cost_cp_chunks(const tsl_layer_t *l, uint32_t cp)
 {
     /* Megatron's Mamba CP (mamba_context_parallel.py: all-to-alls of the heads around
      * the conv and the scan) is not priced: no plan puts a Mamba layer under CP */
     if (l->kind == TSL_LAYER_MAMBA)
         return 0;
-    return has_attention(l) ? 2 * cp : cp; /* two per rank: causal load balancing */
+    return tsl_layer_has_attention(l) ? 2 * cp : cp; /* two per rank: causal load balancing */
 }
 
 bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp, uint32_t comm)
@@ -284,7 +278,7 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
     uint32_t chunks = tsl_cost_cp_chunks(l, cp);
     if (chunks == 0 || l->seq_len % chunks != 0)
         return false;
-    if (!has_attention(l))
+    if (!tsl_layer_has_attention(l))
         return true;
     if (l->cross_seq_len != 0) /* no cross attention split */
         return false;
@@ -579,10 +573,7 @@ bool tsl_cost_tp_fits(const tsl_layer_t *l, uint32_t t)
         return true;
     if (l->kind == TSL_LAYER_MAMBA) /* SSM heads and B/C groups (mamba.h) */
         return tsl_mamba_tp_fits(l, t);
-    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                l->kind == TSL_LAYER_ATTENTION;
-    bool ffn =
-        l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
+    bool attn = tsl_layer_has_attention(l), ffn = tsl_layer_has_ffn(l);
     uint32_t kv = l->kv_heads && !l->kv_lora_rank ? l->kv_heads : l->heads;
     if (attn && (l->heads % t != 0 || kv % t != 0))
         return false;
@@ -1340,7 +1331,7 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     const double dw_sms[2] = {TSL_UB_QKV_WGRAD_SMS, TSL_UB_FC1_WGRAD_SMS};
     double sms = dev.shape.sms, rs = TSL_UB_RS_RING_SMS;
     for (uint32_t i = 0; i < m; i++) {
-        uint32_t j = has_attention(l) && i == 0 ? 0 : 1;
+        uint32_t j = tsl_layer_has_attention(l) && i == 0 ? 0 : 1;
         double in = half * (i < sp->n ? sp->in[i] : 1.0), dy = half * (i < sp->n ? sp->dy[i] : 1.0);
         double w = ub_share_s(g.col_dw[i] * b, half, sms, dw_sms[j], k);
         fwd += ub_ring_s(g.col_f[i] * f, in, t, sms, 0.0, k) +
@@ -1447,7 +1438,7 @@ static bool tp_async_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const ts
 static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double n, uint32_t t,
                          double core_f)
 {
-    if (core_f > 0 || env->knobs.cp <= 1 || !has_attention(l))
+    if (core_f > 0 || env->knobs.cp <= 1 || !tsl_layer_has_attention(l))
         return core_f;
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
@@ -1736,7 +1727,7 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
 {
     uint32_t c = env->knobs.cp;
     *fwd = *bwd = 0.0;
-    if (c <= 1 || !has_attention(l))
+    if (c <= 1 || !tsl_layer_has_attention(l))
         return;
     double kv = l->kv_heads ? l->kv_heads : l->heads;
     double hd = (double)(l->attn_dim ? l->attn_dim : l->hidden) / l->heads;

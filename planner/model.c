@@ -49,14 +49,15 @@ typedef struct figures {
     uint32_t allreduces;
 } figures_t;
 
-static bool has_attention(tsl_layer_kind_t k)
+bool tsl_layer_has_attention(const tsl_layer_t *l)
 {
-    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_ATTENTION;
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+           l->kind == TSL_LAYER_ATTENTION;
 }
 
-static bool has_ffn(tsl_layer_kind_t k)
+bool tsl_layer_has_ffn(const tsl_layer_t *l)
 {
-    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_FFN;
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
 }
 
 /* ---- shape checks: each names the field and says what would be valid ---- */
@@ -124,7 +125,7 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            kn);
     if (l->embed_norm && l->kind != TSL_LAYER_EMBEDDING)
         return tsl_err_set(err, "%s layer: embed_norm: only an embedding layer has one", kn);
-    if (l->alibi && !has_attention(l->kind))
+    if (l->alibi && !tsl_layer_has_attention(l))
         return tsl_err_set(err, "%s layer: alibi: the layer has no self-attention to bias", kn);
     if (l->eager_norm && !l->rms_norm)
         return tsl_err_set(err,
@@ -163,7 +164,7 @@ static int check_moe(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "projection narrows the routed experts' rows (Nemotron 3 Super: 1024 "
                            "of 4096)",
                            kn, l->moe_latent, l->hidden);
-    if (!has_ffn(l->kind) || l->kind == TSL_LAYER_DECODER)
+    if (!tsl_layer_has_ffn(l) || l->kind == TSL_LAYER_DECODER)
         return tsl_err_set(err,
                            "%s layer: experts: %u; only an encoder-kind or FFN layer can "
                            "have routed experts",
@@ -192,12 +193,12 @@ static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
                            "%s layer: seq_len: 0 is not valid; give the tokens per sample "
                            "at this layer, e.g. 512",
                            kn);
-    if (has_ffn(l->kind) && l->ffn_hidden == 0)
+    if (tsl_layer_has_ffn(l) && l->ffn_hidden == 0)
         return tsl_err_set(err,
                            "%s layer: ffn_hidden: 0 is not valid for a layer with an FFN; "
                            "give its inner size, e.g. 4 x hidden = %llu",
                            kn, 4ull * l->hidden);
-    if (has_attention(l->kind) && check_attention(l, kn, err) != 0)
+    if (tsl_layer_has_attention(l) && check_attention(l, kn, err) != 0)
         return -1;
     if (l->kind == TSL_LAYER_MAMBA && tsl_mamba_check(l, kn, err) != 0)
         return -1;
@@ -706,9 +707,7 @@ void tsl_model_set_rope(tsl_model_t *m, const tsl_model_rope_t *rope)
     bool eager = fabs(tsl_model_yarn_attention_factor(rope) - 1.0) > 1e-9;
     for (uint32_t i = 0; i < m->n_layers; i++) {
         tsl_layer_t *l = &m->layers[i];
-        bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                    l->kind == TSL_LAYER_ATTENTION;
-        l->yarn_eager_rope = eager && attn && l->kv_lora_rank == 0;
+        l->yarn_eager_rope = eager && tsl_layer_has_attention(l) && l->kv_lora_rank == 0;
     }
 }
 

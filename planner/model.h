@@ -466,6 +466,12 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind);
 
+/* Whether a layer of this kind holds a self-attention block (encoder, decoder,
+ * attention) or an FFN block (encoder, decoder, ffn): the blocks every cost and
+ * memory term is split into. A decoder's cross-attention is not counted. */
+bool tsl_layer_has_attention(const tsl_layer_t *l);
+bool tsl_layer_has_ffn(const tsl_layer_t *l);
+
 /* Builder: init an empty model, append layers (derived on append), free.
  * tsl_model_add copies l, derives the copy and appends it; it fails (and leaves m
  * unchanged) on an invalid shape, on running out of memory, or when m would

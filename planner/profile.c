@@ -161,15 +161,12 @@ void tsl_profile_layer_s(const tsl_profile_t *p, const tsl_layer_t *l, double n,
                          double fallback_flops, double *fwd_s, double *bwd_s)
 {
     double ffn = 0, rest = l->fwd_flops;
-    bool has_ffn = l->ffn_hidden > 0 && (l->kind == TSL_LAYER_ENCODER ||
-                                         l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN);
-    if (has_ffn) {
+    if (l->ffn_hidden > 0 && tsl_layer_has_ffn(l)) {
         double g = l->gated_ffn ? 2.0 : 1.0;
         ffn = fmin(2.0 * (g + 1.0) * l->seq_len * (double)l->hidden * l->ffn_hidden, rest);
         rest -= ffn;
     }
-    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                l->kind == TSL_LAYER_ATTENTION;
+    bool attn = tsl_layer_has_attention(l);
     *fwd_s = *bwd_s = 0;
     charge(p, TSL_PROFILE_FFN, l, ffn, n, t, fallback_flops, fwd_s, bwd_s);
     charge(p, attn ? TSL_PROFILE_ATTENTION : TSL_PROFILE_FFN, l, rest, n, t, fallback_flops, fwd_s,

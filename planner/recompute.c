@@ -98,27 +98,17 @@ size_t tsl_recompute_modules_format(uint32_t mask, char *buf, size_t cap)
     return len;
 }
 
-static bool attention_of(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-           l->kind == TSL_LAYER_ATTENTION;
-}
-
-static bool ffn_of(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
-}
-
 uint32_t tsl_recompute_applies(const tsl_layer_t *l, uint32_t mask)
 {
-    bool mla = attention_of(l) && l->kv_lora_rank, moe = ffn_of(l) && l->experts;
+    bool mla = tsl_layer_has_attention(l) && l->kv_lora_rank,
+         moe = tsl_layer_has_ffn(l) && l->experts;
     uint32_t has = 0;
     if (moe)
         has |= TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_LAYERNORM |
                (l->shared_experts ? TSL_RECOMPUTE_SHARED_EXPERTS : 0);
     if (mla)
         has |= TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_LAYERNORM;
-    if (ffn_of(l) && !l->experts)
+    if (tsl_layer_has_ffn(l) && !l->experts)
         has |= TSL_RECOMPUTE_MLP;
     if (l->kind == TSL_LAYER_ENCODER && !l->experts && !l->kv_lora_rank)
         has |= TSL_RECOMPUTE_TORCHTITAN_OP; /* torchtitan's dense TransformerBlock */
@@ -135,7 +125,9 @@ void tsl_recompute_drop(const tsl_layer_t *l, uint32_t mask, uint64_t *repl, uin
     double q = l->q_lora_rank, c = l->kv_lora_rank;
     double rp = 0.0, sh = 0.0, shared = S * (2.0 * g * s * fs + 2.0 * s * fs);
     if (m & TSL_RECOMPUTE_LAYERNORM) /* one standalone norm per MLA block, per MoE block */
-        rp += 2.0 * s * h * ((attention_of(l) && l->kv_lora_rank) + (ffn_of(l) && l->experts));
+        rp += 2.0 * s * h *
+              ((tsl_layer_has_attention(l) && l->kv_lora_rank) +
+               (tsl_layer_has_ffn(l) && l->experts));
     if (m & TSL_RECOMPUTE_MLA_UP_PROJ) {
         rp += 2.0 * s * (q + c);
         sh += 4.0 * s * a * (n + r) + 2.0 * s * a * v;

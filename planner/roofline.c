@@ -658,9 +658,7 @@ static double self_visited(const tsl_layer_t *l, const shape_t *x)
  * computes s − w keys per query more. */
 static double core_saved_flops(const tsl_layer_t *l)
 {
-    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                l->kind == TSL_LAYER_ATTENTION;
-    if (!attn)
+    if (!tsl_layer_has_attention(l))
         return 0.0;
     shape_t x = shape_of(l);
     return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
@@ -1122,6 +1120,14 @@ static double transgan_eager_s(pass_t *p, const shape_t *x, double S, double t, 
            counted(p, TSL_ROOFLINE_TRANSGAN_F_FWD_BYTES * f, TSL_ROOFLINE_TRANSGAN_F_FWD_KERNELS);
 }
 
+/* A dense FFN that runs transformers' GPT-2 block (its gelu_new chain): the
+ * layers both the time (hf_gpt2_eager_s) and the kept bytes are charged on. */
+static bool hf_gpt2_ffn(const tsl_layer_t *l)
+{
+    return l->hf_gpt2_eager && !l->experts &&
+           (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN);
+}
+
 /* transformers' NewGELUActivation beyond the roofline's one activation kernel
  * (roofline.h TSL_ROOFLINE_HF_GPT2_*), over the FFN's f/t-wide activations under
  * autocast; each kernel one host op. Its scores are in core_s, its QKV gradients'
@@ -1145,8 +1151,7 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
         extra += weight_casts_s(p, l, &x, tt, vocab);
     if (l->transgan_eager && l->kind == TSL_LAYER_ENCODER)
         extra += transgan_eager_s(p, &x, samples, tt, split);
-    if (l->hf_gpt2_eager && p->d->autocast && x.f > 0 && !l->experts &&
-        (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN))
+    if (hf_gpt2_ffn(l) && p->d->autocast && x.f > 0)
         extra += hf_gpt2_eager_s(p, &x, samples, tt);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
@@ -1376,8 +1381,7 @@ void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score
 
 double tsl_roofline_hf_gpt2_act(const tsl_layer_t *l)
 {
-    bool ffn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN;
-    if (!l->hf_gpt2_eager || !ffn || l->experts)
+    if (!hf_gpt2_ffn(l))
         return 0.0;
     return TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES * (double)l->seq_len * (double)l->ffn_hidden;
 }
@@ -1454,10 +1458,7 @@ void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute
     double tt = t ? t : 1;
     shape_t x = shape_of(l);
     uint32_t mods = tsl_recompute_applies(l, recompute);
-    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-                l->kind == TSL_LAYER_ATTENTION;
-    bool ffn =
-        l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
+    bool attn = tsl_layer_has_attention(l), ffn = tsl_layer_has_ffn(l);
     *weights = *repl = *shard = 0.0;
     if (attn)
         fp8_attention(l, &x, tt, mods, weights, repl, shard);
