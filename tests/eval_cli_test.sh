@@ -2092,5 +2092,34 @@ assert a["peak_bytes"] > b["peak_bytes"], (a["peak_bytes"], b["peak_bytes"])
 assert p["gpt2-plain"]["iter_time_s"] == p["gpt2_sizes-plain"]["iter_time_s"]
 PY
 
+# Llama 3 405B at Table 4's DP 64 (bench/published/README.md "Llama 3 rows", the
+# twenty-second session): the paper's FSDP is torch's SHARD_GRAD_OP. Run under the
+# pipeline as torch's stages run it (no_sync until a chunk's last micro-batch, fp32
+# gradients from its first backward: --sdp-nosync --lazy-grads) it holds what the
+# row's ZeRO-1 with lazy gradients holds, to the byte, and is refused alike; synced
+# every micro-batch (--sdp-keep-weights) it fits, at twice that plan's time.
+l405="--model Llama3-405B --seq-len 8192 --tp 8 --pp 16 --mbs 1 --batch 2048 --ckpt none --sp
+    --interleave 8 --vp-group 16 --layers-per-stage 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8
+    --grad-reduce-bytes 4 --overlap-grad-reduce --no-search"
+for d in "--dp 64 --zero 1 --lazy-grads" "--dp 1 --sdp 64 --sdp-nosync --lazy-grads"; do
+    expect 2 "stage 1 (layers 8-15) needs 88.32 GiB per device, over its 80.00 GiB budget" \
+        eval $l405 $d --cluster 1024x8xH100-80G:8xroce400 --memory 80G
+done
+cat >"$dir/h100big.json" <<'JS'
+{"gpu_types": {"H100-80G": {"memory_gb": 100}},
+ "nodes": [{"type": "H100-80G", "gpus": 8, "count": 1024, "nics": 8}], "link": "roce400"}
+JS
+expect 0 "" eval $l405 --dp 64 --zero 1 --lazy-grads --cluster "$dir/h100big.json" --memory 100G --json
+cp "$out" "$dir/l405-zero1.json"
+expect 0 "" eval $l405 --dp 1 --sdp 64 --sdp-keep-weights --cluster 1024x8xH100-80G:8xroce400 \
+    --memory 80G --json
+python3 - "$dir/l405-zero1.json" "$out" <<'PY' && ok || bad "Llama 3 405B readings: $(cat "$out")"
+import json, sys
+z, k = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert round(z["peak_bytes"] / 2**30, 2) == 88.32, z["peak_bytes"]
+assert k["peak_bytes"] <= 80 * 2**30, k["peak_bytes"]
+assert k["iter_time_s"] > 1.8 * z["iter_time_s"], (k["iter_time_s"], z["iter_time_s"])
+PY
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
