@@ -3,8 +3,9 @@
 
 The probe needs a CUDA device (bench/exec_gpu_check.sh step 7 runs it); here: it
 byte-compiles; its pure helpers give the hand-worked figures below (the rows' measured
-ring steps of bench/published/README.md, "torchtitan rows", and the 8.8 TFLOP block of
-its third reading); and it refuses with exit 2, a message naming the reason and no JSON
+ring steps of bench/published/README.md, "torchtitan rows", the 8.8 TFLOP block of
+its third reading, and the step kinds one rank runs in a pass of torch's ring, its
+sixth reading); and it refuses with exit 2, a message naming the reason and no JSON
 written, where PyTorch does not import and where torch sees no CUDA device (a stub
 `torch` package first on PYTHONPATH, so the result does not depend on this machine).
 
@@ -32,6 +33,27 @@ def check_helpers(p):
     ]
     for got, exp in want:
         check(got == exp, f"helper: got {got}, want {exp}")
+    # one rank's pass: step i <= rank takes the source's first K/V chunk (kv_half), a
+    # later one the second query chunk (q_half); CP 1 the causal kernel alone
+    plans = [
+        (p.ring_plan(1, 0), ["causal"]),
+        (p.ring_plan(2, 0), ["causal", "q_half"]),
+        (p.ring_plan(2, 1), ["causal", "kv_half"]),
+        (p.ring_plan(4, 2), ["causal", "kv_half", "kv_half", "q_half"]),
+        (p.ring_plan(8, 0), ["causal"] + ["q_half"] * 7),
+        (p.ring_plan(8, 7), ["causal"] + ["kv_half"] * 7),
+    ]
+    for got, exp in plans:
+        check(got == exp, f"ring_plan: got {got}, want {exp}")
+    try:
+        p.ring_plan(2, 2)
+        check(False, "ring_plan(2, 2): no error for a rank outside the ring")
+    except ValueError as e:
+        check("rank 2" in str(e), f"ring_plan(2, 2): message {e}")
+    # per step against CP 1: 12 - 8, (26 - 8) / 3, (50 - 8) / 7
+    check(p.step_s({1: 8.0, 2: 12.0, 4: 26.0, 8: 50.0}) == {2: 4.0, 4: 6.0, 8: 6.0},
+          f"step_s: {p.step_s({1: 8.0, 2: 12.0, 4: 26.0, 8: 50.0})}")
+    check(p.step_s(p.MEASURED_S) == p.measured_steps(), "step_s of the measured rows")
     check(set(p.KINDS) == {"causal", "kv_half", "q_half"} and
           p.KINDS["q_half"] == (16384, 32768, False), f"kinds: {p.KINDS}")
 
