@@ -22,6 +22,18 @@ the rows' measured steps. A step near CP 2's 4.48 s says CP 2 ran the kernels' p
 and CP 4 / 8 paid ~2.9 s per step for something outside one rank's kernels; a step near
 7.3 s says the opposite. One GPU cannot run the ring's exchange: that part stays open.
 
+It then runs one rank's whole pass at CP 1, 2, 4 and 8 back to back, for rank 0 and rank
+c - 1 (the two ends of the step-kind mix), everything torch's loop does on one rank but
+the exchange: the forward's c calls on chunks of a freshly written c x 2L K/V buffer
+(the all-gather's output, written by a copy of the same bytes), each merged in fp32
+with the partial-chunk rebuild where the step takes the second query half; the
+backward's c calls with dQ, dK, dV accumulated in fp32, the neighbour's dK/dV stood in
+for by this rank's own send buffer, and the fp32 send buffer built at every step. Its
+per-step figure, (t_c - t_1) / (c - 1) per iteration, sits beside the rows' 4.48 /
+7.39 / 7.34 s: constant in c on one GPU says CP 4 / 8's extra ~2.9 s a step lies
+outside one rank's work (the exchange, the eight GPUs together, the run); growing with
+c says one rank's pass itself (its buffers, its allocator, its clocks) grows.
+
 Refuses with exit 2 where PyTorch or a CUDA device is absent. --json FILE writes every
 figure.
 
@@ -43,6 +55,22 @@ KINDS = {"causal": (2 * L, 2 * L, True), "kv_half": (2 * L, L, False),
 def measured_steps(t=MEASURED_S):
     """Seconds per unmasked ring step per iteration, from each CP row against CP 1."""
     return {c: (t[c] - t[1]) / (c - 1) for c in (2, 4, 8)}
+
+
+def ring_plan(c, rank):
+    """The kind of each step one rank runs in a pass of torch's load-balanced ring at CP
+    c: step 0 the causal diagonal, then per step i the source's first K/V chunk under
+    both query chunks while i <= rank, else the second query chunk under both of the
+    source's chunks (_templated_ring_attention). CP 1 is the one causal kernel."""
+    if not 0 <= rank < c:
+        raise ValueError(f"rank {rank} is not in a ring of {c}")
+    return ["causal"] + ["kv_half" if i <= rank else "q_half" for i in range(1, c)]
+
+
+def step_s(pass_s):
+    """Seconds per unmasked step per iteration, each CP degree against CP 1, from
+    {c: seconds per iteration} (the same reading as measured_steps)."""
+    return {c: (pass_s[c] - pass_s[1]) / (c - 1) for c in sorted(pass_s) if c > 1}
 
 
 def kernel_flop(q, k, causal, heads=HEADS, d=HEAD_DIM):
@@ -121,6 +149,122 @@ def time_merge(torch, reps):
     return gpu_ms(torch, merge, reps)
 
 
+def one_pass(torch, c, rank, kv_src):
+    """Returns (forward, backward) closures running one rank's pass at CP c (ring_plan)
+    on one GPU, the exchange left out; kv_src holds c ranks' K and V (bf16, 32 heads).
+    CP 1 is torch without a CP context: the one causal kernel and its backward."""
+    aten, f32, bf16 = torch.ops.aten, torch.float32, torch.bfloat16
+    plan = ring_plan(c, rank)
+    shape = (1, HEADS, 2 * L, HEAD_DIM)
+    n = HEADS * 2 * L * HEAD_DIM
+
+    def seq_major():  # (b, h, s, d) over (b, s, h, d) memory, as torchtitan's q and dout
+        return torch.randn(1, 2 * L, HEADS, HEAD_DIM, device="cuda", dtype=bf16).transpose(1, 2)
+
+    q, dout = seq_major(), seq_major()
+    state = {}
+
+    def kv_of(buf, j):
+        """Rank j's K and V as views of a gathered buffer (c blocks of K then V)."""
+        blk = buf[j * 2 * n:(j + 1) * 2 * n]
+        return blk[:n].view(shape), blk[n:].view(shape)
+
+    def operands(kind, k, v):
+        if kind == "kv_half":
+            return q, k.chunk(2, dim=2)[0], v.chunk(2, dim=2)[0], False
+        if kind == "q_half":
+            return q.chunk(2, dim=2)[1], k, v, True
+        return q, k, v, False
+
+    def merge(out, lse, o, l, second):
+        """fp32 merge of one step's (o, l) into (out, lse): the stable form torch's
+        merger uses, on the second query half alone where the step ran only that half,
+        the whole rebuilt by concatenation as torch does."""
+        o, l = o.to(f32), l.to(f32).unsqueeze(-1)
+        if out is None:
+            return o, l
+        a, b = (out.chunk(2, dim=2)[1], lse.chunk(2, dim=2)[1]) if second else (out, lse)
+        a = a - torch.sigmoid(l - b) * (a - o)
+        b = b - torch.nn.functional.logsigmoid(b - l)
+        if not second:
+            return a, b
+        return (torch.cat([out.chunk(2, dim=2)[0], a], dim=2),
+                torch.cat([lse.chunk(2, dim=2)[0], b], dim=2))
+
+    def forward():
+        if c == 1:
+            state[0] = aten._scaled_dot_product_flash_attention(q, kv_src[:n].view(shape),
+                                                                kv_src[n:2 * n].view(shape),
+                                                                0.0, True)
+            return state[0][0]
+        gathered = kv_src[:c * 2 * n].clone()  # the all-gather's output, written afresh
+        out = lse = None
+        for i, kind in enumerate(plan):
+            qq, kk, vv, second = operands(kind, *kv_of(gathered, (rank - i) % c))
+            r = aten._scaled_dot_product_flash_attention(qq, kk, vv, 0.0, kind == "causal")
+            out, lse = merge(out, lse, r[0], r[1], second)
+            state[i] = r
+        state["out"], state["lse"] = out.to(bf16), lse.squeeze(-1)
+        return state["out"]
+
+    def flash_bwd(r, g_out, qq, kk, vv, out, lse, causal):
+        return aten._scaled_dot_product_flash_attention_backward(
+            g_out, qq, kk, vv, out, lse, r[2], r[3], r[4], r[5], 0.0, causal, r[6], r[7])
+
+    def backward():
+        if c == 1:
+            r = state[0]
+            return flash_bwd(r, dout, q, kv_src[:n].view(shape), kv_src[n:2 * n].view(shape),
+                             r[0], r[1], True)
+        gathered = kv_src[:c * 2 * n].clone()  # the backward's gather again
+        out, lse = state["out"], state["lse"]
+        dq = torch.zeros(shape, device="cuda", dtype=f32)
+        dk, dv = torch.zeros_like(dq), torch.zeros_like(dq)
+        send = None
+        for i, kind in enumerate(plan):
+            qq, kk, vv, second = operands(kind, *kv_of(gathered, (rank - i) % c))
+            if second:  # the second query half's output, gradient and lse, as torch slices
+                o, go = out.chunk(2, dim=2)[1], dout.chunk(2, dim=2)[1]
+                ls = lse.chunk(2, dim=2)[1].contiguous()
+            else:
+                o, go, ls = out, dout, lse
+            g = flash_bwd(state[i], go, qq, kk, vv, o, ls, kind == "causal")
+            if i > 0:  # the neighbour's dK/dV in fp32: here this rank's own send buffer
+                dk, dv = send[:n].view(shape), send[n:].view(shape)
+            if kind == "kv_half":
+                dk = torch.cat([dk.chunk(2, dim=2)[0] + g[1], dk.chunk(2, dim=2)[1]], dim=2)
+                dv = torch.cat([dv.chunk(2, dim=2)[0] + g[2], dv.chunk(2, dim=2)[1]], dim=2)
+            else:
+                dk, dv = dk + g[1], dv + g[2]
+            send = torch.cat([dk.flatten(), dv.flatten()])
+            if kind == "q_half":
+                dq = torch.cat([dq.chunk(2, dim=2)[0], dq.chunk(2, dim=2)[1] + g[0]], dim=2)
+            else:
+                dq = dq + g[0]
+        return dq.to(bf16), send.to(bf16)
+
+    return forward, backward
+
+
+def time_passes(torch, reps, degrees=(1, 2, 4, 8)):
+    """One rank's pass at each CP degree, rank 0 and rank c - 1: forward and backward ms
+    and seconds per iteration (32 layers, forward twice under full AC)."""
+    n = HEADS * 2 * L * HEAD_DIM
+    kv_src = torch.randn(max(degrees) * 2 * n, device="cuda", dtype=torch.bfloat16)
+    rows = []
+    for c in degrees:
+        for rank in sorted({0, c - 1}):
+            fwd, bwd = one_pass(torch, c, rank, kv_src)
+            f = gpu_ms(torch, fwd, reps, warm=1)
+            b = gpu_ms(torch, bwd, reps, warm=1)
+            rows.append({"cp": c, "rank": rank, "steps": ring_plan(c, rank), "fwd_ms": f,
+                         "bwd_ms": b, "per_iteration_s": per_iteration_s(f, b)})
+            del fwd, bwd
+            torch.cuda.empty_cache()
+    slowest = {c: max(x["per_iteration_s"] for x in rows if x["cp"] == c) for c in degrees}
+    return rows, slowest
+
+
 def report(r):
     print(f"== cp_ring_probe on {r['device']} (sm {r['sm']}), torch {r['torch']}: "
           f"{HEADS} heads x {HEAD_DIM}, L = {L}, {LAYERS} layers")
@@ -134,6 +278,19 @@ def report(r):
     print(f"merge of one step (eager, fp32): {r['merge_ms']:.2f} ms")
     print("one unmasked ring step per iteration (the slower kind, its merge included): "
           f"{r['step_s']:.2f} s; measured (Table 2, against CP 1): " +
+          ", ".join(f"CP {c} {s:.2f} s" for c, s in sorted(r["measured_step_s"].items())))
+    if not r.get("passes"):
+        return
+    print("one rank's whole pass, the exchange left out (32 layers: 2 forwards + backward)")
+    print("%-4s %-5s %10s %10s %10s  %s" % ("cp", "rank", "fwd ms", "bwd ms", "s / iter",
+                                            "steps"))
+    for x in r["passes"]:
+        print("%-4d %-5d %10.1f %10.1f %10.2f  %s" % (
+            x["cp"], x["rank"], x["fwd_ms"], x["bwd_ms"], x["per_iteration_s"],
+            " ".join(x["steps"])))
+    print("per unmasked step against CP 1 (the slower rank): " +
+          ", ".join(f"CP {c} {s:.2f} s" for c, s in sorted(r["pass_step_s"].items())) +
+          "; measured " +
           ", ".join(f"CP {c} {s:.2f} s" for c, s in sorted(r["measured_step_s"].items())))
 
 
@@ -161,6 +318,10 @@ def main():
             r["kinds"].append(x)
             torch.cuda.empty_cache()
     r["step_s"] = max(x["per_iteration_s"] for x in r["kinds"] if x["kind"] != "causal")
+    with torch.no_grad():
+        r["passes"], slowest = time_passes(torch, 2 if args.quick else 5)
+    r["pass_s"] = slowest
+    r["pass_step_s"] = step_s(slowest)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(r, f, indent=1)

@@ -43,7 +43,11 @@
 #      runs at the torchtitan-cp rows' shapes (32 heads x 128, 32,768 tokens per rank:
 #      causal 32K x 32K, unmasked 32K x 16K and 16K x 32K), forward and backward, and one
 #      step's fp32 merge, as seconds per ring step per iteration beside the rows' measured
-#      4.48 s (CP 2) and 7.39 / 7.34 s (CP 4 / 8).
+#      4.48 s (CP 2) and 7.39 / 7.34 s (CP 4 / 8); then one rank's whole pass at CP 1, 2,
+#      4, 8 (ranks 0 and c - 1; merges, fp32 accumulations and the gathered buffer as
+#      torch's loop has them, the exchange left out) and its step per iteration against
+#      CP 1 beside the same figures: constant in c says the rows' extra lies outside one
+#      rank's work.
 #   8. where PyTorch imports, bench/fsdp2_mem_probe.py --quick (minutes; JSON in
 #      $B/fsdp2_mem_probe.json): a torchtitan FSDP2 step on Llama 3.1 8B as rank 0 of 8
 #      over torch's fake process group, with PYTORCH_CUDA_ALLOC_CONF unset and
