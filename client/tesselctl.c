@@ -180,9 +180,11 @@ static int hardware_json(void)
     }
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);
-        json_array_append_new(links, json_pack("{s:s, s:f, s:f, s:s}", "name", l->name,
-                                               "bw_bytes_per_s", l->bw, "a2a_bw_bytes_per_s",
-                                               l->bw * tsl_link_a2a_ratio(l), "source", l->source));
+        json_array_append_new(links,
+                              json_pack("{s:s, s:f, s:f, s:f, s:s}", "name", l->name,
+                                        "bw_bytes_per_s", l->bw, "a2a_bw_bytes_per_s",
+                                        l->bw * tsl_link_a2a_ratio(l), "flex_bw_bytes_per_s",
+                                        l->bw * tsl_link_flex_ratio(l), "source", l->source));
     }
     json_t *doc = json_pack("{s:o, s:o}", "gpus", gpus, "links", links);
     if (!doc) {
@@ -210,8 +212,9 @@ static int cmd_hardware(const tsl_client_opts_t *co)
     printf("Inter-node links (--cluster NxGxTYPE:LINK):\n");
     for (size_t i = 0; i < tsl_link_count(); i++) {
         const tsl_link_spec_t *l = tsl_link_at(i);
-        printf("  %-8s %6.1f GB/s  all-to-all %6.1f GB/s  source: %s\n", l->name, l->bw / 1e9,
-               l->bw * tsl_link_a2a_ratio(l) / 1e9, l->source);
+        printf("  %-8s %6.1f GB/s  all-to-all %6.1f GB/s  flex %6.1f GB/s  source: %s\n", l->name,
+               l->bw / 1e9, l->bw * tsl_link_a2a_ratio(l) / 1e9,
+               l->bw * tsl_link_flex_ratio(l) / 1e9, l->source);
     }
     return TSL_EXIT_OK;
 }

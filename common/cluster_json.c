@@ -497,6 +497,7 @@ static int parse_inter_scalar(loader_t *ld, json_t *root)
         }
         bw = l->bw;
         ld->c->inter_a2a_ratio = tsl_link_a2a_ratio(l);
+        ld->c->inter_flex_ratio = tsl_link_flex_ratio(l);
     }
     ld->c->inter_bw = bw;
     return 0;
@@ -520,6 +521,27 @@ static int parse_a2a_ratio(loader_t *ld, json_t *root)
                            "one NIC over its ring's; 1 = the ring's)",
                            r);
     ld->c->inter_a2a_ratio = r;
+    return 0;
+}
+
+/* "inter_flex_ratio": what a NIC carries of a flex MoE dispatcher's RDMA (DeepEP,
+ * HybridEP) over its ring figure, in (0, 1]; absent: the named link's (cluster_hw.c), else
+ * 1 (as before cost model 136). Given with a link, it replaces the link's: a fabric
+ * measured with DeepEP's or HybridEP's internode test, counted off the node. */
+static int parse_flex_ratio(loader_t *ld, json_t *root)
+{
+    double r = 0;
+    bool present;
+    if (opt_number(root, "", "inter_flex_ratio", &r, &present, ld->err) != 0)
+        return -1;
+    if (!present)
+        return 0;
+    if (!(r > 0 && r <= 1))
+        return tsl_err_set(ld->err,
+                           "inter_flex_ratio: %g must be in (0, 1] (a flex MoE dispatcher's RDMA "
+                           "over one NIC over NCCL's ring's; 1 = the ring's)",
+                           r);
+    ld->c->inter_flex_ratio = r;
     return 0;
 }
 
@@ -668,6 +690,7 @@ static const char *const root_keys[] = {"name",
                                         "inter_gbps",
                                         "inter_gbit",
                                         "inter_a2a_ratio",
+                                        "inter_flex_ratio",
                                         "inter_gbps_matrix",
                                         "inter_gbit_matrix",
                                         "links",
@@ -690,9 +713,10 @@ int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *e
         opt_string(root, "", "name", &ignored, err) != 0 ||
         opt_string(root, "", "comment", &ignored, err) != 0 || parse_gpu_types(&ld, root) != 0 ||
         parse_nodes(&ld, root) != 0 || parse_inter_scalar(&ld, root) != 0 ||
-        parse_a2a_ratio(&ld, root) != 0 || parse_matrix(&ld, root) != 0 ||
-        parse_links(&ld, root) != 0 || check_inter_complete(&ld) != 0 ||
-        parse_overlap(&ld, root) != 0 || parse_domain(&ld, root) != 0)
+        parse_a2a_ratio(&ld, root) != 0 || parse_flex_ratio(&ld, root) != 0 ||
+        parse_matrix(&ld, root) != 0 || parse_links(&ld, root) != 0 ||
+        check_inter_complete(&ld) != 0 || parse_overlap(&ld, root) != 0 ||
+        parse_domain(&ld, root) != 0)
         goto out;
     rc = tsl_cluster_finish(out, err);
 out:
@@ -850,6 +874,8 @@ json_t *tsl_cluster_to_json(const tsl_cluster_t *c)
         json_object_set_new(root, "inter_gbps", json_real(c->inter_bw / GBPS));
     if (c->n_nodes > 1 && c->inter_a2a_ratio > 0 && c->inter_a2a_ratio < 1)
         json_object_set_new(root, "inter_a2a_ratio", json_real(c->inter_a2a_ratio));
+    if (c->n_nodes > 1 && c->inter_flex_ratio > 0 && c->inter_flex_ratio < 1)
+        json_object_set_new(root, "inter_flex_ratio", json_real(c->inter_flex_ratio));
     json_object_set_new(root, "overlap_slowdown", json_real(c->overlap_slowdown));
     if (c->nvl_domain_nodes > 1)
         json_object_set_new(root, "nvlink_domain_nodes",

@@ -257,6 +257,11 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
                            "cluster: inter_a2a_ratio %g outside (0, 1] (what a NIC carries of "
                            "NCCL's all-to-all over its ring figure; 0 = 1)",
                            c->inter_a2a_ratio);
+    if (!(isfinite(c->inter_flex_ratio) && c->inter_flex_ratio >= 0 && c->inter_flex_ratio <= 1))
+        return tsl_err_set(err,
+                           "cluster: inter_flex_ratio %g outside (0, 1] (what a NIC carries of "
+                           "a flex MoE dispatcher's RDMA over its ring figure; 0 = 1)",
+                           c->inter_flex_ratio);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         tsl_node_t *n = &c->nodes[i];
         if (n->intra_bw == 0)
@@ -550,6 +555,7 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
     if (tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err) != 0)
         return -1;
     c->inter_a2a_ratio = tsl_link_a2a_ratio(link);
+    c->inter_flex_ratio = tsl_link_flex_ratio(link);
     for (uint32_t i = 0; i < c->n_nodes; i++)
         c->nodes[i].n_nics = nics;
     c->nvl_domain_nodes = domain_nodes ? domain_nodes : 1;
@@ -573,6 +579,11 @@ double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
 double tsl_cluster_inter_a2a_ratio(const tsl_cluster_t *c)
 {
     return c->inter_a2a_ratio > 0 ? c->inter_a2a_ratio : 1.0;
+}
+
+double tsl_cluster_inter_flex_ratio(const tsl_cluster_t *c)
+{
+    return c->inter_flex_ratio > 0 ? c->inter_flex_ratio : 1.0;
 }
 
 uint32_t tsl_cluster_node_domain(const tsl_cluster_t *c, uint32_t node)
@@ -922,6 +933,7 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
             goto fail;
     out->inter_bw = c->inter_bw;
     out->inter_a2a_ratio = c->inter_a2a_ratio;
+    out->inter_flex_ratio = c->inter_flex_ratio;
     out->overlap_slowdown = c->overlap_slowdown;
     /* domains stay positional: a permutation that moves nodes between domains
      * re-places stages onto other racks (search_placement permutes whole nodes) */

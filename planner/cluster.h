@@ -77,7 +77,11 @@ typedef struct tsl_link_spec {
     double a2a_bw;      /* bytes/s, what one NIC carries of NCCL's all-to-all (its sends to
                          every peer, measured below the ring's: cluster_hw.c); 0 = none
                          published, the ring's (tsl_link_a2a_ratio) */
-    const char *source; /* both figures' */
+    double flex_bw;     /* bytes/s, what one NIC carries of a flex MoE dispatcher's RDMA
+                         (DeepEP's, HybridEP's own kernels: one copy per token and
+                         destination domain, cluster_hw.c); 0 = none published, the
+                         ring's (tsl_link_flex_ratio) */
+    const char *source; /* the figures' */
 } tsl_link_spec_t;
 
 typedef struct tsl_node {
@@ -110,6 +114,10 @@ typedef struct tsl_cluster {
                                   figure (inter_bw, a matrix pair, nic_bw alike), in (0, 1];
                                   0 = 1, the ring's (tsl_cluster_inter_a2a_ratio). The link
                                   table's tsl_link_a2a_ratio where the cluster names a link */
+    double inter_flex_ratio;   /* the same for a flex MoE dispatcher's RDMA (DeepEP,
+                                  HybridEP: cost model 136), in (0, 1]; 0 = 1, the ring's
+                                  (tsl_cluster_inter_flex_ratio); the link table's
+                                  tsl_link_flex_ratio where the cluster names a link */
     uint32_t n_devices;        /* Σ n_gpus, kept by tsl_cluster_add_node */
     uint32_t *device_node;     /* derived, owned: device → node */
     uint32_t *node_first;      /* derived, owned: node → its first device */
@@ -141,6 +149,11 @@ const tsl_link_spec_t *tsl_link_find(const char *name);
 double tsl_link_a2a_ratio(const tsl_link_spec_t *l);
 /* The cluster's inter_a2a_ratio, or 1 where it is 0 (a cluster built from bare figures). */
 double tsl_cluster_inter_a2a_ratio(const tsl_cluster_t *c);
+/* A link's flex-dispatcher figure over its ring figure: flex_bw / bw, or 1 where flex_bw
+ * is 0. */
+double tsl_link_flex_ratio(const tsl_link_spec_t *l);
+/* The cluster's inter_flex_ratio, or 1 where it is 0. */
+double tsl_cluster_inter_flex_ratio(const tsl_cluster_t *c);
 
 #define TSL_DEFAULT_OVERLAP_SLOWDOWN     1.3 /* Galvatron-BMW Sec. V */
 #define TSL_DEFAULT_HOST_MEM_PER_GPU_MEM 2u
@@ -383,8 +396,10 @@ typedef double (*tsl_cluster_hit_fn)(double share, const void *ctx);
  * network's seconds per byte of a rank's token row (one copy), the slowest domain's
  * max(in, out) / cap_D, where a domain D of m_D of the n members receives
  * (n − m_D)·hit(m_D/n) copies per token row of a rank and sends m_D·Σ_{D' ≠ D}
- * hit(m_D'/n) (0 where no group spans domains); domains the most domains one group
- * touches. nvl_bw 0 where the groups do not tile the block. */
+ * hit(m_D'/n) (0 where no group spans domains), cap_D its NICs' share at what a NIC
+ * carries of the dispatcher's RDMA (tsl_cluster_inter_flex_ratio of the ring's, cost
+ * model 136); domains the most domains one group touches. nvl_bw 0 where the groups
+ * do not tile the block. */
 typedef struct tsl_cluster_flex_bw {
     double nvl_bw; /* B/s */
     double net_s;  /* s/B */

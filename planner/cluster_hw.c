@@ -164,7 +164,11 @@
  * XDR assumed at NDR's share), Ethernet at 80% of line rate (TCP/RoCE overhead),
  * Omni-Path measured. a2a_bw is what a card carries of NCCL's all-to-all (cost model
  * 129): 74.3 % of the data rate on HDR and NDR (NVIDIA GTC25 S72583), assumed alike
- * on EDR and XDR; the ring's where none is published (Ethernet, Omni-Path). A node's
+ * on EDR and XDR; the ring's where none is published (Ethernet, Omni-Path). flex_bw is
+ * what a card carries of a flex MoE dispatcher's own RDMA kernels (DeepEP, HybridEP; cost
+ * model 136): 87.3 % of the data rate on NDR (DeepEP's and HybridEP's published
+ * internode tables, IB_FLEX_NDR), assumed alike on EDR, HDR and XDR; the ring's where
+ * none is published (Ethernet, Omni-Path). A node's
  * NIC count is the cluster's (tsl_node_t.n_nics, "4x8xA100-80G:8xib200"), not folded
  * into these figures; NCCL's latencies and protocol factors are in cluster.h /
  * cluster_topo.c.
@@ -393,7 +397,9 @@ static const struct {
     {"A10G", "A10G-24G"},
 };
 
-#define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead); a2a: the ring's (none published)"
+#define SRC_ETH                                                                                    \
+    "Ethernet line rate x 0.80 (TCP/RoCE overhead); a2a: the ring's, flex: the ring's (none "      \
+    "published)"
 
 /* NCCL's all-to-all over InfiniBand, per NIC: NVIDIA GTC25 S72583 slide 13 measures its
  * busbw at 24 GB/s on 4 DGX A100 (8 HDR cards each) and 48 GB/s on 4 DGX H100 (8 NDR),
@@ -416,6 +422,40 @@ static const struct {
     "a2a: assumed at HDR's and NDR's measured 74.3 % of the data rate (none published for "        \
     "this rate; NVIDIA GTC25 S72583 slide 13)"
 
+/* A flex MoE dispatcher's RDMA over InfiniBand, per NIC (cost model 136): DeepEP's normal
+ * kernels on H800 with one ConnectX-7 400 Gb/s each (deepseek-ai/DeepEP docs/legacy.md at
+ * dd758ca, the README's table since 3b1045d, 2025-04-22; DeepSeek-V3's routing: 4096
+ * tokens, h 7168, top-8 of 256 experts in the best min(nodes, 4) of one group per node,
+ * FP8 dispatch, BF16 combine) report dispatch / combine "bottleneck bandwidth" of 58 / 57
+ * GB/s at EP 32 (4 nodes) and 51 / 50 at EP 64 (8 nodes). That figure counts a token once
+ * per destination node, its own node included (tests/test_internode.py num_rdma_token_sent;
+ * DeepEP's V2 README: "logical bandwidth ... contains local rank traffic"), whose copy
+ * the kernels write locally, not through the NIC (csrc/kernels/internode.cu: "dst_rdma_rank
+ * != rdma_rank"). Of the counted copies 3/4 leave the node at EP 32 (every node reached
+ * alike, the own one of 4) and 7/8 at EP 64 (4 of 8 nodes picked at random, the own one
+ * among them half the time): 43.5 / 42.75 and 44.6 / 43.75 GB/s off the node a card, the
+ * mean 43.66, 87.3 % of the 50 GB/s data rate. EP 16's 43 / 43 (21.5 off the node) is not
+ * taken: per token of a rank a card sends 1 row off the node there while each GPU
+ * forwards about 6.4 over NVLink (2 arriving rows, its node's own included, to about 3.2
+ * of 8 GPUs each), the slower leg at DeepEP's measured 153 GB/s (Tessel prices it apart:
+ * a dispatch takes max(network, NVLink)); at EP 32 and 64 a card sends 2.7 and 3.15 rows
+ * against about 7.4 forwarded (3.6 rows to about 2.1 GPUs): the NIC's leg.
+ * Alike elsewhere: HybridEP's kernels on H100 (deepseek-ai/DeepEP hybrid-ep 94a9f8f
+ * docs/README_Hybrid-EP.md, kernel only, 16 SMs, the same counting: tests/utils.py
+ * count_rdma_send_from_routing_map keeps the local node "to align with ... DeepEP") 57.7
+ * / 57.5 at 32 ranks, 50.0 / 49.8 at 64: 43.3 / 43.1 and 43.7 / 43.5 off the node;
+ * DeepEP V2 on CX7 (its README at dd758ca, SM90 EP 8 x 2: 90 / 81, x 4: 61 / 61) 45 /
+ * 40.5 and 45.75. No figure for other rates: EDR, HDR and XDR assumed at NDR's share. */
+#define IB_FLEX_NDR        ((((58.0 + 57.0) / 2) * 3 / 4 + ((51.0 + 50.0) / 2) * 7 / 8) / 2 * GBPS)
+#define IB_FLEX_LINE_SHARE (IB_FLEX_NDR / (400 * GBPS / 8)) /* 0.873 */
+#define SRC_IB_FLEX_MEASURED                                                                       \
+    "; flex: a flex MoE dispatcher's RDMA, 43.66 GB/s a card, 87.3 % of the data rate "            \
+    "(deepseek-ai/DeepEP legacy normal kernels, H800 + CX7: 58/57 GB/s at EP 32, 51/50 at EP "     \
+    "64, counted with the node's own copy, x 3/4 and x 7/8 off the node)"
+#define SRC_IB_FLEX_ASSUMED                                                                        \
+    "; flex: assumed at NDR's measured 87.3 % of the data rate (DeepEP's internode table; none "   \
+    "published for this rate)"
+
 static const tsl_link_spec_t link_table[] = {
     /* Each InfiniBand entry is NCCL's measured ring over one card, not line rate x an
      * efficiency: the Gb/s figure is counted after encoding (64b/66b), so the card's
@@ -428,36 +468,41 @@ static const tsl_link_spec_t link_table[] = {
      * (NVIDIA/nccl-tests#119, sjeaugey 2022-11-17; nccl#412 "24GB/s inter-node"). NDR:
      * IB_RING_NDR. XDR: none published, assumed at NDR's share (94 %). Each entry's
      * all-to-all figure (a2a_bw) is apart since cost model 129: the cross-node
-     * all-to-all bound (cost model 52) reads it, not the ring's (IB_A2A_HDR). */
-    {"ib100", 12.2 * GBPS, 100 * GBPS / 8 * IB_A2A_LINE_SHARE,
+     * all-to-all bound (cost model 52) reads it, not the ring's (IB_A2A_HDR); its flex
+     * dispatcher figure (flex_bw) since cost model 136: a flex dispatcher's network leg
+     * reads it (IB_FLEX_NDR). */
+    {"ib100", 12.2 * GBPS, 100 * GBPS / 8 * IB_A2A_LINE_SHARE, 100 * GBPS / 8 * IB_FLEX_LINE_SHARE,
      "EDR 100 Gb/s: NCCL's measured ring busbw over one card "
-     "(NVIDIA/nccl-tests#29: 12.2 GB/s), one NIC; " SRC_IB_A2A_ASSUMED},
-    {"ib200", 24.0 * GBPS, IB_A2A_HDR,
+     "(NVIDIA/nccl-tests#29: 12.2 GB/s), one NIC; " SRC_IB_A2A_ASSUMED SRC_IB_FLEX_ASSUMED},
+    {"ib200", 24.0 * GBPS, IB_A2A_HDR, 200 * GBPS / 8 * IB_FLEX_LINE_SHARE,
      "HDR 200 Gb/s: NCCL's measured ring busbw over one card (NVIDIA/nccl#812: 192 GB/s over "
-     "a DGX A100's 8; nccl-tests#119: 24 GB/s a card), one NIC; " SRC_IB_A2A_MEASURED},
-    {"ib400", IB_RING_NDR, IB_A2A_NDR,
+     "a DGX A100's 8; nccl-tests#119: 24 GB/s a card), one NIC; " SRC_IB_A2A_MEASURED
+         SRC_IB_FLEX_ASSUMED},
+    {"ib400", IB_RING_NDR, IB_A2A_NDR, IB_FLEX_NDR,
      "NDR 400 Gb/s: NCCL's measured ring busbw over one ConnectX-7 (NVIDIA/nccl-tests#290: "
-     "46-48 GB/s, the middle), one NIC; " SRC_IB_A2A_MEASURED},
+     "46-48 GB/s, the middle), one NIC; " SRC_IB_A2A_MEASURED SRC_IB_FLEX_MEASURED},
     {"ib800", 800 * GBPS / 8 * (IB_RING_NDR / (400 * GBPS / 8)), 800 * GBPS / 8 * IB_A2A_LINE_SHARE,
+     800 * GBPS / 8 * IB_FLEX_LINE_SHARE,
      "XDR 800 Gb/s (NVIDIA Quantum-X800 InfiniBand, ConnectX-8 SuperNIC): ring assumed at NDR's "
-     "measured 94 % of the data rate (none published), one NIC; " SRC_IB_A2A_ASSUMED},
-    {"roce400", 400 * GBPS / 8 * 0.80, 0,
+     "measured 94 % of the data rate (none published), one NIC; " SRC_IB_A2A_ASSUMED
+         SRC_IB_FLEX_ASSUMED},
+    {"roce400", 400 * GBPS / 8 * 0.80, 0, 0,
      "400 GbE RoCE (NVIDIA Spectrum-X / ConnectX-7 400G, AMD Pollara 400): " SRC_ETH},
-    {"eth10", 10 * GBPS / 8 * 0.80, 0, "10 GbE: " SRC_ETH},
-    {"eth25", 25 * GBPS / 8 * 0.80, 0, "25 GbE: " SRC_ETH},
-    {"eth50", 50 * GBPS / 8 * 0.80, 0,
+    {"eth10", 10 * GBPS / 8 * 0.80, 0, 0, "10 GbE: " SRC_ETH},
+    {"eth25", 25 * GBPS / 8 * 0.80, 0, 0, "25 GbE: " SRC_ETH},
+    {"eth50", 50 * GBPS / 8 * 0.80, 0, 0,
      "50 GbE (AWS g4dn.12xlarge's 50 Gb/s network, AMP Sec. 4.1): " SRC_ETH},
-    {"eth100", 100 * GBPS / 8 * 0.80, 0, "100 GbE: " SRC_ETH},
+    {"eth100", 100 * GBPS / 8 * 0.80, 0, 0, "100 GbE: " SRC_ETH},
     /* measured, not line rate x an efficiency: NCCL over Omni-Path delivered well
      * under half of it (the same repo's V100 runs: "an issue with nccl that doesn't
      * fully utilize Intel OPA full bandwidth") */
-    {"opa100", 40.5 * GBPS / 8, 0,
+    {"opa100", 40.5 * GBPS / 8, 0, 0,
      "Intel Omni-Path 100 Gb/s as NCCL 2.10.3 drives it (Jean Zay's A100 nodes, 4 per node): "
      "40.5 Gb/s, the median busbw of bigscience-workshop/bigscience "
      "experiments/bandwidth/all_reduce_bench-a100-n4.txt (358e3c8, 2022-01-28; 4 GB fp32 "
      "all-reduce over 4 nodes x 8 A100, 160 samples), whose ring crossed each node through "
-     "one NIC each way (NET/IB/3 out, NET/IB/1 in): one NIC; a2a: the ring's (none "
-     "published)"},
+     "one NIC each way (NET/IB/3 out, NET/IB/1 in): one NIC; a2a: the ring's, flex: the "
+     "ring's (none published)"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -523,6 +568,11 @@ const tsl_link_spec_t *tsl_link_at(size_t i)
 double tsl_link_a2a_ratio(const tsl_link_spec_t *l)
 {
     return l->a2a_bw > 0 ? l->a2a_bw / l->bw : 1.0;
+}
+
+double tsl_link_flex_ratio(const tsl_link_spec_t *l)
+{
+    return l->flex_bw > 0 ? l->flex_bw / l->bw : 1.0;
 }
 
 const tsl_link_spec_t *tsl_link_find(const char *name)

@@ -244,12 +244,15 @@ static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t
 
 /* The flex dispatcher's figures of one group into fx (cluster.h, tsl_cluster_dim_flex_bw):
  * a domain D of m_D of the n members receives (n − m_D)·hit(m_D/n) token copies per token
- * of a rank and sends m_D·Σ_{D' ≠ D} hit(m_D'/n), both through cap_D. */
+ * of a rank and sends m_D·Σ_{D' ≠ D} hit(m_D'/n), both through cap_D at what a NIC carries
+ * of the dispatcher's RDMA (tsl_cluster_inter_flex_ratio of the ring's, cost model 136:
+ * DeepEP's and HybridEP's kernels, not NCCL's ring). */
 static void group_flex(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first,
                        tsl_cluster_hit_fn hit, const void *ctx, tsl_cluster_flex_bw_t *fx)
 {
     bool crosses = group_crosses(c, d, first);
     double rail = crosses ? group_rail_bw(c, d, first) : 0.0, all = 0.0;
+    double share = tsl_cluster_inter_flex_ratio(c);
     uint32_t k = 0, n = 0;
     dom_run_t r;
     while (next_domain(c, d, first, rail, true, &k, &r)) {
@@ -262,7 +265,7 @@ static void group_flex(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t fi
     for (k = 0; crosses && next_domain(c, d, first, rail, true, &k, &r);) {
         double h = hit((double)r.members / d->count, ctx);
         double in = (d->count - r.members) * h, out = r.members * (all - h);
-        fx->net_s = fmax(fx->net_s, fmax(in, out) / r.cap);
+        fx->net_s = fmax(fx->net_s, fmax(in, out) / (r.cap * share));
     }
 }
 

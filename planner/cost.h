@@ -632,8 +632,16 @@ typedef enum tsl_cost_mode {
  * 74.3 % of the data rate, HDR 18.6 and NDR 37.2 GB/s (NVIDIA GTC25 S72583 slide 13's
  * 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31), EDR 9.29 and XDR 74.3 assumed
  * at that share. A plan on no InfiniBand link, or on ib100 with no all-to-all across
- * nodes, prices as 128. */
-#define TSL_COST_MODEL_VERSION 129u
+ * nodes, prices as 128.
+ * 136: a flex dispatcher's network leg (moe_flex, moe_fp8_dispatch; cost model 52) at
+ * what a card carries of DeepEP's and HybridEP's own RDMA kernels (tsl_link_spec_t.flex_bw,
+ * tsl_cluster_t.inter_flex_ratio), not NCCL's ring: NDR 43.66 GB/s, 87.3 % of the data
+ * rate (deepseek-ai/DeepEP's internode table on H800 + ConnectX-7, 58/57 GB/s at EP 32 and
+ * 51/50 at EP 64 counted with each node's own copy, x 3/4 and x 7/8 off the node;
+ * HybridEP's H100 kernels 43.1-43.7 by the same count), EDR 10.9, HDR 21.8 and XDR 87.3
+ * assumed at that share; Ethernet and Omni-Path keep the ring's. A plan without a flex
+ * dispatch across NVLink domains, or on no InfiniBand link, prices as 129. */
+#define TSL_COST_MODEL_VERSION 136u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

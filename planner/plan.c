@@ -278,6 +278,11 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
         tsl_fp_str(fp, "a2a share");
         tsl_fp_f64(fp, c->inter_a2a_ratio);
     }
+    /* and of a flex dispatcher's RDMA (cost model 136), likewise */
+    if (c->n_nodes > 1 && tsl_cluster_inter_flex_ratio(c) != 1.0) {
+        tsl_fp_str(fp, "flex share");
+        tsl_fp_f64(fp, c->inter_flex_ratio);
+    }
     double uniform = c->inter_bw;
     if (c->inter_bw_matrix && !uniform_pairs(c, &uniform)) {
         for (uint32_t a = 0; a < c->n_nodes; a++)

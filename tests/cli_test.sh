@@ -340,6 +340,17 @@ g = {x["name"]: x for x in d["gpus"]}["H100-80G"]
 assert g["memory_bytes"] == 80 << 30 and g["default_budget_bytes"] == (80 << 30) - (1 << 30) - (80 << 30) * 5 // 100, g
 assert any(l["name"] == "ib400" for l in d["links"])' "$out" && ok || bad "tesselctl $args: $(head -3 "$out") $(cat "$err")"
 done
+# each link's flex dispatcher figure (cost model 136): DeepEP's measured RDMA on NDR,
+# between NCCL's all-to-all and its ring; the ring's on Ethernet (none published)
+"$ctl" hardware --json >"$out" 2>"$err"
+/usr/bin/python3 -c 'import json,sys; l={x["name"]: x for x in json.load(open(sys.argv[1]))["links"]}
+n, e = l["ib400"], l["eth100"]
+assert abs(n["flex_bw_bytes_per_s"] - 43.65625e9) < 1e3 and n["a2a_bw_bytes_per_s"] < n["flex_bw_bytes_per_s"] < n["bw_bytes_per_s"], n
+assert e["flex_bw_bytes_per_s"] == e["bw_bytes_per_s"], e' "$out" &&
+    ok || bad "hardware --json flex figures: $(head -c 600 "$out")"
+"$ctl" hardware >"$out" 2>"$err"
+grep -q "ib400 .* flex   43.7 GB/s" "$out" && ok || bad "hardware: ib400's flex figure: $(grep ib400 "$out")"
+
 # fp32_peak_flops is an --fp32 step's peak without a target (TF32 where the GPU has
 # it); under --target megatron, deepspeed or torchtitan fp32 GEMMs run with TF32 off
 # (cost model 69), at a peak the listing did not give: fp32_tf32_off_peak_flops

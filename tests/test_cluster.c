@@ -115,6 +115,32 @@ static void test_table(void)
     }
     CHECK(link_of("eth100")->a2a_bw == 0 && tsl_link_a2a_ratio(link_of("eth100")) == 1.0,
           "Ethernet: the ring's (none published)");
+    /* cost model 136: a flex MoE dispatcher's RDMA apart too. DeepEP's normal kernels on
+     * H800 + ConnectX-7 count 58 / 57 GB/s at EP 32 and 51 / 50 at EP 64 with each node's
+     * own copy; 3/4 and 7/8 of those leave the node: 43.66 GB/s a card (87.3 % of NDR's
+     * 50), under the ring's 47; EDR, HDR and XDR at that share, said so */
+    const double flex_ndr = ((58.0 + 57) / 2 * 3 / 4 + (51.0 + 50) / 2 * 7 / 8) / 2 * GB;
+    CHECK_NEAR(link_of("ib400")->flex_bw, 43.65625 * GB, 1e-12, "ib400 flex %.6g",
+               link_of("ib400")->flex_bw / GB);
+    CHECK_NEAR(link_of("ib400")->flex_bw, flex_ndr, 1e-12, "the same by the table");
+    CHECK_NEAR(link_of("ib200")->flex_bw, 25 * GB * flex_ndr / (50 * GB), 1e-12, "ib200 flex %.4g",
+               link_of("ib200")->flex_bw / GB);
+    CHECK_NEAR(link_of("ib800")->flex_bw, 100 * GB * flex_ndr / (50 * GB), 1e-12, "ib800 flex %.4g",
+               link_of("ib800")->flex_bw / GB);
+    CHECK_NEAR(tsl_link_flex_ratio(link_of("ib400")), 43.65625 / 47, 1e-12, "NDR's flex share");
+    CHECK(strstr(link_of("ib400")->source, "flex: a flex MoE dispatcher's RDMA, 43.66") &&
+              strstr(link_of("ib200")->source, "flex: assumed") &&
+              strstr(link_of("ib100")->source, "flex: assumed") &&
+              strstr(link_of("ib800")->source, "flex: assumed"),
+          "the flex figures say which are measured");
+    for (size_t i = 0; i < tsl_link_count(); i++) {
+        const tsl_link_spec_t *l = tsl_link_at(i);
+        CHECK(l->flex_bw == 0 || (l->flex_bw > l->a2a_bw && l->flex_bw < l->bw),
+              "%s: flex between NCCL's all-to-all and its ring", l->name);
+        CHECK(strstr(l->source, "flex") != NULL, "%s's source names its flex figure", l->name);
+    }
+    CHECK(link_of("roce400")->flex_bw == 0 && tsl_link_flex_ratio(link_of("roce400")) == 1.0,
+          "RoCE: the ring's (none published)");
     CHECK(link_of("eth10")->bw < 1.25 * GB && link_of("eth10")->bw > 0.9 * GB, "eth10");
     CHECK(tsl_link_find("IB100") == link_of("ib100") && tsl_link_find("ib7") == NULL, "find");
 }
@@ -782,11 +808,24 @@ static void test_dim_a2a_busbw(void)
     tsl_cluster_free(&cb);
     /* the flex figures with a token reaching a domain of half the experts half the time:
      * each node receives 8 × 0.5 = 4 copies per token row and sends 8 × (1 − 0.5) = 4,
-     * through 376 GB/s (the ring's NIC figure: DeepEP's own RDMA, not NCCL's
-     * all-to-all); NVLink the all-to-all's 206.7. In one node: no network. */
+     * through 8 × 43.66 = 349.25 GB/s (DeepEP's own RDMA, neither NCCL's all-to-all nor
+     * its ring: cost model 136); NVLink the all-to-all's 206.7. In one node: no network. */
+    const double flex_rail = 43.65625 * GB;
+    CHECK_NEAR(c8.inter_flex_ratio, flex_rail / ring_rail, 1e-12, "the spec's link sets it");
     tsl_cluster_flex_bw_t fx;
     tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 16, half_hit, NULL, &fx);
-    CHECK_NEAR(fx.net_s, 4 / (8 * ring_rail), 1e-9, "flex: %g s/B", fx.net_s);
+    CHECK_NEAR(fx.net_s, 4 / (8 * flex_rail), 1e-12, "flex: %g s/B", fx.net_s);
+    { /* a cluster of bare figures (no share) at the ring's, as before 136 */
+        tsl_cluster_flex_bw_t fr;
+        c8.inter_flex_ratio = 0;
+        tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 16, half_hit, NULL, &fr);
+        CHECK_NEAR(fr.net_s, 4 / (8 * ring_rail), 1e-12, "flex at the ring's: %g s/B", fr.net_s);
+        tsl_err_t err = {0}; /* a share above the ring's is refused, naming it */
+        c8.inter_flex_ratio = 1.5;
+        CHECK(tsl_cluster_finish(&c8, &err) == -1 && strstr(err.msg, "inter_flex_ratio 1.5"),
+              "flex share 1.5: %s", err.msg);
+        c8.inter_flex_ratio = flex_rail / ring_rail;
+    }
     CHECK_NEAR(fx.nvl_bw, 239 * GB * 320 / 370, 1e-9, "flex: NVLink %g", fx.nvl_bw);
     CHECK(fx.domains == 2, "flex: 2 domains, %u", fx.domains);
     tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 8, half_hit, NULL, &fx);

@@ -433,6 +433,9 @@ static void test_round_trip(void)
     /* cost model 129: the link's all-to-all share travels with the figure */
     CHECK_NEAR(json_real_value(json_object_get(j, "inter_a2a_ratio")), 24.0 * 24 / 31 / 24, 1e-12,
                "ib200's all-to-all share");
+    /* cost model 136: and its flex dispatcher's RDMA share */
+    CHECK_NEAR(json_real_value(json_object_get(j, "inter_flex_ratio")),
+               tsl_link_flex_ratio(tsl_link_find("ib200")), 1e-12, "ib200's flex share");
     json_decref(j);
     tsl_cluster_free(&c);
 }
@@ -521,11 +524,14 @@ static void test_topology(void)
     CHECK(a.nodes[0].nic_bw == 0 && a.nodes[5].nic_bw == 12.5e9, "NIC bandwidth per node");
     CHECK(a.nvl_domain_nodes == 2 && a.inter_bw == 24e9, "domain and link");
     CHECK(a.inter_a2a_ratio == tsl_link_a2a_ratio(tsl_link_find("ib200")), "the link's a2a share");
+    CHECK(a.inter_flex_ratio == tsl_link_flex_ratio(tsl_link_find("ib200")) &&
+              a.inter_flex_ratio < 1,
+          "the link's flex share");
     json_t *j = tsl_cluster_to_json(&a);
     char *text = json_dumps(j, JSON_INDENT(2));
     CHECK(tsl_cluster_json_parse(text, &b, &err) == 0, "%s\n%s", err.msg, text);
     CHECK(b.nvl_domain_nodes == 2 && b.nodes[0].n_nics == 8 && b.nodes[5].nic_bw == 12.5e9 &&
-              b.inter_a2a_ratio == a.inter_a2a_ratio,
+              b.inter_a2a_ratio == a.inter_a2a_ratio && b.inter_flex_ratio == a.inter_flex_ratio,
           "round trip keeps the topology:\n%s", text);
     free(text);
     json_decref(j);
@@ -537,8 +543,8 @@ static void test_topology(void)
                                  "2}], \"inter_gbps\": 20}",
                                  &a, &err) == 0 &&
               a.nodes[1].n_nics == 1 && a.inter_bw == 20e9 &&
-              tsl_cluster_inter_a2a_ratio(&a) == 1.0,
-          "inter_gbps: one NIC, its all-to-all at that figure");
+              tsl_cluster_inter_a2a_ratio(&a) == 1.0 && tsl_cluster_inter_flex_ratio(&a) == 1.0,
+          "inter_gbps: one NIC, its all-to-all and flex RDMA at that figure");
     tsl_cluster_free(&a);
     /* inter_a2a_ratio: a fabric's own all-to-all share, over a link's or a bare figure */
     CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
@@ -553,16 +559,32 @@ static void test_topology(void)
               a.inter_a2a_ratio == 1.0 && a.inter_bw == tsl_link_find("ib400")->bw,
           "inter_a2a_ratio over a link's: %s", err.msg);
     tsl_cluster_free(&a);
+    /* inter_flex_ratio: a fabric's own flex dispatcher share (cost model 136), likewise */
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
+                                 "2}], \"inter_gbps\": 20, \"inter_flex_ratio\": 0.8}",
+                                 &a, &err) == 0 &&
+              a.inter_flex_ratio == 0.8 && tsl_cluster_inter_a2a_ratio(&a) == 1.0,
+          "inter_flex_ratio: %s", err.msg);
+    tsl_cluster_free(&a);
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
+                                 "2}], \"link\": \"ib400\", \"inter_flex_ratio\": 1}",
+                                 &a, &err) == 0 &&
+              a.inter_flex_ratio == 1.0 &&
+              a.inter_a2a_ratio == tsl_link_a2a_ratio(tsl_link_find("ib400")),
+          "inter_flex_ratio over a link's: %s", err.msg);
+    tsl_cluster_free(&a);
     const char *bad_ratio[] = {"0", "1.5", "-0.2", "\"half\""};
-    for (size_t i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++) {
-        char doc[256];
-        snprintf(doc, sizeof doc,
-                 "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], "
-                 "\"link\": \"ib200\", \"inter_a2a_ratio\": %s}",
-                 bad_ratio[i]);
-        CHECK(tsl_cluster_json_parse(doc, &a, &err) == -1 && strstr(err.msg, "inter_a2a_ratio"),
-              "inter_a2a_ratio %s refused: %s", bad_ratio[i], err.msg);
-    }
+    const char *ratio_keys[] = {"inter_a2a_ratio", "inter_flex_ratio"};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++) {
+            char doc[256];
+            snprintf(doc, sizeof doc,
+                     "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], "
+                     "\"link\": \"ib200\", \"%s\": %s}",
+                     ratio_keys[k], bad_ratio[i]);
+            CHECK(tsl_cluster_json_parse(doc, &a, &err) == -1 && strstr(err.msg, ratio_keys[k]),
+                  "%s %s refused: %s", ratio_keys[k], bad_ratio[i], err.msg);
+        }
     const char *bad[] = {
         "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nics\": 0}]}",
         "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nic_gbps\": -1}]}",

@@ -995,6 +995,59 @@ static void test_moe_plan(void)
     tsl_cluster_free(&c);
 }
 
+/* An MoE plan whose EP group crosses nodes (GPT-OSS-20B, EP 16 over 2 DGX H100 with 8
+ * NDR cards each), under NCCL's all-to-all and under a flex dispatcher: the search's
+ * best plan and its alternatives, given back to eval, keep their figures, and both read
+ * the network's all-to-all figures the same way — with the NICs at the ring's figure
+ * (the cluster's inter_a2a_ratio, and since cost model 136 inter_flex_ratio, set to 1)
+ * the search's best is faster, eval of the first best on that cluster prices it below
+ * what it was, and the search there finds that figure or better. */
+static void test_moe_across_nodes(void)
+{
+    for (int flex = 0; flex < 2; flex++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        load("GPT-OSS-20B", "2x8xH100-80G:8xib400", &m, &c);
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.global_batch = 64;
+        r.no_pp = r.no_baselines = true;
+        r.ep = 16;
+        r.moe_flex = flex;
+        CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+        const char *name = flex ? "flex" : "NCCL";
+        CHECK(res.best.ep == 16 && res.best.moe_flex == (bool)flex, "%s: ep %u, flex %d", name,
+              res.best.ep, res.best.moe_flex);
+        tsl_plan_t best = res.best, out;
+        for (uint32_t i = 0; i < res.n_top; i++) {
+            const tsl_plan_t *p = i == 0 ? &res.best : &res.top[i];
+            CHECK(tsl_eval_plan(&m, &c, &r, p, &out, &err) == 0 && tsl_eval_same_figures(&out, p),
+                  "%s #%u: eval %.9g s vs search %.9g s (%s)", name, i, out.iter_time_s,
+                  p->iter_time_s, err.msg);
+        }
+        /* the NICs at the ring's figure for the EP all-to-alls */
+        double *share = flex ? &c.inter_flex_ratio : &c.inter_a2a_ratio;
+        CHECK(*share > 0 && *share < 1, "%s: ib400's share %g", name, *share);
+        *share = 1.0;
+        CHECK(tsl_eval_plan(&m, &c, &r, &best, &out, &err) == 0 &&
+                  out.iter_time_s < best.iter_time_s,
+              "%s: eval at the ring's NIC figure %.9g s, at the link's %.9g s (%s)", name,
+              out.iter_time_s, best.iter_time_s, err.msg);
+        CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK &&
+                  res.best.iter_time_s <= out.iter_time_s,
+              "%s: the search at the ring's NIC figure %.9g s, eval of the plan there %.9g s", name,
+              res.best.iter_time_s, out.iter_time_s);
+        tsl_plan_t again;
+        CHECK(tsl_eval_plan(&m, &c, &r, &res.best, &again, &err) == 0 &&
+                  tsl_eval_same_figures(&again, &res.best),
+              "%s at the ring's: eval %.9g s vs search %.9g s", name, again.iter_time_s,
+              res.best.iter_time_s);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
+}
+
 /* The comparison search's request (tsl_eval_search_request): the request's switches
  * win, then the given plan's recorded stack switches; the plan's own choices (its
  * degrees) stay the search's; a plan recording nothing leaves the request. */
@@ -1059,6 +1112,7 @@ int main(void)
     test_v_mtp_tie_stage();
     test_refusals();
     test_moe_plan();
+    test_moe_across_nodes();
     test_fp8_impl_rule();
     test_interleaved_chunks();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);

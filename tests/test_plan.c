@@ -191,6 +191,11 @@ static void test_fingerprint(const tsl_model_t *m, const tsl_cluster_t *c)
         w.inter_a2a_ratio = u.inter_a2a_ratio;
         tsl_fp_init(&b);
         tsl_fp_cluster(&b, &w);
+        /* and its flex dispatcher's RDMA share (cost model 136) */
+        CHECK(a.h != b.h, "ib200's flex share left out of the fingerprint");
+        w.inter_flex_ratio = u.inter_flex_ratio;
+        tsl_fp_init(&b);
+        tsl_fp_cluster(&b, &w);
         CHECK(a.h == b.h, "a uniform matrix and inter_bw fingerprint differently");
         w.inter_bw_matrix[1 * 3 + 2] = w.inter_bw_matrix[2 * 3 + 1] = u.inter_bw / 2;
         tsl_fp_init(&b);
