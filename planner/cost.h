@@ -632,8 +632,14 @@ typedef enum tsl_cost_mode {
  * 74.3 % of the data rate, HDR 18.6 and NDR 37.2 GB/s (NVIDIA GTC25 S72583 slide 13's
  * 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31), EDR 9.29 and XDR 74.3 assumed
  * at that share. A plan on no InfiniBand link, or on ib100 with no all-to-all across
- * nodes, prices as 128. */
-#define TSL_COST_MODEL_VERSION 129u
+ * nodes, prices as 128.
+ * 130: Hopper (every GH100 part: H100-80G, H100-96G, H200, H800) at the sustained clock of
+ * a dense step at its 700 W limit, as Blackwell since 56: e_max 0.777 -> 0.695 (the H200's
+ * published MSMF 708.5 TFLOPS = 71.6 %, ~693 W at 1465 MHz, x 0.97), FP8 e_max 0.688 (H200
+ * 0.712) -> 0.632 (MSMF FP8 1288.7 = 65.1 %, 1374 MHz, x 0.97); ml-engineering fast-mamf
+ * 082816f (cluster_hw.c). The burst fit 0.777 stays the transfer ratio of the MAMF-table
+ * GPUs. A plan on no Hopper GPU prices as 129. */
+#define TSL_COST_MODEL_VERSION 130u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
