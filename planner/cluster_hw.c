@@ -8,29 +8,40 @@
  *              precision training uses), from the vendor datasheet.
  * efficiency   e_max: the fraction of that peak a large, deep GEMM sustains;
  *              planner/gemm_eff.h scales it down by the GEMM's shape (grid
- *              occupancy of the SMs, per-tile fixed cost against k). H100 0.777:
- *              fitted with the shape curve to this project's measured cuBLAS table
- *              (deploy/profiles/h100-80g.json, 38 bf16 shapes: median residual 5 %).
- *              A100 0.82: the Maximum Achievable Matmul FLOPS table (Bekman,
- *              ml-engineering, compute/accelerator: A100 SXM bf16 267.9 TFLOPS =
- *              85.9 %, H100 SXM 792.1 = 80.1 %, best shape of a sweep), taken
- *              through the H100's ratio of fitted curve to that table at its best
- *              shape (0.90); Megatron-LM's 57 % end-to-end HFU (530B, 1T on A100,
- *              README; Korthikanti et al. 2022) sits below it as it must. GPUs with
- *              a published MAMF figure (the same table, bf16, current edition)
- *              take it times the H100's fitted-e_max / MAMF ratio 0.777 / 0.801 =
- *              0.97: MI325X 60.4 % -> 0.586, MI300X 51.4 % -> 0.499; H200 is the
- *              H100's part (0.777). Blackwell takes the table's sustained figure
- *              instead (MSMF, cost model 56): a dense training step holds the GPU at
- *              its power limit, where the SM clock settles far below the boost clock
- *              MAMF's short bursts run at (B200 1339 against 1965 MHz at ~994 W). B200
- *              MSMF 1456.3/2250 = 64.7 % -> 0.628 (ml-engineering branch fast-mamf,
- *              082816f, 2026-08-10, torch 2.13.0+cu130; its MAMF 1770.9 there); GB200
- *              has no published MSMF: its MAMF 72.9 % times the B200's MSMF / MAMF
- *              1456.3 / 1770.9 = 0.822 (the same die; assumed) -> 0.581. Hopper keeps
- *              its figures: the H100 fit prices 8192 x 8448 x 20480 at 762 TFLOP/s,
- *              within 8 % of the H200's published MSMF there (708.5), where the
- *              B200's MAMF-based 0.753 priced the B200's MSMF shape 15 % above it
+ *              occupancy of the SMs, per-tile fixed cost against k). The curve was
+ *              fitted, with a burst e_max of 0.777, to this project's measured cuBLAS
+ *              table (deploy/profiles/h100-80g.json, 38 bf16 shapes of 10-iteration
+ *              medians, short bursts, SM 1980 MHz at start: median residual 5 %).
+ *              The Maximum Achievable Matmul FLOPS table (Bekman, ml-engineering,
+ *              compute/accelerator: A100 SXM bf16 267.9 TFLOPS = 85.9 %, H100 SXM
+ *              792.1 = 80.1 %, best shape of a sweep, a boost-clock burst) sets the
+ *              rest. A100 0.82: its A100 row taken through the H100's ratio of fitted
+ *              curve to that table at its best shape (0.90); Megatron-LM's 57 %
+ *              end-to-end HFU (530B, 1T on A100, README; Korthikanti et al. 2022) sits
+ *              below it as it must. GPUs with a published MAMF figure (the same table,
+ *              bf16, current edition) take it times the H100's burst-fit / MAMF ratio
+ *              0.777 / 0.801 = 0.97: MI325X 60.4 % -> 0.586, MI300X 51.4 % -> 0.499.
+ *              A GPU with a published sustained figure takes that instead, times the
+ *              same 0.97 (MSMF; Blackwell since cost model 56, Hopper since 130): a
+ *              dense training step holds the GPU at its power limit, where the SM
+ *              clock settles far below the boost clock MAMF's short bursts run at
+ *              (ml-engineering branch fast-mamf, 082816f, 2026-08-10, torch
+ *              2.13.0+cu130, one GPU with its siblings idle). B200 MSMF 1456.3/2250 =
+ *              64.7 % -> 0.628 (~994 W at 1339 against 1965 MHz; its MAMF 1770.9);
+ *              GB200 has no published MSMF: its MAMF 72.9 % times the B200's MSMF /
+ *              MAMF 1456.3 / 1770.9 = 0.822 (the same die; assumed) -> 0.581. GH100
+ *              (EFF_GH100): the H200's MSMF 708.5/989 = 71.6 % (8192 x 8448 x 20480,
+ *              ~693 W at 1465 against 1980 MHz; its MAMF 841.9; 698.6 with all 8 GPUs
+ *              of the node busy at once, 1405-1527 MHz, the branch's
+ *              benchmarks/README.md) -> 0.695, for every GH100 part: H200, H100 SXM
+ *              and H800 (the same die, SMs, boost clock and 700 W limit; no H100 MSMF
+ *              is published: assumed — its HBM3 draws less than the H200's HBM3e,
+ *              which leaves the SMs as much power or more) and the 500 W Grand Teton
+ *              H100-96G (its lower cap would settle lower still: not modelled). The
+ *              burst fit priced 8192 x 8448 x 20480 at 762 TFLOP/s, 8 % above the
+ *              sustained 708.5, and 8192^3 at 749 where the table measured 715 after
+ *              half a second of warm-up GEMMs (667-726 over four H100s,
+ *              bench/results/README.md); 0.695 prices them 683 (H200) and 670 (H100)
  *              (docs/cost-model.md "Sustained clocks").
  *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
  *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
@@ -107,12 +118,14 @@
  *              MI300X/MI325X 2614.9 (AMD datasheets). 0 on Ampere and older (A100,
  *              A10G, V100, T4, Turing): no FP8 tensor cores, FP8 plans refused.
  * fp8_eff      e_max of the FP8 GEMMs: the FP8 (float8_e4m3fn, torch._scaled_mm with
- *              per-tensor scales, i.e. cuBLASLt's FP8 GEMM) rows of the same MAMF table
- *              (ml-engineering compute/accelerator/README.md at 744d01e, 2026-08), each
- *              taken through the H100's bf16 ratio 0.97 as the bf16 rows are: H100 SXM
- *              1402.6/1979 = 70.9 % -> 0.688 (also H100-96G and H800, the same GH100
- *              part), H200 1453.4/1979 = 73.4 % -> 0.712; Blackwell the sustained
- *              figure as for bf16: B200 MSMF FP8 2795.7/4500 = 62.1 % -> 0.603, GB200
+ *              per-tensor scales, i.e. cuBLASLt's FP8 GEMM) rows of the same table,
+ *              the sustained figure where one is published, each taken through the
+ *              H100's bf16 ratio 0.97 as the bf16 rows are. GH100 (FP8_EFF_GH100: H100
+ *              SXM, H100-96G, H200, H800): the H200's MSMF FP8 1288.7/1979 = 65.1 %
+ *              (8448 x 8192 x 16384, ~693 W at 1374 MHz; its MAMF 1491.9) -> 0.632
+ *              (until cost model 137 the burst rows of the table at 744d01e: H100
+ *              1402.6 = 70.9 % -> 0.688, H200 1453.4 = 73.4 % -> 0.712). Blackwell
+ *              likewise: B200 MSMF FP8 2795.7/4500 = 62.1 % -> 0.603, GB200
  *              MAMF 3615.6/5000 = 72.3 % x the B200's FP8 MSMF / MAMF 2795.7 / 3435.2 =
  *              0.814 (assumed) -> 0.571. MI300X/MI325X (the table's
  *              MI300X FP8 row is empty), L40S and L4 have no published figure: 0, the
@@ -192,8 +205,16 @@
     "the ring (NCCL tests alltoall / ring allreduce busbw, 8 GPUs, NVIDIA GTC25 S72583); "         \
     "fp32: FP32 19.5 TFLOPS, TF32 tensor 156 dense (312 with sparsity), same datasheet"
 
-/* FP8 e_max of the GH100 parts (H100 SXM, its 96 GB variant, H800): MAMF FP8 70.9 % x 0.97 */
-#define FP8_EFF_H100 0.688
+/* e_max of the GH100 parts (H100 SXM, its 96 GB variant, H200, H800) at the sustained
+ * clock of a dense step at the 700 W limit: the H200's published MSMF, bf16 71.6 % and
+ * FP8 65.1 % of the datasheet peaks, x 0.97 (cost model 137; the header's efficiency) */
+#define EFF_GH100     0.695
+#define FP8_EFF_GH100 0.632
+#define SRC_EFF_GH100                                                                              \
+    "efficiency: e_max 0.695 of a GEMM shape curve (132 SMs) = the H200's published MSMF, the "    \
+    "rate a GEMM sustains at the 700 W limit (708.5/989 = 71.6% at ~693 W, 1465 MHz; "             \
+    "ml-engineering fast-mamf 082816f) x 0.97 (the H100's burst-fitted e_max 0.777 / its MAMF)"
+#define SRC_FP8_GH100 "fp8: e_max 0.632 = the H200's MSMF FP8 1288.7/1979 = 65.1% (1374 MHz) x 0.97"
 
 /* NCCL's all-to-all over its ring inside an NVLink domain, NVIDIA GTC25 S72583 slide 13
  * ("NCCL Tests Alltoall Bus Bandwidth", 8 GPUs) over slide 12 (its ring all-reduce):
@@ -224,32 +245,31 @@ static const tsl_gpu_spec_t gpu_table[] = {
      1555 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false},
     {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
      2039 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false},
-    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
-     "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: e_max 0.777 of a "
-     "GEMM shape curve (132 SMs) fitted to tessel-worker's measured cuBLAS table "
-     "(deploy/profiles/h100-80g.json, 38 shapes, median residual 5%); "
+    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
+     "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense, 700 W); " SRC_EFF_GH100
+     " (no H100 MSMF published: the same GH100 die and limit, assumed; the curve's shape "
+     "fitted to tessel-worker's measured cuBLAS table, deploy/profiles/h100-80g.json, 38 "
+     "shapes, median residual 5%); " SRC_FP8_GH100 "; "
      "intra: 239 GB/s = NCCL ring busbw 370 on 8 GPUs (NVIDIA GTC25 S72583; NVIDIA/nccl-tests#212) "
      "x 150/232 (the A100's Galvatron-measured / NVIDIA-published ratio); "
-     "pcie: gen5 x16 ~78% of line rate; fp8: e_max 0.688 = MAMF FP8 1402.6/1979 = 70.9% "
-     "(ml-engineering, torch._scaled_mm) x 0.97; " SRC_A2A_H100 "; " SRC_FP32_H100,
-     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
-    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
+     "pcie: gen5 x16 ~78% of line rate; " SRC_A2A_H100 "; " SRC_FP32_H100,
+     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
+    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
-     "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled); " SRC_A2A_H100
-     "; " SRC_FP32_H100,
-     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
-    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
+     "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled: the 700 W "
+     "sustained rate, assumed); " SRC_A2A_H100 "; " SRC_FP32_H100,
+     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
+    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
-     "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 SMs): "
-     "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
+     "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 "
+     "SMs): " SRC_EFF_GH100 "; " SRC_FP8_GH100 "; intra: "
      "239 GB/s as H100 (ring busbw measured on H200: 367.2 all-reduce, NVLS off, ml-engineering); "
-     "pcie: gen5 x16 ~78%; fp8: "
-     "e_max 0.712 = the H200's own MAMF FP8 1453.4/1979 = 73.4% x 0.97; " SRC_A2A_H100
+     "pcie: gen5 x16 ~78%; " SRC_A2A_H100
      " (the same NVLink4); fp32: H200 SXM datasheet FP32 67 TFLOPS, TF32 tensor 989 with "
      "sparsity = 494.5 dense",
-     4800 * GBPS, 1979 * TFLOPS, 0.712, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
-    {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 102 * GBPS, 48 * GBPS,
+     4800 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
+    {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, EFF_GH100, 102 * GBPS, 48 * GBPS,
      "H800 SXM (NVIDIA's export-compliant H100 for China, launched March 2023): the H100 "
      "SXM5 part with NVLink cut to 400 GB/s bidirectional = 200 GB/s/direction (third-party "
      "spec tables, e.g. philisun.com 'NVIDIA H800 vs H100'; Reuters via Tom's Hardware, Mar "
@@ -260,7 +280,7 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "unidirectional point to point, not an nccl-tests busbw: not taken) and IB 50 GB/s per GPU "
      "on its H800 cluster; a2a: the ring's, no published figure (NVLink cut: the H100's "
      "ratio not taken); fp32 and TF32 as H100-80G (the same part)",
-     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0, 0.0, 67 * TFLOPS, 494.5 * TFLOPS, false},
+     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, 0.0, 67 * TFLOPS, 494.5 * TFLOPS, false},
     {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.628, 453 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "

@@ -640,8 +640,14 @@ typedef enum tsl_cost_mode {
  * 51/50 at EP 64 counted with each node's own copy, x 3/4 and x 7/8 off the node;
  * HybridEP's H100 kernels 43.1-43.7 by the same count), EDR 10.9, HDR 21.8 and XDR 87.3
  * assumed at that share; Ethernet and Omni-Path keep the ring's. A plan without a flex
- * dispatch across NVLink domains, or on no InfiniBand link, prices as 129. */
-#define TSL_COST_MODEL_VERSION 136u
+ * dispatch across NVLink domains, or on no InfiniBand link, prices as 129.
+ * 137: Hopper (every GH100 part: H100-80G, H100-96G, H200, H800) at the sustained clock of
+ * a dense step at its 700 W limit, as Blackwell since 56: e_max 0.777 -> 0.695 (the H200's
+ * published MSMF 708.5 TFLOPS = 71.6 %, ~693 W at 1465 MHz, x 0.97), FP8 e_max 0.688 (H200
+ * 0.712) -> 0.632 (MSMF FP8 1288.7 = 65.1 %, 1374 MHz, x 0.97); ml-engineering fast-mamf
+ * 082816f (cluster_hw.c). The burst fit 0.777 stays the transfer ratio of the MAMF-table
+ * GPUs. A plan on no Hopper GPU prices as 136. */
+#define TSL_COST_MODEL_VERSION 137u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -250,10 +250,14 @@ static void test_stack_switch(void)
 }
 
 /* DeepGEMM's H800 FP8 tables (H800 = the H100 part: 132 SMs, 3.35 TB/s, FP8 1979 ×
- * 0.688): TFLOPS as published against the curve's rate F8 · u (b groups of
+ * 0.632): TFLOPS as published against the curve's rate F8 · u (b groups of
  * m × n × k; every shape here compute-bound). DeepGEMM (1×128 / 128×128 block
  * scaling) is as fast as or faster than cuBLAS on these shapes (its README: 1.1–1.4x
- * its CUTLASS 3.6 baseline), so the curve may sit below it, not far above. */
+ * its CUTLASS 3.6 baseline), so the curve may sit below it, not far above. Since cost
+ * model 130 the curve is the sustained clock's (the H200's MSMF FP8, 1374 MHz) and
+ * DeepGEMM's tables are kernel timings at the boost clock (its 1520 TFLOPS at 4096 ×
+ * 7168 × 16384 is above the 1979 · 1374 / 1980 = 1373 a 1374 MHz clock allows), so the
+ * curve sits lower against them than at 129's burst e_max 0.688. */
 typedef struct {
     double b, m, n, k, tflops;
 } dg_shape_t;
@@ -278,7 +282,7 @@ static void test_deepgemm_h800(void)
     tsl_gemm_eff_for_gpu(&g, gpu->name, gpu->peak_flops, gpu->mem_bw);
     double F8 = tsl_gpu_fp8_flops(gpu), r = F8 / (gpu->peak_flops * gpu->efficiency);
     double W = TSL_ROOFLINE_MEM_EFF * gpu->mem_bw;
-    CHECK_NEAR(F8, 1979e12 * 0.688, 1e6, "H800 FP8 rate");
+    CHECK_NEAR(F8, 1979e12 * 0.632, 1e6, "H800 FP8 rate");
     /* normal GEMMs at M 4096 and the contiguous grouped layout (the training
      * forward): bf16 output, written once */
     static const dg_shape_t fwd[] = {{1, 4096, 2112, 7168, 1127}, {1, 4096, 24576, 1536, 1212},
@@ -295,10 +299,11 @@ static void test_deepgemm_h800(void)
                fwd[i].b, fwd[i].m, fwd[i].n, fwd[i].k, fwd[i].tflops, q * fwd[i].tflops, q,
                q1 * fwd[i].tflops);
     }
-    /* cost model 46: 0.87–1.10 of DeepGEMM; the bf16 k_half had 0.88–1.21 (k = 512:
-     * 942 TFLOPS against 775) */
-    CHECK(lo > 0.85 && hi < 1.11, "forward: %.3f–%.3f of DeepGEMM", lo, hi);
-    CHECK(hi1 > 1.2, "the bf16 tile cost prices k = 512 fast: %.3f", hi1);
+    /* cost model 137: 0.80–1.02 of DeepGEMM (46 at the burst e_max: 0.87–1.10); the bf16
+     * k_half has 0.81–1.12, k = 512 at 867 TFLOPS against 775 (at the burst e_max
+     * 0.88–1.21, 942), above every shape the FP8 tile cost prices */
+    CHECK(lo > 0.78 && hi < 1.05, "forward: %.3f–%.3f of DeepGEMM", lo, hi);
+    CHECK(hi1 > 1.1 && hi1 > hi + 0.08, "the bf16 tile cost prices k = 512 fast: %.3f", hi1);
     (void)lo1;
     /* the weight-gradient kernels (fp8 × fp8 → fp32, D = C + A·B: the fp32 gradient
      * read and written), dense and k-grouped: k is the tokens */
@@ -318,8 +323,10 @@ static void test_deepgemm_h800(void)
                wgrad[i].b, wgrad[i].m, wgrad[i].n, wgrad[i].k, wgrad[i].tflops, q * wgrad[i].tflops,
                q, q1 * wgrad[i].tflops);
     }
-    CHECK(lo > 0.97 && hi < 1.13, "wgrad: %.3f–%.3f of DeepGEMM", lo, hi);
-    CHECK(lo1 > 1.2, "the bf16-output epilogue priced every wgrad shape >= 1.2x: %.3f", lo1);
+    /* cost model 137: 0.92–1.03 (at the burst e_max 0.97–1.13, the bf16 epilogue >= 1.2x) */
+    CHECK(lo > 0.9 && hi < 1.05, "wgrad: %.3f–%.3f of DeepGEMM", lo, hi);
+    CHECK(lo1 > 1.08 && lo1 > hi,
+          "the bf16-output epilogue priced every wgrad shape >= 1.08x: %.3f", lo1);
 }
 
 int main(void)
