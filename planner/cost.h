@@ -632,8 +632,16 @@ typedef enum tsl_cost_mode {
  * 74.3 % of the data rate, HDR 18.6 and NDR 37.2 GB/s (NVIDIA GTC25 S72583 slide 13's
  * 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31), EDR 9.29 and XDR 74.3 assumed
  * at that share. A plan on no InfiniBand link, or on ib100 with no all-to-all across
- * nodes, prices as 128. */
-#define TSL_COST_MODEL_VERSION 129u
+ * nodes, prices as 128.
+ * 135 (130-134 other sessions'): a new opt_step torch-loop (6: torch.optim.Adam's
+ * per-tensor Python loop as PyTorch 1.10-1.12 ran it, opt_step.h): per tensor the
+ * weight-decayed gradient's temporary, m's and v's two in-place passes each, sqrt and
+ * its division into new tensors, eps, addcdiv_ (92 B per parameter in fp32, nine
+ * kernels), and zero_grad's in-place zero_ of each .grad (g per kept element, a
+ * kernel); the ten launches counted per parameter tensor of the layer (cost.c
+ * step_tensors: Megatron's layout, or one per FSDP unit under SDP). Galvatron-BMW's
+ * bench/published rows carry it. A plan without opt_step torch-loop prices as 129. */
+#define TSL_COST_MODEL_VERSION 135u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
