@@ -70,6 +70,19 @@ static void megatron(bool fp16, const tsl_opt_step_states_t *st, tsl_opt_step_co
     o->kernels = (cast > 0 ? 1u : 0u) + 4u; /* + (un)scale, norm, Adam, copy */
 }
 
+/* torch.optim's parameter and moment widths: the fp32 master (FSDP2's sharded fp32
+ * parameter, fp32 training's weights) and moments like it, else the 16-bit weights
+ * and moments zeros_like them; bf16 moments beside a master. */
+static double param_bytes(const tsl_opt_step_states_t *st)
+{
+    return st->master ? 4.0 : 2.0;
+}
+
+static double moment_bytes(const tsl_opt_step_states_t *st)
+{
+    return st->master && !st->bf16_moments ? 4.0 : 2.0;
+}
+
 /* torch.optim.Adam's loop body over one tensor (opt_step.h torch-loop), bytes per
  * element: the weight-decayed gradient into a temporary (g + P read, T written); m's
  * mul_ and add_ (2M, 2M + T); v's mul_ and addcmul_ of the temporary with itself (2M,
@@ -78,9 +91,7 @@ static void megatron(bool fp16, const tsl_opt_step_states_t *st, tsl_opt_step_co
  * into the parameter (2P + 2M). */
 static double torch_loop_bytes(const tsl_opt_step_states_t *st)
 {
-    double g = st->grad_bytes;
-    double P = st->master ? 4.0 : 2.0;
-    double M = st->master && !st->bf16_moments ? 4.0 : 2.0;
+    double g = st->grad_bytes, P = param_bytes(st), M = moment_bytes(st);
     double T = g > P ? g : P;
     return g + 3.0 * P + 3.0 * T + 16.0 * M;
 }
@@ -102,8 +113,7 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         break;
     }
     case TSL_OPT_STEP_TORCH: {
-        double P = st->master ? 4.0 : 2.0;
-        double M = st->master && !st->bf16_moments ? 4.0 : 2.0;
+        double P = param_bytes(st), M = moment_bytes(st);
         /* _foreach_norm g, _foreach_mul_ 2g; _multi_tensor_adamw 4P + 14M + 2g */
         out->shard_bytes = 3.0 * g + 4.0 * P + 14.0 * M + 2.0 * g;
         out->kernels = 10;
