@@ -1445,7 +1445,8 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
-double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, uint32_t *kernels)
+/* The knobs' optimizer step (opt_step.h) over the states as the stack keeps them. */
+static void opt_step_cost(const tsl_cost_knobs_t *k, tsl_opt_step_cost_t *c)
 {
     /* autocast: the fp32 parameters are the master, no 16-bit copy to write
      * (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
@@ -1454,8 +1455,13 @@ double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, ui
                                 .bf16_moments = k->bf16_moments,
                                 .weights16 = !k->autocast && !k->fp32,
                                 .unfused_grad_accum = k->unfused_grad_accum};
+    tsl_opt_step_cost(k->opt_step, &st, c);
+}
+
+double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, uint32_t *kernels)
+{
     tsl_opt_step_cost_t c;
-    tsl_opt_step_cost(k->opt_step, &st, &c);
+    opt_step_cost(k, &c);
     if (local_bytes)
         *local_bytes = c.local_bytes;
     if (kernels)
@@ -1468,11 +1474,33 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
     return tsl_cost_opt_step_cost(k, NULL, NULL);
 }
 
+/* The parameter tensors a per-tensor optimizer loop (opt_step torch-loop) walks for
+ * layer l on this rank. Under SDP, the flat parameters of the FSDP units that shard
+ * it (fairscale 0.4.5's and torch FSDP1's flatten_parameters: one per unit): a
+ * block's attention and its MLP, as Galvatron-BMW wraps them (PKU-DAIR/Hetu df32daa
+ * tools/Galvatron/utils/parallel_utils.py wrap_module_fsdp_manually), a decoder's
+ * cross-attention one more, any other layer one; the units' root's own leftovers
+ * (T5's and Swin's norms) are not counted. Else the tensors in Megatron's layout
+ * (cost_host_sync.h tsl_ds_step_tensors: a dense block's 12, which Galvatron's
+ * ParallelAttention/ParallelMLP layers hold at any TP degree); one for a layer not
+ * laid out (MoE experts, MLA, Mamba). */
+static uint32_t step_tensors(const tsl_layer_t *l, degrees_t g, double p)
+{
+    if (l == NULL)
+        return 1;
+    if (g.z > 1)
+        return l->kind == TSL_LAYER_DECODER ? 3 : l->kind == TSL_LAYER_ENCODER ? 2 : 1;
+    double e[TSL_DS_STEP_MAX_TENSORS];
+    uint32_t n = tsl_ds_step_tensors(l, g.t, p, e);
+    return n ? n : 1;
+}
+
 /* The optimizer step of the parameters this device updates: its TP rank's p,
  * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states),
  * at the stack's bytes per parameter (opt_step.h), and the stack's zeroing of the
  * gradients it keeps (p / z, / d under ZeRO-2). HBM-bound at W_opt, a launch per
- * pass (the executor: one Adam per layer). PAPER: the seeds' one fused kernel
+ * pass (the executor: one Adam per layer), per pass and tensor for a per-tensor
+ * loop (step_tensors). PAPER: the seeds' one fused kernel
  * whatever the stack. Unknown bandwidth: 0, as the pre-roofline model charged
  * nothing for it. */
 static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -1484,11 +1512,13 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
     tsl_cost_knobs_t k = env->knobs;
     if (env->mode == TSL_COST_PAPER)
         k.opt_step = TSL_OPT_STEP_FUSED;
-    double local = 0.0;
-    uint32_t kernels = 1;
-    double shard = tsl_cost_opt_step_cost(&k, &local, &kernels);
+    tsl_opt_step_cost_t c;
+    opt_step_cost(&k, &c);
+    /* a per-tensor loop launches its kernels for each of the layer's tensors */
+    double kernels = (double)c.kernels * (c.kernels_per_tensor ? step_tensors(l, g, p) : 1u);
     double kept = p / g.z / (s->zero >= 2 ? g.d : 1); /* gradient elements kept */
-    double t = (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
+    double t = (c.shard_bytes * p / div + c.local_bytes * kept) / env->opt_mem_bw +
+               kernels * TSL_ROOFLINE_LAUNCH_S;
     /* DeepSpeed's unfused fp16 step reads every tensor's sum and norm back to the
      * host (cost_host_sync.h): each read's chain runs from an idle GPU at the host's
      * pace, a framework op each (H lumps TSL_ROOFLINE_FRAMEWORK_OPS of them). It runs

@@ -646,8 +646,16 @@ typedef enum tsl_cost_mode {
  * published MSMF 708.5 TFLOPS = 71.6 %, ~693 W at 1465 MHz, x 0.97), FP8 e_max 0.688 (H200
  * 0.712) -> 0.632 (MSMF FP8 1288.7 = 65.1 %, 1374 MHz, x 0.97); ml-engineering fast-mamf
  * 082816f (cluster_hw.c). The burst fit 0.777 stays the transfer ratio of the MAMF-table
- * GPUs. A plan on no Hopper GPU prices as 136. */
-#define TSL_COST_MODEL_VERSION 137u
+ * GPUs. A plan on no Hopper GPU prices as 136.
+ * 138: a new opt_step torch-loop (6: torch.optim.Adam's
+ * per-tensor Python loop as PyTorch 1.10-1.12 ran it, opt_step.h): per tensor the
+ * weight-decayed gradient's temporary, m's and v's two in-place passes each, sqrt and
+ * its division into new tensors, eps, addcdiv_ (92 B per parameter in fp32, nine
+ * kernels), and zero_grad's in-place zero_ of each .grad (g per kept element, a
+ * kernel); the ten launches counted per parameter tensor of the layer (cost.c
+ * step_tensors: Megatron's layout, or one per FSDP unit under SDP). Galvatron-BMW's
+ * bench/published rows carry it. A plan without opt_step torch-loop prices as 137. */
+#define TSL_COST_MODEL_VERSION 138u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

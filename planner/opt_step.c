@@ -6,7 +6,8 @@
 #include <string.h>
 
 static const char *const step_names[TSL_OPT_STEP_COUNT] = {
-    "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16"};
+    "fused",          "megatron",           "megatron-fp16", "torch",
+    "deepspeed-fp16", "megatron-core-fp16", "torch-loop"};
 
 const char *tsl_opt_step_name(uint32_t impl)
 {
@@ -26,7 +27,8 @@ int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err)
     if (impl >= TSL_OPT_STEP_COUNT)
         return tsl_err_set(err,
                            "opt_step: %u is not an optimizer step (0 fused, 1 megatron, "
-                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16, 5 megatron-core-fp16)",
+                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16, 5 megatron-core-fp16, "
+                           "6 torch-loop)",
                            impl);
     return 0;
 }
@@ -68,6 +70,32 @@ static void megatron(bool fp16, const tsl_opt_step_states_t *st, tsl_opt_step_co
     o->kernels = (cast > 0 ? 1u : 0u) + 4u; /* + (un)scale, norm, Adam, copy */
 }
 
+/* torch.optim's parameter and moment widths: the fp32 master (FSDP2's sharded fp32
+ * parameter, fp32 training's weights) and moments like it, else the 16-bit weights
+ * and moments zeros_like them; bf16 moments beside a master. */
+static double param_bytes(const tsl_opt_step_states_t *st)
+{
+    return st->master ? 4.0 : 2.0;
+}
+
+static double moment_bytes(const tsl_opt_step_states_t *st)
+{
+    return st->master && !st->bf16_moments ? 4.0 : 2.0;
+}
+
+/* torch.optim.Adam's loop body over one tensor (opt_step.h torch-loop), bytes per
+ * element: the weight-decayed gradient into a temporary (g + P read, T written); m's
+ * mul_ and add_ (2M, 2M + T); v's mul_ and addcmul_ of the temporary with itself (2M,
+ * 2M + T: one read serves both operands); sqrt and the division by sqrt(bc2), each
+ * into a new tensor of v's width (2M, 2M), the in-place add_ of eps (2M); addcdiv_
+ * into the parameter (2P + 2M). */
+static double torch_loop_bytes(const tsl_opt_step_states_t *st)
+{
+    double g = st->grad_bytes, P = param_bytes(st), M = moment_bytes(st);
+    double T = g > P ? g : P;
+    return g + 3.0 * P + 3.0 * T + 16.0 * M;
+}
+
 void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out)
 {
     *out = (tsl_opt_step_cost_t){.shard_bytes = fused_bytes(st), .kernels = 1};
@@ -85,8 +113,7 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         break;
     }
     case TSL_OPT_STEP_TORCH: {
-        double P = st->master ? 4.0 : 2.0;
-        double M = st->master && !st->bf16_moments ? 4.0 : 2.0;
+        double P = param_bytes(st), M = moment_bytes(st);
         /* _foreach_norm g, _foreach_mul_ 2g; _multi_tensor_adamw 4P + 14M + 2g */
         out->shard_bytes = 3.0 * g + 4.0 * P + 14.0 * M + 2.0 * g;
         out->kernels = 10;
@@ -108,6 +135,14 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         out->kernels += 1;
         out->local_bytes = g;
         out->kernels += 1;
+        break;
+    case TSL_OPT_STEP_TORCH_LOOP:
+        /* nine kernels per tensor, and zero_grad's in-place zero_ of each .grad
+         * (set_to_none False before PyTorch 2.0): g per kept element, a kernel */
+        out->shard_bytes = torch_loop_bytes(st);
+        out->local_bytes = g;
+        out->kernels = 9 + 1;
+        out->kernels_per_tensor = true;
         break;
     default: break;
     }

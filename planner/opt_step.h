@@ -74,9 +74,33 @@
  *                  all-reduce of one float over the grad-stats group and its .item()
  *                  are not priced, as the norm's are not. 60 B with g = 2, 54 with
  *                  g = 4 (--accumulate-allreduce-grads-in-fp32).
- * Kernels: one per pass (multi-tensor kernels, one launch per layer's tensors). The
- * norm's all-reduce of one scalar (ZeRO-1, TP, PP groups) is not priced. The PAPER
- * cost mode prices fused whatever the plan says (the seeds' 28 B).
+ *   torch-loop (6)  torch.optim.Adam as PyTorch 1.10-1.12 ran it: a Python loop over
+ *                  the parameter tensors (torch/optim/adam.py Adam.step ->
+ *                  torch/optim/_functional.py adam; 1.12's _single_tensor_adam makes
+ *                  the same kernels; no foreach, no fused), weight decay on, no
+ *                  clipping: Galvatron-BMW's trainers (PKU-DAIR/Hetu df32daa
+ *                  tools/Galvatron/{bert,vit,t5,swin}/train_hp_layerwise*.py:
+ *                  Adam(model.parameters(), weight_decay=0.01), loss.backward(),
+ *                  optimizer.step(), optimizer.zero_grad(); torch 1.10.2 per its
+ *                  requirements.txt). Per tensor, P the parameter's bytes (4 with a
+ *                  master or fp32 weights, else 2), M a moment's (zeros_like(p)), T the
+ *                  temporaries' (the wider of g and P):
+ *                    grad.add(param, alpha=wd) into a new tensor    g + P + T
+ *                    exp_avg.mul_(beta1).add_(grad, ...)            2M, 2M + T
+ *                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad)    2M, 2M + T
+ *                    exp_avg_sq.sqrt() / sqrt(bc2), new tensors     2M, 2M
+ *                    .add_(eps)                                     2M
+ *                    param.addcdiv_(exp_avg, denom, ...)            2P + 2M
+ *                  g + 3P + 3T + 16M: 92 B with every width 4 (fp32 training), nine
+ *                  kernels per tensor. zero_grad()'s default set_to_none=False in
+ *                  1.10 (torch/optim/optimizer.py) zeroes every .grad in place: g per
+ *                  kept gradient element, a kernel per tensor. No 16-bit copy.
+ *                  kernels_per_tensor: ten launches for every parameter tensor of
+ *                  the layer (cost.c counts them).
+ * Kernels: one per pass (multi-tensor kernels, one launch per layer's tensors) except
+ * torch-loop's, per tensor. The norm's all-reduce of one scalar (ZeRO-1, TP, PP
+ * groups) is not priced. The PAPER cost mode prices fused whatever the plan says (the
+ * seeds' 28 B).
  */
 #ifndef TSL_OPT_STEP_H
 #define TSL_OPT_STEP_H
@@ -93,11 +117,12 @@ typedef enum tsl_opt_step_impl {
     TSL_OPT_STEP_TORCH = 3,              /* torch.optim.AdamW foreach + clip_grad_norm_ */
     TSL_OPT_STEP_DEEPSPEED_FP16 = 4,     /* DeepSpeed's unfused fp16 optimizer (AMP's fork) */
     TSL_OPT_STEP_MEGATRON_CORE_FP16 = 5, /* Megatron-core, fp16 with a loss scaler */
-    TSL_OPT_STEP_COUNT = 6
+    TSL_OPT_STEP_TORCH_LOOP = 6,         /* torch.optim.Adam's per-tensor loop (1.10-1.12) */
+    TSL_OPT_STEP_COUNT = 7
 } tsl_opt_step_impl_t;
 
-/* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16";
- * NULL out of range. */
+/* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16",
+ * "torch-loop"; NULL out of range. */
 const char *tsl_opt_step_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_opt_step_parse(const char *name);
@@ -115,10 +140,13 @@ typedef struct tsl_opt_step_states {
 
 /* The step's device-memory traffic: shard_bytes per parameter the rank updates,
  * local_bytes per gradient element it keeps (the buffer's zeroing), in kernels
- * passes. */
+ * passes — launched once per layer, or once per parameter tensor where
+ * kernels_per_tensor (a per-tensor loop: the caller multiplies by the layer's
+ * tensors). */
 typedef struct tsl_opt_step_cost {
     double shard_bytes, local_bytes;
     uint32_t kernels;
+    bool kernels_per_tensor;
 } tsl_opt_step_cost_t;
 
 void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out);

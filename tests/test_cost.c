@@ -4082,7 +4082,7 @@ static void test_opt_step(void)
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_FUSED), "fused") == 0 &&
               tsl_opt_step_name(TSL_OPT_STEP_COUNT) == NULL,
           "opt_step names");
-    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 6"),
+    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 7"),
           "refused naming the field: %s", err.msg);
     CHECK(tsl_opt_step_parse("megatron-core-fp16") == TSL_OPT_STEP_MEGATRON_CORE_FP16 &&
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_MEGATRON_CORE_FP16), "megatron-core-fp16") == 0,
@@ -4156,6 +4156,59 @@ static void test_opt_step(void)
     tsl_cluster_free(&c);
 }
 
+/* torch.optim.Adam's per-tensor loop as PyTorch 1.10 ran it (opt_step torch-loop,
+ * Galvatron-BMW's trainers): the bytes by hand from the loop's kernels, zero_grad's
+ * zero_ of each kept gradient, and ten launches per parameter tensor of the layer. */
+static void test_torch_loop_step(void)
+{
+    CHECK(tsl_opt_step_parse("torch-loop") == TSL_OPT_STEP_TORCH_LOOP &&
+              strcmp(tsl_opt_step_name(TSL_OPT_STEP_TORCH_LOOP), "torch-loop") == 0,
+          "torch-loop named");
+    /* fp32 training, every width 4: grad.add(param) 12, m mul_ 8 and add_ 12, v mul_ 8
+     * and addcmul_ 12, sqrt 8, / sqrt(bc2) 8, add_(eps) 8, addcdiv_ 16 = 92 */
+    double local;
+    uint32_t n;
+    tsl_cost_knobs_t k = {
+        .opt_step = TSL_OPT_STEP_TORCH_LOOP, .fp32 = true, .grad_reduce_bytes = 4};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 92 && local == 4 && n == 10,
+          "torch-loop, fp32: 92 + zeroing 4, 10 kernels a tensor (%g, %u)", local, n);
+    /* over 16-bit weights without a master, 2 B each: 2 + 6 + 6 + 32 */
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_TORCH_LOOP, .no_fp32_master = true};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 46 && local == 2,
+          "torch-loop, 16-bit states: 46 + zeroing 2 (%g)", local);
+
+    /* GPT-2 medium's block on one A100-80G, DP: its 12 tensors (Megatron's layout)
+     * ten launches each, 92 B per parameter and the 4 B zeroing; under SDP 2, each
+     * rank steps half, zeroes the half it keeps, and walks two flat FSDP units */
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    env.knobs = (tsl_cost_knobs_t){
+        .opt_step = TSL_OPT_STEP_TORCH_LOOP, .fp32 = true, .grad_reduce_bytes = 4};
+    double P = (double)l.params, W = env.opt_mem_bw, L = 4e-6;
+    tsl_strategy_t s = one(TSL_DIM_DP, 2, false);
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    CHECK(r.feasible, "DP 2");
+    CHECK_NEAR(r.opt_s, 96.0 * P / W + 12 * 10 * L, 1e-12, "DP: 12 tensors' loop %g s", r.opt_s);
+    s = one(TSL_DIM_SDP, 2, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    CHECK(r.feasible, "SDP 2");
+    CHECK_NEAR(r.opt_s, 96.0 * P / 2 / W + 2 * 10 * L, 1e-12, "SDP: two units' loop %g s", r.opt_s);
+    env.mode = TSL_COST_PAPER; /* the seeds' fused step */
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    CHECK_NEAR(r.opt_s, 28.0 * P / 2 / W + L, 1e-12, "PAPER: fused %g s", r.opt_s);
+    tsl_cluster_free(&c);
+}
+
 /* DeepSpeed's unfused fp16 step reads each tensor back twice (cost_host_sync.h):
  * by hand on a chain, then GPT-2's block on a T4 at H = 57.2 us (h = H / 3). */
 static void test_ds_step_host_sync(void)
@@ -4225,6 +4278,7 @@ int main(void)
     test_knobs_fp16();
     test_opt_step();
     test_ds_step_host_sync();
+    test_torch_loop_step();
     test_fp8_memory();
     test_autocast_memory();
     test_loss_impl();
