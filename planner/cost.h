@@ -632,8 +632,16 @@ typedef enum tsl_cost_mode {
  * 74.3 % of the data rate, HDR 18.6 and NDR 37.2 GB/s (NVIDIA GTC25 S72583 slide 13's
  * 24 and 48 GB/s busbw over 4 nodes x 8 GPUs, x 24/31), EDR 9.29 and XDR 74.3 assumed
  * at that share. A plan on no InfiniBand link, or on ib100 with no all-to-all across
- * nodes, prices as 128. */
-#define TSL_COST_MODEL_VERSION 129u
+ * nodes, prices as 128.
+ * 132: an all-reduce inside one NVLink domain of a part with a measured curve (the A100:
+ * Galvatron's torch all-reduce of 16 MiB-1 GiB over 2, 4 and 8 GPUs on its A100 node, the
+ * node the flat 150 GB/s comes from; tsl_gpu_ar_curve) is priced at that curve's bus
+ * bandwidth by buffer size (100 GB/s at 16 MiB to 200 at 256-512 MiB over 8 GPUs),
+ * below 16 MiB the larger of NCCL's tuner and the 16 MiB figure. The DP/SDP reduce
+ * (bucketed by the stacks) keeps the flat figure. TP all-reduces of Narayanan Table 1
+ * (67-268 MB) run 1.2-1.3x faster; a plan without an A100 TP all-reduce prices as 129.
+ */
+#define TSL_COST_MODEL_VERSION 132u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
