@@ -184,7 +184,9 @@
     "peak: NVIDIA A100 datasheet (312 TFLOPS bf16 dense); efficiency: e_max 0.82 of a GEMM "       \
     "shape curve (108 SMs), from the published A100 bf16 max achievable matmul 267.9 TFLOPS "      \
     "(ml-engineering MAMF table) scaled as the H100 fit; intra: Galvatron A100 allreduce "         \
-    "fixture (154 GB/s, 8 GPUs, NVLink3); pcie: gen4 x16 ~78% of line rate; a2a: 210/232 of "      \
+    "fixture (154 GB/s, 8 GPUs, NVLink3), all-reduces inside a node by size at the same node's "   \
+    "measured sweep (Galvatron sp_time: 99.8 GB/s at 16 MiB to 231 at 1 GiB, cost model 132); "    \
+    "pcie: gen4 x16 ~78% of line rate; a2a: 210/232 of "                                           \
     "the ring (NCCL tests alltoall / ring allreduce busbw, 8 GPUs, NVIDIA GTC25 S72583); "         \
     "fp32: FP32 19.5 TFLOPS, TF32 tensor 156 dense (312 with sparsity), same datasheet"
 
