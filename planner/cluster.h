@@ -251,6 +251,24 @@ bool tsl_gpu_is_blackwell(const tsl_gpu_spec_t *g);
  * a2a_ratio, or 1 where none is published. The ratio is the part's, so it holds for
  * a measured ring figure (a profile's intra_bw) as for the built-in one. */
 double tsl_gpu_a2a_ratio(const tsl_gpu_spec_t *g);
+/*
+ * An all-reduce's bus bandwidth inside one NVLink domain by message size, measured
+ * (cost model 139): NCCL's ring busbw rises with the buffer — on Galvatron's A100 node
+ * from 100 GB/s at 16 MiB to 200 at 256–512 MiB and 231 at 1 GiB over 8 GPUs — where
+ * the part's intra_bw is one figure for every size (the A100's 150: that node's mean
+ * over a 16–512 MiB sweep). A curve holds, per group size, the measured busbw over
+ * the built-in intra_bw of the same node; NULL where a part has none measured (every
+ * part but the A100: their intra_bw stays flat). cluster_hw.c has the data.
+ */
+typedef struct tsl_ar_curve tsl_ar_curve_t;
+const tsl_ar_curve_t *tsl_gpu_ar_curve(const tsl_gpu_spec_t *g);
+/* The curve's busbw over its reference at n ranks and M = bytes (the whole buffer):
+ * the largest measured group size ≤ n (the smallest where n is below it), linear in
+ * log2 M between measured sizes, the end figures beyond them. > 0. */
+double tsl_ar_curve_shape(const tsl_ar_curve_t *c, uint32_t n, double bytes);
+/* The least measured buffer, bytes: below it the curve is a floor under NCCL's tuner
+ * (tsl_cluster_coll_allreduce_s), from it on the measured time itself. */
+double tsl_ar_curve_min_bytes(const tsl_ar_curve_t *c);
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
@@ -321,6 +339,8 @@ typedef struct tsl_coll_lat {
     double ar_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-reduce */
     double ag_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-gather or reduce-scatter */
     double ll_cap_bw;                             /* cap_LL, bytes/s */
+    const struct tsl_ar_curve *ar_curve;          /* the part's measured all-reduce curve inside one
+                                            NVLink domain (k = 1; tsl_gpu_ar_curve), or NULL */
 } tsl_coll_lat_t;
 
 /* The choice NCCL makes (tsl_cluster_coll_*_s). */
@@ -341,7 +361,10 @@ void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out);
  * over n ranks at bus bandwidth bw (bytes/s): the least over the choices above,
  * which goes to *choice (may be NULL). n ≤ 1 or bytes ≤ 0 gives 0; lat NULL or
  * lat->n ≤ 1 gives the ring's bandwidth term alone, 2(n−1)/n · M / bw
- * ((n−1)/n · M / bw), as Simple ring. No allocation, a few dozen flops. */
+ * ((n−1)/n · M / bw), as Simple ring. An all-reduce inside one NVLink domain whose
+ * part has a measured curve (lat->ar_curve) takes the measured time instead,
+ * 2(n−1)/n · M / (bw · shape(n, M)), from the curve's least size on, and the larger
+ * of the two below it (*choice stays the tuner's). No allocation, a few dozen flops. */
 double tsl_cluster_coll_allreduce_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
                                     tsl_coll_choice_t *choice);
 double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,

@@ -201,7 +201,9 @@
     "peak: NVIDIA A100 datasheet (312 TFLOPS bf16 dense); efficiency: e_max 0.82 of a GEMM "       \
     "shape curve (108 SMs), from the published A100 bf16 max achievable matmul 267.9 TFLOPS "      \
     "(ml-engineering MAMF table) scaled as the H100 fit; intra: Galvatron A100 allreduce "         \
-    "fixture (154 GB/s, 8 GPUs, NVLink3); pcie: gen4 x16 ~78% of line rate; a2a: 210/232 of "      \
+    "fixture (154 GB/s, 8 GPUs, NVLink3), all-reduces inside a node by size at the same node's "   \
+    "measured sweep (Galvatron sp_time: 99.8 GB/s at 16 MiB to 231 at 1 GiB, cost model 139); "    \
+    "pcie: gen4 x16 ~78% of line rate; a2a: 210/232 of "                                           \
     "the ring (NCCL tests alltoall / ring allreduce busbw, 8 GPUs, NVIDIA GTC25 S72583); "         \
     "fp32: FP32 19.5 TFLOPS, TF32 tensor 156 dense (312 with sparsity), same datasheet"
 
@@ -239,6 +241,73 @@
     "14.2), no TF32 (Turing)"
 #define SRC_FP32_H100                                                                              \
     "fp32: H100 SXM5 datasheet FP32 67 TFLOPS, TF32 tensor 989 with sparsity = 494.5 dense"
+
+/*
+ * The A100's all-reduce by message size (cost model 139). Galvatron's profiler on its A100
+ * node — the node whose all-reduce fixture gives the A100 its flat 150 GB/s — times a
+ * torch.distributed all-reduce of a bf16 buffer of 1 MiB … 1 GiB over 2, 4 and 8 GPUs
+ * (mean of 100 after 10 warm-ups, CUDA events: `sp_time_1nodes_8gpus_per_node.json`,
+ * PKU-DAIR/Hetu-Galvatron cea12ffb `galvatron/profile_hardware/hardware_configs/`, in
+ * this tree's shared fixtures). Bus bandwidth 2(n−1)/n · M / t at 8 GPUs: 99.8 GB/s at
+ * 16 MiB, 141 at 32, 180 at 64, 183 at 128, 199 at 256, 201 at 512, 231 at 1 GiB — the
+ * last at NVIDIA's own 232 (GTC25 S72583), the sweep's mean near the flat 150/154 the
+ * A100 prices every size at. The curve starts at 16 MiB, where Galvatron's sweep and a
+ * training step's TP and DP buffers start; the times below it are a torch call's
+ * (launch included), left to NCCL's tuner. Times in ms.
+ */
+#define AR_SIZES 7
+struct tsl_ar_curve {
+    double ref_bw;          /* the part's built-in intra_bw the shape is over */
+    double mib[AR_SIZES];   /* buffer sizes, MiB */
+    uint32_t n[3];          /* group sizes measured */
+    double ms[3][AR_SIZES]; /* all-reduce time of each, ms */
+};
+
+static const struct tsl_ar_curve a100_ar_curve = {
+    150 * GBPS,
+    {16, 32, 64, 128, 256, 512, 1024},
+    {2, 4, 8},
+    {{0.1434, 0.2281, 0.3924, 0.7417, 1.3887, 2.6886, 5.1594},
+     {0.2183, 0.3205, 0.5848, 1.0725, 2.0709, 3.7352, 7.1874},
+     {0.2941, 0.4157, 0.6519, 1.2826, 2.3584, 4.6768, 8.1409}},
+};
+
+static double ar_busbw(const struct tsl_ar_curve *c, int g, int i)
+{
+    double n = c->n[g], bytes = c->mib[i] * 1024.0 * 1024.0;
+    return 2.0 * (n - 1) / n * bytes / (c->ms[g][i] * 1e-3);
+}
+
+double tsl_ar_curve_shape(const tsl_ar_curve_t *c, uint32_t n, double bytes)
+{
+    int g = 0;
+    for (int j = 1; j < 3; j++)
+        if (c->n[j] <= n)
+            g = j;
+    double lg = log2(bytes / (1024.0 * 1024.0));
+    if (lg <= log2(c->mib[0]))
+        return ar_busbw(c, g, 0) / c->ref_bw;
+    for (int i = 1; i < AR_SIZES; i++) {
+        double hi = log2(c->mib[i]);
+        if (lg <= hi) {
+            double lo = log2(c->mib[i - 1]), f = (lg - lo) / (hi - lo);
+            return ((1 - f) * ar_busbw(c, g, i - 1) + f * ar_busbw(c, g, i)) / c->ref_bw;
+        }
+    }
+    return ar_busbw(c, g, AR_SIZES - 1) / c->ref_bw;
+}
+
+double tsl_ar_curve_min_bytes(const tsl_ar_curve_t *c)
+{
+    return c->mib[0] * 1024.0 * 1024.0;
+}
+
+/* By family (A100-40G and A100-80G: the same NVLink3 node; the fixture's memory is not
+ * stated, as for the flat figure). */
+const tsl_ar_curve_t *tsl_gpu_ar_curve(const tsl_gpu_spec_t *g)
+{
+    return g != NULL && strncasecmp(g->name, "A100-", 5) == 0 ? &a100_ar_curve : NULL;
+}
 
 static const tsl_gpu_spec_t gpu_table[] = {
     {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,

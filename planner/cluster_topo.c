@@ -411,7 +411,13 @@ double tsl_cluster_coll_allreduce_s(const tsl_coll_lat_t *lat, double bytes, uin
     if (lat == NULL || lat->n <= 1)
         return 2.0 * (n - 1) / n * bytes / bw;
     const double span[TSL_NCCL_ALGOS] = {2.0 * (n - 1) / n, 2.0, 0.0};
-    return least_time(lat, lat->ar_s, span, bytes, bw, choice);
+    double t = least_time(lat, lat->ar_s, span, bytes, bw, choice);
+    if (lat->ar_curve == NULL || lat->k != 1)
+        return t;
+    /* measured on the part (cluster.h tsl_gpu_ar_curve): NCCL's own choice and ramp */
+    double measured =
+        span[TSL_NCCL_RING] * bytes / (bw * tsl_ar_curve_shape(lat->ar_curve, n, bytes));
+    return bytes >= tsl_ar_curve_min_bytes(lat->ar_curve) ? measured : fmax(t, measured);
 }
 
 double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
@@ -549,8 +555,11 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
             bw = fmin(bw, group_busbw(c, &d, first, a2a, &domains));
             widest = domains > widest ? domains : widest;
         }
-    if (lat != NULL)
+    if (lat != NULL) {
         tsl_cluster_coll_lat(count, widest, lat);
+        if (widest == 1) /* inside one NVLink domain: its part's measured curve, if any */
+            lat->ar_curve = tsl_gpu_ar_curve(tsl_cluster_device_gpu(c, block_first));
+    }
     return bw;
 }
 

@@ -386,6 +386,12 @@ void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *
     out->tp_bw = dim_bw(env, s, TSL_DIM_TP, &out->tp_lat, memo);
     out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat, memo);
     out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat, memo);
+    /* The measured all-reduce curve (cost model 139) prices one NCCL call by its buffer:
+     * a TP all-reduce is one call per activation, but the DP reduce, priced here as the
+     * whole gradient, runs as the stack's buckets (torch DDP's 25 MiB, DeepSpeed's,
+     * FSDP's per unit), so it keeps the flat figure (docs/cost-model.md "All-reduce by
+     * message size"). */
+    out->dp_lat.ar_curve = out->sdp_lat.ar_curve = NULL;
     out->cp_bw = cp_bw(env, s, &out->cp_lat, memo);
     uint32_t cp_stride;
     out->cp_a2a_bw = env->knobs.cp_comm == TSL_CP_A2A && env->knobs.cp > 1 &&

@@ -654,8 +654,16 @@ typedef enum tsl_cost_mode {
  * kernels), and zero_grad's in-place zero_ of each .grad (g per kept element, a
  * kernel); the ten launches counted per parameter tensor of the layer (cost.c
  * step_tensors: Megatron's layout, or one per FSDP unit under SDP). Galvatron-BMW's
- * bench/published rows carry it. A plan without opt_step torch-loop prices as 137. */
-#define TSL_COST_MODEL_VERSION 138u
+ * bench/published rows carry it. A plan without opt_step torch-loop prices as 137.
+ * 139: an all-reduce inside one NVLink domain of a part with a measured curve (the A100:
+ * Galvatron's torch all-reduce of 16 MiB-1 GiB over 2, 4 and 8 GPUs on its A100 node, the
+ * node the flat 150 GB/s comes from; tsl_gpu_ar_curve) is priced at that curve's bus
+ * bandwidth by buffer size (100 GB/s at 16 MiB to 200 at 256-512 MiB over 8 GPUs),
+ * below 16 MiB the larger of NCCL's tuner and the 16 MiB figure. The DP/SDP reduce
+ * (bucketed by the stacks) keeps the flat figure. TP all-reduces of Narayanan Table 1
+ * (67-268 MB) run 1.2-1.3x faster; a plan without an A100 TP all-reduce prices as 138.
+ */
+#define TSL_COST_MODEL_VERSION 139u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -1373,10 +1373,69 @@ static void test_ring_latency_at_scale(void)
     CHECK_NEAR(t, 3331.6e-6 + 1535.0 / 1536 * fc1 / (0.92 * bw), 1e-12, "FC1 over 1536: %g", t);
 }
 
+/* Cost model 132: an all-reduce inside one A100 node takes the time Galvatron measured
+ * on its A100 node (sp_time_1nodes_8gpus_per_node.json), by buffer size, not the flat
+ * 150 GB/s; below 16 MiB the larger of NCCL's tuner and the 16 MiB rate; nothing else
+ * (other parts, groups across nodes) moves. */
+static void test_ar_curve(void)
+{
+    tsl_cluster_t a, h;
+    tsl_coll_lat_t lat, flat;
+    parse("4x8xA100-80G:8xib200", &a);
+    parse("1x8xH100-80G", &h);
+    double mib = 1024.0 * 1024.0, bw = tsl_cluster_dim_busbw(&a, 0, 32, 1, 8, &lat);
+    CHECK(bw == 150 * GB && lat.ar_curve != NULL && lat.k == 1, "A100 TP8: the measured curve");
+    flat = lat;
+    flat.ar_curve = NULL;
+    /* at a measured size the time itself: 8 GPUs, 128 MiB in 1.2826 ms, 16 MiB in 0.2941 */
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&lat, 128 * mib, 8, bw, NULL), 1.2826e-3, 1e-9,
+               "8 GPUs, 128 MiB");
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&lat, 16 * mib, 8, bw, NULL), 0.2941e-3, 1e-9,
+               "8 GPUs, 16 MiB");
+    /* the flat figure prices 128 MiB at 1.75 · 134.2 MB / 150 GB/s + α = 1.62 ms */
+    double t128 = tsl_cluster_coll_allreduce_s(&flat, 128 * mib, 8, bw, NULL);
+    CHECK(t128 > 1.6e-3 && t128 < 1.65e-3, "flat: %.4f ms", t128 * 1e3);
+    /* Narayanan Table 1's 18B row: 8 · 2048 · 6144 · 2 B = 192 MiB over 8 GPUs, between
+     * 128 (183 GB/s) and 256 MiB (199) in log size: 192.5 GB/s, 1.83 ms, not 2.40 */
+    double m18 = 8.0 * 2048 * 6144 * 2, t18 = tsl_cluster_coll_allreduce_s(&lat, m18, 8, bw, NULL);
+    CHECK_NEAR(1.75 * m18 / t18 / GB, 192.4, 0.2, "18B's TP all-reduce busbw");
+    CHECK(tsl_cluster_coll_allreduce_s(&flat, m18, 8, bw, NULL) > 1.25 * t18, "flat is 1.3x");
+    /* 4 and 2 GPUs have their own rows: 256 MiB in 2.0709 and 1.3887 ms; 3 takes 2's */
+    tsl_coll_lat_t l4 = lat, l2 = lat, l3 = lat;
+    tsl_cluster_coll_lat(4, 1, &l4);
+    tsl_cluster_coll_lat(2, 1, &l2);
+    tsl_cluster_coll_lat(3, 1, &l3);
+    l4.ar_curve = l2.ar_curve = l3.ar_curve = lat.ar_curve;
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&l4, 256 * mib, 4, bw, NULL), 2.0709e-3, 1e-9,
+               "4 GPUs");
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&l2, 256 * mib, 2, bw, NULL), 1.3887e-3, 1e-9,
+               "2 GPUs");
+    CHECK_NEAR(tsl_ar_curve_shape(lat.ar_curve, 3, 256 * mib),
+               tsl_ar_curve_shape(lat.ar_curve, 2, 256 * mib), 1e-12, "3 GPUs as 2");
+    /* beyond the ends: the end figures; below 16 MiB never under the tuner */
+    CHECK_NEAR(tsl_ar_curve_shape(lat.ar_curve, 8, 4096 * mib),
+               tsl_ar_curve_shape(lat.ar_curve, 8, 1024 * mib), 1e-12, "past 1 GiB");
+    for (double m = 0.25 * mib; m < 16 * mib; m *= 2)
+        CHECK(tsl_cluster_coll_allreduce_s(&lat, m, 8, bw, NULL) >=
+                  tsl_cluster_coll_allreduce_s(&flat, m, 8, bw, NULL),
+              "%.2f MiB at least the tuner", m / mib);
+    /* a scaled node (intra_gbps 300) scales the curve */
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&lat, 128 * mib, 8, 2 * bw, NULL), 0.6413e-3, 1e-9,
+               "twice the bandwidth, half the time");
+    /* no curve: the H100 (none measured), a group across A100 nodes */
+    tsl_cluster_dim_busbw(&h, 0, 8, 1, 8, &lat);
+    CHECK(lat.ar_curve == NULL, "H100: flat");
+    tsl_cluster_dim_busbw(&a, 0, 32, 8, 4, &lat);
+    CHECK(lat.ar_curve == NULL && lat.k == 4, "across nodes: flat");
+    tsl_cluster_free(&a);
+    tsl_cluster_free(&h);
+}
+
 int main(void)
 {
     test_bf16_capability();
     test_nccl_choice();
+    test_ar_curve();
     test_ring_latency_at_scale();
     test_spec_nics();
     test_dim_busbw();

@@ -1096,8 +1096,9 @@ static void test_interleave(void)
  * a V follows is held to the least time of the V's busiest rank, its costed blocks
  * where the V runs them and the rest at their class's least, not to the blocks' mean
  * over P; and a V that cannot pass the need is not costed. GPT3-65B on 8x8 A100 at
- * batch 1536 finds the same DualPipeV plan (pp 4, m 128; 17.3719 samples/s since cost
- * model 129's NDR ring at 47 GB/s, 17.3382 since 119's loss, 17.3198 before) in 203
+ * batch 1536 finds the same DualPipeV plan (pp 4, m 128; 17.5105 samples/s since cost
+ * model 132's A100 all-reduce curve, 17.3719 since 129's NDR ring at 47 GB/s, 17.3382
+ * since 119's loss, 17.3198 before) in 203
  * configurations and 1505 DP runs, where the
  * mean's bound took 223 and 1593 (counted at cost model 114). */
 static void test_v_floor(void)
@@ -1107,7 +1108,7 @@ static void test_v_floor(void)
     CHECK(run_request("GPT3-65B", "8x8xA100-80G:ib400", &r, &res, &err) == TSL_SEARCH_OK, "%s",
           err.msg);
     CHECK(res.best.schedule == TSL_PIPESIM_SCHED_DUALPIPEV && res.best.pp == 4 &&
-              res.best.n_micro == 128 && fabs(res.best.samples_per_s - 17.371884) < 1e-5,
+              res.best.n_micro == 128 && fabs(res.best.samples_per_s - 17.510536) < 1e-5,
           "GPT3-65B at 1536: %s pp %u m %u, %.6f samples/s",
           tsl_pipesim_sched_name(res.best.schedule, res.best.interleave), res.best.pp,
           res.best.n_micro, res.best.samples_per_s);
@@ -1137,7 +1138,11 @@ static void test_zero_bubble(void)
     for (uint32_t s = 0; s < zb.pp; s++)
         CHECK(zb.stages[s].wgrad_s > 0 &&
                   zb.stages[s].wgrad_s < zb.stages[s].time_nosync_s - zb.stages[s].fwd_s &&
-                  zb.stages[s].inflight == (zb.schedule == TSL_PIPESIM_SCHED_DUALPIPEV
+                  /* a V holds its chunk walk's count per rank (cost model 118), at most
+                   * the schedule's bound; DualPipeV on 2 ranks (cost model 139's A100 TP
+                   * curve picks it over ZB-V on 4) holds 2 and 3 */
+                  zb.stages[s].inflight >= 1 &&
+                  zb.stages[s].inflight <= (zb.schedule == TSL_PIPESIM_SCHED_DUALPIPEV
                                                 ? tsl_pipeline_inflight_dualpipev(zb.pp, zb.n_micro)
                                                 : tsl_pipeline_inflight_zb(zb.pp, zb.n_micro)),
               "stage %u: W %g s inside the backward, %u in flight", s, zb.stages[s].wgrad_s,
