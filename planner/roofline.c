@@ -591,17 +591,22 @@ static double unfused_mask_s(pass_t *p, double scores)
  * TSL_ROOFLINE_UNFUSED_*): forward, the column-parallel GEMM's bias added apart over its
  * `col` outputs, the row-parallel one's over its `row` outputs and, in the attention
  * half, the context's permute copy over `ctx` elements; backward, that copy's again.
- * 0 unless dev.unfused_elementwise. */
-static double unfused_adds_s(pass_t *p, double col, double row, double ctx)
+ * A layer without biases (l->no_bias) has the copy alone. 0 unless
+ * dev.unfused_elementwise. */
+static double unfused_adds_s(pass_t *p, const tsl_layer_t *l, double col, double row, double ctx)
 {
     if (!p->d->unfused_elementwise)
         return 0.0;
-    uint32_t copy = ctx > 0 ? 1u : 0u;
+    uint32_t copy = ctx > 0 ? 1u : 0u, adds = l->no_bias ? 0u : 2u;
+    if (l->no_bias)
+        col = row = 0.0;
     if (p->bwd)
         return copy ? counted(p, TSL_ROOFLINE_UNFUSED_COPY_BYTES * ctx, copy) : 0.0;
+    if (adds + copy == 0)
+        return 0.0;
     return counted(
         p, TSL_ROOFLINE_UNFUSED_ADD_BYTES * (col + row) + TSL_ROOFLINE_UNFUSED_COPY_BYTES * ctx,
-        2u + copy);
+        adds + copy);
 }
 
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
@@ -843,7 +848,7 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */
     double out = lin_row(p, T, x->h, x->d / t);
-    double adds = cross ? 0.0 : unfused_adds_s(p, col, T / split * x->h, T * x->d / t);
+    double adds = cross ? 0.0 : unfused_adds_s(p, l, col, T / split * x->h, T * x->d / t);
     return q + core_s(p, l, x, S, t, keys, visited) + out + adds +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
@@ -972,7 +977,7 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     if (l->ffn_dropout && x->dropout) /* HF T5's dropout before wo: 5 bytes, as a block's */
         act += mem(p, 5.0 * x->f / t * T, 1);
     double down = lin_row(p, T, x->h, x->f / t);
-    double adds = unfused_adds_s(p, T * x->g * x->f / t, T / split * x->h, 0.0);
+    double adds = unfused_adds_s(p, l, T * x->g * x->f / t, T / split * x->h, 0.0);
     return up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, l, x, S, split);
 }

@@ -470,6 +470,15 @@ static void test_unfused_elementwise(void)
                 tsl_roofline_layer_fwd_s(&d, &fl, 1, 1, false, 0);
     CHECK_NEAR(df, 4.0 * T * (3 * h + h + 4 * h + h) / W + 4.0 * T * h / W + 5 * d.launch_s, 1e-9,
                "fused core: forward + %.4f ms, no mask", df * 1e3);
+    /* a layer without biases: the mask and the copy alone */
+    tsl_layer_t nb = l;
+    nb.no_bias = true;
+    double dn = tsl_roofline_layer_fwd_s(&u, &nb, 1, 1, false, 0) -
+                tsl_roofline_layer_fwd_s(&d, &nb, 1, 1, false, 0);
+    CHECK_NEAR(dn,
+               TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN * 4.0 * 16.0 * 1024 * 1024 / W + 4.0 * T * h / W +
+                   2 * d.launch_s,
+               1e-9, "no biases: forward + %.4f ms", dn * 1e3);
 }
 
 /* The backward of one GEMM is its two gradient GEMMs: dX (m, k, n), dW (k, n, m).
