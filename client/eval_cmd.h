@@ -51,10 +51,12 @@ typedef struct tsl_eval_opts {
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
     bool ds_wall_clock;      /* --ds-wall-clock: the request's ds_wall_clock */
-    bool fp32;               /* --fp32: the request's fp32 (fp32 training) */
-    bool tf32;               /* --tf32: the request's tf32 (the stack's fp32 matmuls TF32) */
-    bool fp16;               /* --fp16: the request's fp16 (fp16 mixed precision) */
-    uint32_t attn_kernel;    /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */
+    /* --unfused-elementwise: the request's unfused_elementwise */
+    bool unfused_elementwise;
+    bool fp32;            /* --fp32: the request's fp32 (fp32 training) */
+    bool tf32;            /* --tf32: the request's tf32 (the stack's fp32 matmuls TF32) */
+    bool fp16;            /* --fp16: the request's fp16 (fp16 mixed precision) */
+    uint32_t attn_kernel; /* --attn-kernel KERNEL: the request's attn_kernel (attn_kernel.h) */
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */
     bool overlap_tp_dgrad, no_overlap_tp_dgrad;

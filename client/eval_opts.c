@@ -21,6 +21,7 @@ static const char eval_usage[] =
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
+    "                      [--unfused-elementwise]\n"
     "                      [--fp32] [--tf32] [--fp16]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
@@ -195,6 +196,11 @@ static const char eval_usage[] =
     "                      instruction (wall_clock_breakdown): each forward and\n"
     "                      backward starts on an idle GPU, each exchange is\n"
     "                      dispatched onto one (AMP's fork)\n"
+    "  --unfused-elementwise\n"
+    "                      Megatron-LM v1.1.5 without its fusion flags under PyTorch\n"
+    "                      1.7 (AMP's fork): each bias added by a kernel of its own,\n"
+    "                      the causal mask by masked_fill_ each pass, the context's\n"
+    "                      permute copy\n"
     "  --fp32              fp32 training, no mixed precision: GEMMs at the GPU's TF32\n"
     "                      rate (fp32 where it has no TF32; fp32, TF32 off, under\n"
     "                      --target megatron, deepspeed or torchtitan), every activation,\n"
@@ -409,6 +415,7 @@ enum {
     OPT_DS_BF16_OPTIMIZER,
     OPT_LAUNCH_BLOCKING,
     OPT_DS_WALL_CLOCK,
+    OPT_UNFUSED_ELEMENTWISE,
     OPT_FP32,
     OPT_TF32,
     OPT_FP16,
@@ -504,6 +511,7 @@ static const struct option eval_long[] = {
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
+    {"unfused-elementwise", no_argument, 0, OPT_UNFUSED_ELEMENTWISE},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
     {"fp16", no_argument, 0, OPT_FP16},
@@ -777,6 +785,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
+    case OPT_UNFUSED_ELEMENTWISE: eo->unfused_elementwise = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_FP16: eo->fp16 = true; return 0;
     case OPT_TF32: eo->tf32 = true; return 0;

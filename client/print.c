@@ -419,6 +419,8 @@ static const switch_line_t stack_lines_a[] = {
      "tied gradient at the buffer's bytes\n"},
     {"ds_wall_clock", "  stack:     DeepSpeed's synchronising timers around every pipeline "
                       "instruction: each starts on an idle GPU\n"},
+    {"unfused_elementwise", "  stack:     Megatron-LM v1.1.5's unfused kernels: each bias added "
+                            "apart, the mask by masked_fill_, the context's permute copy\n"},
     {"launch_blocking", "  stack:     every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1): "
                         "each op's host dispatch added to the GPU's time\n"},
     {"ds_grad_bucket", "  stack:     the DP all-reduce through DeepSpeed's gradient bucket "

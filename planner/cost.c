@@ -1038,6 +1038,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->fp16 = env->knobs.fp16;
     dev->eager = env->knobs.eager;
     dev->tp_whole_heads = env->knobs.tp_whole_heads;
+    dev->unfused_elementwise = env->knobs.unfused_elementwise;
     dev->attn_kernel = env->knobs.attn_kernel;
     loss_dev(env, dev);
     if (env->knobs.fp32) { /* the fp32 rate and its curve (TF32 or not); every element 4 bytes */

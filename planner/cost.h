@@ -662,8 +662,15 @@ typedef enum tsl_cost_mode {
  * below 16 MiB the larger of NCCL's tuner and the 16 MiB figure. The DP/SDP reduce
  * (bucketed by the stacks) keeps the flat figure. TP all-reduces of Narayanan Table 1
  * (67-268 MB) run 1.2-1.3x faster; a plan without an A100 TP all-reduce prices as 138.
- */
-#define TSL_COST_MODEL_VERSION 139u
+ * 140: Megatron-LM v1.1.5's block without its fusion flags under PyTorch 1.7
+ * (knobs.unfused_elementwise, AMP's fork; roofline.h TSL_ROOFLINE_UNFUSED_*): the QKV
+ * bias added after F.linear's matmul on a 3-D input, the FFN-in bias before the GeLU,
+ * the two row-parallel biases before the unfused dropout and residual add (4 B per
+ * output element and a kernel each, forward), the causal mask by masked_fill_ (4 B per
+ * score each pass, at the score kernels' rate) and the context's permute copy (4 B per
+ * element each pass), a host op each. A plan without unfused_elementwise prices as
+ * 139. */
+#define TSL_COST_MODEL_VERSION 140u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -941,6 +948,12 @@ typedef struct tsl_cost_knobs {
      * idle GPU, its first kernels at the host's pace, and each exchange is dispatched
      * onto one (docs/cost-model.md "DeepSpeed's synchronising timers") */
     bool ds_wall_clock;
+    /* Megatron-LM v1.1.5 without --bias-gelu-fusion, --bias-dropout-fusion and the
+     * scaled-masked-softmax fusions, under PyTorch 1.7 (AMP's fork runs GPT-2 so): each
+     * bias added by a kernel of its own, the causal mask by masked_fill_ each pass, the
+     * context's permute copy (roofline.h dev.unfused_elementwise; docs/cost-model.md
+     * "Megatron-LM's unfused kernels") */
+    bool unfused_elementwise;
     /* fp32 training, no mixed precision (Galvatron's paper-era runtime: no autocast, no
      * .half(); docs/cost-model.md "fp32 training"): the GEMMs at the GPU's fp32 rate
      * (env.device_fp32_flops: dense TF32 where the GPU has it, as torch 1.7–1.11 ran fp32

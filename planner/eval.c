@@ -320,6 +320,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->launch_blocking |= g->launch_blocking;
     out->ds_wall_clock |= g->ds_wall_clock;
+    out->unfused_elementwise |= g->unfused_elementwise;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */
     out->fp16 |= g->fp16; /* its 16 bits in fp16 with a loss scaler */

@@ -188,6 +188,8 @@ typedef struct tsl_plan {
     bool launch_blocking;
     /* DeepSpeed's synchronising timers around every pipeline instruction (cost.h knobs) */
     bool ds_wall_clock;
+    /* Megatron-LM v1.1.5's unfused bias, mask and copy kernels (cost.h knobs) */
+    bool unfused_elementwise;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */
     bool tf32_off; /* with fp32: the GEMMs priced without TF32, at the fp32 peak, as the
                       stacks run them (cost.h knobs.tf32_off), or as every GPU of the

@@ -359,6 +359,11 @@
       "DeepSpeed's wall_clock_breakdown: synchronising timers around every pipeline instruction, " \
       "each forward and backward starting on an idle GPU, each exchange dispatched onto one",      \
       "ds_wall_clock", "ds_wall_clock")                                                            \
+    X(unfused_elementwise, BOOL, "unfused-elementwise", "", 0, 0,                                  \
+      "Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (AMP's fork): each bias "     \
+      "added by a kernel of its own, the causal mask by masked_fill_ each pass, the context's "    \
+      "permute copy",                                                                              \
+      "unfused_elementwise", "unfused_elementwise")                                                \
     X(fp32, BOOL, "fp32", "", 0, 0,                                                                \
       "fp32 training, no mixed precision: GEMMs at the GPU's TF32 rate (fp32 without TF32; the "   \
       "fp32 rate, TF32 off, under --target megatron, deepspeed or torchtitan), 4-byte "            \

@@ -51,6 +51,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->cp_merge = false;
     d->loss_impl = TSL_LOSS_EXEC;
     d->loss_unsplit = false;
+    d->unfused_elementwise = false;
     d->elem_scale = 1.0;
 }
 
@@ -575,6 +576,39 @@ static double alibi_scores_gemm_s(pass_t *p, double m, double n, double k, doubl
            gemm_epi_s(p->d, m, n, k, b, 2.0 * TSL_GEMM_FIT_EPILOGUE_BYTES * u);
 }
 
+/* Megatron-LM v1.1.5's unfused mask (roofline.h TSL_ROOFLINE_UNFUSED_*): masked_fill_
+ * over the scores before the softmax, and its gradient's masked_fill in the backward,
+ * at the score kernels' rate; 0 unless dev.unfused_elementwise. */
+static double unfused_mask_s(pass_t *p, double scores)
+{
+    if (!p->d->unfused_elementwise)
+        return 0.0;
+    return counted(p, TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN * TSL_ROOFLINE_UNFUSED_MASK_BYTES * scores,
+                   1);
+}
+
+/* Megatron-LM v1.1.5's unfused kernels of one half-block outside the core (roofline.h
+ * TSL_ROOFLINE_UNFUSED_*): forward, the column-parallel GEMM's bias added apart over its
+ * `col` outputs, the row-parallel one's over its `row` outputs and, in the attention
+ * half, the context's permute copy over `ctx` elements; backward, that copy's again.
+ * A layer without biases (l->no_bias) has the copy alone. 0 unless
+ * dev.unfused_elementwise. */
+static double unfused_adds_s(pass_t *p, const tsl_layer_t *l, double col, double row, double ctx)
+{
+    if (!p->d->unfused_elementwise)
+        return 0.0;
+    uint32_t copy = ctx > 0 ? 1u : 0u, adds = l->no_bias ? 0u : 2u;
+    if (l->no_bias)
+        col = row = 0.0;
+    if (p->bwd)
+        return copy ? counted(p, TSL_ROOFLINE_UNFUSED_COPY_BYTES * ctx, copy) : 0.0;
+    if (adds + copy == 0)
+        return 0.0;
+    return counted(
+        p, TSL_ROOFLINE_UNFUSED_ADD_BYTES * (col + row) + TSL_ROOFLINE_UNFUSED_COPY_BYTES * ctx,
+        adds + copy);
+}
+
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel that reads Q, K, V and writes O, no score traffic, at the GPU's
  * measured flash rate (gemm_eff.h: attn_fwd_flops / attn_bwd_flops, times the
@@ -611,7 +645,8 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
             c += autocast_scores_s(p, l, x, scores, keys);
         else /* Megatron's fused softmax and dropout, at their measured rate (roofline.h) */
             c += mem(p, TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN * (x->dropout ? 9.0 : 4.0) * scores,
-                     x->dropout ? 2 : 1);
+                     x->dropout ? 2 : 1) +
+                 unfused_mask_s(p, scores);
         if (l->transgan_eager) /* the scale, the relative-position bias and torch.softmax's
                                   fp16 backward multiply (roofline.h) */
             c += tsl_roofline_mem_s(d,
@@ -811,7 +846,8 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */
     double out = lin_row(p, T, x->h, x->d / t);
-    return q + core_s(p, l, x, S, t, keys, visited) + out +
+    double adds = cross ? 0.0 : unfused_adds_s(p, l, col, T / split * x->h, T * x->d / t);
+    return q + core_s(p, l, x, S, t, keys, visited) + out + adds +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
 
@@ -939,7 +975,8 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     if (l->ffn_dropout && x->dropout) /* HF T5's dropout before wo: 5 bytes, as a block's */
         act += mem(p, 5.0 * x->f / t * T, 1);
     double down = lin_row(p, T, x->h, x->f / t);
-    return up + act + down + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+    double adds = unfused_adds_s(p, l, T * x->g * x->f / t, T / split * x->h, 0.0);
+    return up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, l, x, S, split);
 }
 

@@ -130,6 +130,35 @@
  * dtype, beside the softmax kernel's own three. */
 #define TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS 3.0
 /*
+ * Megatron-LM v1.1.5's block with its fusion flags off, under PyTorch 1.7
+ * (dev.unfused_elementwise; docs/cost-model.md "Megatron-LM's unfused kernels"). AMP's
+ * fork (DachengLi1/AMP 72eeea4, DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism)
+ * launches ds_pretrain_gpt2_pipe.sh without --bias-gelu-fusion, --bias-dropout-fusion,
+ * --scaled-masked-softmax-fusion or --scaled-upper-triang-masked-softmax-fusion
+ * (megatron/arguments.py: store_true, off by default), so the kernels the fused paths
+ * fold away run as their own, each reading and writing 2-byte elements (4 B each):
+ *   - the QKV bias: ColumnParallelLinear calls F.linear(input, weight, bias) on a 3-D
+ *     [s, b, h] input, which PyTorch 1.7 runs as matmul then `output += bias`
+ *     (torch/nn/functional.py: addmm only for 2-D input): 4 B per QKV element;
+ *   - the FFN-in bias: ParallelMLP's skip_bias_add output goes through
+ *     F.gelu(intermediate + bias): the add, 4 B per FFN element, before the GeLU;
+ *   - the two row-parallel biases: bias_dropout_add unfused, dropout(x + bias) then
+ *     residual + out: the add, 4 B per hidden element, before the dropout and the
+ *     residual add the block's elementwise work already prices (twice a block);
+ *   - the mask: FusedScaleMaskSoftmax without fusion runs gpt2_attention_mask_func,
+ *     scores.masked_fill_(mask, -10000.0) in place, then torch.nn.Softmax: 4 B per
+ *     score forward, and its backward grad.masked_fill(mask, 0): 4 B per score (the
+ *     1 MB bool mask, broadcast over b and the heads, stays in L2); both at the score
+ *     kernels' rate (TSL_ROOFLINE_SCORE_KERNEL_SLOWDOWN), as the softmax's;
+ *   - the context: context_layer.permute(2, 0, 1, 3).contiguous(), a copy of the
+ *     core's output forward (4 B per element of d/t) and of its gradient backward.
+ * Each is one kernel and one host op. The biases' gradients are the reductions
+ * bias_grad_s prices already; an add's backward passes its gradient through.
+ */
+#define TSL_ROOFLINE_UNFUSED_ADD_BYTES  4.0 /* a bias added apart, per output element */
+#define TSL_ROOFLINE_UNFUSED_MASK_BYTES 4.0 /* masked_fill_ per score, each pass */
+#define TSL_ROOFLINE_UNFUSED_COPY_BYTES 4.0 /* the context's permute copy, each pass */
+/*
  * TransGAN's block as AMP's fork writes it (tsl_layer_t.transgan_eager; DachengLi1/AMP
  * 72eeea4, DeepSpeed/DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism/megatron/
  * model/trans_gan_gen.py: ParallelTransformerBlock, ParallelTransGanAttention,
@@ -707,13 +736,18 @@ typedef struct tsl_roofline_dev {
                                products of head width d/(a·t) and its a·s·keys·S scores
                                are not divided by t; false after init: a/t heads of d/a
                                per rank, as Megatron-LM splits them */
-    uint32_t loss_impl;     /* tsl_loss_impl_t: how the stack runs an LM head's loss, whose
+    /* Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (cost.h
+     * knobs.unfused_elementwise: AMP's fork): each bias added by a kernel of its own, the
+     * causal mask by masked_fill_, the context's permute copy (TSL_ROOFLINE_UNFUSED_*);
+     * false after init: biases in the GEMMs' epilogues, the mask inside the softmax */
+    bool unfused_elementwise;
+    uint32_t loss_impl; /* tsl_loss_impl_t: how the stack runs an LM head's loss, whose
                                kernels' bytes per logit price its time (loss_impl.h "The
                                loss's time"); EXEC after init */
-    bool loss_unsplit;      /* the loss runs unsplit ops even over a TP-split vocabulary (a
+    bool loss_unsplit;  /* the loss runs unsplit ops even over a TP-split vocabulary (a
                                script's autocast loss; PAPER's one figure): no
                                loss_parallel decomposition; false after init */
-    double elem_scale;      /* the step's element width over the 2 bytes every activation,
+    double elem_scale;  /* the step's element width over the 2 bytes every activation,
                                operand and elementwise figure here counts: 2 under fp32
                                training (knobs.fp32: every memory-bound kernel, GEMM operand
                                and output, fused core's traffic at 4 bytes per element; a

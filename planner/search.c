@@ -178,6 +178,11 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "pipeline instruction (AMP's fork, wall_clock_breakdown); %s's "
                             "configuration does not turn them on",
                             tsl_target_name(r->target));
+    if (r->unfused_elementwise && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "unfused_elementwise: Megatron-LM v1.1.5 without its fusion flags "
+                            "under PyTorch 1.7 (AMP's fork); %s's configuration does not run it",
+                            tsl_target_name(r->target));
     if (r->launch_blocking && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "launch_blocking: every kernel launch synchronous "
@@ -943,6 +948,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6c61756e6368ull);
     if (r->ds_wall_clock) /* likewise */
         tsl_fp_u64(&fp, 0x647377636cull);
+    if (r->unfused_elementwise) /* likewise */
+        tsl_fp_u64(&fp, 0x756e66656cull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

@@ -1475,6 +1475,25 @@ expect 4 "deepspeed: its configuration does not time every pipeline instruction"
     eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --plan "$dir/wc-on.json" --target deepspeed
 expect 4 "ds_wall_clock: DeepSpeed's synchronising timers around every pipeline instruction" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-wall-clock
+# --unfused-elementwise (Megatron-LM v1.1.5 without its fusion flags, AMP's fork): the
+# biases added apart, the mask by masked_fill_ and the context's copy make the same
+# unfused plan slower at the same memory; the plan document carries it and prices the
+# same read back; the stack line says it; every target refuses it by name
+ue="$wc --unfused-attn"
+expect 0 "" eval $ue
+cp "$out" "$dir/ue-off.json"
+expect 0 "" eval $ue --unfused-elementwise
+cp "$out" "$dir/ue-on.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --unfused-attn --plan "$dir/ue-on.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["unfused_elementwise"] is True and "unfused_elementwise" not in a and b["iter_time_s"] > 1.05 * a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"] and c["unfused_elementwise"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/ue-off.json" "$dir/ue-on.json" "$out" &&
+    ok || bad "unfused_elementwise: $(cat "$out")"
+expect 0 "" eval ${ue/ --json/} --unfused-elementwise
+grep -q "stack:     Megatron-LM v1.1.5's unfused kernels" "$out" && ok ||
+    bad "unfused_elementwise stack line: $(cat "$out")"
+expect 4 "deepspeed: its configuration does not run Megatron-LM v1.1.5's unfused" \
+    eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --unfused-attn --plan "$dir/ue-on.json" --target deepspeed
+expect 4 "unfused_elementwise: Megatron-LM v1.1.5 without its fusion flags" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --unfused-elementwise
 # --fp32 (fp32 training; Galvatron-BMW's runs): on the TITAN RTX the GEMMs at its 16.3
 # TFLOP/s fp32 peak and the activations at 4 bytes, so slower under DP 8; the model
 # states 16 B per parameter, below the 18 of 16-bit weights beside fp32 gradients; the

@@ -133,6 +133,17 @@ def check_bloom(runner, tesselctl, rows):
             fail("rows.json: %s lacks ds_wall_clock (AMP's wall_clock_breakdown)" % r["id"])
     if amp and "--ds-wall-clock" not in run.knob_args(amp[0]):
         fail("run.py does not pass --ds-wall-clock for %s" % amp[0]["id"])
+    # its GPT-2 launch passes none of Megatron-LM v1.1.5's fusion flags: those rows say
+    # unfused_elementwise (the TransGAN rows' block is transgan_eager's own)
+    gpt2 = [r for r in amp if r["source"] in ("amp-aws", "amp-aws-hetero-cluster")]
+    for r in gpt2:
+        if not r["plan"].get("unfused_elementwise"):
+            fail("rows.json: %s lacks unfused_elementwise (no fusion flags in its launch)" % r["id"])
+    for r in amp:
+        if r not in gpt2 and r["plan"].get("unfused_elementwise"):
+            fail("rows.json: %s is not a GPT-2 row of AMP's fork" % r["id"])
+    if gpt2 and "--unfused-elementwise" not in run.knob_args(gpt2[0]):
+        fail("run.py does not pass --unfused-elementwise for %s" % gpt2[0]["id"])
 
 
 def check_flop_conventions(runner, rows):

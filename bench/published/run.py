@@ -332,6 +332,8 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
         cmd += ["--launch-blocking"]
     if p.get("ds_wall_clock"):  # DeepSpeed's wall_clock_breakdown (cost-model.md "DeepSpeed's synchronising timers")
         cmd += ["--ds-wall-clock"]
+    if p.get("unfused_elementwise"):  # Megatron-LM v1.1.5's unfused kernels (cost-model.md "Megatron-LM's unfused kernels")
+        cmd += ["--unfused-elementwise"]
     if p.get("fp32"):  # fp32 training, TF32 GEMMs where the GPU has them (cost-model.md "fp32 training")
         cmd += ["--fp32"]
     if p.get("fp16"):  # fp16 mixed precision with a loss scaler, as run (cost-model.md "fp16 mixed precision")
