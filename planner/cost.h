@@ -654,8 +654,18 @@ typedef enum tsl_cost_mode {
  * kernels), and zero_grad's in-place zero_ of each .grad (g per kept element, a
  * kernel); the ten launches counted per parameter tensor of the layer (cost.c
  * step_tensors: Megatron's layout, or one per FSDP unit under SDP). Galvatron-BMW's
- * bench/published rows carry it. A plan without opt_step torch-loop prices as 137. */
-#define TSL_COST_MODEL_VERSION 138u
+ * bench/published rows carry it. A plan without opt_step torch-loop prices as 137.
+ * 139: torchao's tensorwise Float8Linear as torch.compile runs it (fp8_impl.h
+ * tsl_fp8_impl_recasts_input, tsl_fp8_impl_weight_cast_bytes; torchao's own roofline,
+ * torchao/testing/float8/roofline_utils.py at 6243040): each linear input cast once —
+ * the amax, then one kernel writing its rowwise and columnwise FP8 copies (6 B, 2
+ * kernels), not again in the backward (eab345c, the December 2024 rows' torchao, saves
+ * the FP8 input itself) — and each weight's amax and rowwise cast forward (5 B, 2
+ * kernels), its columnwise cast backward with the forward's scale (3 B, 1 kernel), in
+ * place of 6 B and 2 kernels for X and W each way: per element X 12 -> 6 B, W 12 -> 8 B,
+ * dY 6 B as before. torchao's MX linear and grouped experts keep 138's casts. A plan
+ * without fp8_impl torchao and tensorwise prices as 138. */
+#define TSL_COST_MODEL_VERSION 139u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
