@@ -669,8 +669,18 @@ typedef enum tsl_cost_mode {
  * output element and a kernel each, forward), the causal mask by masked_fill_ (4 B per
  * score each pass, at the score kernels' rate) and the context's permute copy (4 B per
  * element each pass), a host op each. A plan without unfused_elementwise prices as
- * 139. */
-#define TSL_COST_MODEL_VERSION 140u
+ * 139.
+ * 141: torchao's tensorwise Float8Linear as torch.compile runs it (fp8_impl.h
+ * tsl_fp8_impl_recasts_input, tsl_fp8_impl_weight_cast_bytes; torchao's own roofline,
+ * torchao/testing/float8/roofline_utils.py at 6243040): each linear input cast once —
+ * the amax, then one kernel writing its rowwise and columnwise FP8 copies (6 B, 2
+ * kernels), not again in the backward (eab345c, the December 2024 rows' torchao, saves
+ * the FP8 input itself) — and each weight's amax and rowwise cast forward (5 B, 2
+ * kernels), its columnwise cast backward with the forward's scale (3 B, 1 kernel), in
+ * place of 6 B and 2 kernels for X and W each way: per element X 12 -> 6 B, W 12 -> 8 B,
+ * dY 6 B as before. torchao's MX linear and grouped experts keep 138's casts. A plan
+ * without fp8_impl torchao and tensorwise prices as 140. */
+#define TSL_COST_MODEL_VERSION 141u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -59,6 +59,26 @@ uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl)
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
 }
 
+bool tsl_fp8_impl_recasts_input(uint32_t recipe, uint32_t impl)
+{
+    return impl == TSL_FP8_IMPL_TORCHAO && recipe != TSL_FP8_TENSORWISE;
+}
+
+/* torchao tensorwise: the amax pass and the rowwise cast forward, the columnwise
+ * cast backward (fp8_impl.h); bytes of bf16 read and FP8 written. */
+#define TORCHAO_W_AMAX_BYTES 2.0
+#define TORCHAO_W_CAST_BYTES 3.0
+
+double tsl_fp8_impl_weight_cast_bytes(uint32_t recipe, uint32_t impl, bool bwd, uint32_t *kernels)
+{
+    bool float8_linear = impl == TSL_FP8_IMPL_TORCHAO && recipe == TSL_FP8_TENSORWISE;
+    if (kernels)
+        *kernels = !float8_linear ? 0u : bwd ? 1u : 2u;
+    if (!float8_linear)
+        return 0.0;
+    return bwd ? TORCHAO_W_CAST_BYTES : TORCHAO_W_AMAX_BYTES + TORCHAO_W_CAST_BYTES;
+}
+
 double tsl_fp8_impl_sp_gather_bytes(uint32_t recipe, uint32_t impl, bool grad)
 {
     if (recipe == TSL_FP8_NONE || recipe >= TSL_FP8_COUNT)

@@ -20,7 +20,9 @@
  *       FUSED_NORM_AMAX_FP8): two kernels, no extra read.
  *   torchao (torchtitan; Float8Linear tensorwise, MX linear)
  *     - every use casts the weight (forward, and again in the backward);
- *     - the backward keeps the bf16 input and weight and casts them again;
+ *     - tensorwise (compiled): the input cast once, both FP8 copies written by
+ *       one kernel; the weight's backward cast reuses the forward's amax; the
+ *       MX linear keeps the bf16 input and weight and casts them again;
  *     - tensorwise's amax: a reduction kernel, then the cast (2 kernels).
  *     Delayed, blockwise and nvfp4 are not torchao's recipes here: refused.
  */
@@ -57,6 +59,26 @@ uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
  * 0 elsewhere. */
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl);
 uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl);
+/* Whether the backward casts a linear's input again from the bf16 it kept (one more
+ * amax and cast, as the forward's): torchao's MX linear (mx_mm casts the saved
+ * input_hp along dim 1 in its backward). torchao's tensorwise Float8Linear does not,
+ * compiled as every torchtitan run is: the forward's one cast kernel writes the
+ * input's rowwise and columnwise FP8 copies (torchao torchao/testing/float8/
+ * roofline_utils.py at 6243040, get_tensor_memory_traffic_ovhd_s, tensorwise
+ * input: "x_bf16, max_abs -> to_float8 -> x_fp8_dim0, x_fp8_dim1"; at eab345c,
+ * the December 2024 torchtitan rows' version, manual_float8_matmul_with_args_in_float8
+ * saves input_fp8 itself). TE keeps its FP8 copy (tsl_fp8_impl_caches): false. */
+bool tsl_fp8_impl_recasts_input(uint32_t recipe, uint32_t impl);
+/* The bytes per weight element and the kernels of torchao's tensorwise Float8Linear's
+ * weight cast in the forward (bwd false) and the backward (bwd true) (TE casts its
+ * copies once per iteration, in the step). torchao tensorwise (the
+ * same roofline_utils.py, tensorwise weight: the amax, "to_float8 -> x_fp8_dim0"
+ * forward, "x_fp8_dim1" backward with the forward's max_abs; Float8Linear casts the
+ * weight outside the autograd function, so its scale is kept): forward the amax read
+ * (2 B) and the rowwise cast (2 B read, 1 written), 2 kernels; backward the
+ * columnwise cast (3 B), 1 kernel. 0 and no kernel elsewhere: torchao's MX linear
+ * casts the whole weight each way, priced by the recipe's cast (roofline.c). */
+double tsl_fp8_impl_weight_cast_bytes(uint32_t recipe, uint32_t impl, bool bwd, uint32_t *kernels);
 /* Bytes per element a sequence-parallel all-gather moves for an FP8 linear
  * (docs/cost-model.md "FP8 sequence-parallel all-gathers"): of its input (grad
  * false: the forward's gather before a column-parallel linear, its backward

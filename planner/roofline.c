@@ -265,6 +265,16 @@ static double cast_s(pass_t *p, double elems, bool normed)
     return t;
 }
 
+/* A per-use implementation's cast of `elems` weight elements in this pass
+ * (tsl_fp8_impl_weight_cast_bytes), its kernels counted among the pass's ops. */
+static double weight_cast_s(pass_t *p, double elems)
+{
+    uint32_t kern;
+    double bytes = tsl_fp8_impl_weight_cast_bytes(p->d->fp8, p->d->fp8_impl, p->bwd, &kern);
+    p->ops += kern;
+    return tsl_roofline_mem_s(p->d, bytes * elems, kern);
+}
+
 /* TE and torchao take an FP8 GEMM only where k and n are multiples of 16. */
 static bool fp8_dims(double k, double n)
 {
@@ -276,15 +286,20 @@ static bool fp8_dims(double k, double n)
  * cast X, then the GEMM; W is cast here only under torchao (it casts per use),
  * Transformer Engine reuses the FP8 weight copies cast once per iteration (priced
  * in the step: cost.c). Backward: cast dY (E5M2 under the hybrid format),
- * dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — torchao casts X and W
- * again from the bf16 it saved (fp8_impl.h). */
-static double fp8_lin(pass_t *p, double m, double n, double k, double b)
+ * dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — torchao casts W again
+ * (its columnwise copy) and, but for a tensorwise Float8Linear (linear: b = 1 from
+ * lin()), X too from the bf16 it saved (fp8_impl.h). torchao's grouped experts
+ * keep the recast input (their scaled grouped mm is not Float8Linear). */
+static double fp8_lin(pass_t *p, double m, double n, double k, double b, bool linear)
 {
     const tsl_roofline_dev_t *d = p->d;
     bool per_use = !tsl_fp8_impl_caches(d->fp8_impl);
+    bool float8_linear = linear && !tsl_fp8_impl_recasts_input(d->fp8, d->fp8_impl);
     if (!p->bwd) {
         p->ops += 1.0;
-        double w = per_use ? cast_s(p, k * n * b, false) : 0.0;
+        double w = !per_use        ? 0.0
+                   : float8_linear ? weight_cast_s(p, k * n * b)
+                                   : cast_s(p, k * n * b, false);
         return cast_s(p, m * k * b, p->normed) + w + fp8_gemm_s(d, m, n, k, b, false);
     }
     p->ops += 2.0;
@@ -292,7 +307,9 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b)
     p->dx_s = fp8_gemm_s(d, m, k, n, b, false);
     p->wgrad_s += p->dw_s;
     double c = cast_s(p, m * n * b, false);
-    if (per_use)
+    if (per_use && float8_linear)
+        c += weight_cast_s(p, k * n * b);
+    else if (per_use)
         c += cast_s(p, m * k * b, false) + cast_s(p, k * n * b, false);
     return c + p->dx_s + p->dw_s;
 }
@@ -304,7 +321,7 @@ static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
     p->lin_fp8 = d->fp8 != TSL_FP8_NONE && d->fp8_flops > 0 && fp8_dims(k, n);
-    double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1) : wgemm(p, m, n, k, 1);
+    double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1, true) : wgemm(p, m, n, k, 1);
     if (!p->bwd)
         p->lin_s += c;
     return c;
@@ -319,7 +336,7 @@ static double grouped_lin(pass_t *p, double m, double n, double k, double b)
     const tsl_roofline_dev_t *d = p->d;
     if (!d->moe_fp8 || d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
         return wgemm(p, m, n, k, b);
-    return fp8_lin(p, m, n, k, b);
+    return fp8_lin(p, m, n, k, b, false);
 }
 
 /* A column-parallel linear (its output split over the TP group, its input whole:

@@ -597,8 +597,10 @@
  * (tsl_fp8_cast_bytes). Under nvfp4 the GEMMs run on the FP4 tensor cores
  * (fp8_flops holds their rate), operands tsl_fp8_copy_bytes each.
  * Who runs the recipe is dev.fp8_impl (fp8_impl.h): under
- * torchao (torchtitan) the weight is cast at every use and the backward casts the
- * bf16 X and W it saved once more; under Transformer Engine the weight copies are
+ * torchao (torchtitan) the weight is cast at every use — tensorwise Float8Linear
+ * compiled: its amax and rowwise cast forward, its columnwise cast backward, X cast
+ * once (tsl_fp8_impl_weight_cast_bytes, cost model 141); its MX linear and grouped
+ * experts cast the bf16 X and W they saved once more — ; under Transformer Engine the weight copies are
  * cast once per iteration (cost.c) and current scaling adds its scale kernel,
  * its amax pass taken by the norm before a LayerNormLinear. What stays bf16: the attention core,
  * norms, softmax, residuals, the embedding, the LM head (Megatron-LM's and

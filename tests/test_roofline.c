@@ -1908,6 +1908,27 @@ static void test_fp8_impl(void)
     bw.fp8 = TSL_FP8_TENSORWISE;
     bw.fp8_impl = TSL_FP8_IMPL_TORCHAO;
     CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 2 * L, 1e-12, "torchao 6 B");
+    /* torchao's weight casts and input recasts (cost model 141): tensorwise 5 B in 2
+     * kernels forward, 3 B in 1 backward, the input cast once; MX none here (the
+     * recipe's whole cast each way, test_fp8_layer) and the input again; TE none
+     * (its copies are the step's) */
+    uint32_t kf = 0, kb = 0, kte = 9;
+    CHECK(tsl_fp8_impl_weight_cast_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, false, &kf) ==
+                  5.0 &&
+              kf == 2 &&
+              tsl_fp8_impl_weight_cast_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, true, &kb) ==
+                  3.0 &&
+              kb == 1 &&
+              tsl_fp8_impl_weight_cast_bytes(TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO, true, NULL) ==
+                  0.0 &&
+              tsl_fp8_impl_weight_cast_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, false, &kte) ==
+                  0.0 &&
+              kte == 0,
+          "weight casts per use: %u %u %u", kf, kb, kte);
+    CHECK(!tsl_fp8_impl_recasts_input(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) &&
+              tsl_fp8_impl_recasts_input(TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO) &&
+              !tsl_fp8_impl_recasts_input(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE),
+          "the input cast again in the backward: torchao's MX linear alone");
     /* SP all-gathers of FP8 linears (fp8_impl.h), the table by hand */
     const struct fp8_sp_gather_bytes *g = fp8_sp_gather_bytes;
     for (size_t i = 0; i < sizeof(fp8_sp_gather_bytes) / sizeof(g[0]); i++)
@@ -1926,8 +1947,8 @@ static void test_fp8_impl(void)
  * wgrad in FP8. Tensorwise under TE (current scaling, fp8_impl.h) adds an amax
  * kernel and a scale kernel to each cast (6 B, 3 kernels), but FFN-in's input has
  * its amax from the norm (4 B, 2 kernels). Tensorwise under torchao adds its amax
- * pass (6 B, 2 kernels), casts the weights per forward and X and W again in the
- * backward. A width not a multiple of 16 stays bf16. No shape curve (u = 1), no
+ * pass (6 B, 2 kernels), casts the weights per use (5 B forward, 3 B backward) and
+ * X once; its MX linear casts X and W again in the backward. A width not a multiple of 16 stays bf16. No shape curve (u = 1), no
  * host floor. */
 static void test_fp8_layer(void)
 {
@@ -1971,14 +1992,27 @@ static void test_fp8_layer(void)
     double teb = bwd + CAST(T * f, 2, 2) + CAST(T * h, 2, 2);
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), teb, 1e-12,
                "TE tensorwise backward");
-    /* torchao tensorwise: amax pass, and X, W cast again in the backward */
+    /* torchao tensorwise, compiled (cost model 141): each input cast once (amax, then
+     * one kernel writing both copies: 6 B, 2 kernels), each weight's amax and rowwise
+     * cast forward (5 B, 2 kernels) and its columnwise cast backward with the kept
+     * scale (3 B, 1 kernel); X is not cast again (until 138: X and W 6 B each way) */
     d.fp8_impl = TSL_FP8_IMPL_TORCHAO;
-    double tw = CAST(T * h, 6, 2) + CAST(h * f, 6, 2) + G8(T, f, h) + act + CAST(T * f, 6, 2) +
-                CAST(f * h, 6, 2) + G8(T, h, f) + blk;
+    double tw = CAST(T * h, 6, 2) + CAST(h * f, 5, 2) + G8(T, f, h) + act + CAST(T * f, 6, 2) +
+                CAST(f * h, 5, 2) + G8(T, h, f) + blk;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), tw, 1e-12, "tensorwise forward");
-    double twb = bwd + CAST(T * f, 2, 1) + CAST(T * h, 2, 1) + CAST(T * h, 6, 2) +
-                 CAST(T * f, 6, 2) + 2 * CAST(h * f, 6, 2);
+    double twb = bwd + CAST(T * f, 2, 1) + CAST(T * h, 2, 1) + 2 * CAST(h * f, 3, 1);
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), twb, 1e-12, "tensorwise backward");
+    /* torchao's MX linear keeps the bf16 input and weight and casts both again in the
+     * backward (mx_mm): the recipe's whole cast each way, 4 + 2/32 B and a kernel */
+    d.fp8 = TSL_FP8_MXFP8;
+    d.fp8_impl = TSL_FP8_IMPL_TE;
+    const double mx = 4.0 + 2.0 / 32.0;
+    double te_mx = tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0);
+    d.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0),
+               te_mx + CAST(T * h, mx, 1) + CAST(T * f, mx, 1) + 2 * CAST(h * f, mx, 1), 1e-12,
+               "torchao mxfp8 backward: X and W cast again");
+    d.fp8 = TSL_FP8_TENSORWISE;
     /* what stays bf16: a width not a multiple of 16, the LM head */
     d.fp8 = TSL_FP8_DELAYED;
     d.fp8_impl = TSL_FP8_IMPL_TE;
