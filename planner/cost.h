@@ -654,8 +654,14 @@ typedef enum tsl_cost_mode {
  * kernels), and zero_grad's in-place zero_ of each .grad (g per kept element, a
  * kernel); the ten launches counted per parameter tensor of the layer (cost.c
  * step_tensors: Megatron's layout, or one per FSDP unit under SDP). Galvatron-BMW's
- * bench/published rows carry it. A plan without opt_step torch-loop prices as 137. */
-#define TSL_COST_MODEL_VERSION 138u
+ * bench/published rows carry it. A plan without opt_step torch-loop prices as 137.
+ * 140: Hopper's fused attention core at the settled clock of a dense step, as its GEMMs
+ * since 137: every GH100 part's attention shares (the family's 0.35 / 0.18 and
+ * attn_kernel.h's FlashAttention-2 and cuDNN tables, all burst timings) x the H200's
+ * published MSMF / MAMF, 708.5 / 841.9 = 0.842 (gemm_eff.h TSL_ATTN_GH100_SETTLED):
+ * 0.295 / 0.152 by default, cuDNN at head dimension 128, 8K 0.511 / 0.441. A plan on
+ * no Hopper GPU, or with an unfused core, prices as 138. */
+#define TSL_COST_MODEL_VERSION 140u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
