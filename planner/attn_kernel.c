@@ -103,7 +103,9 @@ double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys)
     if (kernel == TSL_ATTN_KERNEL_DEFAULT || tsl_attn_kernel_is_v1(kernel) ||
         kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
         return 0.0;
-    return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS;
+    /* the figures are burst timings: at a dense step's settled clock (gemm_eff.h) */
+    return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS *
+           TSL_ATTN_GH100_SETTLED;
 }
 
 /* A forward + backward TFLOP/s of Fig. 4 split at forward : backward = r (forward r·c,

@@ -679,8 +679,14 @@ typedef enum tsl_cost_mode {
  * kernels), its columnwise cast backward with the forward's scale (3 B, 1 kernel), in
  * place of 6 B and 2 kernels for X and W each way: per element X 12 -> 6 B, W 12 -> 8 B,
  * dY 6 B as before. torchao's MX linear and grouped experts keep 138's casts. A plan
- * without fp8_impl torchao and tensorwise prices as 140. */
-#define TSL_COST_MODEL_VERSION 141u
+ * without fp8_impl torchao and tensorwise prices as 140.
+ * 142: Hopper's fused attention core at the settled clock of a dense step, as its GEMMs
+ * since 137: every GH100 part's attention shares (the family's 0.35 / 0.18 and
+ * attn_kernel.h's FlashAttention-2 and cuDNN tables, all burst timings) x the H200's
+ * published MSMF / MAMF, 708.5 / 841.9 = 0.842 (gemm_eff.h TSL_ATTN_GH100_SETTLED):
+ * 0.295 / 0.152 by default, cuDNN at head dimension 128, 8K 0.511 / 0.441. A plan on
+ * no Hopper GPU, or with an unfused core, prices as 141. */
+#define TSL_COST_MODEL_VERSION 142u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -16,6 +16,10 @@
  * A10G: 80, assumed) or compute units for AMD (MI300X, MI325X: 304 CUs, the
  * same tile-per-unit model). Matched by prefix, first hit: "L40S" must precede
  * "L4". */
+/* the H100 family's one figure at a dense step's settled clock (gemm_eff.h) */
+#define H100_ATTN_FWD (TSL_ATTN_H100_FWD_EFF * TSL_ATTN_GH100_SETTLED)
+#define H100_ATTN_BWD (TSL_ATTN_H100_BWD_EFF * TSL_ATTN_GH100_SETTLED)
+
 /* Flash attention's share of peak (forward, backward, MLA's backward): A100, H100 and
  * Blackwell in gemm_eff.h; no published or measured figure here for the others (0:
  * priced as a GEMM; an MLA backward of 0 takes the GPU's backward share). */
@@ -27,15 +31,13 @@ static const struct {
     bool gb100;  /* B200 / GB200: cuDNN's sliding-window figures (TSL_ATTN_GB100_SWA64_*) */
 } sm_table[] = {
     {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, true, false},
-    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false, false},
+    {"H100", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false},
     {"V100", 80, 0, 0, 0, false, false, false},
     {"T4", 40, 0, 0, 0, false, false, false},
     {"RTX-TITAN", 72, 0, 0, 0, false, false, false},
     {"2080Ti", 68, 0, 0, 0, false, false, false},
-    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false,
-     false}, /* H100's part */
-    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0, true, false,
-     false}, /* H100's part */
+    {"H200", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false}, /* H100's part */
+    {"H800", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false}, /* H100's part */
     {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF, false,
      false, true},
     {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,

@@ -48,6 +48,18 @@
  * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
+/* Every Hopper attention figure above and in attn_kernel.h is a burst timing: FA3's
+ * Figs. 5-6 and Sec. 1 time kernels back to back for milliseconds, and
+ * torch_blocks-h100.json takes 3 warm-up and 10 timed calls (its 8192^3 reference GEMM
+ * ran 795 TFLOP/s there, above any sustained GH100 rate). A dense step holds the GPU at
+ * its 700 W limit, where the clock settles lower (cost model 137, cluster_hw.c
+ * EFF_GH100). Since cost model 142 every GH100 part (H100, H200, H800) takes each
+ * attention share times the H200's published settled / burst bf16 ratio, MSMF 708.5 /
+ * MAMF 841.9 TFLOPS (ml-engineering fast-mamf 082816f): 0.842. Assumed: the fused
+ * core loses what the GEMM loses at that clock (on the B200 flashinfer PR #2899 saw
+ * its FA4 kernel fall 1450 -> 1237 TFLOP/s, x 0.853, at ~1580 MHz under back-to-back
+ * calls, where the B200's GEMM MSMF / MAMF is 0.822). */
+#define TSL_ATTN_GH100_SETTLED (708.5 / 841.9)
 /* The same shares on the A100 (40 and 80 GB) for FlashAttention (v1)'s Triton port —
  * the kernel `attn_kernel` flash1-triton (attn_kernel.h), since cost model 121 (flash1,
  * v1's CUDA kernel, from 114 to 121); the A100's default and flash2 take

@@ -522,18 +522,20 @@ static void test_backward(void)
 }
 
 /* The fused attention core on the H100 runs at flash's measured share of peak
- * (gemm_eff.h), not the GEMM curve's. GPT-2 medium, causal, 16 samples: 256
- * blocks of 128 queries (16 samples × 16 heads), over one wave of 132 SMs;
- * 4·1024·512.5·1024·16 = 34.39 GFLOP forward at 0.35 × 989 TFLOP/s = 99.36 µs
- * (+ L), its Q, K, V, O (134 MB, 50 µs) hidden. Backward 2.5 × those FLOPs at
- * 0.18 × 989: 482.97 µs + L where the GEMM curve (u = 512.5 / (512.5 + 208.13))
+ * (gemm_eff.h) at a dense step's settled clock (× 708.5 / 841.9, the H200's MSMF /
+ * MAMF, since cost model 142), not the GEMM curve's. GPT-2 medium, causal, 16 samples:
+ * 256 blocks of 128 queries (16 samples × 16 heads), over one wave of 132 SMs;
+ * 4·1024·512.5·1024·16 = 34.39 GFLOP forward at 0.35 · 0.8415 × 989 TFLOP/s (the
+ * causal rule on top: 156.97 µs + L), its Q, K, V, O (134 MB, 50 µs) hidden. Backward
+ * 2.5 × those FLOPs at 0.18 · 0.8415 × 989: 763.07 µs where the GEMM curve (u = 512.5 / (512.5 + 208.13))
  * gave 157.33 µs + L. The V100 has no flash figure: the GEMM curve as before (the
  * A100's since cost model 108: test_a100_flash). */
 static void test_flash(void)
 {
     tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
-    CHECK(d.shape.attn_fwd_flops == 0.35 * 989e12 && d.shape.attn_bwd_flops == 0.18 * 989e12,
-          "H100 flash rates");
+    const double settled = 708.5 / 841.9; /* the H200's MSMF / MAMF (cost model 142) */
+    CHECK_NEAR(d.shape.attn_fwd_flops, 0.35 * settled * 989e12, 1e-12, "H100 flash forward");
+    CHECK_NEAR(d.shape.attn_bwd_flops, 0.18 * settled * 989e12, 1e-12, "H100 flash backward");
     tsl_gemm_eff_t v100;
     tsl_gemm_eff_for_gpu(&v100, "V100-32G", 125e12, 900e9);
     CHECK(v100.attn_fwd_flops == 0 && v100.attn_bwd_flops == 0, "V100: none");
@@ -546,16 +548,17 @@ static void test_flash(void)
     /* causal: 0.94 · 512.5 / (512.5 + 128) = 0.75215 of the unmasked rates */
     double r = TSL_ATTN_CAUSAL_EFF * 512.5 / (512.5 + TSL_ATTN_CAUSAL_KEYS);
     CHECK_NEAR(r, 0.75215, 1e-4, "causal efficiency %.5f", r);
-    double fwd = flops / (0.35 * 989e12 * r) + TSL_ROOFLINE_LAUNCH_S;
-    CHECK_NEAR(fwd, 136.10e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
+    double fwd = flops / (0.35 * settled * 989e12 * r) + TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(fwd, 160.97e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
     CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 16, 1), fwd, 1e-12, "forward core %.2f us",
                tsl_roofline_core_fwd_s(&d, &l, 16, 1) * 1e6);
     /* the backward: the layer's with flash against the same without its figures */
     tsl_roofline_dev_t gemm_priced = d;
     gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
     double k_half = 0.705 * 989e12 / 3350e9, u = 512.5 / (512.5 + k_half);
-    double flash_b = 2.5 * flops / (0.18 * 989e12 * r), gemm_b = 2.5 * flops / (989e12 * 0.777 * u);
-    CHECK_NEAR(flash_b, 642.16e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
+    double flash_b = 2.5 * flops / (0.18 * settled * 989e12 * r),
+           gemm_b = 2.5 * flops / (989e12 * 0.777 * u);
+    CHECK_NEAR(flash_b, 763.07e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
     CHECK_NEAR(gemm_b, 157.33e-6, 1e-4, "by hand %.2f us", gemm_b * 1e6);
     CHECK(2.0 * 2 * (2.0 * 1024 * 1024 + 2.0 * 1024 * 1024) * 16 / d.mem_bw < gemm_b,
           "the backward core is compute-bound");
@@ -800,22 +803,25 @@ static void test_a100_attn_kernel(void)
  * backward at 128 halfway (in log2) between 4K and 8K: (499 + 518) / 2 = 508.5. No
  * kernel named: 0 (the family's one figure stays). On the Llama 3 70B layer of
  * test_blackwell_flash on one H100 (TP 2: 32 heads, causal, s 8192; 549.82 GFLOP
- * forward, causal share 0.91152) the forward core runs at 600 · 0.91152 = 546.9
- * TFLOP/s under cudnn (1005.34 µs), 370 · 0.91152 = 337.3 under flash2 (1630.27 µs),
- * 0.35 · 989 · 0.91152 = 315.5 by default (1742.72 µs); the B200 has no per-kernel
- * table, so the name changes nothing there. */
+ * forward, causal share 0.91152) the forward core runs at 600 · 0.8415 · 0.91152 =
+ * 460.3 TFLOP/s under cudnn (1194.61 µs), 370 · 0.8415 · 0.91152 = 283.8 under flash2
+ * (1937.21 µs), 0.35 · 989 · 0.8415 · 0.91152 = 265.5 by default (2070.68 µs): every
+ * Hopper figure is a burst timing, taken at a dense step's settled clock, × 708.5 /
+ * 841.9 (the H200's MSMF / MAMF; cost model 142). The B200 has no per-kernel table, so
+ * the name changes nothing there. */
 static void test_hopper_attn_kernel(void)
 {
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 8192), 600.0 / 989, 1e-12,
-               "cudnn fwd 128 8K");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 65536), 595.0 / 989, 1e-12,
-               "flat beyond 16K");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 256, 256), 497.0 / 989, 1e-12,
-               "flat below 512 and above head dimension 128");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024), 249.0 / 989, 1e-12,
-               "flash2 bwd 96 1K");
+    const double s = 708.5 / 841.9; /* burst to settled: the H200's MSMF / MAMF */
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 8192), 600.0 / 989 * s,
+               1e-12, "cudnn fwd 128 8K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 65536), 595.0 / 989 * s,
+               1e-12, "flat beyond 16K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 256, 256), 497.0 / 989 * s,
+               1e-12, "flat below 512 and above head dimension 128");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024), 249.0 / 989 * s,
+               1e-12, "flash2 bwd 96 1K");
     CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 4096 * sqrt(2.0)),
-               508.5 / 989, 1e-12, "cudnn bwd between 4K and 8K");
+               508.5 / 989 * s, 1e-12, "cudnn bwd between 4K and 8K");
     CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192) == 0.0 &&
               tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 8192) == 0.0 &&
               tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1_TRITON, true, 128, 8192) == 0.0 &&
@@ -852,13 +858,13 @@ static void test_hopper_attn_kernel(void)
     const struct {
         uint32_t kernel;
         double tflops, us;
-    } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, 1742.72},
-                {TSL_ATTN_KERNEL_FLASH2, 370, 1630.27},
-                {TSL_ATTN_KERNEL_CUDNN, 600, 1005.34},
-                {TSL_ATTN_KERNEL_FLASH1, 0.35 * 989, 1742.72}};
+    } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, 2070.68},
+                {TSL_ATTN_KERNEL_FLASH2, 370, 1937.21},
+                {TSL_ATTN_KERNEL_CUDNN, 600, 1194.61},
+                {TSL_ATTN_KERNEL_FLASH1, 0.35 * 989, 2070.68}};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         d.attn_kernel = want[i].kernel;
-        double fwd = flops / (want[i].tflops * 1e12 * r);
+        double fwd = flops / (want[i].tflops * s * 1e12 * r);
         CHECK_NEAR(fwd * 1e6, want[i].us, 1e-2, "%s by hand %.2f us",
                    tsl_attn_kernel_name(want[i].kernel), fwd * 1e6);
         CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 2), fwd + TSL_ROOFLINE_LAUNCH_S, 1e-12,
@@ -1030,7 +1036,8 @@ static void test_cp_ring(void)
     l.causal = true;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    const double R = 0.35 * 989e12, L = 4e-6, n = 0.5;
+    /* the H100's one forward figure at the settled clock (cost model 142) */
+    const double R = 0.35 * (708.5 / 841.9) * 989e12, L = 4e-6, n = 0.5;
     /* without the ring (TE's all-gather, Ulysses): one causal kernel over s at n,
      * v = 4096.5; it equals TE's two chunk kernels (1024 queries over the keys up
      * to the chunk's end, bottom-right causal, v_j = 1024·j + 512.5): for rank 0,
@@ -1055,10 +1062,10 @@ static void test_cp_ring(void)
     d.cp_ring = 4;
     CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), ring, 1e-12, "ring: %.2f us, by hand %.2f",
                tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6, ring * 1e6);
-    /* 208.4 µs of kernels against one kernel's 218.0 (its 0.94 · 4096.5 / 4224.5 =
-     * 0.9115 on every block), but three launches more: 224.4 against 222.0 µs */
-    CHECK_NEAR(ring - 4 * L, 208.4e-6, 1e-3, "ring's kernels %.2f us", (ring - 4 * L) * 1e6);
-    CHECK_NEAR(one - L, 218.0e-6, 1e-3, "one kernel %.2f us", (one - L) * 1e6);
+    /* 247.5 µs of kernels against one kernel's 258.8 (its 0.94 · 4096.5 / 4224.5 =
+     * 0.9115 on every block), but three launches more: 263.5 against 262.8 µs */
+    CHECK_NEAR(ring - 4 * L, 247.5e-6, 1e-3, "ring's kernels %.2f us", (ring - 4 * L) * 1e6);
+    CHECK_NEAR(one - L, 258.8e-6, 1e-3, "one kernel %.2f us", (one - L) * 1e6);
     /* torch's merges: O and K/V of n·s·d = 4,194,304 elements each (no GQA); compiled,
      * the forward 10 per O element and later step (30) and 2·4 per K/V element, 4
      * kernels; eager 12 + 38·3 per O element and 2·4·4 per K/V element, 19 kernels */
@@ -1088,10 +1095,10 @@ static void test_cp_ring(void)
  * keep their shapes (L = 16,384) and only their count grows — the priced forward core is
  * a + b·c exactly, the premise of the rows' diagnosis (bench/published/README.md
  * "What changes between CP 2 and CP 4"). b by hand, forward, compiled merges: one
- * unmasked 2L × L block, 4·32768·16384·4096 = 8.796e12 FLOP at 0.35·989 = 346.15
- * TFLOP/s (the grid fills the 132 SMs) = 25.411 ms, + its merge, 10 B per O element
- * of 32768·4096 = 1.342 GB at 0.8·3.35 TB/s = 0.501 ms, + 2 launches of 4 µs:
- * 25.920 ms. */
+ * unmasked 2L × L block, 4·32768·16384·4096 = 8.796e12 FLOP at 0.35·989 × 708.5 /
+ * 841.9 (the settled clock, cost model 142) = 291.30 TFLOP/s (the grid fills the 132
+ * SMs) = 30.196 ms, + its merge, 10 B per O element of 32768·4096 = 1.342 GB at
+ * 0.8·3.35 TB/s = 0.501 ms, + 2 launches of 4 µs: 30.705 ms. */
 static void test_cp_ring_fixed_tokens(void)
 {
     tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
@@ -1106,9 +1113,9 @@ static void test_cp_ring_fixed_tokens(void)
         d.cp_ring = c;
         f[c] = tsl_roofline_core_fwd_s(&d, &l, 1.0 / c, 1);
     }
-    double step = 4.0 * 32768 * 16384 * 4096 / (0.35 * 989e12) +
+    double step = 4.0 * 32768 * 16384 * 4096 / (0.35 * (708.5 / 841.9) * 989e12) +
                   10.0 * 32768 * 4096 / (TSL_ROOFLINE_MEM_EFF * 3350e9) + 2 * 4e-6;
-    CHECK_NEAR(step, 25.920e-3, 1e-4, "a ring step by hand: %.3f ms", step * 1e3);
+    CHECK_NEAR(step, 30.705e-3, 1e-4, "a ring step by hand: %.3f ms", step * 1e3);
     CHECK_NEAR((f[4] - f[2]) / 2, step, 1e-9, "CP 2 -> 4: %.3f ms per step, by hand %.3f",
                (f[4] - f[2]) / 2 * 1e3, step * 1e3);
     CHECK_NEAR((f[8] - f[4]) / 4, step, 1e-9, "CP 4 -> 8: %.3f ms per step, by hand %.3f",
@@ -2282,7 +2289,8 @@ static void test_h200_gemm(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, g->peak_flops * g->efficiency, g->mem_bw);
     tsl_gemm_eff_for_gpu(&d.shape, g->name, g->peak_flops, g->mem_bw);
-    CHECK(d.shape.sms == 132 && d.shape.attn_fwd_flops == TSL_ATTN_H100_FWD_EFF * 989e12,
+    CHECK(d.shape.sms == 132 &&
+              d.shape.attn_fwd_flops == TSL_ATTN_H100_FWD_EFF * TSL_ATTN_GH100_SETTLED * 989e12,
           "H200: the H100's SMs and flash figures");
     CHECK_NEAR(d.shape.k_half, 145.259375, 1e-9, "H200 k_half %.9g", d.shape.k_half);
     CHECK_NEAR(tsl_roofline_gemm_s(&d, 4096, 4096, 4096, 1), 211.04447e-6, 1e-6, "4096^3 %g",

@@ -270,15 +270,14 @@ def plan_args(row):
     return cmd
 
 
-# rows.json attn_kernel values passed to eval without --attn-kernel: the row's
-# stack ran a kernel the GPU's default figure does not price (FlashAttention v1 on the
-# A100, flash1, and its Triton port, flash1-triton).
-# Not flash2: the A100's default is FlashAttention-2's shares, so an A100 flash2 row
-# prices alike either way, and the Hopper rows keep the GPU's one figure by default
+# rows.json attn_kernel values passed to eval even under --one-attn-figure: kernels no
+# GPU's one figure stands for (FlashAttention v1 on the A100, flash1, and its Triton
+# port, flash1-triton). Since cost model 142 every row's kernel is passed by default
+# (README "Hopper's attention core by the kernel each stack ran")
 ALWAYS_KERNELS = ("flash1", "flash1-triton")
 
 
-def knob_args(row, amp_profile=None, attn_kernel=False):
+def knob_args(row, amp_profile=None, attn_kernel=True):
     """Attention kernel, figures, precision and overlap: eval flags for every
     plan form (they win over what a --megatron-args line or a --plan says)."""
     p = row["plan"]
@@ -304,11 +303,11 @@ def knob_args(row, amp_profile=None, attn_kernel=False):
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # the fused attention kernel the row's stack ran (TE's cuDNN FusedAttention, SDPA's
-    # FlashAttention-2), priced at its published Hopper share only under --attn-kernel:
-    # by default every row keeps the GPU's one figure (README "Hopper attention by
-    # kernel and shape"). A kernel no GPU's one figure stands for (FlashAttention v1,
-    # flash1, and its Triton port, flash1-triton: the A100's default is FlashAttention-2's
-    # since cost model 114) is passed always (README "The A100 by kernel")
+    # FlashAttention-2, FlashAttention v1 or its Triton port), priced at its published
+    # share by shape: by default since cost model 142 (README "Hopper's attention core by
+    # the kernel each stack ran"); --one-attn-figure keeps the GPU's one figure for
+    # flash2 and cudnn (the default before 140), never for flash1 / flash1-triton, which
+    # no GPU's one figure stands for (README "The A100 by kernel")
     k = p.get("attn_kernel")
     if k and (attn_kernel or k in ALWAYS_KERNELS):
         cmd += ["--attn-kernel", k]
@@ -400,7 +399,7 @@ def device_memory_gib(c):
     return max(int(re.fullmatch(r".*-(\d+)G", t).group(1)) for t in types)
 
 
-def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel=False,
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel=True,
                  galvatron_env=None):
     """The tesselctl eval command of a row. A published run ran within its devices'
     memory: eval holds it to the whole device (--memory), not to plan's default budget,
@@ -694,7 +693,7 @@ def run_row(row, args, tmpdir):
         return res
     try:
         cmd = eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile,
-                           args.attn_kernel, args.galvatron_env)
+                           not args.one_attn_figure, args.galvatron_env)
         out, err = run_eval(cmd, args.verbose)
         if out is not None and row["plan"].get("edges_dp"):  # the layer-wise plan as run
             out, err = run_eval(edges_dp_command(row, cmd, out, tmpdir), args.verbose)
@@ -823,10 +822,14 @@ def main():
                          "testbed, read from DIR (PKU-DAIR/Hetu df32daa tools/Galvatron): GEMM efficiency "
                          "from the layer forward times, intra-node bandwidth, overlap")
     ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
+    ap.add_argument("--one-attn-figure", action="store_true",
+                    help="price the flash2 and cudnn rows at the GPU's one fused-attention figure "
+                         "(the default before cost model 142); default: each row's kernel "
+                         "(rows.json attn_kernel) at its published share by shape (eval "
+                         "--attn-kernel); flash1 and flash1-triton are passed either way")
     ap.add_argument("--attn-kernel", action="store_true",
-                    help="price each row's fused attention kernel (rows.json attn_kernel) at its "
-                         "published Hopper share (eval --attn-kernel); default: the GPU's one figure, "
-                         "but flash1 (FlashAttention v1) and flash1-triton (its Triton port) always")
+                    help="each row's kernel: the default since cost model 142 (kept for old "
+                         "command lines)")
     args = ap.parse_args()
 
     with open(args.rows) as f:
