@@ -213,10 +213,77 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
     return bw;
 }
 
+/* The gather by need and its bandwidth in one walk of the block: by_need's test and
+ * groups_bw's ring links of the GATHER groups, position by position (by_need's count
+ * of each piece's holders so far is the group number's r). False, *bw untouched,
+ * where the gather by need does not form. Each need is held by G / w_N positions
+ * (every data index of a strategy is G / w times), so its k pieces are held equally
+ * often exactly when none is held more than G / w_H times: a piece's holder past
+ * that fails the walk at once, and group numbers stay below G / k. Once a link as
+ * slow as the block's floor turns up the links are left (groups_bw returns there)
+ * and the walk goes on for the test alone. c NULL: the test alone, *bw +INF.
+ * scratch: cnt (w_H), head and last (G / k each) at 0, G and 2·G. */
+static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint32_t first,
+                        double floor, uint32_t *scratch, double *bw_out)
+{
+    if (x->bh >= x->bn || x->bn % x->bh)
+        return false;
+    const uint32_t G = x->G, per = G / x->wh, n_groups = per * x->wn;
+    uint32_t *cnt = scratch, *head = scratch + G, *lst = scratch + 2 * G;
+    for (uint32_t i = 0; i < x->wh; i++)
+        cnt[i] = 0;
+    bool links = c != NULL; /* ring links still wanted */
+    if (links)
+        for (uint32_t g = 0; g < n_groups; g++)
+            head[g] = lst[g] = UINT32_MAX;
+    double bw = INFINITY; /* link figures are positive numbers: min as fmin */
+    didx_t ih, in;
+    didx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < G; p++, didx_next(&ih), didx_next(&in)) {
+        uint32_t piece = piece_of(x, ih.d, in.d, k);
+        if (piece == UINT32_MAX)
+            return false;
+        uint32_t *held = &cnt[in.d * k + piece];
+        if (*held == per)
+            return false;
+        uint32_t id = (*held)++ * x->wn + in.d; /* group_id's GATHER number */
+        if (!links)
+            continue;
+        if (lst[id] != UINT32_MAX) {
+            double b = tsl_cluster_link_bw(c, first + lst[id], first + p);
+            bw = b < bw ? b : bw;
+            links = bw > floor;
+        } else {
+            head[id] = p;
+        }
+        lst[id] = p;
+    }
+    if (links) /* the walk saw every link: close each ring, last member to first */
+        for (uint32_t g = 0; g < n_groups; g++)
+            if (lst[g] != head[g]) {
+                double b = tsl_cluster_link_bw(c, first + lst[g], first + head[g]);
+                bw = b < bw ? b : bw;
+            }
+    *bw_out = bw;
+    return true;
+}
+
+/* The block's links floor into *floor where negative (not given), kept for the
+ * other direction. */
+static double need_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G, double *floor)
+{
+    if (*floor < 0.0)
+        *floor = tsl_relayout_links_floor(c, first, G);
+    return *floor;
+}
+
 /* One direction's move; *floor: the block's links floor, made here on the first
- * need where negative (not given), kept for the other direction. */
+ * need where negative (not given), kept for the other direction. fast: the gather
+ * by need tested and priced in one walk (gather_walk); else by_need's walk, then
+ * groups_bw's — the plain reference tsl_relayout_plan_plain keeps. */
 static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double *floor,
-                     uint32_t *scratch, tsl_relayout_move_t *m)
+                     uint32_t *scratch, bool fast, tsl_relayout_move_t *m)
 {
     *m = (tsl_relayout_move_t){TSL_RELAYOUT_NONE, 1, 0, INFINITY};
     tsl_relayout_kind_t kind = local_kind(x);
@@ -225,31 +292,27 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, dou
         return;
     }
     uint32_t k = x->bn / x->bh; /* by need: w_H / w_N */
-    if (by_need(x, k, scratch)) {
-        m->kind = TSL_RELAYOUT_GATHER;
-        m->k = k;
-        m->width = x->wn;
+    if (fast) {
+        double f = c != NULL ? need_floor(c, first, x->G, floor) : 0.0;
+        if (gather_walk(x, k, c, first, f, scratch, &m->bw)) {
+            *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, m->bw};
+            return;
+        }
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
+    } else if (by_need(x, k, scratch)) {
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, INFINITY};
     } else {
-        m->kind = TSL_RELAYOUT_WHOLE;
-        m->k = x->wh;
-        m->width = 1;
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
     }
     if (c == NULL)
         return;
-    if (*floor < 0.0)
-        *floor = tsl_relayout_links_floor(c, first, x->G);
-    m->bw = groups_bw(x, m, c, first, *floor, scratch);
+    m->bw = groups_bw(x, m, c, first, need_floor(c, first, x->G, floor), scratch);
 }
 
-int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
-                      uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
-{
-    return tsl_relayout_plan_floor(from, to, c, block_first, -1.0, scratch, out, err);
-}
-
-int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
-                            const tsl_cluster_t *c, uint32_t block_first, double floor,
-                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+/* Both directions of the pair, checked (tsl_relayout_plan_floor's contract). */
+static int plan_pair(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
+                     uint32_t block_first, double floor, uint32_t *scratch, bool fast,
+                     tsl_relayout_t *out, tsl_err_t *err)
 {
     if (from == NULL || to == NULL || scratch == NULL || out == NULL)
         return tsl_err_set(err, "relayout: from, to, scratch and out are required");
@@ -264,9 +327,29 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
                            (unsigned)block_first, (unsigned)block_first, (unsigned)G,
                            (unsigned)c->n_devices);
     dir_t fwd = make_dir(from, to), bwd = make_dir(to, from);
-    plan_dir(&fwd, c, block_first, &floor, scratch, &out->fwd);
-    plan_dir(&bwd, c, block_first, &floor, scratch, &out->bwd);
+    plan_dir(&fwd, c, block_first, &floor, scratch, fast, &out->fwd);
+    plan_dir(&bwd, c, block_first, &floor, scratch, fast, &out->bwd);
     return 0;
+}
+
+int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
+                      uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return tsl_relayout_plan_floor(from, to, c, block_first, -1.0, scratch, out, err);
+}
+
+int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return plan_pair(from, to, c, block_first, floor, scratch, true, out, err);
+}
+
+int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return plan_pair(from, to, c, block_first, floor, scratch, false, out, err);
 }
 
 void tsl_relayout_groups(const tsl_strategy_t *held, const tsl_strategy_t *needed,
