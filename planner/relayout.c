@@ -216,13 +216,15 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
 /* The gather by need and its bandwidth in one walk of the block: by_need's test and
  * groups_bw's ring links of the GATHER groups, position by position (by_need's count
  * of each piece's holders so far is the group number's r). False, *bw untouched,
- * where the gather by need does not form. Each need is held by G / w_N positions
- * (every data index of a strategy is G / w times), so its k pieces are held equally
- * often exactly when none is held more than G / w_H times: a piece's holder past
- * that fails the walk at once, and group numbers stay below G / k. Once a link as
- * slow as the block's floor turns up the links are left (groups_bw returns there)
- * and the walk goes on for the test alone. c NULL: the test alone, *bw +INF.
- * scratch: cnt (w_H), head and last (G / k each) at 0, G and 2·G. */
+ * where the gather by need does not form. by_need's count test needs no walk of its
+ * own: where every position holds a piece of its need, the holders of piece h are
+ * exactly the G / w_H positions of held data index h (every data index of a strategy
+ * is held G / w times), so every piece is held equally often. The walk still stops
+ * at a holder past G / w_H — the bound that keeps group numbers below G / k, which
+ * the argument says is never reached. Once a link as slow as the block's floor turns
+ * up the links are left (groups_bw returns there) and the walk goes on for the test
+ * alone. c NULL: the test alone, *bw +INF. scratch: cnt (w_H), head and last (G / k
+ * each) at 0, G and 2·G. */
 static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint32_t first,
                         double floor, uint32_t *scratch, double *bw_out)
 {
