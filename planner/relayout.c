@@ -59,6 +59,43 @@ static inline void didx_next(didx_t *it)
     }
 }
 
+/* The data index and the TP index (the mixed-radix number of p's TP digits, the
+ * innermost least significant) of positions 0, 1, 2, … in turn, both in one 64-bit
+ * counter: the data index in the low half, the TP index in the high half (each below
+ * G ≤ 2^32, so neither half carries into the other). gather_walk's held side. */
+typedef struct dtidx {
+    uint32_t n;
+    uint64_t v; /* data index | TP index << 32 */
+    uint64_t step[TSL_STRATEGY_MAX_LEVELS], wrap[TSL_STRATEGY_MAX_LEVELS];
+    uint32_t deg[TSL_STRATEGY_MAX_LEVELS], dig[TSL_STRATEGY_MAX_LEVELS];
+} dtidx_t;
+
+static void dtidx_init(dtidx_t *it, const tsl_strategy_t *s)
+{
+    uint64_t dmul = 1, tmul = 1;
+    it->n = 0;
+    it->v = 0;
+    for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++, it->n++) {
+        bool tp = s->dim[i] == TSL_DIM_TP;
+        it->deg[i] = s->degree[i];
+        it->dig[i] = 0;
+        it->step[i] = tp ? tmul << 32 : dmul;
+        it->wrap[i] = it->step[i] * s->degree[i];
+        *(tp ? &tmul : &dmul) *= s->degree[i];
+    }
+}
+
+static inline void dtidx_next(dtidx_t *it)
+{
+    for (uint32_t i = 0; i < it->n; i++) {
+        it->v += it->step[i];
+        if (++it->dig[i] < it->deg[i])
+            return;
+        it->v -= it->wrap[i];
+        it->dig[i] = 0;
+    }
+}
+
 /* One direction: held layout h, needed n, on G positions. */
 typedef struct dir {
     const tsl_strategy_t *h, *n;
@@ -214,44 +251,44 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
 }
 
 /* The gather by need and its bandwidth in one walk of the block: by_need's test and
- * groups_bw's ring links of the GATHER groups, position by position (by_need's count
- * of each piece's holders so far is the group number's r). False, *bw untouched,
- * where the gather by need does not form. by_need's count test needs no walk of its
- * own: where every position holds a piece of its need, the holders of piece h are
- * exactly the G / w_H positions of held data index h (every data index of a strategy
- * is held G / w times), so every piece is held equally often. The walk still stops
- * at a holder past G / w_H — the bound that keeps group numbers below G / k, which
- * the argument says is never reached. Once a link as slow as the block's floor turns
- * up the links are left (groups_bw returns there) and the walk goes on for the test
- * alone. c NULL: the test alone, *bw +INF. scratch: cnt (w_H), head and last (G / k
- * each) at 0, G and 2·G. */
+ * groups_bw's ring links of the GATHER groups, position by position. False, *bw
+ * untouched, where the gather by need does not form. With w_N · k = w_H a position
+ * of held data index dh and needed dn holds piece dh − dn·k of its need (piece_of
+ * without its divisions: the range offset is a whole number of held ranges). by_need's
+ * count test needs no walk of its own: where every position holds a piece of its
+ * need, the holders of piece h are exactly the G / w_H positions of held data index
+ * h (every data index of a strategy is held G / w times), so every piece is held
+ * equally often. And group_id's count of the holders before a position (its r) is
+ * the held layout's TP index there: the positions of one data index differ in their
+ * TP digits alone, and in position order these count up as a mixed-radix number, so
+ * the group number r·w_N + dn comes from the position's digits, no count kept (r
+ * below G / w_H: group numbers below G / k). Once a link as slow as the block's floor
+ * turns up the links are left (groups_bw returns there) and the walk goes on for the
+ * test alone. c NULL: the test alone, *bw +INF. scratch: head and last (G / k each)
+ * at G and 2·G. */
 static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint32_t first,
                         double floor, uint32_t *scratch, double *bw_out)
 {
     if (x->bh >= x->bn || x->bn % x->bh)
         return false;
-    const uint32_t G = x->G, per = G / x->wh, n_groups = per * x->wn;
-    uint32_t *cnt = scratch, *head = scratch + G, *lst = scratch + 2 * G;
-    for (uint32_t i = 0; i < x->wh; i++)
-        cnt[i] = 0;
+    const uint32_t G = x->G, n_groups = G / x->wh * x->wn;
+    uint32_t *head = scratch + G, *lst = scratch + 2 * G;
     bool links = c != NULL; /* ring links still wanted */
     if (links)
         for (uint32_t g = 0; g < n_groups; g++)
             head[g] = lst[g] = UINT32_MAX;
     double bw = INFINITY; /* link figures are positive numbers: min as fmin */
-    didx_t ih, in;
-    didx_init(&ih, x->h);
+    dtidx_t ih;
+    didx_t in;
+    dtidx_init(&ih, x->h);
     didx_init(&in, x->n);
-    for (uint32_t p = 0; p < G; p++, didx_next(&ih), didx_next(&in)) {
-        uint32_t piece = piece_of(x, ih.d, in.d, k);
-        if (piece == UINT32_MAX)
+    for (uint32_t p = 0; p < G; p++, dtidx_next(&ih), didx_next(&in)) {
+        uint32_t piece = (uint32_t)ih.v - in.d * k; /* wraps past k where dh < dn·k */
+        if (piece >= k)
             return false;
-        uint32_t *held = &cnt[in.d * k + piece];
-        if (*held == per)
-            return false;
-        uint32_t id = (*held)++ * x->wn + in.d; /* group_id's GATHER number */
         if (!links)
             continue;
+        uint32_t id = (uint32_t)(ih.v >> 32) * x->wn + in.d; /* group_id's GATHER number */
         if (lst[id] != UINT32_MAX) {
             double b = tsl_cluster_link_bw(c, first + lst[id], first + p);
             bw = b < bw ? b : bw;

@@ -559,6 +559,7 @@ static uint32_t fast_agrees(const char *name, const tsl_cluster_t *c, uint32_t G
     tsl_err_t err = {0};
     tsl_strategy_opts_t o = tsl_strategy_opts_default();
     o.allow_ckpt = false;
+    o.takeaway3 = false; /* DP × SDP trees too: TP between two data levels (dp2-tp2-sdp4) */
     int n = tsl_strategy_enumerate(G, &o, all, layout, TSL_STRATEGY_MAX, &err);
     CHECK(n > 0, "enumerate %u: %s", G, err.msg);
     uint32_t K = 0;
