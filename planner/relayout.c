@@ -250,6 +250,51 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
     return bw;
 }
 
+/* The fast walks' rings (gather_walk, whole_walk): groups_bw's links, each group's
+ * members in position order, the group numbers given by the walk. Once a link as
+ * slow as the block's floor turns up no other is looked at (groups_bw returns
+ * there). */
+typedef struct rings {
+    const tsl_cluster_t *c;
+    uint32_t first, *head, *lst; /* by group number: first and last member so far */
+    double floor, bw;            /* bw: the slowest link so far, +INF at first */
+    bool links;                  /* links still wanted */
+} rings_t;
+
+static void rings_init(rings_t *r, const tsl_cluster_t *c, uint32_t first, double floor,
+                       uint32_t n_groups, uint32_t *head, uint32_t *lst)
+{
+    *r = (rings_t){c, first, head, lst, floor, INFINITY, c != NULL};
+    if (r->links)
+        for (uint32_t g = 0; g < n_groups; g++)
+            head[g] = lst[g] = UINT32_MAX;
+}
+
+/* Position p joins group id: the link from the group's last member to it. */
+static inline void rings_add(rings_t *r, uint32_t id, uint32_t p)
+{
+    if (r->lst[id] != UINT32_MAX) {
+        double b = tsl_cluster_link_bw(r->c, r->first + r->lst[id], r->first + p);
+        r->bw = b < r->bw ? b : r->bw; /* link figures are positive numbers: min as fmin */
+        r->links = r->bw > r->floor;
+    } else {
+        r->head[id] = p;
+    }
+    r->lst[id] = p;
+}
+
+/* After the walk: where it saw every link, each ring closes, last member to first. */
+static double rings_close(rings_t *r, uint32_t n_groups)
+{
+    if (r->links)
+        for (uint32_t g = 0; g < n_groups; g++)
+            if (r->lst[g] != r->head[g]) {
+                double b = tsl_cluster_link_bw(r->c, r->first + r->lst[g], r->first + r->head[g]);
+                r->bw = b < r->bw ? b : r->bw;
+            }
+    return r->bw;
+}
+
 /* The gather by need and its bandwidth in one walk of the block: by_need's test and
  * groups_bw's ring links of the GATHER groups, position by position. False, *bw
  * untouched, where the gather by need does not form. With w_N · k = w_H a position
@@ -262,22 +307,17 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
  * the held layout's TP index there: the positions of one data index differ in their
  * TP digits alone, and in position order these count up as a mixed-radix number, so
  * the group number r·w_N + dn comes from the position's digits, no count kept (r
- * below G / w_H: group numbers below G / k). Once a link as slow as the block's floor
- * turns up the links are left (groups_bw returns there) and the walk goes on for the
- * test alone. c NULL: the test alone, *bw +INF. scratch: head and last (G / k each)
- * at G and 2·G. */
+ * below G / w_H: group numbers below G / k). Past the floor (rings_t) the walk goes
+ * on for the test alone. c NULL: the test alone, *bw +INF. scratch: head and last
+ * (G / k each) at G and 2·G. */
 static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint32_t first,
                         double floor, uint32_t *scratch, double *bw_out)
 {
     if (x->bh >= x->bn || x->bn % x->bh)
         return false;
     const uint32_t G = x->G, n_groups = G / x->wh * x->wn;
-    uint32_t *head = scratch + G, *lst = scratch + 2 * G;
-    bool links = c != NULL; /* ring links still wanted */
-    if (links)
-        for (uint32_t g = 0; g < n_groups; g++)
-            head[g] = lst[g] = UINT32_MAX;
-    double bw = INFINITY; /* link figures are positive numbers: min as fmin */
+    rings_t r;
+    rings_init(&r, c, first, floor, n_groups, scratch + G, scratch + 2 * G);
     dtidx_t ih;
     didx_t in;
     dtidx_init(&ih, x->h);
@@ -286,26 +326,27 @@ static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint
         uint32_t piece = (uint32_t)ih.v - in.d * k; /* wraps past k where dh < dn·k */
         if (piece >= k)
             return false;
-        if (!links)
-            continue;
-        uint32_t id = (uint32_t)(ih.v >> 32) * x->wn + in.d; /* group_id's GATHER number */
-        if (lst[id] != UINT32_MAX) {
-            double b = tsl_cluster_link_bw(c, first + lst[id], first + p);
-            bw = b < bw ? b : bw;
-            links = bw > floor;
-        } else {
-            head[id] = p;
-        }
-        lst[id] = p;
+        if (r.links) /* group_id's GATHER number */
+            rings_add(&r, (uint32_t)(ih.v >> 32) * x->wn + in.d, p);
     }
-    if (links) /* the walk saw every link: close each ring, last member to first */
-        for (uint32_t g = 0; g < n_groups; g++)
-            if (lst[g] != head[g]) {
-                double b = tsl_cluster_link_bw(c, first + lst[g], first + head[g]);
-                bw = b < bw ? b : bw;
-            }
-    *bw_out = bw;
+    *bw_out = rings_close(&r, n_groups);
     return true;
+}
+
+/* groups_bw of a WHOLE move: group r is the r-th holder of each data index of h,
+ * which (as in gather_walk) is the held layout's TP index, no count kept. The walk
+ * ends once a link as slow as the floor turns up. scratch: as gather_walk's. */
+static double whole_walk(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double floor,
+                         uint32_t *scratch)
+{
+    const uint32_t G = x->G, n_groups = G / x->wh;
+    rings_t r;
+    rings_init(&r, c, first, floor, n_groups, scratch + G, scratch + 2 * G);
+    dtidx_t ih;
+    dtidx_init(&ih, x->h);
+    for (uint32_t p = 0; p < G && r.links; p++, dtidx_next(&ih))
+        rings_add(&r, (uint32_t)(ih.v >> 32), p);
+    return rings_close(&r, n_groups);
 }
 
 /* The block's links floor into *floor where negative (not given), kept for the
@@ -319,8 +360,9 @@ static double need_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G, dou
 
 /* One direction's move; *floor: the block's links floor, made here on the first
  * need where negative (not given), kept for the other direction. fast: the gather
- * by need tested and priced in one walk (gather_walk); else by_need's walk, then
- * groups_bw's — the plain reference tsl_relayout_plan_plain keeps. */
+ * by need tested and priced in one walk (gather_walk), a whole gather priced with
+ * no counts (whole_walk); else by_need's walk, then groups_bw's — the plain
+ * reference tsl_relayout_plan_plain keeps. */
 static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double *floor,
                      uint32_t *scratch, bool fast, tsl_relayout_move_t *m)
 {
@@ -338,7 +380,11 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, dou
             return;
         }
         *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
-    } else if (by_need(x, k, scratch)) {
+        if (c != NULL)
+            m->bw = whole_walk(x, c, first, f, scratch);
+        return;
+    }
+    if (by_need(x, k, scratch)) {
         *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, INFINITY};
     } else {
         *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};

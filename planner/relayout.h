@@ -90,8 +90,9 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
 /*
  * tsl_relayout_plan_floor the plain way, the reference its short-cut is tested
  * against (tests/test_relayout.c): the gather by need tested in one walk of the
- * block and its groups' ring links found in another, where tsl_relayout_plan_floor
- * does both in one. The same moves, bit for bit.
+ * block and its groups' ring links found in another, each group numbered by counting
+ * the holders before it, where tsl_relayout_plan_floor does both in one walk and
+ * takes a group's number from the position's digits. The same moves, bit for bit.
  */
 int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,
                             const tsl_cluster_t *c, uint32_t block_first, double floor,
