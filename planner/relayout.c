@@ -308,10 +308,11 @@ static double rings_close(rings_t *r, uint32_t n_groups)
  * TP digits alone, and in position order these count up as a mixed-radix number, so
  * the group number r·w_N + dn comes from the position's digits, no count kept (r
  * below G / w_H: group numbers below G / k). Past the floor (rings_t) the walk goes
- * on for the test alone. c NULL: the test alone, *bw +INF. scratch: head and last
+ * on for the test alone; tested (the gather known to form, paired_dir): no test, and
+ * the walk ends there. c NULL: the test alone, *bw +INF. scratch: head and last
  * (G / k each) at G and 2·G. */
-static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint32_t first,
-                        double floor, uint32_t *scratch, double *bw_out)
+static bool gather_walk(const dir_t *x, uint32_t k, bool tested, const tsl_cluster_t *c,
+                        uint32_t first, double floor, uint32_t *scratch, double *bw_out)
 {
     if (x->bh >= x->bn || x->bn % x->bh)
         return false;
@@ -322,9 +323,9 @@ static bool gather_walk(const dir_t *x, uint32_t k, const tsl_cluster_t *c, uint
     didx_t in;
     dtidx_init(&ih, x->h);
     didx_init(&in, x->n);
-    for (uint32_t p = 0; p < G; p++, dtidx_next(&ih), didx_next(&in)) {
+    for (uint32_t p = 0; p < G && (r.links || !tested); p++, dtidx_next(&ih), didx_next(&in)) {
         uint32_t piece = (uint32_t)ih.v - in.d * k; /* wraps past k where dh < dn·k */
-        if (piece >= k)
+        if (piece >= k && !tested)
             return false;
         if (r.links) /* group_id's GATHER number */
             rings_add(&r, (uint32_t)(ih.v >> 32) * x->wn + in.d, p);
@@ -375,7 +376,7 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, dou
     uint32_t k = x->bn / x->bh; /* by need: w_H / w_N */
     if (fast) {
         double f = c != NULL ? need_floor(c, first, x->G, floor) : 0.0;
-        if (gather_walk(x, k, c, first, f, scratch, &m->bw)) {
+        if (gather_walk(x, k, false, c, first, f, scratch, &m->bw)) {
             *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, m->bw};
             return;
         }
@@ -392,6 +393,37 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, dou
     if (c == NULL)
         return;
     m->bw = groups_bw(x, m, c, first, need_floor(c, first, x->G, floor), scratch);
+}
+
+/* The backward move x of a pair whose forward move is fwd, from fwd's kind: the rule's
+ * cases pair up (relayout.h) — equal ranges both ways; a forward slice (each needed
+ * range inside the held one) is, read backward, each held range inside the needed
+ * one on a piece boundary (the held ranges tile the block, so the needed range is a
+ * whole number of them): the gather by need, k = w_H / w_N of x; a forward gather by
+ * need is a backward slice; and a whole gather one way is one the other (a slice or
+ * gather by need backward would make the forward move a gather by need or a slice).
+ * Only the bandwidth is walked: the tests plan_dir makes on x would find the kind
+ * fwd gives. */
+static void paired_dir(const dir_t *x, const tsl_relayout_move_t *fwd, const tsl_cluster_t *c,
+                       uint32_t first, double *floor, uint32_t *scratch, tsl_relayout_move_t *m)
+{
+    switch (fwd->kind) {
+    case TSL_RELAYOUT_NONE: *m = (tsl_relayout_move_t){TSL_RELAYOUT_NONE, 1, 0, INFINITY}; return;
+    case TSL_RELAYOUT_GATHER:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_SLICE, 1, 0, INFINITY};
+        return;
+    case TSL_RELAYOUT_SLICE:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, x->bn / x->bh, x->wn, INFINITY};
+        if (c != NULL)
+            gather_walk(x, m->k, true, c, first, need_floor(c, first, x->G, floor), scratch,
+                        &m->bw);
+        return;
+    case TSL_RELAYOUT_WHOLE:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
+        if (c != NULL)
+            m->bw = whole_walk(x, c, first, need_floor(c, first, x->G, floor), scratch);
+        return;
+    }
 }
 
 /* Both directions of the pair, checked (tsl_relayout_plan_floor's contract). */
@@ -413,7 +445,10 @@ static int plan_pair(const tsl_strategy_t *from, const tsl_strategy_t *to, const
                            (unsigned)c->n_devices);
     dir_t fwd = make_dir(from, to), bwd = make_dir(to, from);
     plan_dir(&fwd, c, block_first, &floor, scratch, fast, &out->fwd);
-    plan_dir(&bwd, c, block_first, &floor, scratch, fast, &out->bwd);
+    if (fast)
+        paired_dir(&bwd, &out->fwd, c, block_first, &floor, scratch, &out->bwd);
+    else
+        plan_dir(&bwd, c, block_first, &floor, scratch, fast, &out->bwd);
     return 0;
 }
 
