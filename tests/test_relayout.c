@@ -7,7 +7,8 @@
  * the cost model prices, and that every move delivers the rank's samples; the
  * layout counts the search's pair tables have; bad input; then what the search and
  * eval charge for R: a given plan by hand (inside a stage and at a stage boundary),
- * and a searched plan's stages against R recomputed pair by pair. Links the
+ * and a searched plan's stages against R recomputed pair by pair; and the planner's
+ * fast walks against its plain ones on many clusters and blocks. Links the
  * executor (its layout planning only: no device is touched).
  */
 #include <stdio.h>
@@ -642,8 +643,10 @@ static void mixed_cluster(tsl_cluster_t *c, bool matrix)
     CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
 }
 
-/* The gather by need tested and priced in one walk (tsl_relayout_plan_floor)
- * against the plain two walks (tsl_relayout_plan_plain), bit for bit: no cluster;
+/* tsl_relayout_plan_floor's short-cuts (the gather by need tested and priced in one
+ * walk, group numbers from the positions' digits, the backward kind from the
+ * forward one) against the plain walks of tsl_relayout_plan_plain, bit for bit:
+ * no cluster;
  * HGX nodes; 1-NIC A100 nodes; NVL72-style domains, whole and with a short last
  * one; NVL16; mixed nodes with and without a pair matrix; blocks on and off node
  * boundaries; and blocks of thousands of devices on a 2,048-node cluster. */
