@@ -59,6 +59,43 @@ static inline void didx_next(didx_t *it)
     }
 }
 
+/* The data index and the TP index (the mixed-radix number of p's TP digits, the
+ * innermost least significant) of positions 0, 1, 2, … in turn, both in one 64-bit
+ * counter: the data index in the low half, the TP index in the high half (each below
+ * G ≤ 2^32, so neither half carries into the other). gather_walk's held side. */
+typedef struct dtidx {
+    uint32_t n;
+    uint64_t v; /* data index | TP index << 32 */
+    uint64_t step[TSL_STRATEGY_MAX_LEVELS], wrap[TSL_STRATEGY_MAX_LEVELS];
+    uint32_t deg[TSL_STRATEGY_MAX_LEVELS], dig[TSL_STRATEGY_MAX_LEVELS];
+} dtidx_t;
+
+static void dtidx_init(dtidx_t *it, const tsl_strategy_t *s)
+{
+    uint64_t dmul = 1, tmul = 1;
+    it->n = 0;
+    it->v = 0;
+    for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++, it->n++) {
+        bool tp = s->dim[i] == TSL_DIM_TP;
+        it->deg[i] = s->degree[i];
+        it->dig[i] = 0;
+        it->step[i] = tp ? tmul << 32 : dmul;
+        it->wrap[i] = it->step[i] * s->degree[i];
+        *(tp ? &tmul : &dmul) *= s->degree[i];
+    }
+}
+
+static inline void dtidx_next(dtidx_t *it)
+{
+    for (uint32_t i = 0; i < it->n; i++) {
+        it->v += it->step[i];
+        if (++it->dig[i] < it->deg[i])
+            return;
+        it->v -= it->wrap[i];
+        it->dig[i] = 0;
+    }
+}
+
 /* One direction: held layout h, needed n, on G positions. */
 typedef struct dir {
     const tsl_strategy_t *h, *n;
@@ -213,10 +250,122 @@ static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_
     return bw;
 }
 
+/* The fast walks' rings (gather_walk, whole_walk): groups_bw's links, each group's
+ * members in position order, the group numbers given by the walk. Once a link as
+ * slow as the block's floor turns up no other is looked at (groups_bw returns
+ * there). */
+typedef struct rings {
+    const tsl_cluster_t *c;
+    uint32_t first, *head, *lst; /* by group number: first and last member so far */
+    double floor, bw;            /* bw: the slowest link so far, +INF at first */
+    bool links;                  /* links still wanted */
+} rings_t;
+
+static void rings_init(rings_t *r, const tsl_cluster_t *c, uint32_t first, double floor,
+                       uint32_t n_groups, uint32_t *head, uint32_t *lst)
+{
+    *r = (rings_t){c, first, head, lst, floor, INFINITY, c != NULL};
+    if (r->links)
+        for (uint32_t g = 0; g < n_groups; g++)
+            head[g] = lst[g] = UINT32_MAX;
+}
+
+/* Position p joins group id: the link from the group's last member to it. */
+static inline void rings_add(rings_t *r, uint32_t id, uint32_t p)
+{
+    if (r->lst[id] != UINT32_MAX) {
+        double b = tsl_cluster_link_bw(r->c, r->first + r->lst[id], r->first + p);
+        r->bw = b < r->bw ? b : r->bw; /* link figures are positive numbers: min as fmin */
+        r->links = r->bw > r->floor;
+    } else {
+        r->head[id] = p;
+    }
+    r->lst[id] = p;
+}
+
+/* After the walk: where it saw every link, each ring closes, last member to first. */
+static double rings_close(rings_t *r, uint32_t n_groups)
+{
+    if (r->links)
+        for (uint32_t g = 0; g < n_groups; g++)
+            if (r->lst[g] != r->head[g]) {
+                double b = tsl_cluster_link_bw(r->c, r->first + r->lst[g], r->first + r->head[g]);
+                r->bw = b < r->bw ? b : r->bw;
+            }
+    return r->bw;
+}
+
+/* The gather by need and its bandwidth in one walk of the block: by_need's test and
+ * groups_bw's ring links of the GATHER groups, position by position. False, *bw
+ * untouched, where the gather by need does not form. With w_N · k = w_H a position
+ * of held data index dh and needed dn holds piece dh − dn·k of its need (piece_of
+ * without its divisions: the range offset is a whole number of held ranges). by_need's
+ * count test needs no walk of its own: where every position holds a piece of its
+ * need, the holders of piece h are exactly the G / w_H positions of held data index
+ * h (every data index of a strategy is held G / w times), so every piece is held
+ * equally often. And group_id's count of the holders before a position (its r) is
+ * the held layout's TP index there: the positions of one data index differ in their
+ * TP digits alone, and in position order these count up as a mixed-radix number, so
+ * the group number r·w_N + dn comes from the position's digits, no count kept (r
+ * below G / w_H: group numbers below G / k). Past the floor (rings_t) the walk goes
+ * on for the test alone; tested (the gather known to form, paired_dir): no test, and
+ * the walk ends there. c NULL: the test alone, *bw +INF. scratch: head and last
+ * (G / k each) at G and 2·G. */
+static bool gather_walk(const dir_t *x, uint32_t k, bool tested, const tsl_cluster_t *c,
+                        uint32_t first, double floor, uint32_t *scratch, double *bw_out)
+{
+    if (x->bh >= x->bn || x->bn % x->bh)
+        return false;
+    const uint32_t G = x->G, n_groups = G / x->wh * x->wn;
+    rings_t r;
+    rings_init(&r, c, first, floor, n_groups, scratch + G, scratch + 2 * G);
+    dtidx_t ih;
+    didx_t in;
+    dtidx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < G && (r.links || !tested); p++, dtidx_next(&ih), didx_next(&in)) {
+        uint32_t piece = (uint32_t)ih.v - in.d * k; /* wraps past k where dh < dn·k */
+        if (piece >= k && !tested)
+            return false;
+        if (r.links) /* group_id's GATHER number */
+            rings_add(&r, (uint32_t)(ih.v >> 32) * x->wn + in.d, p);
+    }
+    *bw_out = rings_close(&r, n_groups);
+    return true;
+}
+
+/* groups_bw of a WHOLE move: group r is the r-th holder of each data index of h,
+ * which (as in gather_walk) is the held layout's TP index, no count kept. The walk
+ * ends once a link as slow as the floor turns up. scratch: as gather_walk's. */
+static double whole_walk(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double floor,
+                         uint32_t *scratch)
+{
+    const uint32_t G = x->G, n_groups = G / x->wh;
+    rings_t r;
+    rings_init(&r, c, first, floor, n_groups, scratch + G, scratch + 2 * G);
+    dtidx_t ih;
+    dtidx_init(&ih, x->h);
+    for (uint32_t p = 0; p < G && r.links; p++, dtidx_next(&ih))
+        rings_add(&r, (uint32_t)(ih.v >> 32), p);
+    return rings_close(&r, n_groups);
+}
+
+/* The block's links floor into *floor where negative (not given), kept for the
+ * other direction. */
+static double need_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G, double *floor)
+{
+    if (*floor < 0.0)
+        *floor = tsl_relayout_links_floor(c, first, G);
+    return *floor;
+}
+
 /* One direction's move; *floor: the block's links floor, made here on the first
- * need where negative (not given), kept for the other direction. */
+ * need where negative (not given), kept for the other direction. fast: the gather
+ * by need tested and priced in one walk (gather_walk), a whole gather priced with
+ * no counts (whole_walk); else by_need's walk, then groups_bw's — the plain
+ * reference tsl_relayout_plan_plain keeps. */
 static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, double *floor,
-                     uint32_t *scratch, tsl_relayout_move_t *m)
+                     uint32_t *scratch, bool fast, tsl_relayout_move_t *m)
 {
     *m = (tsl_relayout_move_t){TSL_RELAYOUT_NONE, 1, 0, INFINITY};
     tsl_relayout_kind_t kind = local_kind(x);
@@ -225,31 +374,62 @@ static void plan_dir(const dir_t *x, const tsl_cluster_t *c, uint32_t first, dou
         return;
     }
     uint32_t k = x->bn / x->bh; /* by need: w_H / w_N */
+    if (fast) {
+        double f = c != NULL ? need_floor(c, first, x->G, floor) : 0.0;
+        if (gather_walk(x, k, false, c, first, f, scratch, &m->bw)) {
+            *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, m->bw};
+            return;
+        }
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
+        if (c != NULL)
+            m->bw = whole_walk(x, c, first, f, scratch);
+        return;
+    }
     if (by_need(x, k, scratch)) {
-        m->kind = TSL_RELAYOUT_GATHER;
-        m->k = k;
-        m->width = x->wn;
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, k, x->wn, INFINITY};
     } else {
-        m->kind = TSL_RELAYOUT_WHOLE;
-        m->k = x->wh;
-        m->width = 1;
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
     }
     if (c == NULL)
         return;
-    if (*floor < 0.0)
-        *floor = tsl_relayout_links_floor(c, first, x->G);
-    m->bw = groups_bw(x, m, c, first, *floor, scratch);
+    m->bw = groups_bw(x, m, c, first, need_floor(c, first, x->G, floor), scratch);
 }
 
-int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
-                      uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+/* The backward move x of a pair whose forward move is fwd, from fwd's kind: the rule's
+ * cases pair up (relayout.h) — equal ranges both ways; a forward slice (each needed
+ * range inside the held one) is, read backward, each held range inside the needed
+ * one on a piece boundary (the held ranges tile the block, so the needed range is a
+ * whole number of them): the gather by need, k = w_H / w_N of x; a forward gather by
+ * need is a backward slice; and a whole gather one way is one the other (a slice or
+ * gather by need backward would make the forward move a gather by need or a slice).
+ * Only the bandwidth is walked: the tests plan_dir makes on x would find the kind
+ * fwd gives. */
+static void paired_dir(const dir_t *x, const tsl_relayout_move_t *fwd, const tsl_cluster_t *c,
+                       uint32_t first, double *floor, uint32_t *scratch, tsl_relayout_move_t *m)
 {
-    return tsl_relayout_plan_floor(from, to, c, block_first, -1.0, scratch, out, err);
+    switch (fwd->kind) {
+    case TSL_RELAYOUT_NONE: *m = (tsl_relayout_move_t){TSL_RELAYOUT_NONE, 1, 0, INFINITY}; return;
+    case TSL_RELAYOUT_GATHER:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_SLICE, 1, 0, INFINITY};
+        return;
+    case TSL_RELAYOUT_SLICE:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_GATHER, x->bn / x->bh, x->wn, INFINITY};
+        if (c != NULL)
+            gather_walk(x, m->k, true, c, first, need_floor(c, first, x->G, floor), scratch,
+                        &m->bw);
+        return;
+    case TSL_RELAYOUT_WHOLE:
+        *m = (tsl_relayout_move_t){TSL_RELAYOUT_WHOLE, x->wh, 1, INFINITY};
+        if (c != NULL)
+            m->bw = whole_walk(x, c, first, need_floor(c, first, x->G, floor), scratch);
+        return;
+    }
 }
 
-int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
-                            const tsl_cluster_t *c, uint32_t block_first, double floor,
-                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+/* Both directions of the pair, checked (tsl_relayout_plan_floor's contract). */
+static int plan_pair(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
+                     uint32_t block_first, double floor, uint32_t *scratch, bool fast,
+                     tsl_relayout_t *out, tsl_err_t *err)
 {
     if (from == NULL || to == NULL || scratch == NULL || out == NULL)
         return tsl_err_set(err, "relayout: from, to, scratch and out are required");
@@ -264,9 +444,32 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
                            (unsigned)block_first, (unsigned)block_first, (unsigned)G,
                            (unsigned)c->n_devices);
     dir_t fwd = make_dir(from, to), bwd = make_dir(to, from);
-    plan_dir(&fwd, c, block_first, &floor, scratch, &out->fwd);
-    plan_dir(&bwd, c, block_first, &floor, scratch, &out->bwd);
+    plan_dir(&fwd, c, block_first, &floor, scratch, fast, &out->fwd);
+    if (fast)
+        paired_dir(&bwd, &out->fwd, c, block_first, &floor, scratch, &out->bwd);
+    else
+        plan_dir(&bwd, c, block_first, &floor, scratch, fast, &out->bwd);
     return 0;
+}
+
+int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
+                      uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return tsl_relayout_plan_floor(from, to, c, block_first, -1.0, scratch, out, err);
+}
+
+int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return plan_pair(from, to, c, block_first, floor, scratch, true, out, err);
+}
+
+int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    return plan_pair(from, to, c, block_first, floor, scratch, false, out, err);
 }
 
 void tsl_relayout_groups(const tsl_strategy_t *held, const tsl_strategy_t *needed,

@@ -87,6 +87,19 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
                             const tsl_cluster_t *c, uint32_t block_first, double floor,
                             uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
 
+/*
+ * tsl_relayout_plan_floor the plain way, the reference its short-cuts are tested
+ * against (tests/test_relayout.c): each direction decided on its own, the gather by
+ * need tested in one walk of the block and its groups' ring links found in another,
+ * each group numbered by counting the holders before it. tsl_relayout_plan_floor
+ * does the test and the links in one walk, takes a group's number from the
+ * position's digits, and derives the backward kind from the forward one (the
+ * pairing above), walking only its links. The same moves, bit for bit.
+ */
+int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                            const tsl_cluster_t *c, uint32_t block_first, double floor,
+                            uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
+
 /* No link of the block of G devices at `first` of c is slower than this: the
  * slowest node's NVLink figure and the network's, where no pair matrix gives each
  * pair its own; 0 (no bound) with a matrix. O(nodes of the block). */

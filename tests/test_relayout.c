@@ -7,7 +7,8 @@
  * the cost model prices, and that every move delivers the rank's samples; the
  * layout counts the search's pair tables have; bad input; then what the search and
  * eval charge for R: a given plan by hand (inside a stage and at a stage boundary),
- * and a searched plan's stages against R recomputed pair by pair. Links the
+ * and a searched plan's stages against R recomputed pair by pair; and the planner's
+ * fast walks against its plain ones on many clusters and blocks. Links the
  * executor (its layout planning only: no device is touched).
  */
 #include <stdio.h>
@@ -538,6 +539,155 @@ static void searched(const char *cluster, uint32_t batch)
     free(res);
 }
 
+#define GB 1e9
+
+/* One move of the short-cut against the plain reference's, bit for bit. */
+static bool same_move(const tsl_relayout_move_t *a, const tsl_relayout_move_t *b)
+{
+    return a->kind == b->kind && a->k == b->k && a->width == b->width &&
+           memcmp(&a->bw, &b->bw, sizeof a->bw) == 0;
+}
+
+/* Every pair of layouts of a G-device block at `first` of c (c NULL: the kinds
+ * alone), tsl_relayout_plan_floor (the one walk of a gather by need) against
+ * tsl_relayout_plan_plain, the floor made inside and given; at most max_layouts of
+ * the layouts, spread over the enumeration. Returns the gathers by need compared. */
+static uint32_t fast_agrees(const char *name, const tsl_cluster_t *c, uint32_t G, uint32_t first,
+                            uint32_t max_layouts)
+{
+    static tsl_strategy_t all[TSL_STRATEGY_MAX], rep[TSL_STRATEGY_MAX];
+    static uint32_t layout[TSL_STRATEGY_MAX];
+    tsl_err_t err = {0};
+    tsl_strategy_opts_t o = tsl_strategy_opts_default();
+    o.allow_ckpt = false;
+    o.takeaway3 = false; /* DP × SDP trees too: TP between two data levels (dp2-tp2-sdp4) */
+    int n = tsl_strategy_enumerate(G, &o, all, layout, TSL_STRATEGY_MAX, &err);
+    CHECK(n > 0, "enumerate %u: %s", G, err.msg);
+    uint32_t K = 0;
+    for (int i = 0; i < n; i++) { /* each layout's first strategy */
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = layout[j] == layout[i];
+        if (!seen)
+            rep[K++] = all[i];
+    }
+    uint32_t step = K > max_layouts ? (K + max_layouts - 1) / max_layouts : 1, gathers = 0;
+    uint32_t *scratch = malloc(3 * (size_t)G * sizeof *scratch);
+    CHECK(scratch != NULL, "scratch of %u", G);
+    double floor = c != NULL ? tsl_relayout_links_floor(c, first, G) : -1.0;
+    for (uint32_t a = 0; a < K; a += step)
+        for (uint32_t b = 0; b < K; b += step)
+            for (int given = 0; given < 2; given++) {
+                tsl_relayout_t f, pl;
+                memset(&f, 0xa5, sizeof f);
+                memset(&pl, 0x5a, sizeof pl);
+                double fl = given ? floor : -1.0;
+                CHECK(tsl_relayout_plan_floor(&rep[a], &rep[b], c, first, fl, scratch, &f, &err) ==
+                              0 &&
+                          tsl_relayout_plan_plain(&rep[a], &rep[b], c, first, fl, scratch, &pl,
+                                                  &err) == 0,
+                      "%s: %s", name, err.msg);
+                if (!same_move(&f.fwd, &pl.fwd) || !same_move(&f.bwd, &pl.bwd)) {
+                    char x[64], y[64];
+                    tsl_strategy_format(&rep[a], x, sizeof x);
+                    tsl_strategy_format(&rep[b], y, sizeof y);
+                    CHECK(0,
+                          "%s G %u at %u%s: %s > %s fast %s/%s k %u/%u bw %.17g/%.17g, plain "
+                          "%s/%s k %u/%u bw %.17g/%.17g",
+                          name, G, first, given ? " (floor given)" : "", x, y,
+                          tsl_relayout_kind_name(f.fwd.kind), tsl_relayout_kind_name(f.bwd.kind),
+                          f.fwd.k, f.bwd.k, f.fwd.bw, f.bwd.bw, tsl_relayout_kind_name(pl.fwd.kind),
+                          tsl_relayout_kind_name(pl.bwd.kind), pl.fwd.k, pl.bwd.k, pl.fwd.bw,
+                          pl.bwd.bw);
+                }
+                gathers += f.fwd.kind == TSL_RELAYOUT_GATHER;
+            }
+    free(scratch);
+    return gathers;
+}
+
+static void parse_cluster(const char *spec, tsl_cluster_t *c)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(c, spec, &err) == 0, "%s: %s", spec, err.msg);
+}
+
+/* Mixed nodes: 8-, 4- and 2-GPU boxes of A100 and T4, 12 to 150 GB/s inside, domains
+ * of 2; matrix: two slow pairs and a fast one between nodes (the ring of a group
+ * over nodes 1 and 6 closes on its slowest link). */
+static void mixed_cluster(tsl_cluster_t *c, bool matrix)
+{
+    static const uint32_t gpus[] = {8, 4, 4, 8, 2, 2, 8, 4, 4, 8, 8, 4};
+    tsl_err_t err = {0};
+    uint32_t a100, t4;
+    tsl_cluster_init(c);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("T4"), &t4, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        tsl_node_t nd = {.n_gpus = gpus[i],
+                         .gpu_type = gpus[i] == 2 ? t4 : a100,
+                         .intra_bw = gpus[i] == 2 ? 12 * GB
+                                     : i == 7     ? 100 * GB
+                                                  : 150 * GB,
+                         .n_nics = 1 + i % 4,
+                         .nic_bw = 25 * GB};
+        CHECK(tsl_cluster_add_node(c, &nd, &err) == 0, "%s", err.msg);
+    }
+    c->inter_bw = 20 * GB;
+    c->nvl_domain_nodes = 2;
+    if (matrix) {
+        CHECK(tsl_cluster_set_pair_bw(c, 1, 6, 3 * GB, &err) == 0, "%s", err.msg);
+        CHECK(tsl_cluster_set_pair_bw(c, 0, 3, 5 * GB, &err) == 0, "%s", err.msg);
+        CHECK(tsl_cluster_set_pair_bw(c, 4, 9, 40 * GB, &err) == 0, "%s", err.msg);
+    }
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+/* tsl_relayout_plan_floor's short-cuts (the gather by need tested and priced in one
+ * walk, group numbers from the positions' digits, the backward kind from the
+ * forward one) against the plain walks of tsl_relayout_plan_plain, bit for bit:
+ * no cluster;
+ * HGX nodes; 1-NIC A100 nodes; NVL72-style domains, whole and with a short last
+ * one; NVL16; mixed nodes with and without a pair matrix; blocks on and off node
+ * boundaries; and blocks of thousands of devices on a 2,048-node cluster. */
+static void fast_vs_plain(void)
+{
+    static const uint32_t sizes[] = {4, 8, 12, 16, 24, 32, 48, 64};
+    uint32_t gathers = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        gathers += fast_agrees("no cluster", NULL, sizes[i], 0, 64);
+    static const char *specs[] = {"64x8xH100-80G:8xib400", "64x8xA100-80G:ib200",
+                                  "36x4xGB200:nvl72:4xib800", "24x4xGB200:nvl72:4xib800",
+                                  "32x4xGB200:nvl16:2xib400"};
+    static const uint32_t blocks[][2] = {{8, 0},   {16, 4},  {24, 12}, {32, 0},  {48, 40},
+                                         {64, 64}, {96, 20}, {128, 0}, {256, 8}, {72, 0}};
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        tsl_cluster_t c;
+        parse_cluster(specs[s], &c);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            if (blocks[b][0] + blocks[b][1] <= c.n_devices)
+                gathers += fast_agrees(specs[s], &c, blocks[b][0], blocks[b][1], 24);
+        tsl_cluster_free(&c);
+    }
+    for (int matrix = 0; matrix < 2; matrix++) {
+        tsl_cluster_t c;
+        mixed_cluster(&c, matrix);
+        const char *name = matrix ? "mixed, pair matrix" : "mixed";
+        static const uint32_t mblocks[][2] = {{64, 0},  {32, 8}, {24, 20}, {16, 30},
+                                              {40, 16}, {12, 2}, {60, 4}};
+        for (size_t b = 0; b < sizeof mblocks / sizeof mblocks[0]; b++)
+            gathers += fast_agrees(name, &c, mblocks[b][0], mblocks[b][1], 48);
+        tsl_cluster_free(&c);
+    }
+    tsl_cluster_t big;
+    parse_cluster("2048x8xH100-80G:8xib400", &big);
+    gathers += fast_agrees("2048 nodes", &big, 4096, 8192, 10);
+    gathers += fast_agrees("2048 nodes", &big, 2000, 12, 10);
+    tsl_cluster_free(&big);
+    printf("fast vs plain: %u gathers by need compared, every move equal\n", gathers);
+    CHECK(gathers > 1000, "%u gathers by need compared", gathers);
+}
+
 int main(void)
 {
     exec_stage_a();
@@ -546,6 +696,7 @@ int main(void)
     priced_bytes();
     layout_counts();
     bad_input();
+    fast_vs_plain();
     eval_by_hand();
     boundary_by_hand();
     searched("8xA100-80G", 8);
