@@ -80,7 +80,7 @@ gcc $CFLAGS $SRC tests/test_exec_cuda.c $LIBS -o "$B/test_exec_cuda"
 gcc $CFLAGS $SRC worker/exec/exec_run.c $LIBS -o "$B/tessel-exec-run"
 # The profiler on the executor's ops: tessel-worker with the cuda backend only (no
 # agent, no sim backend: those need gRPC and jansson).
-PROF="worker/worker.c worker/profile/prof_backends.c worker/profile/prof_util.c worker/profile/prof_emit.c
+PROF="worker/worker.c worker/profile/prof_backends.c worker/profile/prof_util.c worker/profile/prof_emit.c worker/profile/prof_soak.c
       worker/profile/prof_dev.c worker/profile/prof_coll.c worker/profile/prof_cuda.c"
 # shellcheck disable=SC2086
 gcc $CFLAGS -DTSL_HAVE_PROF_CUDA=1 -Iworker/profile $SRC $PROF $LIBS -o "$B/tessel-worker"
