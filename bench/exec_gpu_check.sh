@@ -23,7 +23,10 @@
 #   4. the profiler (tessel-worker profile --backend cuda, built on the same device and
 #      comm ops): a quick profile with the executor's fused attention (the default)
 #      and one with --unfused-attn, each checked for its blocks and its notes, and the
-#      attention rows of the two printed side by side;
+#      attention rows of the two printed side by side; each starts with the soak (8192³
+#      GEMMs in 1 s windows until five agree within 1 %, --quick's 15 s cap) and puts
+#      ~20 ms of filler GEMMs before each figure: at most ~35 s more for the two, its
+#      first and settled rates printed;
 #   5. where PyTorch imports, bench/torch_blocks.py --quick: its GEMMs and blocks and
 #      SDPA's core alone, forward and backward, causal and not, with the kernels it ran
 #      (the H100 flash rate of docs/cost-model.md rests on these; its JSON in
@@ -80,7 +83,7 @@ gcc $CFLAGS $SRC tests/test_exec_cuda.c $LIBS -o "$B/test_exec_cuda"
 gcc $CFLAGS $SRC worker/exec/exec_run.c $LIBS -o "$B/tessel-exec-run"
 # The profiler on the executor's ops: tessel-worker with the cuda backend only (no
 # agent, no sim backend: those need gRPC and jansson).
-PROF="worker/worker.c worker/profile/prof_backends.c worker/profile/prof_util.c worker/profile/prof_emit.c
+PROF="worker/worker.c worker/profile/prof_backends.c worker/profile/prof_util.c worker/profile/prof_emit.c worker/profile/prof_soak.c
       worker/profile/prof_dev.c worker/profile/prof_coll.c worker/profile/prof_cuda.c"
 # shellcheck disable=SC2086
 gcc $CFLAGS -DTSL_HAVE_PROF_CUDA=1 -Iworker/profile $SRC $PROF $LIBS -o "$B/tessel-worker"
@@ -190,6 +193,11 @@ assert all(x["attention_core"] == "executor-" + sys.argv[2] for x in d["blocks"]
 b = d["blocks"]
 assert len(b) == 8 and all(x["fwd_s"] > 0 and x["bwd_s"] > 0 for x in b), len(b)
 assert d["collectives"] and len(d["overlap"]) == 2, "collectives, overlap"
+s = d["soak"]
+assert s["max_s"] == 15 and s["windows"] >= 1, s
+print("soak: %d windows, %.1f s, %s; first %.1f, settled %.1f TFLOP/s (spread %.2f %%)" % (
+    s["windows"], s["seconds"], "settled" if s["settled"] else "capped", s["first_tflops"],
+    s["settled_tflops"], 100 * s["spread"]))
 PY
 done
 python3 - "$B/profile-fused.json" "$B/profile-unfused.json" <<'PY'

@@ -6,6 +6,7 @@
  * device ops and loopback comm ops — the code the cuda backend runs on the cuda and
  * nccl ops: fused attention by default, unfused when asked, every figure filled.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +267,107 @@ static void test_block_fused_unfused(void)
     dev->destroy(dev);
 }
 
+/* A clock that decays from 8 % above 600 TFLOP/s with a 3 s time constant, sampled
+ * at each window's end (a window that took no time when `broken`). */
+typedef struct fake_clock {
+    double t_s;
+    bool broken;
+} fake_clock_t;
+
+static int fake_window(void *ud, double want_s, double *took_s, double *rate, tsl_err_t *err)
+{
+    (void)err;
+    fake_clock_t *k = ud;
+    k->t_s += want_s;
+    *took_s = k->broken ? 0 : want_s;
+    *rate = 600e12 * (1 + 0.08 * exp(-k->t_s / 3));
+    return 0;
+}
+
+/* The soak's rule (prof_soak.c): it waits for the decay, not the first windows, and a
+ * bounded soak stops at its cap saying so. */
+static void test_soak_rule(void)
+{
+    tsl_err_t err = {0};
+    fake_clock_t k = {0};
+    tsl_prof_soak_t s = {.max_s = 60, .window_s = 1};
+    FILE *log = tmpfile();
+    char line[512] = "";
+    CHECK(tsl_prof_soak(fake_window, &k, &s, log, &err) == 0, "%s", err.msg);
+    CHECK(s.settled && s.windows >= TSL_PROF_SOAK_STABLE && s.seconds < 60, "settled after %u",
+          s.windows);
+    CHECK(s.spread <= TSL_PROF_SOAK_TOL, "spread %g", s.spread);
+    /* the first window is near boost; the settled rate within 1 % of the sustained 600 */
+    CHECK(s.first_tflops > 620, "first %g", s.first_tflops);
+    CHECK(s.settled_tflops > 600 && s.settled_tflops < 606, "settled %g", s.settled_tflops);
+    rewind(log);
+    while (fgets(line, sizeof(line), log) && !strstr(line, "settled at"))
+        ;
+    CHECK(strstr(line, "soak settled at") != NULL, "progress: %s", line);
+    fclose(log);
+
+    /* a 3 s cap: three windows, not settled, and the message names the cap */
+    k = (fake_clock_t){0};
+    s = (tsl_prof_soak_t){.max_s = 3, .window_s = 1};
+    log = tmpfile();
+    CHECK(tsl_prof_soak(fake_window, &k, &s, log, &err) == 0, "%s", err.msg);
+    CHECK(!s.settled && s.windows == 3 && s.seconds == 3, "capped: %u windows", s.windows);
+    CHECK(s.settled_tflops > 620, "the capped rate is still above sustained: %g", s.settled_tflops);
+    rewind(log);
+    while (fgets(line, sizeof(line), log) && !strstr(line, "cap"))
+        ;
+    CHECK(strstr(line, "stopped at its 3 s cap before settling") != NULL, "%s", line);
+    fclose(log);
+
+    /* none asked: nothing runs */
+    k = (fake_clock_t){0};
+    s = (tsl_prof_soak_t){.max_s = 0, .window_s = 1};
+    CHECK(tsl_prof_soak(fake_window, &k, &s, NULL, &err) == 0 && s.windows == 0 && k.t_s == 0,
+          "no soak");
+    /* a window that took no time is an error, not an endless loop */
+    k = (fake_clock_t){.broken = true};
+    s = (tsl_prof_soak_t){.max_s = 10, .window_s = 1};
+    CHECK(tsl_prof_soak(fake_window, &k, &s, NULL, &err) == -1 && strstr(err.msg, "soak"), "%s",
+          err.msg);
+}
+
+/* The soak on the cpu device ops: windows of 64³ GEMMs before the table, its record in
+ * the profile, not a row of the table, and its buffers freed after the blocks. */
+static void test_dev_soak(void)
+{
+    tsl_devops_t *dev = NULL;
+    tsl_err_t err = {0};
+    tsl_prof_t *p = calloc(1, sizeof(*p));
+    tsl_prof_opts_t o = tiny_opts("h=64,s=64,a=4", false);
+    tsl_prof_sizes_t sz = tiny_sizes();
+    sz.warm_gemm = 64;
+    sz.soak_window_s = 0.002;
+    sz.keep_warm_s = 0.001;
+    o.soak_max_s = 0.03;
+    tsl_prof_dev_t c;
+    CHECK(tsl_devops_cpu_create(0, &dev, &err) == 0, "%s", err.msg);
+    CHECK(tsl_prof_dev_open(&c, &o, &sz, dev, p, &err) == 0, "%s", err.msg);
+    CHECK(tsl_prof_dev_soak(&c, &err) == 0, "%s", err.msg);
+    CHECK(p->soak.windows >= 1 && p->soak.seconds > 0 && p->soak.gemm == 64, "%u windows",
+          p->soak.windows);
+    CHECK(p->soak.settled || p->soak.seconds >= 0.03, "settled or at the cap");
+    CHECK(p->soak.settled_tflops > 0 && p->soak.first_tflops > 0, "rates");
+    CHECK(c.fill_n >= 1 && dev->used_bytes(dev) > 0, "filler ready: %u", c.fill_n);
+    CHECK(tsl_prof_dev_gemm(&c, "after", 32, 32, 32, 1, &err) == 0, "%s", err.msg);
+    CHECK(p->n_gemms == 1, "the soak is not a table row: %u", p->n_gemms);
+    tsl_prof_dev_soak_end(&c);
+    CHECK(dev->used_bytes(dev) == 0 && c.fill_n == 0, "soak buffers freed");
+    /* --soak 0: the old warm-up, no filler, no record */
+    o.soak_max_s = 0;
+    p->n_gemms = 0;
+    CHECK(tsl_prof_dev_soak(&c, &err) == 0, "%s", err.msg);
+    CHECK(p->soak.max_s == 0 && p->soak.windows == 0 && c.fill_n == 0 && p->n_gemms == 0,
+          "no soak");
+    tsl_prof_dev_close(&c);
+    dev->destroy(dev);
+    free(p);
+}
+
 /* A whole profile on n cpu "GPUs": every section filled, as the cuda backend's. */
 static void test_run(int n, bool unfused)
 {
@@ -318,6 +420,8 @@ int main(void)
     test_hw_name();
     test_no_gpu_reason();
     test_block_fused_unfused();
+    test_soak_rule();
+    test_dev_soak();
     test_run(1, false);
     test_run(2, true);
     return CHECK_DONE();

@@ -42,8 +42,10 @@ static int count_selected(const char *list, uint32_t n)
     return (int)k;
 }
 
-/* One run of the configured backend into a heap tsl_prof_t (free it). */
-static tsl_prof_t *run_backend(const tsl_agent_config_t *cfg, bool quick, tsl_err_t *err)
+/* One run of the configured backend into a heap tsl_prof_t (free it). soak: the
+ * profiler's soak before its GEMM table (prof.h); discovery, which keeps only the
+ * node's facts, skips it. */
+static tsl_prof_t *run_backend(const tsl_agent_config_t *cfg, bool quick, bool soak, tsl_err_t *err)
 {
     const tsl_prof_backend_t *be = tsl_prof_backend_find(cfg->backend);
     tsl_prof_opts_t o;
@@ -56,6 +58,8 @@ static tsl_prof_t *run_backend(const tsl_agent_config_t *cfg, bool quick, tsl_er
         setenv("CUDA_VISIBLE_DEVICES", cfg->gpus, 0);
     if (tsl_agent_prof_opts(cfg, quick, &o, err) != 0)
         return NULL;
+    if (!soak)
+        o.soak_max_s = 0;
     tsl_prof_t *p = calloc(1, sizeof *p);
     if (!p) {
         tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");
@@ -104,7 +108,7 @@ static int fill_node(const tsl_agent_config_t *cfg, const tsl_prof_t *p, tsl_age
 
 int tsl_agent_discover(const tsl_agent_config_t *cfg, tsl_agent_node_t *node, tsl_err_t *err)
 {
-    tsl_prof_t *p = run_backend(cfg, true, err);
+    tsl_prof_t *p = run_backend(cfg, true, false, err);
     if (!p)
         return -1;
     int rc = fill_node(cfg, p, node, err);
@@ -245,7 +249,7 @@ int tsl_agent_measure(const tsl_agent_config_t *cfg, const tsl_agent_node_t *nod
     (void)node;
     memset(p, 0, sizeof *p);
     make_report_id(cfg, p);
-    tsl_prof_t *prof = run_backend(cfg, cfg->profile_quick, err);
+    tsl_prof_t *prof = run_backend(cfg, cfg->profile_quick, true, err);
     if (!prof)
         return -1;
     add_gemms(&b, prof);

@@ -21,7 +21,7 @@ static void usage(FILE *f)
     fputs("usage: tessel-worker profile --backend cuda|sim [--device-file FILE] [--json]\n"
           "                             [--out FILE] [--quick] [--shape SHAPE]... [--mb LIST]\n"
           "                             [--tp LIST] [--iters N] [--warmup N] [--device N]\n"
-          "                             [--unfused-attn]\n"
+          "                             [--unfused-attn] [--soak SECONDS]\n"
           "\n"
           "  --backend B       cuda: measure this node's GPUs (CUDA, cuBLAS, NCCL);\n"
           "                    sim: compute a profile from --device-file (marked simulated)\n"
@@ -40,7 +40,11 @@ static void usage(FILE *f)
           "  --unfused-attn    cuda: time the executor's unfused attention (the s x s\n"
           "                    softmax stashed until backward, the model's unfused_attn)\n"
           "                    instead of its fused one (query chunks, masked key blocks\n"
-          "                    skipped), as a trial of such a model runs it\n",
+          "                    skipped), as a trial of such a model runs it\n"
+          "  --soak SECONDS    before the GEMM table, large GEMMs in 1 s windows until the\n"
+          "                    rate settles (5 windows within 1 %) or SECONDS pass, so\n"
+          "                    that figures are at the clock a training step sustains,\n"
+          "                    not the boost clock; 0: none (default 60, 15 with --quick)\n",
           f);
 }
 
@@ -72,6 +76,7 @@ static int cmd_profile(int argc, char **argv)
         O_WARMUP,
         O_DEVICE,
         O_UNFUSED,
+        O_SOAK,
         O_HELP
     };
     static const struct option opts[] = {
@@ -87,11 +92,13 @@ static int cmd_profile(int argc, char **argv)
         {"warmup", required_argument, NULL, O_WARMUP},
         {"device", required_argument, NULL, O_DEVICE},
         {"unfused-attn", no_argument, NULL, O_UNFUSED},
+        {"soak", required_argument, NULL, O_SOAK},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const char *backend = NULL, *devfile = NULL, *outpath = NULL;
     const char *mb = NULL, *tp = NULL, *iters = NULL, *warmup = NULL, *device = NULL;
+    const char *soak = NULL;
     const char *shapes[TSL_PROF_MAX_SHAPES];
     uint32_t n_shapes = 0;
     bool json = false, quick = false, unfused = false;
@@ -118,6 +125,7 @@ static int cmd_profile(int argc, char **argv)
         case O_WARMUP: warmup = optarg; break;
         case O_DEVICE: device = optarg; break;
         case O_UNFUSED: unfused = true; break;
+        case O_SOAK: soak = optarg; break;
         case 'h':
         case O_HELP: usage(stdout); return 0;
         case ':':
@@ -184,6 +192,11 @@ static int cmd_profile(int argc, char **argv)
         if (parse_count("--device", device, 0, 63, &v) != 0)
             return 2;
         o.device = (int)v;
+    }
+    if (soak != NULL) {
+        if (parse_count("--soak", soak, 0, 3600, &v) != 0)
+            return 2;
+        o.soak_max_s = v;
     }
 
     tsl_prof_t *p = calloc(1, sizeof(*p));

@@ -60,6 +60,11 @@ typedef struct tsl_prof_opts {
      * softmax stashed until backward) instead of its fused one (the default) */
     bool unfused_attn;
     const char *device_file; /* sim backend: the description file */
+    /* the soak before the GEMM table (tsl_prof_soak): at most this many seconds of
+     * back-to-back large GEMMs until the rate settles; 0: none (the table then runs
+     * at whatever clock the GPU is at, near boost). Default TSL_PROF_SOAK_FULL_S,
+     * TSL_PROF_SOAK_QUICK_S under quick. */
+    double soak_max_s;
 } tsl_prof_opts_t;
 
 typedef enum { TSL_PROF_ATTENTION = 0, TSL_PROF_FFN = 1 } tsl_prof_block_kind_t;
@@ -109,6 +114,42 @@ typedef struct tsl_prof_overlap {
     double gemm_slowdown, comm_slowdown; /* together / alone, ≥ ~1 */
 } tsl_prof_overlap_t;
 
+/* The soak: what ran before the GEMM table so that it is timed at the clock a
+ * training step sustains under the power limit, not the boost clock of a short burst
+ * (docs/profile-format.md "Soak"; docs/cost-model.md "Sustained clocks"). Windows of
+ * window_s seconds of back-to-back gemm³ GEMMs; settled when the last
+ * TSL_PROF_SOAK_STABLE windows' rates lie within TSL_PROF_SOAK_TOL of each other
+ * (max/min − 1), or stopped at max_s unsettled. */
+#define TSL_PROF_SOAK_FULL_S  60.0
+#define TSL_PROF_SOAK_QUICK_S 15.0
+#define TSL_PROF_SOAK_TOL     0.01
+#define TSL_PROF_SOAK_STABLE  5u
+typedef struct tsl_prof_soak {
+    double max_s;                     /* the cap asked for; 0: no soak ran */
+    double window_s;                  /* each window's length */
+    double keep_warm_s;               /* filler GEMMs before each table entry and block (0: none) */
+    uint32_t gemm;                    /* the soak GEMM's m = n = k */
+    uint32_t windows;                 /* windows run */
+    double seconds;                   /* device seconds the windows took */
+    bool settled;                     /* false: stopped at max_s first */
+    double first_tflops, last_tflops; /* the first window's (near boost) and the last's */
+    double settled_tflops;            /* median of the last (up to) TSL_PROF_SOAK_STABLE windows */
+    double spread;                    /* their max/min − 1 */
+} tsl_prof_soak_t;
+
+/* One soak window: run about want_s seconds of work, say how many seconds it took
+ * (> 0) and its rate in FLOP/s. 0 / -1 with err. */
+typedef int (*tsl_prof_window_fn)(void *ud, double want_s, double *took_s, double *flops_per_s,
+                                  tsl_err_t *err);
+
+/* Runs windows of s->window_s (> 0) through fn until the last TSL_PROF_SOAK_STABLE
+ * agree within TSL_PROF_SOAK_TOL or their seconds reach s->max_s; fills the rest of s.
+ * s->max_s ≤ 0 runs nothing. progress (NULL: silent) gets one line per window and a
+ * last line saying settled or stopped at the cap. A drift slower than TOL over STABLE
+ * windows reads as settled. -1: fn's error, or a window that took no time. */
+int tsl_prof_soak(tsl_prof_window_fn fn, void *ud, tsl_prof_soak_t *s, FILE *progress,
+                  tsl_err_t *err);
+
 typedef struct tsl_prof {
     bool simulated;
     char backend[8];
@@ -143,6 +184,7 @@ typedef struct tsl_prof {
     /* the blocks' attention core: "executor-fused" / "executor-unfused" (cuda, the
      * executor's layers); "" reads as the sim backend's "batched-gemm" */
     char attention_core[24];
+    tsl_prof_soak_t soak; /* what ran before the GEMM table (max_s 0: nothing) */
     char notes[1024];
 } tsl_prof_t;
 

@@ -38,7 +38,9 @@ typedef struct tsl_prof_ranks {
 
 /* Sizes of the one-device figures and of the collectives (bytes, GEMM m = n = k). */
 typedef struct tsl_prof_sizes {
-    uint32_t warm_gemm;        /* clock warm-up GEMMs before any figure (0: none) */
+    uint32_t warm_gemm;        /* the soak's GEMM (m = n = k; 0: no soak, no warm-up) */
+    double soak_window_s;      /* the soak's window (prof.h tsl_prof_soak) */
+    double keep_warm_s;        /* filler GEMMs before each table GEMM and block */
     uint32_t ref_gemm[2];      /* the two reference GEMMs */
     uint64_t h2d_bytes;        /* H2D and D2H copies */
     uint64_t dmem_bytes;       /* the device-to-device copy */
@@ -48,7 +50,8 @@ typedef struct tsl_prof_sizes {
     double overlap_loop_s;     /* the length of each side's loop */
 } tsl_prof_sizes_t;
 
-/* The cuda backend's: 8192³ warm-up, references 8192³ and 4096³, 256 MiB H2D (64
+/* The cuda backend's: an 8192³ soak in 1 s windows, 50 ms of filler before each
+ * figure (20 ms quick), references 8192³ and 4096³, 256 MiB H2D (64
  * quick), 1 GiB D2D (256 MiB quick), collectives to 1 GiB (256 MiB quick), overlap an
  * 8192³ GEMM against 256 MiB all-reduces, 512 MiB D2D or 256 MiB H2D copies, 0.2 s. */
 void tsl_prof_sizes_default(tsl_prof_sizes_t *s, bool quick);
@@ -60,6 +63,10 @@ typedef struct tsl_prof_dev {
     tsl_devops_t *dev; /* the one-device figures' (opts.device) */
     tsl_event_t *e0, *e1;
     uint64_t seed;
+    /* the soak's GEMM and buffers, held from the soak to the end of the blocks */
+    tsl_gemm_t fill;
+    double fill_gemm_s; /* one fill GEMM's last measured time */
+    uint32_t fill_n;    /* fill GEMMs before each figure (0: none) */
 } tsl_prof_dev_t;
 
 /* dev stays the caller's; p gets the figures appended (zeroed by the caller). */
@@ -81,7 +88,14 @@ int tsl_prof_dev_collectives(tsl_prof_dev_t *c, const tsl_prof_ranks_t *r, int n
  * D2D copy; then against an H2D copy. */
 int tsl_prof_dev_overlap(tsl_prof_dev_t *c, const tsl_prof_ranks_t *r, int n, tsl_err_t *err);
 
-/* Everything, in the cuda backend's order: warm-up, GEMMs, blocks, bandwidth,
+/* The soak (o->soak_max_s; p->soak): windows of sz.warm_gemm³ GEMMs until the rate
+ * settles or the cap, progress on stderr; then keeps its buffers for the filler GEMMs
+ * that run before each GEMM and block figure until tsl_prof_dev_soak_end (or close).
+ * soak_max_s 0: the old half-second warm-up only, no filler. */
+int tsl_prof_dev_soak(tsl_prof_dev_t *c, tsl_err_t *err);
+void tsl_prof_dev_soak_end(tsl_prof_dev_t *c);
+
+/* Everything, in the cuda backend's order: the soak, GEMMs, blocks, bandwidth,
  * collectives, overlap, the notes. */
 int tsl_prof_dev_run(tsl_prof_dev_t *c, const tsl_prof_ranks_t *r, int n, tsl_err_t *err);
 

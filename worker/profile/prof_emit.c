@@ -104,6 +104,22 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p)
     KS("gemm", p->simulated ? "none (simulated)"
                             : "cublasGemmStridedBatchedEx (the executor's cuda device ops), "
                               "CUBLAS_GEMM_DEFAULT, cuBLAS's default workspace");
+    fputs("},\n  \"soak\": {", f);
+    sep = "";
+    const tsl_prof_soak_t *sk = &p->soak;
+    KN("max_s", sk->max_s);
+    KN("window_s", sk->window_s);
+    KN("tolerance", TSL_PROF_SOAK_TOL);
+    KU("stable_windows", TSL_PROF_SOAK_STABLE);
+    KU("gemm", sk->gemm);
+    KU("windows", sk->windows);
+    KN("seconds", sk->seconds);
+    KB("settled", sk->settled);
+    KN("first_tflops", sk->first_tflops);
+    KN("last_tflops", sk->last_tflops);
+    KN("settled_tflops", sk->settled_tflops);
+    KN("spread", sk->spread);
+    KN("keep_warm_s", sk->keep_warm_s);
     fputs("},\n  \"gemms\": [", f);
     for (uint32_t i = 0; i < p->n_gemms; i++) {
         const tsl_prof_gemm_t *g = &p->gemms[i];
@@ -210,8 +226,18 @@ void tsl_prof_print_table(FILE *f, const tsl_prof_t *p)
     if (p->sm_clock_mhz != 0)
         fprintf(f, "clocks (NVML, at start): SM %u MHz, memory %u MHz, power limit %u W\n",
                 p->sm_clock_mhz, p->mem_clock_mhz, p->power_limit_w);
-    fprintf(f, "conditions: bf16 in/out, fp32 accumulate, median of %u after %u warm-up%s\n\n",
+    fprintf(f, "conditions: bf16 in/out, fp32 accumulate, median of %u after %u warm-up%s\n",
             p->iters, p->warmup, p->simulated ? "" : ", CUDA events, random data");
+    const tsl_prof_soak_t *sk = &p->soak;
+    if (sk->max_s > 0)
+        fprintf(f,
+                "soak: %u^3 GEMMs for %.1f s (%u windows of %g s), %s at %.1f TFLOP/s "
+                "(first window %.1f)%s\n\n",
+                sk->gemm, sk->seconds, sk->windows, sk->window_s,
+                sk->settled ? "settled" : "stopped at its cap before settling", sk->settled_tflops,
+                sk->first_tflops, sk->keep_warm_s > 0 ? "; filler GEMMs before each figure" : "");
+    else
+        fprintf(f, "soak: none (--soak 0): the GEMMs may run at the boost clock\n\n");
 
     fprintf(f, "%-28s %7s %7s %7s %6s %12s %9s\n", "GEMM", "m", "n", "k", "batch", "time",
             "TFLOP/s");

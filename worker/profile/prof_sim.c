@@ -11,7 +11,14 @@
  *   h2d_gbps, d2h_gbps, device_memory_gbps
  *   intra_busbw_gbps, nccl_latency_us                  collectives: latency + size·factor/busbw
  *   overlap_slowdown                                   both sides of the overlap test
- * Rates: a block of T tokens per device runs at rate·T/(T + half_rate_tokens).
+ *   boost_ratio, clock_settle_s (optional; 1 and 0)    the clock: a cold GPU starts at
+ *                                                      boost_ratio × the sustained rate and
+ *                                                      decays to it with time constant
+ *                                                      clock_settle_s under load
+ * Rates: a block of T tokens per device runs at rate·T/(T + half_rate_tokens), times the
+ * clock's factor 1 + (boost_ratio − 1)·e^(−t/clock_settle_s) at t, the seconds of load
+ * so far: the soak (prof_soak.c, in modelled time, no real waiting) advances t, the
+ * table is priced at the t the soak ended (its filler keeps the clock there).
  */
 #include "prof.h"
 
@@ -23,6 +30,7 @@ typedef struct sim_dev {
     const char *gpu, *model, *link;
     double gpus, memory_gb, sm_count, peak_tflops, efficiency, half_tokens;
     double h2d, d2h, dmem, busbw, latency_us, overlap;
+    double boost, settle_s; /* the clock model (1, 0: none) */
 } sim_dev_t;
 
 static int num(json_t *root, const char *path, const char *key, double lo, double *out,
@@ -37,6 +45,13 @@ static int num(json_t *root, const char *path, const char *key, double lo, doubl
     return 0;
 }
 
+/* An optional number: *out keeps its default when the key is absent. */
+static int num_opt(json_t *root, const char *path, const char *key, double lo, double *out,
+                   tsl_err_t *err)
+{
+    return json_object_get(root, key) == NULL ? 0 : num(root, path, key, lo, out, err);
+}
+
 static int str(json_t *root, const char *path, const char *key, const char **out, tsl_err_t *err)
 {
     json_t *v = json_object_get(root, key);
@@ -49,6 +64,34 @@ static int str(json_t *root, const char *path, const char *key, const char **out
 static double sim_rate(const sim_dev_t *d, double tokens)
 {
     return d->peak_tflops * 1e12 * d->efficiency * tokens / (tokens + d->half_tokens);
+}
+
+/* The clock's mean factor over [t0, t0 + w] of load (w 0: the factor at t0). */
+static double sim_clock(const sim_dev_t *d, double t0, double w)
+{
+    double excess = d->boost - 1;
+    if (excess <= 0 || d->settle_s <= 0)
+        return 1;
+    double tau = d->settle_s;
+    if (w <= 0)
+        return 1 + excess * exp(-t0 / tau);
+    return 1 + excess * tau / w * (exp(-t0 / tau) - exp(-(t0 + w) / tau));
+}
+
+/* The soak's window on the model: want_s of 8192³ GEMMs from the load so far. */
+typedef struct sim_soak {
+    const sim_dev_t *d;
+    double t_s;
+} sim_soak_t;
+
+static int sim_window(void *ud, double want_s, double *took_s, double *rate, tsl_err_t *err)
+{
+    (void)err;
+    sim_soak_t *k = ud;
+    *rate = sim_rate(k->d, 8192) * sim_clock(k->d, k->t_s, want_s);
+    *took_s = want_s;
+    k->t_s += want_s;
+    return 0;
 }
 
 int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
@@ -86,6 +129,15 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
         num(root, path, "nccl_latency_us", 0, &d.latency_us, err) ||
         num(root, path, "overlap_slowdown", 1, &d.overlap, err))
         goto out;
+    d.boost = 1;
+    if (num_opt(root, path, "boost_ratio", 1, &d.boost, err) ||
+        num_opt(root, path, "clock_settle_s", 0, &d.settle_s, err))
+        goto out;
+    if (d.boost > 1 && d.settle_s <= 0) {
+        tsl_err_setc(err, TSL_E_INVALID,
+                     "%s: 'clock_settle_s' must be > 0 where 'boost_ratio' is above 1", path);
+        goto out;
+    }
     if (d.efficiency > 1 || d.gpus > 64) {
         tsl_err_setc(err, TSL_E_INVALID, "%s: efficiency must be <= 1 and gpus <= 64", path);
         goto out;
@@ -107,6 +159,14 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
     p->warmup = 0;
     p->iters = 1;
 
+    /* the soak, on the modelled clock: the table runs at the clock it ends at */
+    sim_soak_t soak = {.d = &d, .t_s = 0};
+    p->soak = (tsl_prof_soak_t){
+        .max_s = o->soak_max_s > 0 ? o->soak_max_s : 0, .window_s = 1.0, .gemm = 8192};
+    if (tsl_prof_soak(sim_window, &soak, &p->soak, NULL, err)) /* modelled: no progress */
+        goto out;
+    double clock = sim_clock(&d, soak.t_s, 0);
+
     /* GEMMs: rate by the cube root of m·n·k·batch, standing in for tokens */
     static const uint32_t ref[] = {8192, 4096};
     for (size_t i = 0; i < 2; i++) {
@@ -115,7 +175,7 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
         g->m = g->n = g->k = ref[i];
         g->batch = 1;
         g->flops = 2.0 * ref[i] * ref[i] * ref[i];
-        g->time_s = g->flops / sim_rate(&d, ref[i]);
+        g->time_s = g->flops / (sim_rate(&d, ref[i]) * clock);
     }
     for (uint32_t si = 0; si < o->n_shapes; si++)
         for (uint32_t ti = 0; ti < o->n_tp; ti++)
@@ -132,7 +192,7 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
                     b->mb = mb;
                     b->tp = tp;
                     b->fwd_flops = tsl_prof_block_flops(b->kind, &s, mb, tp);
-                    double rate = sim_rate(&d, (double)mb * s.seq_len / tp);
+                    double rate = sim_rate(&d, (double)mb * s.seq_len / tp) * clock;
                     b->fwd_s = b->fwd_flops / rate;
                     b->bwd_s = 2 * b->fwd_s;
                     b->mem_bytes = tsl_prof_block_bytes(b->kind, &s, mb, tp);

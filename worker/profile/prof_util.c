@@ -28,6 +28,7 @@ void tsl_prof_opts_default(tsl_prof_opts_t *o, bool quick)
     o->warmup = quick ? 2 : 3;
     o->iters = quick ? 5 : 10;
     o->quick = quick;
+    o->soak_max_s = quick ? TSL_PROF_SOAK_QUICK_S : TSL_PROF_SOAK_FULL_S;
 }
 
 static int parse_u32(const char *text, uint32_t *out)
