@@ -36,8 +36,11 @@
  *              benchmarks/README.md) -> 0.695, for every GH100 part: H200, H100 SXM
  *              and H800 (the same die, SMs, boost clock and 700 W limit; no H100 MSMF
  *              is published: assumed — its HBM3 draws less than the H200's HBM3e,
- *              which leaves the SMs as much power or more) and the 500 W Grand Teton
- *              H100-96G (its lower cap would settle lower still: not modelled). The
+ *              which leaves the SMs as much power or more). The 500 W Grand Teton
+ *              H100-96G takes these times what a training step on the HBM2e H100
+ *              keeps at a 500 W limit of its 700 W rate, 0.915 (Mayr et al. 2026,
+ *              arXiv:2603.16164, Table 4; gemm_eff.h TSL_GH100_500W_SETTLED, cost
+ *              model 143): 0.636, FP8 0.578, its attention shares likewise. The
  *              burst fit priced 8192 x 8448 x 20480 at 762 TFLOP/s, 8 % above the
  *              sustained 708.5, and 8192^3 at 749 where the table measured 715 after
  *              half a second of warm-up GEMMs (667-726 over four H100s,
@@ -121,7 +124,7 @@
  *              per-tensor scales, i.e. cuBLASLt's FP8 GEMM) rows of the same table,
  *              the sustained figure where one is published, each taken through the
  *              H100's bf16 ratio 0.97 as the bf16 rows are. GH100 (FP8_EFF_GH100: H100
- *              SXM, H100-96G, H200, H800): the H200's MSMF FP8 1288.7/1979 = 65.1 %
+ *              SXM, H200, H800; the 500 W H100-96G x 0.915, above): the H200's MSMF FP8 1288.7/1979 = 65.1 %
  *              (8448 x 8192 x 16384, ~693 W at 1374 MHz; its MAMF 1491.9) -> 0.632
  *              (until cost model 137 the burst rows of the table at 744d01e: H100
  *              1402.6 = 70.9 % -> 0.688, H200 1453.4 = 73.4 % -> 0.712). Blackwell
@@ -187,6 +190,7 @@
  * cluster_topo.c.
  */
 #include "cluster.h"
+#include "gemm_eff.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -217,6 +221,9 @@
     "rate a GEMM sustains at the 700 W limit (708.5/989 = 71.6% at ~693 W, 1465 MHz; "             \
     "ml-engineering fast-mamf 082816f) x 0.97 (the H100's burst-fitted e_max 0.777 / its MAMF)"
 #define SRC_FP8_GH100 "fp8: e_max 0.632 = the H200's MSMF FP8 1288.7/1979 = 65.1% (1374 MHz) x 0.97"
+/* the 500 W H100-96G: the same figures at its cap (gemm_eff.h, cost model 143) */
+#define EFF_GH100_500W     (EFF_GH100 * TSL_GH100_500W_SETTLED)
+#define FP8_EFF_GH100_500W (FP8_EFF_GH100 * TSL_GH100_500W_SETTLED)
 
 /* NCCL's all-to-all over its ring inside an NVLink domain, NVIDIA GTC25 S72583 slide 13
  * ("NCCL Tests Alltoall Bus Bandwidth", 8 GPUs) over slide 12 (its ring all-reduce):
@@ -323,12 +330,17 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "x 150/232 (the A100's Galvatron-measured / NVIDIA-published ratio); "
      "pcie: gen5 x16 ~78% of line rate; " SRC_A2A_H100 "; " SRC_FP32_H100,
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
-    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
+    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, EFF_GH100_500W, 239 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
-     "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
-     "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled: the 700 W "
-     "sustained rate, assumed); " SRC_A2A_H100 "; " SRC_FP32_H100,
-     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false},
+     "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, intra and pcie as "
+     "H100-80G (same GH100 SXM5 part); efficiency at the 500 W cap: e_max 0.636 = the 700 W "
+     "0.695 x 0.915, what a training step on the HBM2e H100 SXM keeps at 500 W of its 700 W "
+     "rate (Mayr et al. 2026, arXiv:2603.16164, Table 4, Pre-training / H100: LLaMA 3 8B, "
+     "27705.3 / 30271.0 tokens/s per GPU; the kernels assumed to lose at least the step's "
+     "share); fp8: 0.578 = 0.632 x 0.915; attention shares x 0.915; " SRC_A2A_H100
+     "; " SRC_FP32_H100,
+     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100_500W, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS,
+     false},
     {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
      "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 "

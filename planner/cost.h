@@ -685,8 +685,16 @@ typedef enum tsl_cost_mode {
  * attn_kernel.h's FlashAttention-2 and cuDNN tables, all burst timings) x the H200's
  * published MSMF / MAMF, 708.5 / 841.9 = 0.842 (gemm_eff.h TSL_ATTN_GH100_SETTLED):
  * 0.295 / 0.152 by default, cuDNN at head dimension 128, 8K 0.511 / 0.441. A plan on
- * no Hopper GPU, or with an unfused core, prices as 141. */
-#define TSL_COST_MODEL_VERSION 142u
+ * no Hopper GPU, or with an unfused core, prices as 141.
+ * 143: the 500 W H100-96G (Meta's Grand Teton, torchtitan's hosts) at its cap: its
+ * GEMMs (bf16 e_max 0.695 -> 0.636, FP8 0.632 -> 0.578) and attention shares (the
+ * family's and attn_kernel.h's tables alike) at 0.915 x the 700 W GH100 figures, what a
+ * training step on the HBM2e H100 SXM keeps at 500 W of its 700 W rate (Mayr et al.
+ * 2026, arXiv:2603.16164, Table 4, "Pre-training / H100": LLaMA 3 8B under LitGPT,
+ * 27,705.3 / 30,271.0 tokens/s per GPU; gemm_eff.h TSL_GH100_500W_SETTLED; the kernels
+ * assumed to lose at least the step's share, FP8 as bf16). A plan on no H100-96G
+ * prices as 142. */
+#define TSL_COST_MODEL_VERSION 143u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

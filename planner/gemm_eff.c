@@ -29,24 +29,28 @@ static const struct {
     bool hopper; /* the H100 part: attn_kernel.h's published shares apply */
     bool ampere; /* the A100: attn_kernel.h's A100 shares apply (attn_fwd, attn_bwd: flash1's) */
     bool gb100;  /* B200 / GB200: cuDNN's sliding-window figures (TSL_ATTN_GB100_SWA64_*) */
+    double cap;  /* the part's settled compute rate at its power limit over the family's
+                    figures (1: the limit they were taken at); scales every attention share */
 } sm_table[] = {
-    {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, true, false},
-    {"H100", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false},
-    {"V100", 80, 0, 0, 0, false, false, false},
-    {"T4", 40, 0, 0, 0, false, false, false},
-    {"RTX-TITAN", 72, 0, 0, 0, false, false, false},
-    {"2080Ti", 68, 0, 0, 0, false, false, false},
-    {"H200", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false}, /* H100's part */
-    {"H800", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false}, /* H100's part */
+    {"A100", 108, TSL_ATTN_A100_FWD_EFF, TSL_ATTN_A100_BWD_EFF, 0, false, true, false, 1.0},
+    /* Grand Teton's 500 W H100 SXM (gemm_eff.h); before "H100": first hit wins */
+    {"H100-96G", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, TSL_GH100_500W_SETTLED},
+    {"H100", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, 1.0},
+    {"V100", 80, 0, 0, 0, false, false, false, 1.0},
+    {"T4", 40, 0, 0, 0, false, false, false, 1.0},
+    {"RTX-TITAN", 72, 0, 0, 0, false, false, false, 1.0},
+    {"2080Ti", 68, 0, 0, 0, false, false, false, 1.0},
+    {"H200", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, 1.0}, /* H100's part */
+    {"H800", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, 1.0}, /* H100's part */
     {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF, false,
-     false, true},
+     false, true, 1.0},
     {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
-     false, false, true},
-    {"MI300X", 304, 0, 0, 0, false, false, false},
-    {"MI325X", 304, 0, 0, 0, false, false, false},
-    {"L40S", 142, 0, 0, 0, false, false, false},
-    {"L4", 58, 0, 0, 0, false, false, false},
-    {"A10G", 80, 0, 0, 0, false, false, false},
+     false, false, true, 1.0},
+    {"MI300X", 304, 0, 0, 0, false, false, false, 1.0},
+    {"MI325X", 304, 0, 0, 0, false, false, false, 1.0},
+    {"L40S", 142, 0, 0, 0, false, false, false, 1.0},
+    {"L4", 58, 0, 0, 0, false, false, false, 1.0},
+    {"A10G", 80, 0, 0, 0, false, false, false, 1.0},
 };
 
 static int family_of(const char *name)
@@ -61,11 +65,13 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
 {
     int f = family_of(name);
     g->sms = f >= 0 ? sm_table[f].sms : 0.0;
-    g->attn_fwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_fwd * peak_flops : 0.0;
-    g->attn_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_bwd * peak_flops : 0.0;
-    g->attn_mla_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_mla_bwd * peak_flops : 0.0;
+    /* the peak at the part's power limit: every attention share is of it */
+    double settled = f >= 0 && peak_flops > 0 ? sm_table[f].cap * peak_flops : 0.0;
+    g->attn_fwd_flops = f >= 0 ? sm_table[f].attn_fwd * settled : 0.0;
+    g->attn_bwd_flops = f >= 0 ? sm_table[f].attn_bwd * settled : 0.0;
+    g->attn_mla_bwd_flops = f >= 0 ? sm_table[f].attn_mla_bwd * settled : 0.0;
     bool table = f >= 0 && (sm_table[f].hopper || sm_table[f].ampere) && peak_flops > 0;
-    g->attn_kernel_peak = table ? peak_flops : 0.0;
+    g->attn_kernel_peak = table ? settled : 0.0;
     g->attn_kernel_ampere = table && sm_table[f].ampere;
     bool swa = f >= 0 && sm_table[f].gb100 && peak_flops > 0;
     g->attn_swa64_fwd_flops = swa ? TSL_ATTN_GB100_SWA64_FWD_EFF * peak_flops : 0.0;

@@ -60,6 +60,20 @@
  * its FA4 kernel fall 1450 -> 1237 TFLOP/s, x 0.853, at ~1580 MHz under back-to-back
  * calls, where the B200's GEMM MSMF / MAMF is 0.822). */
 #define TSL_ATTN_GH100_SETTLED (708.5 / 841.9)
+/* The 500 W H100-96G (Meta's Grand Teton H100 SXM, HBM2e, torchtitan's benchmark hosts) at
+ * its cap, over the 700 W figures every GH100 part takes (EFF_GH100, FP8_EFF_GH100 and the
+ * attention shares above): what a training step on the HBM2e H100 SXM (94 GiB, 2.41 TB/s;
+ * assumed the same part as Grand Teton's 96 GB, 2.4 TB/s) keeps at a 500 W power limit of
+ * its 700 W rate, Mayr et al. 2026 (arXiv:2603.16164) Table 4, row "Pre-training / H100":
+ * LLaMA 3 8B continued pre-training under LitGPT, one node of four GPUs, 27,705.3 against
+ * 30,271.0 tokens/s per GPU = 0.915 (cost model 143). One figure for the compute-bound
+ * kernels — GEMMs and the fused attention core, bf16 and FP8 alike. Assumed: the kernels
+ * lose at least what the whole step loses (the step's memory-bound kernels and its
+ * all-gathers are held by HBM and links, not the SM clock, so they lose less: 0.915 is
+ * the smallest loss the table allows them), and FP8 GEMMs as much as bf16 ones (they draw
+ * more per clock: the H200's MSMF settles FP8 at 1374 MHz, bf16 at 1465, both ~693 W).
+ * The memory-bound kernels keep their rate. */
+#define TSL_GH100_500W_SETTLED (27705.3 / 30271.0)
 /* The same shares on the A100 (40 and 80 GB) for FlashAttention (v1)'s Triton port —
  * the kernel `attn_kernel` flash1-triton (attn_kernel.h), since cost model 121 (flash1,
  * v1's CUDA kernel, from 114 to 121); the A100's default and flash2 take

@@ -1848,13 +1848,43 @@ static void test_sustained_msmf(void)
               rows[i].fp8 ? "FP8" : "bf16", rate / 1e12, q, rows[i].msmf_tflops);
     }
     const tsl_gpu_spec_t *h200 = tsl_gpu_find("H200");
-    static const char *const gh100[] = {"H100-80G", "H100-96G", "H800-80G"};
+    static const char *const gh100[] = {"H100-80G", "H800-80G"};
     for (size_t i = 0; h200 != NULL && i < sizeof gh100 / sizeof gh100[0]; i++) {
         const tsl_gpu_spec_t *g = tsl_gpu_find(gh100[i]);
         CHECK(g != NULL && g->efficiency == h200->efficiency &&
                   tsl_gpu_fp8_flops(g) == tsl_gpu_fp8_flops(h200),
-              "%s: the H200's sustained e_max (one figure per GH100 part)", gh100[i]);
+              "%s: the H200's sustained e_max (one figure per GH100 part at 700 W)", gh100[i]);
     }
+}
+
+/* Cost model 143: the 500 W H100-96G (Grand Teton) at its cap — the 700 W GH100 figures
+ * times what a training step on the HBM2e H100 keeps at 500 W (Mayr et al. 2026, Table 4:
+ * 27705.3 / 30271.0 tokens/s), GEMMs bf16 and FP8 and the attention core alike; the
+ * 700 W parts untouched. */
+static void test_h100_96g_cap(void)
+{
+    const double r = TSL_GH100_500W_SETTLED;
+    CHECK_NEAR(r, 0.9152, 1e-4, "the 500 W step ratio %.5f", r);
+    const tsl_gpu_spec_t *h96 = tsl_gpu_find("H100-96G"), *h80 = tsl_gpu_find("H100-80G");
+    CHECK(h96 != NULL && h80 != NULL, "both H100s built in");
+    if (h96 == NULL || h80 == NULL)
+        return;
+    CHECK(h80->efficiency == 0.695, "the 700 W H100 keeps 0.695 (%.4f)", h80->efficiency);
+    CHECK_NEAR(h96->efficiency, 0.695 * r, 1e-12, "H100-96G bf16 e_max %.4f", h96->efficiency);
+    CHECK_NEAR(tsl_gpu_fp8_flops(h96), tsl_gpu_fp8_flops(h80) * r, 1e-12, "H100-96G FP8 %.4g",
+               tsl_gpu_fp8_flops(h96));
+    CHECK(strstr(h96->source, "arXiv:2603.16164") != NULL, "the cap's figure is cited");
+    tsl_gemm_eff_t e96, e80;
+    tsl_gemm_eff_for_gpu(&e96, h96->name, h96->peak_flops, h96->mem_bw);
+    tsl_gemm_eff_for_gpu(&e80, h80->name, h80->peak_flops, h80->mem_bw);
+    CHECK(e96.sms == 132 && e96.attn_kernel_ampere == false, "H100-96G: Hopper's SMs and tables");
+    CHECK_NEAR(e96.attn_fwd_flops, e80.attn_fwd_flops * r, 1e-12, "attention forward %.4g",
+               e96.attn_fwd_flops);
+    CHECK_NEAR(e96.attn_bwd_flops, e80.attn_bwd_flops * r, 1e-12, "attention backward %.4g",
+               e96.attn_bwd_flops);
+    CHECK_NEAR(e96.attn_kernel_peak, 989e12 * r, 1e-12, "the named kernels' shares at the cap %.4g",
+               e96.attn_kernel_peak);
+    CHECK(e80.attn_kernel_peak == 989e12, "the 700 W H100's kernel tables unscaled");
 }
 
 /* Who runs the recipe (fp8_impl.h): names both ways; torchao runs tensorwise and
@@ -2653,6 +2683,7 @@ int main(void)
     test_nvfp4_layer();
     test_h200_gemm();
     test_sustained_msmf();
+    test_h100_96g_cap();
     test_gemm();
     test_layers();
     test_causal();
