@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "mixed_cluster.h"
 #include "model.h"
 
 #define GB  1e9
@@ -1151,31 +1152,18 @@ static void three_nodes(tsl_cluster_t *c)
     CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
 }
 
-/* Mixed nodes: 8-, 4- and 2-GPU boxes of A100 and T4 with 1 to 8 NICs, domains of 2. */
+/* Mixed nodes (mixed_cluster.h) with 1 to 8 NICs, node 3's at 12 GB/s; matrix: a slow
+ * pair and a fast one between nodes. */
 static void mixed(tsl_cluster_t *c, bool matrix)
 {
-    static const uint32_t gpus[] = {8, 4, 4, 8, 2, 2, 8, 4, 4, 8, 8, 4};
-    static const uint32_t nics[] = {8, 1, 4, 2, 1, 2, 8, 4, 1, 8, 4, 2};
-    tsl_err_t err = {0};
-    uint32_t a100, t4;
-    tsl_cluster_init(c);
-    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
-    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("T4"), &t4, &err) == 0, "%s", err.msg);
-    for (uint32_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
-        tsl_node_t nd = {.n_gpus = gpus[i],
-                         .gpu_type = gpus[i] == 2 ? t4 : a100,
-                         .intra_bw = gpus[i] == 2 ? 12 * GB : 150 * GB,
-                         .n_nics = nics[i],
-                         .nic_bw = i == 3 ? 12 * GB : 25 * GB};
-        CHECK(tsl_cluster_add_node(c, &nd, &err) == 0, "%s", err.msg);
-    }
-    c->inter_bw = 20 * GB;
-    c->nvl_domain_nodes = 2;
-    if (matrix) {
-        CHECK(tsl_cluster_set_pair_bw(c, 1, 6, 3 * GB, &err) == 0, "%s", err.msg);
-        CHECK(tsl_cluster_set_pair_bw(c, 4, 9, 40 * GB, &err) == 0, "%s", err.msg);
-    }
-    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+    static const uint32_t nics[MIXED_NODES] = {8, 1, 4, 2, 1, 2, 8, 4, 1, 8, 4, 2};
+    static const mixed_pair_t pairs[] = {{1, 6, 3 * GB}, {4, 9, 40 * GB}};
+    mixed_links_t links[MIXED_NODES];
+    for (uint32_t i = 0; i < MIXED_NODES; i++)
+        links[i] = (mixed_links_t){.intra_bw = mixed_gpus(i) == 2 ? 12 * GB : 150 * GB,
+                                   .n_nics = nics[i],
+                                   .nic_bw = i == 3 ? 12 * GB : 25 * GB};
+    mixed_cluster_build(c, links, pairs, matrix ? 2 : 0);
 }
 
 /* The dimension walks' short-cuts (a repeated tile walked once, each node's count of

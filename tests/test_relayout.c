@@ -19,6 +19,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "exec_internal.h"
+#include "mixed_cluster.h"
 #include "relayout.h"
 #include "search.h"
 #include "search_tiny.h"
@@ -612,35 +613,20 @@ static void parse_cluster(const char *spec, tsl_cluster_t *c)
     CHECK(tsl_cluster_parse_spec(c, spec, &err) == 0, "%s: %s", spec, err.msg);
 }
 
-/* Mixed nodes: 8-, 4- and 2-GPU boxes of A100 and T4, 12 to 150 GB/s inside, domains
- * of 2; matrix: two slow pairs and a fast one between nodes (the ring of a group
- * over nodes 1 and 6 closes on its slowest link). */
+/* Mixed nodes (mixed_cluster.h), 12 to 150 GB/s inside, 1 to 4 NICs; matrix: two slow
+ * pairs and a fast one between nodes (the ring of a group over nodes 1 and 6 closes
+ * on its slowest link). */
 static void mixed_cluster(tsl_cluster_t *c, bool matrix)
 {
-    static const uint32_t gpus[] = {8, 4, 4, 8, 2, 2, 8, 4, 4, 8, 8, 4};
-    tsl_err_t err = {0};
-    uint32_t a100, t4;
-    tsl_cluster_init(c);
-    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
-    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("T4"), &t4, &err) == 0, "%s", err.msg);
-    for (uint32_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
-        tsl_node_t nd = {.n_gpus = gpus[i],
-                         .gpu_type = gpus[i] == 2 ? t4 : a100,
-                         .intra_bw = gpus[i] == 2 ? 12 * GB
-                                     : i == 7     ? 100 * GB
-                                                  : 150 * GB,
-                         .n_nics = 1 + i % 4,
-                         .nic_bw = 25 * GB};
-        CHECK(tsl_cluster_add_node(c, &nd, &err) == 0, "%s", err.msg);
-    }
-    c->inter_bw = 20 * GB;
-    c->nvl_domain_nodes = 2;
-    if (matrix) {
-        CHECK(tsl_cluster_set_pair_bw(c, 1, 6, 3 * GB, &err) == 0, "%s", err.msg);
-        CHECK(tsl_cluster_set_pair_bw(c, 0, 3, 5 * GB, &err) == 0, "%s", err.msg);
-        CHECK(tsl_cluster_set_pair_bw(c, 4, 9, 40 * GB, &err) == 0, "%s", err.msg);
-    }
-    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+    static const mixed_pair_t pairs[] = {{1, 6, 3 * GB}, {0, 3, 5 * GB}, {4, 9, 40 * GB}};
+    mixed_links_t links[MIXED_NODES];
+    for (uint32_t i = 0; i < MIXED_NODES; i++)
+        links[i] = (mixed_links_t){.intra_bw = mixed_gpus(i) == 2 ? 12 * GB
+                                               : i == 7           ? 100 * GB
+                                                                  : 150 * GB,
+                                   .n_nics = 1 + i % 4,
+                                   .nic_bw = 25 * GB};
+    mixed_cluster_build(c, links, pairs, matrix ? 3 : 0);
 }
 
 /* tsl_relayout_plan_floor's short-cuts (the gather by need tested and priced in one
