@@ -533,7 +533,7 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
  * dropout's 5 bytes; causal, masked_fill each way and, forward, the mask the
  * script builds for the micro-batch (s × keys, broadcast over batch and heads).
  * transformers' GPT2Attention._attn (l->hf_gpt2_eager; roofline.h
- * TSL_ROOFLINE_HF_GPT2_*) differs in three places: fp16's softmax is one
+ * TSL_ROOFLINE_HF_GPT2_*) differs in these places: fp16's softmax is one
  * half-to-float kernel each way, the optional division by the layer's index + 1,
  * and torch.where over the causal buffer in place of masked_fill, forward the
  * buffer's slice cast to bool; past 1024 keys PyTorch 1.13's block softmax re-reads

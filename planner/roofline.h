@@ -301,8 +301,8 @@
  * 2025: "Before this PR we were reading gradOutput twice"). Assumed: the re-reads
  * move at W as the first read does (an upper bound where L2 serves them; the
  * reductions between the passes keep each block's passes in series; the drop past
- * 1024 columns that pytorch/pytorch#144645 measured). The same kernel count. Later
- * PyTorch caches a row that fits in shared memory (cunn_SoftMaxForwardSmem,
+ * 1024 columns pytorch/pytorch#144645 measured on an RTX 3080). The same kernel
+ * count. Later PyTorch caches a row that fits in shared memory (cunn_SoftMaxForwardSmem,
  * pytorch/pytorch#122970, 2024): the script-style autocast block, which stands for
  * a current PyTorch, keeps one read; priced for the HF block only. */
 #define TSL_ROOFLINE_SOFTMAX_WARP_MAX_KEYS        1024.0
