@@ -693,8 +693,15 @@ typedef enum tsl_cost_mode {
  * 2026, arXiv:2603.16164, Table 4, "Pre-training / H100": LLaMA 3 8B under LitGPT,
  * 27,705.3 / 30,271.0 tokens/s per GPU; gemm_eff.h TSL_GH100_500W_SETTLED; the kernels
  * assumed to lose at least the step's share, FP8 as bf16). A plan on no H100-96G
- * prices as 142. */
-#define TSL_COST_MODEL_VERSION 143u
+ * prices as 142.
+ * 144: transformers' GPT-2 block (hf_gpt2_eager, PyTorch 1.13) past 1024 keys: ATen's
+ * softmax leaves its one-pass warp kernel (SoftMax.cu host_softmax: dim_size <= 1024,
+ * dim_size * sizeof <= 4096) for cunn_SoftMaxForward, which reads its input three
+ * times (+8 B a score in fp32, +4 B for fp16's half-to-float kernel), and
+ * cunn_SoftMaxBackward, which reads the gradient twice (+4 B); the re-reads at W
+ * (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). A plan without hf_gpt2_eager, or of at
+ * most 1024 keys, prices as 143. */
+#define TSL_COST_MODEL_VERSION 144u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

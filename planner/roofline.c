@@ -533,10 +533,11 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
  * dropout's 5 bytes; causal, masked_fill each way and, forward, the mask the
  * script builds for the micro-batch (s × keys, broadcast over batch and heads).
  * transformers' GPT2Attention._attn (l->hf_gpt2_eager; roofline.h
- * TSL_ROOFLINE_HF_GPT2_*) differs in three places: fp16's softmax is one
+ * TSL_ROOFLINE_HF_GPT2_*) differs in these places: fp16's softmax is one
  * half-to-float kernel each way, the optional division by the layer's index + 1,
  * and torch.where over the causal buffer in place of masked_fill, forward the
- * buffer's slice cast to bool. */
+ * buffer's slice cast to bool; past 1024 keys PyTorch 1.13's block softmax re-reads
+ * its input (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). */
 static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
                                 double scores, double keys)
 {
@@ -554,6 +555,10 @@ static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const sha
         bytes += 5.0;
         kernels += 1u;
     }
+    if (hf && keys > TSL_ROOFLINE_SOFTMAX_WARP_MAX_KEYS) /* ATen's block softmax (roofline.h) */
+        bytes += p->bwd       ? TSL_ROOFLINE_BLOCK_SOFTMAX_BWD_BYTES
+                 : p->d->fp16 ? TSL_ROOFLINE_BLOCK_SOFTMAX_HALF_FWD_BYTES
+                              : TSL_ROOFLINE_BLOCK_SOFTMAX_FWD_BYTES;
     if (hf && l->layer_scale) {
         bytes += TSL_ROOFLINE_HF_GPT2_LAYER_SCALE_BYTES;
         kernels += 1u;

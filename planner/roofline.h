@@ -286,6 +286,29 @@
 #define TSL_ROOFLINE_HF_GPT2_QKV_GRAD_KERNELS  2u
 #define TSL_ROOFLINE_HALF_SOFTMAX_SAVED_BYTES  8.0
 #define TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES      12.0
+/* ATen's softmax past 1024 keys, in the HF GPT-2 block's PyTorch 1.13 (cost model 144;
+ * docs/cost-model.md "HF GPT-2's block"). aten/src/ATen/native/cuda/SoftMax.cu
+ * host_softmax runs the persistent warp softmax (one pass: read the row once, write
+ * once, as the autocast figures above price) only while dim_size <= 1024 and
+ * dim_size * sizeof(input) <= 4096; a longer row goes to cunn_SoftMaxForward, one
+ * block per row, which reads the input three times — ilpReduce of MaxFloat, then of
+ * SumExpFloat(max), then WriteFpropResults reading it again to write the output —
+ * with a block-wide reduction between the passes: +2 reads of the softmax's input
+ * a score, 8 B where it is fp32 (bf16: the cast's fp32 copy) and 4 B for fp16's
+ * half-to-float kernel, which reads the 16-bit scores. Its backward,
+ * cunn_SoftMaxBackward, sums gradOutput (the multiply's tmp, fp32) in one pass and
+ * reads it again beside the output to write gradInput: +4 B (pytorch/pytorch#145866,
+ * 2025: "Before this PR we were reading gradOutput twice"). Assumed: the re-reads
+ * move at W as the first read does (an upper bound where L2 serves them; the
+ * reductions between the passes keep each block's passes in series; the drop past
+ * 1024 columns pytorch/pytorch#144645 measured on an RTX 3080). The same kernel
+ * count. Later PyTorch caches a row that fits in shared memory (cunn_SoftMaxForwardSmem,
+ * pytorch/pytorch#122970, 2024): the script-style autocast block, which stands for
+ * a current PyTorch, keeps one read; priced for the HF block only. */
+#define TSL_ROOFLINE_SOFTMAX_WARP_MAX_KEYS        1024.0
+#define TSL_ROOFLINE_BLOCK_SOFTMAX_FWD_BYTES      8.0
+#define TSL_ROOFLINE_BLOCK_SOFTMAX_HALF_FWD_BYTES 4.0
+#define TSL_ROOFLINE_BLOCK_SOFTMAX_BWD_BYTES      4.0
 /* The LM loss's bytes per logit and kernels, forward and backward, are its
  * implementation's (d->loss_impl; loss_impl.h "The loss's time": exec 10 + 6,
  * torch 22 + 26, 38 + 38 under loss_parallel, megatron 38 + 14, te 6 + 4,

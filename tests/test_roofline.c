@@ -1538,6 +1538,40 @@ static void test_hf_gpt2_eager(void)
     CHECK(tsl_roofline_hf_gpt2_act(&head) == 0.0, "the head keeps no FFN");
 }
 
+/* The same block at 2048 tokens (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*): rows of
+ * 2048 keys are past ATen's persistent (warp) softmax's 1024, so PyTorch 1.13 runs its
+ * block kernels, cunn_SoftMaxForward reading the fp32 input three times (+8 B a
+ * score; fp16's half-to-float input twice more, +4 B) and cunn_SoftMaxBackward the
+ * gradient twice (+4 B), each way on top of the 1024-token block's terms; the kernel
+ * count unchanged. The script's block (no hf_gpt2_eager) keeps its figures. */
+static void test_hf_gpt2_block_softmax(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 312e12 * 0.6, 2039e9);
+    d.autocast = true;
+    tsl_layer_t l = layer(2048, 768, 12), hf;
+    l.unfused_attn = l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    hf = l;
+    hf.hf_gpt2_eager = hf.layer_scale = true;
+    double W = 0.8 * 2039e9, L = TSL_ROOFLINE_LAUNCH_S, f = 3072.0 * 2048, sc = 12.0 * 2048 * 2048;
+    double fwd = (72.0 * f - 2048.0 * 2048 + 8.0 * sc) / W + 8 * L;
+    double bwd = (112.0 * f + 4.0 * sc) / W + 16 * L;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &hf, 1, 1, false, 0) - f0, fwd, 1e-9,
+               "2048 keys forward: the block softmax's two more fp32 reads");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &hf, 1, 1, false, 0) - b0, bwd, 1e-9,
+               "2048 keys backward: the block softmax's second gradient read");
+    tsl_roofline_dev_t h = d; /* fp16: the half-to-float input re-read in 16 bits */
+    h.fp16 = true;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&h, &hf, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&h, &l, 1, 1, false, 0),
+               fwd - 8.0 * sc / W - L - 4.0 * sc / W, 1e-9,
+               "fp16 forward at 2048 keys: two more 2-byte reads");
+}
+
 /* AMP's fork's TransGAN attention keeps all its heads on every TP rank, each 1/t as
  * wide (dev.tp_whole_heads; trans_gan_gen.py ParallelTransGanAttention reshapes its
  * QKV to num_heads heads of C/t/num_heads): the score GEMMs write, and the scale, bias
@@ -2710,6 +2744,7 @@ int main(void)
     test_eager();
     test_transgan_eager();
     test_hf_gpt2_eager();
+    test_hf_gpt2_block_softmax();
     test_tp_whole_heads();
     test_unaligned_head();
     test_loss_time();
