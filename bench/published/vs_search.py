@@ -258,7 +258,7 @@ def best_microbatching(row, args, tmpdir, pub_s):
     sizes eval refused as "mbs N: why"). A refusal (memory, a schedule's count) is
     skipped, not an error: the figure is the best the published degrees reach."""
     p = row["plan"]
-    best = {"mbs": p["mbs"], "n_micro": None, "s": pub_s}
+    best = {"mbs": p["mbs"], "n_micro": None, "s": pub_s, "peak": None}
     refused = []
     for mbs in mb_candidates(p):
         alt = json.loads(json.dumps(row))
@@ -272,7 +272,8 @@ def best_microbatching(row, args, tmpdir, pub_s):
             refused.append("mbs %d: exit %d: %s" % (mbs, rc, why))
             continue
         if doc["plan"]["iter_time_s"] < best["s"]:
-            best = {"mbs": mbs, "n_micro": doc["plan"]["n_micro"], "s": doc["plan"]["iter_time_s"]}
+            best = {"mbs": mbs, "n_micro": doc["plan"]["n_micro"], "s": doc["plan"]["iter_time_s"],
+                    "peak": doc["plan"].get("peak_bytes")}
     return best, refused
 
 
@@ -335,6 +336,9 @@ def compare_row(row, args, tmpdir):
     res["mb_best_s"], res["mb_best_mbs"] = mb["s"], mb["mbs"]
     res["mb_best_n_micro"] = mb["n_micro"] if mb["n_micro"] is not None else pub["plan"]["n_micro"]
     res["mb_gain_pct"] = 100 * (res["pub_s"] / res["mb_best_s"] - 1)
+    # a faster size the search's budget cannot hold: the mb gain may then exceed the gain
+    res["mb_best_peak_gib"] = (mb["peak"] if mb["peak"] is not None else pub["plan"]["peak_bytes"]) / 2**30
+    res["mb_over_budget"] = res["mb_best_peak_gib"] > res["budget_gib"]
     # a diagnostic, not a prediction: where the source published the published
     # plan's memory, the best plan's extra predicted bytes on top of that figure;
     # over the device it would likely not run (the allocator's reserve and
@@ -418,6 +422,8 @@ def main():
             print("%-26s %-10s NOT COMPARED  %s" % (r["id"], TARGETS[r["source"]], r["error"]))
             continue
         flag = " pub>budget" if r["pub_over_budget"] else ""
+        if r["mb_over_budget"] and not r["pub_over_budget"]:
+            flag += " mbs>budget (%.1f GiB)" % r["mb_best_peak_gib"]
         if r.get("may_oom"):
             flag += " OOM? (%.0f GiB: measured + the extra predicted)" % r["best_mem_projected_gib"]
         flag += " (re-eval refused: search's figure)" if r["reeval_error"] else ""
