@@ -503,45 +503,37 @@ static int parse_inter_scalar(loader_t *ld, json_t *root)
     return 0;
 }
 
-/* "inter_a2a_ratio": what a NIC carries of NCCL's all-to-all over its ring figure, in
- * (0, 1]; absent: the named link's (cluster_hw.c), else 1 (the figures given are the
- * all-to-all's too, as before cost model 129). Given with a link, it replaces the
- * link's: a fabric measured with nccl-tests' alltoall_perf. */
-static int parse_a2a_ratio(loader_t *ld, json_t *root)
+/* An optional share of the ring's figure a NIC carries of another traffic, in (0, 1]:
+ * absent, *out keeps the named link's (cluster_hw.c), else 1. Given with a link, it
+ * replaces the link's. `what` says, in the error, what the share is of. */
+static int parse_nic_ratio(loader_t *ld, json_t *root, const char *key, const char *what,
+                           double *out)
 {
     double r = 0;
     bool present;
-    if (opt_number(root, "", "inter_a2a_ratio", &r, &present, ld->err) != 0)
+    if (opt_number(root, "", key, &r, &present, ld->err) != 0)
         return -1;
     if (!present)
         return 0;
     if (!(r > 0 && r <= 1))
-        return tsl_err_set(ld->err,
-                           "inter_a2a_ratio: %g must be in (0, 1] (NCCL's all-to-all busbw over "
-                           "one NIC over its ring's; 1 = the ring's)",
-                           r);
-    ld->c->inter_a2a_ratio = r;
+        return tsl_err_set(ld->err, "%s: %g must be in (0, 1] (%s; 1 = the ring's)", key, r, what);
+    *out = r;
     return 0;
 }
 
-/* "inter_flex_ratio": what a NIC carries of a flex MoE dispatcher's RDMA (DeepEP,
- * HybridEP) over its ring figure, in (0, 1]; absent: the named link's (cluster_hw.c), else
- * 1 (as before cost model 136). Given with a link, it replaces the link's: a fabric
- * measured with DeepEP's or HybridEP's internode test, counted off the node. */
-static int parse_flex_ratio(loader_t *ld, json_t *root)
+/* "inter_a2a_ratio": NCCL's all-to-all (as before cost model 129 when absent and no link
+ * is named: a fabric measured with nccl-tests' alltoall_perf); "inter_flex_ratio": a
+ * flex MoE dispatcher's RDMA, DeepEP's or HybridEP's (as before cost model 136: a fabric
+ * measured with their internode test, counted off the node). */
+static int parse_nic_ratios(loader_t *ld, json_t *root)
 {
-    double r = 0;
-    bool present;
-    if (opt_number(root, "", "inter_flex_ratio", &r, &present, ld->err) != 0)
+    if (parse_nic_ratio(ld, root, "inter_a2a_ratio",
+                        "NCCL's all-to-all busbw over one NIC over its ring's",
+                        &ld->c->inter_a2a_ratio) != 0 ||
+        parse_nic_ratio(ld, root, "inter_flex_ratio",
+                        "a flex MoE dispatcher's RDMA over one NIC over NCCL's ring's",
+                        &ld->c->inter_flex_ratio) != 0)
         return -1;
-    if (!present)
-        return 0;
-    if (!(r > 0 && r <= 1))
-        return tsl_err_set(ld->err,
-                           "inter_flex_ratio: %g must be in (0, 1] (a flex MoE dispatcher's RDMA "
-                           "over one NIC over NCCL's ring's; 1 = the ring's)",
-                           r);
-    ld->c->inter_flex_ratio = r;
     return 0;
 }
 
@@ -713,10 +705,9 @@ int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *e
         opt_string(root, "", "name", &ignored, err) != 0 ||
         opt_string(root, "", "comment", &ignored, err) != 0 || parse_gpu_types(&ld, root) != 0 ||
         parse_nodes(&ld, root) != 0 || parse_inter_scalar(&ld, root) != 0 ||
-        parse_a2a_ratio(&ld, root) != 0 || parse_flex_ratio(&ld, root) != 0 ||
-        parse_matrix(&ld, root) != 0 || parse_links(&ld, root) != 0 ||
-        check_inter_complete(&ld) != 0 || parse_overlap(&ld, root) != 0 ||
-        parse_domain(&ld, root) != 0)
+        parse_nic_ratios(&ld, root) != 0 || parse_matrix(&ld, root) != 0 ||
+        parse_links(&ld, root) != 0 || check_inter_complete(&ld) != 0 ||
+        parse_overlap(&ld, root) != 0 || parse_domain(&ld, root) != 0)
         goto out;
     rc = tsl_cluster_finish(out, err);
 out:

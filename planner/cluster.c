@@ -243,6 +243,17 @@ static int derive_devices(tsl_cluster_t *c, tsl_err_t *err)
     return 0;
 }
 
+/* A share of the ring's figure a NIC carries of other traffic: in (0, 1], 0 meaning 1. */
+static int nic_ratio_check(const char *key, double r, const char *of, tsl_err_t *err)
+{
+    if (isfinite(r) && r >= 0 && r <= 1)
+        return 0;
+    return tsl_err_set(err,
+                       "cluster: %s %g outside (0, 1] (what a NIC carries of %s over its ring "
+                       "figure; 0 = 1)",
+                       key, r, of);
+}
+
 int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
 {
     if (c->n_nodes == 0)
@@ -252,16 +263,10 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
                            c->overlap_slowdown);
     if (!(isfinite(c->inter_bw) && c->inter_bw >= 0))
         return tsl_err_set(err, "cluster: inter-node bandwidth must be > 0");
-    if (!(isfinite(c->inter_a2a_ratio) && c->inter_a2a_ratio >= 0 && c->inter_a2a_ratio <= 1))
-        return tsl_err_set(err,
-                           "cluster: inter_a2a_ratio %g outside (0, 1] (what a NIC carries of "
-                           "NCCL's all-to-all over its ring figure; 0 = 1)",
-                           c->inter_a2a_ratio);
-    if (!(isfinite(c->inter_flex_ratio) && c->inter_flex_ratio >= 0 && c->inter_flex_ratio <= 1))
-        return tsl_err_set(err,
-                           "cluster: inter_flex_ratio %g outside (0, 1] (what a NIC carries of "
-                           "a flex MoE dispatcher's RDMA over its ring figure; 0 = 1)",
-                           c->inter_flex_ratio);
+    if (nic_ratio_check("inter_a2a_ratio", c->inter_a2a_ratio, "NCCL's all-to-all", err) ||
+        nic_ratio_check("inter_flex_ratio", c->inter_flex_ratio, "a flex MoE dispatcher's RDMA",
+                        err))
+        return -1;
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         tsl_node_t *n = &c->nodes[i];
         if (n->intra_bw == 0)
