@@ -284,6 +284,24 @@ static int fake_window(void *ud, double want_s, double *took_s, double *rate, ts
     return 0;
 }
 
+/* The soak on the fake clock with its progress in a file: into line, the first line
+ * holding `needle` (empty when none does). */
+static void soak_logged(fake_clock_t *k, tsl_prof_soak_t *s, const char *needle, char *line,
+                        size_t cap)
+{
+    tsl_err_t err = {0};
+    FILE *log = tmpfile();
+    CHECK(log != NULL, "tmpfile");
+    if (log == NULL)
+        return;
+    CHECK(tsl_prof_soak(fake_window, k, s, log, &err) == 0, "%s", err.msg);
+    rewind(log);
+    line[0] = '\0';
+    while (fgets(line, (int)cap, log) && !strstr(line, needle))
+        ;
+    fclose(log);
+}
+
 /* The soak's rule (prof_soak.c): it waits for the decay, not the first windows, and a
  * bounded soak stops at its cap saying so. */
 static void test_soak_rule(void)
@@ -291,33 +309,23 @@ static void test_soak_rule(void)
     tsl_err_t err = {0};
     fake_clock_t k = {0};
     tsl_prof_soak_t s = {.max_s = 60, .window_s = 1};
-    FILE *log = tmpfile();
-    char line[512] = "";
-    CHECK(tsl_prof_soak(fake_window, &k, &s, log, &err) == 0, "%s", err.msg);
+    char line[512];
+    soak_logged(&k, &s, "settled at", line, sizeof line);
     CHECK(s.settled && s.windows >= TSL_PROF_SOAK_STABLE && s.seconds < 60, "settled after %u",
           s.windows);
     CHECK(s.spread <= TSL_PROF_SOAK_TOL, "spread %g", s.spread);
     /* the first window is near boost; the settled rate within 1 % of the sustained 600 */
     CHECK(s.first_tflops > 620, "first %g", s.first_tflops);
     CHECK(s.settled_tflops > 600 && s.settled_tflops < 606, "settled %g", s.settled_tflops);
-    rewind(log);
-    while (fgets(line, sizeof(line), log) && !strstr(line, "settled at"))
-        ;
     CHECK(strstr(line, "soak settled at") != NULL, "progress: %s", line);
-    fclose(log);
 
     /* a 3 s cap: three windows, not settled, and the message names the cap */
     k = (fake_clock_t){0};
     s = (tsl_prof_soak_t){.max_s = 3, .window_s = 1};
-    log = tmpfile();
-    CHECK(tsl_prof_soak(fake_window, &k, &s, log, &err) == 0, "%s", err.msg);
+    soak_logged(&k, &s, "cap", line, sizeof line);
     CHECK(!s.settled && s.windows == 3 && s.seconds == 3, "capped: %u windows", s.windows);
     CHECK(s.settled_tflops > 620, "the capped rate is still above sustained: %g", s.settled_tflops);
-    rewind(log);
-    while (fgets(line, sizeof(line), log) && !strstr(line, "cap"))
-        ;
     CHECK(strstr(line, "stopped at its 3 s cap before settling") != NULL, "%s", line);
-    fclose(log);
 
     /* none asked: nothing runs */
     k = (fake_clock_t){0};

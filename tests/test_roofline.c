@@ -1467,6 +1467,21 @@ static void test_transgan_eager(void)
           "host ops: 17 more forward (%g of %g), 34 more backward", f0 + 17, f0);
 }
 
+/* GPT-2 small's block at s tokens with an unfused causal core, as the script writes it
+ * (l) and as transformers' GPT2Block runs it (hf: gelu_new's chain, the layer-index
+ * scale), on an A100 under bf16 autocast (d). */
+static void hf_gpt2_blocks(uint32_t s, tsl_roofline_dev_t *d, tsl_layer_t *l, tsl_layer_t *hf)
+{
+    tsl_roofline_dev_init(d, 312e12 * 0.6, 2039e9);
+    d->autocast = true;
+    *l = layer(s, 768, 12);
+    l->unfused_attn = l->causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(l, &err) == 0, "%s", err.msg);
+    *hf = *l;
+    hf->hf_gpt2_eager = hf->layer_scale = true;
+}
+
 /* transformers' GPT2Block as written (hf_gpt2_eager, roofline.h TSL_ROOFLINE_HF_GPT2_*)
  * under bf16 autocast, on GPT-2 small's block (1024 tokens, h 768, f 3072, 12 heads,
  * unfused, causal, dropout) and one sample, on an A100 (2039 GB/s × 0.8). Beyond the
@@ -1483,14 +1498,8 @@ static void test_transgan_eager(void)
 static void test_hf_gpt2_eager(void)
 {
     tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 312e12 * 0.6, 2039e9);
-    d.autocast = true;
-    tsl_layer_t l = layer(1024, 768, 12), hf;
-    l.unfused_attn = l.causal = true;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    hf = l;
-    hf.hf_gpt2_eager = hf.layer_scale = true;
+    tsl_layer_t l, hf;
+    hf_gpt2_blocks(1024, &d, &l, &hf);
     double W = 0.8 * 2039e9, L = TSL_ROOFLINE_LAUNCH_S, f = 3072.0 * 1024, sc = 12.0 * 1024 * 1024;
     double fwd = (72.0 * f - 1024.0 * 1024) / W + 8 * L, bwd = 112.0 * f / W + 16 * L;
     double f0 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
@@ -1547,14 +1556,8 @@ static void test_hf_gpt2_eager(void)
 static void test_hf_gpt2_block_softmax(void)
 {
     tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 312e12 * 0.6, 2039e9);
-    d.autocast = true;
-    tsl_layer_t l = layer(2048, 768, 12), hf;
-    l.unfused_attn = l.causal = true;
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    hf = l;
-    hf.hf_gpt2_eager = hf.layer_scale = true;
+    tsl_layer_t l, hf;
+    hf_gpt2_blocks(2048, &d, &l, &hf);
     double W = 0.8 * 2039e9, L = TSL_ROOFLINE_LAUNCH_S, f = 3072.0 * 2048, sc = 12.0 * 2048 * 2048;
     double fwd = (72.0 * f - 2048.0 * 2048 + 8.0 * sc) / W + 8 * L;
     double bwd = (112.0 * f + 4.0 * sc) / W + 16 * L;
