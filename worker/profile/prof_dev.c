@@ -105,6 +105,23 @@ static int keep_warm(tsl_prof_dev_t *c, tsl_err_t *err)
     return 0;
 }
 
+/* batch row-major (m x k)·(k x n) products packed back to back, buffers unset: the
+ * shape every timed GEMM and the soak's filler run. */
+static tsl_gemm_t row_major(uint32_t m, uint32_t n, uint32_t k, uint32_t batch)
+{
+    return (tsl_gemm_t){.m = (int)m,
+                        .n = (int)n,
+                        .k = (int)k,
+                        .alpha = 1,
+                        .lda = (int)k,
+                        .ldb = (int)n,
+                        .ldc = (int)n,
+                        .stride_a = (long long)m * k,
+                        .stride_b = (long long)k * n,
+                        .stride_c = (long long)m * n,
+                        .batch = (int)batch};
+}
+
 int tsl_prof_dev_gemm(tsl_prof_dev_t *c, const char *what, uint32_t m, uint32_t n, uint32_t k,
                       uint32_t batch, tsl_err_t *err)
 {
@@ -116,20 +133,8 @@ int tsl_prof_dev_gemm(tsl_prof_dev_t *c, const char *what, uint32_t m, uint32_t 
     if (seeded(c, &a, (size_t)m * k * nb, err) || seeded(c, &b, (size_t)k * n * nb, err) ||
         seeded(c, &cc, (size_t)m * n * nb, err))
         goto out;
-    tsl_gemm_t g = {.m = (int)m,
-                    .n = (int)n,
-                    .k = (int)k,
-                    .alpha = 1,
-                    .a = a,
-                    .b = b,
-                    .c = cc,
-                    .lda = (int)k,
-                    .ldb = (int)n,
-                    .ldc = (int)n,
-                    .stride_a = (long long)m * k,
-                    .stride_b = (long long)k * n,
-                    .stride_c = (long long)m * n,
-                    .batch = (int)nb};
+    tsl_gemm_t g = row_major(m, n, k, nb);
+    g.a = a, g.b = b, g.c = cc;
     double med;
     if (keep_warm(c, err) || time_median(c, gemm_work, &g, c->o->warmup + 1, 10, &med, err))
         goto out;
@@ -358,17 +363,7 @@ int tsl_prof_dev_soak(tsl_prof_dev_t *c, tsl_err_t *err)
         return rc ? -1 : 0;
     }
     size_t n = (size_t)w * w;
-    c->fill = (tsl_gemm_t){.m = (int)w,
-                           .n = (int)w,
-                           .k = (int)w,
-                           .alpha = 1,
-                           .lda = (int)w,
-                           .ldb = (int)w,
-                           .ldc = (int)w,
-                           .stride_a = (long long)n,
-                           .stride_b = (long long)n,
-                           .stride_c = (long long)n,
-                           .batch = 1};
+    c->fill = row_major(w, w, w, 1);
     double took, rate;
     if (seeded(c, &c->fill.a, n, err) || seeded(c, &c->fill.b, n, err) ||
         seeded(c, &c->fill.c, n, err) || fill_timed(c, 1, &took, &rate, err) ||
