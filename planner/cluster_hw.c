@@ -373,7 +373,8 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "fp8: e_max 0.603 = MSMF FP8 2795.7/4500 = 62.1% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
      "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
      "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
-     "(gemm_eff.h); a2a: 640/700 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "
+     "(gemm_eff.h), x 0.822 = MSMF / MAMF 1456.3 / 1770.9 (burst sweeps at the settled clock); "
+     "a2a: 640/700 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "
      "GPUs, NVIDIA GTC25 S72583); fp32: FP32 75 TFLOPS, TF32 tensor 2.2 PFLOPS with sparsity = "
      "1100 dense (NVIDIA Blackwell datasheet, individual GPU of HGX B200)",
      8000 * GBPS, 4500 * TFLOPS, 0.603, 9000 * TFLOPS, 640.0 / 700.0, 75 * TFLOPS, 1100 * TFLOPS,
@@ -393,7 +394,8 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); "
      "fused attention: 0.67 / 0.54 of peak forward / backward (cudnn-frontend's published "
      "GB200 SDPA sweeps, cuDNN 9.19.1 and 9.22.0, bf16, head dim 128; MLA's 192/128 "
-     "backward 0.42, its dsv3 sweep; gemm_eff.h); a2a: 640/680 of the ring (NCCL tests "
+     "backward 0.42, its dsv3 sweep; gemm_eff.h) x the B200's MSMF / MAMF 0.822 (burst "
+     "sweeps at the settled clock, assumed the B200's ratio); a2a: 640/680 of the ring (NCCL tests "
      "alltoall / allreduce busbw without NVLink SHARP, 32 GPUs of an NVL72, NVIDIA GTC25 "
      "S72583); fp32: FP32 80 TFLOPS, TF32 tensor 2.5 PFLOPS with sparsity = 1250 dense (NVIDIA "
      "Blackwell datasheet, individual GPU of GB200 NVL72; the NVL72 spec's 5760 TFLOPS FP32 and "

@@ -700,8 +700,16 @@ typedef enum tsl_cost_mode {
  * times (+8 B a score in fp32, +4 B for fp16's half-to-float kernel), and
  * cunn_SoftMaxBackward, which reads the gradient twice (+4 B); the re-reads at W
  * (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). A plan without hf_gpt2_eager, or of at
- * most 1024 keys, prices as 143. */
-#define TSL_COST_MODEL_VERSION 144u
+ * most 1024 keys, prices as 143.
+ * 145: Blackwell's fused attention core at the settled clock of a dense step, as its
+ * GEMMs since 56 and Hopper's core since 142: every B200 and GB200 attention share
+ * (cuDNN's published GB200 sweeps, 0.67 / 0.54, MLA's backward 0.42, the head-dimension-64
+ * sliding window's 0.405 / 0.409: ten single-kernel calls each, burst timings) x the
+ * B200's published bf16 MSMF / MAMF, 1456.3 / 1770.9 = 0.822 (gemm_eff.h
+ * TSL_ATTN_GB100_SETTLED; the GB200 at the B200's ratio, assumed): 0.551 / 0.444, below
+ * the GEMM rate, so the forward no longer sits at the GEMM cap. A plan on no B200 or
+ * GB200, or with an unfused core, prices as 144. */
+#define TSL_COST_MODEL_VERSION 145u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -19,6 +19,10 @@
 /* the H100 family's one figure at a dense step's settled clock (gemm_eff.h) */
 #define H100_ATTN_FWD (TSL_ATTN_H100_FWD_EFF * TSL_ATTN_GH100_SETTLED)
 #define H100_ATTN_BWD (TSL_ATTN_H100_BWD_EFF * TSL_ATTN_GH100_SETTLED)
+/* Blackwell's cuDNN figures likewise, at the B200's settled clock (gemm_eff.h) */
+#define GB100_ATTN_FWD     (TSL_ATTN_GB100_FWD_EFF * TSL_ATTN_GB100_SETTLED)
+#define GB100_ATTN_BWD     (TSL_ATTN_GB100_BWD_EFF * TSL_ATTN_GB100_SETTLED)
+#define GB100_ATTN_MLA_BWD (TSL_ATTN_GB100_MLA_BWD_EFF * TSL_ATTN_GB100_SETTLED)
 
 /* Flash attention's share of peak (forward, backward, MLA's backward): A100, H100 and
  * Blackwell in gemm_eff.h; no published or measured figure here for the others (0:
@@ -42,10 +46,8 @@ static const struct {
     {"2080Ti", 68, 0, 0, 0, false, false, false, 1.0},
     {"H200", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, 1.0}, /* H100's part */
     {"H800", 132, H100_ATTN_FWD, H100_ATTN_BWD, 0, true, false, false, 1.0}, /* H100's part */
-    {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF, false,
-     false, true, 1.0},
-    {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF,
-     false, false, true, 1.0},
+    {"B200", 148, GB100_ATTN_FWD, GB100_ATTN_BWD, GB100_ATTN_MLA_BWD, false, false, true, 1.0},
+    {"GB200", 148, GB100_ATTN_FWD, GB100_ATTN_BWD, GB100_ATTN_MLA_BWD, false, false, true, 1.0},
     {"MI300X", 304, 0, 0, 0, false, false, false, 1.0},
     {"MI325X", 304, 0, 0, 0, false, false, false, 1.0},
     {"L40S", 142, 0, 0, 0, false, false, false, 1.0},
@@ -74,8 +76,10 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
     g->attn_kernel_peak = table ? settled : 0.0;
     g->attn_kernel_ampere = table && sm_table[f].ampere;
     bool swa = f >= 0 && sm_table[f].gb100 && peak_flops > 0;
-    g->attn_swa64_fwd_flops = swa ? TSL_ATTN_GB100_SWA64_FWD_EFF * peak_flops : 0.0;
-    g->attn_swa64_bwd_flops = swa ? TSL_ATTN_GB100_SWA64_BWD_EFF * peak_flops : 0.0;
+    /* the same burst sweeps as the family's shares: at the settled clock too */
+    double swa_peak = swa ? TSL_ATTN_GB100_SETTLED * settled : 0.0;
+    g->attn_swa64_fwd_flops = TSL_ATTN_GB100_SWA64_FWD_EFF * swa_peak;
+    g->attn_swa64_bwd_flops = TSL_ATTN_GB100_SWA64_BWD_EFF * swa_peak;
     g->k_half = peak_flops > 0 && mem_bw > 0 && isfinite(mem_bw)
                     ? TSL_GEMM_K_HALF_PER_BALANCE * peak_flops / mem_bw
                     : 0.0;

@@ -101,6 +101,19 @@
  * older kernel). docs/cost-model.md "Flash attention's rate". */
 #define TSL_ATTN_GB100_FWD_EFF 0.67
 #define TSL_ATTN_GB100_BWD_EFF 0.54
+/* Every Blackwell attention figure here (the shares above and below) is a burst timing:
+ * cudnn-frontend's benchmark_single_sdpa.py times ten calls, each one kernel under the
+ * torch profiler after fresh torch.randn inputs, an L2 flush and a synchronize, so the
+ * GPU idles between kernels of 1-10 ms and never settles at its power limit. A dense step
+ * does (cost model 56: B200 e_max from its MSMF). Since cost model 145 B200 and GB200
+ * take each attention share times the B200's published settled / burst bf16 ratio, MSMF
+ * 1456.3 / MAMF 1770.9 TFLOPS (ml-engineering fast-mamf 082816f, ~994 W at 1339 MHz
+ * against ~295 W at 1965 MHz): 0.822 — Hopper's rule since cost model 142
+ * (TSL_ATTN_GH100_SETTLED). Assumed: the fused core loses what the GEMM loses at that
+ * clock (flashinfer PR #2899 measured FA4 on a B200 fall 1450 -> 1237 TFLOP/s, x 0.853,
+ * at ~1580 MHz under back-to-back calls); the GB200 at the B200's ratio (no GB200 MSMF
+ * is published; its e_max takes the same ratio, cluster_hw.c). */
+#define TSL_ATTN_GB100_SETTLED (1456.3 / 1770.9)
 /* MLA's core (DeepSeek-V3: Q·K over 192, A·V over 128 per head) backward on the
  * same GPUs: the 9.22.0 sweep's `dsv3` runs (GB200, 128 heads, non-causal, s 2k–32k)
  * 1048–1175 TFLOP/s by cuDNN's count 2·(3·192 + 2·128) per score, median 1088;
