@@ -700,8 +700,15 @@ typedef enum tsl_cost_mode {
  * times (+8 B a score in fp32, +4 B for fp16's half-to-float kernel), and
  * cunn_SoftMaxBackward, which reads the gradient twice (+4 B); the re-reads at W
  * (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). A plan without hf_gpt2_eager, or of at
- * most 1024 keys, prices as 143. */
-#define TSL_COST_MODEL_VERSION 144u
+ * most 1024 keys, prices as 143.
+ * 149 (145-148 other branches'): ds_zero3_v03, DeepSpeed 0.3's ZeRO-3 as its stage-3
+ * code runs under DeepSpeedExamples' Megatron ZeRO-3 recipe (cost.c ds_zero3_v03): one
+ * all-gather per weight of 1e5 elements or more (NCCL's α each), again in a full
+ * recompute's forward but for the layer's last weight, one reduce-scatter per tensor,
+ * all exposed; ProcessGroupNCCL's list copies (a kernel per rank, L each) and the
+ * buffers' zero-fill and division at W; the small tensors gathered again after the
+ * step. A plan without ds_zero3_v03 prices as 144. */
+#define TSL_COST_MODEL_VERSION 149u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -979,6 +986,12 @@ typedef struct tsl_cost_knobs {
      * idle GPU, its first kernels at the host's pace, and each exchange is dispatched
      * onto one (docs/cost-model.md "DeepSpeed's synchronising timers") */
     bool ds_wall_clock;
+    /* DeepSpeed 0.3's ZeRO-3 on the SDP level (v0.3.13-0.4's stage3.py under
+     * DeepSpeedExamples' Megatron ZeRO-3 recipe, Narayanan 2021 Table 2's ZeRO-3 rows):
+     * a collective per weight, gathered again in a full recompute, every gather and
+     * reduce-scatter exposed, the list API's copies per rank, the small tensors gathered
+     * after every step (cost.c ds_zero3_v03; docs/cost-model.md "DeepSpeed 0.3's ZeRO-3") */
+    bool ds_zero3_v03;
     /* Megatron-LM v1.1.5 without --bias-gelu-fusion, --bias-dropout-fusion and the
      * scaled-masked-softmax fusions, under PyTorch 1.7 (AMP's fork runs GPT-2 so): each
      * bias added by a kernel of its own, the causal mask by masked_fill_ each pass, the
