@@ -2484,7 +2484,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg, &gx,
               &per_mb, &last, &exposed, &gather_next);
     /* DeepSpeed 0.3's ZeRO-3: its own gathers and reduces in place of the SDP level's */
-    ds_zero3_terms_t ds3;
+    ds_zero3_terms_t ds3 = {0};
     bool ds03 = ds_zero3_v03(env, l, s, g, bw, own, &ds3);
     if (ds03) {
         gather = ds3.fwd_s;
@@ -2506,7 +2506,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* SDP kept unsharded between micro-batches (sdp_nosync): no gather in any
      * micro-batch's forward or backward, one per iteration under the first forward
      * (FSDP2 prefetches the next layer's while this one computes) */
-    if (env->mode == TSL_COST_STACK && env->knobs.sdp_nosync && g.z > 1) {
+    if (!ds03 && env->mode == TSL_COST_STACK && env->knobs.sdp_nosync && g.z > 1) {
         gather_next += gather;
         gather = 0.0;
     }
@@ -2518,15 +2518,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         cp_b *= env->calib->comm_scale;
         ep_f *= env->calib->comm_scale;
         ep_b *= env->calib->comm_scale;
-        ep_rf *= env->calib->comm_scale; /* the modules' recompute repeats them */
+        ep_rf *= env->calib->comm_scale;     /* the modules' recompute repeats them */
+        ds3.bwd_s *= env->calib->comm_scale; /* DeepSpeed 0.3's backward gathers, reduces */
     }
     /* Megatron-FSDP's prefetched gathers (sdp_prefetch): the SDP gather leaves
      * the exposed terms and joins the pass's overlapped communication */
-    double pre = sdp_prefetch(env, g) ? gather : 0.0;
+    double pre = !ds03 && sdp_prefetch(env, g) ? gather : 0.0; /* DeepSpeed 0.3: none */
     gather -= pre;
     /* fairscale's FSDP with a root per layer (sdp_roots): the backward's gathers
      * prefetched as above, beside the reduce-scatters; the forward's priced by unit */
-    bool roots = sdp_roots(env, g);
+    bool roots = !ds03 && sdp_roots(env, g);
     double fwd_comp = roots ? roots_fwd_s(env, l, s, n, g.t, compute_f, gather, k)
                             : tsl_cost_overlap_s(compute_f, pre, k);
     if (roots) {
@@ -2535,7 +2536,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     /* the backward's gathers, exposed (gather_b) or prefetched (pre_b): none where
      * the level keeps the forward's (sdp_keep_weights, FSDP1's SHARD_GRAD_OP) */
-    bool keep = env->mode == TSL_COST_STACK && sdp_keeps_weights(&env->knobs, g);
+    bool keep = !ds03 && env->mode == TSL_COST_STACK && sdp_keeps_weights(&env->knobs, g);
     double gather_b = keep ? 0.0 : gather, pre_b = keep ? 0.0 : pre;
     if (ds03) /* the recompute's and the backward's gathers, the reduces, all exposed */
         gather_b = ds3.bwd_s;
