@@ -1714,8 +1714,9 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
  *             (_allgather_param), in the forward, again in a full recompute's forward
  *             and in the backward, but for the layer's last weight under a recompute
  *             (its reuse distance 0, under stage3_max_reuse_distance: kept); every
- *             gather exposed (the fetch ends in torch.cuda.synchronize(); the recipe's
- *             stage3_max_live_parameters 1e8 stops the prefetch of any larger weight)
+ *             gather exposed (the fetch ends in torch.cuda.synchronize(); under the
+ *             recipe's stage3_max_live_parameters 1e8 nothing is prefetched while a
+ *             larger weight is live, and a norm's few kernels hide none of the rest)
  *   reduces   one reduce-scatter per tensor, every micro-batch (_reduce_scatter_gradient:
  *             contiguous_gradients true in the recipe), exposed: the next fetch's
  *             synchronize waits on the reduction stream
@@ -1726,8 +1727,9 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
  *             and copies each of z slices into the flat input (z + 1 kernels, 8 B; the
  *             copy's bytes and one kernel are grad_copy_s's under unfused_grad_accum)
  *   step      the small (persistent) tensors, partitioned at the end of every backward,
- *             gathered again after the step by one all-gather of their shards and a copy
- *             per tensor and rank (_allgather_params): per iteration, in *step_s
+ *             gathered again after the step by one all-gather of their shards, its z
+ *             slices copied out and a copy per tensor and rank (_allgather_params): per
+ *             iteration, in *step_s
  * Host work is not priced (no measured figure for PyTorch 1.8's ops on Selene's hosts).
  * Returns false (nothing set) where the knob does not apply: PAPER, no SDP level, a DP
  * level beside it (DeepSpeed shards over the whole data-parallel group), a layer not
@@ -1785,9 +1787,10 @@ static bool ds_zero3_v03(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
         out->fwd_s += ag;
         out->bwd_s += s->ckpt ? (i == last ? ag : 2.0 * ag) : ag;
     }
-    if (persist_n > 0)
+    if (persist_n > 0) /* ProcessGroupNCCL's z slices copied out, then a copy per tensor
+                          and rank into the whole tensors: 4 B an element each */
         out->step_s = allgather_lat_s(2.0 * persist, g.z, bw->sdp_bw, &bw->sdp_lat) +
-                      4.0 * persist / W + persist_n * g.z * TSL_ROOFLINE_LAUNCH_S;
+                      8.0 * persist / W + (persist_n + 1.0) * g.z * TSL_ROOFLINE_LAUNCH_S;
     return true;
 }
 
