@@ -51,6 +51,7 @@ typedef struct tsl_eval_opts {
     bool ds_bf16_optimizer;  /* --ds-bf16-optimizer: the request's ds_bf16_optimizer */
     bool launch_blocking;    /* --launch-blocking: the request's launch_blocking */
     bool ds_wall_clock;      /* --ds-wall-clock: the request's ds_wall_clock */
+    bool ds_zero3_v03;       /* --ds-zero3-v03: the request's ds_zero3_v03 */
     /* --unfused-elementwise: the request's unfused_elementwise */
     bool unfused_elementwise;
     bool fp32;            /* --fp32: the request's fp32 (fp32 training) */

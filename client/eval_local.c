@@ -363,6 +363,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "synchronising timers (wall_clock_breakdown) around every pipeline "
                             "instruction",
                             tsl_target_name(t));
+    if (eo->ds_zero3_v03) /* the configurations run their own sharding */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_zero3_v03: a %s configuration does not run DeepSpeed 0.3's "
+                            "ZeRO-3",
+                            tsl_target_name(t));
     if (eo->unfused_elementwise) /* the configurations name their fusions themselves */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "unfused_elementwise: a %s configuration does not run Megatron-LM "
@@ -537,6 +542,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->ds_bf16_optimizer = eo->ds_bf16_optimizer;
     r->launch_blocking = eo->launch_blocking;
     r->ds_wall_clock = eo->ds_wall_clock;
+    r->ds_zero3_v03 = eo->ds_zero3_v03;
     r->unfused_elementwise = eo->unfused_elementwise;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;

@@ -21,7 +21,7 @@ static const char eval_usage[] =
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
-    "                      [--unfused-elementwise]\n"
+    "                      [--unfused-elementwise] [--ds-zero3-v03]\n"
     "                      [--fp32] [--tf32] [--fp16]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
@@ -197,6 +197,11 @@ static const char eval_usage[] =
     "                      instruction (wall_clock_breakdown): each forward and\n"
     "                      backward starts on an idle GPU, each exchange is\n"
     "                      dispatched onto one (AMP's fork)\n"
+    "  --ds-zero3-v03      DeepSpeed 0.3's ZeRO-3 on the SDP level (stage3.py of\n"
+    "                      v0.3.13-0.4 under DeepSpeedExamples' Megatron recipe): an\n"
+    "                      all-gather per weight, again in a full recompute, a\n"
+    "                      reduce-scatter per tensor, all exposed, the list API's\n"
+    "                      copies per rank (Narayanan 2021 Table 2's ZeRO-3 rows)\n"
     "  --unfused-elementwise\n"
     "                      Megatron-LM v1.1.5 without its fusion flags under PyTorch\n"
     "                      1.7 (AMP's fork): each bias added by a kernel of its own,\n"
@@ -416,6 +421,7 @@ enum {
     OPT_DS_BF16_OPTIMIZER,
     OPT_LAUNCH_BLOCKING,
     OPT_DS_WALL_CLOCK,
+    OPT_DS_ZERO3_V03,
     OPT_UNFUSED_ELEMENTWISE,
     OPT_FP32,
     OPT_TF32,
@@ -512,6 +518,7 @@ static const struct option eval_long[] = {
     {"ds-bf16-optimizer", no_argument, 0, OPT_DS_BF16_OPTIMIZER},
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
+    {"ds-zero3-v03", no_argument, 0, OPT_DS_ZERO3_V03},
     {"unfused-elementwise", no_argument, 0, OPT_UNFUSED_ELEMENTWISE},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
@@ -786,6 +793,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DS_BF16_OPTIMIZER: eo->ds_bf16_optimizer = true; return 0;
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
+    case OPT_DS_ZERO3_V03: eo->ds_zero3_v03 = true; return 0;
     case OPT_UNFUSED_ELEMENTWISE: eo->unfused_elementwise = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_FP16: eo->fp16 = true; return 0;

@@ -419,6 +419,8 @@ static const switch_line_t stack_lines_a[] = {
      "tied gradient at the buffer's bytes\n"},
     {"ds_wall_clock", "  stack:     DeepSpeed's synchronising timers around every pipeline "
                       "instruction: each starts on an idle GPU\n"},
+    {"ds_zero3_v03", "  stack:     DeepSpeed 0.3's ZeRO-3: a collective per weight and tensor, "
+                     "all exposed, the list API's copies per rank\n"},
     {"unfused_elementwise", "  stack:     Megatron-LM v1.1.5's unfused kernels: each bias added "
                             "apart, the mask by masked_fill_, the context's permute copy\n"},
     {"launch_blocking", "  stack:     every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1): "

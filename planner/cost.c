@@ -1703,6 +1703,97 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
     *gather_next = k->overlap_param_gather ? gather : 0.0;
 }
 
+/*
+ * DeepSpeed 0.3's ZeRO-3 (knobs.ds_zero3_v03; docs/cost-model.md "DeepSpeed 0.3's
+ * ZeRO-3"): what its stage-3 code (v0.3.13, deepspeed/runtime/zero/stage3.py,
+ * partition_parameters.py) issues per layer under DeepSpeedExamples' Megatron ZeRO-3
+ * recipe (2cd968f2, examples/ds_zero_stage_3_config.json), over the layer's tensors in
+ * Megatron's layout (cost_host_sync.h tsl_ds_step_tensors), each priced with Tessel's
+ * own figures: NCCL's α and bandwidth per collective, W and L per kernel.
+ *   gathers   one all-gather per weight of at least TSL_DS_PERSIST_ELEMS elements
+ *             (_allgather_param), in the forward, again in a full recompute's forward
+ *             and in the backward, but for the layer's last weight under a recompute
+ *             (its reuse distance 0, under stage3_max_reuse_distance: kept); every
+ *             gather exposed (the fetch ends in torch.cuda.synchronize(); under the
+ *             recipe's stage3_max_live_parameters 1e8 nothing is prefetched while a
+ *             larger weight is live, and a norm's few kernels hide none of the rest)
+ *   reduces   one reduce-scatter per tensor, every micro-batch (_reduce_scatter_gradient:
+ *             contiguous_gradients true in the recipe), exposed: the next fetch's
+ *             synchronize waits on the reduction stream
+ *   kernels   the list API's GPU work beside each collective, at L + bytes / W: a gather
+ *             zero-fills its full buffer, copies the rank's shard in and copies each of
+ *             the z slices back out of ProcessGroupNCCL's flat output (z + 2 kernels,
+ *             6 B per element); a reduce divides the gradient in place (average_tensor)
+ *             and copies each of z slices into the flat input (z + 1 kernels, 8 B; the
+ *             copy's bytes and one kernel are grad_copy_s's under unfused_grad_accum)
+ *   step      the small (persistent) tensors, partitioned at the end of every backward,
+ *             gathered again after the step by one all-gather of their shards, its z
+ *             slices copied out and a copy per tensor and rank (_allgather_params): per
+ *             iteration, in *step_s
+ * Host work is not priced (no measured figure for PyTorch 1.8's ops on Selene's hosts).
+ * Returns false (nothing set) where the knob does not apply: PAPER, no SDP level, a DP
+ * level beside it (DeepSpeed shards over the whole data-parallel group), a layer not
+ * laid out.
+ */
+#define TSL_DS_PERSIST_ELEMS 1e5 /* stage3_param_persistence_threshold's default */
+
+typedef struct ds_zero3_terms {
+    double fwd_s;  /* the forward's gathers and their kernels */
+    double bwd_s;  /* the recompute's and the backward's gathers, every reduce: exposed */
+    double step_s; /* the persistent tensors' gather after the step, per iteration */
+} ds_zero3_terms_t;
+
+/* A gather of e elements (2 B each) over z ranks with its list-API kernels. */
+static double ds_gather_s(double e, degrees_t g, const tsl_strategy_bw_t *bw, double W)
+{
+    return allgather_lat_s(2.0 * e, g.z, bw->sdp_bw, &bw->sdp_lat) + 6.0 * e / W +
+           (g.z + 2.0) * TSL_ROOFLINE_LAUNCH_S;
+}
+
+/* A reduce-scatter of e gradient elements (gb bytes each) with its kernels: the
+ * division and the z slices' copies, less the copy unfused_grad_accum already prices
+ * (grad_copy_s: the same bytes, a kernel per tensor) where `copied`. */
+static double ds_reduce_s(double e, double gb, degrees_t g, const tsl_strategy_bw_t *bw, double W,
+                          bool copied)
+{
+    return allgather_lat_s(gb * e, g.z, bw->sdp_bw, &bw->sdp_lat) +
+           (copied ? 2.0 : 4.0) * gb * e / W + (g.z + (copied ? 0.0 : 1.0)) * TSL_ROOFLINE_LAUNCH_S;
+}
+
+static bool ds_zero3_v03(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                         degrees_t g, const tsl_strategy_bw_t *bw, double own,
+                         ds_zero3_terms_t *out)
+{
+    double e[TSL_DS_STEP_MAX_TENSORS], W = env->opt_mem_bw, gb = reduce_elem_bytes(&env->knobs);
+    if (!env->knobs.ds_zero3_v03 || env->mode != TSL_COST_STACK || g.z <= 1 || g.d > 1 || !(W > 0))
+        return false;
+    uint32_t n = tsl_ds_step_tensors(l, g.t, own, e), last = n;
+    bool copied = grad_copy_bytes(&env->knobs, s, g) > 0;
+    if (n == 0)
+        return false;
+    memset(out, 0, sizeof(*out));
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i] >= TSL_DS_PERSIST_ELEMS)
+            last = i;
+    double persist = 0.0, persist_n = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        out->bwd_s += ds_reduce_s(e[i], gb, g, bw, W, copied);
+        if (e[i] < TSL_DS_PERSIST_ELEMS) {
+            persist += e[i];
+            persist_n += 1.0;
+            continue;
+        }
+        double ag = ds_gather_s(e[i], g, bw, W);
+        out->fwd_s += ag;
+        out->bwd_s += s->ckpt ? (i == last ? ag : 2.0 * ag) : ag;
+    }
+    if (persist_n > 0) /* ProcessGroupNCCL's z slices copied out, then a copy per tensor
+                          and rank into the whole tensors: 4 B an element each */
+        out->step_s = allgather_lat_s(2.0 * persist, g.z, bw->sdp_bw, &bw->sdp_lat) +
+                      8.0 * persist / W + (persist_n + 1.0) * g.z * TSL_ROOFLINE_LAUNCH_S;
+    return true;
+}
+
 /* compute_scale (by the layer's tokens per micro-batch on one device) on its 4
  * compute times (the gradient accumulation's with them), comm_scale on its 6
  * communication times. */
@@ -2395,6 +2486,13 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     grad_bucket(env, s, g, own, tsl_roofline_param_tensors(l), &gx);
     grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg, &gx,
               &per_mb, &last, &exposed, &gather_next);
+    /* DeepSpeed 0.3's ZeRO-3: its own gathers and reduces in place of the SDP level's */
+    ds_zero3_terms_t ds3 = {0};
+    bool ds03 = ds_zero3_v03(env, l, s, g, bw, own, &ds3);
+    if (ds03) {
+        gather = ds3.fwd_s;
+        per_mb = gx.cast_s;
+    }
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
@@ -2411,7 +2509,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* SDP kept unsharded between micro-batches (sdp_nosync): no gather in any
      * micro-batch's forward or backward, one per iteration under the first forward
      * (FSDP2 prefetches the next layer's while this one computes) */
-    if (env->mode == TSL_COST_STACK && env->knobs.sdp_nosync && g.z > 1) {
+    if (!ds03 && env->mode == TSL_COST_STACK && env->knobs.sdp_nosync && g.z > 1) {
         gather_next += gather;
         gather = 0.0;
     }
@@ -2423,15 +2521,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         cp_b *= env->calib->comm_scale;
         ep_f *= env->calib->comm_scale;
         ep_b *= env->calib->comm_scale;
-        ep_rf *= env->calib->comm_scale; /* the modules' recompute repeats them */
+        ep_rf *= env->calib->comm_scale;     /* the modules' recompute repeats them */
+        ds3.bwd_s *= env->calib->comm_scale; /* DeepSpeed 0.3's backward gathers, reduces */
     }
     /* Megatron-FSDP's prefetched gathers (sdp_prefetch): the SDP gather leaves
      * the exposed terms and joins the pass's overlapped communication */
-    double pre = sdp_prefetch(env, g) ? gather : 0.0;
+    double pre = !ds03 && sdp_prefetch(env, g) ? gather : 0.0; /* DeepSpeed 0.3: none */
     gather -= pre;
     /* fairscale's FSDP with a root per layer (sdp_roots): the backward's gathers
      * prefetched as above, beside the reduce-scatters; the forward's priced by unit */
-    bool roots = sdp_roots(env, g);
+    bool roots = !ds03 && sdp_roots(env, g);
     double fwd_comp = roots ? roots_fwd_s(env, l, s, n, g.t, compute_f, gather, k)
                             : tsl_cost_overlap_s(compute_f, pre, k);
     if (roots) {
@@ -2440,8 +2539,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     /* the backward's gathers, exposed (gather_b) or prefetched (pre_b): none where
      * the level keeps the forward's (sdp_keep_weights, FSDP1's SHARD_GRAD_OP) */
-    bool keep = env->mode == TSL_COST_STACK && sdp_keeps_weights(&env->knobs, g);
+    bool keep = !ds03 && env->mode == TSL_COST_STACK && sdp_keeps_weights(&env->knobs, g);
     double gather_b = keep ? 0.0 : gather, pre_b = keep ? 0.0 : pre;
+    if (ds03) /* the recompute's and the backward's gathers, the reduces, all exposed */
+        gather_b = ds3.bwd_s;
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
@@ -2535,6 +2636,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->instr_f_s = instr_f;
     out->instr_b_s = instr_b;
     out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;
+    if (ds03) /* the persistent tensors' gather after the step */
+        out->opt_s += ds3.step_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
     out->step_bytes = (uint64_t)ceil(pp_logits_held_bytes(l, env, (double)mb / ((double)g.t * w)));
     layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),

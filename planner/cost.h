@@ -708,8 +708,15 @@ typedef enum tsl_cost_mode {
  * B200's published bf16 MSMF / MAMF, 1456.3 / 1770.9 = 0.822 (gemm_eff.h
  * TSL_ATTN_GB100_SETTLED; the GB200 at the B200's ratio, assumed): 0.551 / 0.444, below
  * the GEMM rate, so the forward no longer sits at the GEMM cap. A plan on no B200 or
- * GB200, or with an unfused core, prices as 144. */
-#define TSL_COST_MODEL_VERSION 145u
+ * GB200, or with an unfused core, prices as 144.
+ * 146: ds_zero3_v03, DeepSpeed 0.3's ZeRO-3 as its stage-3
+ * code runs under DeepSpeedExamples' Megatron ZeRO-3 recipe (cost.c ds_zero3_v03): one
+ * all-gather per weight of 1e5 elements or more (NCCL's α each), again in a full
+ * recompute's forward but for the layer's last weight, one reduce-scatter per tensor,
+ * all exposed; ProcessGroupNCCL's list copies (a kernel per rank, L each) and the
+ * buffers' zero-fill and division at W; the small tensors gathered again after the
+ * step. A plan without ds_zero3_v03 prices as 145. */
+#define TSL_COST_MODEL_VERSION 146u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -987,6 +994,12 @@ typedef struct tsl_cost_knobs {
      * idle GPU, its first kernels at the host's pace, and each exchange is dispatched
      * onto one (docs/cost-model.md "DeepSpeed's synchronising timers") */
     bool ds_wall_clock;
+    /* DeepSpeed 0.3's ZeRO-3 on the SDP level (v0.3.13-0.4's stage3.py under
+     * DeepSpeedExamples' Megatron ZeRO-3 recipe, Narayanan 2021 Table 2's ZeRO-3 rows):
+     * a collective per weight, gathered again in a full recompute, every gather and
+     * reduce-scatter exposed, the list API's copies per rank, the small tensors gathered
+     * after every step (cost.c ds_zero3_v03; docs/cost-model.md "DeepSpeed 0.3's ZeRO-3") */
+    bool ds_zero3_v03;
     /* Megatron-LM v1.1.5 without --bias-gelu-fusion, --bias-dropout-fusion and the
      * scaled-masked-softmax fusions, under PyTorch 1.7 (AMP's fork runs GPT-2 so): each
      * bias added by a kernel of its own, the causal mask by masked_fill_ each pass, the

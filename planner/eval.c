@@ -320,6 +320,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->ds_bf16_optimizer |= g->ds_bf16_optimizer;
     out->launch_blocking |= g->launch_blocking;
     out->ds_wall_clock |= g->ds_wall_clock;
+    out->ds_zero3_v03 |= g->ds_zero3_v03;
     out->unfused_elementwise |= g->unfused_elementwise;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */

@@ -450,6 +450,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_bf16_optimizer = p->ds_bf16_optimizer;
     k->launch_blocking = p->launch_blocking;
     k->ds_wall_clock = p->ds_wall_clock;
+    k->ds_zero3_v03 = p->ds_zero3_v03;
     k->unfused_elementwise = p->unfused_elementwise;
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
@@ -470,6 +471,7 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->tp_sync |= p->tp_sync;             /* its TP collectives between device synchronisations */
     k->ds_pipe_p2p |= p->ds_pipe_p2p;     /* its boundaries by DeepSpeed's pipeline engine */
     k->ds_wall_clock |= p->ds_wall_clock; /* its instructions between synchronising timers */
+    k->ds_zero3_v03 |= p->ds_zero3_v03;   /* its ZeRO-3 as DeepSpeed 0.3 ran it */
     k->unfused_elementwise |= p->unfused_elementwise; /* its blocks' unfused kernels */
     if (p->tf32) { /* its script runs fp32 matmuls as TF32, whatever the target */
         k->tf32 = true;
@@ -531,6 +533,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_bf16_optimizer = k->ds_bf16_optimizer;
     p->launch_blocking = k->launch_blocking;
     p->ds_wall_clock = k->ds_wall_clock;
+    p->ds_zero3_v03 = k->ds_zero3_v03;
     p->unfused_elementwise = k->unfused_elementwise;
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */

@@ -188,6 +188,8 @@ typedef struct tsl_plan {
     bool launch_blocking;
     /* DeepSpeed's synchronising timers around every pipeline instruction (cost.h knobs) */
     bool ds_wall_clock;
+    /* DeepSpeed 0.3's ZeRO-3 on the SDP level (cost.h knobs) */
+    bool ds_zero3_v03;
     /* Megatron-LM v1.1.5's unfused bias, mask and copy kernels (cost.h knobs) */
     bool unfused_elementwise;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */

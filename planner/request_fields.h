@@ -359,6 +359,10 @@
       "DeepSpeed's wall_clock_breakdown: synchronising timers around every pipeline instruction, " \
       "each forward and backward starting on an idle GPU, each exchange dispatched onto one",      \
       "ds_wall_clock", "ds_wall_clock")                                                            \
+    X(ds_zero3_v03, BOOL, "ds-zero3-v03", "", 0, 0,                                                \
+      "DeepSpeed 0.3's ZeRO-3 on the SDP level: an all-gather per weight, again in a full "        \
+      "recompute, a reduce-scatter per tensor, all exposed, the list API's copies per rank",       \
+      "ds_zero3_v03", "ds_zero3_v03")                                                              \
     X(unfused_elementwise, BOOL, "unfused-elementwise", "", 0, 0,                                  \
       "Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (AMP's fork): each bias "     \
       "added by a kernel of its own, the causal mask by masked_fill_ each pass, the context's "    \

@@ -178,6 +178,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "pipeline instruction (AMP's fork, wall_clock_breakdown); %s's "
                             "configuration does not turn them on",
                             tsl_target_name(r->target));
+    if (r->ds_zero3_v03 && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_zero3_v03: DeepSpeed 0.3's ZeRO-3 (a collective per weight, "
+                            "every gather and reduce-scatter exposed); %s's configuration does "
+                            "not run that DeepSpeed",
+                            tsl_target_name(r->target));
     if (r->unfused_elementwise && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "unfused_elementwise: Megatron-LM v1.1.5 without its fusion flags "
@@ -950,6 +956,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x647377636cull);
     if (r->unfused_elementwise) /* likewise */
         tsl_fp_u64(&fp, 0x756e66656cull);
+    if (r->ds_zero3_v03) /* likewise */
+        tsl_fp_u64(&fp, 0x64737a333033ull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

@@ -328,7 +328,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->loss_impl,
         k->opt_step,
         (uint64_t)k->launch_blocking,
-        (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1,
+        (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
+            (uint64_t)k->ds_zero3_v03 << 2,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute,
@@ -1340,6 +1341,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->launch_blocking = true;
     if (r->ds_wall_clock)
         k->ds_wall_clock = true;
+    if (r->ds_zero3_v03)
+        k->ds_zero3_v03 = true;
     if (r->unfused_elementwise)
         k->unfused_elementwise = true;
     if (r->fp32)

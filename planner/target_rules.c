@@ -1574,6 +1574,18 @@ static int ds_wall_clock_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed 0.3's ZeRO-3 (ds_zero3_v03) describes that code's
+ * collectives; every export's stack gathers and reduces otherwise. */
+static int ds_zero3_v03_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_zero3_v03)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: its configuration does not run DeepSpeed 0.3's ZeRO-3; the plan "
+                        "was priced with ds_zero3_v03",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with Megatron-LM v1.1.5's unfused kernels (unfused_elementwise: AMP's
  * fork without the fusion flags, PyTorch 1.7) describes that code; every export's stack
  * fuses the biases and the mask or adds them in the GEMMs' epilogues. */
@@ -1742,8 +1754,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
         sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
         launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
-        unfused_elementwise_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 ||
-        fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
+        ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

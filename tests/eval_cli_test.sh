@@ -1475,6 +1475,25 @@ expect 4 "deepspeed: its configuration does not time every pipeline instruction"
     eval --model GPT2-345M --cluster 2x4xT4-16G:eth50 --no-search --plan "$dir/wc-on.json" --target deepspeed
 expect 4 "ds_wall_clock: DeepSpeed's synchronising timers around every pipeline instruction" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-wall-clock
+# --ds-zero3-v03 (DeepSpeed 0.3's ZeRO-3, Narayanan 2021 Table 2's ZeRO-3 rows): on an
+# SDP 16 plan over two A100 nodes a collective per weight and tensor, all exposed, and the
+# list API's copies make the iteration slower at the same memory; the plan document
+# carries it and prices the same read back; the stack line says it; a target refuses it
+z3="--model GPT2-345M --cluster 2x8xA100-80G:8xib200 --tp 1 --pp 1 --dp 1 --sdp 16 --mbs 1 --batch 16 --ckpt full --no-search --json"
+expect 0 "" eval $z3
+cp "$out" "$dir/z3-off.json"
+expect 0 "" eval $z3 --ds-zero3-v03
+cp "$out" "$dir/z3-on.json"
+expect 0 "" eval --model GPT2-345M --cluster 2x8xA100-80G:8xib200 --no-search --plan "$dir/z3-on.json" --json
+python3 -c 'import json,sys; a,b,c=(json.load(open(f))["plan"] for f in sys.argv[1:4]); assert b["ds_zero3_v03"] is True and "ds_zero3_v03" not in a and b["iter_time_s"] > a["iter_time_s"] and b["peak_bytes"] == a["peak_bytes"] and c["ds_zero3_v03"] is True and c["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"], c["iter_time_s"])' "$dir/z3-off.json" "$dir/z3-on.json" "$out" &&
+    ok || bad "ds_zero3_v03: $(cat "$out")"
+expect 0 "" eval ${z3/ --json/} --ds-zero3-v03
+grep -q "stack:     DeepSpeed 0.3's ZeRO-3: a collective per weight and tensor" "$out" && ok ||
+    bad "ds_zero3_v03 stack line: $(cat "$out")"
+expect 4 "deepspeed: its configuration does not run DeepSpeed 0.3's ZeRO-3" \
+    eval --model GPT2-345M --cluster 2x8xA100-80G:8xib200 --no-search --plan "$dir/z3-on.json" --target deepspeed
+expect 4 "ds_zero3_v03: DeepSpeed 0.3's ZeRO-3" \
+    plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-zero3-v03
 # --unfused-elementwise (Megatron-LM v1.1.5 without its fusion flags, AMP's fork): the
 # biases added apart, the mask by masked_fill_ and the context's copy make the same
 # unfused plan slower at the same memory; the plan document carries it and prices the

@@ -133,6 +133,14 @@ def check_bloom(runner, tesselctl, rows):
             fail("rows.json: %s lacks ds_wall_clock (AMP's wall_clock_breakdown)" % r["id"])
     if amp and "--ds-wall-clock" not in run.knob_args(amp[0]):
         fail("run.py does not pass --ds-wall-clock for %s" % amp[0]["id"])
+    # Narayanan 2021 Table 2's ZeRO-3 rows ran DeepSpeed 0.3's stage 3: each says
+    # ds_zero3_v03 and run.py passes it as --ds-zero3-v03
+    z3 = [r for r in rows if r["source"] == "narayanan21-t2-zero3"]
+    for r in z3:
+        if not r["plan"].get("ds_zero3_v03"):
+            fail("rows.json: %s lacks ds_zero3_v03 (DeepSpeed 0.3's ZeRO-3)" % r["id"])
+    if z3 and "--ds-zero3-v03" not in run.knob_args(z3[0]):
+        fail("run.py does not pass --ds-zero3-v03 for %s" % z3[0]["id"])
     # its GPT-2 launch passes none of Megatron-LM v1.1.5's fusion flags: those rows say
     # unfused_elementwise (the TransGAN rows' block is transgan_eager's own)
     gpt2 = [r for r in amp if r["source"] in ("amp-aws", "amp-aws-hetero-cluster")]

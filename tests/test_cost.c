@@ -659,6 +659,90 @@ static void test_sdp_keep_weights(void)
     tsl_cluster_free(&c);
 }
 
+/* ds_zero3_v03 (docs/cost-model.md "DeepSpeed 0.3's ZeRO-3", cost model 146): the test
+ * block (h 1024: norms 2 × (1024, 1024), QKV 3h² + 3h, projection h² + h, FC1 4h² + 4h,
+ * FC2 4h² + h) at SDP 8 in one node, STACK, fp16 gradients, W = 1 TB/s. With A(x) the SDP group's
+ * all-gather of x bytes as NCCL runs it (α + x / bw), W the sustained memory rate, L the
+ * kernel floor, each weight w of e ≥ 1e5 elements is gathered alone,
+ *   g(e) = A(2e) + 6e / W + (8 + 2)·L   (zero-fill, shard in, 8 slices copied out)
+ * and every tensor reduced alone, r(e) = A(2e) + 8e / W + (8 + 1)·L (the division, 8
+ * slices copied in). The forward pays Σ g for the 4 weights where the level's one gather
+ * A(2P) was; a full recompute gathers QKV, the projection and FC1 once more (FC2, the
+ * last, is kept); the reduces leave the backward's overlap for its exposed time (the
+ * grad_comm_s figure keeps no reduce); after the step the 8 small tensors are gathered
+ * again, A(2·Σ) + 8·Σ / W + (8 + 1) · 8·L (the 8 slices copied out, then a copy per
+ * tensor and rank). PAPER, DP 8 and DP 2 × SDP 4 are unchanged. */
+static void test_ds_zero3_v03(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r, base_ck, r_ck;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
+    env.opt_mem_bw = 1e12; /* W = 1 TB/s */
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false), zc = one(TSL_DIM_SDP, 8, true);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &z, &bw);
+    CHECK(bw.sdp_lat.n > 1, "the SDP group is priced with NCCL's α");
+    const double h = HID, W = env.opt_mem_bw, L = TSL_ROOFLINE_LAUNCH_S;
+    const double w[4] = {3 * h * h, h * h, 4 * h * h, 4 * h * h}; /* QKV, proj, FC1, FC2 */
+    const double small[8] = {h, h, h, h, 3 * h, h, 4 * h, h};     /* norms and biases */
+#define AG(x) tsl_cluster_coll_allgather_s(&bw.sdp_lat, (x), 8, bw.sdp_bw, NULL)
+    double gf = 0.0, red = 0.0, third = 0.0, ps = 0.0;
+    for (int i = 0; i < 4; i++) {
+        double g = AG(2.0 * w[i]) + 6.0 * w[i] / W + 10.0 * L;
+        gf += g;
+        third += i < 3 ? g : 0.0;
+        red += AG(2.0 * w[i]) + 8.0 * w[i] / W + 9.0 * L;
+    }
+    for (int i = 0; i < 8; i++) {
+        red += AG(2.0 * small[i]) + 8.0 * small[i] / W + 9.0 * L;
+        ps += small[i];
+    }
+    double one_gather = AG(2.0 * P_PARAMS);
+    CHECK(W > 0 && gf > one_gather, "per-weight gathers cost more than one (%g vs %g)", gf,
+          one_gather);
+    cost_off_on(&env, &l, &z, &env.knobs.ds_zero3_v03, &base, &r);
+    CHECK_NEAR(r.fwd_s - base.fwd_s, gf - one_gather, 1e-12,
+               "the forward: a gather per weight with its kernels (%g vs %g)", r.fwd_s - base.fwd_s,
+               gf - one_gather);
+    CHECK_NEAR(r.opt_s - base.opt_s, AG(2.0 * ps) + 8.0 * ps / W + 72.0 * L, 1e-12,
+               "the small tensors gathered after the step (%g)", r.opt_s - base.opt_s);
+    CHECK(r.grad_comm_s == 0.0 && base.grad_comm_s > 0.0,
+          "no reduce under the backward (%g; the level's %g)", r.grad_comm_s, base.grad_comm_s);
+    /* the backward: the gathers and every reduce exposed, where the level's one gather
+     * was exposed and its one reduce-scatter R = A(2P) ran under the compute */
+    double d = r.bwd_s - base.bwd_s;
+    CHECK(d <= gf + red - one_gather + 1e-12 && d >= gf + red - 2.0 * one_gather - 1e-12,
+          "the backward's gathers and reduces exposed (%g in [%g, %g])", d,
+          gf + red - 2.0 * one_gather, gf + red - one_gather);
+    CHECK_NEAR(r.bwd_sync_s - r.bwd_s, 0.0, 1e-12, "the last micro-batch's backward alike");
+    /* a full recompute: QKV, the projection and FC1 gathered a third time */
+    cost_off_on(&env, &l, &zc, &env.knobs.ds_zero3_v03, &base_ck, &r_ck);
+    CHECK_NEAR((r_ck.bwd_s - r.bwd_s) - (base_ck.bwd_s - base.bwd_s), third, 1e-12,
+               "the recompute's gathers, FC2 kept (%g vs %g)",
+               (r_ck.bwd_s - r.bwd_s) - (base_ck.bwd_s - base.bwd_s), third);
+    CHECK(r.ms_bytes == base.ms_bytes && r.grad_bytes == base.grad_bytes &&
+              r.bwd_bytes == base.bwd_bytes,
+          "memory as ZeRO-3's");
+    env.mode = TSL_COST_PAPER;
+    cost_off_on(&env, &l, &zc, &env.knobs.ds_zero3_v03, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_t d8 = one(TSL_DIM_DP, 8, false);
+    cost_off_on(&env, &l, &d8, &env.knobs.ds_zero3_v03, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    tsl_dim_t dims[] = {TSL_DIM_SDP, TSL_DIM_DP};
+    uint32_t degs[] = {4, 2};
+    tsl_strategy_t mix = strat(2, dims, degs, true);
+    cost_off_on(&env, &l, &mix, &env.knobs.ds_zero3_v03, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 2 x SDP 4: unchanged");
+#undef AG
+    tsl_cluster_free(&c);
+}
+
 /* ds_bf16_optimizer (docs/cost-model.md "DeepSpeed's BF16_Optimizer"), by hand on one
  * layer of P = 12,582,912 parameters, DP 8 under ZeRO-1 in one node (100 GB/s), an
  * fp32 buffer (grad_reduce_bytes 4), W = 1 TB/s:
@@ -4296,6 +4380,7 @@ int main(void)
     test_sdp_root_units();
     test_sdp_layer_roots();
     test_sdp_keep_weights();
+    test_ds_zero3_v03();
     test_ds_bf16_optimizer();
     test_ds_bf16_zero0();
     test_fp32();
