@@ -1658,6 +1658,21 @@ static void grad_bucket(const tsl_cost_env_t *env, const tsl_strategy_t *s, degr
     x->bucket_host_s = ops * env->host_op_s;
 }
 
+/* Whether the SDP level's one reduce-scatter (sdp_nosync: FSDP2 under torch's
+ * pipelining) runs after the stage's last backward, none of it under that
+ * backward's compute. torch.distributed.pipelining's stage (stage.py,
+ * backward_maybe_with_nosync, torch 2.5-2.6 and the December 2024 nightlies)
+ * runs every micro-batch's backward with the gradient sync off, and only once
+ * the last one has returned calls post_backward on each of the stage's FSDP
+ * parameter groups, which issues that group's reduce-scatter, then the root's
+ * final callback, which makes the compute stream wait for them all before the
+ * optimizer: the stage's whole reduce-scatter is exposed (docs/cost-model.md
+ * "SDP without resharding"). STACK only; PAPER keeps Galvatron's Eq. 9. */
+static inline bool sdp_rs_after_backward(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k)
+{
+    return mode == TSL_COST_STACK && k->sdp_nosync;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1697,9 +1712,11 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
         else /* the bucket's host dispatch, ahead of the GPU, shows where it is longer */
             dp_last = fmax(dp_last + x->cast_s + x->bucket_s, x->bucket_host_s);
     }
+    bool sdp_after = sdp_rs_after_backward(mode, k);
     *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
-    *last = (sdp_every_mb ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
-    *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather);
+    *last = (sdp_every_mb || sdp_after ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
+    *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather) +
+               (sdp_after ? sdp_rs : 0.0);
     *gather_next = k->overlap_param_gather ? gather : 0.0;
 }
 

@@ -700,8 +700,15 @@ typedef enum tsl_cost_mode {
  * times (+8 B a score in fp32, +4 B for fp16's half-to-float kernel), and
  * cunn_SoftMaxBackward, which reads the gradient twice (+4 B); the re-reads at W
  * (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). A plan without hf_gpt2_eager, or of at
- * most 1024 keys, prices as 143. */
-#define TSL_COST_MODEL_VERSION 144u
+ * most 1024 keys, prices as 143.
+ * 150: FSDP2 under torch's pipelining (sdp_nosync) reduce-scatters a stage's
+ * gradients after its last backward has returned (stage.py
+ * backward_maybe_with_nosync: post_backward of every parameter group, then the
+ * root's final callback, which makes the compute stream wait for them;
+ * pytorch/pytorch#165106): the whole reduce-scatter exposed on the last
+ * micro-batch, none of it under that backward's compute. A plan without
+ * sdp_nosync under PP prices as 144. */
+#define TSL_COST_MODEL_VERSION 150u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

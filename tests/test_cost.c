@@ -427,6 +427,15 @@ static void test_sdp_nosync(void)
                "the reduce-scatter once and the gather once per iteration (%g)",
                r.grad_comm_s - base.grad_comm_s);
     CHECK(r.bwd_s < base.bwd_s - g, "a micro-batch's backward: no gather, no reduce-scatter");
+    /* the reduce-scatter R after the stage's last backward (cost model 150: torch's
+     * pipelining calls FSDP2's post_backward once that backward has returned), none
+     * of it under that backward's compute; beside it the last backward carries the
+     * once-per-iteration gather's share of the next first forward, as before */
+    double rs = r.grad_comm_s - g, next = tsl_cost_overlap_s(r.fwd_s, g, 1.3) - r.fwd_s;
+    CHECK(rs > 0.0 && next > 0.0, "a reduce-scatter and a gather (%g, %g)", rs, next);
+    CHECK_NEAR(r.bwd_sync_s - r.bwd_s, rs + next, 1e-15,
+               "the last backward pays the whole reduce-scatter after its compute (%g vs %g)",
+               r.bwd_sync_s - r.bwd_s, rs + next);
     /* PAPER: Galvatron's SDP, one reduce-scatter and the gathers per micro-batch; the
      * memory is the stack's */
     env.mode = TSL_COST_PAPER;
