@@ -706,8 +706,11 @@ typedef enum tsl_cost_mode {
  * backward_maybe_with_nosync: post_backward of every parameter group, then the
  * root's final callback, which makes the compute stream wait for them;
  * pytorch/pytorch#165106): the whole reduce-scatter exposed on the last
- * micro-batch, none of it under that backward's compute. A plan without
- * sdp_nosync under PP prices as 144. */
+ * micro-batch, none of it under that backward's compute; and every other
+ * micro-batch's backward adds its fresh bf16 gradient into FSDP2's unsharded
+ * accumulator of the reduce dtype (pytorch#125191: 2·g + 2 bytes per parameter
+ * of the TP rank, not ÷ z; sdp_nosync_accum_bytes). A plan without sdp_nosync
+ * under PP prices as 144. */
 #define TSL_COST_MODEL_VERSION 150u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
