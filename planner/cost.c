@@ -1569,6 +1569,25 @@ static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *
     return 2.0 * gb + fresh;
 }
 
+/* Bytes per parameter each micro-batch's weight gradients cost to add into FSDP2's
+ * unsharded accumulation where the SDP level keeps it between micro-batches
+ * (sdp_nosync under PP, STACK; 0 elsewhere): with the gradient sync off, FSDP2's
+ * post_backward moves each fresh 16-bit .grad into an accumulator of the reduce
+ * dtype and adds every later one to it (FSDPParam to_accumulated_grad_if_needed /
+ * accumulate_unsharded_grad_if_needed, pytorch#125191: "accumulate the unsharded
+ * gradients in fp32 across microbatches", for PP) — the accumulator read and
+ * written at g bytes, the fresh gradient read: 2·g + 2, 10 B at torchtitan's fp32
+ * reduce; with a 16-bit reduce autograd's AccumulateGrad adds into the kept .grad,
+ * 2·2 + 2. Over the unsharded parameters of this TP rank, every micro-batch but one
+ * (the first's cast, 2 + g, is left out as the other stacks' first is). */
+static double sdp_nosync_accum_bytes(const tsl_cost_env_t *env, degrees_t g)
+{
+    if (env->mode != TSL_COST_STACK || !sdp_holds_unsharded(&env->knobs, g))
+        return 0.0;
+    double fresh = env->knobs.fp32 ? 4.0 : TSL_BYTES_PER_PARAM_FP16;
+    return 2.0 * grad_elem_bytes(&env->knobs) + fresh;
+}
+
 /* Bytes per parameter each micro-batch's weight gradients cost to copy into a fresh
  * gradient bucket where the stack reduce-scatters every micro-batch (SDP, ZeRO-2) and
  * its GEMMs do not write the bucket themselves (knobs.unfused_grad_accum):
@@ -1658,6 +1677,21 @@ static void grad_bucket(const tsl_cost_env_t *env, const tsl_strategy_t *s, degr
     x->bucket_host_s = ops * env->host_op_s;
 }
 
+/* Whether the SDP level's one reduce-scatter (sdp_nosync: FSDP2 under torch's
+ * pipelining) runs after the stage's last backward, none of it under that
+ * backward's compute. torch.distributed.pipelining's stage (stage.py,
+ * backward_maybe_with_nosync, torch 2.5-2.6 and the December 2024 nightlies)
+ * runs every micro-batch's backward with the gradient sync off, and only once
+ * the last one has returned calls post_backward on each of the stage's FSDP
+ * parameter groups, which issues that group's reduce-scatter, then the root's
+ * final callback, which makes the compute stream wait for them all before the
+ * optimizer: the stage's whole reduce-scatter is exposed (docs/cost-model.md
+ * "SDP without resharding"). STACK only; PAPER keeps Galvatron's Eq. 9. */
+static inline bool sdp_rs_after_backward(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k)
+{
+    return mode == TSL_COST_STACK && k->sdp_nosync;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1697,9 +1731,11 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
         else /* the bucket's host dispatch, ahead of the GPU, shows where it is longer */
             dp_last = fmax(dp_last + x->cast_s + x->bucket_s, x->bucket_host_s);
     }
+    bool sdp_after = sdp_rs_after_backward(mode, k);
     *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
-    *last = (sdp_every_mb ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
-    *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather);
+    *last = (sdp_every_mb || sdp_after ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
+    *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather) +
+               (sdp_after ? sdp_rs : 0.0);
     *gather_next = k->overlap_param_gather ? gather : 0.0;
 }
 
@@ -2454,8 +2490,14 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
 
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
     layer_kernels_t kern; /* what the passes tell beside their times */
-    layer_compute_f(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &compute_f,
-                    &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac, &kern);
+    /* the unsharded accumulation of sdp_nosync, over all p; else the plain stacks' */
+    double acc_bytes = sdp_nosync_accum_bytes(env, g), acc_params = p;
+    if (acc_bytes == 0.0) {
+        acc_bytes = grad_accum_bytes(&env->knobs, s, g);
+        acc_params = p / g.z;
+    }
+    layer_compute_f(env, l, s, n, g.t, acc_params, acc_bytes, &compute_f, &compute_b, &acc_b,
+                    &core_f, &wgrad_frac, col_frac, &kern);
     /* measured per-shape block times replace the roofline (not for MoE, latent
      * attention or Mamba layers: a profile measures dense Transformer blocks) */
     bool profiled =
@@ -2497,8 +2539,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
     if (l->experts && !profiled)
-        ep_host_lead(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &kern,
-                     compute_f, compute_b + acc_b, &ep_f, &ep_b);
+        ep_host_lead(env, l, s, n, g.t, acc_params, acc_bytes, &kern, compute_f, compute_b + acc_b,
+                     &ep_f, &ep_b);
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;

@@ -715,8 +715,18 @@ typedef enum tsl_cost_mode {
  * recompute's forward but for the layer's last weight, one reduce-scatter per tensor,
  * all exposed; ProcessGroupNCCL's list copies (a kernel per rank, L each) and the
  * buffers' zero-fill and division at W; the small tensors gathered again after the
- * step. A plan without ds_zero3_v03 prices as 145. */
-#define TSL_COST_MODEL_VERSION 146u
+ * step. A plan without ds_zero3_v03 prices as 145.
+ * 147: FSDP2 under torch's pipelining (sdp_nosync) reduce-scatters a stage's
+ * gradients after its last backward has returned (stage.py
+ * backward_maybe_with_nosync: post_backward of every parameter group, then the
+ * root's final callback, which makes the compute stream wait for them;
+ * pytorch/pytorch#165106): the whole reduce-scatter exposed on the last
+ * micro-batch, none of it under that backward's compute; and every other
+ * micro-batch's backward adds its fresh bf16 gradient into FSDP2's unsharded
+ * accumulator of the reduce dtype (pytorch#125191: 2·g + 2 bytes per parameter
+ * of the TP rank, not ÷ z; sdp_nosync_accum_bytes). A plan without sdp_nosync
+ * under PP prices as 146. */
+#define TSL_COST_MODEL_VERSION 147u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

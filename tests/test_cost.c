@@ -427,6 +427,17 @@ static void test_sdp_nosync(void)
                "the reduce-scatter once and the gather once per iteration (%g)",
                r.grad_comm_s - base.grad_comm_s);
     CHECK(r.bwd_s < base.bwd_s - g, "a micro-batch's backward: no gather, no reduce-scatter");
+    /* the reduce-scatter R after the stage's last backward (cost model 147: torch's
+     * pipelining calls FSDP2's post_backward once that backward has returned), none
+     * of it under that backward's compute; beside it the last backward carries the
+     * once-per-iteration gather's share of the next first forward, as before (no
+     * device memory rate here: the other micro-batches' accumulation is
+     * test_sdp_nosync_accum's) */
+    double rs = r.grad_comm_s - g, next = tsl_cost_overlap_s(r.fwd_s, g, 1.3) - r.fwd_s;
+    CHECK(rs > 0.0 && next > 0.0, "a reduce-scatter and a gather (%g, %g)", rs, next);
+    CHECK_NEAR(r.bwd_sync_s - r.bwd_s, rs + next, 1e-15,
+               "the last backward pays the whole reduce-scatter after its compute (%g vs %g)",
+               r.bwd_sync_s - r.bwd_s, rs + next);
     /* PAPER: Galvatron's SDP, one reduce-scatter and the gathers per micro-batch; the
      * memory is the stack's */
     env.mode = TSL_COST_PAPER;
@@ -447,6 +458,52 @@ static void test_sdp_nosync(void)
     CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PP 1: as ZeRO-3 (%g vs %g s, %llu vs %llu B)",
           r.bwd_s, base.bwd_s, (unsigned long long)r.ms_bytes, (unsigned long long)base.ms_bytes);
     CHECK(r.ms_bytes == 2 * P_PARAMS, "PP 1: 16/8 B/param (%llu)", (unsigned long long)r.ms_bytes);
+    tsl_cluster_free(&c);
+}
+
+/* sdp_nosync's unsharded accumulation (cost model 147; docs/cost-model.md "SDP without
+ * resharding"): FSDP2 with the gradient sync off adds each later micro-batch's fresh
+ * bf16 gradient into its fp32 accumulator (pytorch#125191), over the unsharded
+ * parameters of the TP rank, not ÷ z: P = 12,582,912, W = 1 TB/s, (4 + 2 + 4)·P / W =
+ * 125.82912 us and one kernel per parameter tensor (12 at 4 us); with a bf16 reduce
+ * autograd adds into the kept .grad, (2 + 2 + 2)·P / W = 75.497472 us. Not on the
+ * synchronising micro-batch; PAPER and a stage that is the whole pipeline add nothing.
+ * The backward with it and the synchronising one without it differ by the
+ * reduce-scatter R and the gather's share `next` as test_sdp_nosync has them, less the
+ * accumulation. */
+static void test_sdp_nosync_accum(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_STACK;
+    env.pipelined = true;
+    env.device_mem_bw = 1.25e12; /* W = 0.8 x 1.25 TB/s = 1 TB/s */
+    env.host_op_s = 0.0;
+    double launches = 12 * TSL_ROOFLINE_LAUNCH_S;
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    const double want[2] = {125.82912e-6 + launches, 75.497472e-6 + launches};
+    for (int i = 0; i < 2; i++) {
+        env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = i == 0 ? 4 : 2};
+        tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+        env.knobs.sdp_nosync = true;
+        tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+        double g = base.fwd_s - r.fwd_s, rs = r.grad_comm_s - g;
+        double next = tsl_cost_overlap_s(r.fwd_s, g, 1.3) - r.fwd_s;
+        double acc = rs + next - (r.bwd_sync_s - r.bwd_s);
+        CHECK_NEAR(acc, want[i], 1e-12, "a later micro-batch adds %s: %g us (%g)",
+                   i == 0 ? "10 B/param into fp32" : "6 B/param into bf16", want[i] * 1e6, acc);
+    }
+    env.mode = TSL_COST_PAPER; /* Galvatron's SDP: no accumulation priced */
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4};
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_nosync, &base, &r);
+    CHECK(r.bwd_s == base.bwd_s, "PAPER: unchanged (%g vs %g)", r.bwd_s, base.bwd_s);
+    env.mode = TSL_COST_STACK;
+    env.pipelined = false; /* PP 1: ZeRO-3, reduce-scattered every micro-batch */
+    cost_off_on(&env, &l, &z, &env.knobs.sdp_nosync, &base, &r);
+    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PP 1: nothing accumulated");
     tsl_cluster_free(&c);
 }
 
@@ -4375,6 +4432,7 @@ int main(void)
     test_ds_grad_bucket();
     test_launch_blocking();
     test_sdp_nosync();
+    test_sdp_nosync_accum();
     test_sdp_prefetch();
     test_sdp_root_chain();
     test_sdp_root_units();
