@@ -33,7 +33,7 @@ static const char eval_usage[] =
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
-    "                      [--moe-a2a-overlap] [--moe-unfused-permute]\n"
+    "                      [--moe-a2a-overlap] [--moe-unfused-permute] [--moe-fused-mlp]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -346,6 +346,11 @@ static const char eval_usage[] =
     "                      gather; the combine's scatter into zeros, routing-weight\n"
     "                      product and top-k sum, each a kernel (default: the fused\n"
     "                      permute and unpermute, Transformer Engine's)\n"
+    "  --moe-fused-mlp     the experts' FC1, activation and FC2 through Transformer\n"
+    "                      Engine's op fuser (Megatron-LM use_transformer_engine_op_fuser,\n"
+    "                      Megatron-Bridge cutedsl_fused_grouped_mlp): none of the\n"
+    "                      unfused path's eager clamp, offset copy or per-expert bias\n"
+    "                      (default: that path)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -452,6 +457,7 @@ enum {
     OPT_MOE_ALLTOALL,
     OPT_MOE_FLEX,
     OPT_MOE_UNFUSED_PERMUTE,
+    OPT_MOE_FUSED_MLP,
     OPT_MOE_A2A_OVERLAP,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
@@ -549,6 +555,7 @@ static const struct option eval_long[] = {
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"moe-flex-dispatcher", no_argument, 0, OPT_MOE_FLEX},
     {"moe-unfused-permute", no_argument, 0, OPT_MOE_UNFUSED_PERMUTE},
+    {"moe-fused-mlp", no_argument, 0, OPT_MOE_FUSED_MLP},
     {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
@@ -784,6 +791,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
     case OPT_MOE_UNFUSED_PERMUTE: eo->moe_unfused_permute = true; return 0;
+    case OPT_MOE_FUSED_MLP: eo->moe_fused_mlp = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;

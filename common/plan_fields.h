@@ -113,6 +113,7 @@
     X(moe_fp8_dispatch, BOOL, moe_fp8_dispatch, "moe_fp8_dispatch", NONZERO)                       \
     X(moe_alltoall, BOOL, moe_alltoall_dispatcher, "moe_alltoall_dispatcher", NONZERO)             \
     X(moe_unfused_permute, BOOL, moe_unfused_permute, "moe_unfused_permute", NONZERO)              \
+    X(moe_fused_mlp, BOOL, moe_fused_mlp, "moe_fused_mlp", NONZERO)                                \
     X(moe_flex, BOOL, moe_flex_dispatcher, "moe_flex_dispatcher", NONZERO)                         \
     X(moe_a2a_overlap, BOOL, moe_a2a_overlap, "moe_a2a_overlap", NONZERO)                          \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \

@@ -1032,6 +1032,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->moe_unfused = env->knobs.moe_unfused_permute;
+    dev->moe_fused_mlp = env->knobs.moe_fused_mlp;
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
     dev->autocast = env->knobs.autocast;
@@ -1112,7 +1113,9 @@ static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
         dev.host_op_s = 0.0;
         dev.grad_acc_bytes = acc_bytes;
         double V = padded_vocab(l, t, &env->knobs);
-        gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V);
+        /* gpt-oss's offset copy drains the stream: its idle hides no collective */
+        gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V) +
+             tsl_roofline_glu_offset_sync_s(&dev, env->host_op_s, l);
         gb = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, V, acc_params);
     }
     *ep_f = fmax(0.0, *ep_f - fmax(0.0, fwd - gf));

@@ -725,8 +725,21 @@ typedef enum tsl_cost_mode {
  * micro-batch's backward adds its fresh bf16 gradient into FSDP2's unsharded
  * accumulator of the reduce dtype (pytorch#125191: 2·g + 2 bytes per parameter
  * of the TP rank, not ÷ z; sdp_nosync_accum_bytes). A plan without sdp_nosync
- * under PP prices as 146. */
-#define TSL_COST_MODEL_VERSION 147u
+ * under PP prices as 146.
+ * 148: gpt-oss's clamped quick-GeGLU as Megatron-LM
+ * 44151194 runs it (weighted_bias_quick_geglu_impl): the clamp's backward as autograd
+ * runs it, bool masks, wheres, their 0-d zeros and the chunk's cat (PyTorch
+ * FunctionsManual.cpp clamp_backward): 15 B per element of FFN-in's output in 9
+ * kernels and 3 host ops where 10 B, 3 and 1 were priced; and the linear offset's
+ * torch.tensor(..., device=cuda), a synchronising copy on every forward call
+ * (pytorch/pytorch#120996, #190217): the drained stream idles one host op in the
+ * forward and in moe_act's recompute, the call one op more (roofline.h
+ * TSL_ROOFLINE_GLU_CLAMP_*, TSL_ROOFLINE_GLU_OFFSET_SYNCS). And moe_fused_mlp
+ * (PlanRequest 142): the experts' MLP through Transformer Engine's op fuser
+ * (Megatron-LM use_transformer_engine_op_fuser), none of those eager pieces nor the
+ * per-expert FFN-out bias. A plan without glu_clamp layers, and without
+ * moe_fused_mlp beside expert biases, prices as 147. */
+#define TSL_COST_MODEL_VERSION 148u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -803,6 +816,13 @@ typedef struct tsl_cost_knobs {
                                    product and the top-k sum, each its own kernel
                                    (roofline.h TSL_ROOFLINE_UNFUSED_PERMUTE_*); false: the
                                    fused permute and unpermute (TE's, moe_permute_fusion) */
+    bool moe_fused_mlp;         /* the routed experts' FC1, activation and FC2 through
+                                   Transformer Engine's op fuser (Megatron-LM
+                                   use_transformer_engine_op_fuser; Megatron-Bridge
+                                   cutedsl_fused_grouped_mlp): none of what TEGroupedMLP's
+                                   unfused path runs eagerly around the grouped GEMMs
+                                   (gpt-oss's clamp and offset copy, the per-expert FFN-out
+                                   bias; roofline.h); false: that path */
     bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
                                    --delay-wgrad-compute): in the 1F1B steady state one
                                    micro-batch's forward and another's backward run as one

@@ -310,6 +310,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_fp8_dispatch |= g->moe_fp8_dispatch;
     out->moe_alltoall |= g->moe_alltoall;
     out->moe_unfused_permute |= g->moe_unfused_permute;
+    out->moe_fused_mlp |= g->moe_fused_mlp;
     out->moe_flex |= g->moe_flex;
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
     out->ds_grad_bucket |= g->ds_grad_bucket;

@@ -430,6 +430,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_fp8_dispatch = p->moe_fp8_dispatch;
     k->moe_alltoall = p->moe_alltoall;
     k->moe_unfused_permute = p->moe_unfused_permute;
+    k->moe_fused_mlp = p->moe_fused_mlp;
     k->moe_flex = p->moe_flex;
     k->moe_a2a_overlap = p->moe_a2a_overlap;
     k->fb_serial = p->fb_serial;
@@ -513,6 +514,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_fp8_dispatch = k->fp8 && !k->moe_bf16_experts && k->moe_fp8_dispatch;
     p->moe_alltoall = k->moe_alltoall;
     p->moe_unfused_permute = k->moe_unfused_permute;
+    p->moe_fused_mlp = k->moe_fused_mlp;
     p->moe_flex = k->moe_flex;
     p->moe_a2a_overlap = k->moe_a2a_overlap;
     p->fb_serial = k->fb_serial;

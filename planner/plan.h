@@ -159,6 +159,8 @@ typedef struct tsl_plan {
                               (cost.h knobs.moe_alltoall) */
     bool moe_unfused_permute; /* priced with MCore v0.8's unfused token permutation
                                  (cost.h knobs.moe_unfused_permute) */
+    bool moe_fused_mlp;       /* priced with the experts' MLP through TE's op fuser (cost.h
+                                 knobs.moe_fused_mlp) */
     bool moe_flex;            /* priced with a flex dispatcher's all-to-alls (HybridEP,
                               DeepEP; cost.h knobs.moe_flex) */
     bool moe_a2a_overlap;     /* priced with Megatron-LM's EP all-to-all overlap (cost.h

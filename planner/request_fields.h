@@ -306,6 +306,12 @@
       "scatter into zeros, routing-weight product and top-k sum, each a kernel); default: the "    \
       "fused permute and unpermute (Transformer Engine's, moe_permute_fusion)",                    \
       "moe_unfused_permute", "moe_unfused_permute")                                                \
+    X(moe_fused_mlp, BOOL, "moe-fused-mlp", "", 0, 0,                                              \
+      "the routed experts' FC1, activation and FC2 run through Transformer Engine's op fuser "     \
+      "(Megatron-LM use_transformer_engine_op_fuser; Megatron-Bridge cutedsl_fused_grouped_mlp): " \
+      "none of the unfused path's eager pieces around the grouped GEMMs (gpt-oss's clamp and "     \
+      "its offset copy, the per-expert FFN-out bias); default: that path",                         \
+      "moe_fused_mlp", "moe_fused_mlp")                                                            \
     X(moe_flex, BOOL, "moe-flex-dispatcher", "", 0, 0,                                             \
       "price a flex MoE dispatcher's all-to-alls (HybridEP, DeepEP; Megatron-LM's "                \
       "moe_token_dispatcher_type flex): across NVLink domains one network copy per token and "     \

@@ -46,6 +46,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
     d->moe_unfused = false;
+    d->moe_fused_mlp = false;
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
@@ -873,14 +874,41 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
 
-/* The clamp before a clamped gated activation (gpt-oss; roofline.h), over elems
- * elements of FFN-in's output. Host: the chunk, two clamps and the cat are about
- * the three framework ops H lumps into one op (docs/cost-model.md "Host dispatch"). */
+/* The clamp before a clamped gated activation (gpt-oss; roofline.h
+ * TSL_ROOFLINE_GLU_CLAMP_*), over elems elements of FFN-in's output: the clamps and
+ * the cat forward, autograd's masks, wheres and cat backward. */
 static double glu_clamp_s(pass_t *p, double elems)
 {
-    p->ops += 1.0;
-    double b = p->bwd ? TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES : TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES;
-    return tsl_roofline_mem_s(p->d, b * elems, TSL_ROOFLINE_GLU_CLAMP_KERNELS);
+    p->ops += p->bwd ? TSL_ROOFLINE_GLU_CLAMP_BWD_OPS : TSL_ROOFLINE_GLU_CLAMP_FWD_OPS;
+    if (p->bwd)
+        return tsl_roofline_mem_s(p->d, TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES * elems,
+                                  TSL_ROOFLINE_GLU_CLAMP_BWD_KERNELS);
+    return tsl_roofline_mem_s(p->d, TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES * elems,
+                              TSL_ROOFLINE_GLU_CLAMP_FWD_KERNELS);
+}
+
+/* The linear offset's synchronising copy in the weighted quick-GeGLU's forward
+ * (roofline.h TSL_ROOFLINE_GLU_OFFSET_SYNCS): the drained stream idles one host op
+ * while the host issues the activation; backward nothing (the offset is saved). */
+static double glu_offset_sync_s(const pass_t *p)
+{
+    return p->bwd ? 0.0 : TSL_ROOFLINE_GLU_OFFSET_SYNCS * p->d->host_op_s;
+}
+
+/* TEGroupedMLP's unfused path (bias_act_func and _apply_bias) runs the layer's
+ * experts: not under Transformer Engine's op fuser (dev.moe_fused_mlp), which runs
+ * FC1, the clamped or plain GLU and FC2 as its own ops. */
+static bool eager_experts(const tsl_roofline_dev_t *d)
+{
+    return !d->moe_fused_mlp;
+}
+
+double tsl_roofline_glu_offset_sync_s(const tsl_roofline_dev_t *d, double host_op_s,
+                                      const tsl_layer_t *l)
+{
+    return l->experts && l->glu_clamp && eager_experts(d)
+               ? TSL_ROOFLINE_GLU_OFFSET_SYNCS * host_op_s
+               : 0.0;
 }
 
 /* Non-gated routed experts' routing weights, applied after the activation in eager
@@ -968,11 +996,12 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += lin(p, Tr, r, x->h) + lin(p, Tr, x->h, r);
     c += grouped_lin(p, m, x->g * fe, r, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
          grouped_lin(p, m, r, fe, local);
-    if (l->glu_clamp)
-        c += glu_clamp_s(p, x->g * fe * m * local);
+    if (l->glu_clamp && eager_experts(p->d))
+        c += glu_clamp_s(p, x->g * fe * m * local) + glu_offset_sync_s(p);
     if (x->g == 1.0) /* no fused weighted activation: the weights in eager PyTorch */
         c += expert_probs_s(p, fe * m * local);
-    if (!l->no_bias) /* experts with biases (gpt-oss): Megatron-LM adds FFN-out's per expert */
+    if (!l->no_bias && eager_experts(p->d)) /* experts with biases (gpt-oss): Megatron-LM
+                                                adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, r, local);
     if (p->d->moe_a2a)
         c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, r, local, ep);
@@ -1565,8 +1594,8 @@ static double moe_act_fwd_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, d
 {
     double R = l->experts_per_tok * T / tt, busy = p->d->moe_busy;
     double c = mem(p, 2.0 * (x->g + 1.0) * x->f * R * busy, 1);
-    if (l->glu_clamp)
-        c += glu_clamp_s(p, x->g * x->f * R * busy);
+    if (l->glu_clamp && eager_experts(p->d))
+        c += glu_clamp_s(p, x->g * x->f * R * busy) + glu_offset_sync_s(p);
     if (x->g == 1.0)
         c += expert_probs_s(p, x->f * R * busy);
     return c;

@@ -317,13 +317,39 @@
  * weighted_bias_quick_geglu_impl, Megatron-LM 44151194): before the fused
  * activation kernel, clamp(max) on the gate half and clamp(min, max) on the linear
  * half (read and write one half each), then torch.cat of the two (read and write
- * the whole): 8 bytes per element of FFN-in's output, 3 kernels. Backward: each
- * clamp's gradient reads the incoming gradient and the saved input and writes the
- * outgoing one (6), the chunk's gradient concatenates the halves (4): 10 bytes,
- * 3 kernels. */
-#define TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES 8.0
-#define TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES 10.0
-#define TSL_ROOFLINE_GLU_CLAMP_KERNELS   3u
+ * the whole): 8 bytes per element of FFN-in's output, 3 kernels. Backward, as
+ * autograd runs it (PyTorch torch/csrc/autograd/FunctionsManual.cpp clamp_backward,
+ * split_backward; cost model 148): the cat's gradient is two narrow views (no
+ * kernel); the gate half's clamp(max) gradient is `where(self <= max, grad, 0)` —
+ * the comparison reads the saved half and writes a bool mask (3 bytes), the where
+ * reads it and the gradient and writes one (5); the linear half's clamp(min, max)
+ * gradient `where((self >= min).logical_and_(self <= max), grad, 0)` — two
+ * comparisons (3 each), the and (3), the where (5): 14; each builds its 0-d zero
+ * with at::scalar_tensor (a one-element fill kernel); the chunk's gradient
+ * concatenates the halves (read and write the whole: 4 per element). Per element of
+ * FFN-in's output (8 + 14) / 2 + 4 = 15 bytes, in 2 + 4 + 1 + 2 = 9 kernels. Host:
+ * forward the chunk, two clamps and the cat about one op (H's three framework ops),
+ * the offset's torch.tensor another (below); backward the nine ATen calls of the
+ * three autograd nodes, three. */
+#define TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES   8.0
+#define TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES   15.0
+#define TSL_ROOFLINE_GLU_CLAMP_FWD_KERNELS 3u
+#define TSL_ROOFLINE_GLU_CLAMP_BWD_KERNELS 9u
+#define TSL_ROOFLINE_GLU_CLAMP_FWD_OPS     2.0
+#define TSL_ROOFLINE_GLU_CLAMP_BWD_OPS     3.0
+/* The same function then builds its linear offset (gpt-oss's y + 1) as
+ * torch.tensor(linear_offset, dtype, device=input.device) on every call (Megatron-LM
+ * 44151194 fused_bias_geglu.py:434): a CPU scalar copied to the GPU with
+ * non_blocking false, which PyTorch runs as cudaMemcpyAsync and then
+ * cudaStreamSynchronize (pytorch/pytorch#120996: torch.tensor(3.14, device=dev)
+ * "called a synchronizing CUDA operation"; #190217, 2026-07, open, reproduced on
+ * torch 2.11: "torch.tensor(3.14., device='cuda') should avoid h2d sync"). The host
+ * waits for the compute stream to drain, so nothing is queued behind it: the GPU
+ * idles while the host issues the next kernel (the weighted quick-GeGLU's autograd
+ * Function and torch.compile'd kernel), priced as one host op H (cost model 148;
+ * none without a host floor, host_op_s 0). It runs in the forward and again in the
+ * moe_act recompute. Assumed: the host issues the next kernel within one op. */
+#define TSL_ROOFLINE_GLU_OFFSET_SYNCS 1.0
 /* The routing weights of non-gated routed experts under Megatron-LM (experts.py
  * TEGroupedMLP.forward's bias_act_func, Megatron-LM 44151194): only SwiGLU and
  * quick-GeGLU take them inside a fused kernel (bias_activation_fusion; the fused
@@ -737,6 +763,9 @@ typedef struct tsl_roofline_dev {
                               written once, the fit's epilogue */
     bool moe_unfused;       /* MCore v0.8's unfused permutation (TSL_ROOFLINE_UNFUSED_
                              PERMUTE_*); false after init: the fused permute, unpermute */
+    bool moe_fused_mlp;     /* the experts' MLP through TE's op fuser (cost.h knobs): no
+                             eager clamp, offset copy or per-expert bias; false after
+                             init: TEGroupedMLP's unfused path */
     bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */
@@ -941,6 +970,15 @@ double tsl_roofline_tp_restart_s(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                uint32_t t);
+
+/* The GPU's idle in layer l's forward behind the weighted quick-GeGLU's synchronising
+ * offset copy (TSL_ROOFLINE_GLU_OFFSET_SYNCS × host_op_s on an MoE layer with
+ * glu_clamp run by TEGroupedMLP's unfused path, d->moe_fused_mlp false; else 0): part
+ * of the forward's kernel time above, which a caller that
+ * prices the kernels again without a host floor (host_op_s 0) adds back — the stream
+ * is drained there, so no collective runs under it. */
+double tsl_roofline_glu_offset_sync_s(const tsl_roofline_dev_t *d, double host_op_s,
+                                      const tsl_layer_t *l);
 
 /* The forward of the modules of `recompute` (recompute.h) layer l has: what the
  * backward runs again before the layer's own (the GPU's time, as the core's

@@ -1101,6 +1101,17 @@ grep -q "overlap:   none priced (moe_a2a_overlap asked): .*this plan runs EP 16,
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json"
 grep -q "overlap:   the EP all-to-alls of one micro-batch under another's compute" "$out" && ok ||
     bad "the EP overlap line at PP 1: $(cat "$out")"
+# TE's op fuser for the experts (--moe-fused-mlp, cost model 148): gpt-oss's eager clamp,
+# its offset's synchronising copy and the per-expert FFN-out bias are not run, so the
+# same plan prices faster, the document keeps the field and the table says so
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json" --moe-fused-mlp
+cp "$out" "$dir/moe-fused.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] < b["iter_time_s"] and a["moe_fused_mlp"] is True and "moe_fused_mlp" not in b, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-fused.json" "$out" &&
+    ok || bad "--moe-fused-mlp: $(cat "$dir/moe-fused.json")"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json" --moe-fused-mlp
+grep -q "moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser" "$out" && ok ||
+    bad "the fused expert MLP line: $(cat "$out")"
 # interleaved with a group size N other than pp the event simulator prices the
 # schedule; it takes the merged steps' saving as the closed form does
 mgv="--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --moe-token-dispatcher-type alltoall --microbatch-group-size-per-virtual-pipeline-stage 4"

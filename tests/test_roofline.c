@@ -2537,6 +2537,12 @@ static void test_yarn_eager_rope(void)
           "host ops: 24 forward, 14 backward");
 }
 
+/* gpt-oss's experts under Megatron-LM (one sample of 4096 tokens, EP 8, 16 local
+ * experts of 1024 rows, H100 figures): the clamp before the clamped quick-GeGLU, 8 B
+ * per element of FFN-in's output in 3 kernels forward and, as autograd runs
+ * clamp_backward and the chunk's cat (cost model 148), 15 B in 9 kernels backward;
+ * the linear offset's synchronising torch.tensor leaves the drained stream idle one
+ * host op in the forward and in moe_act's recompute; the FFN-out bias per expert. */
 static void test_gpt_oss_experts(void)
 {
     tsl_roofline_dev_t d;
@@ -2556,8 +2562,8 @@ static void test_gpt_oss_experts(void)
     double b0 = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0);
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &clamp, 1, 1, false, 0) - f0, 8 * out / W + 3 * L,
                1e-12, "clamp forward: 0.29 ms");
-    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &clamp, 1, 1, false, 0) - b0, 10 * out / W + 3 * L,
-               1e-12, "clamp backward");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &clamp, 1, 1, false, 0) - b0, 15 * out / W + 9 * L,
+               1e-12, "clamp backward: the masks, wheres and the chunk's cat");
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &bias, 1, 1, false, 0) - f0, 12 * rows * h / W + 33 * L,
                1e-12, "bias forward: 0.34 ms");
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &bias, 1, 1, false, 0) - b0, 16 * rows * h / W + 65 * L,
@@ -2566,9 +2572,39 @@ static void test_gpt_oss_experts(void)
     ops.host_op_s = 1.0;
     double o0 = tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0);
     double ob = tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0);
-    CHECK(tsl_roofline_layer_fwd_s(&ops, &clamp, 1, 1, false, 0) == o0 + 1 &&
-              tsl_roofline_layer_bwd_s(&ops, &clamp, 1, 1, false, 0) == ob + 1,
-          "clamp: one host op each way");
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &clamp, 1, 1, false, 0) == o0 + 2 &&
+              tsl_roofline_layer_bwd_s(&ops, &clamp, 1, 1, false, 0) == ob + 3,
+          "clamp: two host ops forward (the offset's torch.tensor one), three backward");
+    tsl_roofline_dev_t sync = d; /* a GPU-bound pass: the offset's sync idles one op */
+    sync.host_op_s = 1e-6;
+    double s0 = tsl_roofline_layer_fwd_s(&sync, &l, 1, 1, false, 0);
+    CHECK(s0 > 100 * sync.host_op_s, "GPU-bound at 1 us an op");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&sync, &clamp, 1, 1, false, 0) - s0,
+               8 * out / W + 3 * L + sync.host_op_s, 1e-12, "the offset's sync: one op idle");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&sync, &clamp, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&sync, &l, 1, 1, false, 0),
+               15 * out / W + 9 * L, 1e-12, "backward: the offset saved, no sync");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&sync, &clamp, 1, 1, false, TSL_RECOMPUTE_MOE_ACT) -
+                   tsl_roofline_recompute_fwd_s(&sync, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+               8 * out / W + 3 * L + sync.host_op_s, 1e-12,
+               "moe_act's recompute builds the offset again");
+    /* Transformer Engine's op fuser (moe_fused_mlp) runs none of the eager pieces */
+    tsl_roofline_dev_t fused = sync;
+    fused.moe_fused_mlp = true;
+    tsl_layer_t both = clamp;
+    both.no_bias = false;
+    CHECK(tsl_layer_derive(&both, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_fwd_s(&fused, &both, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&fused, &both, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&fused, &l, 1, 1, false, 0) &&
+              tsl_roofline_recompute_fwd_s(&fused, &both, 1, 1, false, TSL_RECOMPUTE_MOE_ACT) ==
+                  tsl_roofline_recompute_fwd_s(&fused, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+          "fused MLP: no clamp, offset copy or per-expert bias");
+    CHECK(tsl_roofline_glu_offset_sync_s(&sync, 1.0, &clamp) == 1.0 &&
+              tsl_roofline_glu_offset_sync_s(&fused, 1.0, &clamp) == 0.0 &&
+              tsl_roofline_glu_offset_sync_s(&sync, 1.0, &l) == 0.0,
+          "the offset's idle: unfused clamped experts only");
     CHECK(tsl_roofline_layer_fwd_s(&ops, &bias, 1, 1, false, 0) == o0 + 17 &&
               tsl_roofline_layer_bwd_s(&ops, &bias, 1, 1, false, 0) == ob + 33,
           "bias: %g / %g ops more", tsl_roofline_layer_fwd_s(&ops, &bias, 1, 1, false, 0) - o0,

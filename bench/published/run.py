@@ -388,6 +388,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--moe-a2a-overlap"]
     if p.get("moe_unfused_permute"):  # MCore v0.8's unfused token permutation (moe_utils.py)
         cmd += ["--moe-unfused-permute"]
+    if p.get("moe_fused_mlp"):  # TE's op fuser for the experts (cutedsl_fused_grouped_mlp)
+        cmd += ["--moe-fused-mlp"]
     return cmd
 
 
