@@ -700,8 +700,14 @@ typedef enum tsl_cost_mode {
  * times (+8 B a score in fp32, +4 B for fp16's half-to-float kernel), and
  * cunn_SoftMaxBackward, which reads the gradient twice (+4 B); the re-reads at W
  * (roofline.h TSL_ROOFLINE_BLOCK_SOFTMAX_*). A plan without hf_gpt2_eager, or of at
- * most 1024 keys, prices as 143. */
-#define TSL_COST_MODEL_VERSION 144u
+ * most 1024 keys, prices as 143.
+ * 151: AWS's 10 Gigabit instance network as a link of its own (ena10, cluster_hw.c
+ * ENA10_GBITS): the measured sustained 10.04 Gbit/s of a 10 Gigabit ENA instance
+ * (cloudonaut.io's iperf3 cheat sheet, m5.12xlarge), which NCCL's sockets reach (2
+ * threads x 8 sockets on an ENA, NCCL 2.7.8 net_socket.cc), where generic 10 GbE
+ * keeps line rate x 0.80; AMP's p3.8xlarge rows run on it. A plan on no ena10 link
+ * prices as 144. */
+#define TSL_COST_MODEL_VERSION 151u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
