@@ -178,6 +178,7 @@
  * ring: InfiniBand as NCCL's maintainers measure it over one card (EDR 12.2, HDR 24,
  * NDR 46-48 GB/s: 96-98 % of the data rate, the Gb/s being counted after encoding;
  * XDR assumed at NDR's share), Ethernet at 80% of line rate (TCP/RoCE overhead),
+ * AWS's "10 Gigabit" ENA instance network at its measured sustained rate (ENA10_GBITS),
  * Omni-Path measured. a2a_bw is what a card carries of NCCL's all-to-all (cost model
  * 129): 74.3 % of the data rate on HDR and NDR (NVIDIA GTC25 S72583), assumed alike
  * on EDR and XDR; the ring's where none is published (Ethernet, Omni-Path). flex_bw is
@@ -559,6 +560,23 @@ static const struct {
     "; flex: assumed at NDR's measured 87.3 % of the data rate (DeepEP's internode table; none "   \
     "published for this rate)"
 
+/* AWS's "10 Gigabit" instance network (the ENA of p3.8xlarge, m5.12xlarge; cost model
+ * 149): an instance rated at a fixed 10 Gigabit sustained 10.04 Gbit/s of TCP goodput,
+ * baseline and burst alike, over an hour of iperf3 with 10 parallel streams
+ * (cloudonaut.io "EC2 Network Performance Cheat Sheet", 2018-04, us-east-1: m5.12xlarge
+ * 10.04 Gbit/s; the fleet's "up to 10 Gigabit" sizes burst to the same 10.04): the
+ * allowance is shaped at the rating, and VPC's 9001-byte MTU leaves TCP/IP headers ~0.6 %.
+ * NCCL reaches it: its socket transport detects the ENA (PCI vendor 0x1d0f) and opens
+ * 2 threads x 8 sockets per connection (NCCL 2.7.8 src/transport/net_socket.cc
+ * ncclSocketGetNsockNthread), 16 flows like iperf3's 10, past AWS's 5 Gb/s per-flow cap
+ * outside a placement group; and with those sockets it carried 18.4 Gb/s inside a
+ * training loop on a p3dn.24xlarge (NVIDIA/nccl#209, NCCL 2.4.7 with the multi-socket
+ * transport), above 10, so at this rate the instance's allowance binds, not the
+ * transport. Assumed: NCCL's ring keeps iperf3's goodput (no
+ * NCCL measurement on a 10 Gigabit instance was found); the all-to-all and a flex
+ * dispatcher the ring's, as every Ethernet entry. */
+#define ENA10_GBITS 10.04
+
 static const tsl_link_spec_t link_table[] = {
     /* Each InfiniBand entry is NCCL's measured ring over one card, not line rate x an
      * efficiency: the Gb/s figure is counted after encoding (64b/66b), so the card's
@@ -592,6 +610,11 @@ static const tsl_link_spec_t link_table[] = {
     {"roce400", 400 * GBPS / 8 * 0.80, 0, 0,
      "400 GbE RoCE (NVIDIA Spectrum-X / ConnectX-7 400G, AMD Pollara 400): " SRC_ETH},
     {"eth10", 10 * GBPS / 8 * 0.80, 0, 0, "10 GbE: " SRC_ETH},
+    {"ena10", (ENA10_GBITS * GBPS) / 8, 0, 0,
+     "AWS's 10 Gigabit instance network (ENA: p3.8xlarge, AMP Sec. 4.3): the measured "
+     "sustained 10.04 Gbit/s of a 10 Gigabit instance (cloudonaut.io EC2 Network Performance "
+     "Cheat Sheet, 2018: iperf3 -P 10, m5.12xlarge), NCCL's sockets 2 threads x 8 on an ENA "
+     "(net_socket.cc); a2a: the ring's, flex: the ring's (none published)"},
     {"eth25", 25 * GBPS / 8 * 0.80, 0, 0, "25 GbE: " SRC_ETH},
     {"eth50", 50 * GBPS / 8 * 0.80, 0, 0,
      "50 GbE (AWS g4dn.12xlarge's 50 Gb/s network, AMP Sec. 4.1): " SRC_ETH},

@@ -738,8 +738,14 @@ typedef enum tsl_cost_mode {
  * (PlanRequest 142): the experts' MLP through Transformer Engine's op fuser
  * (Megatron-LM use_transformer_engine_op_fuser), none of those eager pieces nor the
  * per-expert FFN-out bias. A plan without glu_clamp layers, and without
- * moe_fused_mlp beside expert biases, prices as 147. */
-#define TSL_COST_MODEL_VERSION 148u
+ * moe_fused_mlp beside expert biases, prices as 147.
+ * 149: AWS's 10 Gigabit instance network as a link of its own (ena10, cluster_hw.c
+ * ENA10_GBITS): the measured sustained 10.04 Gbit/s of a 10 Gigabit ENA instance
+ * (cloudonaut.io's iperf3 cheat sheet, m5.12xlarge), which NCCL's sockets reach (2
+ * threads x 8 sockets on an ENA, NCCL 2.7.8 net_socket.cc), where generic 10 GbE
+ * keeps line rate x 0.80; AMP's p3.8xlarge rows run on it. A plan on no ena10 link
+ * prices as 148. */
+#define TSL_COST_MODEL_VERSION 149u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

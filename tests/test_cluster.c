@@ -78,7 +78,7 @@ static void test_table(void)
         const tsl_link_spec_t *l = tsl_link_find(links[i]);
         CHECK(l != NULL && l->source != NULL, "link %s", links[i]);
     }
-    CHECK(tsl_link_count() == 10 && tsl_link_at(10) == NULL, "ten links");
+    CHECK(tsl_link_count() == 11 && tsl_link_at(11) == NULL, "eleven links");
     /* bus bandwidth a bit under line rate (100 Gb/s = 12.5 GB/s): EDR is NCCL's measured
      * ring over one card, 12.2 GB/s (NVIDIA/nccl-tests#29; cost model 127), where line
      * rate x 0.85 (10.625) left Galvatron-BMW's two A100 nodes needing more than a card */
@@ -143,6 +143,17 @@ static void test_table(void)
     CHECK(link_of("roce400")->flex_bw == 0 && tsl_link_flex_ratio(link_of("roce400")) == 1.0,
           "RoCE: the ring's (none published)");
     CHECK(link_of("eth10")->bw < 1.25 * GB && link_of("eth10")->bw > 0.9 * GB, "eth10");
+    /* cost model 149: AWS's 10 Gigabit instance network at its measured sustained 10.04
+     * Gbit/s (cloudonaut's iperf3 cheat sheet, m5.12xlarge; NCCL 2.7.8 opens 2 x 8 sockets
+     * on an ENA), not generic 10 GbE's 80 % of line rate: AMP's p3.8xlarge DP all-reduces */
+    CHECK_NEAR(link_of("ena10")->bw, 10.04e9 / 8, 1e-12, "ena10 %.4g GB/s",
+               link_of("ena10")->bw / GB);
+    CHECK(link_of("ena10")->bw > link_of("eth10")->bw, "ena10 above generic 10 GbE");
+    CHECK(strstr(link_of("ena10")->source, "cloudonaut") != NULL &&
+              strstr(link_of("ena10")->source, "net_socket.cc") != NULL,
+          "ena10 cites its measurement and NCCL's socket count");
+    CHECK(link_of("ena10")->a2a_bw == 0 && link_of("ena10")->flex_bw == 0,
+          "ena10: the ring's all-to-all and flex (none published)");
     CHECK(tsl_link_find("IB100") == link_of("ib100") && tsl_link_find("ib7") == NULL, "find");
 }
 

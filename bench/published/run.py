@@ -40,6 +40,7 @@ LINK_GBPS = {
     "ib800": 800 / 8 * 0.85, "roce400": 400 / 8 * 0.80,
     "eth10": 10 / 8 * 0.80, "eth25": 25 / 8 * 0.80, "eth50": 50 / 8 * 0.80,
     "eth100": 100 / 8 * 0.80,
+    "ena10": 10.04 / 8,  # AWS's 10 Gigabit instance network as measured (planner/cluster_hw.c)
     "opa100": 40.5 / 8,  # measured NCCL busbw, not line rate x efficiency (planner/cluster_hw.c)
 }
 
