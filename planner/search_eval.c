@@ -598,6 +598,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     /* the request's budget (search.h tsl_request_device_budget: the device less the
      * reserve by default), the one a searched plan and a given one (eval) are held to */
     e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
+    e->same_mem = tsl_cluster_min_device_mem(c) == tsl_cluster_max_device_mem(c);
     e->vp_group = r->vp_group;
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -973,16 +974,16 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
         return true;
     const tsl_layer_t *l = &e->model->layers[layer];
     tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
-    for (uint32_t q = 0; q < K * K; q++) {
-        uint32_t a = q / K, b = q % K;
-        if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
-            tc[q] = (tsl_transition_cost_t){0, 0};
-            continue;
+    for (uint32_t a = 0, q = 0; a < K; a++)
+        for (uint32_t b = 0; b < K; b++, q++) {
+            if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
+                tc[q] = (tsl_transition_cost_t){0, 0};
+                continue;
+            }
+            if (!need_pair(e, a, b))
+                return false;
+            tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
         }
-        if (!need_pair(e, a, b))
-            return false;
-        tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
-    }
     e->class_done[cls] = 2;
     return true;
 }
@@ -1048,6 +1049,30 @@ static void fill_stage_trans(tsl_engine_t *e, uint32_t first, uint32_t n, uint32
     e->n_trans = n_trans;
 }
 
+/* Whether row i of the stage prices as row i − 1 does (fill_stage_rows): the same
+ * class (the same costs), both blocks or neither, the same micro-batches held and
+ * live states, and no uniform pass that counts the stage's blocks (cell_allowed).
+ * A run of a model's blocks then costs one row and copies. */
+static bool same_row(const tsl_engine_t *e, uint32_t first, uint32_t i, bool block,
+                     const uint32_t *held, const uint8_t *live)
+{
+    if (i == 0 || (e->uniform_ckpt >= 0 && e->uniform_block_n))
+        return false;
+    const uint32_t l = row_layer(e, first, i), k = row_layer(e, first, i - 1);
+    return e->layer_class[l] == e->layer_class[k] && block == tsl_model_is_block(e->model, k) &&
+           held[i] == held[i - 1] && live[i] == live[i - 1];
+}
+
+/* Row i of the DP inputs as row i − 1 (same_row). */
+static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t i)
+{
+    const size_t at = (size_t)i * S, from = at - S;
+    memcpy(&e->time_s[at], &e->time_s[from], S * sizeof(*e->time_s));
+    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from], S * sizeof(*e->fwd_bytes));
+    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from], S * sizeof(*e->bwd_bytes));
+    memcpy(&e->ms_bytes[at], &e->ms_bytes[from], S * sizeof(*e->ms_bytes));
+}
+
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
  * with it, then its optimizer step. A cell the space does not allow costs infinity. */
@@ -1060,6 +1085,11 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
         const uint32_t cls = e->layer_class[row_layer(e, first, i)];
         const tsl_layer_cost_t *lc = e->class_row[cls];
         const bool block = tsl_model_is_block(e->model, row_layer(e, first, i));
+        if (same_row(e, first, i, block, held, live)) {
+            copy_row(e, g->n, i);
+            pos += block;
+            continue;
+        }
         for (uint32_t j = 0; j < g->n; j++) {
             size_t k = (size_t)i * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
@@ -1274,6 +1304,10 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
 {
     uint64_t budget = e->budget_bytes;
     const tsl_cluster_t *c = e->cluster;
+    if (e->same_mem && n > 0) { /* every node's answer is the first's (100k GPUs: 12,500) */
+        uint64_t mem = tsl_request_device_budget(e->req, tsl_cluster_device_mem(c, first));
+        return mem < budget ? mem : budget;
+    }
     for (uint32_t d = first; d < first + n;) {
         uint32_t node = c->device_node[d];
         uint64_t mem = tsl_cluster_device_mem(c, d);
