@@ -707,6 +707,18 @@ static inline void relax8(__m512d v, __m512i jv, __m512d *b, __m512i *a)
     *b = _mm512_min_pd(v, *b);
 }
 
+/*
+ * relax_tile_beaten: a strategy whose value at the tile's last cell is no less than
+ * the tile's running least at its first cell is skipped — the same cells and
+ * argmins. T is non-increasing in e (C is: more memory never costs time; a minimum
+ * of non-increasing rows, and its +INFINITY before ff, are too; adding c keeps the
+ * order, IEEE rounding being monotone), so each strategy's v = T[e − w] + c is
+ * non-increasing across the tile, and so is the running least b over the strategies
+ * relaxed so far. Then v(e) ≥ v(last) ≥ b(first) ≥ b(e) for every cell e: v is
+ * nowhere strictly below b, the only case that moves a cell. One load and compare
+ * per strategy where four vectors' loads, adds, compares and blends stood: most of a
+ * class's strategies are beaten across a whole tile by an earlier one.
+ */
 TSL_TARGET_AVX512
 static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
                                const int64_t *j, const uint32_t *s, const uint32_t *w,
@@ -722,6 +734,8 @@ static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const doub
             if (s[q] >= x + RELAX_TILE)
                 continue;
             const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+            if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
+                continue; /* improves no cell (relax_tile_beaten) */
             const __m512d cv = _mm512_set1_pd(c[q]);
             const __m512i jv = _mm512_set1_epi64(j[q]);
             relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
@@ -766,6 +780,9 @@ static void min_rows_avx512(uint32_t n, uint32_t nq, const double *const *src,
         __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
         for (uint32_t q = 0; q < nq; q++) {
             const double *sq = src[q] + off + x;
+            if (sq[31] + r[q] >= _mm512_cvtsd_f64(b0))
+                continue; /* improves no cell: the rows are non-increasing too (see
+                             relax_tile_beaten) */
             const int64_t *aq = srcarg[q] + off + x;
             const __m512d rv = _mm512_set1_pd(r[q]);
             min_row8(sq, aq, rv, &b0, &a0);
