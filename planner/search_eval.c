@@ -612,7 +612,12 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
     e->hooks = hooks;
     e->uniform_blocks = uniform_nodes(c);
-    for (uint32_t P = 1; P <= c->n_devices; P++) {
+    /* no P past the model's cuts or the plan's stages is allowed (pp_allowed): the
+     * loop stops there, not at a 100k-GPU cluster's 100,000 */
+    uint32_t top = c->n_devices;
+    top = top < e->max_cut + 1 ? top : e->max_cut + 1;
+    top = top < TSL_PLAN_MAX_STAGES ? top : TSL_PLAN_MAX_STAGES;
+    for (uint32_t P = 1; P <= top; P++) {
         if (!pp_allowed(e, P))
             continue;
         if (e->n_groups == TSL_SEARCH_MAX_GROUPS)
