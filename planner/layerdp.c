@@ -92,6 +92,10 @@ struct tsl_layerdp_ws {
     uint32_t *tmp;      /* [l]: an assignment being checked */
     uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
     uint32_t *hi;       /* [l]: the largest e layer l evaluates */
+    /* layout form: the layout list cls / corig / n_cls were numbered from (its first
+     * n_cls_of entries; 0: none yet), so that a solve given the same list again
+     * (the engine's stages of one group) reads them instead of numbering again */
+    uint32_t *cls_of, n_cls_of, n_cls;
     const kernels_t *k; /* the kernels of this solve */
     int portable;       /* tsl_layerdp_ws_set_portable: 0 the fastest kernels, 1 scalar only,
                      2 none wider than AVX2 */
@@ -153,10 +157,11 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
+    ws->cls_of = calloc(max_strategies, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
               ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep &&
               ws->tile_top && ws->tile_least && ws->qoff && ws->qc && ws->qj && ws->qs && ws->qw &&
-              ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi;
+              ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi && ws->cls_of;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -200,6 +205,7 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws->tmp);
     free(ws->minw);
     free(ws->hi);
+    free(ws->cls_of);
     for (int r = 0; r < 2; r++) {
         free(ws->val[r]);
         free(ws->arg[r]);
@@ -224,6 +230,13 @@ uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+/* Layout form: layer l's Λ × Λ matrix of R (its own, or the one trans_at names). */
+static inline const double *pair_matrix(const tsl_layerdp_problem_t *p, uint32_t l)
+{
+    const size_t K = p->n_layouts, at = p->trans_at != NULL ? p->trans_at[l] : l;
+    return p->trans_pair_s + at * K * K;
+}
+
 /* R(l, i, j); layer 0 takes its input from the previous stage: 0. */
 static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
 {
@@ -233,7 +246,7 @@ static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint
     if (p->trans_full_s != NULL)
         return p->trans_full_s[((size_t)l * S + i) * S + j];
     size_t K = p->n_layouts;
-    return p->trans_pair_s[((size_t)l * K + p->layout[i]) * K + p->layout[j]];
+    return pair_matrix(p, l)[(size_t)p->layout[i] * K + p->layout[j]];
 }
 
 uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
@@ -694,6 +707,18 @@ static inline void relax8(__m512d v, __m512i jv, __m512d *b, __m512i *a)
     *b = _mm512_min_pd(v, *b);
 }
 
+/*
+ * relax_tile_beaten: a strategy whose value at the tile's last cell is no less than
+ * the tile's running least at its first cell is skipped — the same cells and
+ * argmins. T is non-increasing in e (C is: more memory never costs time; a minimum
+ * of non-increasing rows, and its +INFINITY before ff, are too; adding c keeps the
+ * order, IEEE rounding being monotone), so each strategy's v = T[e − w] + c is
+ * non-increasing across the tile, and so is the running least b over the strategies
+ * relaxed so far. Then v(e) ≥ v(last) ≥ b(first) ≥ b(e) for every cell e: v is
+ * nowhere strictly below b, the only case that moves a cell. One load and compare
+ * per strategy where four vectors' loads, adds, compares and blends stood: most of a
+ * class's strategies are beaten across a whole tile by an earlier one.
+ */
 TSL_TARGET_AVX512
 static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
                                const int64_t *j, const uint32_t *s, const uint32_t *w,
@@ -709,6 +734,8 @@ static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const doub
             if (s[q] >= x + RELAX_TILE)
                 continue;
             const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+            if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
+                continue; /* improves no cell (relax_tile_beaten) */
             const __m512d cv = _mm512_set1_pd(c[q]);
             const __m512i jv = _mm512_set1_epi64(j[q]);
             relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
@@ -753,6 +780,9 @@ static void min_rows_avx512(uint32_t n, uint32_t nq, const double *const *src,
         __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
         for (uint32_t q = 0; q < nq; q++) {
             const double *sq = src[q] + off + x;
+            if (sq[31] + r[q] >= _mm512_cvtsd_f64(b0))
+                continue; /* improves no cell: the rows are non-increasing too (see
+                             relax_tile_beaten) */
             const int64_t *aq = srcarg[q] + off + x;
             const __m512d rv = _mm512_set1_pd(r[q]);
             min_row8(sq, aq, rv, &b0, &a0);
@@ -848,7 +878,7 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
                     const uint8_t *dst)
 {
     const size_t Kc = p->n_layouts;
-    const double *R = p->trans_pair_s + (size_t)l * Kc * Kc;
+    const double *R = pair_matrix(p, l);
     const double *M = ws->val[prv];
     uint32_t ns = 0, end = from; /* the classes the previous layer used, ascending */
     for (uint32_t lam = 0; lam < K; lam++) {
@@ -1153,7 +1183,46 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
     out[0] = j;
 }
 
-/* Layout form: ids below n_layouts, R ≥ 0 (+INFINITY forbids a change). */
+/* Whether every x[0..n) is a time (≥ 0, +INFINITY included; not NaN): one pass
+ * without an early exit, so that it runs as fast as the loads (the caller looks for
+ * the first offender only when one is there). */
+static bool all_times(const double *x, size_t n)
+{
+    bool ok0 = true, ok1 = true, ok2 = true, ok3 = true;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ok0 &= x[i] >= 0.0;
+        ok1 &= x[i + 1] >= 0.0;
+        ok2 &= x[i + 2] >= 0.0;
+        ok3 &= x[i + 3] >= 0.0;
+    }
+    for (; i < n; i++)
+        ok0 &= x[i] >= 0.0;
+    return ok0 && ok1 && ok2 && ok3;
+}
+
+/* Layer l's R (pair_matrix) ≥ 0 (+INFINITY forbids a change); the first entry that is
+ * not named. */
+static int check_pair_matrix(const tsl_layerdp_problem_t *p, uint32_t l, tsl_err_t *err)
+{
+    const uint32_t K = p->n_layouts;
+    const double *R = pair_matrix(p, l);
+    if (all_times(R, (size_t)K * K))
+        return 0;
+    for (uint32_t a = 0; a < K; a++)
+        for (uint32_t b = 0; b < K; b++) {
+            double r = R[(size_t)a * K + b];
+            if (!(r >= 0.0))
+                return tsl_err_set(err,
+                                   "trans_pair_s[l=%u, from=%u, to=%u]: %g is not a time "
+                                   "(must be >= 0)",
+                                   (unsigned)l, (unsigned)a, (unsigned)b, r);
+        }
+    return 0;
+}
+
+/* Layout form: ids below n_layouts, trans_at's below n_trans, R ≥ 0 of every layer
+ * past the first (a matrix the layer before shares checked once). */
 static int check_layouts(const tsl_layerdp_problem_t *p, tsl_err_t *err)
 {
     const uint32_t K = p->n_layouts;
@@ -1163,16 +1232,31 @@ static int check_layouts(const tsl_layerdp_problem_t *p, tsl_err_t *err)
         if (p->layout[j] >= K)
             return tsl_err_set(err, "layout[j=%u]: %u is not below n_layouts %u", (unsigned)j,
                                (unsigned)p->layout[j], (unsigned)K);
-    for (uint32_t l = 1; l < p->n_layers; l++)
-        for (uint32_t a = 0; a < K; a++)
-            for (uint32_t b = 0; b < K; b++) {
-                double r = p->trans_pair_s[((size_t)l * K + a) * K + b];
-                if (!(r >= 0.0))
-                    return tsl_err_set(err,
-                                       "trans_pair_s[l=%u, from=%u, to=%u]: %g is not a time "
-                                       "(must be >= 0)",
-                                       (unsigned)l, (unsigned)a, (unsigned)b, r);
-            }
+    for (uint32_t l = 1; l < p->n_layers; l++) {
+        if (p->trans_at != NULL && p->trans_at[l] >= p->n_trans)
+            return tsl_err_set(err, "trans_at[l=%u]: %u is not below n_trans %u", (unsigned)l,
+                               (unsigned)p->trans_at[l], (unsigned)p->n_trans);
+        if (p->trans_at != NULL && l > 1 && p->trans_at[l] == p->trans_at[l - 1])
+            continue;
+        if (check_pair_matrix(p, l, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* time_s ≥ 0 (+INFINITY marks a cell infeasible); the first offender named. */
+static int check_times(const tsl_layerdp_problem_t *p, tsl_err_t *err)
+{
+    const size_t LS = (size_t)p->n_layers * p->n_strategies;
+    if (all_times(p->time_s, LS))
+        return 0;
+    for (size_t k = 0; k < LS; k++)
+        if (!(p->time_s[k] >= 0.0))
+            return tsl_err_set(err,
+                               "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
+                               "+INFINITY for infeasible)",
+                               (unsigned)(k / p->n_strategies), (unsigned)(k % p->n_strategies),
+                               p->time_s[k]);
     return 0;
 }
 
@@ -1218,31 +1302,66 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
     if (p->trans_full_s == NULL && p->trans_pair_s == NULL)
         return tsl_err_set(err,
                            "trans_pair_s: missing (layout needs R per pair of layouts per layer)");
+    if (p->trans_full_s != NULL && p->trans_at != NULL)
+        return tsl_err_set(err, "trans_at: names matrices of trans_pair_s (the layout form), "
+                                "not of trans_full_s");
     if (p->trans_full_s == NULL && check_layouts(p, err) != 0)
         return -1;
+    if (check_times(p, err) != 0)
+        return -1;
 
-    for (uint32_t l = 0; l < L; l++) {
+    for (uint32_t l = 1; l < L && p->trans_full_s != NULL; l++) {
         for (uint32_t j = 0; j < S; j++) {
-            size_t k = (size_t)l * S + j;
-            if (!(p->time_s[k] >= 0.0))
-                return tsl_err_set(err,
-                                   "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
-                                   "+INFINITY for infeasible)",
-                                   (unsigned)l, (unsigned)j, p->time_s[k]);
-            if (l > 0 && p->trans_full_s != NULL) {
-                const double *r = p->trans_full_s + ((size_t)l * S) * S;
-                for (uint32_t i = 0; i < S; i++)
-                    if (!(r[(size_t)i * S + j] >= 0.0))
-                        return tsl_err_set(err,
-                                           "trans_full_s[l=%u, i=%u, j=%u]: %g is not a time "
-                                           "(must be >= 0)",
-                                           (unsigned)l, (unsigned)i, (unsigned)j,
-                                           r[(size_t)i * S + j]);
-            }
+            const double *r = p->trans_full_s + ((size_t)l * S) * S;
+            for (uint32_t i = 0; i < S; i++)
+                if (!(r[(size_t)i * S + j] >= 0.0))
+                    return tsl_err_set(err,
+                                       "trans_full_s[l=%u, i=%u, j=%u]: %g is not a time "
+                                       "(must be >= 0)",
+                                       (unsigned)l, (unsigned)i, (unsigned)j, r[(size_t)i * S + j]);
         }
     }
     *E_out = (uint32_t)E;
     return 0;
+}
+
+/* ⌈bytes / bucket⌉ where that is at most E, else UINT32_MAX (more than fits). The
+ * quotient is then below 2^32: the double division's floor is off by at most one,
+ * and the products put it right — the integer quotient, without the 64-bit divide
+ * that L·S of them per solve made a tenth of a search's time in this function. */
+static inline uint32_t bucket_count(uint64_t bytes, uint64_t bucket, uint32_t E)
+{
+    if (bytes > (uint64_t)E * bucket) /* E·bucket ≤ the budget: no overflow */
+        return UINT32_MAX;
+    uint64_t q = (uint64_t)((double)bytes / (double)bucket);
+    if (q * bucket > bytes)
+        q--;
+    else if (q < E && (q + 1) * bucket <= bytes)
+        q++;
+    return (uint32_t)(q + (q * bucket != bytes));
+}
+
+/* Layout form: compact layout classes 0..K−1 into ws->cls / corig, numbered by first
+ * appearance (looked up among the K so far, not the j strategies before: O(S·K));
+ * returns K. The previous solve's numbering stands where its list was the same. */
+static uint32_t number_classes(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws)
+{
+    const uint32_t S = p->n_strategies;
+    if (ws->n_cls_of == S && memcmp(ws->cls_of, p->layout, S * sizeof(*p->layout)) == 0)
+        return ws->n_cls;
+    uint32_t K = 0;
+    for (uint32_t j = 0; j < S; j++) {
+        uint32_t k = 0;
+        while (k < K && ws->corig[k] != p->layout[j])
+            k++;
+        if (k == K)
+            ws->corig[K++] = p->layout[j];
+        ws->cls[j] = k;
+    }
+    memcpy(ws->cls_of, p->layout, S * sizeof(*p->layout));
+    ws->n_cls_of = S;
+    ws->n_cls = K;
+    return K;
 }
 
 int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t *choice,
@@ -1265,20 +1384,22 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     const uint64_t bucket = p->bucket_bytes ? p->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     const bool full = p->trans_full_s != NULL;
 
-    /* w per (l, j), the feasible strategies per layer, b_up over them */
+    /* w per (l, j), the feasible strategies per layer, b_up over them (w is read only
+     * of the strategies kept: an infeasible one's is left UINT32_MAX uncomputed) */
     uint64_t b_up = 0;
     bool empty_layer = false;
     for (uint32_t l = 0; l < L; l++) {
         uint32_t n = 0;
         for (uint32_t j = 0; j < S; j++) {
             size_t k = (size_t)l * S + j;
+            ws->w[k] = UINT32_MAX;
+            if (!(p->time_s[k] < INFINITY))
+                continue;
             uint64_t bytes = sat_add(p->fwd_bytes[k], p->ms_bytes[k]);
-            uint64_t w = bytes / bucket + (bytes % bucket != 0);
-            ws->w[k] = w > E ? UINT32_MAX : (uint32_t)w;
+            uint32_t w = ws->w[k] = bucket_count(bytes, bucket, E);
             /* skipped: infeasible, or beyond the budget on its own (its own
              * O_f + O_b + O_ms is a lower bound of the peak of any plan using it) */
-            if (w > E || !(p->time_s[k] < INFINITY) ||
-                sat_add(bytes, p->bwd_bytes[k]) > p->budget_bytes)
+            if (w > E || sat_add(bytes, p->bwd_bytes[k]) > p->budget_bytes)
                 continue;
             ws->act[(size_t)l * S + n++] = (uint16_t)j;
             if (p->bwd_bytes[k] > b_up)
@@ -1315,16 +1436,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (full) {
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
-        /* compact layout classes 0..K−1, numbered by first appearance (looked up
-         * among the K so far, not the j strategies before: O(S·K)) */
-        for (uint32_t j = 0; j < S; j++) {
-            uint32_t k = 0;
-            while (k < K && ws->corig[k] != p->layout[j])
-                k++;
-            if (k == K)
-                ws->corig[K++] = p->layout[j];
-            ws->cls[j] = k;
-        }
+        K = number_classes(p, ws);
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
     }
     const double *F = ws->all[r];

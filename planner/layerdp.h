@@ -23,7 +23,8 @@
  * R comes in one of two forms: by layouts — each strategy j has a layout λ(j) and
  * R(l, i, j) = trans_pair_s[(l·Λ + λ(i))·Λ + λ(j)], a Λ × Λ matrix per layer
  * (the cost of moving the activation between the two layouts, relayout.h) —
- * in O(L·E·(S + Λ²)); or as a full L·S·S matrix (O(L·E·S²)), for callers with
+ * in O(L·E·(S + Λ²)) — layers that share one matrix (a model's blocks) may name it
+ * by trans_at rather than repeat it; or as a full L·S·S matrix (O(L·E·S²)), for callers with
  * arbitrary transformation costs. R of layer 0 (its input comes from the previous
  * stage) is never used.
  *
@@ -54,6 +55,9 @@ typedef struct tsl_layerdp_problem {
     const uint32_t *layout;     /* [j]: the layout of strategy j, < Λ */
     const double *trans_pair_s; /* [(l·Λ + a)·Λ + b]: R of layer l's input moving from
                                    layout a (layer l−1's) to b (l's); ≥ 0, +INF forbids */
+    const uint32_t *trans_at;   /* optional, [l]: layer l's R is trans_pair_s's matrix
+                                   trans_at[l] (< n_trans), not its l-th; NULL: the l-th */
+    uint32_t n_trans;           /* the matrices in trans_pair_s when trans_at is given */
     const double *trans_full_s; /* [(l·S + i)·S + j]: R(l, i, j), i = previous layer's */
     uint64_t budget_bytes;      /* E */
     uint64_t bucket_bytes;      /* memory granularity, 0 = default */

@@ -163,7 +163,12 @@ typedef struct tsl_engine {
     /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
     double *time_s;
     uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
-    double *trans_s; /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h) */
+    double *trans_s;      /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h), one
+                        matrix per class of the stage's rows (search_eval.c fill_stage_trans) */
+    bool same_mem;        /* every device has the same memory (tsl_engine_stage_budget) */
+    uint32_t *trans_at;   /* [L]: the stage's row i's matrix in trans_s */
+    uint32_t n_trans;     /* the matrices in trans_s */
+    uint32_t *class_slot; /* [classes] scratch: UINT32_MAX, or the class's matrix */
     /* per-layer-class costs, [classes × S_max]: a stage's own, where the memo
      * does not keep them (a group of the caller's) */
     tsl_layer_cost_t *class_cost;

@@ -350,9 +350,9 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
 {
     const size_t LS = (size_t)p->n_layers * p->n_strategies;
-    const size_t LK = (size_t)p->n_layers * p->n_layouts * p->n_layouts;
-    const uint64_t dims[5] = {p->n_layers, p->n_strategies, p->n_layouts, p->budget_bytes,
-                              p->bucket_bytes};
+    const size_t LK = (size_t)p->n_trans * p->n_layouts * p->n_layouts;
+    const uint64_t dims[6] = {p->n_layers,     p->n_strategies, p->n_layouts,
+                              p->budget_bytes, p->bucket_bytes, p->n_trans};
     tsl_lane_hash_t f;
     tsl_lane_hash_init(&f);
     tsl_lane_hash_bytes(&f, dims, sizeof dims);
@@ -361,6 +361,7 @@ static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
     tsl_lane_hash_bytes(&f, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
     tsl_lane_hash_bytes(&f, p->ms_bytes, LS * sizeof(*p->ms_bytes));
     tsl_lane_hash_bytes(&f, p->layout, p->n_strategies * sizeof(*p->layout));
+    tsl_lane_hash_bytes(&f, p->trans_at, p->n_layers * sizeof(*p->trans_at));
     tsl_lane_hash_bytes(&f, p->trans_pair_s, LK * sizeof(*p->trans_pair_s));
     tsl_lane_hash_final(&f, h);
 }
@@ -507,6 +508,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->bwd_bytes = calloc(L * S, sizeof(uint64_t));
     e->ms_bytes = calloc(L * S, sizeof(uint64_t));
     e->trans_s = calloc(L * K * K, sizeof(double));
+    e->trans_at = calloc(L, sizeof(uint32_t));
+    e->class_slot = malloc((e->n_classes ? e->n_classes : 1) * sizeof(uint32_t));
+    for (uint32_t c = 0; e->class_slot != NULL && c < e->n_classes; c++)
+        e->class_slot[c] = UINT32_MAX;
     e->class_cost = calloc(e->n_classes * S, sizeof(tsl_layer_cost_t));
     e->class_trans = calloc(e->n_classes * K * K, sizeof(tsl_transition_cost_t));
     e->layout_of = calloc(S, sizeof(uint32_t));
@@ -533,11 +538,11 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->layer_time_s || !e->v_layer_s || !e->v_class_s ||
-        !e->cut_w || !e->recut || !e->tie_choice || !e->tie_rows || !e->alt || !e->cand ||
-        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
-        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->trans_at || !e->class_slot || !e->class_cost || !e->class_trans || !e->class_done ||
+        !e->class_row || !e->bw || !e->choice || !e->zb_choice || !e->layer_time_s ||
+        !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut || !e->tie_choice ||
+        !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
+        !e->layout_live || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -594,6 +599,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     /* the request's budget (search.h tsl_request_device_budget: the device less the
      * reserve by default), the one a searched plan and a given one (eval) are held to */
     e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
+    e->same_mem = tsl_cluster_min_device_mem(c) == tsl_cluster_max_device_mem(c);
     e->vp_group = r->vp_group;
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -607,7 +613,12 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
     e->hooks = hooks;
     e->uniform_blocks = uniform_nodes(c);
-    for (uint32_t P = 1; P <= c->n_devices; P++) {
+    /* no P past the model's cuts or the plan's stages is allowed (pp_allowed): the
+     * loop stops there, not at a 100k-GPU cluster's 100,000 */
+    uint32_t top = c->n_devices;
+    top = top < e->max_cut + 1 ? top : e->max_cut + 1;
+    top = top < TSL_PLAN_MAX_STAGES ? top : TSL_PLAN_MAX_STAGES;
+    for (uint32_t P = 1; P <= top; P++) {
         if (!pp_allowed(e, P))
             continue;
         if (e->n_groups == TSL_SEARCH_MAX_GROUPS)
@@ -646,6 +657,8 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->bwd_bytes);
     free(e->ms_bytes);
     free(e->trans_s);
+    free(e->trans_at);
+    free(e->class_slot);
     free(e->class_cost);
     free(e->class_trans);
     for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++)
@@ -967,16 +980,16 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
         return true;
     const tsl_layer_t *l = &e->model->layers[layer];
     tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
-    for (uint32_t q = 0; q < K * K; q++) {
-        uint32_t a = q / K, b = q % K;
-        if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
-            tc[q] = (tsl_transition_cost_t){0, 0};
-            continue;
+    for (uint32_t a = 0, q = 0; a < K; a++)
+        for (uint32_t b = 0; b < K; b++, q++) {
+            if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
+                tc[q] = (tsl_transition_cost_t){0, 0};
+                continue;
+            }
+            if (!need_pair(e, a, b))
+                return false;
+            tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
         }
-        if (!need_pair(e, a, b))
-            return false;
-        tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
-    }
     e->class_done[cls] = 2;
     return true;
 }
@@ -1015,21 +1028,74 @@ static uint64_t peak_states(const tsl_layer_cost_t *lc, uint8_t live)
     return live ? lc->ms_bytes : lc->ms_bytes - lc->grad_bytes;
 }
 
+/* The stage's R for the layer DP (layerdp.h trans_pair_s, trans_at): one Λ × Λ
+ * matrix per class of its rows, in the order the rows first meet them, each row
+ * naming its class's (e->trans_at, e->n_trans) — the rows of one class have the same
+ * R, and a stage of 128 blocks at Λ 70 wrote, fingerprinted and checked 627,000
+ * entries of it where a few matrices hold them. Every micro-batch moves: forward and
+ * backward parts. */
+static void fill_stage_trans(tsl_engine_t *e, uint32_t first, uint32_t n, uint32_t m)
+{
+    const uint32_t K = e->n_layouts, K2 = K * K;
+    uint32_t n_trans = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t cls = e->layer_class[row_layer(e, first, i)];
+        if (e->class_slot[cls] == UINT32_MAX) {
+            const tsl_transition_cost_t *tr =
+                &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
+            double *R = &e->trans_s[(size_t)n_trans * K2];
+            for (uint32_t q = 0; q < K2; q++)
+                R[q] = m * (tr[q].fwd_s + tr[q].bwd_s);
+            e->class_slot[cls] = n_trans++;
+        }
+        e->trans_at[i] = e->class_slot[cls];
+    }
+    for (uint32_t i = 0; i < n; i++) /* unmarked for the next stage */
+        e->class_slot[e->layer_class[row_layer(e, first, i)]] = UINT32_MAX;
+    e->n_trans = n_trans;
+}
+
+/* Whether row i of the stage prices as row i − 1 does (fill_stage_rows): the same
+ * class (the same costs), both blocks or neither, the same micro-batches held and
+ * live states, and no uniform pass that counts the stage's blocks (cell_allowed).
+ * A run of a model's blocks then costs one row and copies. */
+static bool same_row(const tsl_engine_t *e, uint32_t first, uint32_t i, bool block,
+                     const uint32_t *held, const uint8_t *live)
+{
+    if (i == 0 || (e->uniform_ckpt >= 0 && e->uniform_block_n))
+        return false;
+    const uint32_t l = row_layer(e, first, i), k = row_layer(e, first, i - 1);
+    return e->layer_class[l] == e->layer_class[k] && block == tsl_model_is_block(e->model, k) &&
+           held[i] == held[i - 1] && live[i] == live[i - 1];
+}
+
+/* Row i of the DP inputs as row i − 1 (same_row). */
+static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t i)
+{
+    const size_t at = (size_t)i * S, from = at - S;
+    memcpy(&e->time_s[at], &e->time_s[from], S * sizeof(*e->time_s));
+    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from], S * sizeof(*e->fwd_bytes));
+    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from], S * sizeof(*e->bwd_bytes));
+    memcpy(&e->ms_bytes[at], &e->ms_bytes[from], S * sizeof(*e->ms_bytes));
+}
+
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
  * with it, then its optimizer step. A cell the space does not allow costs infinity. */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
-    uint32_t pos = 0, K = e->n_layouts, K2 = K * K;
+    uint32_t pos = 0;
+    fill_stage_trans(e, first, n, m);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t cls = e->layer_class[row_layer(e, first, i)];
         const tsl_layer_cost_t *lc = e->class_row[cls];
-        const tsl_transition_cost_t *tr =
-            &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
         const bool block = tsl_model_is_block(e->model, row_layer(e, first, i));
-        for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
-            e->trans_s[(size_t)i * K2 + q] = m * (tr[q].fwd_s + tr[q].bwd_s);
+        if (same_row(e, first, i, block, held, live)) {
+            copy_row(e, g->n, i);
+            pos += block;
+            continue;
+        }
         for (uint32_t j = 0; j < g->n; j++) {
             size_t k = (size_t)i * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
@@ -1244,6 +1310,10 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
 {
     uint64_t budget = e->budget_bytes;
     const tsl_cluster_t *c = e->cluster;
+    if (e->same_mem && n > 0) { /* every node's answer is the first's (100k GPUs: 12,500) */
+        uint64_t mem = tsl_request_device_budget(e->req, tsl_cluster_device_mem(c, first));
+        return mem < budget ? mem : budget;
+    }
     for (uint32_t d = first; d < first + n;) {
         uint32_t node = c->device_node[d];
         uint64_t mem = tsl_cluster_device_mem(c, d);
@@ -2054,6 +2124,8 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
                                   .n_layouts = e->n_layouts,
                                   .layout = e->stage_layout,
                                   .trans_pair_s = e->trans_s,
+                                  .trans_at = e->trans_at,
+                                  .n_trans = e->n_trans,
                                   .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
                                   .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;

@@ -833,6 +833,156 @@ out:
     tsl_layerdp_ws_free(mid);
 }
 
+/* trans_at: layers that share a matrix of R (a model's blocks) name it instead of
+ * repeating it — the same plans and figures, to the bit, as every layer's own copy;
+ * a name past n_trans, or trans_at with the full form, is refused naming the field. */
+static void test_shared_matrices(void)
+{
+    enum { BL = 24, BS = 20, BB = 600, BC = 3 };
+    tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(BL, BS, BB), *fresh = tsl_layerdp_ws_new(BL, BS, BB);
+    CHECK(ws && fresh, "workspaces");
+    if (!ws || !fresh)
+        goto out;
+    static double time[BL * BS], pair[BL * BS * BS], mats[BC * BS * BS];
+    static uint64_t f[BL * BS], b[BL * BS], ms[BL * BS];
+    static uint32_t layout[BS], at[BL];
+    lcg_t r = {4242};
+    int bad = 0, plans = 0;
+    for (int it = 0; it < 80; it++) {
+        uint32_t L = 1 + rnd_below(&r, BL), S = 1 + rnd_below(&r, BS), K = 1 + S / 3;
+        uint32_t C = 1 + rnd_below(&r, BC);
+        /* mostly the layouts of the solve before (its numbering kept, where S and K are) */
+        for (uint32_t j = 0; j < S; j++)
+            layout[j] = it % 8 == 0 ? rnd_below(&r, K) : layout[j] % K;
+        for (uint32_t k = 0; k < C * K * K; k++)
+            mats[k] = rnd_below(&r, 3) == 0 ? 0.0 : 0.2 * rnd_unit(&r);
+        for (uint32_t l = 0; l < L; l++) {
+            at[l] = l < 2 ? l % C : rnd_below(&r, 4) == 0 ? rnd_below(&r, C) : at[l - 1];
+            memcpy(pair + (size_t)l * K * K, mats + (size_t)at[l] * K * K, K * K * sizeof(double));
+        }
+        for (uint32_t k = 0; k < L * S; k++) {
+            time[k] = rnd_below(&r, 10) == 0 ? INFINITY : 0.5 + rnd_unit(&r);
+            f[k] = rnd_below(&r, 40000);
+            ms[k] = rnd_below(&r, 20000);
+            b[k] = rnd_below(&r, 2) ? 0 : rnd_below(&r, 60000);
+        }
+        tsl_layerdp_problem_t own = {.n_layers = L,
+                                     .n_strategies = S,
+                                     .time_s = time,
+                                     .fwd_bytes = f,
+                                     .bwd_bytes = b,
+                                     .ms_bytes = ms,
+                                     .n_layouts = K,
+                                     .layout = layout,
+                                     .trans_pair_s = pair,
+                                     .budget_bytes = 1000 * (uint64_t)rnd_below(&r, BB + 1),
+                                     .bucket_bytes = 1000},
+                              shared = own;
+        shared.trans_pair_s = mats;
+        shared.trans_at = at;
+        shared.n_trans = C;
+        uint32_t c1[BL] = {0}, c2[BL] = {0}, c3[BL] = {0};
+        tsl_layerdp_result_t r1, r2, r3;
+        int rc1 = tsl_layerdp_solve(&own, fresh, c1, &r1, NULL);
+        int rc2 = tsl_layerdp_solve(&shared, ws, c2, &r2, NULL);
+        int rc3 = tsl_layerdp_solve(&own, ws, c3, &r3, NULL); /* ws's numbering read */
+        if (rc1 != 0 || rc2 != 0 || rc3 != 0 || memcmp(c1, c2, sizeof(c1)) != 0 ||
+            memcmp(&r1, &r2, sizeof(r1)) != 0 || memcmp(c1, c3, sizeof(c1)) != 0 ||
+            memcmp(&r1, &r3, sizeof(r1)) != 0 ||
+            (r1.time_s < INFINITY && tsl_layerdp_time_s(&shared, c2) != r1.time_s))
+            bad++;
+        plans += r1.time_s < INFINITY;
+    }
+    CHECK(bad == 0, "shared matrices differ from each layer's own on %d of 80 solves", bad);
+    CHECK(plans > 20, "only %d of 80 solves found a plan", plans);
+
+    /* bad input: a matrix past n_trans (layer 0's is never read), trans_at with the
+     * full form, a NaN in a shared matrix named by the first layer past 0 reading it */
+    tsl_layerdp_problem_t p = {.n_layers = 3,
+                               .n_strategies = 2,
+                               .time_s = time,
+                               .fwd_bytes = f,
+                               .bwd_bytes = b,
+                               .ms_bytes = ms,
+                               .n_layouts = 1,
+                               .layout = (const uint32_t[]){0, 0},
+                               .trans_pair_s = (const double[]){0.0, 0.5},
+                               .trans_at = (const uint32_t[]){7, 0, 2},
+                               .n_trans = 2,
+                               .budget_bytes = 100000,
+                               .bucket_bytes = 1000};
+    for (uint32_t k = 0; k < 6; k++) {
+        time[k] = 1.0;
+        f[k] = b[k] = ms[k] = 0;
+    }
+    tsl_err_t err = {0};
+    uint32_t c[3];
+    tsl_layerdp_result_t res;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "trans_at[l=2]: 2 is not below n_trans 2"),
+          "trans_at past n_trans: %s", err.msg);
+    p.trans_at = (const uint32_t[]){7, 0, 1};
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == 0 && res.time_s == 3.5,
+          "layer 0's matrix unread, layer 2's own: %s", err.msg);
+    p.trans_pair_s = (const double[]){0.0, NAN};
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "trans_pair_s[l=2, from=0, to=0]"),
+          "NaN in a shared matrix: %s", err.msg);
+    p.layout = NULL;
+    p.trans_pair_s = NULL;
+    p.trans_full_s = pair;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 && strstr(err.msg, "trans_at"),
+          "trans_at with the full form: %s", err.msg);
+    printf("shared matrices: 80 solves agree with each layer's own (%d with a plan)\n", plans);
+out:
+    tsl_layerdp_ws_free(ws);
+    tsl_layerdp_ws_free(fresh);
+}
+
+/* Each layer's buckets ⌈bytes / bucket⌉ exact at sizes past 2^53, where a double
+ * cannot hold the bytes: two layers, budget 2k + 1 buckets less a byte (E = 2k). The
+ * DP fits a pair whose buckets sum to 2k and never one of 2k + 1, however few bytes
+ * over (Algorithm 3 rounds each layer's forward memory up). */
+static void test_bucket_rounding(void)
+{
+    tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(2, 1, 160);
+    CHECK(ws != NULL, "workspace");
+    if (ws == NULL)
+        return;
+    const uint64_t bucket = (1ull << 50) + 3, k = 80;
+    static const struct {
+        int64_t d0, d1; /* bytes: k·bucket + d0 and k·bucket + d1 */
+        int64_t k0;     /* layer 0 at (k + k0)·bucket + d0 */
+        bool fits;
+    } cases[] = {{0, 0, 0, true},   {1, 0, 0, false}, {0, 1, 0, false},
+                 {-1, 0, 0, true},  {1, 0, -1, true}, {(int64_t)((1ull << 50) + 2), 0, -1, true},
+                 {-1, 1, 1, false}, {1, 1, -1, false}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double time[2] = {1.0, 1.0};
+        uint64_t f[2] = {(k + cases[i].k0) * bucket + cases[i].d0, k * bucket + cases[i].d1};
+        uint64_t zero[2] = {0, 0};
+        tsl_layerdp_problem_t p = {.n_layers = 2,
+                                   .n_strategies = 1,
+                                   .time_s = time,
+                                   .fwd_bytes = f,
+                                   .bwd_bytes = zero,
+                                   .ms_bytes = zero,
+                                   .n_layouts = 1,
+                                   .layout = (const uint32_t[]){0},
+                                   .trans_pair_s = (const double[]){0.0, 0.0},
+                                   .budget_bytes = (2 * k + 1) * bucket - 1,
+                                   .bucket_bytes = bucket};
+        uint32_t c[2];
+        tsl_layerdp_result_t res;
+        tsl_err_t err = {0};
+        int rc = tsl_layerdp_solve(&p, ws, c, &res, &err);
+        CHECK(rc == 0 && (res.time_s < INFINITY) == cases[i].fits,
+              "case %zu: %s (time %g, want %s)", i, err.msg, res.time_s,
+              cases[i].fits ? "a plan" : "none");
+    }
+    tsl_layerdp_ws_free(ws);
+}
+
 int main(void)
 {
     tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(MAXL, MAXS, MAXB);
@@ -858,6 +1008,8 @@ int main(void)
     test_limits();
     test_reuse(ws);
     test_kernels_agree();
+    test_shared_matrices();
+    test_bucket_rounding();
     tsl_layerdp_ws_free(ws);
     printf("%d random instances checked against brute force\n", checked);
     return CHECK_DONE();
