@@ -240,12 +240,6 @@ typedef struct link_read {
     tsl_galvatron_import_t *g;
 } link_read_t;
 
-static double number(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
-}
-
 /* Whether name is PREFIX{nodes}nodes_{gpus}gpus_per_node.json for our shape. */
 static bool our_shape(const link_read_t *lr, const char *name, const char *prefix)
 {
@@ -266,17 +260,26 @@ static int read_links(void *ud, const char *path, const char *name, tsl_err_t *e
     if (o == NULL)
         return -1;
     char key[64];
+    double gbps = 0;
+    int rc;
+    /* each figure within a cluster's bandwidth bounds (tsl_galvatron_gbps): 1e-9
+     * GB/s was taken as the inter-node link and priced an iteration at 5·10⁷ s,
+     * a negative one or a string dropped without a word */
     if (ar) {
         snprintf(key, sizeof key, "allreduce_size_%u_consec_0", lr->nodes);
-        lr->g->inter_allreduce_bw = number(o, key) * 1e9;
-        snprintf(key, sizeof key, "allreduce_size_%u_consec_1", lr->nodes * lr->gpus);
-        lr->g->inter_wide_allreduce_bw = number(o, key) * 1e9;
+        if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0) {
+            lr->g->inter_allreduce_bw = gbps * 1e9;
+            snprintf(key, sizeof key, "allreduce_size_%u_consec_1", lr->nodes * lr->gpus);
+            if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0)
+                lr->g->inter_wide_allreduce_bw = gbps * 1e9;
+        }
     } else {
         snprintf(key, sizeof key, "pp_size_%u", lr->nodes);
-        lr->g->inter_p2p_bw = number(o, key) * 1e9;
+        if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0)
+            lr->g->inter_p2p_bw = gbps * 1e9;
     }
     json_decref(o);
-    return 0;
+    return rc;
 }
 
 /* sp_time: bus bandwidth of each group size at its largest message (TP groups
