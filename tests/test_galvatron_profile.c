@@ -221,6 +221,43 @@ static void test_bad_memory(void)
     drop_memory_profile(&k);
 }
 
+/* Memory figures above what one device holds (16 TiB) are refused naming the
+ * entry: parameter_size 1e308 rounded to 2^63 parameters and priced Llama2-7B's
+ * iteration at 6·10⁸ s, model_states["1"] 1e30 at 2·10⁷ s, an activation of 1e308
+ * MB a sample came out as less memory than the fixture's (tests/cli_fuzz.py). */
+static void test_huge_memory(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 1e308,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 5}}}}",
+         "layertype_0: needs a positive parameter_size (MB, at most a device's 16 TiB)"},
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 1e308}}}}",
+         "layertype_0: key '1' is not a TP degree with an MB figure in [0, 16777216]"},
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 5, \"checkpoint\": 1e308}}}}",
+         "layertype_0: key 'checkpoint' is not a TP degree with an MB figure"},
+        {"{\"other_memory_pp_on_first\": {\"1024\": {\"model_states\": {\"1\": 1e30},"
+         " \"activation\": {\"1\": 5}}}}",
+         "other_memory_pp_on_first: needs model_states[\"1\"] (MB, 0 to a device's 16 TiB)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mem_case_t k;
+        tsl_err_t err = {0};
+        tsl_galvatron_import_t g;
+        if (!memory_profile(&k, "memory_profiling_x.json", cases[i].text))
+            return;
+        uint64_t params = k.m.layers[1].params;
+        CHECK(tsl_galvatron_import(k.dir, &k.m, &k.c, &g, &err) != 0 &&
+                  tsl_err_code(&err) == TSL_E_INVALID && strstr(err.msg, cases[i].want) &&
+                  k.m.layers[1].params == params,
+              "case %zu: %s", i, err.msg);
+        drop_memory_profile(&k);
+    }
+}
+
 /* A profile without "_sp": act(t) = repl + shard / t fitted by least squares
  * (exact here: 20 + 80/t MB a sample at t = 1, 2, 4), the checkpoint as
  * given, and the parameters from parameter_size (fp32 MB). */
@@ -517,6 +554,7 @@ int main(void)
     char probe[600];
     test_empty_dir();
     test_bad_memory();
+    test_huge_memory();
     test_fit_without_sp();
     test_which_profile();
     test_noisy_computation();
