@@ -126,6 +126,16 @@ int tsl_amp_npy_read(const char *path, double *vals, uint32_t cap, uint32_t *len
     }
     if (fread(data, w, n, f) != n)
         goto short_read;
+    /* a .npy holds exactly its shape's elements: bytes past them are a header that
+     * does not describe the data (float64 values under '<f4' read as 2n garbage
+     * times, (15,) over 30 elements the first half), which was read without a word */
+    if (fgetc(f) != EOF) {
+        tsl_err_setc(err, TSL_E_INVALID,
+                     "amp profile %s: data: bytes past the %lu %s elements the header's descr "
+                     "and shape give",
+                     path, n, f8 ? "'<f8'" : "'<f4'");
+        goto out;
+    }
     for (unsigned long i = 0; i < n; i++)
         vals[i] = decode(data + i * w, f8);
     *len = (uint32_t)n;

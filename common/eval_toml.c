@@ -441,7 +441,11 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         if (want_int(t, -1, &v, err) != 0)
             return -1;
         if (v == 0)
-            return tsl_err_set(err, "torchtitan: line %u: data_parallel_shard_degree: 0", t->line);
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [parallelism] data_parallel_shard_degree: 0 "
+                               "is no degree; -1 (the devices the other degrees leave) or an "
+                               "integer >= 1",
+                               t->line);
         c->sdp_rest = v == -1;
         c->sdp = v > 0 ? (uint32_t)v : 0;
         return 0;
@@ -451,7 +455,11 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
             return -1;
         st->global_line = t->line;
         if (v == 0)
-            return tsl_err_set(err, "torchtitan: line %u: global_batch_size: 0", t->line);
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [training] global_batch_size: 0 is no "
+                               "batch; -1 (local_batch_size x the data-parallel degree) or an "
+                               "integer >= 1",
+                               t->line);
         if (u32_range(t, v, err) != 0)
             return -1;
         c->global_batch = v > 0 ? (uint32_t)v : 0;
@@ -882,6 +890,26 @@ static int key_once(const toml_line_t *t, tt_seen_t *seen, tsl_err_t *err)
     return 0;
 }
 
+/* t's [section] header a second time: refused naming both lines. TOML defines a
+ * table once (tomllib: "Cannot declare ... twice"), so torchtitan refuses such a
+ * file, which was read as if the two were one. The header's hash is of
+ * "section." and an empty key, which no key line has. */
+static int section_once(const toml_line_t *t, tt_seen_t *seen, tsl_err_t *err)
+{
+    uint64_t h = key_hash(t->section, "");
+    for (uint32_t i = 0; i < seen->n; i++)
+        if (seen->hash[i] == h)
+            return tsl_err_set(err,
+                               "torchtitan: line %u: [%s] is given again (first on line %u); "
+                               "TOML defines a table once, and torchtitan refuses the file",
+                               t->line, t->section, seen->line[i]);
+    if (seen->n < TT_SEEN) {
+        seen->hash[seen->n] = h;
+        seen->line[seen->n++] = t->line;
+    }
+    return 0;
+}
+
 static const char *py_section(const char *key);
 
 /* t's key is one torchtitan has had in its section (eval_toml_keys.h), and not a
@@ -918,6 +946,8 @@ static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         if (end == NULL || end[1])
             return tsl_err_set(err, "torchtitan: line %u: a section header without ']'", t->line);
         snprintf(t->section, sizeof t->section, "%.*s", (int)(end - s - 1), s + 1);
+        if (st->seen && section_once(t, st->seen, err) != 0)
+            return -1;
         return st->custom ? 0 : tsl_tt_check_section(t->section, t->line, err);
     }
     char *eq = strchr(s, '=');

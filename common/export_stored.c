@@ -24,12 +24,17 @@ static uint32_t u32_of(const json_t *o, const char *key)
 
 /* A run's strategy; the memory-switch suffix of a memopt plan ("+remat...") is
  * left out (exports refuse those plans on p->memopt). */
-static int run_strategy(const json_t *run, tsl_strategy_t *s, tsl_err_t *err)
+static int run_strategy(const json_t *run, uint32_t s, size_t i, tsl_strategy_t *sg, tsl_err_t *err)
 {
     const char *text = json_string_value(json_object_get(run, "strategy"));
     if (text == NULL)
-        return tsl_err_set(err, "plan: a run has no strategy");
-    return tsl_strategy_parse(text, s, err);
+        return tsl_err_set(err,
+                           "plan: stages[%u].runs[%zu].strategy: missing or not a string; a run "
+                           "names its layers' strategy (e.g. \"tp2-dp4+zero1\")",
+                           s, i);
+    if (tsl_strategy_parse(text, sg, err) != 0)
+        return tsl_err_prefix(err, "plan: stages[%u].runs[%zu].strategy", s, i);
+    return 0;
 }
 
 /* ---- a <plan> back to tsl_plan_t: its scalars by plan_fields.h's lists ---- */
@@ -60,29 +65,67 @@ static void read_stage_chunk1(const json_t *st, tsl_plan_stage_t *ps)
     ps->chunk1_wgrad_s = tsl_plan_json_real(c, "wgrad_s");
 }
 
+/* The stage's extent: consecutive from layer 0, at least one layer and one device
+ * (each fault named by its key: the message was "bad first_layer/n_layers/n_devices"). */
+static int stage_extent(const tsl_plan_stage_t *ps, uint32_t s, uint32_t layers_before,
+                        tsl_err_t *err)
+{
+    if (ps->n_layers == 0)
+        return tsl_err_set(err, "plan: stages[%u].n_layers: missing or 0; a stage holds a layer",
+                           s);
+    if (ps->n_devices == 0)
+        return tsl_err_set(err,
+                           "plan: stages[%u].n_devices: missing or 0; a stage runs on a device", s);
+    if (ps->first_layer != layers_before)
+        return tsl_err_set(err,
+                           "plan: stages[%u].first_layer: %u, but the stages before it end "
+                           "before layer %u (stages are consecutive from layer 0)",
+                           s, ps->first_layer, layers_before);
+    if (ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
+        return tsl_err_set(err, "plan: stages[%u].n_layers: %u layers from layer %u pass %u", s,
+                           ps->n_layers, ps->first_layer, TSL_PLAN_MAX_LAYERS);
+    return 0;
+}
+
 static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_stage_t *ps = &out->stages[s];
     read_stage_scalars(st, ps);
     read_stage_chunk1(st, ps);
-    if (ps->n_layers == 0 || ps->n_devices == 0 || ps->first_layer != out->n_layers ||
-        ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
-        return tsl_err_set(err, "plan: stage %u: bad first_layer/n_layers/n_devices", s);
+    if (stage_extent(ps, s, out->n_layers, err) != 0)
+        return -1;
     out->n_layers += ps->n_layers;
     out->n_devices += ps->n_devices;
     size_t i;
     json_t *run;
+    uint32_t covered = 0;
     json_array_foreach(json_object_get(st, "runs"), i, run)
     {
         uint32_t first = u32_of(run, "first_layer"), count = u32_of(run, "count");
         tsl_strategy_t sg = {0};
-        if (first < ps->first_layer || count == 0 || first + count > ps->first_layer + ps->n_layers)
-            return tsl_err_set(err, "plan: stage %u: a run outside the stage", s);
-        if (run_strategy(run, &sg, out->memopt ? NULL : err) != 0 && !out->memopt)
-            return tsl_err_prefix(err, "plan: stage %u", s);
+        if (count == 0)
+            return tsl_err_set(err, "plan: stages[%u].runs[%zu].count: must be at least 1", s, i);
+        if (first < ps->first_layer || first + count > ps->first_layer + ps->n_layers)
+            return tsl_err_set(err,
+                               "plan: stages[%u].runs[%zu]: layers %u..%u (first_layer, count) "
+                               "are not inside the stage's layers %u..%u",
+                               s, i, first, first + count - 1, ps->first_layer,
+                               ps->first_layer + ps->n_layers - 1);
+        if (run_strategy(run, s, i, &sg, out->memopt ? NULL : err) != 0 && !out->memopt)
+            return -1;
         for (uint32_t k = first; k < first + count; k++)
             out->layer[k] = sg;
+        covered += count;
     }
+    /* runs given must cover the stage: a layer left out was priced as a single
+     * device's and refused as "layer 25 (single): its degrees multiply to 1
+     * devices", naming no run (tests/cli_fuzz.py) */
+    if (i > 0 && covered != ps->n_layers)
+        return tsl_err_set(err,
+                           "plan: stages[%u].runs: cover %u layers, but the stage has %u "
+                           "(layers %u..%u, each in one run)",
+                           s, covered, ps->n_layers, ps->first_layer,
+                           ps->first_layer + ps->n_layers - 1);
     return 0;
 }
 

@@ -16,6 +16,17 @@
 #define MAX_TYPES   8u
 #define FP32_BYTES  4.0  /* parameter_size counts fp32 parameters */
 #define STATE_BYTES 16.0 /* Galvatron's model_states: 4 × parameter_size */
+/* Every memory figure is what one device held while Galvatron's profiler ran, so
+ * none is above a device's memory: the request's bound of 16 TiB
+ * (api/request.h TSL_REQUEST_MAX_DEVICE_MEMORY), in MB. A parameter_size of
+ * 1e308 rounded to 2^63 parameters and priced an iteration at 6·10⁸ s. */
+#define MAX_DEVICE_MB (16.0 * 1024 * 1024)
+
+/* Whether v is a memory figure: a number of MB in [0, MAX_DEVICE_MB]. */
+static bool mb_figure(const json_t *v)
+{
+    return json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= MAX_DEVICE_MB;
+}
 
 /* One layer type's imported figures, in bytes (per sample for activations). */
 typedef struct mem_fig {
@@ -61,15 +72,15 @@ static int read_act(json_t *d, const char *what, bool sp, mem_fig_t *f, tsl_err_
     {
         char *end;
         unsigned long deg = strtoul(k, &end, 10);
-        if (strcmp(k, "checkpoint") == 0 && json_is_number(v)) {
+        if (strcmp(k, "checkpoint") == 0 && mb_figure(v)) {
             f->bnd = json_number_value(v) * MB;
             continue;
         }
-        if (*end != '\0' || deg == 0 || !json_is_number(v) || json_number_value(v) < 0)
+        if (*end != '\0' || deg == 0 || !mb_figure(v))
             return tsl_err_setc(err, TSL_E_INVALID,
                                 "galvatron memory profile: %s: key '%s' is not a TP degree "
-                                "with a non-negative MB figure",
-                                what, k);
+                                "with an MB figure in [0, %.0f] (a device's 16 TiB)",
+                                what, k, MAX_DEVICE_MB);
         if (n < 16)
             t[n] = (double)deg, a[n++] = json_number_value(v) * MB;
         if (deg == 1)
@@ -88,10 +99,10 @@ static int read_type(json_t *e, const char *key, bool sp, mem_fig_t *f, tsl_err_
 {
     json_t *ps = json_object_get(e, "parameter_size");
     json_t *act = json_object_get(e, "tp_activation_per_bsz_dict");
-    if (!json_is_number(ps) || json_number_value(ps) <= 0 || !json_is_object(act))
+    if (!mb_figure(ps) || json_number_value(ps) <= 0 || !json_is_object(act))
         return tsl_err_setc(err, TSL_E_INVALID,
                             "galvatron memory profile: %s: needs a positive parameter_size "
-                            "(MB) and a tp_activation_per_bsz_dict",
+                            "(MB, at most a device's 16 TiB) and a tp_activation_per_bsz_dict",
                             key);
     f->params = json_number_value(ps) * MB / FP32_BYTES;
     f->set = true;
@@ -104,10 +115,10 @@ static int read_other(json_t *e, const char *key, bool sp, mem_fig_t *f, tsl_err
     json_t *ms = json_object_get(e, "model_states");
     json_t *act = json_object_get(e, "activation");
     json_t *ms1 = json_object_get(ms, "1");
-    if (!json_is_number(ms1) || json_number_value(ms1) < 0 || !json_is_object(act))
+    if (!mb_figure(ms1) || !json_is_object(act))
         return tsl_err_setc(err, TSL_E_INVALID,
-                            "galvatron memory profile: %s: needs model_states[\"1\"] (MB) "
-                            "and an activation dict",
+                            "galvatron memory profile: %s: needs model_states[\"1\"] (MB, 0 to "
+                            "a device's 16 TiB) and an activation dict",
                             key);
     f->params = json_number_value(ms1) * MB / STATE_BYTES;
     f->set = true;
@@ -240,12 +251,6 @@ typedef struct link_read {
     tsl_galvatron_import_t *g;
 } link_read_t;
 
-static double number(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
-}
-
 /* Whether name is PREFIX{nodes}nodes_{gpus}gpus_per_node.json for our shape. */
 static bool our_shape(const link_read_t *lr, const char *name, const char *prefix)
 {
@@ -266,17 +271,26 @@ static int read_links(void *ud, const char *path, const char *name, tsl_err_t *e
     if (o == NULL)
         return -1;
     char key[64];
+    double gbps = 0;
+    int rc;
+    /* each figure within a cluster's bandwidth bounds (tsl_galvatron_gbps): 1e-9
+     * GB/s was taken as the inter-node link and priced an iteration at 5·10⁷ s,
+     * a negative one or a string dropped without a word */
     if (ar) {
         snprintf(key, sizeof key, "allreduce_size_%u_consec_0", lr->nodes);
-        lr->g->inter_allreduce_bw = number(o, key) * 1e9;
-        snprintf(key, sizeof key, "allreduce_size_%u_consec_1", lr->nodes * lr->gpus);
-        lr->g->inter_wide_allreduce_bw = number(o, key) * 1e9;
+        if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0) {
+            lr->g->inter_allreduce_bw = gbps * 1e9;
+            snprintf(key, sizeof key, "allreduce_size_%u_consec_1", lr->nodes * lr->gpus);
+            if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0)
+                lr->g->inter_wide_allreduce_bw = gbps * 1e9;
+        }
     } else {
         snprintf(key, sizeof key, "pp_size_%u", lr->nodes);
-        lr->g->inter_p2p_bw = number(o, key) * 1e9;
+        if ((rc = tsl_galvatron_gbps(o, path, key, &gbps, err)) == 0)
+            lr->g->inter_p2p_bw = gbps * 1e9;
     }
     json_decref(o);
-    return 0;
+    return rc;
 }
 
 /* sp_time: bus bandwidth of each group size at its largest message (TP groups

@@ -244,6 +244,23 @@ typedef struct hw {
     double overlap;
 } hw_t;
 
+int tsl_galvatron_gbps(json_t *o, const char *path, const char *key, double *gbps, tsl_err_t *err)
+{
+    json_t *v = json_object_get(o, key);
+    *gbps = json_is_number(v) ? json_number_value(v) : 0;
+    if (v == NULL || (json_is_number(v) && (*gbps == 0 || (*gbps >= 0.01 && *gbps <= 100000))))
+        return 0;
+    if (!json_is_number(v))
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "galvatron profile %s: %s: must be a number (bus bandwidth in GB/s, "
+                            "0 for none measured)",
+                            path, key);
+    return tsl_err_setc(err, TSL_E_INVALID,
+                        "galvatron profile %s: %s: %g GB/s is outside the physical bounds "
+                        "[0.01, 100000]",
+                        path, key, *gbps);
+}
+
 static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_t *err)
 {
     hw_t *hw = ud;
@@ -257,23 +274,16 @@ static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_
         return -1;
     char key[64];
     snprintf(key, sizeof key, "allreduce_size_%u_consec_1", gpus);
-    json_t *v = json_object_get(o, key);
-    double gbps = json_is_number(v) ? json_number_value(v) : 0;
-    /* a cluster's bandwidth bounds (api/request.h): 1e-12 GB/s was taken as
-     * measured and priced an iteration at 2.5e11 s */
-    if (gbps != 0 && !(gbps >= 0.01 && gbps <= 100000)) {
-        json_decref(o);
-        return tsl_err_set(err,
-                           "galvatron profile %s: %s: %g GB/s is outside the physical bounds "
-                           "[0.01, 100000]",
-                           path, key, gbps);
-    }
-    if (gbps > 0) {
+    double gbps;
+    /* 1e-12 GB/s was taken as measured and priced an iteration at 2.5e11 s; a
+     * string was dropped, the bandwidth then taken from another group's file */
+    int rc = tsl_galvatron_gbps(o, path, key, &gbps, err);
+    if (rc == 0 && gbps > 0) {
         hw->busbw = gbps * 1e9; /* GB/s */
         hw->best_gpus = gpus;
     }
     json_decref(o);
-    return 0;
+    return rc;
 }
 
 static int read_overlap(void *ud, const char *path, const char *name, tsl_err_t *err)

@@ -52,6 +52,13 @@ int tsl_galvatron_each_file(const char *dir, const char *prefix, tsl_galvatron_f
                             tsl_err_t *err);
 json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err);
 
+/* The bus bandwidth under key of the hardware file o (read from path), in GB/s:
+ * 0 when the key is absent or 0 (not measured), else a number within a cluster's
+ * bandwidth bounds, 0.01 .. 100 000 GB/s (api/request.h). Anything else — a
+ * string, a negative figure, 1e-9 — is -1 with err naming the file and the key:
+ * such a figure was dropped without a word, or priced an iteration at 5·10⁷ s. */
+int tsl_galvatron_gbps(json_t *o, const char *path, const char *key, double *gbps, tsl_err_t *err);
+
 /*
  * The one model profile of DIR Galvatron reads, and fn called on it: Galvatron's
  * search opens exactly prefix{mixed_precision}_{model_name}_all.json

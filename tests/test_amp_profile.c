@@ -235,6 +235,10 @@ static void test_malformed(void)
     expect_refused(dir, "shape: (28,), expected (30,)", "a 22-layer profile for 24 layers");
     write_npy(path, "", v, 30, 9);
     expect_refused(dir, "truncated", "a truncated body");
+    /* 30 float64 values under a '<f4' header: the first 15 values' bytes were read as
+     * 30 float32 times and the rest left without a word (tests/cli_fuzz.py) */
+    write_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (30,), }", v, 30, 0);
+    expect_refused(dir, "data: bytes past the 30 '<f4' elements", "float64 data under '<f4'");
     v[7] = -1;
     write_npy(path, "", v, 30, 0);
     expect_refused(dir, "element 7", "a negative layer time");

@@ -169,6 +169,7 @@ static void test_round_trips(void)
 }
 
 static void mg_refuses(const char *line, const char *want);
+static void tt_refuses(const char *text, const char *want1, const char *want2);
 
 /* Megatron-LM's --recompute-modules and the precision-aware optimizer's dtypes
  * (TransformerConfig.recompute_modules, OptimizerConfig at d98e8a6), read. */
@@ -351,6 +352,22 @@ static void test_knobs(void)
               strstr(err.msg, "line 4: [parallelism] tensor_parallel_degree") &&
               strstr(err.msg, "line 2"),
           "torchtitan: a key given twice is refused: %s", err.msg);
+    /* a table given twice is no TOML either (tomllib: "Cannot declare ... twice"):
+     * refused naming both lines; it was read as one table (tests/cli_fuzz.py) */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ntensor_parallel_degree = 2\n[training]\n"
+                                  "seq_len = 2048\n[parallelism]\npipeline_parallel_degree = 2\n",
+                                  &c, &err) == -1 &&
+              strstr(err.msg, "line 5: [parallelism] is given again (first on line 1); TOML "
+                              "defines a table once"),
+          "torchtitan: a table given twice is refused: %s", err.msg);
+    /* 0 for the two degrees that take -1: named with what they take (the message
+     * said "data_parallel_shard_degree: 0" and no more) */
+    tt_refuses("[parallelism]\ndata_parallel_shard_degree = 0\n",
+               "line 2: [parallelism] data_parallel_shard_degree: 0 is no degree",
+               "-1 (the devices the other degrees leave) or an integer >= 1");
+    tt_refuses("[training]\nglobal_batch_size = 0\n",
+               "line 2: [training] global_batch_size: 0 is no batch",
+               "-1 (local_batch_size x the data-parallel degree) or an integer >= 1");
     /* the same key in two sections is two keys; a Python config may assign twice */
     CHECK(tsl_eval_cfg_torchtitan("[training]\nseq_len = 2048\n[job]\nseq_len = 1\n", &c, &err) ==
               0,

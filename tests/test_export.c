@@ -2344,6 +2344,57 @@ static void test_roundtrip(void)
           "an unknown format lists the known ones: %s", err.msg);
 }
 
+/* A document's stage and its runs refused naming the key at fault (tests/cli_fuzz.py):
+ * the messages were "stage 1: bad first_layer/n_layers/n_devices", "stage 1: a run
+ * outside the stage" and "plan: a run has no strategy", and runs that left a layer out
+ * priced it as a single device's, refused as "layer 25 (single): its degrees
+ * multiply to 1 devices". */
+static void test_doc_stage_refusals(void)
+{
+    const uint32_t cut[] = {0, 9, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
+    set_layers(&plan, 13, 4, "tp4");
+    static const struct {
+        const char *what, *want;
+    } cases[] = {
+        {"runs cut", "plan: stages[1].runs: cover 8 layers, but the stage has 17 (layers 9..25"},
+        {"count 0", "plan: stages[1].runs[0].count: must be at least 1"},
+        {"run before the stage", "plan: stages[1].runs[0]: layers 3..6 (first_layer, count) are "
+                                 "not inside the stage's layers 9..25"},
+        {"strategy absent", "plan: stages[1].runs[1].strategy: missing or not a string"},
+        {"strategy bad", "plan: stages[1].runs[1].strategy: strategy \"tp2-bogus\""},
+        {"n_layers absent", "plan: stages[1].n_layers: missing or 0"},
+        {"first_layer off", "plan: stages[1].first_layer: 8, but the stages before it end before "
+                            "layer 9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *doc = tsl_plan_to_json(&plan);
+        json_t *st = json_array_get(json_object_get(doc, "stages"), 1);
+        json_t *runs = json_object_get(st, "runs");
+        json_t *r0 = json_array_get(runs, 0), *r1 = json_array_get(runs, 1);
+        CHECK(json_array_size(runs) == 3, "stage 1 has three runs (dp, tp4, dp)");
+        if (i == 0)
+            json_array_remove(runs, 2);
+        else if (i == 1)
+            json_object_set_new(r0, "count", json_integer(0));
+        else if (i == 2)
+            json_object_set_new(r0, "first_layer", json_integer(3));
+        else if (i == 3)
+            json_object_del(r1, "strategy");
+        else if (i == 4)
+            json_object_set_new(r1, "strategy", json_string("tp2-bogus"));
+        else if (i == 5)
+            json_object_del(st, "n_layers");
+        else
+            json_object_set_new(st, "first_layer", json_integer(8));
+        tsl_plan_t back;
+        tsl_err_t err = {0};
+        CHECK(tsl_plan_from_json(doc, &back, &err) == -1 && strstr(err.msg, cases[i].want),
+              "%s: %s", cases[i].what, err.msg);
+        json_decref(doc);
+    }
+}
+
 /* The daemon's export of a stored plan (tsl_export_stored): the model rebuilt from the
  * stored request with its MTP depths (mtp_layers 2: 26 + 2 x 3 = 32 layers, the plan's),
  * so the Megatron-LM line trains them; without them the 32-layer plan is not the
@@ -2543,6 +2594,7 @@ int main(void)
     test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();
+    test_doc_stage_refusals();
     tsl_model_free(&model);
     return CHECK_DONE();
 }

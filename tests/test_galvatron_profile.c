@@ -221,6 +221,43 @@ static void test_bad_memory(void)
     drop_memory_profile(&k);
 }
 
+/* Memory figures above what one device holds (16 TiB) are refused naming the
+ * entry: parameter_size 1e308 rounded to 2^63 parameters and priced Llama2-7B's
+ * iteration at 6·10⁸ s, model_states["1"] 1e30 at 2·10⁷ s, an activation of 1e308
+ * MB a sample came out as less memory than the fixture's (tests/cli_fuzz.py). */
+static void test_huge_memory(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 1e308,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 5}}}}",
+         "layertype_0: needs a positive parameter_size (MB, at most a device's 16 TiB)"},
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 1e308}}}}",
+         "layertype_0: key '1' is not a TP degree with an MB figure in [0, 16777216]"},
+        {"{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+         " \"tp_activation_per_bsz_dict\": {\"1\": 5, \"checkpoint\": 1e308}}}}",
+         "layertype_0: key 'checkpoint' is not a TP degree with an MB figure"},
+        {"{\"other_memory_pp_on_first\": {\"1024\": {\"model_states\": {\"1\": 1e30},"
+         " \"activation\": {\"1\": 5}}}}",
+         "other_memory_pp_on_first: needs model_states[\"1\"] (MB, 0 to a device's 16 TiB)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mem_case_t k;
+        tsl_err_t err = {0};
+        tsl_galvatron_import_t g;
+        if (!memory_profile(&k, "memory_profiling_x.json", cases[i].text))
+            return;
+        uint64_t params = k.m.layers[1].params;
+        CHECK(tsl_galvatron_import(k.dir, &k.m, &k.c, &g, &err) != 0 &&
+                  tsl_err_code(&err) == TSL_E_INVALID && strstr(err.msg, cases[i].want) &&
+                  k.m.layers[1].params == params,
+              "case %zu: %s", i, err.msg);
+        drop_memory_profile(&k);
+    }
+}
+
 /* A profile without "_sp": act(t) = repl + shard / t fitted by least squares
  * (exact here: 20 + 80/t MB a sample at t = 1, 2, 4), the checkpoint as
  * given, and the parameters from parameter_size (fp32 MB). */
@@ -339,6 +376,12 @@ static void test_bad_hardware(void)
     } cases[] = {
         {"allreduce_bandwidth_1nodes_8gpus_per_node.json", "{\"allreduce_size_8_consec_1\": 1e-12}",
          "allreduce_size_8_consec_1: 1e-12 GB/s is outside the physical bounds"},
+        /* a string was dropped, the bus bandwidth then taken from another group size's
+         * file or the built-in figure (tests/cli_fuzz.py) */
+        {"allreduce_bandwidth_1nodes_8gpus_per_node.json", "{\"allreduce_size_8_consec_1\": \"\"}",
+         "allreduce_size_8_consec_1: must be a number (bus bandwidth in GB/s"},
+        {"allreduce_bandwidth_1nodes_8gpus_per_node.json", "{\"allreduce_size_8_consec_1\": -150}",
+         "allreduce_size_8_consec_1: -150 GB/s is outside the physical bounds"},
         {"overlap_coefficient.json", "{\"overlap_coe\": -1}", "overlap_coe: must be a number"},
         {"overlap_coefficient.json", "{\"overlap_coe\": 1e300}", "overlap_coe: must be a number"},
     };
@@ -355,6 +398,60 @@ static void test_bad_hardware(void)
         CHECK(bsz1_layer_s(dir, &err) < 0 && tsl_err_code(&err) == TSL_E_INVALID &&
                   strstr(err.msg, cases[i].want) && strstr(err.msg, cases[i].file),
               "%s: %s", cases[i].text, err.msg);
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0, "cleanup");
+    }
+}
+
+/* The inter-node figures of a two-node cluster (allreduce_bandwidth_2nodes_*,
+ * p2p_bandwidth_2nodes_*) are held to a cluster's bandwidth bounds as the one-node
+ * figure is: pp_size_2 at 1e-9 GB/s was taken as the link between the nodes and
+ * priced Llama2-7B's iteration at 5·10⁷ s; a negative figure or a string was
+ * dropped without a word (tests/cli_fuzz.py). A figure of 0, or none, is none
+ * measured, as before. */
+static void test_bad_inter_node(void)
+{
+    static const struct {
+        const char *file, *text, *want;
+    } cases[] = {
+        {"p2p_bandwidth_2nodes_8gpus_per_node.json", "{\"pp_size_2\": 1e-9}",
+         "pp_size_2: 1e-09 GB/s is outside the physical bounds [0.01, 100000]"},
+        {"p2p_bandwidth_2nodes_8gpus_per_node.json", "{\"pp_size_2\": -7.6}",
+         "pp_size_2: -7.6 GB/s is outside the physical bounds"},
+        {"allreduce_bandwidth_2nodes_8gpus_per_node.json",
+         "{\"allreduce_size_2_consec_0\": \"8.1\"}",
+         "allreduce_size_2_consec_0: must be a number (bus bandwidth in GB/s"},
+        {"allreduce_bandwidth_2nodes_8gpus_per_node.json",
+         "{\"allreduce_size_2_consec_0\": 8.1, \"allreduce_size_16_consec_1\": 1e300}",
+         "allreduce_size_16_consec_1: 1e+300 GB/s is outside the physical bounds"},
+        {"p2p_bandwidth_2nodes_8gpus_per_node.json", "{\"pp_size_2\": 0}", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[] = "/tmp/tsl-galv-XXXXXX";
+        if (mkdtemp(dir) == NULL) {
+            printf("skip: no temporary directory\n");
+            return;
+        }
+        write_text(dir, cases[i].file, cases[i].text);
+        tsl_model_t m = {0};
+        tsl_cluster_t c = {0};
+        tsl_err_t err = {0};
+        tsl_galvatron_import_t g;
+        CHECK(tsl_model_preset_seq("GPT2-345M", 1024, &m, NULL) == 0 &&
+                  tsl_cluster_parse_spec(&c, "2x8xA100-80G:ib100", NULL) == 0,
+              "model and cluster");
+        double ib100 = c.inter_bw;
+        int rc = tsl_galvatron_import(dir, &m, &c, &g, &err);
+        if (cases[i].want != NULL)
+            CHECK(rc != 0 && tsl_err_code(&err) == TSL_E_INVALID &&
+                      strstr(err.msg, cases[i].want) && strstr(err.msg, cases[i].file),
+                  "%s: %s", cases[i].text, err.msg);
+        else
+            CHECK(rc == 0 && g.inter_bw == 0 && c.inter_bw == ib100,
+                  "%s: none measured, the cluster's link kept: %s", cases[i].text, err.msg);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
         char cmd[200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         CHECK(system(cmd) == 0, "cleanup");
@@ -457,10 +554,12 @@ int main(void)
     char probe[600];
     test_empty_dir();
     test_bad_memory();
+    test_huge_memory();
     test_fit_without_sp();
     test_which_profile();
     test_noisy_computation();
     test_bad_hardware();
+    test_bad_inter_node();
     test_bad_computation();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
     if (shared == NULL || access(probe, R_OK) != 0) {
