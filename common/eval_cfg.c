@@ -543,6 +543,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     if (n_devices % P != 0)
         return tsl_err_set(err, "pp: %u does not divide the %u devices", P, n_devices);
     if (tsl_eval_shape_check(&cfg->shape, m, cfg->tp ? cfg->tp : 1, err) != 0 ||
+        tsl_eval_cfg_tt_flavor_check(cfg, m, err) != 0 ||
         degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
     /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (read at 00611e6e):
