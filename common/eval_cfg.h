@@ -165,7 +165,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
  * noted (out->notes: accepted, not modelled), a model-shape flag (out->shape,
  * checked against the model by tsl_eval_cfg_plan: eval_shape.h) or on the list of
  * flags that do not change the plan (data, logging, optimizer settings); an unknown
- * flag fails naming it. docs/tesselctl.md, "eval", lists the rules and the
+ * flag fails naming it, and so does a line without a word (empty, blank or comments
+ * only), which would price Megatron-LM's defaults. docs/tesselctl.md, "eval", lists the rules and the
  * Megatron-LM version they follow. */
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err);
 

@@ -796,6 +796,12 @@ static void test_megatron_validate(void)
                                 &c, &err) == 0 &&
               c.tp == 2,
           "quoted: %s", err.msg);
+    /* no word: Megatron-LM's defaults are not priced as if a line had asked for them */
+    const char *empty[] = {"", "  \t\n", "# a comment\n  # another"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        CHECK(tsl_eval_cfg_megatron(empty[i], &c, &err) == -1 &&
+                  strstr(err.msg, "--megatron-args: no arguments"),
+              "empty line %zu: %s", i, err.msg);
     mg_refuses("--data-path \"a b", "unterminated quote");
     mg_refuses("--recompute-granularity full --recompute-method block", "recompute-num-layers");
     mg_refuses("--recompute-granularity full --recompute-num-layers 1", "recompute-method");
