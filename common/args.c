@@ -51,6 +51,28 @@ static int parse_strict(const char *text, uint64_t *out)
     return 0;
 }
 
+/* The fraction digits frac[0..n) of a size in unit 2^shift as whole bytes: Horner's
+ * rule from the last digit, t = (digit·2^shift + t) / 10, every step a whole number
+ * exactly when the fraction's bytes are (t < 2^shift <= 2^40: no overflow). -1
+ * when they are not whole ("1.5" bytes, "0.1G"): truncating would price a size
+ * the person did not give. */
+static int fraction_bytes(const char *frac, size_t n, unsigned shift, uint64_t *out)
+{
+    uint64_t t = 0;
+    for (size_t i = n; i-- > 0;) {
+        uint64_t num = (uint64_t)(frac[i] - '0') * (1ull << shift) + t;
+        if (num % 10 != 0)
+            return -1;
+        t = num / 10;
+    }
+    *out = t;
+    return 0;
+}
+
+static const char size_form[] =
+    "decimal digits, an optional fraction and a unit, e.g. 16G, 1.5G, 512M or "
+    "1048576 (bytes)";
+
 int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t *out,
                    tsl_err_t *err)
 {
@@ -64,24 +86,44 @@ int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t
     }
     if (*text == '-')
         return tsl_err_set(err, "%s: '%s' is negative; sizes must be positive", field, text);
-    errno = 0;
-    char *end;
-    double v = strtod(text, &end);
+    /* DIGITS [. DIGITS] [UNIT]: no sign, blank, exponent or hex (strtod took "0x10G"
+     * as 16 GiB and "1e3" as 1000) */
+    const char *p = text, *frac = NULL;
+    uint64_t whole = 0;
+    bool big = false;
+    for (; isdigit((unsigned char)*p); p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        big |= whole > (UINT64_MAX - d) / 10;
+        whole = big ? 0 : whole * 10 + d;
+    }
+    size_t nfrac = 0;
+    if (p > text && *p == '.' && isdigit((unsigned char)p[1])) {
+        frac = ++p;
+        while (isdigit((unsigned char)*p))
+            p++;
+        nfrac = (size_t)(p - frac);
+    }
     unsigned shift;
-    if (end != text && decimal_unit(end))
+    if (p > text && decimal_unit(p))
         return tsl_err_set(err,
                            "%s: '%s' is ambiguous: %s may mean powers of 1000 or of 1024; "
                            "write %.*s%c or %.*s%ciB (powers of 1024, as GPU memory is sized)",
-                           field, text, end, (int)(end - text), text, toupper((unsigned char)*end),
-                           (int)(end - text), text, toupper((unsigned char)*end));
-    if (end == text || errno != 0 || !isfinite(v) || unit_shift(end, &shift) != 0)
-        return tsl_err_set(err, "%s: '%s' is not a size; use e.g. 16G or 512M", field, text);
-    double bytes = v * (double)(1ull << shift);
-    if (bytes <= 0)
-        return tsl_err_set(err, "%s: '%s' must be greater than zero", field, text);
-    if (bytes >= 1.8e19)
+                           field, text, p, (int)(p - text), text, toupper((unsigned char)*p),
+                           (int)(p - text), text, toupper((unsigned char)*p));
+    if (p == text || unit_shift(p, &shift) != 0)
+        return tsl_err_set(err, "%s: '%s' is not a size; write %s", field, text, size_form);
+    uint64_t part = 0;
+    if (fraction_bytes(frac, nfrac, shift, &part) != 0)
+        return tsl_err_set(err,
+                           "%s: '%s' is not a whole number of bytes; a fraction needs a unit "
+                           "that makes it whole (1.5G, 0.25M), or give the bytes",
+                           field, text);
+    if (big || (shift && whole > (UINT64_MAX >> shift)) || (whole << shift) > UINT64_MAX - part)
         return tsl_err_set(err, "%s: '%s' is too large", field, text);
-    *out = (uint64_t)bytes;
+    uint64_t bytes = (whole << shift) + part;
+    if (bytes == 0)
+        return tsl_err_set(err, "%s: '%s' must be greater than zero", field, text);
+    *out = bytes;
     return 0;
 }
 

@@ -1,11 +1,14 @@
 /*
  * args.h — parsing the numbers people type on command lines and in configs.
  *
- * Sizes: "16G", "16GiB", "512M", "1T", "1048576" — K/M/G/T and KiB/MiB/GiB/TiB
- * are binary (1024-based), as GPU memory is quoted; a bare number is bytes.
- * "16GB" (KB, MB, GB, TB) is refused as ambiguous, with the two spellings that
- * are not. Errors name the field: "memory: '16Q' is not a size; use e.g. 16G or
- * 512M".
+ * Sizes: "16G", "16GiB", "512M", "1.5G", "1T", "1048576" — decimal digits, an
+ * optional fraction (digits on both sides of the point) and a unit: K/M/G/T and
+ * KiB/MiB/GiB/TiB are binary (1024-based), as GPU memory is quoted; B or none is
+ * bytes. The value must be a whole number of bytes ("1.5" and "0.1G" are refused,
+ * not truncated); a sign, blanks, an exponent ("1e3") or hex ("0x10G") are not a
+ * size. "16GB" (KB, MB, GB, TB) is refused as ambiguous, with the two spellings
+ * that are not. Errors name the field: "memory: '16Q' is not a size; write decimal
+ * digits, an optional fraction and a unit, e.g. 16G, ...".
  */
 #ifndef TSL_ARGS_H
 #define TSL_ARGS_H
@@ -14,7 +17,8 @@
 
 #include "err.h"
 
-/* The one byte-size parser. flags 0: as above ("1.5G", "16GiB"; more than zero).
+/* The one byte-size parser. flags 0: as above ("1.5G", "16GiB"; more than zero,
+ * below 2^64).
  * TSL_SIZE_STRICT (configuration files): a whole number of digits with at most
  * a one-letter binary unit, K, M, G or T ("4194304", "4M"); zero allowed, the
  * caller checks the range. */

@@ -543,6 +543,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     if (n_devices % P != 0)
         return tsl_err_set(err, "pp: %u does not divide the %u devices", P, n_devices);
     if (tsl_eval_shape_check(&cfg->shape, m, cfg->tp ? cfg->tp : 1, err) != 0 ||
+        tsl_eval_cfg_tt_flavor_check(cfg, m, err) != 0 ||
         degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
     /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (read at 00611e6e):
@@ -1948,6 +1949,12 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     memset(out, 0, sizeof(*out));
     out->even_blocks = true;
     out->mtp_read = true; /* Megatron-LM builds MTP depths only with --mtp-num-layers */
+    /* no word at all (--megatron-args "", an unset shell variable, comments alone)
+     * would price Megatron-LM's defaults as if a line had asked for them */
+    if (have == 0)
+        return tsl_err_set(err, "megatron: --megatron-args: no arguments (empty, blank or '#' "
+                                "comments only); give the launch line's, e.g. "
+                                "\"--tensor-model-parallel-size 8 --micro-batch-size 1\"");
     while (have > 0) {
         if (strncmp(key, "--", 2) != 0)
             return tsl_err_set(err, "megatron: '%s' is not an --argument", key);

@@ -92,6 +92,11 @@ typedef struct tsl_eval_cfg {
                           must have their experts laid out as torchtitan does
                           (tsl_target_torchtitan_experts) */
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
+    /* a torchtitan TOML's [model] name and flavor (torchtitan's defaults "llama3" and
+     * "debugmodel" where the file gives none) and the flavor's line; 0: no flavor
+     * given, nothing checked (tsl_eval_cfg_tt_flavor_check) */
+    char tt_model[32], tt_flavor[32];
+    uint32_t tt_flavor_line;
     /* multi-token prediction (mtp.h): mtp_read, the configuration says whether the
      * run has MTP (a Megatron-LM line: --mtp-num-layers N, mtp_layers; without it
      * Megatron builds none, mtp_layers 0); unset: the model's own depths */
@@ -160,7 +165,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
  * noted (out->notes: accepted, not modelled), a model-shape flag (out->shape,
  * checked against the model by tsl_eval_cfg_plan: eval_shape.h) or on the list of
  * flags that do not change the plan (data, logging, optimizer settings); an unknown
- * flag fails naming it. docs/tesselctl.md, "eval", lists the rules and the
+ * flag fails naming it, and so does a line without a word (empty, blank or comments
+ * only), which would price Megatron-LM's defaults. docs/tesselctl.md, "eval", lists the rules and the
  * Megatron-LM version they follow. */
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err);
 
@@ -173,5 +179,18 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
  * parallelism, expert tensor parallelism, other schedules, op-level selective
  * checkpointing) are refused by name. Fails naming the key and line. */
 int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err);
+
+/* Whether Tessel knows torchtitan's flavor of model name (its table: llama3,
+ * llama3_ft, llama4, deepseek_v3, qwen3, gpt_oss at 9810191bb~1, the last TOML
+ * torchtitan; a suffixed variant such as "8B_flex" as its base). */
+bool tsl_eval_tt_flavor_known(const char *name, const char *flavor);
+
+/* A torchtitan TOML's [model] flavor against the model priced (--model /
+ * --hf-config): the flavor's hidden size, Transformer layers and routed experts
+ * (torchtitan/models/<name>/__init__.py) against m's. 0 when they agree, or when no
+ * flavor was given or Tessel does not know it (tsl_eval_tt_flavor_known; the
+ * import notes it); -1 (TSL_E_INVALID) naming [model] flavor, both sizes and the
+ * Tessel preset of the flavor where there is one. */
+int tsl_eval_cfg_tt_flavor_check(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err);
 
 #endif

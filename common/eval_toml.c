@@ -529,8 +529,29 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_
         return want_int(t, tt_state_keys[i].min, (int64_t *)((char *)st + tt_state_keys[i].offset),
                         err);
     }
+    if (is(t, "model", "name")) /* checked with the flavor once the model is known */
+        return want_str(t, c->tt_model, sizeof c->tt_model, err);
+    if (is(t, "model", "flavor")) {
+        c->tt_flavor_line = t->line;
+        return want_str(t, c->tt_flavor, sizeof c->tt_flavor, err);
+    }
     int r = tt_special(t, c, st, err);
     return r < 0 ? -1 : 0;
+}
+
+/* [model] name is torchtitan's "llama3" where the file gives none (JobConfig
+ * Model.name); a flavor Tessel has no figures for is said, not checked
+ * (tsl_eval_cfg_tt_flavor_check checks the others against the model). */
+static void tt_flavor_note(tsl_eval_cfg_t *c)
+{
+    if (!c->tt_model[0])
+        snprintf(c->tt_model, sizeof c->tt_model, "llama3");
+    if (c->tt_flavor_line && !tsl_eval_tt_flavor_known(c->tt_model, c->tt_flavor))
+        tsl_eval_cfg_note(c,
+                          "torchtitan: line %u: [model] flavor \"%s\" of %s: not one Tessel "
+                          "knows (llama3, llama4, deepseek_v3, qwen3, gpt_oss), not checked "
+                          "against the model priced",
+                          c->tt_flavor_line, c->tt_flavor, c->tt_model);
 }
 
 static const char op_sac[] =
@@ -722,6 +743,7 @@ static int tt_old_batch(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
+    tt_flavor_note(c);
     if (tt_reshard(c, st, err) != 0)
         return -1;
     if (st->cp > 1 && st->python) /* docs/exports.md "torchtitan": main's CP */

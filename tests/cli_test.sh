@@ -330,6 +330,19 @@ expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 8192 --n
 # sizes: GB is refused as ambiguous, with the spellings that are not
 expect 2 "memory: '80GB' is ambiguous.*80G or 80GiB" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 80GB
 expect 2 "memory: '512mb' is ambiguous.*512M or 512MiB" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 512mb
+# decimal digits, an optional fraction and a unit, a whole number of bytes (common/args.c):
+# strtod read hex and exponents ('0x10G' as 16 GiB) and truncated '1.5' to 1 byte
+expect 2 "memory: '0x10G' is not a size; write decimal digits, an optional fraction and a unit" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --memory 0x10G
+expect 2 "memory-reserve: '1e9' is not a size; write decimal digits" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --memory-reserve 1e9
+expect 2 "memory-reserve: '1.5' is not a whole number of bytes; a fraction needs a unit" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --memory-reserve 1.5
+expect 2 "memory: '0.1G' is not a whole number of bytes" \
+    eval --model GPT2-345M --cluster 8xA100-80G --no-search --memory 0.1G
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 15.5G --no-baselines --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["request"]["memory_bytes"] == 31 << 29, d["request"]' "$out" &&
+    ok || bad "--memory 15.5G not 15.5 GiB"
 
 # hardware as JSON, before or after the command
 for args in "--json hardware" "hardware --json"; do

@@ -22,6 +22,11 @@ mixshape="--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-atten
 mg_mix() { expect "$1" "$2" eval $mix --megatron-args "$mixpar $mixshape $3"; }
 mg_mix 0 "" ""
 grep -q "dp16+zero1 ×17" "$out" && ok || bad "Mixtral's own line: $(cat "$out")"
+# a line without a word (an unset shell variable, blanks, comments alone) named, not
+# priced as Megatron-LM's defaults
+for empty in "" "   " $'\t\n' "# no flags"; do
+    expect 2 "megatron: --megatron-args: no arguments" eval $mix --megatron-args "$empty"
+done
 # Mixtral's: h 4096, 32 heads of 128 over 8 K/V groups, 8 experts of 14336, top-2,
 # vocabulary 32000, rope_theta 1e6 (Mixtral-8x7B's config.json)
 mg_mix 2 "megatron: --rotary-base 10000: the model Mixtral-8x7B has 1000000" "--rotary-base 10000"
@@ -234,6 +239,13 @@ expect 2 "token: byte 4 is a space or control character (0x0d)" --server 127.0.0
     --token $'abc\r' health
 TESSEL_TOKEN='ab cd' expect 2 "token: byte 3 is a space or control character (0x20)" \
     plans list --server 127.0.0.1:9
+
+# ---- a torchtitan TOML's [model] flavor against --model (common/eval_flavor.c) ----
+# torchtitan builds the flavor: an 8B file is not priced as Llama3-70B
+printf '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nseq_len = 8192\n' >"$dir/l8.toml"
+expect 0 "" eval --model Llama3-8B --cluster 8xH100-80G --no-search --torchtitan "$dir/l8.toml"
+expect 2 'line 3: \[model\] flavor "8B" of llama3 is hidden 4096, 32 Transformer layers.*Llama3-70B, is hidden 8192, 80 layers.*give --model Llama3-8B' \
+    eval --model Llama3-70B --cluster 8xH100-80G --no-search --torchtitan "$dir/l8.toml"
 
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -796,6 +796,12 @@ static void test_megatron_validate(void)
                                 &c, &err) == 0 &&
               c.tp == 2,
           "quoted: %s", err.msg);
+    /* no word: Megatron-LM's defaults are not priced as if a line had asked for them */
+    const char *empty[] = {"", "  \t\n", "# a comment\n  # another"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        CHECK(tsl_eval_cfg_megatron(empty[i], &c, &err) == -1 &&
+                  strstr(err.msg, "--megatron-args: no arguments"),
+              "empty line %zu: %s", i, err.msg);
     mg_refuses("--data-path \"a b", "unterminated quote");
     mg_refuses("--recompute-granularity full --recompute-method block", "recompute-num-layers");
     mg_refuses("--recompute-granularity full --recompute-num-layers 1", "recompute-method");
@@ -1374,12 +1380,77 @@ static void test_megatron_defaults(void)
     tsl_model_free(&m);
 }
 
+/* The plan a torchtitan TOML's [model] flavor names on the model given: 0, or the
+ * refusal naming [model] flavor with both models (torchtitan builds its flavor,
+ * whatever --model says: the 8B file was priced as Llama3-70B without a word). */
+static int flavor_plan(const char *model, const char *toml, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    tsl_model_t m;
+    tsl_cluster_t cl;
+    tsl_plan_t g;
+    load(model, "8xH100-80G", &m, &cl);
+    int rc = tsl_eval_cfg_torchtitan(toml, c, err);
+    if (rc == 0)
+        rc = tsl_eval_cfg_plan(c, &m, 8, &g, err);
+    tsl_model_free(&m);
+    tsl_cluster_free(&cl);
+    return rc;
+}
+
+static void test_torchtitan_flavor(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    const char *l8 = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = 2048\n";
+    CHECK(flavor_plan("Llama3-8B", l8, &c, &err) == 0, "8B on Llama3-8B: %s", err.msg);
+    CHECK(flavor_plan("Llama3-70B", l8, &c, &err) == -1 && err.code == TSL_E_INVALID &&
+              strstr(err.msg, "line 3: [model] flavor \"8B\" of llama3 is hidden 4096, 32 "
+                              "Transformer layers") &&
+              strstr(err.msg, "Llama3-70B, is hidden 8192, 80 layers") &&
+              strstr(err.msg, "give --model Llama3-8B for the flavor"),
+          "8B on Llama3-70B: %s", err.msg);
+    /* no name: torchtitan's llama3; an attention variant is its base's shape */
+    CHECK(flavor_plan("Llama3-8B", "[model]\nflavor = \"8B_flex\"\n", &c, &err) == 0, "8B_flex: %s",
+          err.msg);
+    CHECK(flavor_plan("Llama3-405B", "[model]\nflavor = \"70B\"\n", &c, &err) == -1 &&
+              strstr(err.msg, "[model] flavor \"70B\"") && strstr(err.msg, "Llama3-405B"),
+          "70B on Llama3-405B: %s", err.msg);
+    /* the same size of another family, and the experts: Scout's 16 against 128 */
+    CHECK(flavor_plan("Llama3-8B", "[model]\nname = \"qwen3\"\nflavor = \"8B\"\n", &c, &err) ==
+                  -1 &&
+              strstr(err.msg, "of qwen3 is hidden 4096, 36") && !strstr(err.msg, "--model"),
+          "qwen3 8B on Llama3-8B: %s", err.msg);
+    CHECK(flavor_plan("Llama4-Scout", "[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n", &c,
+                      &err) == 0,
+          "Scout: %s", err.msg);
+    CHECK(flavor_plan("Llama4-Scout", "[model]\nname = \"llama4\"\nflavor = \"17bx128e\"\n", &c,
+                      &err) == -1 &&
+              strstr(err.msg, "128 routed experts") && strstr(err.msg, "Llama4-Maverick"),
+          "Maverick on Scout: %s", err.msg);
+    /* DeepSeek-V3's n_layers leave its MTP depth out */
+    CHECK(flavor_plan("DeepSeek-V3", "[model]\nname = \"deepseek_v3\"\nflavor = \"671B\"\n", &c,
+                      &err) == 0,
+          "671B: %s", err.msg);
+    CHECK(flavor_plan("GPT-OSS-20B", "[model]\nname = \"gpt_oss\"\nflavor = \"20b\"\n", &c, &err) ==
+              0,
+          "20b: %s", err.msg);
+    /* a flavor Tessel has no figures for: said, not checked */
+    CHECK(flavor_plan("Llama3-8B", "[model]\nname = \"llama2\"\nflavor = \"7B\"\n", &c, &err) ==
+                  0 &&
+              strstr(c.notes, "line 3: [model] flavor \"7B\" of llama2: not one Tessel knows"),
+          "llama2 7B: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nflavor = 8\n", &c, &err) == -1 &&
+              strstr(err.msg, "[model] flavor"),
+          "flavor 8: %s", err.msg);
+}
+
 int main(void)
 {
     test_megatron_line();
     test_megatron_flags();
     test_megatron_validate();
     test_torchtitan_toml();
+    test_torchtitan_flavor();
     test_torchtitan_keys();
     test_torchtitan_unknown();
     test_torchtitan_old_batch();

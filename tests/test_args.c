@@ -1,0 +1,60 @@
+/* Tests for common/args: the one byte-size parser's command-line form (args.h):
+ * decimal digits, an optional fraction and a binary unit, a whole number of bytes;
+ * hex, exponents and fractions of a byte refused naming the field. */
+#include <stdint.h>
+#include <string.h>
+
+#include "args.h"
+#include "check.h"
+
+static void accepts(const char *text, uint64_t want)
+{
+    uint64_t got = 0;
+    tsl_err_t err = {0};
+    CHECK(tsl_parse_bytes("memory", text, &got, &err) == 0 && got == want,
+          "'%s': %llu, want %llu (%s)", text, (unsigned long long)got, (unsigned long long)want,
+          err.msg);
+}
+
+static void refuses(const char *text, const char *want)
+{
+    uint64_t got = 0;
+    tsl_err_t err = {0};
+    CHECK(tsl_parse_bytes("memory-reserve", text, &got, &err) == -1 &&
+              strncmp(err.msg, "memory-reserve: ", 16) == 0 && strstr(err.msg, want),
+          "'%s': %s", text, err.msg);
+}
+
+int main(void)
+{
+    accepts("1048576", 1048576);
+    accepts("16G", 16ull << 30);
+    accepts("16GiB", 16ull << 30);
+    accepts("512m", 512ull << 20);
+    accepts("1.5G", 3ull << 29);
+    accepts("0.25M", 1ull << 18);
+    accepts("79.5G", 159ull << 29);
+    accepts("1.000000000000000000000000000000T", 1ull << 40);
+    accepts("0.0009765625K", 1); /* 2^-10 K: one byte */
+    accepts("7B", 7);
+    accepts("18446744073709551615", UINT64_MAX);
+    /* a fraction that is no whole number of bytes: truncated before (1.5 -> 1 byte) */
+    refuses("1.5", "'1.5' is not a whole number of bytes; a fraction needs a unit");
+    refuses("0.1G", "not a whole number of bytes");
+    refuses("2.5B", "not a whole number of bytes");
+    /* hex, exponents, signs, blanks, inf: strtod took "0x10G" as 16 GiB, "1e3" as 1000 */
+    const char *not_sizes[] = {"0x10G", "0X10", "1e3", "1E3G", "+16G", " 16G", "16G ",
+                               "inf",   "nan",  ".5G", "1.",   "1.G",  "16 G", "1,5G"};
+    for (size_t i = 0; i < sizeof not_sizes / sizeof not_sizes[0]; i++)
+        refuses(not_sizes[i], "is not a size; write decimal digits, an optional fraction and a "
+                              "unit, e.g. 16G, 1.5G, 512M or 1048576 (bytes)");
+    refuses("80GB", "is ambiguous");
+    refuses("1.5GB", "write 1.5G or 1.5GiB");
+    refuses("-3G", "negative");
+    refuses("0", "greater than zero");
+    refuses("0.0G", "greater than zero");
+    refuses("18446744073709551616", "too large");
+    refuses("16777216T", "too large");
+    refuses("", "missing size");
+    return CHECK_DONE();
+}
