@@ -8,6 +8,7 @@
 #include "profile.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calibrate.h"
@@ -114,6 +115,69 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     return 0;
 }
 
+tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c)
+{
+    tsl_cost_walks_t *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return NULL;
+    w->cluster = c;
+    w->slot = malloc(TSL_COST_WALK_SLOTS * sizeof(*w->slot));
+    if (w->slot == NULL) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void tsl_cost_walks_free(tsl_cost_walks_t *w)
+{
+    if (w != NULL)
+        free(w->slot);
+    free(w);
+}
+
+/* The slot of env's block and the group in env->walks (a mix of the key's words). */
+static uint32_t walk_slot(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                          uint32_t kind)
+{
+    uint64_t h = (uint64_t)env->block_first * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)env->block_size << 32 | stride) * 0xC2B2AE3D27D4EB4Full;
+    h ^= ((uint64_t)degree << 2 | kind) * 0x165667B19E3779F9ull;
+    h ^= h >> 31;
+    return (uint32_t)(h % TSL_COST_WALK_SLOTS);
+}
+
+/* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block,
+ * read from env->walks where it was walked before: the same figure and α's. */
+static double kept_walk(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree, uint32_t kind,
+                        tsl_coll_lat_t *lat)
+{
+    const tsl_cluster_t *c = env->cluster;
+    if (env->walks == NULL || env->walks->cluster != c)
+        return kind == 1 ? tsl_cluster_dim_busbw(c, env->block_first, env->block_size, stride,
+                                                 degree, lat)
+                         : tsl_cluster_dim_a2a_busbw(c, env->block_first, env->block_size, stride,
+                                                     degree, lat);
+    uint32_t i = walk_slot(env, stride, degree, kind);
+    tsl_cost_walk_t *w = &env->walks->slot[i];
+    if (env->walks->kind[i] != kind || w->kind != kind || w->block_first != env->block_first ||
+        w->block_size != env->block_size || w->stride != stride || w->degree != degree) {
+        w->bw = kind == 1 ? tsl_cluster_dim_busbw(c, env->block_first, env->block_size, stride,
+                                                  degree, &w->lat)
+                          : tsl_cluster_dim_a2a_busbw(c, env->block_first, env->block_size, stride,
+                                                      degree, &w->lat);
+        w->block_first = env->block_first;
+        w->block_size = env->block_size;
+        w->stride = stride;
+        w->degree = degree;
+        w->kind = kind;
+        env->walks->kind[i] = (uint8_t)kind;
+    }
+    if (lat != NULL)
+        *lat = w->lat;
+    return w->bw;
+}
+
 /* A group of `degree` ranks at `stride` inside the block, by the env's mode: the
  * paper prices it by the slowest link it spans, alone on it and with no latency
  * (AMP Eq. 3); the stacks run NCCL over shared NICs (cluster.h). */
@@ -125,8 +189,7 @@ static double walk_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
-    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, degree,
-                                 lat);
+    return kept_walk(env, stride, degree, 1, lat);
 }
 
 /* walk_bw, each group's figures walked once per memo (NULL: every time). */
@@ -189,8 +252,7 @@ static double group_a2a_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t 
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
-    return tsl_cluster_dim_a2a_busbw(env->cluster, env->block_first, env->block_size, stride,
-                                     degree, NULL);
+    return kept_walk(env, stride, degree, 2, NULL);
 }
 
 /* The EP group's flex-dispatcher figures for layer l's routing

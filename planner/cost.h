@@ -1197,6 +1197,37 @@ uint32_t tsl_cost_cp_chunks(const tsl_layer_t *l, uint32_t cp);
 bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp, uint32_t comm);
 
 /* Where a stage runs: a block of devices of the cluster. */
+/*
+ * The topology walks' figures of groups (tsl_cluster_dim_busbw, tsl_cluster_dim_a2a_busbw),
+ * kept for every env that points here: a walk reads nothing but the cluster, the block
+ * and the group's stride and degree (not the knobs, not the precision), so a kept one is
+ * the walk's figure bit for bit. The search's engine keeps one for its blocks across its
+ * stages, reruns and the sub-layer engine that borrows it (search_engine.h); without it
+ * each engine's groups were walked again per rerun — 35,794 walks of 4,975 groups on
+ * Llama3-405B over 12,500×8 H100s. Direct-mapped: a slot taken by another group only
+ * walks again.
+ */
+#define TSL_COST_WALK_SLOTS 8192u
+typedef struct tsl_cost_walk {
+    uint32_t block_first, block_size, stride, degree;
+    uint32_t kind; /* 1: the ring's figure (busbw), 2: the all-to-all's */
+    double bw;
+    tsl_coll_lat_t lat; /* the ring's α's (kind 1) */
+} tsl_cost_walk_t;
+
+typedef struct tsl_cost_walks {
+    const tsl_cluster_t *cluster;      /* whose walks these are; another env's cluster walks */
+    uint8_t kind[TSL_COST_WALK_SLOTS]; /* each slot's kind; 0: empty (its entry unwritten) */
+    tsl_cost_walk_t *slot;             /* [TSL_COST_WALK_SLOTS], read where kind says made:
+                                          malloc'd, its pages touched only as walks fill them
+                                          (an engine that walks little costs 8 KB) */
+} tsl_cost_walks_t;
+
+/* An empty table for c's walks, or NULL out of memory (then every figure is walked);
+ * freed by tsl_cost_walks_free (NULL: nothing). */
+tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c);
+void tsl_cost_walks_free(tsl_cost_walks_t *w);
+
 typedef struct tsl_cost_env {
     const tsl_cluster_t *cluster;
     uint32_t block_first;              /* first device of the stage block */
@@ -1243,6 +1274,8 @@ typedef struct tsl_cost_env {
                                           FP8 copy, no transpose (docs/cost-model.md "FP8") */
     tsl_cost_knobs_t knobs;            /* how the stack keeps and syncs gradients; all zero
                                           (Tessel's executor) after tsl_cost_env_init */
+    tsl_cost_walks_t *walks;           /* groups' topology walks kept (STACK mode), or NULL
+                                          (after tsl_cost_env_init): walk every time */
 } tsl_cost_env_t;
 
 /* The optimizer step's device-memory bytes per parameter a rank updates under k

@@ -281,6 +281,11 @@ typedef struct tsl_engine {
      * 0's links, so its collective figures and moves are copied, not walked again
      * (search_eval.c stage_twin) — a 100k-GPU cluster's 50 blocks cost one walk */
     bool uniform_blocks;
+    /* the groups' topology walks of its envs (cost.h tsl_cost_walks_t; NULL out of
+     * memory: walked every time), kept across reruns, whose knobs they do not read;
+     * walks_borrowed: another engine's (tsl_engine_borrow_figures), not freed here */
+    tsl_cost_walks_t *walks;
+    bool walks_borrowed;
     tsl_search_stats_t stats;
 } tsl_engine_t;
 
@@ -317,7 +322,8 @@ int tsl_engine_ws(tsl_engine_t *e);
  * step's) reads the walks src made instead of walking a 100k-GPU cluster again.
  * Both must have the same cluster, request and knobs (call after
  * tsl_engine_rerun, never rerun dst after); src must outlive dst, and the two
- * must not run at once. Figures dst makes go into the shared arrays. */
+ * must not run at once. Figures dst makes go into the shared arrays. src's kept
+ * topology walks (walks) are lent wherever the two have the same cluster. */
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
 
 /* Adds one run's counters to a result's. */

@@ -626,6 +626,10 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
         if (enumerate_group(e, c->n_devices / P, err) != 0)
             return -1;
     }
+    /* a searching engine's walks kept (NULL: its envs walk every time); a given
+     * plan's (tsl_engine_init_given) walks its few blocks once and has none: the
+     * table's pages are not worth touching for them */
+    e->walks = tsl_cost_walks_new(c);
     return alloc_tables(e, err);
 }
 
@@ -665,6 +669,9 @@ void tsl_engine_free(tsl_engine_t *e)
         if (!e->glay[i].borrowed)
             free_group_layouts(&e->glay[i]);
     free(e->glay);
+    if (!e->walks_borrowed)
+        tsl_cost_walks_free(e->walks);
+    e->walks = NULL;
     free(e->layout_of);
     free(e->layout_rep);
     free(e->moves_tmp);
@@ -737,6 +744,12 @@ void tsl_engine_drop_memos(tsl_engine_t *e)
 
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
+    if (dst->cluster == src->cluster && src->walks != NULL) { /* they read no knobs */
+        if (!dst->walks_borrowed)
+            tsl_cost_walks_free(dst->walks);
+        dst->walks = src->walks;
+        dst->walks_borrowed = true;
+    }
     /* the collective figures carry the EP groups' walk where the model has MoE, and
      * their flex figures the routing of its first MoE layer (tsl_cost_flex_route) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
@@ -1546,6 +1559,7 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
 {
     env->mode = tsl_engine_cost_mode(e);
     env->knobs = e->knobs;
+    env->walks = e->walks;
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calibrate.h"
@@ -3743,6 +3744,69 @@ static void test_moe_flex(void)
  * result the same to the byte. Figures made at other degrees, or never made, are
  * not read (the layer walks); the made ones are read (a figure spoiled on purpose
  * shows), so the groups made are moe_terms' own. */
+/* A block's strategies' figures, walked and read back from kept walks
+ * (tsl_cost_walks_t), bit for bit: kept in an empty table, read from it again,
+ * with every slot taken by another group (each walks again), and with a table of
+ * another cluster (not read). */
+static void bw_each_way(const tsl_cost_env_t *env, tsl_cost_walks_t *walks, const tsl_strategy_t *s,
+                        tsl_strategy_bw_t *out)
+{
+    tsl_cost_env_t e = *env;
+    e.walks = walks;
+    memset(out, 0, sizeof(*out));
+    tsl_cost_strategy_bw(&e, s, out);
+}
+
+static void test_kept_walks(void)
+{
+    static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    tsl_cluster_t c, other;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "64x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&other, "2x8xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_cost_walks_t *kept = tsl_cost_walks_new(&c), *taken = tsl_cost_walks_new(&c);
+    tsl_cost_walks_t *foreign = tsl_cost_walks_new(&other);
+    CHECK(kept && taken && foreign, "walk tables made");
+    if (!kept || !taken || !foreign)
+        return;
+    for (uint32_t i = 0; i < TSL_COST_WALK_SLOTS; i++) { /* each slot another group's */
+        taken->slot[i] = (tsl_cost_walk_t){UINT32_MAX, 1, 1, 2, 1 + i % 2, -1.0, {0}};
+        taken->kind[i] = (uint8_t)(1 + i % 2);
+    }
+    tsl_strategy_opts_t opts = tsl_strategy_opts_default();
+    const uint32_t first[] = {0, 256, 0, 4}, size[] = {512, 256, 64, 4};
+    for (size_t b = 0; b < sizeof(first) / sizeof(first[0]); b++) {
+        tsl_cost_env_t env;
+        CHECK(tsl_cost_env_init(&env, &c, first[b], size[b], &err) == 0, "%s", err.msg);
+        env.knobs.cp = size[b] >= 64 ? 4 : 2;
+        env.knobs.cp_comm = TSL_CP_A2A; /* the all-to-all's walk too */
+        int n = tsl_strategy_enumerate(size[b], &opts, all, NULL, TSL_STRATEGY_MAX, &err);
+        CHECK(n > 0, "enumerate %u: %s", size[b], err.msg);
+        for (int pass = 0; pass < 2; pass++) /* pass 1 reads what pass 0 kept */
+            for (int i = 0; i < n; i++) {
+                tsl_strategy_bw_t want, got;
+                bw_each_way(&env, NULL, &all[i], &want);
+                bw_each_way(&env, kept, &all[i], &got);
+                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
+                      "block %u+%u strategy %d pass %d: kept walks' figures", first[b], size[b], i,
+                      pass);
+                bw_each_way(&env, taken, &all[i], &got);
+                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
+                      "block %u+%u strategy %d: slots taken by other groups", first[b], size[b], i);
+                bw_each_way(&env, foreign, &all[i], &got);
+                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
+                      "block %u+%u strategy %d: another cluster's table", first[b], size[b], i);
+            }
+    }
+    for (uint32_t i = 0; i < TSL_COST_WALK_SLOTS; i++)
+        CHECK(foreign->kind[i] == 0, "another cluster's table left as it was");
+    tsl_cost_walks_free(kept);
+    tsl_cost_walks_free(taken);
+    tsl_cost_walks_free(foreign);
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&other);
+}
+
 static void test_moe_bw_made(void)
 {
     tsl_cluster_t c;
@@ -4467,6 +4531,7 @@ int main(void)
     test_moe_a2a_ratio();
     test_moe_flex();
     test_moe_bw_made();
+    test_kept_walks();
     test_moe_etp_capacity();
     test_fp8_gather();
     test_fp8_blackwell();
