@@ -1,9 +1,10 @@
 #!/bin/sh
 # The tree keeps one style (.clang-format at the root): every C and CUDA source
 # and header that git tracks must come out of clang-format unchanged.
-# Usage: format_check.sh SOURCE_ROOT. Skips (77) without clang-format or git.
+# Usage: format_check.sh [SOURCE_ROOT] (default: the checkout this script is in).
+# Skips (77) without clang-format or git.
 set -u
-root=$1
+root=${1:-$(dirname "$0")/..}
 command -v clang-format >/dev/null 2>&1 || { echo "skip: clang-format is not installed"; exit 77; }
 command -v git >/dev/null 2>&1 && git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
     { echo "skip: $root is not a git checkout"; exit 77; }
