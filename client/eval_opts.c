@@ -351,7 +351,7 @@ static const char eval_usage[] =
     "                      Engine's op fuser (Megatron-LM use_transformer_engine_op_fuser,\n"
     "                      Megatron-Bridge cutedsl_fused_grouped_mlp): none of the\n"
     "                      unfused path's eager clamp, offset copy or per-expert bias\n"
-    "                      (default: that path)\n"
+    "                      (default: that path; --moe-fp8-dispatch prices it fused)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"

@@ -744,8 +744,6 @@ static const char *const mg_no_effect[] = {
     "rotary-percent",
     "rotary-interleaved",
     "rotary-seq-len-interpolation-factor",
-    "moe-grouped-gemm",
-    "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     /* TE's fused permutation: what the all-to-all dispatcher is priced with (docs/cost-model.md
      * "Mixture of experts"; Megatron-Bridge's GPT-OSS and Qwen3 rows run it) */
@@ -908,6 +906,8 @@ typedef struct mg_state {
     bool ag_dispatcher;   /* --moe-token-dispatcher-type allgather */
     bool flex_dispatcher; /* --moe-token-dispatcher-type flex */
     bool a2a_overlap;     /* --overlap-moe-expert-parallel-comm */
+    bool grouped_gemm;    /* --moe-grouped-gemm: what the op fuser's expert MLP needs */
+    bool te_op_fuser;     /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
     bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
                              weight gather is priced as; needs --fp8-param-gather */
@@ -1389,6 +1389,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "cpu-offloading-activations") == 0        ? &st->cpu_offloading
                  : strcmp(key, "first-last-layers-bf16") == 0            ? &st->first_last_bf16
                  : strcmp(key, "overlap-moe-expert-parallel-comm") == 0  ? &st->a2a_overlap
+                 : strcmp(key, "moe-grouped-gemm") == 0                  ? &st->grouped_gemm
+                 : strcmp(key, "use-transformer-engine-op-fuser") == 0   ? &st->te_op_fuser
                  : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
                  : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
                                                                          : NULL;
@@ -1766,6 +1768,13 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* the EP all-to-all overlap (knobs.moe_a2a_overlap); --delay-wgrad-compute is what
      * the overlap runs with (Megatron-Bridge's presets set both) */
     c->knobs.moe_a2a_overlap = st->a2a_overlap;
+    /* TE's op fuser runs the experts' MLP fused only over grouped GEMMs (Megatron-LM
+     * TransformerConfig: use_transformer_engine_op_fuser with moe_grouped_gemm); without
+     * them its experts run the unfused path (docs/cost-model.md "Mixture of experts") */
+    c->knobs.moe_fused_mlp = st->te_op_fuser && st->grouped_gemm;
+    if (st->te_op_fuser && !st->grouped_gemm)
+        tsl_eval_cfg_note(c, "megatron: --use-transformer-engine-op-fuser without "
+                             "--moe-grouped-gemm: the experts priced unfused");
     if (st->ag_dispatcher)
         tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type allgather is priced as "
                              "the permutation and two all-to-alls");

@@ -306,6 +306,9 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
      * moe_pad_expert_input_to_capacity"); HybridEP pads (_HybridEPManager drop_and_pad) */
     if (p->moe_flex && !p->moe_fp8_dispatch)
         fprintf(out, "--moe-flex-dispatcher-backend %s\n", p->moe_pad ? "hybridep" : "deepep");
+    /* the experts' MLP through TE's op fuser, as priced (an FP8 dispatch writes it below) */
+    if (p->moe_fused_mlp && !p->moe_fp8_dispatch)
+        fputs("--use-transformer-engine-op-fuser\n", out);
     if (tsl_plan_ep_overlap_runs(v->plan)) /* what the overlap runs with */
         fputs("--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n", out);
     else if (p->moe_a2a_overlap)

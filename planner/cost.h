@@ -744,8 +744,15 @@ typedef enum tsl_cost_mode {
  * (cloudonaut.io's iperf3 cheat sheet, m5.12xlarge), which NCCL's sockets reach (2
  * threads x 8 sockets on an ENA, NCCL 2.7.8 net_socket.cc), where generic 10 GbE
  * keeps line rate x 0.80; AMP's p3.8xlarge rows run on it. A plan on no ena10 link
- * prices as 148. */
-#define TSL_COST_MODEL_VERSION 149u
+ * prices as 148.
+ * 150: Megatron-LM's MXFP8 dispatch (moe_fp8_dispatch) runs the experts' MLP through
+ * Transformer Engine's op fuser (TransformerConfig at d98e8a64: the mxfp8 dispatch and
+ * combine dtypes "require BOTH use_transformer_engine_op_fuser and moe_grouped_gemm"), so
+ * it is priced as moe_fused_mlp whether the plan says so or not; --megatron-args reads
+ * --use-transformer-engine-op-fuser with --moe-grouped-gemm as moe_fused_mlp, and the
+ * Megatron export writes it. A plan without moe_fp8_dispatch, or on a model without
+ * glu_clamp layers or expert biases, prices as 149. */
+#define TSL_COST_MODEL_VERSION 150u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

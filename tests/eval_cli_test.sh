@@ -1112,6 +1112,18 @@ python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json" --moe-fused-mlp
 grep -q "moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser" "$out" && ok ||
     bad "the fused expert MLP line: $(cat "$out")"
+# Megatron-LM's MXFP8 dispatch runs only through the op fuser's grouped GEMMs
+# (TransformerConfig), so it is priced fused with or without --moe-fused-mlp (cost model
+# 150), and the table says so
+fx="--model GPT-OSS-20B --cluster 8xB200-180G --no-search --tp 1 --pp 1 --dp 8 --ep 8 --mbs 1 --batch 16 --seq-len 4096 --fp8 mxfp8 --moe-fp8-dispatch"
+expect 0 "" eval $fx --json --moe-fused-mlp
+cp "$out" "$dir/moe-fp8d-fused.json"
+expect 0 "" eval $fx --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-fp8d-fused.json" "$out" &&
+    ok || bad "an MXFP8 dispatch priced fused: $(cat "$out")"
+expect 0 "" eval $fx
+grep -q "moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser" "$out" && ok ||
+    bad "the MXFP8 dispatch's fused expert MLP line: $(cat "$out")"
 # interleaved with a group size N other than pp the event simulator prices the
 # schedule; it takes the merged steps' saving as the closed form does
 mgv="--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --moe-token-dispatcher-type alltoall --microbatch-group-size-per-virtual-pipeline-stage 4"

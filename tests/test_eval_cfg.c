@@ -682,6 +682,17 @@ static void test_megatron_flags(void)
               c.knobs.fp8 == TSL_FP8_MXFP8 && c.knobs.moe_fp8_dispatch &&
               !strstr(c.notes, "differ"),
           "MXFP8 dispatch: %s / %s", err.msg, c.notes);
+    /* TE's op fuser runs the experts' MLP fused over grouped GEMMs only (moe_fused_mlp) */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-grouped-gemm --use-transformer-engine-op-fuser", &c,
+                                &err) == 0 &&
+              c.knobs.moe_fused_mlp && c.notes[0] == '\0',
+          "op fuser over grouped GEMMs: fused expert MLP: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --use-transformer-engine-op-fuser", &c, &err) == 0 &&
+              !c.knobs.moe_fused_mlp && strstr(c.notes, "without --moe-grouped-gemm"),
+          "op fuser without grouped GEMMs: unfused, noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-grouped-gemm", &c, &err) == 0 &&
+              !c.knobs.moe_fused_mlp && c.notes[0] == '\0',
+          "grouped GEMMs alone: unfused: %s / %s", err.msg, c.notes);
     CHECK(tsl_eval_cfg_megatron("--bf16 --moe-dispatch-fwd-dtype mxfp8", &c, &err) == 0 &&
               !c.knobs.moe_fp8_dispatch && strstr(c.notes, "without --fp8-format"),
           "an FP8 dispatch without FP8: bf16: %s / %s", err.msg, c.notes);

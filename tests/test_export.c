@@ -455,6 +455,24 @@ static void test_megatron_moe_freq(void)
               cfg->knobs.fp8 == TSL_FP8_MXFP8,
           "fp8 dispatch: %s\n%s", err.msg, fp8);
     free(fp8);
+    /* the experts' MLP through TE's op fuser: written once, read back as priced */
+    plan.moe_fused_mlp = true;
+    fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    const char *fuser = strstr(fp8, "--use-transformer-engine-op-fuser\n");
+    CHECK(fuser && !strstr(fuser + 1, "--use-transformer-engine-op-fuser"),
+          "the op fuser once beside the FP8 dispatch:\n%s", fp8);
+    free(fp8);
+    plan.moe_fp8_dispatch = false;
+    plan.fp8_recipe = 0;
+    fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp8, "--moe-grouped-gemm\n") &&
+              strstr(fp8, "--use-transformer-engine-op-fuser\n") &&
+              tsl_eval_cfg_megatron(fp8, cfg, &err) == 0 && cfg->knobs.moe_fused_mlp,
+          "fused expert MLP: %s\n%s", err.msg, fp8);
+    free(fp8);
+    plan.moe_fused_mlp = false;
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.moe_fp8_dispatch = true;
     /* NVFP4 is Megatron-LM's FP4 (--fp4-format e2m1 --fp4-recipe nvfp4, weights in FP4
      * with --fp4-param-gather), no --fp8-* flag; read back as the same recipe */
     plan.fp8_recipe = TSL_FP8_NVFP4;
