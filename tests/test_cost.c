@@ -281,6 +281,21 @@ static void cost_off_on(tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_str
     tsl_cost_layer(env, l, s, NULL, 16, on);
 }
 
+/* A switch that prices nothing under Galvatron's PAPER formulas (strategy s) nor on plain
+ * DP 8, which has no SDP level for it to act on; leaves env in STACK mode. */
+static void check_paper_dp8_inert(tsl_cost_env_t *env, const tsl_layer_t *l,
+                                  const tsl_strategy_t *s, bool *knob, const char *name)
+{
+    tsl_layer_cost_t off, on;
+    env->mode = TSL_COST_PAPER;
+    cost_off_on(env, l, s, knob, &off, &on);
+    CHECK(memcmp(&on, &off, sizeof(on)) == 0, "%s: PAPER unchanged", name);
+    env->mode = TSL_COST_STACK;
+    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
+    cost_off_on(env, l, &d, knob, &off, &on);
+    CHECK(memcmp(&on, &off, sizeof(on)) == 0, "%s: DP 8 unchanged", name);
+}
+
 /* One node of 8 at H = 10 us per host op, for the host-dispatch tests (tp_sync,
  * launch_blocking): TP 8 plain (s) and with its layer recomputed (sc), DP 8 (dp). */
 static void tp8_host_env(tsl_cluster_t *c, tsl_cost_env_t *env, tsl_strategy_t *s,
@@ -545,15 +560,8 @@ static void test_sdp_prefetch(void)
     CHECK(r.grad_comm_s == base.grad_comm_s && r.ms_bytes == base.ms_bytes &&
               r.bwd_bytes == base.bwd_bytes,
           "the reduce-scatter and the bytes unchanged");
-    /* PAPER: Galvatron's exposed gathers */
-    env.mode = TSL_COST_PAPER;
-    cost_off_on(&env, &l, &z, &env.knobs.overlap_param_gather, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
-    /* no SDP level (DP 8 without ZeRO): no gather to prefetch */
-    env.mode = TSL_COST_STACK;
-    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
-    cost_off_on(&env, &l, &d, &env.knobs.overlap_param_gather, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    /* PAPER: Galvatron's exposed gathers; DP 8 without ZeRO: no gather to prefetch */
+    check_paper_dp8_inert(&env, &l, &z, &env.knobs.overlap_param_gather, "overlap_param_gather");
     /* sdp_nosync under PP gathers once per iteration (gather_next): nothing to move */
     env.pipelined = true;
     env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4, .sdp_nosync = true};
@@ -660,13 +668,7 @@ static void test_sdp_layer_roots(void)
     CHECK(r.ms_bytes == base.ms_bytes && r.grad_comm_s == base.grad_comm_s,
           "states and the reduce-scatter unchanged");
     env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 2};
-    env.mode = TSL_COST_PAPER; /* Galvatron's seed formulas */
-    cost_off_on(&env, &l, &z, &env.knobs.sdp_layer_roots, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
-    env.mode = TSL_COST_STACK;
-    tsl_strategy_t d = one(TSL_DIM_DP, 8, false);
-    cost_off_on(&env, &l, &d, &env.knobs.sdp_layer_roots, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    check_paper_dp8_inert(&env, &l, &z, &env.knobs.sdp_layer_roots, "sdp_layer_roots");
     env.pipelined = true;
     env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4, .sdp_nosync = true};
     cost_off_on(&env, &l, &z, &env.knobs.sdp_layer_roots, &base, &r);
@@ -785,13 +787,7 @@ static void test_ds_zero3_v03(void)
     CHECK(r.ms_bytes == base.ms_bytes && r.grad_bytes == base.grad_bytes &&
               r.bwd_bytes == base.bwd_bytes,
           "memory as ZeRO-3's");
-    env.mode = TSL_COST_PAPER;
-    cost_off_on(&env, &l, &zc, &env.knobs.ds_zero3_v03, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "PAPER unchanged");
-    env.mode = TSL_COST_STACK;
-    tsl_strategy_t d8 = one(TSL_DIM_DP, 8, false);
-    cost_off_on(&env, &l, &d8, &env.knobs.ds_zero3_v03, &base, &r);
-    CHECK(memcmp(&r, &base, sizeof(r)) == 0, "DP 8: unchanged");
+    check_paper_dp8_inert(&env, &l, &zc, &env.knobs.ds_zero3_v03, "ds_zero3_v03");
     tsl_dim_t dims[] = {TSL_DIM_SDP, TSL_DIM_DP};
     uint32_t degs[] = {4, 2};
     tsl_strategy_t mix = strat(2, dims, degs, true);
