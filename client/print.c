@@ -301,9 +301,7 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fputs("  permute:   MCore v0.8's unfused token permutation (argsort and gather; the "
               "combine's scatter, routing-weight product and top-k sum)\n",
               out);
-    /* an MXFP8 dispatch runs only through the op fuser (cost.c env_dev) */
-    if (json_is_true(json_object_get(plan, "moe_fused_mlp")) ||
-        json_is_true(json_object_get(plan, "moe_fp8_dispatch")))
+    if (json_is_true(json_object_get(plan, "moe_fused_mlp")))
         fputs("  moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser (no "
               "eager clamp, offset copy or per-expert bias)\n",
               out);

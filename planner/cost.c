@@ -1094,10 +1094,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->moe_unfused = env->knobs.moe_unfused_permute;
-    /* Megatron-LM's MXFP8 dispatch runs only through the op fuser's grouped GEMMs
-     * (TransformerConfig: "moe_dispatch_fwd_dtype / moe_combine_bwd_dtype = 'mxfp8' require
-     * BOTH use_transformer_engine_op_fuser and moe_grouped_gemm") */
-    dev->moe_fused_mlp = env->knobs.moe_fused_mlp || env->knobs.moe_fp8_dispatch;
+    dev->moe_fused_mlp = env->knobs.moe_fused_mlp;
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
     dev->autocast = env->knobs.autocast;

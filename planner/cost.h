@@ -748,7 +748,8 @@ typedef enum tsl_cost_mode {
  * 150: Megatron-LM's MXFP8 dispatch (moe_fp8_dispatch) runs the experts' MLP through
  * Transformer Engine's op fuser (TransformerConfig at d98e8a64: the mxfp8 dispatch and
  * combine dtypes "require BOTH use_transformer_engine_op_fuser and moe_grouped_gemm"), so
- * it is priced as moe_fused_mlp whether the plan says so or not; --megatron-args reads
+ * the knobs of a request or plan with it carry moe_fused_mlp too (tsl_request_knobs,
+ * tsl_plan_get_knobs; PAPER prices neither) and so does the plan; --megatron-args reads
  * --use-transformer-engine-op-fuser with --moe-grouped-gemm as moe_fused_mlp, and the
  * Megatron export writes it. A plan without moe_fp8_dispatch, or on a model without
  * glu_clamp layers or expert biases, prices as 149. */

@@ -430,7 +430,10 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_fp8_dispatch = p->moe_fp8_dispatch;
     k->moe_alltoall = p->moe_alltoall;
     k->moe_unfused_permute = p->moe_unfused_permute;
-    k->moe_fused_mlp = p->moe_fused_mlp;
+    /* Megatron-LM's MXFP8 dispatch runs only through the op fuser's grouped GEMMs
+     * (TransformerConfig: "moe_dispatch_fwd_dtype / moe_combine_bwd_dtype = 'mxfp8' require
+     * BOTH use_transformer_engine_op_fuser and moe_grouped_gemm") */
+    k->moe_fused_mlp = p->moe_fused_mlp || p->moe_fp8_dispatch;
     k->moe_flex = p->moe_flex;
     k->moe_a2a_overlap = p->moe_a2a_overlap;
     k->fb_serial = p->fb_serial;

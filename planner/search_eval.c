@@ -1401,6 +1401,7 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     if (r->moe_fp8_dispatch) { /* Megatron-LM's FP8 dispatch runs the flex dispatcher */
         k->moe_fp8_dispatch = true;
         k->moe_alltoall = false;
+        k->moe_fused_mlp = true; /* and only through the op fuser (tsl_plan_get_knobs) */
     }
     if (r->moe_alltoall)
         k->moe_alltoall = true;

@@ -1114,12 +1114,12 @@ grep -q "moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuse
     bad "the fused expert MLP line: $(cat "$out")"
 # Megatron-LM's MXFP8 dispatch runs only through the op fuser's grouped GEMMs
 # (TransformerConfig), so it is priced fused with or without --moe-fused-mlp (cost model
-# 150), and the table says so
+# 150), its plan carries the field, and the table says so
 fx="--model GPT-OSS-20B --cluster 8xB200-180G --no-search --tp 1 --pp 1 --dp 8 --ep 8 --mbs 1 --batch 16 --seq-len 4096 --fp8 mxfp8 --moe-fp8-dispatch"
 expect 0 "" eval $fx --json --moe-fused-mlp
 cp "$out" "$dir/moe-fp8d-fused.json"
 expect 0 "" eval $fx --json
-python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-fp8d-fused.json" "$out" &&
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_fused_mlp"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-fp8d-fused.json" "$out" &&
     ok || bad "an MXFP8 dispatch priced fused: $(cat "$out")"
 expect 0 "" eval $fx
 grep -q "moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser" "$out" && ok ||
