@@ -147,30 +147,31 @@ static uint32_t walk_slot(const tsl_cost_env_t *env, uint32_t stride, uint32_t d
     return (uint32_t)(h % TSL_COST_WALK_SLOTS);
 }
 
-/* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block,
- * read from env->walks where it was walked before: the same figure and α's. */
+/* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block. */
+static double walk_now(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree, uint32_t kind,
+                       tsl_coll_lat_t *lat)
+{
+    return kind == 1 ? tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size,
+                                             stride, degree, lat)
+                     : tsl_cluster_dim_a2a_busbw(env->cluster, env->block_first, env->block_size,
+                                                 stride, degree, lat);
+}
+
+/* walk_now, read from env->walks where it was walked before: the same figure and α's. */
 static double kept_walk(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree, uint32_t kind,
                         tsl_coll_lat_t *lat)
 {
-    const tsl_cluster_t *c = env->cluster;
-    if (env->walks == NULL || env->walks->cluster != c)
-        return kind == 1 ? tsl_cluster_dim_busbw(c, env->block_first, env->block_size, stride,
-                                                 degree, lat)
-                         : tsl_cluster_dim_a2a_busbw(c, env->block_first, env->block_size, stride,
-                                                     degree, lat);
+    if (env->walks == NULL || env->walks->cluster != env->cluster)
+        return walk_now(env, stride, degree, kind, lat);
     uint32_t i = walk_slot(env, stride, degree, kind);
     tsl_cost_walk_t *w = &env->walks->slot[i];
-    if (env->walks->kind[i] != kind || w->kind != kind || w->block_first != env->block_first ||
+    if (env->walks->kind[i] != kind || w->block_first != env->block_first ||
         w->block_size != env->block_size || w->stride != stride || w->degree != degree) {
-        w->bw = kind == 1 ? tsl_cluster_dim_busbw(c, env->block_first, env->block_size, stride,
-                                                  degree, &w->lat)
-                          : tsl_cluster_dim_a2a_busbw(c, env->block_first, env->block_size, stride,
-                                                      degree, &w->lat);
+        w->bw = walk_now(env, stride, degree, kind, &w->lat);
         w->block_first = env->block_first;
         w->block_size = env->block_size;
         w->stride = stride;
         w->degree = degree;
-        w->kind = kind;
         env->walks->kind[i] = (uint8_t)kind;
     }
     if (lat != NULL)

@@ -1216,9 +1216,9 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
  * walks again.
  */
 #define TSL_COST_WALK_SLOTS 8192u
-typedef struct tsl_cost_walk {
+typedef struct tsl_cost_walk { /* its kind (1: the ring's busbw, 2: the all-to-all's)
+                                  is tsl_cost_walks_t's kind[] of its slot */
     uint32_t block_first, block_size, stride, degree;
-    uint32_t kind; /* 1: the ring's figure (busbw), 2: the all-to-all's */
     double bw;
     tsl_coll_lat_t lat; /* the ring's α's (kind 1) */
 } tsl_cost_walk_t;

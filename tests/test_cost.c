@@ -3766,7 +3766,7 @@ static void test_kept_walks(void)
     if (!kept || !taken || !foreign)
         return;
     for (uint32_t i = 0; i < TSL_COST_WALK_SLOTS; i++) { /* each slot another group's */
-        taken->slot[i] = (tsl_cost_walk_t){UINT32_MAX, 1, 1, 2, 1 + i % 2, -1.0, {0}};
+        taken->slot[i] = (tsl_cost_walk_t){UINT32_MAX, 1, 1, 2, -1.0, {0}};
         taken->kind[i] = (uint8_t)(1 + i % 2);
     }
     tsl_strategy_opts_t opts = tsl_strategy_opts_default();
