@@ -34,15 +34,31 @@ per-step figure, (t_c - t_1) / (c - 1) per iteration, sits beside the rows' 4.48
 outside one rank's work (the exchange, the eight GPUs together, the run); growing with
 c says one rank's pass itself (its buffers, its allocator, its clocks) grows.
 
+First, after a pause of --pause seconds (5 with --quick, 30 otherwise) that lets the GPU
+cool from whatever ran before, it runs the unmasked step the CP rows repeat (kv_half,
+forward then backward) back to back for --sustain seconds (20 with --quick, 60
+otherwise; 0 skips it): TFLOP/s per 1-s window of GPU time beside the SM clock, power,
+temperature and throttle reasons (torch_probe.py's sampler and loop), the first second
+against the last 10 s. Cost model 142 priced every Hopper attention kernel at the
+settled / burst ratio of a bf16 GEMM (gemm_eff.h TSL_ATTN_GH100_SETTLED, 0.842, "Assumed:
+the fused core loses at that clock what a GEMM loses"); this ratio beside torch_probe.py's
+bf16 GEMM ratio on the same GPU tests that assumption, and says whether FlashAttention-2
+runs slower the longer it runs unbroken (bench/published/README.md, "torchtitan-cp at
+cost model 150": CP 2's ring step at the kernels' burst rate, CP 4's and 8's kernels at
+0.57 / 0.70 × the capped rate).
+
 Refuses with exit 2 where PyTorch or a CUDA device is absent. --json FILE writes every
 figure.
 
-usage: python3 bench/cp_ring_probe.py [--quick] [--json FILE]
+usage: python3 bench/cp_ring_probe.py [--quick] [--sustain SECONDS] [--pause SECONDS]
+                                      [--json FILE]
 """
 import argparse
 import json
+import os
 import statistics
 import sys
+import time
 
 HEADS, HEAD_DIM, L, LAYERS = 32, 128, 16384, 32
 # torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 2: seconds per
@@ -77,6 +93,22 @@ def kernel_flop(q, k, causal, heads=HEADS, d=HEAD_DIM):
     """Forward FLOPs of one flash call: 4·d per visited (query, key) pair per head."""
     pairs = q * (q + 1) // 2 if causal else q * k
     return 4 * d * pairs * heads
+
+
+def unit_flop():
+    """FLOPs of one sustained unit: the kv_half kernel forward and its backward, counted
+    as 2.5 x the forward's (as the kinds' bwd TFLOP/s and Tessel count them)."""
+    return 3.5 * kernel_flop(*KINDS["kv_half"])
+
+
+def sustain_settings(quick, sustain=None, pause=None):
+    """(seconds of back-to-back steps, seconds of pause before them): 20 and 5 with
+    --quick, 60 and 30 otherwise, each replaced where given; negative is an error."""
+    s = (20.0 if quick else 60.0) if sustain is None else float(sustain)
+    w = (5.0 if quick else 30.0) if pause is None else float(pause)
+    if s < 0 or w < 0:
+        raise ValueError(f"--sustain and --pause take seconds >= 0, not {s:g} and {w:g}")
+    return s, w
 
 
 def per_iteration_s(fwd_ms, bwd_ms, merge_ms=0.0, layers=LAYERS):
@@ -131,6 +163,26 @@ def time_kind(torch, kind, reps):
     flop = kernel_flop(nq, nk, causal)
     return {"kind": kind, "queries": nq, "keys": nk, "causal": causal, "fwd_ms": f,
             "bwd_ms": b, "fwd_tflops": flop / f / 1e9, "bwd_tflops": 2.5 * flop / b / 1e9}
+
+
+def sustain_step(torch, seconds, sampler):
+    """The unmasked ring step (kv_half: 2L queries x L keys, forward then backward, as
+    the ring calls them) back to back for `seconds`: torch_probe.back_to_back's windows,
+    first second and last 10 s."""
+    import torch_probe
+    aten = torch.ops.aten
+    q, k, v = inputs(torch, *KINDS["kv_half"][:2])
+    r = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, False)
+    dout = torch.randn_like(r[0])
+
+    def unit():
+        f = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, False)
+        aten._scaled_dot_product_flash_attention_backward(
+            dout, q, k, v, f[0], f[1], f[2], f[3], f[4], f[5], 0.0, False, f[6], f[7])
+    unit()
+    torch.cuda.synchronize()
+    return dict(kind="kv_half", **torch_probe.back_to_back(torch, unit, unit_flop(), seconds,
+                                                          sampler))
 
 
 def time_merge(torch, reps):
@@ -265,9 +317,25 @@ def time_passes(torch, reps, degrees=(1, 2, 4, 8)):
     return rows, slowest
 
 
+def report_sustained(x):
+    a, b = x["first_s"], x["last_10s"]
+    cols = [y.get(k, float("nan")) for y in (a, b) for k in ("sm_mhz", "power_w", "temp_c")]
+    print(f"sustained ring step ({x['kind']} forward + backward, {x['seconds']:g} s back to "
+          "back): first second against the last 10 s")
+    print("%9s %6s %6s %4s | %9s %6s %6s %4s | %5s  %s" % (
+        "TFLOP/s", "MHz", "W", "C", "TFLOP/s", "MHz", "W", "C", "ratio", "reasons, last 10 s"))
+    print("%9.1f %6.0f %6.0f %4.0f | %9.1f %6.0f %6.0f %4.0f | %5.3f  %s" % (
+        a["tflops"], *cols[:3], b["tflops"], *cols[3:], b["tflops"] / a["tflops"],
+        ",".join(b.get("reasons", ["-"]))))
+    print("(cost model 142 prices attention at the bf16 GEMM's settled ratio, 0.842: "
+          "compare torch_probe.py's bf16 row on this GPU)")
+
+
 def report(r):
     print(f"== cp_ring_probe on {r['device']} (sm {r['sm']}), torch {r['torch']}: "
           f"{HEADS} heads x {HEAD_DIM}, L = {L}, {LAYERS} layers")
+    if r.get("sustained"):
+        report_sustained(r["sustained"])
     print("%-8s %7s %6s %6s %9s %9s %9s %9s %10s" % (
         "kind", "queries", "keys", "causal", "fwd ms", "bwd ms", "fwd TF/s", "bwd TF/s",
         "s / iter"))
@@ -297,8 +365,18 @@ def report(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the GPU check's run (fewer repeats)")
+    ap.add_argument("--sustain", type=float, metavar="SECONDS",
+                    help="seconds of the unmasked step back to back (default 20 with "
+                         "--quick, 60 otherwise; 0: skip)")
+    ap.add_argument("--pause", type=float, metavar="SECONDS",
+                    help="idle seconds before the sustained run (default 5 with --quick, "
+                         "30 otherwise)")
     ap.add_argument("--json", metavar="FILE", help="write every figure to FILE")
     args = ap.parse_args()
+    try:
+        sustain_s, pause_s = sustain_settings(args.quick, args.sustain, args.pause)
+    except ValueError as e:
+        ap.error(str(e))
     try:
         import torch
     except ImportError as e:
@@ -309,6 +387,18 @@ def main():
     p = torch.cuda.get_device_properties(0)
     r = {"device": p.name, "sm": f"{p.major}.{p.minor}", "torch": torch.__version__,
          "kinds": [], "measured_step_s": measured_steps()}
+    if sustain_s > 0:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_probe
+        import torch_probe
+        time.sleep(pause_s)
+        sampler = torch_probe.Sampler(torch_probe.nvml_index())
+        try:
+            with torch.no_grad():
+                r["sustained"] = sustain_step(torch, sustain_s, sampler)
+        finally:
+            sampler.close()
+        r["sustained"]["sampler"], r["sustained"]["pause_s"] = sampler.how, pause_s
+        torch.cuda.empty_cache()
     with torch.no_grad():
         r["merge_ms"] = time_merge(torch, reps)
         for kind in KINDS:

@@ -41,8 +41,11 @@
 #      local experts, forward and backward; and a torchtitan-like step's peak
 #      allocated and reserved memory with PYTORCH_CUDA_ALLOC_CONF unset and
 #      expandable_segments:True (the predicted 7.8 GiB gap at the loss).
-#   7. where PyTorch imports, bench/cp_ring_probe.py --quick (seconds; JSON in
-#      $B/cp_ring_probe.json): the three flash kernels one rank of torch's ring attention
+#   7. where PyTorch imports, bench/cp_ring_probe.py --quick (under a minute; JSON in
+#      $B/cp_ring_probe.json): after 5 s idle, the ring's unmasked step (flash forward +
+#      backward) back to back for 20 s, per-second TFLOP/s beside clock, power and throttle
+#      reasons (does attention settle as step 6's bf16 GEMM does? cost model 142 assumes
+#      so); then the three flash kernels one rank of torch's ring attention
 #      runs at the torchtitan-cp rows' shapes (32 heads x 128, 32,768 tokens per rank:
 #      causal 32K x 32K, unmasked 32K x 16K and 16K x 32K), forward and backward, and one
 #      step's fp32 merge, as seconds per ring step per iteration beside the rows' measured

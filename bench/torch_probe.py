@@ -157,6 +157,50 @@ class Sampler:
         self.thread.join(timeout=2)
 
 
+def first_last(wins, tail=10.0):
+    """From windows [(start_s, end_s, flop_per_s), ...]: the first window, and the
+    windows ending in the last `tail` seconds of GPU time as one (start_s, end_s,
+    flop_per_s) — their FLOPs over their span."""
+    last = [w for w in wins if w[1] > wins[-1][1] - tail]
+    flop = sum(r * (e - s) for s, e, r in last)
+    return wins[0], (last[0][0], last[-1][1], flop / (last[-1][1] - last[0][0]))
+
+
+def back_to_back(torch, fn, flop_per_call, seconds, sampler, batch_s=0.1):
+    """fn() back to back for `seconds` of host time, in batches of ~batch_s of GPU time
+    with two batches in flight (the GPU never idles): per-window rates beside the
+    sampler's readings, the first second's and the last 10 s's. fn is warm (called
+    before)."""
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    ev[0].record()
+    for _ in range(3):
+        fn()
+    ev[1].record()
+    ev[1].synchronize()
+    per = max(1, round(batch_s / (ev[0].elapsed_time(ev[1]) * 1e-3 / 3)))  # calls per batch
+    flop = flop_per_call * per
+    ev = [torch.cuda.Event(enable_timing=True)]
+    ev[0].record()  # the GPU is idle: it starts the first batch now
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(per):
+            fn()
+        ev.append(torch.cuda.Event(enable_timing=True))
+        ev[-1].record()
+        if len(ev) >= 3:
+            ev[-3].synchronize()  # two batches stay queued: no gap between them
+    torch.cuda.synchronize()
+    batches = [(ev[i].elapsed_time(ev[i + 1]) * 1e-3, flop) for i in range(len(ev) - 1)]
+    wins = windows(batches)
+    rows = [dict(start_s=s, end_s=e, tflops=r / 1e12, **sampler.between(t0 + s, t0 + e))
+            for s, e, r in wins]
+    first, last = first_last(wins)
+    return {"calls_per_batch": per, "seconds": seconds, "windows": rows,
+            "first_s": dict(tflops=first[2] / 1e12, **sampler.between(t0, t0 + first[1])),
+            "last_10s": dict(tflops=last[2] / 1e12,
+                             **sampler.between(t0 + last[0], t0 + last[1]))}
+
+
 def sustained(torch, kind, seconds, sampler, n=8192):
     """Back-to-back n^3 GEMMs of `kind` (bf16 or fp8) for `seconds` of host time: per-window
     rates and samples, the first second's and the last 10 s's."""
@@ -173,36 +217,9 @@ def sustained(torch, kind, seconds, sampler, n=8192):
     for _ in range(3):  # cuBLAS handle, heuristics, workspace
         gemm()
     torch.cuda.synchronize()
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    ev[0].record()
-    for _ in range(10):
-        gemm()
-    ev[1].record()
-    ev[1].synchronize()
-    per = max(1, round(0.1 / (ev[0].elapsed_time(ev[1]) * 1e-3 / 10)))  # GEMMs per ~0.1 s
-    flop = 2.0 * n ** 3 * per
-    ev = [torch.cuda.Event(enable_timing=True)]
-    ev[0].record()  # the GPU is idle: it starts the first batch now
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(per):
-            gemm()
-        ev.append(torch.cuda.Event(enable_timing=True))
-        ev[-1].record()
-        if len(ev) >= 3:
-            ev[-3].synchronize()  # two batches stay queued: no gap between them
-    torch.cuda.synchronize()
-    batches = [(ev[i].elapsed_time(ev[i + 1]) * 1e-3, flop) for i in range(len(ev) - 1)]
-    wins = windows(batches)
-    rows = [dict(start_s=s, end_s=e, tflops=r / 1e12, **sampler.between(t0 + s, t0 + e))
-            for s, e, r in wins]
-    last = [w for w in wins if w[1] > wins[-1][1] - 10.0]
-    lf = sum(r * (e - s) for s, e, r in last)
-    first = wins[0]
-    return {"kind": kind, "n": n, "gemms_per_batch": per, "seconds": seconds, "windows": rows,
-            "first_s": dict(tflops=first[2] / 1e12, **sampler.between(t0, t0 + first[1])),
-            "last_10s": dict(tflops=lf / (last[-1][1] - last[0][0]) / 1e12,
-                             **sampler.between(t0 + last[0][0], t0 + last[-1][1]))}
+    r = back_to_back(torch, gemm, 2.0 * n ** 3, seconds, sampler)
+    r["gemms_per_batch"] = r.pop("calls_per_batch")
+    return dict(kind=kind, n=n, **r)
 
 
 def host_us(torch, fn, iters, before=None):

@@ -5,7 +5,8 @@ The probe needs a CUDA device (bench/exec_gpu_check.sh step 7 runs it); here: it
 byte-compiles; its pure helpers give the hand-worked figures below (the rows' measured
 ring steps of bench/published/README.md, "torchtitan rows", the 8.8 TFLOP block of
 its third reading, and the step kinds one rank runs in a pass of torch's ring, its
-sixth reading); its whole-pass closures run every rank's pass at CP 1, 2, 4 and 8 on
+sixth reading; the sustained unit's FLOPs and the --sustain / --pause defaults, a
+negative one refused); its whole-pass closures run every rank's pass at CP 1, 2, 4 and 8 on
 shape-only stand-ins for torch's tensors (each flash call's operands as ATen takes them,
 every merge and accumulation lined up); and it refuses with exit 2, a message naming the reason and no JSON
 written, where PyTorch does not import and where torch sees no CUDA device (a stub
@@ -58,6 +59,28 @@ def check_helpers(p):
     check(p.step_s(p.MEASURED_S) == p.measured_steps(), "step_s of the measured rows")
     check(set(p.KINDS) == {"causal", "kv_half", "q_half"} and
           p.KINDS["q_half"] == (16384, 32768, False), f"kinds: {p.KINDS}")
+    # the sustained unit: the 8.796 TFLOP kv_half forward and its 2.5 x backward
+    check(p.unit_flop() == 3.5 * 8796093022208, f"unit_flop: {p.unit_flop()}")
+    settings = [((True,), (20.0, 5.0)), ((False,), (60.0, 30.0)), ((True, 0, None), (0.0, 5.0)),
+                ((False, 12, 0), (12.0, 0.0))]
+    for args, exp in settings:
+        check(p.sustain_settings(*args) == exp,
+              f"sustain_settings{args}: {p.sustain_settings(*args)}, want {exp}")
+    try:
+        p.sustain_settings(True, -1)
+        check(False, "sustain_settings(True, -1): no error for negative seconds")
+    except ValueError as e:
+        check("--sustain" in str(e), f"sustain_settings(True, -1): message {e}")
+
+
+def check_bad_sustain(script):
+    """--sustain -1 is refused by the argument parser (exit 2, naming --sustain) before
+    torch is imported or anything is timed."""
+    import subprocess
+    r = subprocess.run([sys.executable, script, "--sustain", "-1"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 2 and "--sustain" in r.stderr and not r.stdout,
+          f"--sustain -1: exit {r.returncode}, stderr {r.stderr.strip()!r}")
 
 
 class Shape:
@@ -184,7 +207,8 @@ def check_passes(p):
 
 
 def main():
-    run(sys.argv[1], "cp_ring_probe", lambda p: (check_helpers(p), check_passes(p)))
+    run(sys.argv[1], "cp_ring_probe",
+        lambda p: (check_helpers(p), check_passes(p), check_bad_sustain(sys.argv[1])))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,13 @@ def check_helpers(probe):
     w = p.windows([(0.4, 4e12), (0.4, 4e12), (0.4, 2e12), (0.8, 8e12)])
     want.append(([(round(s, 9), round(e, 9), round(r / 1e12, 3)) for s, e, r in w],
                  [(0.0, 0.8, 10.0), (0.8, 2.0, 8.333)]))
+    # first_last: the first window, and the windows ending in the last 10 s as one:
+    # windows 0-1 (10), 1-6 (8), 6-11 (6), 11-12 (4 TFLOP/s): last = 1-12 s,
+    # (40 + 30 + 4) e12 / 11 s = 6.727 TFLOP/s
+    fl = p.first_last([(0.0, 1.0, 10e12), (1.0, 6.0, 8e12), (6.0, 11.0, 6e12),
+                       (11.0, 12.0, 4e12)])
+    want.append(((fl[0], fl[1][:2], round(fl[1][2] / 1e12, 3)),
+                 ((0.0, 1.0, 10e12), (1.0, 12.0), 6.727)))
     for got, exp in want:
         check(got == exp, f"helper: got {got}, want {exp}")
 
