@@ -12,7 +12,8 @@ MT-NLG and GPT-NeoX rows turn their published figures into the seconds the paper
 imply; llm-foundry's MPT rows build their models to the table's NumParams, and their
 `tokens_per_s` and `mpt` FLOP count give back the table's figures; flash-attention's
 training rows count their kernels, convert by the README's and the paper's counts, and
-price flash2 on the A100 alike with and without --attn-kernel. It asserts no accuracy: the errors are the bench's
+price flash2 on the A100 alike with and without --attn-kernel; bloom_tp.py's scan of the BLOOM
+rows prices its 150 GB/s column as run.py does. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -152,6 +153,43 @@ def check_bloom(runner, tesselctl, rows):
             fail("rows.json: %s is not a GPT-2 row of AMP's fork" % r["id"])
     if gpt2 and "--unfused-elementwise" not in run.knob_args(gpt2[0]):
         fail("run.py does not pass --unfused-elementwise for %s" % gpt2[0]["id"])
+
+
+def check_bloom_tp(root, tesselctl, rows):
+    """bloom_tp.py's scan (README.md "BLOOM's reshaping rows: TP 4 against TP 2"): its
+    cluster JSON at the A100's own 150 GB/s prices a row as run.py's short spec does, a
+    lower intra-node figure prices it slower, and the TP all-reduces it divides by are
+    the inner stage's six a block and micro-batch over the cycles: TP 2 × PP 36 on 36
+    nodes, 512 micro-batches and 35 more to fill and drain, two blocks a stage, 6564."""
+    spec = importlib.util.spec_from_file_location(
+        "published_bloom_tp", os.path.join(root, "bench", "published", "bloom_tp.py"))
+    scan = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scan)
+    row = next((r for r in rows if r["id"] == "bloom-reshape-tp2-pp36-36n"), None)
+    if row is None:
+        fail("rows.json lost bloom-reshape-tp2-pp36-36n")
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = scan.run.eval_command(row, tesselctl, "nics", tmp)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            fail("eval of %s: %s" % (row["id"], p.stderr))
+        spec_s = json.loads(p.stdout)["plan"]["iter_time_s"]
+        at150 = scan.evaluate(row, tesselctl, 150.0, tmp)
+        at75 = scan.evaluate(row, tesselctl, 75.0, tmp)
+    t150, t75 = at150["plan"]["iter_time_s"], at75["plan"]["iter_time_s"]
+    if abs(t150 - spec_s) > 1e-9 * spec_s:
+        fail("bloom_tp.py at 150 GB/s prices %s at %.9g s, run.py's spec at %.9g" % (row["id"], t150, spec_s))
+    if not t75 > t150:
+        fail("bloom_tp.py: %s at 75 GB/s (%.6g s) is not slower than at 150 (%.6g)" % (row["id"], t75, t150))
+    n = scan.tp_allreduces(row, at150["plan"])
+    if n != (512 + 35) * 2 * 6:
+        fail("bloom_tp.py counts %d TP all-reduces for %s, want 6564" % (n, row["id"]))
+    sel = dict(row, plan=dict(row["plan"], ckpt="selective"))
+    try:
+        scan.tp_allreduces(sel, at150["plan"])
+        fail("bloom_tp.py counted six TP all-reduces a block under selective recompute")
+    except ValueError:
+        pass
 
 
 def check_flop_conventions(runner, rows):
@@ -527,6 +565,7 @@ def main():
     check_galvatron_env(runner, tesselctl, rows)
     check_edges_dp(runner, tesselctl, rows)
     check_bloom(runner, tesselctl, rows)
+    check_bloom_tp(root, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)
