@@ -849,8 +849,7 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     memcpy(key, k, 30 * sizeof(k[0]));
     /* kernel-level flags of a few models (gpt-oss's clamped GLU and Megatron's eager
      * YaRN RoPE, AMP's TransGAN block and its TP-whole tables, transformers' GPT2Block):
-     * keyed only where set,
-     * so every other layer keeps its key and fingerprint */
+     * keyed only where set, so every other layer keeps its key and fingerprint */
     bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager || l->yarn_eager_rope ||
                  l->tp_repl_extra,
          mamba = l->kind == TSL_LAYER_MAMBA;
