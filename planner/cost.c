@@ -615,10 +615,13 @@ static double padded_vocab(const tsl_layer_t *l, uint32_t t, const tsl_cost_knob
 }
 
 /* Parameters Megatron replicates over the TP group: the learned position table
- * (only the word embedding is vocabulary-parallel). */
+ * (only the word embedding is vocabulary-parallel), and a layer's extra_params where
+ * they are plain torch modules beside the parallel linears (tp_repl_extra: AMP's
+ * TransGAN, whose latent projection and position tables each TP rank holds whole). */
 static double tp_replicated_params(const tsl_layer_t *l)
 {
-    return l->kind == TSL_LAYER_EMBEDDING ? (double)l->positions * l->hidden : 0.0;
+    double pos = l->kind == TSL_LAYER_EMBEDDING ? (double)l->positions * l->hidden : 0.0;
+    return pos + (l->tp_repl_extra ? (double)l->extra_params : 0.0);
 }
 
 /* Parameters one TP rank holds: the vocabulary-parallel rest with the padded rows,

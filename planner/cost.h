@@ -752,8 +752,14 @@ typedef enum tsl_cost_mode {
  * tsl_plan_get_knobs; PAPER prices neither) and so does the plan; --megatron-args reads
  * --use-transformer-engine-op-fuser with --moe-grouped-gemm as moe_fused_mlp, and the
  * Megatron export writes it. A plan without moe_fp8_dispatch, or on a model without
- * glu_clamp layers or expert biases, prices as 149. */
-#define TSL_COST_MODEL_VERSION 150u
+ * glu_clamp layers or expert biases, prices as 149.
+ * 151: TP-whole parameters beside the parallel linears (tsl_layer_t.tp_repl_extra):
+ * AMP's fork builds TransGAN's latent projection as a plain nn.Linear and its position
+ * and relative-position tables as nn.Parameters (trans_gan_gen.py
+ * ParallelTransGANGeneratorPipe), so every TP rank holds, reduces over DP and steps
+ * them whole (the TransGAN-Hetero preset's 48.3M of its 199.5M). A plan on a model
+ * without tp_repl_extra layers, or at TP 1, prices as 150. */
+#define TSL_COST_MODEL_VERSION 151u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -848,9 +848,10 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
     memcpy(key, k, 30 * sizeof(k[0]));
     /* kernel-level flags of a few models (gpt-oss's clamped GLU and Megatron's eager
-     * YaRN RoPE, AMP's TransGAN block, transformers' GPT2Block): keyed only where set,
-     * so every other layer keeps its key and fingerprint */
-    bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager || l->yarn_eager_rope,
+     * YaRN RoPE, AMP's TransGAN block and its TP-whole tables, transformers' GPT2Block):
+     * keyed only where set, so every other layer keeps its key and fingerprint */
+    bool flags = l->glu_clamp || l->transgan_eager || l->hf_gpt2_eager || l->yarn_eager_rope ||
+                 l->tp_repl_extra,
          mamba = l->kind == TSL_LAYER_MAMBA;
     bool bloom = l->alibi || l->embed_norm, t5 = l->eager_norm || l->ffn_dropout;
     bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
@@ -874,7 +875,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
         return 40; /* as before the kernel-level flags */
     key[40] = l->glu_clamp;
     key[41] = (l->transgan_eager ? 1u : 0u) | (l->hf_gpt2_eager ? 2u : 0u) |
-              (l->layer_scale ? 4u : 0u) | (l->yarn_eager_rope ? 8u : 0u);
+              (l->layer_scale ? 4u : 0u) | (l->yarn_eager_rope ? 8u : 0u) |
+              (l->tp_repl_extra ? 16u : 0u);
     if (!mamba && !ext)
         return 42; /* as before Mamba layers */
     key[42] = l->ssm_heads;

@@ -177,6 +177,13 @@
  *                 relative-position table in kernels of their own. Changes no count
  *                 above (their intermediates are not priced as memory); time only:
  *                 the kernels' bytes and host ops (roofline.h TSL_ROOFLINE_TRANSGAN_*).
+ *   tp_repl_extra  the layer's extra_params are plain torch modules beside the
+ *                 TP-parallel linears (nn.Linear, nn.Parameter), so every TP rank
+ *                 holds, reduces over DP and steps them whole: AMP's fork's TransGAN
+ *                 (trans_gan_gen.py ParallelTransGANGeneratorPipe: the latent
+ *                 projection a LayerSpec(nn.Linear), PositionEmbedding's table and
+ *                 ParallelTransGanAttention's relative-position table nn.Parameters).
+ *                 Changes no count above; the TP rank's share (cost.c rank_params).
  *   hf_gpt2_eager  the block as transformers' GPT2Block writes it (modeling_gpt2.py,
  *                 transformers 4.24), run by a script under torch.autocast: the FFN's
  *                 NewGELUActivation (gelu_new) as a chain of eager ATen kernels, and,
@@ -257,6 +264,8 @@ typedef struct tsl_layer {
                             dropout masks (1 byte), token ids (int64) and the head's fp32
                             logits keep theirs */
     bool transgan_eager; /* TransGAN's block as AMP's fork writes it (see above) */
+    bool tp_repl_extra;  /* extra_params are plain torch modules beside the TP-parallel
+                            linears, whole on every TP rank (see above) */
     bool hf_gpt2_eager;  /* transformers' GPT2Block as written, run eagerly (see above) */
     bool layer_scale;    /* with hf_gpt2_eager: the scores also divided by the layer's
                             index + 1 (scale_attn_by_inverse_layer_idx) */

@@ -736,6 +736,9 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
     e.positions = (uint32_t)(bw * bw);
     e.extra_params = latent * bw * bw * h1 + bw * bw * h1;
     e.extra_fwd_flops = 2.0 * (double)(latent * bw * bw * h1);
+    /* the fork's projection is a LayerSpec(nn.Linear), not Megatron's parallel
+     * linear: every TP rank holds it whole (model.h tp_repl_extra) */
+    e.tp_repl_extra = true;
     if (tsl_model_add(m, &e, err) != 0)
         return -1;
 
@@ -747,6 +750,8 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
     l.heads = 4;
     l.extra_params = (2 * bw - 1) * (2 * bw - 1) * 4; /* relative-position table */
     l.transgan_eager = true; /* the block as AMP's fork writes it (roofline.h) */
+    l.tp_repl_extra = true;  /* its relative-position table and the stages' position
+                                tables: nn.Parameters, whole on every TP rank */
     tail_t pos_2_to_6 = no_tail;
     pos_2_to_6.params = (18 * 18 + 36 * 36) * h1 + 72 * 72 * (h1 / 4) + 144 * 144 * (h1 / 16) +
                         288 * 288 * (h1 / 64);

@@ -2459,6 +2459,58 @@ static void test_vocab_layers(void)
     tsl_cluster_free(&c);
 }
 
+/* Parameters beside the parallel linears that TP does not split (model.h
+ * tp_repl_extra, cost model 151). AMP's TransGAN projection 512 -> 81·1024 is a plain
+ * nn.Linear in its fork: one rank of tp2 holds it whole, 512·82944 + 82944 =
+ * 42,550,272 parameters, with the stage-1 position table (81·1024 = 82,944) 42,633,216
+ * in all; split as a Megatron layer it would be 42,550,272 / 2 + 82,944 = 21,358,080.
+ * Its fp16 gradient in the DP all-reduce is the whole 2 B · 42,633,216 too. The
+ * preset's layers set it (the projection, and the blocks' position tables). */
+static void test_tp_repl_extra(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    tsl_layer_cost_t r;
+    make_env(&c, &env, 1, 4);
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING,
+                     .seq_len = 81,
+                     .hidden = 1024,
+                     .positions = 81,
+                     .extra_params = 512ull * 82944 + 82944,
+                     .tp_repl_extra = true};
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    tsl_dim_t td[] = {TSL_DIM_TP, TSL_DIM_DP};
+    uint32_t deg[] = {2, 2};
+    tsl_strategy_t tp2dp2 = strat(2, td, deg, false);
+    tsl_cost_layer(&env, &e, &tp2dp2, NULL, 2, &r);
+    CHECK(r.ms_bytes == 16ull * 42633216, "tp2: the projection whole on each rank: %llu",
+          (unsigned long long)r.ms_bytes);
+    CHECK_NEAR(r.grad_comm_s, 2.0 * 42633216.0 / (100 * GB), EPS, "DP all-reduce %g s",
+               r.grad_comm_s);
+    /* without the flag, Megatron's layout: the extra parameters split over t */
+    e.tp_repl_extra = false;
+    tsl_cost_layer(&env, &e, &tp2dp2, NULL, 2, &r);
+    CHECK(r.ms_bytes == 16ull * 21358080, "tp2, split: %llu", (unsigned long long)r.ms_bytes);
+    tsl_cluster_free(&c);
+
+    tsl_model_t m;
+    CHECK(tsl_model_preset("TransGAN-Hetero", &m, &err) == 0, "%s", err.msg);
+    size_t whole = 0;
+    uint64_t tables = 0;
+    for (size_t i = 0; i < m.n_layers; i++) {
+        whole += m.layers[i].tp_repl_extra;
+        tables += m.layers[i].tp_repl_extra ? m.layers[i].extra_params : 0;
+    }
+    /* the projection (42,550,272), stages 2-6's position tables (5,640,192) and the
+     * 24 blocks' relative-position tables (12·17²·4 + 12·35²·4 = 72,672) */
+    CHECK(whole == 25 && !m.layers[m.n_layers - 1].tp_repl_extra &&
+              tables == 42550272ull + 5640192 + 72672,
+          "TransGAN-Hetero: %zu layers, %llu parameters TP-whole", whole,
+          (unsigned long long)tables);
+    tsl_model_free(&m);
+}
+
 /* Context parallelism on one layer by hand (docs/cost-model.md "Context
  * parallelism"): DP 8 in one node, cp 4 (the 4 innermost DP ranks, stride 1, the
  * node's 100 GB/s), micro-batch 2: each rank holds n = 2/8 sample's tokens, T = 32
@@ -4570,6 +4622,7 @@ int main(void)
     test_zero();
     test_feasibility_and_padding();
     test_vocab_layers();
+    test_tp_repl_extra();
     test_cp();
     test_cp_llama3();
     test_cp_llama3_extra();
