@@ -1019,6 +1019,7 @@ typedef struct mg_state {
     bool a2a_overlap;     /* --overlap-moe-expert-parallel-comm */
     bool grouped_gemm;    /* --moe-grouped-gemm: what the op fuser's expert MLP needs */
     bool permute_fusion;  /* --moe-permute-fusion (TransformerConfig default False) */
+    bool enable_deepep;   /* --moe-enable-deepep: the flex backend deepep (deprecated) */
     bool te_op_fuser;     /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
     bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
@@ -1545,6 +1546,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "overlap-moe-expert-parallel-comm") == 0  ? &st->a2a_overlap
                  : strcmp(key, "moe-grouped-gemm") == 0                  ? &st->grouped_gemm
                  : strcmp(key, "moe-permute-fusion") == 0                ? &st->permute_fusion
+                 : strcmp(key, "moe-enable-deepep") == 0                 ? &st->enable_deepep
                  : strcmp(key, "use-transformer-engine-op-fuser") == 0   ? &st->te_op_fuser
                  : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
                  : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
@@ -2099,6 +2101,12 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "--moe-expert-capacity-factor (Megatron-LM)");
     c->knobs.moe_capacity = st->capacity;
     c->knobs.moe_pad = st->pad_capacity;
+    /* --moe-enable-deepep: TransformerConfig's deprecated spelling of the flex backend
+     * deepep, priced as every flex backend (mg_noted) */
+    if (st->enable_deepep && !st->flex_dispatcher)
+        return tsl_err_set(err, "megatron: --moe-enable-deepep: DeepEP backend is only supported "
+                                "with flex token dispatcher (Megatron-LM TransformerConfig); add "
+                                "--moe-token-dispatcher-type flex");
     if (mg_hybrid_split(c, err) != 0)
         return -1;
     if (c->vpp_blocks && c->interleave)

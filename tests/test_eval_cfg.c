@@ -1510,6 +1510,13 @@ static void test_megatron_audit(void)
      * memory */
     mg_refuses("--bf16 --fp8-wgrad", "--fp8-wgrad is not a Megatron-LM argument (FP8 weight");
     mg_refuses("--bf16 --optimizer-cpu-offload", "--optimizer-cpu-offload (optimizer states");
+    /* DeepEP's deprecated switch: the flex dispatcher's backend, which it needs */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex --moe-enable-deepep", &c,
+                                &err) == 0 &&
+              c.knobs.moe_flex,
+          "--moe-enable-deepep with the flex dispatcher: %s", err.msg);
+    mg_refuses("--bf16 --moe-enable-deepep", "--moe-enable-deepep: DeepEP backend is only "
+                                             "supported with flex token dispatcher");
     /* a Megatron-LM flag Tessel has not read: refused as such, not as a typo */
     mg_refuses("--bf16 --moe-use-upcycling", "--moe-use-upcycling: a Megatron-LM flag Tessel "
                                              "does not read");
