@@ -755,9 +755,8 @@ static const mg_why_t mg_unmodelled[] = {
     {"cuda-graph-scope", "CUDA graphs; priced with every kernel launched from the host"},
     {"cuda-graph-warmup-steps", "CUDA graphs; priced with every kernel launched from the host"},
     {"optimizer-cuda-graph", "a CUDA graph of the optimizer step; priced launched from the host"},
-    {"moe-router-dtype", "the router's softmax and routing weights in fp32/fp64; priced as "
-                         "without it (docs/cost-model.md \"Non-gated experts' routing "
-                         "weights\")"},
+    {"moe-router-dtype", "the router's softmax and routing weights in fp32/fp64; priced in "
+                         "the model's dtype, fp32 only under a flex or FP8 dispatch"},
     {"moe-shared-expert-overlap", "the shared experts under the dispatcher's "
                                   "communication; priced one after the other"},
     {"no-fp8-wgrad", "weight-gradient GEMMs in bf16; priced in FP8"},
