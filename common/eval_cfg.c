@@ -770,10 +770,6 @@ static const mg_why_t mg_unmodelled[] = {
                                          "as Transformer Engine's fused permutation"},
     {"deterministic-mode", "deterministic NCCL and attention algorithms; priced as the "
                            "default ones"},
-    /* Megatron-core's interleaved schedule overlaps its stage sends by default
-     * (overlap_p2p_comm: docs/cost-model.md "Between stages") */
-    {"no-overlap-p2p-communication", "the interleaved schedule's stage sends waited on; "
-                                     "priced overlapped (Megatron-core's default)"},
     /* Megatron-LM's own fused elementwise kernels (TransformerConfig
      * bias_activation_fusion, bias_dropout_fusion, apply_rope_fusion), which the
      * layers are priced with; without them eager PyTorch's several kernels run */
@@ -1019,6 +1015,7 @@ typedef struct mg_state {
     bool grouped_gemm;    /* --moe-grouped-gemm: what the op fuser's expert MLP needs */
     bool permute_fusion;  /* --moe-permute-fusion (TransformerConfig default False) */
     bool enable_deepep;   /* --moe-enable-deepep: the flex backend deepep (deprecated) */
+    bool no_p2p_overlap;  /* --no-overlap-p2p-communication (mg_p2p_overlap) */
     bool te_op_fuser;     /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
     bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
@@ -1546,6 +1543,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "moe-grouped-gemm") == 0                  ? &st->grouped_gemm
                  : strcmp(key, "moe-permute-fusion") == 0                ? &st->permute_fusion
                  : strcmp(key, "moe-enable-deepep") == 0                 ? &st->enable_deepep
+                 : strcmp(key, "no-overlap-p2p-communication") == 0      ? &st->no_p2p_overlap
                  : strcmp(key, "use-transformer-engine-op-fuser") == 0   ? &st->te_op_fuser
                  : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
                  : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
@@ -2061,6 +2059,25 @@ static int mg_fsdp_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *er
     return 0;
 }
 
+/* --no-overlap-p2p-communication as Megatron-LM d98e8a6 takes it (validate_args): the
+ * interleaved schedule's stage sends waited on in turn, at PP > 2 only; without
+ * interleaving overlap_p2p_comm is off anyway. Tessel prices the interleaved hops
+ * overlapped (Megatron-core's default, docs/cost-model.md "Between stages"): noted as
+ * not modelled. Called once the interleave is known. */
+static int mg_p2p_overlap(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (!st->no_p2p_overlap || (c->interleave <= 1 && !c->vpp_blocks))
+        return 0;
+    if (c->pp <= 2)
+        return tsl_err_set(err, "megatron: --no-overlap-p2p-communication: when interleaved "
+                                "schedule is used and p2p communication overlap is disabled, "
+                                "pipeline-model-parallel size should be greater than 2 "
+                                "(Megatron-LM)");
+    tsl_eval_cfg_note(c, "megatron: --no-overlap-p2p-communication: not modelled by Tessel (the "
+                         "interleaved schedule's stage sends waited on; priced overlapped)");
+    return 0;
+}
+
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
@@ -2114,6 +2131,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "(Megatron-LM)");
     if (c->interleave == 1)
         c->interleave = 0; /* Megatron: a single virtual stage is no interleaving */
+    if (mg_p2p_overlap(c, st, err) != 0)
+        return -1;
     if ((c->acct_embed || c->acct_loss) && (c->first_blocks || c->last_blocks))
         return tsl_err_set(err, "megatron: --account-for-embedding/loss-in-pipeline-split with "
                                 "--decoder-first/last-pipeline-num-layers is not read by Tessel");

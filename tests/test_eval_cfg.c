@@ -1510,6 +1510,22 @@ static void test_megatron_audit(void)
      * memory */
     mg_refuses("--bf16 --fp8-wgrad", "--fp8-wgrad is not a Megatron-LM argument (FP8 weight");
     mg_refuses("--bf16 --optimizer-cpu-offload", "--optimizer-cpu-offload (optimizer states");
+    /* the interleaved schedule's p2p overlap off: noted there (PP > 2, as Megatron-LM
+     * asserts), nothing without interleaving (Megatron-LM turns it off) */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --pipeline-model-parallel-size 4 "
+                                "--num-virtual-stages-per-pipeline-rank 2 "
+                                "--no-overlap-p2p-communication",
+                                &c, &err) == 0 &&
+              strstr(c.notes, "--no-overlap-p2p-communication: not modelled"),
+          "no p2p overlap, interleaved: noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --pipeline-model-parallel-size 2 "
+                                "--no-overlap-p2p-communication",
+                                &c, &err) == 0 &&
+              c.notes[0] == '\0',
+          "no p2p overlap without interleaving: no effect: %s / %s", err.msg, c.notes);
+    mg_refuses("--bf16 --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 "
+               "--no-overlap-p2p-communication",
+               "pipeline-model-parallel size should be greater than 2");
     /* DeepEP's deprecated switch: the flex dispatcher's backend, which it needs */
     CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex --moe-enable-deepep", &c,
                                 &err) == 0 &&
