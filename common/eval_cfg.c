@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "eval_cfg.h"
+#include "megatron_flags.h"
 #include "mtp.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -583,6 +584,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     }
     if (cfg->etp_follows_tp && tsl_model_moe_layers(m)) /* Megatron's default expert TP */
         cfg->knobs.etp = deg[0] > 1 ? deg[0] : 0;
+    if (!tsl_model_moe_layers(m)) /* no permutation to price (mg_knobs) */
+        cfg->knobs.moe_unfused_permute = false;
     if (cfg->schedule) { /* eval --schedule: a zero-bubble schedule or DualPipeV */
         if (cfg->interleave > 1)
             return tsl_err_set(err,
@@ -728,6 +731,91 @@ static const mg_why_t mg_refused[] = {
                                "fVPP, 7418b1b8fb); give the layers with --hybrid-layer-pattern"},
     {"hybrid-mlp-ratio", "is not a Megatron-LM argument any more (removed with fVPP, "
                          "7418b1b8fb); give the layers with --hybrid-layer-pattern"},
+    /* FP8 weight gradients are TransformerConfig's default (fp8_wgrad True): the parser
+     * has only the switch that turns them off */
+    {"fp8-wgrad", "is not a Megatron-LM argument (FP8 weight gradients are its default; "
+                  "--no-fp8-wgrad turns them off)"},
+    {"optimizer-cpu-offload", "(optimizer states and step on the host) is not modelled by "
+                              "Tessel"},
+    {"fine-grained-activation-offloading", "is not modelled by Tessel: activations offloaded "
+                                           "by whole layers only (--cpu-offloading-num-layers)"},
+};
+
+/* Accepted with a note that Tessel does not model them: they change what runs, but
+ * no knob of Tessel's prices them, so the line is priced as if they were absent
+ * (what the note says it is priced as). Their values are not read. */
+static const mg_why_t mg_unmodelled[] = {
+    /* CUDA graphs: TransformerConfig cuda_graph_impl (local, transformer_engine,
+     * full_iteration; --enable-cuda-graph and --external-cuda-graph the deprecated
+     * spellings of the first two), their scope and the optimizer's */
+    {"cuda-graph-impl", "CUDA graphs; priced with every kernel launched from the host"},
+    {"enable-cuda-graph", "CUDA graphs; priced with every kernel launched from the host"},
+    {"external-cuda-graph", "CUDA graphs; priced with every kernel launched from the host"},
+    {"cuda-graph-modules", "CUDA graphs; priced with every kernel launched from the host"},
+    {"cuda-graph-scope", "CUDA graphs; priced with every kernel launched from the host"},
+    {"cuda-graph-warmup-steps", "CUDA graphs; priced with every kernel launched from the host"},
+    {"optimizer-cuda-graph", "a CUDA graph of the optimizer step; priced launched from the host"},
+    {"moe-router-dtype", "the router's softmax and routing weights in fp32/fp64; priced in "
+                         "the model's dtype, fp32 only under a flex or FP8 dispatch"},
+    {"moe-shared-expert-overlap", "the shared experts under the dispatcher's "
+                                  "communication; priced one after the other"},
+    {"no-fp8-wgrad", "weight-gradient GEMMs in bf16; priced in FP8"},
+    {"disable-fp8-wgrad", "weight-gradient GEMMs in bf16; priced in FP8"},
+    {"use-fused-weighted-squared-relu", "the routing weights inside the squared-ReLU kernel; "
+                                        "priced as eager PyTorch's product and cast"},
+    {"moe-router-fusion", "the router's fused top-k and score kernels; not priced apart"},
+    {"moe-apply-probs-on-input", "the routing weights applied before the experts; priced "
+                                 "after them"},
+    {"moe-permute-fusion-into-hybridep", "the permutation inside HybridEP's kernels; priced "
+                                         "as Transformer Engine's fused permutation"},
+    {"deterministic-mode", "deterministic NCCL and attention algorithms; priced as the "
+                           "default ones"},
+    /* Megatron-LM's own fused elementwise kernels (TransformerConfig
+     * bias_activation_fusion, bias_dropout_fusion, apply_rope_fusion), which the
+     * layers are priced with; without them eager PyTorch's several kernels run */
+    {"no-bias-gelu-fusion", "eager bias and GELU kernels; priced as Megatron-LM's fused one"},
+    {"no-bias-swiglu-fusion", "eager bias and SwiGLU kernels; priced as Megatron-LM's fused "
+                              "one"},
+    {"no-bias-dropout-fusion", "eager bias, dropout and residual kernels; priced as "
+                               "Megatron-LM's fused one"},
+    {"no-rope-fusion", "eager RoPE kernels; priced as the fused one"},
+    {"use-te-activation-func", "Transformer Engine's activation kernels; priced as "
+                               "Megatron-LM's fused one"},
+    {"fused-residual-rmsnorm", "the residual add fused into RMSNorm; priced apart"},
+    {"disable-jit-fuser", "eager elementwise kernels; priced as Megatron-LM's fused ones"},
+    {"fp32-residual-connection", "an fp32 residual stream; priced in the model's dtype"},
+    /* the gradient reduce is priced as one whole-gradient transfer (cost.c
+     * tsl_cost_strategy_bw_memo), not bucket by bucket */
+    {"ddp-bucket-size", "the gradient buckets' size; the reduce priced whole"},
+    {"ddp-num-buckets", "the gradient buckets' count; the reduce priced whole"},
+    {"no-align-grad-reduce", "each stage's gradient reduce launched on its own; priced whole"},
+    {"disable-align-grad-reduce", "each stage's gradient reduce launched on its own; priced "
+                                  "whole"},
+    {"ddp-reduce-scatter-with-fp32-accumulation", "an fp32-accumulating reduce-scatter; priced "
+                                                  "as NCCL's"},
+    {"overlap-param-gather-with-optimizer-step", "the first weight gather under the optimizer "
+                                                 "step; priced after it"},
+    {"defer-embedding-wgrad-compute", "the embedding's weight gradient deferred; priced in "
+                                      "place"},
+    {"keep-fp8-transpose-cache", "FP8 transposes kept between micro-batches (memory); "
+                                 "priced without"},
+    /* --tp-comm-overlap's own switches (TransformerEngine's userbuffers): the overlap
+     * is priced as its default configuration (knobs.tp_comm_overlap) */
+    {"tp-comm-overlap-cfg", "a userbuffers configuration; priced as --tp-comm-overlap's "
+                            "defaults"},
+    {"tp-comm-overlap-rs-dgrad", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-overlap-ag", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-overlap-rs", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-split-ag", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-split-rs", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-bulk-dgrad", "priced as --tp-comm-overlap's defaults"},
+    {"no-tp-comm-bulk-wgrad", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-overlap-ag", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-overlap-rs", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-split-ag", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-split-rs", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-bulk-dgrad", "priced as --tp-comm-overlap's defaults"},
+    {"disable-tp-comm-bulk-wgrad", "priced as --tp-comm-overlap's defaults"},
 };
 
 /* Accepted with a note: they change the figures, not the plan. */
@@ -745,9 +833,13 @@ static const char *const mg_no_effect[] = {
     "rotary-interleaved",
     "rotary-seq-len-interpolation-factor",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
-    /* TE's fused permutation: what the all-to-all dispatcher is priced with (docs/cost-model.md
-     * "Mixture of experts"; Megatron-Bridge's GPT-OSS and Qwen3 rows run it) */
-    "moe-permute-fusion",
+    /* the router's load-balancing losses and bias updates: a few [tokens, experts]
+     * kernels beside the layer, not priced apart */
+    "moe-aux-loss-coeff",
+    "moe-z-loss-coeff",
+    "moe-router-load-balancing-type",
+    "moe-router-bias-update-rate",
+    "moe-input-jitter-eps",
     "mtp-loss-scaling-factor",
     "apply-layernorm-1p",
     "init-method-std",
@@ -757,7 +849,6 @@ static const char *const mg_no_effect[] = {
     "fp8-amax-history-len",
     "fp8-amax-compute-algo",
     "fp8-margin",
-    "fp8-wgrad",
     "calculate-per-token-loss",
     "manual-gc",
     "manual-gc-interval",
@@ -793,23 +884,15 @@ static const char *const mg_no_effect[] = {
     "loss-scale-window",
     "hysteresis",
     "seed",
-    "override-opt_param-scheduler",
+    "override-opt_param-scheduler", /* older trees' spellings */
     "use-checkpoint-opt_param-scheduler",
+    "override-opt-param-scheduler",
+    "use-checkpoint-opt-param-scheduler",
     "rampup-batch-size",
-    "no-overlap-p2p-communication",
-    "ddp-bucket-size",
-    "ddp-num-buckets",
     "ddp-average-in-collective",
-    "no-masked-softmax-fusion",
-    "no-bias-gelu-fusion",
-    "no-bias-swiglu-fusion",
-    "no-bias-dropout-fusion",
-    "no-rope-fusion",
-    "no-persist-layer-norm",
-    "use-flash-attn",
+    "use-flash-attn", /* defined, read nowhere in megatron/ at d98e8a6 */
     "use-cpu-initialization",
     "no-check-for-nan-in-loss-and-grad",
-    "deterministic-mode",
     "data-path",
     "split",
     "train-data-path",
@@ -872,6 +955,29 @@ static const char *const mg_no_effect[] = {
     "ckpt-assume-constant-structure",
     "pretrained-checkpoint",
     "local-rank",
+    /* Megatron-LM d98e8a6's run-time, logging and checkpoint settings beside the above */
+    "exit-on-missing-checkpoint",
+    "use-checkpoint-args",
+    "distributed-timeout-seconds-after-init",
+    "logging-level",
+    "log-progress",
+    "log-world-size-to-tensorboard",
+    "wandb-entity",
+    "init-method-xavier-uniform",
+    "embedding-init-method-std",
+    "lr-wsd-decay-style",
+    "lr-wsd-decay-iters",
+    "lr-wsd-decay-samples",
+    "eval-global-batch-size",
+    "eval-micro-batch-size",
+    "validation-set-names",
+    "data-args-path",
+    "tokenizer-metadata",
+    "tokenizer-special-tokens",
+    "no-save-tokenizer-assets",
+    "async-strategy",
+    "dist-ckpt-format",
+    "dist-ckpt-workers",
 };
 
 #define MG_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -907,6 +1013,9 @@ typedef struct mg_state {
     bool flex_dispatcher; /* --moe-token-dispatcher-type flex */
     bool a2a_overlap;     /* --overlap-moe-expert-parallel-comm */
     bool grouped_gemm;    /* --moe-grouped-gemm: what the op fuser's expert MLP needs */
+    bool permute_fusion;  /* --moe-permute-fusion (TransformerConfig default False) */
+    bool enable_deepep;   /* --moe-enable-deepep: the flex backend deepep (deprecated) */
+    bool no_p2p_overlap;  /* --no-overlap-p2p-communication (mg_p2p_overlap) */
     bool te_op_fuser;     /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
     bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
@@ -926,6 +1035,9 @@ typedef struct mg_state {
      * num_layers_at_start/end_in_bf16, 1 each unless given: bf16_start/end_set) */
     bool first_last_bf16, bf16_start_set, bf16_end_set;
     uint32_t bf16_start, bf16_end;
+    /* --no-masked-softmax-fusion or --no-persist-layer-norm, as given: read by the
+     * local modules only (mg_finish notes it under --transformer-impl local) */
+    const char *local_fusion_off;
 } mg_state_t;
 
 /* --first-last-layers-bf16: the first --num-layers-at-start-in-bf16 and the last
@@ -1359,6 +1471,45 @@ static int mg_attention_backend(const char *val, tsl_eval_cfg_t *c, tsl_err_t *e
     return 0;
 }
 
+/* The flags of mg_unmodelled whose value decides whether they change anything, or
+ * that Megatron-LM checks: --cuda-graph-impl none is no CUDA graph, the default;
+ * --num-distributed-optimizer-instances 1 the one instance Tessel prices (more keep
+ * the optimizer states once per instance, memory Tessel does not count);
+ * --moe-router-dtype fp32 or fp64 (TransformerConfig's Literal). 1: not one of them. */
+static int mg_unmodelled_value(const char *key, const char *val, tsl_err_t *err)
+{
+    static const char *const graph_impls[] = {"none", "local", "transformer_engine",
+                                              "full_iteration"};
+    if (strcmp(key, "cuda-graph-impl") == 0) {
+        for (size_t i = 0; val && i < sizeof graph_impls / sizeof *graph_impls; i++)
+            if (strcmp(val, graph_impls[i]) == 0)
+                return i == 0 ? 0 : 1; /* none: nothing to note */
+        return tsl_err_set(err,
+                           "megatron: --cuda-graph-impl: '%s' is not none, local, "
+                           "transformer_engine or full_iteration",
+                           val ? val : "");
+    }
+    if (strcmp(key, "moe-router-dtype") == 0) {
+        if (val == NULL || (strcmp(val, "fp32") != 0 && strcmp(val, "fp64") != 0))
+            return tsl_err_set(err, "megatron: --moe-router-dtype: '%s' is not fp32 or fp64",
+                               val ? val : "");
+        return 1;
+    }
+    if (strcmp(key, "num-distributed-optimizer-instances") == 0) {
+        uint32_t n;
+        if (tsl_parse_u32(key, val ? val : "", 1, 1u << 24, &n, err) != 0)
+            return -1;
+        if (n > 1)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: --num-distributed-optimizer-instances %u: Tessel "
+                                "prices one distributed-optimizer instance (its states sharded "
+                                "over every data-parallel rank)",
+                                n);
+        return 0;
+    }
+    return 1;
+}
+
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
@@ -1390,6 +1541,9 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "first-last-layers-bf16") == 0            ? &st->first_last_bf16
                  : strcmp(key, "overlap-moe-expert-parallel-comm") == 0  ? &st->a2a_overlap
                  : strcmp(key, "moe-grouped-gemm") == 0                  ? &st->grouped_gemm
+                 : strcmp(key, "moe-permute-fusion") == 0                ? &st->permute_fusion
+                 : strcmp(key, "moe-enable-deepep") == 0                 ? &st->enable_deepep
+                 : strcmp(key, "no-overlap-p2p-communication") == 0      ? &st->no_p2p_overlap
                  : strcmp(key, "use-transformer-engine-op-fuser") == 0   ? &st->te_op_fuser
                  : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
                  : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
@@ -1514,8 +1668,16 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         return tsl_parse_u32(key, val ? val : "", 0, 1023, &c->knobs.cpu_offload_layers, err);
     if (strcmp(key, "moe-expert-capacity-factor") == 0) /* a float; None: dropless */
         return tsl_parse_double(key, val ? val : "", 1e-6, 1e6, &st->capacity, err);
+    if (strcmp(key, "no-masked-softmax-fusion") == 0 || strcmp(key, "no-persist-layer-norm") == 0) {
+        st->local_fusion_off = strcmp(key, "no-persist-layer-norm") == 0
+                                   ? "no-persist-layer-norm"
+                                   : "no-masked-softmax-fusion";
+        return mg_flag_only(key, val, err);
+    }
     int r = mg_fsdp_read(key, val, st, err);
     if (r <= 0)
+        return r;
+    if ((r = mg_unmodelled_value(key, val, err)) <= 0)
         return r;
     if (strcmp(key, "optimizer") == 0) {
         if (val == NULL || strcmp(val, "adam") != 0)
@@ -1534,6 +1696,29 @@ static const char *mg_why(const mg_why_t *t, size_t n, const char *key)
         if (strcmp(t[i].name, key) == 0)
             return t[i].why;
     return NULL;
+}
+
+/* A flag none of the tables above holds: Megatron-LM d98e8a6's own, which may change
+ * what runs, is refused rather than priced as if it were absent; any other is not a
+ * Megatron-LM argument (a typo: argparse stops the run), named with the flag nearest
+ * to it. */
+static int mg_unknown(const char *key, tsl_err_t *err)
+{
+    char near[MG_WORD];
+    if (tsl_mg_flag_known(key))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --%s: a Megatron-LM flag Tessel does not read; it may "
+                            "change what runs, so the line is refused rather than priced "
+                            "without it (docs/tesselctl.md \"--megatron-args\")",
+                            key);
+    tsl_mg_flag_nearest(key, near, sizeof near);
+    if (near[0])
+        return tsl_err_set(err, "megatron: --%s is not a Megatron-LM argument (did you mean --%s?)",
+                           key, near);
+    return tsl_err_set(err,
+                       "megatron: --%s is not a Megatron-LM argument (Megatron-LM d98e8a6's "
+                       "parser refuses it: unrecognized arguments)",
+                       key);
 }
 
 /* One "--key [value]"; val is NULL for a flag, nval the words after the key, all
@@ -1563,14 +1748,14 @@ static int mg_arg(const char *key, const char *val, const char *all, unsigned nv
         tsl_eval_cfg_note(c, "megatron: --%s: %s", key, why);
         return 0;
     }
+    if ((why = mg_why(mg_unmodelled, MG_N(mg_unmodelled), key)) != NULL) {
+        tsl_eval_cfg_note(c, "megatron: --%s: not modelled by Tessel (%s)", key, why);
+        return 0;
+    }
     for (size_t i = 0; i < MG_N(mg_no_effect); i++)
         if (strcmp(key, mg_no_effect[i]) == 0)
             return 0;
-    return tsl_err_set(err,
-                       "megatron: --%s: not a Megatron-LM argument Tessel knows (it reads the "
-                       "parallelism, batch, split and recompute flags and accepts a list of "
-                       "flags that leave the plan as it is; docs/tesselctl.md \"eval\")",
-                       key);
+    return mg_unknown(key, err);
 }
 
 /* Recompute as Megatron-LM d98e8a6 takes it: --recompute-activations is
@@ -1772,6 +1957,13 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * TransformerConfig: use_transformer_engine_op_fuser with moe_grouped_gemm); without
      * them its experts run the unfused path (docs/cost-model.md "Mixture of experts") */
     c->knobs.moe_fused_mlp = st->te_op_fuser && st->grouped_gemm;
+    /* the token permutation: unfused unless --moe-permute-fusion (TransformerConfig
+     * moe_permute_fusion False; moe_utils.py permute / unpermute then gather, scatter and
+     * weigh the rows each with its own kernel, whichever dispatcher). Priced as
+     * knobs.moe_unfused_permute, MCore v0.8's pieces: assumed alike, d98e8a6's unfused
+     * path selects the rows by the routing mask where v0.8 sorted them (docs/cost-model.md
+     * "Mixture of experts"); dropped for a model without experts (tsl_eval_cfg_plan) */
+    c->knobs.moe_unfused_permute = !st->permute_fusion;
     if (st->te_op_fuser && !st->grouped_gemm)
         tsl_eval_cfg_note(c, "megatron: --use-transformer-engine-op-fuser without "
                              "--moe-grouped-gemm: the experts priced unfused");
@@ -1867,9 +2059,36 @@ static int mg_fsdp_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *er
     return 0;
 }
 
+/* --no-overlap-p2p-communication as Megatron-LM d98e8a6 takes it (validate_args): the
+ * interleaved schedule's stage sends waited on in turn, at PP > 2 only; without
+ * interleaving overlap_p2p_comm is off anyway. Tessel prices the interleaved hops
+ * overlapped (Megatron-core's default, docs/cost-model.md "Between stages"): noted as
+ * not modelled. Called once the interleave is known. */
+static int mg_p2p_overlap(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (!st->no_p2p_overlap || (c->interleave <= 1 && !c->vpp_blocks))
+        return 0;
+    if (c->pp <= 2)
+        return tsl_err_set(err, "megatron: --no-overlap-p2p-communication: when interleaved "
+                                "schedule is used and p2p communication overlap is disabled, "
+                                "pipeline-model-parallel size should be greater than 2 "
+                                "(Megatron-LM)");
+    tsl_eval_cfg_note(c, "megatron: --no-overlap-p2p-communication: not modelled by Tessel (the "
+                         "interleaved schedule's stage sends waited on; priced overlapped)");
+    return 0;
+}
+
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
+    /* --no-masked-softmax-fusion and --no-persist-layer-norm reach Megatron-LM's local
+     * modules only (FusedScaleMaskSoftmax, FusedLayerNorm); Transformer Engine's
+     * attention and norms do not read them */
+    if (st->local_fusion_off && c->local_impl)
+        tsl_eval_cfg_note(c,
+                          "megatron: --%s: not modelled by Tessel (the local modules' "
+                          "eager softmax or norm; priced as their fused kernels)",
+                          st->local_fusion_off);
     if (st->cp > 1) { /* TransformerEngine's CP attention, --cp-comm-type (default p2p) */
         /* TE's spelling all_gather, which runs; Megatron-LM's help text's allgather
          * reaches TE verbatim, which raises on it (docs/exports.md "megatron") */
@@ -1898,6 +2117,12 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "--moe-expert-capacity-factor (Megatron-LM)");
     c->knobs.moe_capacity = st->capacity;
     c->knobs.moe_pad = st->pad_capacity;
+    /* --moe-enable-deepep: TransformerConfig's deprecated spelling of the flex backend
+     * deepep, priced as every flex backend (mg_noted) */
+    if (st->enable_deepep && !st->flex_dispatcher)
+        return tsl_err_set(err, "megatron: --moe-enable-deepep: DeepEP backend is only supported "
+                                "with flex token dispatcher (Megatron-LM TransformerConfig); add "
+                                "--moe-token-dispatcher-type flex");
     if (mg_hybrid_split(c, err) != 0)
         return -1;
     if (c->vpp_blocks && c->interleave)
@@ -1906,6 +2131,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "(Megatron-LM)");
     if (c->interleave == 1)
         c->interleave = 0; /* Megatron: a single virtual stage is no interleaving */
+    if (mg_p2p_overlap(c, st, err) != 0)
+        return -1;
     if ((c->acct_embed || c->acct_loss) && (c->first_blocks || c->last_blocks))
         return tsl_err_set(err, "megatron: --account-for-embedding/loss-in-pipeline-split with "
                                 "--decoder-first/last-pipeline-num-layers is not read by Tessel");

@@ -143,7 +143,7 @@ typedef struct tsl_eval_cfg {
     tsl_eval_shape_t shape;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
-    char notes[1024];
+    char notes[4096];
 } tsl_eval_cfg_t;
 
 /* Appends a note (a line) to cfg->notes; a note that does not fit is cut. */

@@ -306,6 +306,10 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
      * moe_pad_expert_input_to_capacity"); HybridEP pads (_HybridEPManager drop_and_pad) */
     if (p->moe_flex && !p->moe_fp8_dispatch)
         fprintf(out, "--moe-flex-dispatcher-backend %s\n", p->moe_pad ? "hybridep" : "deepep");
+    /* the permutation as priced: Megatron-LM's default is the unfused one
+     * (TransformerConfig moe_permute_fusion False), what moe_unfused_permute prices */
+    if (!p->moe_unfused_permute)
+        fputs("--moe-permute-fusion\n", out);
     /* the experts' MLP through TE's op fuser, as priced (an FP8 dispatch writes it below) */
     if (p->moe_fused_mlp && !p->moe_fp8_dispatch)
         fputs("--use-transformer-engine-op-fuser\n", out);

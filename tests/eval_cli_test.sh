@@ -1053,6 +1053,22 @@ cp "$out" "$dir/moe-flex.json"
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and a["moe_flex_dispatcher"] is True and "moe_flex_dispatcher" not in b and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
+# the token permutation as the line runs it: unfused without --moe-permute-fusion
+# (TransformerConfig's default), priced with moe_unfused_permute above the fused one
+cp "$out" "$dir/moe-a2a-unfused.json"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-permute-fusion"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["moe_unfused_permute"] is True and "moe_unfused_permute" not in b and a["iter_time_s"] > b["iter_time_s"], (a.get("moe_unfused_permute"), a["iter_time_s"], b["iter_time_s"])' "$dir/moe-a2a-unfused.json" "$out" &&
+    ok || bad "--moe-permute-fusion is not read into moe_unfused_permute: $(cat "$out")"
+# a dense model has no permutation: nothing priced, nothing in the plan
+expect 0 "" eval $m345 --no-search --json --megatron-args "--bf16 --tensor-model-parallel-size 2"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "moe_unfused_permute" not in p, p' "$out" &&
+    ok || bad "a dense model's line prices an unfused permutation: $(cat "$out")"
+# flags that change what runs but have no knob: accepted, each named on stderr as not
+# modelled; a Megatron-LM flag Tessel does not read, and a misspelt one, refused
+expect 0 "megatron: --cuda-graph-impl: not modelled by Tessel" eval $m345 --no-search --megatron-args "--bf16 --cuda-graph-impl transformer_engine"
+expect 0 "megatron: --moe-shared-expert-overlap: not modelled by Tessel" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-shared-expert-overlap"
+expect 4 "megatron: --moe-use-upcycling: a Megatron-LM flag Tessel does not read" eval $m345 --no-search --megatron-args "--bf16 --moe-use-upcycling"
+expect 2 "did you mean --moe-permute-fusion?" eval $m345 --no-search --megatron-args "--bf16 --moe-permute-fuson"
 # a plan document priced with both the all-to-all dispatcher and an FP8 dispatch: refused
 # as the request's flags are, naming the field
 python3 - "$dir/moe-flex.json" "$dir/moe-both.json" <<'PY'

@@ -473,6 +473,36 @@ def check_sources_table(root, rows):
         fail("README.md Sources against rows.json: %s" % sorted(set(table.items()) ^ set(counts.items())))
 
 
+def check_aggregate_links(runner, tesselctl):
+    """`aggregate` with one NIC prices as `single` for every built-in link: the runner
+    takes each link's figures from `tesselctl hardware --json` (its ring figure, the
+    all-to-all's and the flex dispatcher's shares), not from a copy of its own. Priced
+    on a two-node plan whose DP gradient ring, EP all-to-alls and (with
+    --moe-flex-dispatcher) flex dispatcher all cross the link."""
+    run = load_runner(runner)
+    links = run.link_figures(tesselctl)
+    if "ib400" not in links or "eth100" not in links:
+        fail("link_figures: tesselctl hardware --json gave %s" % sorted(links))
+    plan = ["--model", "GPT-OSS-20B", "--tp", "1", "--pp", "1", "--dp", "16", "--mbs", "1",
+            "--batch", "64", "--ep", "16"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(links):
+            c = {"nodes": 2, "gpus_per_node": 8, "gpu": "H100-80G", "nic": name, "nics_per_node": 1}
+            for extra in ([], ["--moe-flex-dispatcher"]):
+                t = {}
+                for topology in ("single", "aggregate"):
+                    cluster = run.cluster_arg(c, topology, tmp, "links-" + name, tesselctl)
+                    cmd = [tesselctl, "eval", "--local", "--no-search", "--json", "--cluster",
+                           cluster] + plan + extra
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                    if p.returncode != 0:
+                        fail("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+                    t[topology] = json.loads(p.stdout)["plan"]["iter_time_s"]
+                if abs(t["aggregate"] - t["single"]) > 1e-9 * t["single"]:
+                    fail("link %s%s: aggregate with one NIC prices %.10g s, single %.10g s"
+                         % (name, " (flex)" if extra else "", t["aggregate"], t["single"]))
+
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -556,6 +586,7 @@ def main():
             if not g["ok"] and not g.get("error"):
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     check_sources_table(root, rows)
+    check_aggregate_links(runner, tesselctl)
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)

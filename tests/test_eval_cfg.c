@@ -5,6 +5,7 @@
 #include "check.h"
 #include "eval.h"
 #include "eval_cfg.h"
+#include "megatron_flags.h"
 #include "export.h"
 
 static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_cluster_t *c)
@@ -1455,9 +1456,103 @@ static void test_torchtitan_flavor(void)
           "flavor 8: %s", err.msg);
 }
 
+/* A line's flags against what Tessel prices (Megatron-LM d98e8a6): the permutation's
+ * fusion read into moe_unfused_permute; flags that change what runs without a knob
+ * accepted with a "not modelled" note; a Megatron-LM flag Tessel does not read refused
+ * as such; a misspelt one refused with the nearest flag; bad values named. */
+static void test_megatron_audit(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    /* TransformerConfig moe_permute_fusion defaults False: unfused unless the line asks */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --expert-model-parallel-size 8", &c, &err) == 0 &&
+              c.knobs.moe_unfused_permute,
+          "no --moe-permute-fusion: the unfused permutation: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --expert-model-parallel-size 8 --moe-permute-fusion", &c,
+                                &err) == 0 &&
+              !c.knobs.moe_unfused_permute && c.notes[0] == '\0',
+          "--moe-permute-fusion: fused: %s / %s", err.msg, c.notes);
+    mg_refuses("--moe-permute-fusion 1", "--moe-permute-fusion takes no value");
+    /* unmodelled: accepted, each named in a note, nothing else changed */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules "
+                                "attn mlp --moe-router-dtype fp32 --moe-shared-expert-overlap "
+                                "--no-fp8-wgrad --deterministic-mode --no-bias-swiglu-fusion "
+                                "--ddp-bucket-size 40000000",
+                                &c, &err) == 0 &&
+              strstr(c.notes, "--cuda-graph-impl: not modelled by Tessel (CUDA graphs") &&
+              strstr(c.notes, "--cuda-graph-modules: not modelled") &&
+              strstr(c.notes, "--moe-router-dtype: not modelled") &&
+              strstr(c.notes, "--moe-shared-expert-overlap: not modelled") &&
+              strstr(c.notes, "--no-fp8-wgrad: not modelled") &&
+              strstr(c.notes, "--deterministic-mode: not modelled") &&
+              strstr(c.notes, "--no-bias-swiglu-fusion: not modelled") &&
+              strstr(c.notes, "--ddp-bucket-size: not modelled"),
+          "unmodelled flags noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl none", &c, &err) == 0 &&
+              c.notes[0] == '\0',
+          "--cuda-graph-impl none: no CUDA graph, nothing to note: %s / %s", err.msg, c.notes);
+    mg_refuses("--cuda-graph-impl te", "--cuda-graph-impl: 'te' is not none, local");
+    mg_refuses("--moe-router-dtype bf16", "--moe-router-dtype: 'bf16' is not fp32 or fp64");
+    /* the local modules' fusion switches: noted only where those modules run */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --no-masked-softmax-fusion", &c, &err) == 0 &&
+              c.notes[0] == '\0',
+          "--no-masked-softmax-fusion under Transformer Engine: no effect: %s / %s", err.msg,
+          c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --transformer-impl local --no-persist-layer-norm", &c,
+                                &err) == 0 &&
+              strstr(c.notes, "--no-persist-layer-norm: not modelled"),
+          "--no-persist-layer-norm with the local modules: noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --num-distributed-optimizer-instances 1", &c, &err) == 0,
+          "one distributed-optimizer instance: %s", err.msg);
+    mg_refuses("--bf16 --num-distributed-optimizer-instances 2",
+               "--num-distributed-optimizer-instances 2: Tessel prices one");
+    /* refused by name: not a flag of Megatron-LM's, or not modelled where it changes
+     * memory */
+    mg_refuses("--bf16 --fp8-wgrad", "--fp8-wgrad is not a Megatron-LM argument (FP8 weight");
+    mg_refuses("--bf16 --optimizer-cpu-offload", "--optimizer-cpu-offload (optimizer states");
+    /* the interleaved schedule's p2p overlap off: noted there (PP > 2, as Megatron-LM
+     * asserts), nothing without interleaving (Megatron-LM turns it off) */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --pipeline-model-parallel-size 4 "
+                                "--num-virtual-stages-per-pipeline-rank 2 "
+                                "--no-overlap-p2p-communication",
+                                &c, &err) == 0 &&
+              strstr(c.notes, "--no-overlap-p2p-communication: not modelled"),
+          "no p2p overlap, interleaved: noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --pipeline-model-parallel-size 2 "
+                                "--no-overlap-p2p-communication",
+                                &c, &err) == 0 &&
+              c.notes[0] == '\0',
+          "no p2p overlap without interleaving: no effect: %s / %s", err.msg, c.notes);
+    mg_refuses("--bf16 --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 "
+               "--no-overlap-p2p-communication",
+               "pipeline-model-parallel size should be greater than 2");
+    /* DeepEP's deprecated switch: the flex dispatcher's backend, which it needs */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex --moe-enable-deepep", &c,
+                                &err) == 0 &&
+              c.knobs.moe_flex,
+          "--moe-enable-deepep with the flex dispatcher: %s", err.msg);
+    mg_refuses("--bf16 --moe-enable-deepep", "--moe-enable-deepep: DeepEP backend is only "
+                                             "supported with flex token dispatcher");
+    /* a Megatron-LM flag Tessel has not read: refused as such, not as a typo */
+    mg_refuses("--bf16 --moe-use-upcycling", "--moe-use-upcycling: a Megatron-LM flag Tessel "
+                                             "does not read");
+    /* a typo: the nearest flag named */
+    mg_refuses("--bf16 --moe-permute-fuson", "--moe-permute-fuson is not a Megatron-LM argument "
+                                             "(did you mean --moe-permute-fusion?)");
+    mg_refuses("--bf16 --cuda-graph-iml local", "did you mean --cuda-graph-impl?");
+    mg_refuses("--bf16 --zzzzzzzzzzzzzzz", "--zzzzzzzzzzzzzzz is not a Megatron-LM argument "
+                                           "(Megatron-LM d98e8a6's parser refuses it");
+    /* the list the refusals rest on */
+    CHECK(tsl_mg_flag_known("moe-permute-fusion") && tsl_mg_flag_known("no-fp8-wgrad") &&
+              tsl_mg_flag_known("cuda-graph-impl") && !tsl_mg_flag_known("fp8-wgrad") &&
+              !tsl_mg_flag_known("moe-permute") && !tsl_mg_flag_known(""),
+          "Megatron-LM d98e8a6's flags");
+}
+
 int main(void)
 {
     test_megatron_line();
+    test_megatron_audit();
     test_megatron_flags();
     test_megatron_validate();
     test_torchtitan_toml();

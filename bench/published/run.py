@@ -17,6 +17,7 @@ usage: python3 bench/published/run.py [--tesselctl PATH] [--source KEY]...
            [--amp-profile DIR] [--galvatron-env DIR] [--verbose]
 """
 import argparse
+import functools
 import json
 import math
 import os
@@ -31,18 +32,38 @@ ROOT = os.path.dirname(os.path.dirname(HERE))  # the source tree: rows name HF c
 # Targets per source (the bench reports them; it never fails on them).
 TARGET_MEAN, TARGET_MAX, TARGET_RHO = 7.0, 15.0, 0.9
 
-# One NIC's figure in GB/s for the aggregate topology: line rate x the same
-# efficiency planner/cluster_hw.c applies (0.85 InfiniBand, 0.80 Ethernet), so
-# that `aggregate` with one NIC equals `single`. eth50 (AWS g4dn's 50 Gb/s) is
-# not a Tessel link; it is here so the aggregate form can still express it.
-LINK_GBPS = {
-    "ib100": 100 / 8 * 0.85, "ib200": 200 / 8 * 0.85, "ib400": 400 / 8 * 0.85,
-    "ib800": 800 / 8 * 0.85, "roce400": 400 / 8 * 0.80,
-    "eth10": 10 / 8 * 0.80, "eth25": 25 / 8 * 0.80, "eth50": 50 / 8 * 0.80,
-    "eth100": 100 / 8 * 0.80,
-    "ena10": 10.04 / 8,  # AWS's 10 Gigabit instance network as measured (planner/cluster_hw.c)
-    "opa100": 40.5 / 8,  # measured NCCL busbw, not line rate x efficiency (planner/cluster_hw.c)
-}
+@functools.lru_cache(maxsize=None)
+def link_figures(tesselctl):
+    """Each built-in link's figures as the build prices them (planner/cluster_hw.c, printed
+    by `tesselctl hardware --json`): name -> (one NIC's ring figure in GB/s, the
+    all-to-all's share of it, the flex dispatcher's share). The node-list and `aggregate`
+    cluster files are written from them, so that `aggregate` with one NIC equals `single`
+    (tests/published_bench_test.py check_aggregate_links) and no second copy of the table
+    drifts from the cost model's."""
+    out = subprocess.run([tesselctl, "hardware", "--json"], capture_output=True, text=True, check=True)
+    return {l["name"]: (l["bw_bytes_per_s"] / 1e9, l["a2a_bw_bytes_per_s"] / l["bw_bytes_per_s"],
+                        l["flex_bw_bytes_per_s"] / l["bw_bytes_per_s"])
+            for l in json.loads(out.stdout)["links"]}
+
+
+def link_of(links, nic):
+    if nic not in links:
+        raise ValueError("no figure for link %r in tesselctl hardware (known: %s)"
+                         % (nic, ", ".join(sorted(links))))
+    return links[nic]
+
+
+def link_ratios(doc, figures):
+    """A cluster file's all-to-all and flex shares (docs/cluster-format.md
+    inter_a2a_ratio, inter_flex_ratio) from its links' figures: given where below 1, as
+    the built-in link gives them; one pair of shares per file."""
+    for i, key in ((1, "inter_a2a_ratio"), (2, "inter_flex_ratio")):
+        shares = {f[i] for f in figures}
+        if len(shares) > 1:
+            raise ValueError("links with different %s in one cluster file: %s" % (key, sorted(shares)))
+        share = shares.pop()
+        if share < 1:
+            doc[key] = share
 
 
 def hf_config(m):
@@ -72,29 +93,32 @@ def hf_config(m):
                      % m["kind"])
 
 
-def node_list_json(c, tmpdir, row_id):
-    """A cluster JSON for a row that lists its nodes (types may differ): each
-    node pair gets the slower of the two nodes' NIC figures (LINK_GBPS)."""
-    nodes, pair = [], []
+def node_list_json(c, tmpdir, row_id, tesselctl):
+    """A cluster JSON file for a row whose nodes differ (AMP's heterogeneous clusters):
+    each node's GPU type and count, and a bandwidth matrix in which each
+    node pair gets the slower of the two nodes' NIC figures (link_figures)."""
+    links = link_figures(tesselctl)
+    nodes, pair, figures = [], [], []
     for n in c["node_list"]:
-        if n["nic"] not in LINK_GBPS:
-            raise ValueError("no figure for link %r in run.py's LINK_GBPS" % n["nic"])
+        figure = link_of(links, n["nic"])
         nodes.append({"type": n["type"], "gpus": n["gpus"], "count": n.get("count", 1)})
-        pair += [LINK_GBPS[n["nic"]]] * n.get("count", 1)
-    matrix = [[0 if i == j else round(min(a, b), 6) for j, b in enumerate(pair)]
+        pair += [figure[0]] * n.get("count", 1)
+        figures.append(figure)
+    matrix = [[0 if i == j else min(a, b) for j, b in enumerate(pair)]
               for i, a in enumerate(pair)]
     doc = {"comment": "bench/published row %s: node list, slower NIC per pair" % row_id,
            "nodes": nodes, "inter_gbps_matrix": matrix}
+    link_ratios(doc, figures)
     path = os.path.join(tmpdir, row_id + ".cluster.json")
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
 
 
-def cluster_arg(c, topology, tmpdir, row_id):
+def cluster_arg(c, topology, tmpdir, row_id, tesselctl):
     """The --cluster argument for a row: a short spec or a JSON file."""
     if c.get("node_list"):  # per-node GPU types and NICs: always a JSON file
-        return node_list_json(c, tmpdir, row_id)
+        return node_list_json(c, tmpdir, row_id, tesselctl)
     nodes, gpn, gpu, nic, k = c["nodes"], c["gpus_per_node"], c["gpu"], c["nic"], c["nics_per_node"]
     # an NVLink domain of several nodes (GB200 NVL72: "nvl72"), in the spec as ":nvl72"
     nvl = ":" + c["nvlink_domain"] if c.get("nvlink_domain") else ""
@@ -104,12 +128,13 @@ def cluster_arg(c, topology, tmpdir, row_id):
         return "%dx%dx%s%s:%s" % (nodes, gpn, gpu, nvl, nic)
     if topology == "nics":
         return "%dx%dx%s%s:%dx%s" % (nodes, gpn, gpu, nvl, k, nic)
-    # aggregate: every NIC of a node summed into one node-to-node bandwidth
-    if nic not in LINK_GBPS:
-        raise ValueError("no figure for link %r in run.py's LINK_GBPS" % nic)
+    # aggregate: every NIC of a node summed into one node-to-node bandwidth, at the
+    # link's own all-to-all and flex shares
+    figure = link_of(link_figures(tesselctl), nic)
     doc = {"comment": "bench/published row %s: %d x %s aggregated" % (row_id, k, nic),
            "nodes": [{"type": gpu, "gpus": gpn, "count": nodes}],
-           "inter_gbps": round(k * LINK_GBPS[nic], 6)}
+           "inter_gbps": k * figure[0]}
+    link_ratios(doc, [figure])
     if nvl:  # nvlN: N GPUs, i.e. N / gpus-per-node nodes, per domain (a smaller cluster is one)
         doc["nvlink_domain_nodes"] = min(nodes, int(c["nvlink_domain"][3:]) // gpn)
     path = os.path.join(tmpdir, row_id + ".cluster.json")
@@ -416,7 +441,7 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, attn_kernel
         peak = gpu_peak_flops(tesselctl, c["gpu"], bool(row["plan"].get("fp32")))
         cluster = galvatron_env_cluster(row, galvatron_env, peak, tmpdir)
     else:
-        cluster = cluster_arg(c, topology, tmpdir, row["id"])
+        cluster = cluster_arg(c, topology, tmpdir, row["id"], tesselctl)
     cmd += ["--cluster", cluster]
     cmd += ["--memory", "%dG" % device_memory_gib(c)]
     cmd += plan_args(row)

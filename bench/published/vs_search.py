@@ -160,7 +160,7 @@ def plan_command(row, args, tmpdir, target):
     cmd = [args.tesselctl, "plan", "--local", "--json", "--no-baselines", "--top-k", "1",
            "--timeout", str(args.timeout), "--target", target]
     cmd += run.model_args(row, tmpdir)
-    cmd += ["--cluster", run.cluster_arg(c, args.topology, tmpdir, row["id"])]
+    cmd += ["--cluster", run.cluster_arg(c, args.topology, tmpdir, row["id"], args.tesselctl)]
     cmd += ["--batch", str(row["plan"]["batch"])]
     flags, dropped = stack_args(row, target)
     return cmd + flags + STACK_LIMITS.get(row["source"], []), dropped
@@ -203,7 +203,7 @@ def reeval_command(row, args, tmpdir, plan_path):
     c = row["cluster"]
     cmd = [args.tesselctl, "eval", "--local", "--no-search", "--json"]
     cmd += run.model_args(row, tmpdir)
-    cmd += ["--cluster", run.cluster_arg(c, args.topology, tmpdir, row["id"])]
+    cmd += ["--cluster", run.cluster_arg(c, args.topology, tmpdir, row["id"], args.tesselctl)]
     cmd += ["--memory", "%dG" % run.device_memory_gib(c), "--plan", plan_path]
     # --target any: the document's target would hold the knobs to today's stack
     # (a row's older release ran TE's fused loss); the published plan's eval has none
