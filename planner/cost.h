@@ -752,8 +752,14 @@ typedef enum tsl_cost_mode {
  * tsl_plan_get_knobs; PAPER prices neither) and so does the plan; --megatron-args reads
  * --use-transformer-engine-op-fuser with --moe-grouped-gemm as moe_fused_mlp, and the
  * Megatron export writes it. A plan without moe_fp8_dispatch, or on a model without
- * glu_clamp layers or expert biases, prices as 149. */
-#define TSL_COST_MODEL_VERSION 150u
+ * glu_clamp layers or expert biases, prices as 149.
+ * 154: userbuffers' ring-exchange reduce-scatters end in their sum, as Transformer
+ * Engine runs them (CommOverlapP2PBase::split_overlap_rs, release_v2.9 and v2.16:
+ * reduce_bf16 over the t partial chunks of the rank's shard on the main stream, once
+ * the ring's sends have landed): each tp_comm_overlap block's forward reduce-scatter
+ * (the projection's, FFN-out's) pays one streaming kernel of (1 + 1/t)·s·h·2 bytes,
+ * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 150. */
+#define TSL_COST_MODEL_VERSION 154u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
