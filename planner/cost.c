@@ -1355,6 +1355,21 @@ static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_
     return ub_share_s(under, c, sms, comm_sms, k);
 }
 
+/* The kernel that ends TransformerEngine's ring-exchange reduce-scatter
+ * (CommOverlapP2PBase::split_overlap_rs, common/comm_gemm_overlap/
+ * comm_gemm_overlap.cpp at release_v2.9 and release_v2.16, "Reduce GEMM output
+ * chunks"): once the t − 1 sends have landed, reduce_bf16 (userbuffers.cu) sums the
+ * t partial output chunks of the rank's shard on the main stream, nothing beside it —
+ * it reads the t chunks, msg bytes in all (the whole s·h output at the activations'
+ * bytes: the ring's buffer is bf16, initialize_ub keeps fp8_buf for the all-gather
+ * buffers alone), and writes the shard, msg/t; one vectorised streaming kernel, at the
+ * roofline's streaming share. */
+static double ub_rs_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
+{
+    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
+    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
+}
+
 /* The device and a layer's TP GEMMs by block, for the two overlaps that hide each
  * block's TP collectives under its own GEMMs (userbuffers, torch's AsyncTP); gives
  * how many blocks have both a GEMM set and a collective pair. */
@@ -1384,22 +1399,8 @@ static uint32_t tp_overlap_gemms(const tsl_cost_env_t *env, const tsl_layer_t *l
  * does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
  * --sequence-parallel with --tp-comm-overlap, arguments.py). The all-gathers of
  * FP8 blocks at their share of half (sp: the userbuffers are FP8 under an FP8
- * recipe, TE's initialize_ub fp8_buf), the reduce-scatters whole. */
-/* The kernel that ends TransformerEngine's ring-exchange reduce-scatter
- * (CommOverlapP2PBase::split_overlap_rs, common/comm_gemm_overlap/
- * comm_gemm_overlap.cpp at release_v2.9 and release_v2.16, "Reduce GEMM output
- * chunks"): once the t − 1 sends have landed, reduce_bf16 (userbuffers.cu) sums the
- * t partial output chunks of the rank's shard on the main stream, nothing beside it —
- * it reads the t chunks, msg bytes in all (the whole s·h output at the activations'
- * bytes: the ring's buffer is bf16, initialize_ub keeps fp8_buf for the all-gather
- * buffers alone), and writes the shard, msg/t; one vectorised streaming kernel, at the
- * roofline's streaming share. */
-static double ub_rs_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
-{
-    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
-    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
-}
-
+ * recipe, TE's initialize_ub fp8_buf), the reduce-scatters whole, each forward
+ * ring's then summed (ub_rs_reduce_s; act_msg: the activation tensor's bytes, s·h). */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
                     double k, const tp_sp_t *sp, double act_msg, double out[4])
