@@ -1358,6 +1358,21 @@ static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_
     return ub_share_s(under, c, sms, comm_sms, k);
 }
 
+/* The kernel that ends TransformerEngine's ring-exchange reduce-scatter
+ * (CommOverlapP2PBase::split_overlap_rs, common/comm_gemm_overlap/
+ * comm_gemm_overlap.cpp at release_v2.9 and release_v2.16, "Reduce GEMM output
+ * chunks"): once the t − 1 sends have landed, reduce_bf16 (userbuffers.cu) sums the
+ * t partial output chunks of the rank's shard on the main stream, nothing beside it —
+ * it reads the t chunks, msg bytes in all (the whole s·h output at the activations'
+ * bytes: the ring's buffer is bf16, initialize_ub keeps fp8_buf for the all-gather
+ * buffers alone), and writes the shard, msg/t; one vectorised streaming kernel, at the
+ * roofline's streaming share. */
+static double ub_rs_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
+{
+    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
+    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
+}
+
 /* The device and a layer's TP GEMMs by block, for the two overlaps that hide each
  * block's TP collectives under its own GEMMs (userbuffers, torch's AsyncTP); gives
  * how many blocks have both a GEMM set and a collective pair. */
@@ -1387,10 +1402,11 @@ static uint32_t tp_overlap_gemms(const tsl_cost_env_t *env, const tsl_layer_t *l
  * does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
  * --sequence-parallel with --tp-comm-overlap, arguments.py). The all-gathers of
  * FP8 blocks at their share of half (sp: the userbuffers are FP8 under an FP8
- * recipe, TE's initialize_ub fp8_buf), the reduce-scatters whole. */
+ * recipe, TE's initialize_ub fp8_buf), the reduce-scatters whole, each forward
+ * ring's then summed (ub_rs_reduce_s; act_msg: the activation tensor's bytes, s·h). */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
-                    double k, const tp_sp_t *sp, double out[4])
+                    double k, const tp_sp_t *sp, double act_msg, double out[4])
 {
     if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
         !(tp_f > 0) || l->tp_allreduces == 0)
@@ -1406,12 +1422,13 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     const double dx_sms[2] = {TSL_UB_QKV_DGRAD_SMS, TSL_UB_FC1_DGRAD_SMS};
     const double dw_sms[2] = {TSL_UB_QKV_WGRAD_SMS, TSL_UB_FC1_WGRAD_SMS};
     double sms = dev.shape.sms, rs = TSL_UB_RS_RING_SMS;
+    double sum = ub_rs_reduce_s(&dev, act_msg, t); /* each forward ring's partials' sum */
     for (uint32_t i = 0; i < m; i++) {
         uint32_t j = tsl_layer_has_attention(l) && i == 0 ? 0 : 1;
         double in = half * (i < sp->n ? sp->in[i] : 1.0), dy = half * (i < sp->n ? sp->dy[i] : 1.0);
         double w = ub_share_s(g.col_dw[i] * b, half, sms, dw_sms[j], k);
         fwd += ub_ring_s(g.col_f[i] * f, in, t, sms, 0.0, k) +
-               ub_ring_s(g.row_f[i] * f, half, t, sms, rs, k);
+               ub_ring_s(g.row_f[i] * f, half, t, sms, rs, k) + sum;
         bwd += ub_ring_s(g.row_dx[i] * b, dy, t, sms, 0.0, k) +
                ub_share_s(g.col_dx[i] * b, in, sms, dx_sms[j], k) + w;
         hid += half - w;
@@ -1428,7 +1445,7 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
     double last_in = half * (m > 0 && m - 1 < sp->n ? sp->in[m - 1] : 1.0);
     out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, last_in, t, sms, 0.0, k) +
-                                     ub_ring_s(g.row_f[m - 1] * f, half, t, sms, rs, k)
+                                     ub_ring_s(g.row_f[m - 1] * f, half, t, sms, rs, k) + sum
                                : 2.0 * half;
     return true;
 }
@@ -2670,7 +2687,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_b = tp_bwd_s(env, s->sp, tp_f, ag_in, ag_dy, col[0], col[1], k);
     double dw_hid = (s->sp ? ag_dy + tp_f / 2.0 : tp_f) - tp_b, ub[4];
     double pass[2] = {compute_f, compute_b};
-    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, ub) ||
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, act_msg, ub) ||
         tp_async_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, act_msg, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];

@@ -758,8 +758,14 @@ typedef enum tsl_cost_mode {
  * and relative-position tables as nn.Parameters (trans_gan_gen.py
  * ParallelTransGANGeneratorPipe), so every TP rank holds, reduces over DP and steps
  * them whole (the TransGAN-Hetero preset's 48.3M of its 199.5M). A plan on a model
- * without tp_repl_extra layers, or at TP 1, prices as 150. */
-#define TSL_COST_MODEL_VERSION 151u
+ * without tp_repl_extra layers, or at TP 1, prices as 150.
+ * 152: userbuffers' ring-exchange reduce-scatters end in their sum, as Transformer
+ * Engine runs them (CommOverlapP2PBase::split_overlap_rs, release_v2.9 and v2.16:
+ * reduce_bf16 over the t partial chunks of the rank's shard on the main stream, once
+ * the ring's sends have landed): each tp_comm_overlap block's forward reduce-scatter
+ * (the projection's, FFN-out's) pays one streaming kernel of (1 + 1/t)·s·h·2 bytes,
+ * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 151. */
+#define TSL_COST_MODEL_VERSION 152u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -2207,6 +2207,52 @@ static void test_tp_comm_overlap(void)
     tsl_cluster_free(&fx.c);
 }
 
+/* Userbuffers' ring-exchange reduce-scatters end in a sum (cost model 152;
+ * TransformerEngine split_overlap_rs, "Reduce GEMM output chunks": reduce_bf16 over
+ * the t partial chunks of the rank's shard, on the main stream once the ring is
+ * done). test_tp_comm_overlap's layer on an H100's SM count with a memory
+ * bandwidth: every GEMM is longer than its transfer, so the forward shows the two
+ * 1-SM margins (2/132 of a transfer) and the projection's and FFN-out's sums, each
+ * (1 + 1/t)·s·h·2 bytes streamed in one kernel; a recomputed MLP repeats its own. */
+static void test_tp_comm_overlap_sum(void)
+{
+    tp4_fixture_t fx;
+    tp4_fixture(&fx);
+    tsl_cost_env_t env = fx.env;
+    tsl_layer_t l = gpt_layer();
+    double tpf = fx.tpf, half = tpf / 4;
+    env.knobs.overlap_tp_dgrad = true;
+    env.gemm_shape.sms = 132;
+    env.device_mem_bw = 1.25e12;
+    tsl_layer_cost_t off, on, roff, ron;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &off);
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &on);
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env.device_flops, env.device_mem_bw);
+    double s = 2048, h = 4096, t = 4; /* tp4_fixture's layer and TP degree */
+    double sum = tsl_roofline_mem_s(&dev, 2 * s * h * (1 + 1 / t), 1);
+    CHECK(sum > 0.1 * half, "a sum worth pricing: %g against a transfer of %g", sum, half);
+    CHECK_NEAR(off.fwd_s - on.fwd_s, tpf - (2.0 / 132 * half + 2 * sum), 1e-12,
+               "forward: the margins and the two sums (%g) of %g", 2 * sum, tpf);
+    /* a recomputed MLP re-runs its block's rings, its sum with them */
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &ron);
+    env.knobs.tp_comm_overlap = false;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &roff);
+    CHECK_NEAR((ron.bwd_s - on.bwd_s) - (roff.bwd_s - off.bwd_s), half / 132 + sum - tpf / 2, 1e-12,
+               "recomputed MLP: its rings and its sum in place of the exposed all-reduce");
+    /* PAPER has no userbuffers: nothing added */
+    env.knobs.recompute_modules = 0;
+    env.mode = TSL_COST_PAPER;
+    tsl_layer_cost_t p_off, p_on;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &p_off);
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &l, &fx.sp, NULL, 1, &p_on);
+    CHECK_NEAR(p_on.fwd_s, p_off.fwd_s, 1e-15, "paper: no sum");
+    tsl_cluster_free(&fx.c);
+}
+
 /* torch's micro-pipelined TP (knobs.async_tp; docs/cost-model.md "torch's
  * micro-pipelined TP") on test_tp_comm_overlap's GPT layer, TP 4 with SP, one sample,
  * FLOP-only device, STACK. The forward's four collectives run in rings under their
@@ -4618,6 +4664,7 @@ int main(void)
     test_sp_selective_time();
     test_recompute_tp_overlap();
     test_tp_comm_overlap();
+    test_tp_comm_overlap_sum();
     test_async_tp();
     test_zero();
     test_feasibility_and_padding();
