@@ -1209,14 +1209,21 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
  * The topology walks' figures of groups (tsl_cluster_dim_busbw, tsl_cluster_dim_a2a_busbw),
  * kept for every env that points here: a walk reads nothing but the cluster, the block
  * and the group's stride and degree (not the knobs, not the precision), so a kept one is
- * the walk's figure bit for bit. The search's engine keeps one for its blocks across its
- * stages, reruns and the sub-layer engine that borrows it (search_engine.h); without it
- * each engine's groups were walked again per rerun — 35,794 walks of 4,975 groups on
- * Llama3-405B over 12,500×8 H100s. Direct-mapped: a slot taken by another group only
- * walks again.
+ * the walk's figure bit for bit. The search keeps one table for every engine over its
+ * cluster — each CP, EP and expert-TP degree's, their reruns, the sub-layer engine's
+ * (search.c search_model, tsl_engine_share_walks); an engine alone keeps its own. Without
+ * one, each engine's groups were walked again per rerun — 35,794 walks of 4,975 groups
+ * on Llama3-405B over 12,500×8 H100s; with one per engine, 13,777 (each degree's engine
+ * walked its groups again, and groups that shared a direct-mapped slot walked again).
+ * Open addressing (linear probing): a group found is never walked again; the table
+ * makes TSL_COST_WALKS_FIRST slots at its first walk (an engine that lends the search's
+ * table has made none), doubles when three quarters full and, at
+ * TSL_COST_WALKS_MOST, empties and fills afresh (memory stays bounded; a figure
+ * dropped is walked again, the same).
  */
-#define TSL_COST_WALK_SLOTS 8192u
-typedef struct tsl_cost_walk { /* its kind (1: the ring's busbw, 2: the all-to-all's)
+#define TSL_COST_WALKS_FIRST 1024u
+#define TSL_COST_WALKS_MOST  32768u /* 192 B each: 6 MiB at most */
+typedef struct tsl_cost_walk {      /* its kind (1: the ring's busbw, 2: the all-to-all's)
                                   is tsl_cost_walks_t's kind[] of its slot */
     uint32_t block_first, block_size, stride, degree;
     double bw;
@@ -1224,11 +1231,14 @@ typedef struct tsl_cost_walk { /* its kind (1: the ring's busbw, 2: the all-to-a
 } tsl_cost_walk_t;
 
 typedef struct tsl_cost_walks {
-    const tsl_cluster_t *cluster;      /* whose walks these are; another env's cluster walks */
-    uint8_t kind[TSL_COST_WALK_SLOTS]; /* each slot's kind; 0: empty (its entry unwritten) */
-    tsl_cost_walk_t *slot;             /* [TSL_COST_WALK_SLOTS], read where kind says made:
-                                          malloc'd, its pages touched only as walks fill them
-                                          (an engine that walks little costs 8 KB) */
+    const tsl_cluster_t *cluster; /* whose walks these are; another env's cluster walks */
+    uint32_t cap;                 /* slots, a power of two; 0 before the first walk */
+    uint32_t n;                   /* slots filled */
+    uint32_t most;                /* the most slots it grows to: TSL_COST_WALKS_MOST (a test
+                                     sets fewer to see it start afresh) */
+    uint32_t restarts;            /* times it filled up and started afresh */
+    uint8_t *kind;                /* [cap] each slot's kind; 0: empty (its entry unwritten) */
+    tsl_cost_walk_t *slot;        /* [cap], read where kind says made */
 } tsl_cost_walks_t;
 
 /* An empty table for c's walks, or NULL out of memory (then every figure is walked);
