@@ -115,112 +115,31 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     return 0;
 }
 
-/* cap empty slots for w (kind zeroed, entries unwritten); -1 out of memory, w as it was. */
-static int walks_alloc(tsl_cost_walks_t *w, uint32_t cap)
-{
-    uint8_t *kind = calloc(cap, 1);
-    tsl_cost_walk_t *slot = malloc(cap * sizeof(*slot));
-    if (kind == NULL || slot == NULL) {
-        free(kind);
-        free(slot);
-        return -1;
-    }
-    w->kind = kind;
-    w->slot = slot;
-    w->cap = cap;
-    w->n = 0;
-    return 0;
-}
+/* A walk's key: its block, the group and the kind of figure (1: the ring's busbw,
+ * 2: the all-to-all's). No padding: the table compares its bytes. */
+typedef struct walk_key {
+    uint32_t block_first, block_size, stride, degree, kind;
+} walk_key_t;
 
 tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c)
 {
     tsl_cost_walks_t *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    w->cluster = c; /* its slots made at its first walk (walks_room) */
-    w->most = TSL_COST_WALKS_MOST;
+    w->cluster = c; /* the slots made at the first walk (kept.h) */
+    tsl_kept_init(&w->figures, sizeof(walk_key_t), sizeof(tsl_cost_walk_t), TSL_COST_WALKS_FIRST,
+                  TSL_COST_WALKS_MOST);
+    tsl_relayout_kept_init(&w->moves, TSL_COST_WALKS_FIRST, TSL_COST_WALKS_MOST);
     return w;
 }
 
 void tsl_cost_walks_free(tsl_cost_walks_t *w)
 {
     if (w != NULL) {
-        free(w->kind);
-        free(w->slot);
+        tsl_kept_free(&w->figures);
+        tsl_kept_free(&w->moves);
     }
     free(w);
-}
-
-/* A walk's key: its block, the group and the kind of figure. */
-typedef struct walk_key {
-    uint32_t block_first, block_size, stride, degree, kind;
-} walk_key_t;
-
-/* Where k's probe starts in a table of cap slots (a mix of the key's words). */
-static uint32_t walk_home(const walk_key_t *k, uint32_t cap)
-{
-    uint64_t h = (uint64_t)k->block_first * 0x9E3779B97F4A7C15ull;
-    h ^= ((uint64_t)k->block_size << 32 | k->stride) * 0xC2B2AE3D27D4EB4Full;
-    h ^= ((uint64_t)k->degree << 2 | k->kind) * 0x165667B19E3779F9ull;
-    h ^= h >> 31;
-    return (uint32_t)h & (cap - 1);
-}
-
-/* Whether slot i of w holds k's walk. */
-static bool walk_is(const tsl_cost_walks_t *w, uint32_t i, const walk_key_t *k)
-{
-    const tsl_cost_walk_t *s = &w->slot[i];
-    return w->kind[i] == k->kind && s->block_first == k->block_first &&
-           s->block_size == k->block_size && s->stride == k->stride && s->degree == k->degree;
-}
-
-/* The slot of w that holds k's walk, or the empty one where it goes (linear probing:
- * the table is never full, walks_room keeps a quarter empty). */
-static uint32_t walk_probe(const tsl_cost_walks_t *w, const walk_key_t *k)
-{
-    uint32_t i = walk_home(k, w->cap);
-    while (w->kind[i] != 0 && !walk_is(w, i, k))
-        i = (i + 1) & (w->cap - 1);
-    return i;
-}
-
-/* Doubles w's slots with its walks moved over; -1 out of memory (w as it was). */
-static int walks_grow(tsl_cost_walks_t *w)
-{
-    tsl_cost_walks_t old = *w;
-    if (walks_alloc(w, old.cap * 2) != 0)
-        return -1;
-    for (uint32_t i = 0; i < old.cap; i++) {
-        if (old.kind[i] == 0)
-            continue;
-        const tsl_cost_walk_t *s = &old.slot[i];
-        walk_key_t k = {s->block_first, s->block_size, s->stride, s->degree, old.kind[i]};
-        uint32_t j = walk_probe(w, &k);
-        w->kind[j] = old.kind[i];
-        w->slot[j] = *s;
-        w->n++;
-    }
-    free(old.kind);
-    free(old.slot);
-    return 0;
-}
-
-/* Room in w for one more walk at most three quarters full: its first
- * TSL_COST_WALKS_FIRST slots made, doubled below w->most, else (or out of
- * memory) emptied — what it held is walked again where asked, to the same figures.
- * false when it has no slots at all (out of memory: the walk is not kept). */
-static bool walks_room(tsl_cost_walks_t *w)
-{
-    if (w->cap == 0)
-        return walks_alloc(w, TSL_COST_WALKS_FIRST) == 0;
-    if (4 * (uint64_t)(w->n + 1) <= 3 * (uint64_t)w->cap)
-        return true;
-    if (w->cap < w->most && walks_grow(w) == 0)
-        return true;
-    memset(w->kind, 0, w->cap);
-    w->n = 0;
-    w->restarts++;
-    return true;
 }
 
 /* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block. */
@@ -240,24 +159,18 @@ static double kept_walk(const tsl_cost_env_t *env, uint32_t stride, uint32_t deg
     tsl_cost_walks_t *w = env->walks;
     if (w == NULL || w->cluster != env->cluster)
         return walk_now(env, stride, degree, kind, lat);
-    walk_key_t k = {env->block_first, env->block_size, stride, degree, kind};
-    uint32_t i = w->cap ? walk_probe(w, &k) : 0;
-    if (w->cap == 0 || w->kind[i] == 0) { /* not walked yet: walked into its slot */
-        if (!walks_room(w))
+    const walk_key_t k = {env->block_first, env->block_size, stride, degree, kind};
+    const tsl_cost_walk_t *kept = tsl_kept_find(&w->figures, &k);
+    if (kept == NULL) { /* not walked yet: walked into its slot */
+        tsl_cost_walk_t *made = tsl_kept_put(&w->figures, &k);
+        if (made == NULL) /* out of memory: not kept */
             return walk_now(env, stride, degree, kind, lat);
-        i = walk_probe(w, &k); /* the table may have been made, grown or emptied */
-        tsl_cost_walk_t *s = &w->slot[i];
-        s->bw = walk_now(env, stride, degree, kind, &s->lat);
-        s->block_first = k.block_first;
-        s->block_size = k.block_size;
-        s->stride = k.stride;
-        s->degree = k.degree;
-        w->kind[i] = (uint8_t)kind;
-        w->n++;
+        made->bw = walk_now(env, stride, degree, kind, &made->lat);
+        kept = made;
     }
     if (lat != NULL)
-        *lat = w->slot[i].lat;
-    return w->slot[i].bw;
+        *lat = kept->lat;
+    return kept->bw;
 }
 
 /* A group of `degree` ranks at `stride` inside the block, by the env's mode: the

@@ -161,6 +161,7 @@
 
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "kept.h"
 #include "loss_impl.h"
 #include "model.h"
 #include "opt_step.h"
@@ -1210,35 +1211,31 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
  * kept for every env that points here: a walk reads nothing but the cluster, the block
  * and the group's stride and degree (not the knobs, not the precision), so a kept one is
  * the walk's figure bit for bit. The search keeps one table for every engine over its
- * cluster — each CP, EP and expert-TP degree's, their reruns, the sub-layer engine's
- * (search.c search_model, tsl_engine_share_walks); an engine alone keeps its own. Without
- * one, each engine's groups were walked again per rerun — 35,794 walks of 4,975 groups
- * on Llama3-405B over 12,500×8 H100s; with one per engine, 13,777 (each degree's engine
- * walked its groups again, and groups that shared a direct-mapped slot walked again).
- * Open addressing (linear probing): a group found is never walked again; the table
- * makes TSL_COST_WALKS_FIRST slots at its first walk (an engine that lends the search's
- * table has made none), doubles when three quarters full and, at
- * TSL_COST_WALKS_MOST, empties and fills afresh (memory stays bounded; a figure
- * dropped is walked again, the same).
+ * cluster — each CP, EP and expert-TP degree's, their reruns, the sub-layer engine's,
+ * the baselines' (search.c search_model, tsl_engine_share_walks); an engine alone keeps
+ * its own. Without one, each engine's groups were walked again per rerun — 35,794 walks
+ * of 4,975 groups on Llama3-405B over 12,500×8 H100s; with one per engine of 8,192
+ * direct-mapped slots, 13,777 (each degree's engine walked its groups again, and
+ * groups that shared a slot walked again). The layout moves' walks (relayout.h
+ * tsl_relayout_plan_kept) are kept beside them: a move reads only the two layouts,
+ * the cluster and the block, and each degree's engine made its own — 31,664 moves of
+ * 13,237 pairs on Llama3-405B there. Both tables are kept.h's: a figure found is
+ * never walked again; each makes TSL_COST_WALKS_FIRST slots at its first walk (an
+ * engine that borrows the search's table makes none), doubles when three quarters
+ * full and, at TSL_COST_WALKS_MOST, empties and fills afresh (memory stays bounded; a
+ * figure dropped is walked again, the same).
  */
 #define TSL_COST_WALKS_FIRST 1024u
-#define TSL_COST_WALKS_MOST  32768u /* 192 B each: 6 MiB at most */
-typedef struct tsl_cost_walk {      /* its kind (1: the ring's busbw, 2: the all-to-all's)
-                                  is tsl_cost_walks_t's kind[] of its slot */
-    uint32_t block_first, block_size, stride, degree;
+#define TSL_COST_WALKS_MOST  32768u /* walks 200 B a slot (6.3 MiB at most), moves 88 B */
+typedef struct tsl_cost_walk {      /* a walk's figures (its key: cost.c walk_key_t) */
     double bw;
-    tsl_coll_lat_t lat; /* the ring's α's (kind 1) */
+    tsl_coll_lat_t lat; /* the ring's α's (the ring's kind) */
 } tsl_cost_walk_t;
 
 typedef struct tsl_cost_walks {
     const tsl_cluster_t *cluster; /* whose walks these are; another env's cluster walks */
-    uint32_t cap;                 /* slots, a power of two; 0 before the first walk */
-    uint32_t n;                   /* slots filled */
-    uint32_t most;                /* the most slots it grows to: TSL_COST_WALKS_MOST (a test
-                                     sets fewer to see it start afresh) */
-    uint32_t restarts;            /* times it filled up and started afresh */
-    uint8_t *kind;                /* [cap] each slot's kind; 0: empty (its entry unwritten) */
-    tsl_cost_walk_t *slot;        /* [cap], read where kind says made */
+    tsl_kept_t figures;           /* the groups' walks: tsl_cost_walk_t by block and group */
+    tsl_kept_t moves;             /* the moves: tsl_relayout_t by block and two layouts */
 } tsl_cost_walks_t;
 
 /* An empty table for c's walks, or NULL out of memory (then every figure is walked);

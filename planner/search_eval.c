@@ -827,8 +827,11 @@ static int relayout_plan(tsl_engine_t *e, const tsl_strategy_t *from, const tsl_
         e->floor_first = first;
         e->floor_G = G;
     }
-    return tsl_relayout_plan_floor(from, to, e->cluster, first, e->floor_bw, e->relayout_scratch,
-                                   out, NULL);
+    /* the engine's walks hold its cluster's moves (tsl_engine_share_walks: the search's) */
+    tsl_kept_t *kept =
+        e->walks != NULL && e->walks->cluster == e->cluster ? &e->walks->moves : NULL;
+    return tsl_relayout_plan_kept(kept, from, to, e->cluster, first, e->floor_bw,
+                                  e->relayout_scratch, out, NULL);
 }
 
 /* The moves between layouts a and b, both ways, on the block at `first`

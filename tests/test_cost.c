@@ -3782,7 +3782,7 @@ static void walks_each_block(const tsl_cluster_t *c, uint32_t size, uint32_t ste
             }
         }
         for (uint32_t t = 0; t < n && pass == 0; t++)
-            kept_n[t] = tables[t]->n;
+            kept_n[t] = tables[t]->figures.n;
     }
 }
 
@@ -3797,8 +3797,8 @@ static void test_kept_walks(void)
     CHECK(kept && small && foreign, "walk tables made");
     if (!kept || !small || !foreign)
         return;
-    CHECK(kept->cap == 0 && kept->n == 0, "no slots before the first walk");
-    small->most = TSL_COST_WALKS_FIRST; /* never grows: fills up and starts afresh */
+    CHECK(kept->figures.cap == 0 && kept->figures.n == 0, "no slots before the first walk");
+    small->figures.most = TSL_COST_WALKS_FIRST; /* never grows: fills up and starts afresh */
     tsl_cost_walks_t *const tables[] = {kept, small, foreign};
     uint32_t n[3], after[3];
     /* big blocks, then many small ones at every offset: more groups than the first
@@ -3807,17 +3807,20 @@ static void test_kept_walks(void)
     walks_each_block(&c, 64, 64, 512, tables, 3, n);
     walks_each_block(&c, 4, 4, 512, tables, 3, n);
     walks_each_block(&c, 8, 2, 512, tables, 3, after);
-    CHECK(kept->n > 3 * TSL_COST_WALKS_FIRST / 4 && kept->cap > TSL_COST_WALKS_FIRST &&
-              4 * kept->n <= 3 * kept->cap && kept->restarts == 0,
-          "the table grew to hold its %u walks (%u slots, %u restarts)", kept->n, kept->cap,
-          kept->restarts);
-    CHECK(after[0] == kept->n, "a kept walk is not walked again: %u walks after pass 0, %u after",
-          after[0], kept->n);
-    CHECK(small->cap == TSL_COST_WALKS_FIRST && small->restarts > 0 &&
-              4 * small->n <= 3 * small->cap,
-          "a table at its most slots starts afresh (%u slots, %u walks, %u restarts)", small->cap,
-          small->n, small->restarts);
-    CHECK(foreign->cap == 0 && foreign->n == 0, "another cluster's table left as it was");
+    CHECK(kept->figures.n > 3 * TSL_COST_WALKS_FIRST / 4 &&
+              kept->figures.cap > TSL_COST_WALKS_FIRST &&
+              4 * kept->figures.n <= 3 * kept->figures.cap && kept->figures.restarts == 0,
+          "the table grew to hold its %u walks (%u slots, %u restarts)", kept->figures.n,
+          kept->figures.cap, kept->figures.restarts);
+    CHECK(after[0] == kept->figures.n,
+          "a kept walk is not walked again: %u walks after pass 0, %u after", after[0],
+          kept->figures.n);
+    CHECK(small->figures.cap == TSL_COST_WALKS_FIRST && small->figures.restarts > 0 &&
+              4 * small->figures.n <= 3 * small->figures.cap,
+          "a table at its most slots starts afresh (%u slots, %u walks, %u restarts)",
+          small->figures.cap, small->figures.n, small->figures.restarts);
+    CHECK(foreign->figures.cap == 0 && foreign->figures.n == 0,
+          "another cluster's table left as it was");
     tsl_cost_walks_free(kept);
     tsl_cost_walks_free(small);
     tsl_cost_walks_free(foreign);

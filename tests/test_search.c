@@ -1852,7 +1852,7 @@ static void test_shared_walks(void)
               "ep %u: another cluster's table not taken", eps[i]);
         tsl_engine_share_walks(&shared, w);
         CHECK(shared.walks == w && shared.walks_borrowed, "ep %u: the shared table lent", eps[i]);
-        uint32_t before = w->n;
+        uint32_t before = w->figures.n;
         for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
             for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
                 const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
@@ -1868,14 +1868,16 @@ static void test_shared_walks(void)
                       eps[i], B, P, a.samples_per_s, b.samples_per_s);
                 compared += a.valid;
             }
-        CHECK(i + 1 < sizeof(eps) / sizeof(eps[0]) || w->n == before,
-              "ep %u again: %u groups walked anew", eps[i], w->n - before);
+        CHECK(i + 1 < sizeof(eps) / sizeof(eps[0]) || w->figures.n == before,
+              "ep %u again: %u groups walked anew", eps[i], w->figures.n - before);
         tsl_engine_free(&shared);
         tsl_engine_free(&own);
     }
     CHECK(compared > 4, "only %d configurations fit", compared);
-    CHECK(w && w->n > 0 && w->cluster == &c, "the shared table kept its walks after the engines");
-    CHECK(foreign && foreign->n == 0 && foreign->cap == 0, "another cluster's table untouched");
+    CHECK(w && w->figures.n > 0 && w->cluster == &c,
+          "the shared table kept its walks after the engines");
+    CHECK(foreign && foreign->figures.n == 0 && foreign->figures.cap == 0,
+          "another cluster's table untouched");
     tsl_cost_walks_free(w);
     tsl_cost_walks_free(foreign);
     tsl_model_free(&m);
