@@ -1229,7 +1229,7 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
 #define TSL_COST_WALKS_MOST  32768u /* walks 200 B a slot (6.3 MiB at most), moves 88 B */
 typedef struct tsl_cost_walk {      /* a walk's figures (its key: cost.c walk_key_t) */
     double bw;
-    tsl_coll_lat_t lat; /* the ring's α's (the ring's kind) */
+    tsl_coll_lat_t lat; /* the ring's α's (kind 1: walk_key_t) */
 } tsl_cost_walk_t;
 
 typedef struct tsl_cost_walks {

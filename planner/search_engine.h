@@ -328,9 +328,9 @@ int tsl_engine_ws(tsl_engine_t *e);
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
 
 /* Makes w (a table of e's cluster's walks, tsl_cost_walks_new) the one e's envs keep
- * their topology walks in, in place of its own: the search shares one among the
- * engines of its CP, EP and expert-TP degrees, whose groups' walks are the same
- * (cost.h tsl_cost_walks_t). Nothing where w is NULL or another cluster's (a placement's
+ * their topology walks and e its layout moves in, in place of its own: the search
+ * shares one among the engines of its CP, EP and expert-TP degrees and the baselines',
+ * whose groups' walks and moves are the same (cost.h tsl_cost_walks_t). Nothing where w is NULL or another cluster's (a placement's
  * permuted copy keeps the engine's own). w must outlive e, and the engines that
  * share it must not run at once. */
 void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w);
