@@ -115,36 +115,31 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     return 0;
 }
 
+/* A walk's key: its block, the group and the kind of figure (1: the ring's busbw,
+ * 2: the all-to-all's). No padding: the table compares its bytes. */
+typedef struct walk_key {
+    uint32_t block_first, block_size, stride, degree, kind;
+} walk_key_t;
+
 tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c)
 {
     tsl_cost_walks_t *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    w->cluster = c;
-    w->slot = malloc(TSL_COST_WALK_SLOTS * sizeof(*w->slot));
-    if (w->slot == NULL) {
-        free(w);
-        return NULL;
-    }
+    w->cluster = c; /* the slots made at the first walk (kept.h) */
+    tsl_kept_init(&w->figures, sizeof(walk_key_t), sizeof(tsl_cost_walk_t), TSL_COST_WALKS_FIRST,
+                  TSL_COST_WALKS_MOST);
+    tsl_relayout_kept_init(&w->moves, TSL_COST_WALKS_FIRST, TSL_COST_WALKS_MOST);
     return w;
 }
 
 void tsl_cost_walks_free(tsl_cost_walks_t *w)
 {
-    if (w != NULL)
-        free(w->slot);
+    if (w != NULL) {
+        tsl_kept_free(&w->figures);
+        tsl_kept_free(&w->moves);
+    }
     free(w);
-}
-
-/* The slot of env's block and the group in env->walks (a mix of the key's words). */
-static uint32_t walk_slot(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
-                          uint32_t kind)
-{
-    uint64_t h = (uint64_t)env->block_first * 0x9E3779B97F4A7C15ull;
-    h ^= ((uint64_t)env->block_size << 32 | stride) * 0xC2B2AE3D27D4EB4Full;
-    h ^= ((uint64_t)degree << 2 | kind) * 0x165667B19E3779F9ull;
-    h ^= h >> 31;
-    return (uint32_t)(h % TSL_COST_WALK_SLOTS);
 }
 
 /* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block. */
@@ -161,22 +156,21 @@ static double walk_now(const tsl_cost_env_t *env, uint32_t stride, uint32_t degr
 static double kept_walk(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree, uint32_t kind,
                         tsl_coll_lat_t *lat)
 {
-    if (env->walks == NULL || env->walks->cluster != env->cluster)
+    tsl_cost_walks_t *w = env->walks;
+    if (w == NULL || w->cluster != env->cluster)
         return walk_now(env, stride, degree, kind, lat);
-    uint32_t i = walk_slot(env, stride, degree, kind);
-    tsl_cost_walk_t *w = &env->walks->slot[i];
-    if (env->walks->kind[i] != kind || w->block_first != env->block_first ||
-        w->block_size != env->block_size || w->stride != stride || w->degree != degree) {
-        w->bw = walk_now(env, stride, degree, kind, &w->lat);
-        w->block_first = env->block_first;
-        w->block_size = env->block_size;
-        w->stride = stride;
-        w->degree = degree;
-        env->walks->kind[i] = (uint8_t)kind;
+    const walk_key_t k = {env->block_first, env->block_size, stride, degree, kind};
+    const tsl_cost_walk_t *kept = tsl_kept_find(&w->figures, &k);
+    if (kept == NULL) { /* not walked yet: walked into its slot */
+        tsl_cost_walk_t *made = tsl_kept_put(&w->figures, &k);
+        if (made == NULL) /* out of memory: not kept */
+            return walk_now(env, stride, degree, kind, lat);
+        made->bw = walk_now(env, stride, degree, kind, &made->lat);
+        kept = made;
     }
     if (lat != NULL)
-        *lat = w->lat;
-    return w->bw;
+        *lat = kept->lat;
+    return kept->bw;
 }
 
 /* A group of `degree` ranks at `stride` inside the block, by the env's mode: the

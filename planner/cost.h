@@ -161,6 +161,7 @@
 
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "kept.h"
 #include "loss_impl.h"
 #include "model.h"
 #include "opt_step.h"
@@ -1221,26 +1222,32 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
  * The topology walks' figures of groups (tsl_cluster_dim_busbw, tsl_cluster_dim_a2a_busbw),
  * kept for every env that points here: a walk reads nothing but the cluster, the block
  * and the group's stride and degree (not the knobs, not the precision), so a kept one is
- * the walk's figure bit for bit. The search's engine keeps one for its blocks across its
- * stages, reruns and the sub-layer engine that borrows it (search_engine.h); without it
- * each engine's groups were walked again per rerun — 35,794 walks of 4,975 groups on
- * Llama3-405B over 12,500×8 H100s. Direct-mapped: a slot taken by another group only
- * walks again.
+ * the walk's figure bit for bit. The search keeps one table for every engine over its
+ * cluster — each CP, EP and expert-TP degree's, their reruns, the sub-layer engine's,
+ * the baselines' (search.c search_model, tsl_engine_share_walks); an engine alone keeps
+ * its own. Without one, each engine's groups were walked again per rerun — 35,794 walks
+ * of 4,975 groups on Llama3-405B over 12,500×8 H100s; with one per engine of 8,192
+ * direct-mapped slots, 13,777 (each degree's engine walked its groups again, and
+ * groups that shared a slot walked again). The layout moves' walks (relayout.h
+ * tsl_relayout_plan_kept) are kept beside them: a move reads only the two layouts,
+ * the cluster and the block, and each degree's engine made its own — 31,664 moves of
+ * 13,237 pairs on Llama3-405B there. Both tables are kept.h's: a figure found is
+ * never walked again; each makes TSL_COST_WALKS_FIRST slots at its first walk (an
+ * engine that borrows the search's table makes none), doubles when three quarters
+ * full and, at TSL_COST_WALKS_MOST, empties and fills afresh (memory stays bounded; a
+ * figure dropped is walked again, the same).
  */
-#define TSL_COST_WALK_SLOTS 8192u
-typedef struct tsl_cost_walk { /* its kind (1: the ring's busbw, 2: the all-to-all's)
-                                  is tsl_cost_walks_t's kind[] of its slot */
-    uint32_t block_first, block_size, stride, degree;
+#define TSL_COST_WALKS_FIRST 1024u
+#define TSL_COST_WALKS_MOST  32768u /* walks 200 B a slot (6.3 MiB at most), moves 88 B */
+typedef struct tsl_cost_walk {      /* a walk's figures (its key: cost.c walk_key_t) */
     double bw;
-    tsl_coll_lat_t lat; /* the ring's α's (kind 1) */
+    tsl_coll_lat_t lat; /* the ring's α's (kind 1: walk_key_t) */
 } tsl_cost_walk_t;
 
 typedef struct tsl_cost_walks {
-    const tsl_cluster_t *cluster;      /* whose walks these are; another env's cluster walks */
-    uint8_t kind[TSL_COST_WALK_SLOTS]; /* each slot's kind; 0: empty (its entry unwritten) */
-    tsl_cost_walk_t *slot;             /* [TSL_COST_WALK_SLOTS], read where kind says made:
-                                          malloc'd, its pages touched only as walks fill them
-                                          (an engine that walks little costs 8 KB) */
+    const tsl_cluster_t *cluster; /* whose walks these are; another env's cluster walks */
+    tsl_kept_t figures;           /* the groups' walks: tsl_cost_walk_t by block and group */
+    tsl_kept_t moves;             /* the moves: tsl_relayout_t by block and two layouts */
 } tsl_cost_walks_t;
 
 /* An empty table for c's walks, or NULL out of memory (then every figure is walked);

@@ -643,11 +643,12 @@ static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t 
  * ZBV: chunk 0 of stage s is virtual stage s, chunk 1 virtual stage 2P − 1 − s —
  * F0 from F0 of s − 1, F1 from F1 of s + 1 (stage P − 1: its own F0), B1 from B1 of
  * s − 1 (stage 0: its own F1, the loss), B0 from B0 of s + 1 (stage P − 1: its own
- * B1). W: none (its B precedes it on the stage). */
-static void resolve_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *o, const uint32_t *fidx,
-                       const uint32_t *bidx)
+ * B1). W: none (its B precedes it on the stage). m micro-batches, mv = m × the chunks
+ * (the caller's, made once: this runs for every op). */
+static void resolve_zb(const tsl_pipesim_in_t *in, uint32_t m, uint32_t mv, uint32_t s, sim_op_t *o,
+                       const uint32_t *fidx, const uint32_t *bidx)
 {
-    const uint32_t P = in->n_stages, mv = in->n_micro * chunks(in), m = in->n_micro;
+    const uint32_t P = in->n_stages;
     const bool down = o->chunk == 0; /* the way the chunk's forward runs: to higher stages */
     const bool fwd = o->op == TSL_PIPESIM_FWD;
     if (o->op == TSL_PIPESIM_WGT)
@@ -926,7 +927,7 @@ static void layout(sim_t *sm)
             if (inter)
                 resolve_interleaved(sm->in, s, o, sm->fidx, sm->bidx);
             else if (zb)
-                resolve_zb(sm->in, s, o, sm->fidx, sm->bidx);
+                resolve_zb(sm->in, m, mv, s, o, sm->fidx, sm->bidx);
             scale += o->dur_s + o->p2p_s;
             if (o->dep_stage < 0 || inter || zb || rdv)
                 continue;
@@ -1052,23 +1053,27 @@ static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pip
 {
     double stepped = 0;
     double iter = -1;
-    *end_stage = 0;
-    *end_idx = 0;
+    /* kept in locals and stored once (through the pointers, a store per op) */
+    uint32_t last_stage = 0, last_idx = 0;
     for (uint32_t s = 0; s < sm->P; s++) {
         const sim_op_t *so = sm->ops + (size_t)s * sm->stride;
+        double busy = out->busy_s[s]; /* the same sum, in the same order */
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
             if (so[q].op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
-                out->busy_s[s] += so[q].dur_s;
+                busy += so[q].dur_s;
             if (so[q].end_s >= iter - sm->tol) {
                 if (so[q].end_s > iter)
                     iter = so[q].end_s;
-                *end_stage = s;
-                *end_idx = q;
+                last_stage = s;
+                last_idx = q;
             }
         }
+        out->busy_s[s] = busy;
         if (sm->nops[s] > 0) /* a stage's ops run in order: its last ends last */
             stepped = fmax(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
     }
+    *end_stage = last_stage;
+    *end_idx = last_idx;
     out->flush_s = iter;
     out->iter_s = fmax(iter, stepped);
 }

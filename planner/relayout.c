@@ -9,6 +9,7 @@
 #include "relayout.h"
 
 #include <math.h>
+#include <string.h>
 
 uint32_t tsl_relayout_data_index(const tsl_strategy_t *s, uint32_t p)
 {
@@ -463,6 +464,58 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
                             uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
 {
     return plan_pair(from, to, c, block_first, floor, scratch, true, out, err);
+}
+
+/* A move's key in a kept table: the block and the two layouts' levels (all a move
+ * reads of a strategy: make_dir, the data indices), zeroed past them and in the
+ * padding, as the table compares bytes. */
+typedef struct move_key {
+    uint32_t block_first;
+    uint32_t degree[2][TSL_STRATEGY_MAX_LEVELS];
+    uint8_t n_levels[2];
+    uint8_t dim[2][TSL_STRATEGY_MAX_LEVELS];
+} move_key_t;
+
+static move_key_t make_move_key(const tsl_strategy_t *from, const tsl_strategy_t *to,
+                                uint32_t block_first)
+{
+    move_key_t k;
+    memset(&k, 0, sizeof(k));
+    k.block_first = block_first;
+    const tsl_strategy_t *s[2] = {from, to};
+    for (int i = 0; i < 2; i++) {
+        k.n_levels[i] = s[i]->n_levels;
+        for (uint32_t j = 0; j < s[i]->n_levels && j < TSL_STRATEGY_MAX_LEVELS; j++) {
+            k.dim[i][j] = s[i]->dim[j];
+            k.degree[i][j] = s[i]->degree[j];
+        }
+    }
+    return k;
+}
+
+void tsl_relayout_kept_init(tsl_kept_t *kept, uint32_t first, uint32_t most)
+{
+    tsl_kept_init(kept, sizeof(move_key_t), sizeof(tsl_relayout_t), first, most);
+}
+
+int tsl_relayout_plan_kept(tsl_kept_t *kept, const tsl_strategy_t *from, const tsl_strategy_t *to,
+                           const tsl_cluster_t *c, uint32_t block_first, double floor,
+                           uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err)
+{
+    if (kept == NULL || from == NULL || to == NULL || out == NULL)
+        return tsl_relayout_plan_floor(from, to, c, block_first, floor, scratch, out, err);
+    const move_key_t k = make_move_key(from, to, block_first);
+    const tsl_relayout_t *was = tsl_kept_find(kept, &k);
+    if (was != NULL) {
+        *out = *was;
+        return 0;
+    }
+    if (tsl_relayout_plan_floor(from, to, c, block_first, floor, scratch, out, err) != 0)
+        return -1; /* nothing kept: asked again, it fails again */
+    tsl_relayout_t *slot = tsl_kept_put(kept, &k);
+    if (slot != NULL)
+        *slot = *out;
+    return 0;
 }
 
 int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,

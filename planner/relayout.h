@@ -37,6 +37,7 @@
 
 #include "cluster.h"
 #include "err.h"
+#include "kept.h"
 #include "strategy.h"
 
 typedef enum tsl_relayout_kind {
@@ -99,6 +100,20 @@ int tsl_relayout_plan_floor(const tsl_strategy_t *from, const tsl_strategy_t *to
 int tsl_relayout_plan_plain(const tsl_strategy_t *from, const tsl_strategy_t *to,
                             const tsl_cluster_t *c, uint32_t block_first, double floor,
                             uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
+
+/*
+ * tsl_relayout_plan_floor through a table of c's moves (kept: one
+ * tsl_relayout_kept_init made, holding moves of c's blocks alone; NULL: made every
+ * time): the moves of a block and a pair of layouts are made once and read back after,
+ * the same moves bit for bit — a move reads nothing of the strategies but their levels
+ * (dims and degrees), so strategies that differ in recompute, SP or ZeRO share it. A
+ * failed plan is not kept. The search keeps one for every engine over its cluster
+ * (cost.h tsl_cost_walks_t).
+ */
+void tsl_relayout_kept_init(tsl_kept_t *kept, uint32_t first, uint32_t most);
+int tsl_relayout_plan_kept(tsl_kept_t *kept, const tsl_strategy_t *from, const tsl_strategy_t *to,
+                           const tsl_cluster_t *c, uint32_t block_first, double floor,
+                           uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
 
 /* No link of the block of G devices at `first` of c is slower than this: the
  * slowest node's NVLink figure and the network's, where no pair matrix gives each

@@ -1161,8 +1161,8 @@ static int search_precision(tsl_engine_t *e, const tsl_request_t *r, tsl_search_
  * depend on the precision (tsl_engine_rerun makes the layer costs afresh). */
 static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
                             const tsl_request_t *r, uint32_t cp_comm,
-                            const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
-                            double hi, tsl_err_t *err)
+                            const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
+                            tsl_search_result_t *res, double lo, double hi, tsl_err_t *err)
 {
     uint32_t fp8 = tsl_target_fp8_recipe(r->target);
     bool both = !(r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE ||
@@ -1178,6 +1178,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         return TSL_SEARCH_ERR;
     }
     e.node_order = order;
+    tsl_engine_share_walks(&e, walks);                     /* where c is the search's cluster */
     if (tsl_fp8_impl_ok(fp8, e.knobs.fp8_impl, NULL) != 0) /* torchao runs no delayed */
         both = false;
     if (e.knobs.fp32 || e.knobs.fp16) /* FP8 is a way to run 16-bit bf16 GEMMs: an fp32
@@ -1208,13 +1209,14 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
 /* Every placement worth trying (one on homogeneous clusters); the best wins. */
 static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                              uint32_t cp_comm, const tsl_search_hooks_t *hooks,
-                             tsl_search_result_t *res, double hi, tsl_err_t *err)
+                             tsl_cost_walks_t *walks, tsl_search_result_t *res, double hi,
+                             tsl_err_t *err)
 {
     static const uint32_t max_orders = 4;
     bool place = !r->no_placement && c->n_nodes > 1 && c->n_nodes <= TSL_PLAN_MAX_ORDER_NODES &&
                  !tsl_cluster_is_homogeneous(c);
     if (!place)
-        return search_placement(m, c, NULL, r, cp_comm, hooks, res, 0.0, hi, err);
+        return search_placement(m, c, NULL, r, cp_comm, hooks, walks, res, 0.0, hi, err);
     uint16_t(*orders)[TSL_PLAN_MAX_ORDER_NODES] = malloc(max_orders * sizeof(*orders));
     if (orders == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
@@ -1227,7 +1229,7 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
         bool identity = true;
         for (uint32_t k = 0; k < c->n_nodes && identity; k++)
             identity = orders[i][k] == k;
-        rc = search_placement(m, &pc, identity ? NULL : orders[i], r, cp_comm, hooks, res,
+        rc = search_placement(m, &pc, identity ? NULL : orders[i], r, cp_comm, hooks, walks, res,
                               hi * i / n, hi * (i + 1) / n, err);
         tsl_cluster_free(&pc);
         if (rc == TSL_SEARCH_CANCELLED)
@@ -1320,8 +1322,8 @@ static void keep_failure(tsl_err_t *kept, const tsl_err_t *e)
  * p2p and Ulysses a2a; allgather moves the bytes of p2p with none hidden, so it
  * never wins and is priced by eval only). Fills res->cp_why. */
 static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                     const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
-                     tsl_err_t *err)
+                     const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
+                     tsl_search_result_t *res, double hi, tsl_err_t *err)
 {
     uint32_t deg[TSL_SEARCH_CP_MAX + 1], n = cp_degrees(m, c, r, deg);
     static const uint32_t comms[] = {TSL_CP_P2P, TSL_CP_A2A};
@@ -1334,7 +1336,7 @@ static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         rq.cp = deg[i];
         for (uint32_t k = 0; k < (deg[i] > 1 ? n_comm : 1); k++) {
             tsl_err_t e = {0};
-            rc = search_placements(m, c, &rq, comms[k], hooks, res, hi, &e);
+            rc = search_placements(m, c, &rq, comms[k], hooks, walks, res, hi, &e);
             if (rc == TSL_SEARCH_CANCELLED) {
                 *err = e;
                 return rc;
@@ -1448,8 +1450,8 @@ static void ep_reason(tsl_search_result_t *res, const tsl_request_t *r, uint32_t
 /* search_cp at every EP degree and the expert TP degrees beside it; each pair's
  * plans meet in one result (the faster that fits wins). Fills res->ep_why. */
 static int search_ep(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                     const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
-                     tsl_err_t *err)
+                     const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
+                     tsl_search_result_t *res, double hi, tsl_err_t *err)
 {
     uint32_t deg[TSL_SEARCH_EP_MAX + 1], n = ep_degrees(m, c, r, deg), tried = 0;
     uint32_t tdeg[TSL_SEARCH_ETP_MAX + 1];
@@ -1463,7 +1465,7 @@ static int search_ep(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
             rq.ep = deg[i];
             rq.etp = tdeg[j];
             tsl_err_t e = {0};
-            int rc = search_cp(m, c, &rq, hooks, res, hi, &e);
+            int rc = search_cp(m, c, &rq, hooks, walks, res, hi, &e);
             if (rc == TSL_SEARCH_CANCELLED) {
                 *err = e;
                 return rc;
@@ -1489,7 +1491,10 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
     double split = r->no_baselines ? 1.0 : 0.6;
-    int rc = search_ep(m, c, r, hooks, res, split, err);
+    /* one table of topology walks for every degree's engine: their groups' walks
+     * are the same (NULL out of memory: each engine keeps its own) */
+    tsl_cost_walks_t *walks = tsl_cost_walks_new(c);
+    int rc = search_ep(m, c, r, hooks, walks, res, split, err);
     /* no stack takes H3T's per-layer switches: a target skips the step (and the
      * sub-layer split, refine) */
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && !r->target && tsl_err_code(err) == TSL_E_NOFIT) {
@@ -1499,7 +1504,8 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         rc = tsl_search_memopt(m, c, r, hooks, res, err);
     }
     if (rc == TSL_SEARCH_OK && !r->no_baselines && !tsl_search_cancelled(hooks))
-        tsl_search_baselines(m, c, r, hooks, res);
+        tsl_search_baselines(m, c, r, hooks, walks, res);
+    tsl_cost_walks_free(walks);
     /* the steps after the engine return early when cancelled: their results are
      * partial */
     if (rc == TSL_SEARCH_OK && tsl_search_cancelled(hooks)) {

@@ -129,8 +129,8 @@ static uint32_t min_gpus_per_node(const tsl_cluster_t *c)
  * the candidate fits is judged at the nearest batch the degrees can run
  * (*fits); plan->valid only when B itself divides. */
 static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                          uint32_t B, uint32_t tp, uint32_t pp, uint32_t b, tsl_plan_t *plan,
-                          bool *fits, tsl_search_stats_t *stats)
+                          tsl_cost_walks_t *walks, uint32_t B, uint32_t tp, uint32_t pp, uint32_t b,
+                          tsl_plan_t *plan, bool *fits, tsl_search_stats_t *stats)
 {
     uint32_t N = c->n_devices, dp = N / (tp * pp), first[TSL_PLAN_MAX_STAGES + 1];
     uint32_t per = b * dp, B_run = B / per ? B / per * per : per;
@@ -143,6 +143,7 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
     tsl_engine_t e;
     plan->valid = false;
     if (tsl_engine_init(&e, m, c, r, NULL, &sp, NULL) == 0) {
+        tsl_engine_share_walks(&e, walks);
         tsl_partition_uniform(m, pp, first);
         tsl_engine_eval(&e, B_run, pp, B_run / per, first, plan);
     }
@@ -156,7 +157,8 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
  * than the smallest node; that micro-batch size is dropped when the global batch
  * does not divide over its DP degree. The best of those over the sizes. */
 static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                              const tsl_search_hooks_t *hooks, uint32_t B, tsl_search_result_t *res)
+                              const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks, uint32_t B,
+                              tsl_search_result_t *res)
 {
     /* at most one stage a layer, the MTP layers and the head one unit (partition.h) */
     uint32_t N = c->n_devices, gpn = min_gpus_per_node(c), units = tsl_partition_max_cut(m) + 1;
@@ -174,7 +176,7 @@ static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c, cons
                     goto out;
                 bool fits;
                 tsl_plan_init(cand);
-                megatron_eval(m, c, r, B, tp, pp, b, cand, &fits, &res->stats);
+                megatron_eval(m, c, r, walks, B, tp, pp, b, cand, &fits, &res->stats);
                 found |= fits;
                 if (cand->valid && (!best->valid || cand->samples_per_s > best->samples_per_s))
                     *best = *cand;
@@ -189,11 +191,12 @@ out:
 }
 
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
+                          const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
+                          tsl_search_result_t *res)
 {
     tsl_plan_init(&res->baseline[TSL_BASELINE_MEGATRON]);
-    megatron_baseline(m, c, r, hooks, r->global_batch ? r->global_batch : res->best.global_batch,
-                      res);
+    megatron_baseline(m, c, r, hooks, walks,
+                      r->global_batch ? r->global_batch : res->best.global_batch, res);
     for (int b = 0; b < TSL_BASELINE_MEGATRON; b++) {
         tsl_plan_t *plan = &res->baseline[b];
         char *why = res->baseline_why[b];
@@ -207,8 +210,10 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
         double lo = 0.6 + 0.4 * b / TSL_BASELINE_COUNT,
                hi = 0.6 + 0.4 * (b + 1) / TSL_BASELINE_COUNT;
         int rc = -1;
-        if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0)
+        if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0) {
+            tsl_engine_share_walks(&e, walks);
             rc = tsl_engine_run(&e, plan, NULL, 0, NULL, lo, hi, &err);
+        }
         tsl_search_add_stats(&res->stats, &e.stats);
         tsl_engine_free(&e);
         if (rc == TSL_SEARCH_CANCELLED)

@@ -283,7 +283,8 @@ typedef struct tsl_engine {
     bool uniform_blocks;
     /* the groups' topology walks of its envs (cost.h tsl_cost_walks_t; NULL out of
      * memory: walked every time), kept across reruns, whose knobs they do not read;
-     * walks_borrowed: another engine's (tsl_engine_borrow_figures), not freed here */
+     * walks_borrowed: another engine's or the search's (tsl_engine_borrow_figures,
+     * tsl_engine_share_walks), not freed here */
     tsl_cost_walks_t *walks;
     bool walks_borrowed;
     tsl_search_stats_t stats;
@@ -325,6 +326,14 @@ int tsl_engine_ws(tsl_engine_t *e);
  * must not run at once. Figures dst makes go into the shared arrays. src's kept
  * topology walks (walks) are lent wherever the two have the same cluster. */
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
+
+/* Makes w (a table of e's cluster's walks, tsl_cost_walks_new) the one e's envs keep
+ * their topology walks and e its layout moves in, in place of its own: the search
+ * shares one among the engines of its CP, EP and expert-TP degrees and the baselines',
+ * whose groups' walks and moves are the same (cost.h tsl_cost_walks_t). Nothing where w is NULL or another cluster's (a placement's
+ * permuted copy keeps the engine's own). w must outlive e, and the engines that
+ * share it must not run at once. */
+void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w);
 
 /* Adds one run's counters to a result's. */
 void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s);

@@ -742,14 +742,19 @@ void tsl_engine_drop_memos(tsl_engine_t *e)
     e->dp_memo = NULL;
 }
 
+void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w)
+{
+    if (w == NULL || w == e->walks || w->cluster != e->cluster)
+        return; /* none, already e's, or another cluster's (e keeps its own) */
+    if (!e->walks_borrowed)
+        tsl_cost_walks_free(e->walks);
+    e->walks = w;
+    e->walks_borrowed = true;
+}
+
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
-    if (dst->cluster == src->cluster && src->walks != NULL) { /* they read no knobs */
-        if (!dst->walks_borrowed)
-            tsl_cost_walks_free(dst->walks);
-        dst->walks = src->walks;
-        dst->walks_borrowed = true;
-    }
+    tsl_engine_share_walks(dst, src->walks); /* they read no knobs */
     /* the collective figures carry the EP groups' walk where the model has MoE, and
      * their flex figures the routing of its first MoE layer (tsl_cost_flex_route) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
@@ -822,8 +827,11 @@ static int relayout_plan(tsl_engine_t *e, const tsl_strategy_t *from, const tsl_
         e->floor_first = first;
         e->floor_G = G;
     }
-    return tsl_relayout_plan_floor(from, to, e->cluster, first, e->floor_bw, e->relayout_scratch,
-                                   out, NULL);
+    /* the engine's walks hold its cluster's moves (tsl_engine_share_walks: the search's) */
+    tsl_kept_t *kept =
+        e->walks != NULL && e->walks->cluster == e->cluster ? &e->walks->moves : NULL;
+    return tsl_relayout_plan_kept(kept, from, to, e->cluster, first, e->floor_bw,
+                                  e->relayout_scratch, out, NULL);
 }
 
 /* The moves between layouts a and b, both ways, on the block at `first`

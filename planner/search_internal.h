@@ -39,8 +39,11 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper);
  * caller re-sorts. Takes e's cancel flag and stack, reports no progress. */
 void tsl_search_sublayer(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n, double floor);
 
-/* The baseline spaces, and their search (search_baselines.c). */
+/* The baseline spaces, and their search (search_baselines.c); their engines keep
+ * their topology walks in walks (the search's: tsl_engine_share_walks; NULL: each
+ * its own). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res);
+                          const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
+                          tsl_search_result_t *res);
 
 #endif

@@ -3889,9 +3889,9 @@ static void test_moe_flex(void)
  * not read (the layer walks); the made ones are read (a figure spoiled on purpose
  * shows), so the groups made are moe_terms' own. */
 /* A block's strategies' figures, walked and read back from kept walks
- * (tsl_cost_walks_t), bit for bit: kept in an empty table, read from it again,
- * with every slot taken by another group (each walks again), and with a table of
- * another cluster (not read). */
+ * (tsl_cost_walks_t), bit for bit: kept in an empty table, read from it again (nothing
+ * walked again), kept in a table that fills up and starts afresh, and with a table of
+ * another cluster (not read, nothing made). */
 static void bw_each_way(const tsl_cost_env_t *env, tsl_cost_walks_t *walks, const tsl_strategy_t *s,
                         tsl_strategy_bw_t *out)
 {
@@ -3901,51 +3901,76 @@ static void bw_each_way(const tsl_cost_env_t *env, tsl_cost_walks_t *walks, cons
     tsl_cost_strategy_bw(&e, s, out);
 }
 
-static void test_kept_walks(void)
+/* Every strategy of every block of `size` devices from 0 to `span` in steps of `step`
+ * priced with no table and with each of the n tables, twice (pass 1 reads what pass 0
+ * kept); the figures the same to the byte. kept_n[t]: table t's walks after pass 0. */
+static void walks_each_block(const tsl_cluster_t *c, uint32_t size, uint32_t step, uint32_t span,
+                             tsl_cost_walks_t *const *tables, uint32_t n, uint32_t *kept_n)
 {
     static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    tsl_strategy_opts_t opts = tsl_strategy_opts_default();
+    tsl_err_t err = {0};
+    int ns = tsl_strategy_enumerate(size, &opts, all, NULL, TSL_STRATEGY_MAX, &err);
+    CHECK(ns > 0, "enumerate %u: %s", size, err.msg);
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t first = 0; first + size <= span; first += step) {
+            tsl_cost_env_t env;
+            CHECK(tsl_cost_env_init(&env, c, first, size, &err) == 0, "%s", err.msg);
+            env.knobs.cp = size >= 64 ? 4 : 2;
+            env.knobs.cp_comm = TSL_CP_A2A; /* the all-to-all's walk too */
+            for (int i = 0; i < ns; i++) {
+                tsl_strategy_bw_t want, got;
+                bw_each_way(&env, NULL, &all[i], &want);
+                for (uint32_t t = 0; t < n; t++) {
+                    bw_each_way(&env, tables[t], &all[i], &got);
+                    CHECK(memcmp(&want, &got, sizeof(got)) == 0,
+                          "block %u+%u strategy %d pass %d table %u: kept walks' figures", first,
+                          size, i, pass, t);
+                }
+            }
+        }
+        for (uint32_t t = 0; t < n && pass == 0; t++)
+            kept_n[t] = tables[t]->figures.n;
+    }
+}
+
+static void test_kept_walks(void)
+{
     tsl_cluster_t c, other;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "64x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
     CHECK(tsl_cluster_parse_spec(&other, "2x8xA100-80G:ib100", &err) == 0, "%s", err.msg);
-    tsl_cost_walks_t *kept = tsl_cost_walks_new(&c), *taken = tsl_cost_walks_new(&c);
+    tsl_cost_walks_t *kept = tsl_cost_walks_new(&c), *small = tsl_cost_walks_new(&c);
     tsl_cost_walks_t *foreign = tsl_cost_walks_new(&other);
-    CHECK(kept && taken && foreign, "walk tables made");
-    if (!kept || !taken || !foreign)
+    CHECK(kept && small && foreign, "walk tables made");
+    if (!kept || !small || !foreign)
         return;
-    for (uint32_t i = 0; i < TSL_COST_WALK_SLOTS; i++) { /* each slot another group's */
-        taken->slot[i] = (tsl_cost_walk_t){UINT32_MAX, 1, 1, 2, -1.0, {0}};
-        taken->kind[i] = (uint8_t)(1 + i % 2);
-    }
-    tsl_strategy_opts_t opts = tsl_strategy_opts_default();
-    const uint32_t first[] = {0, 256, 0, 4}, size[] = {512, 256, 64, 4};
-    for (size_t b = 0; b < sizeof(first) / sizeof(first[0]); b++) {
-        tsl_cost_env_t env;
-        CHECK(tsl_cost_env_init(&env, &c, first[b], size[b], &err) == 0, "%s", err.msg);
-        env.knobs.cp = size[b] >= 64 ? 4 : 2;
-        env.knobs.cp_comm = TSL_CP_A2A; /* the all-to-all's walk too */
-        int n = tsl_strategy_enumerate(size[b], &opts, all, NULL, TSL_STRATEGY_MAX, &err);
-        CHECK(n > 0, "enumerate %u: %s", size[b], err.msg);
-        for (int pass = 0; pass < 2; pass++) /* pass 1 reads what pass 0 kept */
-            for (int i = 0; i < n; i++) {
-                tsl_strategy_bw_t want, got;
-                bw_each_way(&env, NULL, &all[i], &want);
-                bw_each_way(&env, kept, &all[i], &got);
-                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
-                      "block %u+%u strategy %d pass %d: kept walks' figures", first[b], size[b], i,
-                      pass);
-                bw_each_way(&env, taken, &all[i], &got);
-                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
-                      "block %u+%u strategy %d: slots taken by other groups", first[b], size[b], i);
-                bw_each_way(&env, foreign, &all[i], &got);
-                CHECK(memcmp(&want, &got, sizeof(got)) == 0,
-                      "block %u+%u strategy %d: another cluster's table", first[b], size[b], i);
-            }
-    }
-    for (uint32_t i = 0; i < TSL_COST_WALK_SLOTS; i++)
-        CHECK(foreign->kind[i] == 0, "another cluster's table left as it was");
+    CHECK(kept->figures.cap == 0 && kept->figures.n == 0, "no slots before the first walk");
+    small->figures.most = TSL_COST_WALKS_FIRST; /* never grows: fills up and starts afresh */
+    tsl_cost_walks_t *const tables[] = {kept, small, foreign};
+    uint32_t n[3], after[3];
+    /* big blocks, then many small ones at every offset: more groups than the first
+     * slots hold */
+    walks_each_block(&c, 512, 256, 512, tables, 3, n);
+    walks_each_block(&c, 64, 64, 512, tables, 3, n);
+    walks_each_block(&c, 4, 4, 512, tables, 3, n);
+    walks_each_block(&c, 8, 2, 512, tables, 3, after);
+    CHECK(kept->figures.n > 3 * TSL_COST_WALKS_FIRST / 4 &&
+              kept->figures.cap > TSL_COST_WALKS_FIRST &&
+              4 * kept->figures.n <= 3 * kept->figures.cap && kept->figures.restarts == 0,
+          "the table grew to hold its %u walks (%u slots, %u restarts)", kept->figures.n,
+          kept->figures.cap, kept->figures.restarts);
+    CHECK(after[0] == kept->figures.n,
+          "a kept walk is not walked again: %u walks after pass 0, %u after", after[0],
+          kept->figures.n);
+    CHECK(small->figures.cap == TSL_COST_WALKS_FIRST && small->figures.restarts > 0 &&
+              4 * small->figures.n <= 3 * small->figures.cap,
+          "a table at its most slots starts afresh (%u slots, %u walks, %u restarts)",
+          small->figures.cap, small->figures.n, small->figures.restarts);
+    CHECK(foreign->figures.cap == 0 && foreign->figures.n == 0,
+          "another cluster's table left as it was");
     tsl_cost_walks_free(kept);
-    tsl_cost_walks_free(taken);
+    tsl_cost_walks_free(small);
     tsl_cost_walks_free(foreign);
     tsl_cluster_free(&c);
     tsl_cluster_free(&other);

@@ -674,6 +674,85 @@ static void fast_vs_plain(void)
     CHECK(gathers > 1000, "%u gathers by need compared", gathers);
 }
 
+/* Every pair of strategies (recompute twins included) of a G-device block at `first`
+ * of c through the kept tables (tsl_relayout_plan_kept), twice, against
+ * tsl_relayout_plan_floor, bit for bit. Returns the pairs compared; *after0 the big
+ * table's moves after the first pass. */
+static uint32_t kept_agrees(const tsl_cluster_t *c, uint32_t G, uint32_t first, tsl_kept_t *big,
+                            tsl_kept_t *small, uint32_t *after0)
+{
+    static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    tsl_err_t err = {0};
+    tsl_strategy_opts_t o = tsl_strategy_opts_default(); /* CKPT twins: the same levels */
+    int n = tsl_strategy_enumerate(G, &o, all, NULL, TSL_STRATEGY_MAX, &err);
+    CHECK(n > 0, "enumerate %u: %s", G, err.msg);
+    uint32_t *scratch = malloc(3 * (size_t)G * sizeof *scratch), pairs = 0;
+    CHECK(scratch != NULL, "scratch of %u", G);
+    double floor = tsl_relayout_links_floor(c, first, G);
+    for (int pass = 0; pass < 2 && scratch; pass++) {
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                tsl_relayout_t want, got, got_small;
+                CHECK(tsl_relayout_plan_floor(&all[a], &all[b], c, first, floor, scratch, &want,
+                                              &err) == 0 &&
+                          tsl_relayout_plan_kept(big, &all[a], &all[b], c, first, floor, scratch,
+                                                 &got, &err) == 0 &&
+                          tsl_relayout_plan_kept(small, &all[a], &all[b], c, first, floor, scratch,
+                                                 &got_small, &err) == 0,
+                      "G %u at %u: %s", G, first, err.msg);
+                CHECK(same_move(&want.fwd, &got.fwd) && same_move(&want.bwd, &got.bwd) &&
+                          same_move(&want.fwd, &got_small.fwd) &&
+                          same_move(&want.bwd, &got_small.bwd),
+                      "G %u at %u, strategies %d > %d pass %d: kept moves", G, first, a, b, pass);
+                pairs++;
+            }
+        if (pass == 0)
+            *after0 = big->n;
+    }
+    free(scratch);
+    return pairs;
+}
+
+/* The moves kept by block and pair of layouts (tsl_relayout_plan_kept, the search's
+ * table: cost.h tsl_cost_walks_t) are the moves made afresh, bit for bit: read back
+ * (nothing made again), with recompute twins sharing one move, in a table that fills
+ * up and starts afresh; a pair that cannot move (group sizes differ) fails each time
+ * and keeps nothing. */
+static void kept_moves(void)
+{
+    tsl_cluster_t c;
+    parse_cluster("64x8xH100-80G:8xib400", &c);
+    tsl_kept_t big, small;
+    tsl_relayout_kept_init(&big, 64, 4096);
+    tsl_relayout_kept_init(&small, 64, 64); /* never grows: starts afresh */
+    static const uint32_t blocks[][2] = {{16, 0}, {16, 4}, {32, 64}, {64, 0}};
+    uint32_t pairs = 0;
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+        uint32_t before = big.n, after0 = 0,
+                 n = kept_agrees(&c, blocks[b][0], blocks[b][1], &big, &small, &after0);
+        pairs += n / 2;
+        CHECK(after0 == big.n, "G %u at %u: %u moves after pass 0, %u after pass 1", blocks[b][0],
+              blocks[b][1], after0, big.n);
+        CHECK(big.n - before < n / 2, "G %u at %u: %u moves kept for %u pairs (twins share)",
+              blocks[b][0], blocks[b][1], big.n - before, n / 2);
+    }
+    CHECK(big.restarts == 0 && big.cap > 64, "the table grew (%u slots, %u moves)", big.cap, big.n);
+    CHECK(small.restarts > 0 && small.cap == 64, "the small table started afresh %u times",
+          small.restarts);
+    tsl_strategy_t a = parse("dp8"), b = parse("tp4");
+    tsl_relayout_t out;
+    uint32_t scratch[24], kept = big.n;
+    tsl_err_t err = {0};
+    for (int i = 0; i < 2; i++)
+        CHECK(tsl_relayout_plan_kept(&big, &a, &b, &c, 0, -1.0, scratch, &out, &err) == -1 &&
+                  big.n == kept,
+              "sizes 8 and 4: refused (%s), nothing kept", err.msg);
+    printf("kept moves: %u pairs compared, %u moves kept\n", pairs, big.n);
+    tsl_kept_free(&big);
+    tsl_kept_free(&small);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     exec_stage_a();
@@ -683,6 +762,7 @@ int main(void)
     layout_counts();
     bad_input();
     fast_vs_plain();
+    kept_moves();
     eval_by_hand();
     boundary_by_hand();
     searched("8xA100-80G", 8);

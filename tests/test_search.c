@@ -1822,6 +1822,69 @@ static void test_memo_fresh(void)
     CHECK(interleaved > 0, "no interleaved configuration compared");
 }
 
+/* One table of topology walks lent to engines at several EP degrees, as search.c's
+ * search_model lends the search's to each degree's engine (tsl_engine_share_walks):
+ * the plans are those of engines that keep their own, to the byte (same_costing, DP
+ * statistics too); an engine at a degree met before walks nothing new; a table of
+ * another cluster is not taken; the engines leave the shared table to its owner. */
+static void test_shared_walks(void)
+{
+    static const uint32_t eps[] = {2, 8, 2}, batches[] = {64, 32}, pps[] = {1, 2, 4};
+    static tsl_engine_t shared, own;
+    static tsl_plan_t a, b;
+    tsl_model_t m;
+    tsl_cluster_t c, other;
+    tsl_err_t err = {0};
+    load("Mixtral-8x7B", "4x8xH100-80G:8xib400", &m, &c);
+    CHECK(tsl_cluster_parse_spec(&other, "2x8xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    tsl_cost_walks_t *w = tsl_cost_walks_new(&c), *foreign = tsl_cost_walks_new(&other);
+    CHECK(w != NULL && foreign != NULL, "walk tables made");
+    int compared = 0;
+    for (size_t i = 0; w && foreign && i < sizeof(eps) / sizeof(eps[0]); i++) {
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.ep = eps[i];
+        tsl_space_t sp = tsl_space_tessel(&r);
+        CHECK(tsl_engine_init(&shared, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        CHECK(tsl_engine_init(&own, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        tsl_engine_share_walks(&shared, foreign);
+        CHECK(shared.walks != foreign && !shared.walks_borrowed,
+              "ep %u: another cluster's table not taken", eps[i]);
+        tsl_engine_share_walks(&shared, w);
+        CHECK(shared.walks == w && shared.walks_borrowed, "ep %u: the shared table lent", eps[i]);
+        uint32_t before = w->figures.n;
+        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
+                const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
+                uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+                tsl_partition_by_flops(&m, P, first);
+                tsl_plan_init(&a);
+                tsl_plan_init(&b);
+                tsl_engine_eval(&shared, B, P, mc, first, &a);
+                tsl_engine_eval(&own, B, P, mc, first, &b);
+                CHECK(same_costing(&a, &b) && shared.stats.dp_runs == own.stats.dp_runs &&
+                          shared.stats.dp_states == own.stats.dp_states,
+                      "ep %u, batch %u, pp %u: %.9g with the shared walks, %.9g with its own",
+                      eps[i], B, P, a.samples_per_s, b.samples_per_s);
+                compared += a.valid;
+            }
+        CHECK(i + 1 < sizeof(eps) / sizeof(eps[0]) || w->figures.n == before,
+              "ep %u again: %u groups walked anew", eps[i], w->figures.n - before);
+        tsl_engine_free(&shared);
+        tsl_engine_free(&own);
+    }
+    CHECK(compared > 4, "only %d configurations fit", compared);
+    CHECK(w && w->figures.n > 0 && w->cluster == &c,
+          "the shared table kept its walks after the engines");
+    CHECK(foreign && foreign->figures.n == 0 && foreign->figures.cap == 0,
+          "another cluster's table untouched");
+    tsl_cost_walks_free(w);
+    tsl_cost_walks_free(foreign);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&other);
+}
+
 /* tp_sync is AMP's fork, which has no sequence parallelism (search.h): the search
  * leaves SP out (GPT2-345M with TP 4 forced on 4 GPUs: tp4+sp without it, tp4 with
  * it), under another fingerprint; a given plan with an SP layer is refused naming
@@ -2267,6 +2330,7 @@ int main(void)
     test_v_floor();
     test_moe_ep();
     test_memo_fresh();
+    test_shared_walks();
     test_need_keeps_interleaves();
     return CHECK_DONE();
 }
