@@ -753,13 +753,21 @@ typedef enum tsl_cost_mode {
  * --use-transformer-engine-op-fuser with --moe-grouped-gemm as moe_fused_mlp, and the
  * Megatron export writes it. A plan without moe_fp8_dispatch, or on a model without
  * glu_clamp layers or expert biases, prices as 149.
+ * 155: DualPipeV's F&B step under a flex dispatcher prices the contention of its EP
+ * all-to-alls as DeepEP's kernels cause it: they hold 20 SMs (deep_ep/buffer.py
+ * Buffer.num_sms at 82dcf48; DeepSeek-V3 report Sec. 3.2.2; the 20-block grids of
+ * deepseek-ai/profile-data train.json), so the partner's compute runs at (SMs − 20) /
+ * SMs while they do: k = 1 + 20/SMs for that part of the step's communication (1.152
+ * on the H800's 132), the cluster's overlap_slowdown for the rest (pipesim.h
+ * tsl_pipesim_fb_k). PAPER, expert TP > 1 and GPUs without an SM figure keep k. A plan
+ * without moe_flex, or not DualPipeV, prices as 151.
  * 151: TP-whole parameters beside the parallel linears (tsl_layer_t.tp_repl_extra):
  * AMP's fork builds TransGAN's latent projection as a plain nn.Linear and its position
  * and relative-position tables as nn.Parameters (trans_gan_gen.py
  * ParallelTransGANGeneratorPipe), so every TP rank holds, reduces over DP and steps
  * them whole (the TransGAN-Hetero preset's 48.3M of its 199.5M). A plan on a model
  * without tp_repl_extra layers, or at TP 1, prices as 150. */
-#define TSL_COST_MODEL_VERSION 151u
+#define TSL_COST_MODEL_VERSION 155u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
