@@ -765,8 +765,16 @@ typedef enum tsl_cost_mode {
  * reduce_bf16 over the t partial chunks of the rank's shard on the main stream, once
  * the ring's sends have landed): each tp_comm_overlap block's forward reduce-scatter
  * (the projection's, FFN-out's) pays one streaming kernel of (1 + 1/t)·s·h·2 bytes,
- * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 151. */
-#define TSL_COST_MODEL_VERSION 152u
+ * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 151.
+ * 153: DualPipeV's F&B step under a flex dispatcher prices the contention of its EP
+ * all-to-alls as DeepEP's kernels cause it: they hold 20 SMs (deep_ep/buffer.py
+ * Buffer.num_sms at 82dcf48; DeepSeek-V3 report Sec. 3.2.2; the 20-block grids of
+ * deepseek-ai/profile-data train.json), so the partner's compute runs at (SMs − 20) /
+ * SMs while they do: k = 1 + 20/SMs for that part of the step's communication (1.152
+ * on the H800's 132), the cluster's overlap_slowdown for the rest (pipesim.h
+ * tsl_pipesim_fb_k). PAPER, expert TP > 1 and GPUs without an SM figure keep k. A plan
+ * without moe_flex, or not DualPipeV, prices as 152. */
+#define TSL_COST_MODEL_VERSION 153u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

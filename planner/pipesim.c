@@ -88,6 +88,14 @@ double tsl_pipesim_fb_save_s(double f_s, double b_s, double comm_s, double k)
     return fb < all ? all - fb : 0.0;
 }
 
+double tsl_pipesim_fb_k(double comm_s, double flex_s, double k, double sms, double flex_sms)
+{
+    if (!(comm_s > 0) || !(flex_s > 0) || !(flex_sms > 0) || !(sms > flex_sms))
+        return k;
+    double a = fmin(flex_s, comm_s), rest = comm_s - a;
+    return 1.0 + (flex_sms / sms * a + (fmax(k, 1.0) - 1.0) * rest) / comm_s;
+}
+
 /* DualPipeV's W's on stage s: every split B's, 2(P − 1 − s) + s + 1. */
 static uint32_t dualpipev_w(uint32_t P, uint32_t s)
 {

@@ -290,6 +290,26 @@ bool tsl_pipesim_sched_is_v(uint32_t sched);
  */
 double tsl_pipesim_fb_save_s(double f_s, double b_s, double comm_s, double k);
 
+/* The SMs DeepEP's normal (high-throughput) dispatch and combine kernels hold while
+ * they run: deep_ep/buffer.py Buffer.num_sms = 20 (deepseek-ai/DeepEP at 82dcf48,
+ * 2025-03-14), the 20 SMs of the DeepSeek-V3 report's Sec. 3.2.2 ("only 20 SMs are
+ * sufficient to fully utilize the bandwidths of IB and NVLink"), and the grid of
+ * 20 blocks every internode dispatch and combine kernel runs on in DeepSeek's
+ * DualPipe training trace (deepseek-ai/profile-data train.json). */
+#define TSL_PIPESIM_DEEPEP_SMS 20.0
+
+/*
+ * The k of tsl_pipesim_fb_save_s for an F&B step whose comm_s holds flex_s of
+ * DeepEP's all-to-alls (a flex dispatcher's, DeepSeek's own kernels): those run
+ * on flex_sms of the GPU's sms SMs, so the partner's kernels lose that share of
+ * the GPU while they run (a slowdown of 1 + flex_sms / sms, as cost model 37's
+ * userbuffers kernels), the rest of comm_s (NCCL's) the cluster's k. Returns the
+ * comm-weighted mean 1 + (f·min(flex_s, comm_s) + (k − 1)·rest) / comm_s, f =
+ * flex_sms / sms; k itself without flex time, comm or an SM figure (sms <=
+ * flex_sms, e.g. 0: unknown), so such a step prices as before cost model 153.
+ */
+double tsl_pipesim_fb_k(double comm_s, double flex_s, double k, double sms, double flex_sms);
+
 /* Simulates one iteration. Returns -1 with err naming the field (counts out of
  * range, missing or negative/non-finite times, workspace too small). */
 int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,

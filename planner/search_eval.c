@@ -1236,9 +1236,20 @@ static void floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 
 static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m);
 
-/* Per-micro-batch stage times of the chosen strategies (including R). */
-static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                        uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
+/* DualPipeV's F&B contention k (tsl_pipesim_fb_k) on a stage of env with comm seconds
+ * of communication, ep of them the EP exchange: a flex dispatcher's all-to-alls run as
+ * DeepEP's kernels on TSL_PIPESIM_DEEPEP_SMS of the GPU's SMs (expert TP 1: the
+ * exchange is theirs alone; PAPER prices k). Cost model 155. */
+static double fb_overlap_k(const tsl_engine_t *e, const tsl_cost_env_t *env, double comm, double ep)
+{
+    bool deepep = e->knobs.moe_flex && e->knobs.etp <= 1 && env->mode != TSL_COST_PAPER;
+    return tsl_pipesim_fb_k(comm, deepep ? ep : 0.0, e->cluster->overlap_slowdown,
+                            env->gemm_shape.sms, TSL_PIPESIM_DEEPEP_SMS);
+}
+
+/* Per-micro-batch stage times of the chosen strategies (including R); env the stage's. */
+static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
+                        uint32_t first, uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
@@ -1289,12 +1300,13 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->chunk1_fwd_s = f1;
     st->chunk1_bwd_s = b1;
     st->chunk1_wgrad_s = w1;
-    /* DualPipeV's F&B: the layers' TP / ZeRO-3 communication hidden under the
-     * partner's compute; torch.distributed.pipelining (torchtitan) runs an
-     * OVERLAP_F_B action's forward and backward one after the other */
+    /* DualPipeV's F&B: the layers' TP / ZeRO-3 / EP communication hidden under the
+     * partner's compute, DeepEP's all-to-alls at the SMs they hold (fb_overlap_k);
+     * torch.distributed.pipelining (torchtitan) runs an OVERLAP_F_B action's forward
+     * and backward one after the other */
     st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial
                         ? 0.0
-                        : tsl_pipesim_fb_save_s(f, b, comm, e->cluster->overlap_slowdown);
+                        : tsl_pipesim_fb_save_s(f, b, comm, fb_overlap_k(e, env, comm, ep));
     /* Megatron-LM's EP overlap: its merged step hides the EP all-to-alls alone */
     st->ep_save_s = e->knobs.moe_a2a_overlap
                         ? tsl_pipesim_fb_save_s(f, b, ep, e->cluster->overlap_slowdown)
@@ -2190,7 +2202,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
     if (m == 1 && env.knobs.autocast)
         res.peak_bytes = lazy_grad_peak(e, g, first, n);
     st->peak_bytes = res.peak_bytes;
-    stage_times(e, g, first, n, st, &st->act_bytes);
+    stage_times(e, &env, g, first, n, st, &st->act_bytes);
     if (e->knobs.cpu_offload_layers) { /* one stage (pp_allowed, eval's check) */
         double wait = offload_exposed_s(e, first, n, s * G, G, &plan->cpu_offload_bytes);
         st->time_s += wait;
@@ -2615,7 +2627,11 @@ static bool v_part_sums(const tsl_engine_t *e, uint32_t from, uint32_t to, doubl
 static double v_fb_least_s(const tsl_engine_t *e, const double sum[3])
 {
     double c = sum[2], a = fmin(sum[1], sum[0]);
-    return fmax(c, a) + (fmax(e->cluster->overlap_slowdown, 1.0) - 1.0) * fmin(c, a);
+    /* a flex dispatcher's k (fb_overlap_k) may fall below the cluster's, never below 1 */
+    double k = e->knobs.moe_flex && e->knobs.etp <= 1 && tsl_engine_cost_mode(e) != TSL_COST_PAPER
+                   ? 1.0
+                   : e->cluster->overlap_slowdown;
+    return fmax(c, a) + (fmax(k, 1.0) - 1.0) * fmin(c, a);
 }
 
 /* After the plain configuration's stage s (its rows in model order, e->choice and

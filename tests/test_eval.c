@@ -995,6 +995,44 @@ static void test_moe_plan(void)
     tsl_cluster_free(&c);
 }
 
+/* DualPipeV's F&B under a flex dispatcher (docs/cost-model.md "DualPipeV", cost model
+ * 155): GPT-OSS-20B at PP 2 on two DGX H100, each stage one node (DP 8, EP 8 over its
+ * NVLink; m 4 = 2P). DeepEP's all-to-alls hold 20 of the
+ * H100's 132 SMs, so a stage whose only communication is its EP exchange saves the
+ * same on a cluster of overlap_slowdown 1 as of 1.3 (the partner at 112 of 132 SMs,
+ * not k); under NCCL's all-to-all the cluster's k still sets the saving (less at
+ * 1.3 than at 1). Before cost model 153 the flex plan saved less at 1.3, too. */
+static void test_dualpipev_deepep_sms(void)
+{
+    double save[2][2];
+    for (int flex = 0; flex < 2; flex++)
+        for (int ki = 0; ki < 2; ki++) {
+            tsl_model_t m;
+            tsl_cluster_t c;
+            tsl_err_t err = {0};
+            load("GPT-OSS-20B", "2x8xH100-80G:8xib400", &m, &c);
+            c.overlap_slowdown = ki ? 1.3 : 1.0;
+            tsl_request_t r;
+            tsl_request_init(&r);
+            static tsl_plan_t g, out;
+            given_plan(&g, m.n_layers, 2, "dp8", 8, 4);
+            g.schedule = TSL_PIPESIM_SCHED_DUALPIPEV;
+            g.stages[1].first_layer = m.n_layers / 2;
+            g.ep = 8;
+            g.moe_flex = flex;
+            CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "flex %d, k %g: %s", flex,
+                  c.overlap_slowdown, err.msg);
+            save[flex][ki] = out.stages[1].fb_save_s;
+            tsl_model_free(&m);
+            tsl_cluster_free(&c);
+        }
+    CHECK(save[1][0] > 0 && fabs(save[1][1] - save[1][0]) <= 1e-12 * save[1][0],
+          "flex: the same F&B saving at k 1 and 1.3 (DeepEP's SMs): %.9g vs %.9g", save[1][0],
+          save[1][1]);
+    CHECK(save[0][1] > 0 && save[0][1] < save[0][0],
+          "NCCL: less saved at k 1.3 than at 1: %.9g vs %.9g", save[0][1], save[0][0]);
+}
+
 /* An MoE plan whose EP group crosses nodes (GPT-OSS-20B, EP 16 over 2 DGX H100 with 8
  * NDR cards each), under NCCL's all-to-all and under a flex dispatcher: the search's
  * best plan and its alternatives, given back to eval, keep their figures, and both read
@@ -1113,6 +1151,7 @@ int main(void)
     test_refusals();
     test_moe_plan();
     test_moe_across_nodes();
+    test_dualpipev_deepep_sms();
     test_fp8_impl_rule();
     test_interleaved_chunks();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);

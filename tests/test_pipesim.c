@@ -1051,6 +1051,17 @@ static void test_dualpipev(void)
     CHECK_NEAR(tsl_pipesim_fb_save_s(1, 2, 1, 1), 1, 1e-12, "comm 1 under compute 2 at k = 1");
     CHECK_NEAR(tsl_pipesim_fb_save_s(1, 2, 1, 1.5), 0.5, 1e-12, "k = 1.5: half of it");
     CHECK(tsl_pipesim_fb_save_s(1, 2, 1, 3) == 0, "contention past F + B: no saving");
+    /* DeepEP's all-to-alls (cost model 153): the partner short of 20 of 132 SMs, not
+     * k; the rest of the communication at k, weighed by time; no SM figure: k */
+    CHECK_NEAR(tsl_pipesim_fb_k(1, 1, 1.3, 132, 20), 1 + 20.0 / 132, 1e-12, "all DeepEP's");
+    CHECK_NEAR(tsl_pipesim_fb_k(2, 1, 1.3, 132, 20), 1 + (20.0 / 132 + 0.3) / 2, 1e-12,
+               "half DeepEP's, half NCCL's");
+    CHECK_NEAR(tsl_pipesim_fb_save_s(1, 2, 1, tsl_pipesim_fb_k(1, 1, 1.3, 132, 20)), 1 - 20.0 / 132,
+               1e-12, "comm 1 under compute 2: F&B = 2 + 20/132");
+    CHECK(tsl_pipesim_fb_k(1, 1, 1.3, 0, 20) == 1.3 &&
+              tsl_pipesim_fb_k(1, 0, 1.3, 132, 20) == 1.3 &&
+              tsl_pipesim_fb_k(0, 0, 1.3, 132, 20) == 1.3,
+          "no SM figure, no DeepEP time, no communication: k");
     /* refused: fewer than 2P micro-batches */
     CHECK(zb_run(TSL_PIPESIM_SCHED_DUALPIPEV, 4, 7, 1, 1, 1, &in, f, b, w, &o) == -1,
           "dualpipev with m < 2P refused");
