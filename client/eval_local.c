@@ -253,9 +253,6 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
             json_object_set_new(p, "ds_pipe_p2p", json_true());
     }
     if (eo->ds_pipe_engine) { /* --ds-pipe-engine: DeepSpeed's PipelineEngine's p2p */
-        if (in->given->interleave > 1 || in->given->schedule)
-            return tsl_err_set(err, "ds_pipe_engine: DeepSpeed's PipelineEngine runs plain 1F1B "
-                                    "(TrainSchedule), not an interleaved or zero-bubble schedule");
         in->given->ds_pipe_engine = true;
         if (json_is_object(p))
             json_object_set_new(p, "ds_pipe_engine", json_true());

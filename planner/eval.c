@@ -599,6 +599,10 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
      * such (target_runs) */
     if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)
         return -1;
+    /* DeepSpeed's TrainSchedule is plain 1F1B: its engine's p2p prices no other schedule */
+    if (given->ds_pipe_engine && (given->interleave > 1 || given->schedule))
+        return tsl_err_set(err, "ds_pipe_engine: DeepSpeed's PipelineEngine runs plain 1F1B "
+                                "(TrainSchedule), not an interleaved or zero-bubble schedule");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
     tsl_model_t own = {0}; /* the request's attention kind and dropout apply, as in tsl_search */

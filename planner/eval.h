@@ -35,7 +35,8 @@
  *                  not divide a layer's heads / K/V heads / FFN width (the layer
  *                  and the degree), a micro-batch not divisible by a layer's
  *                  data width, an interleave the schedule cannot run, a layer
- *                  with SP under tp_sync (search.h tsl_plan_tp_sync_check);
+ *                  with SP under tp_sync (search.h tsl_plan_tp_sync_check), an
+ *                  interleaved or zero-bubble schedule under ds_pipe_engine;
  *   TSL_E_NOFIT    a stage's peak above its budget (the stage, its peak and the
  *                  budget); out then holds the figures all the same;
  *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan, or a plan the request's target
