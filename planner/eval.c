@@ -296,6 +296,10 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->eager |= g->eager;
     out->double_block_fwd |= g->double_block_fwd;
     out->tp_sync |= g->tp_sync; /* the fork's space too: no SP (search.h) */
+    if (g->ds_pipe_engine) {    /* DeepSpeed's TrainSchedule: plain 1F1B only */
+        out->no_interleave = true;
+        out->no_zero_bubble = true;
+    }
     if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* its routing */
         out->moe_capacity = g->moe_capacity;
         out->moe_pad = g->moe_pad;

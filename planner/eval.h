@@ -61,7 +61,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
  * (tsl_plan_stack_knobs; under torchao the search skips trying the target's FP8
  * recipe where torchao does not run it). Left to the search, as g's choices: pp, the layer split,
  * each layer's strategy (degrees, SP, ZeRO, checkpointing), the micro-batching,
- * interleave, schedule and vp_group, sub-layer stages, node placement, and the
+ * interleave, schedule and vp_group (plain 1F1B only where g records ds_pipe_engine:
+ * DeepSpeed's TrainSchedule), sub-layer stages, node placement, and the
  * CP (and its exchange), EP and expert TP degrees. Recording nothing leaves r.
  */
 void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_request_t *out);
