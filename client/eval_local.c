@@ -212,8 +212,8 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
 }
 
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
- * --tp-sync and --ds-pipe-p2p set its fp8_param_gather, fp8_impl, loss_impl,
- * opt_step, tp_sync and ds_pipe_p2p (and the plan document's,
+ * --tp-sync, --ds-pipe-p2p and --ds-pipe-engine set its fp8_param_gather, fp8_impl,
+ * loss_impl, opt_step, tp_sync, ds_pipe_p2p and ds_pipe_engine (and the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -251,6 +251,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->ds_pipe_p2p = true;
         if (json_is_object(p))
             json_object_set_new(p, "ds_pipe_p2p", json_true());
+    }
+    if (eo->ds_pipe_engine) { /* --ds-pipe-engine: DeepSpeed's PipelineEngine's p2p */
+        in->given->ds_pipe_engine = true;
+        if (json_is_object(p))
+            json_object_set_new(p, "ds_pipe_engine", json_true());
     }
     char note[160]; /* tp_sync on a plan without TP: said, not refused (search.h) */
     if (tsl_tp_sync_note(NULL, 0, in->given, note, sizeof note))
@@ -346,6 +351,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_pipe_p2p: a %s configuration does not run DeepSpeed's pipeline "
                             "engine (AMP's DeepSpeed fork does)",
+                            tsl_target_name(t));
+    if (eo->ds_pipe_engine) /* likewise */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_pipe_engine: a %s configuration does not run DeepSpeed's "
+                            "pipeline engine",
                             tsl_target_name(t));
     if (eo->ds_bf16_optimizer) /* neither runs DeepSpeed's engine */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

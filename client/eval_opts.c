@@ -17,7 +17,8 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
-    "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--tp-whole-heads]\n"
+    "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--ds-pipe-engine]\n"
+    "                      [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
@@ -147,6 +148,11 @@ static const char eval_usage[] =
     "                      TP rank, a TP all-gather on each side, each exchange held\n"
     "                      by both stages (docs/cost-model.md \"DeepSpeed's pipeline\n"
     "                      p2p\")\n"
+    "  --ds-pipe-engine    the stages run DeepSpeed's PipelineEngine (BLOOM's,\n"
+    "                      MT-NLG's): plain 1F1B, its four one-way transfers a\n"
+    "                      cycle each a blocking send/recv both stages sit in, the\n"
+    "                      bytes by --legacy-p2p (docs/cost-model.md \"DeepSpeed's\n"
+    "                      pipeline engine\")\n"
     "  --eager             the model's modules run eagerly, no torch.compile\n"
     "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
     "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
@@ -452,6 +458,7 @@ enum {
     OPT_OPT_STEP,
     OPT_TP_SYNC,
     OPT_DS_PIPE_P2P,
+    OPT_DS_PIPE_ENGINE,
     OPT_MOE_BF16,
     OPT_BF16_START,
     OPT_BF16_END,
@@ -550,6 +557,7 @@ static const struct option eval_long[] = {
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"tp-sync", no_argument, 0, OPT_TP_SYNC},
     {"ds-pipe-p2p", no_argument, 0, OPT_DS_PIPE_P2P},
+    {"ds-pipe-engine", no_argument, 0, OPT_DS_PIPE_ENGINE},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"bf16-layers-start", required_argument, 0, OPT_BF16_START},
     {"bf16-layers-end", required_argument, 0, OPT_BF16_END},
@@ -784,6 +792,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;
+    case OPT_DS_PIPE_ENGINE: eo->ds_pipe_engine = true; return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_BF16_START:
         return tsl_parse_u32("bf16-layers-start", optarg, 1, 1024, &eo->bf16_layers_start, err);

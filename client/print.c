@@ -411,6 +411,8 @@ static const switch_line_t stack_lines_a[] = {
      "  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n"},
     {"ds_pipe_p2p", "  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: "
                     "1/t and the fp16 mask per TP rank, blocking)\n"},
+    {"ds_pipe_engine", "  stack:     stages by DeepSpeed's PipelineEngine (four blocking one-way "
+                       "transfers a 1F1B cycle, each held by both stages)\n"},
     {"fp32", "  stack:     fp32 training: GEMMs at the GPU's TF32 rate (fp32 without TF32), "
              "4-byte activations and collectives, 16 B of model states per parameter\n"},
     {"tf32_off", "  stack:     TF32 off: fp32 GEMMs at the fp32 peak (PyTorch's allow_tf32 False "

@@ -125,6 +125,7 @@
     X(opt_step, U32, opt_step, "opt_step", NONZERO)                                                \
     X(tp_sync, BOOL, tp_sync, "tp_sync", NONZERO)                                                  \
     X(ds_pipe_p2p, BOOL, ds_pipe_p2p, "ds_pipe_p2p", NONZERO)                                      \
+    X(ds_pipe_engine, BOOL, ds_pipe_engine, "ds_pipe_engine", NONZERO)                             \
     X(ds_grad_bucket, BOOL, ds_grad_bucket, "ds_grad_bucket", NONZERO)                             \
     X(tp_whole_heads, BOOL, tp_whole_heads, "tp_whole_heads", NONZERO)                             \
     X(sdp_layer_roots, BOOL, sdp_layer_roots, "sdp_layer_roots", NONZERO)                          \

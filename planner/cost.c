@@ -2830,6 +2830,11 @@ tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
     return k->legacy_p2p ? TSL_P2P_SCATTER_GATHER : TSL_P2P_CORE;
 }
 
+bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k)
+{
+    return k->ds_pipe_engine || k->ds_pipe_p2p;
+}
+
 uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l)
 {
     if (proto != TSL_P2P_DS_PIPE || l == NULL)

@@ -773,8 +773,16 @@ typedef enum tsl_cost_mode {
  * SMs while they do: k = 1 + 20/SMs for that part of the step's communication (1.152
  * on the H800's 132), the cluster's overlap_slowdown for the rest (pipesim.h
  * tsl_pipesim_fb_k). PAPER, expert TP > 1 and GPUs without an SM figure keep k. A plan
- * without moe_flex, or not DualPipeV, prices as 152. */
-#define TSL_COST_MODEL_VERSION 153u
+ * without moe_flex, or not DualPipeV, prices as 152.
+ * 154: DeepSpeed's PipelineEngine priced as it runs (knobs.ds_pipe_engine): TrainSchedule's
+ * four one-way transfers a 1F1B cycle (RecvActivation, SendGrad with the previous stage;
+ * SendActivation, RecvGrad with the next), each a blocking p2p.send / p2p.recv both ranks
+ * sit in, so a stage's cycle holds its incoming boundary's exchange besides its own (the
+ * rendezvous ds_pipe_p2p prices, cost models 45 and 47) over the bytes its protocol sends
+ * (legacy_p2p: PartitionedTensor both ways). BLOOM's and MT-NLG's rows carry it, and the
+ * deepspeed target sets it (recorded on a plan of several stages). A plan without
+ * ds_pipe_engine prices as 153. */
+#define TSL_COST_MODEL_VERSION 154u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -988,6 +996,13 @@ typedef struct tsl_cost_knobs {
                           boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
                           blocking broadcast held by both stages); docs/cost-model.md
                           "DeepSpeed's pipeline p2p" */
+    bool ds_pipe_engine; /* the stages run DeepSpeed's PipelineEngine (runtime/pipe/engine.py,
+                            TrainSchedule): plain 1F1B whose four one-way transfers a cycle
+                            are each a blocking p2p.send / p2p.recv held by both ranks
+                            (tsl_pipeline_in_t.p2p_both), the bytes by the protocol the
+                            other knobs name (legacy_p2p: PartitionedTensor over TP both
+                            ways); ds_pipe_p2p implies it (tsl_cost_p2p_rendezvous);
+                            docs/cost-model.md "DeepSpeed's pipeline engine" */
     bool ds_grad_bucket; /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
                             (runtime/engine.py buffered_allreduce_fallback ->
                             allreduce_and_copy -> allreduce_bucket): the stage's
@@ -1531,6 +1546,11 @@ typedef enum tsl_p2p_proto {
 
 /* The stack's protocol of knobs k (ds_pipe_p2p before legacy_p2p). */
 tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k);
+
+/* Whether knobs k's stages exchange as DeepSpeed's PipelineEngine does, every one-way
+ * transfer a rendezvous both stages sit in (ds_pipe_engine, or AMP's fork's ds_pipe_p2p:
+ * the same engine): the pipeline's p2p_both and the event simulator's p2p_rendezvous. */
+bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k);
 
 /* The attention mask DeepSpeed's engine sends with every activation of a GPT-2
  * pipe (AMP's fork, engine.py _exec_send_activations: Megatron's 1 × 1 × s × s

@@ -296,6 +296,10 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->eager |= g->eager;
     out->double_block_fwd |= g->double_block_fwd;
     out->tp_sync |= g->tp_sync; /* the fork's space too: no SP (search.h) */
+    if (g->ds_pipe_engine) {    /* DeepSpeed's TrainSchedule: plain 1F1B only */
+        out->no_interleave = true;
+        out->no_zero_bubble = true;
+    }
     if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* its routing */
         out->moe_capacity = g->moe_capacity;
         out->moe_pad = g->moe_pad;
@@ -599,6 +603,10 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
      * such (target_runs) */
     if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)
         return -1;
+    /* DeepSpeed's TrainSchedule is plain 1F1B: its engine's p2p prices no other schedule */
+    if (given->ds_pipe_engine && (given->interleave > 1 || given->schedule))
+        return tsl_err_set(err, "ds_pipe_engine: DeepSpeed's PipelineEngine runs plain 1F1B "
+                                "(TrainSchedule), not an interleaved or zero-bubble schedule");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
     tsl_model_t own = {0}; /* the request's attention kind and dropout apply, as in tsl_search */

@@ -35,7 +35,8 @@
  *                  not divide a layer's heads / K/V heads / FFN width (the layer
  *                  and the degree), a micro-batch not divisible by a layer's
  *                  data width, an interleave the schedule cannot run, a layer
- *                  with SP under tp_sync (search.h tsl_plan_tp_sync_check);
+ *                  with SP under tp_sync (search.h tsl_plan_tp_sync_check), an
+ *                  interleaved or zero-bubble schedule under ds_pipe_engine;
  *   TSL_E_NOFIT    a stage's peak above its budget (the stage, its peak and the
  *                  budget); out then holds the figures all the same;
  *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan, or a plan the request's target
@@ -60,7 +61,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
  * (tsl_plan_stack_knobs; under torchao the search skips trying the target's FP8
  * recipe where torchao does not run it). Left to the search, as g's choices: pp, the layer split,
  * each layer's strategy (degrees, SP, ZeRO, checkpointing), the micro-batching,
- * interleave, schedule and vp_group, sub-layer stages, node placement, and the
+ * interleave, schedule and vp_group (plain 1F1B only where g records ds_pipe_engine:
+ * DeepSpeed's TrainSchedule), sub-layer stages, node placement, and the
  * CP (and its exchange), EP and expert TP degrees. Recording nothing leaves r.
  */
 void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_request_t *out);

@@ -324,7 +324,8 @@ typedef struct tsl_pipeline_in {
                           steady state (Megatron-LM before core: knobs.legacy_p2p) */
     bool p2p_both;     /* plain 1F1B STACK: each boundary's exchange held by both of its
                           stages, the receiver's stage time too (DeepSpeed's engine:
-                          blocking broadcasts in instruction order, knobs.ds_pipe_p2p):
+                          blocking one-way transfers in instruction order,
+                          tsl_cost_p2p_rendezvous: knobs.ds_pipe_engine, ds_pipe_p2p):
                           K_i = C_nosync(i) + p2p_{i−1} in the steady state, the fill
                           and drain Σ_i C_nosync(i): T0 = (m − 1) · max_i K_i +
                           Σ_i C_nosync(i) */

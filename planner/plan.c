@@ -357,6 +357,7 @@ static void v_chunk1(const tsl_plan_stage_t *st, tsl_plan_sim_t *sim, uint32_t s
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
 {
     const bool zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
+    const bool ds_engine = p->ds_pipe_p2p || p->ds_pipe_engine; /* tsl_cost_p2p_rendezvous */
     uint32_t v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
     memset(sim, 0, sizeof(*sim));
     for (uint32_t s = 0; s < p->pp && s < TSL_PLAN_MAX_STAGES; s++) {
@@ -381,9 +382,9 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .bwd_s = sim->bwd,
         .bwd_sync_s = paper ? sim->sync : NULL,
         .sync_tail_s = paper ? NULL : sim->tail,
-        /* Megatron's blocking sends, or DeepSpeed's broadcasts both stages sit in */
-        .p2p_blocking = !paper && v == 1 && !zb && !p->ds_pipe_p2p,
-        .p2p_rendezvous = !paper && v == 1 && !zb && p->ds_pipe_p2p,
+        /* Megatron's blocking sends, or DeepSpeed's transfers both stages sit in */
+        .p2p_blocking = !paper && v == 1 && !zb && !ds_engine,
+        .p2p_rendezvous = !paper && v == 1 && !zb && ds_engine,
         .p2p_s = sim->p2p,
         .n_chunks = zb ? 0 : v,
         .vp_group = zb || v <= 1 ? 0 : p->vp_group,
@@ -446,6 +447,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->opt_step = p->opt_step;
     k->tp_sync = p->tp_sync;
     k->ds_pipe_p2p = p->ds_pipe_p2p;
+    k->ds_pipe_engine = p->ds_pipe_engine;
     k->ds_grad_bucket = p->ds_grad_bucket;
     k->tp_whole_heads = p->tp_whole_heads;
     k->sdp_layer_roots = p->sdp_layer_roots;
@@ -472,10 +474,11 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fb_serial |= p->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
     if (p->opt_step)              /* the stack's optimizer step (opt_step.h) */
         k->opt_step = p->opt_step;
-    k->tp_sync |= p->tp_sync;             /* its TP collectives between device synchronisations */
-    k->ds_pipe_p2p |= p->ds_pipe_p2p;     /* its boundaries by DeepSpeed's pipeline engine */
-    k->ds_wall_clock |= p->ds_wall_clock; /* its instructions between synchronising timers */
-    k->ds_zero3_v03 |= p->ds_zero3_v03;   /* its ZeRO-3 as DeepSpeed 0.3 ran it */
+    k->tp_sync |= p->tp_sync;               /* its TP collectives between device synchronisations */
+    k->ds_pipe_p2p |= p->ds_pipe_p2p;       /* its boundaries by DeepSpeed's pipeline engine */
+    k->ds_pipe_engine |= p->ds_pipe_engine; /* its stages by that engine's blocking p2p */
+    k->ds_wall_clock |= p->ds_wall_clock;   /* its instructions between synchronising timers */
+    k->ds_zero3_v03 |= p->ds_zero3_v03;     /* its ZeRO-3 as DeepSpeed 0.3 ran it */
     k->unfused_elementwise |= p->unfused_elementwise; /* its blocks' unfused kernels */
     if (p->tf32) { /* its script runs fp32 matmuls as TF32, whatever the target */
         k->tf32 = true;
@@ -530,6 +533,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->opt_step = k->opt_step;
     p->tp_sync = k->tp_sync;
     p->ds_pipe_p2p = k->ds_pipe_p2p;
+    p->ds_pipe_engine = k->ds_pipe_engine;
     p->ds_grad_bucket = k->ds_grad_bucket;
     p->tp_whole_heads = k->tp_whole_heads;
     p->sdp_layer_roots = k->sdp_layer_roots;

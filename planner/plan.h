@@ -177,6 +177,7 @@ typedef struct tsl_plan {
     uint32_t opt_step;   /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
     bool tp_sync;        /* TP collectives between device synchronisations (cost.h knobs) */
     bool ds_pipe_p2p;    /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
+    bool ds_pipe_engine; /* stages by DeepSpeed's PipelineEngine: blocking one-way p2p */
     bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
     bool tp_whole_heads; /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
     bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
@@ -249,7 +250,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);
  * one: who runs its FP8 (fp8_impl), its optimizer step (opt_step), FP8 weights'
  * gathers (fp8_param_gather), DualPipeV's F&B run serially (fb_serial) and its TP
  * collectives between device synchronisations (tp_sync), its stage boundaries by
- * DeepSpeed's pipeline engine (ds_pipe_p2p). A
+ * DeepSpeed's pipeline engine (ds_pipe_p2p, ds_pipe_engine). A
  * request takes these from its target; an evaluated plan and the search it is
  * compared with (eval.h, tsl_eval_search_request) from the plan. */
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);

@@ -329,7 +329,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         k->opt_step,
         (uint64_t)k->launch_blocking,
         (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
-            (uint64_t)k->ds_zero3_v03 << 2,
+            (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1,
@@ -2364,6 +2364,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         plan->ds_bf16_optimizer = true;
     if (e->space->target == TSL_TARGET_DEEPSPEED && !ds_tp_beside_stages(plan))
         plan->legacy_p2p = false;
+    if (plan->pp <= 1) /* no stage boundary: the engine's p2p prices nothing */
+        plan->ds_pipe_engine = false;
     ep_overlap(plan, nosync, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
@@ -2376,7 +2378,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .opt_s = opt,
                             .tie_s = plan->tie_s,
                             .p2p_blocking = e->knobs.legacy_p2p,
-                            .p2p_both = e->knobs.ds_pipe_p2p};
+                            .p2p_both = tsl_cost_p2p_rendezvous(&e->knobs)};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
     if ((plan->schedule || plan->vp_group) && zb_iter(e, plan, &t) != 0)

@@ -1519,6 +1519,19 @@ static int ds_pipe_p2p_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed's PipelineEngine's blocking one-way p2p (ds_pipe_engine:
+ * every transfer a rendezvous both stages sit in) is the deepspeed target's; megatron,
+ * torchtitan and galvatron batch or overlap their stage exchanges. */
+static int ds_pipe_engine_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_pipe_engine || t == TSL_TARGET_DEEPSPEED)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not run DeepSpeed's pipeline engine; the plan was priced with "
+                        "ds_pipe_engine (its blocking one-way p2p)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's ZeRO-0 gradient bucket (ds_grad_bucket: flatten, 1/DP
  * scale, copy back into each .grad) is what deepspeed's engine runs, and no other
  * target's: Megatron-LM and torchtitan reduce their own buffers in place. */
@@ -1751,11 +1764,12 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
         sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
-        ds_pipe_p2p_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
-        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
-        launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
-        ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
-        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
+        ds_pipe_p2p_ok(t, p, err) != 0 || ds_pipe_engine_ok(t, p, err) != 0 ||
+        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
+        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
+        ds_wall_clock_ok(t, p, err) != 0 || ds_zero3_v03_ok(t, p, err) != 0 ||
+        unfused_elementwise_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 ||
+        fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -1800,7 +1814,9 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               (engine.py _do_optimizer_sanity_check): ds_bf16_zero0. TP
  *               beside stages is Megatron-DeepSpeed's: its boundaries by
  *               DeepSpeed's PartitionedTensor p2p (legacy_p2p), its backward's
- *               TP all-reduce after the GEMMs (overlap_tp_dgrad false).
+ *               TP all-reduce after the GEMMs (overlap_tp_dgrad false). Its
+ *               PipelineEngine moves every boundary by blocking one-way
+ *               transfers both stages sit in (ds_pipe_engine).
  *   galvatron, any: the executor's and Galvatron-BMW's (all zero). */
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
 {
@@ -1835,6 +1851,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->unfused_grad_accum = true; /* autograd's fresh gradient, added by its own kernel */
         k->tf32_off = true;           /* likewise */
         k->ds_bf16_zero0 = true;      /* BF16_Optimizer at ZeRO-0 under stages (cost.h) */
+        k->ds_pipe_engine = true;     /* TrainSchedule's blocking one-way p2p (cost.h) */
         break;
     default: break;
     }

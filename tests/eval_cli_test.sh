@@ -446,6 +446,36 @@ for t in megatron deepspeed; do
     expect 4 "$t: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_p2p" \
         eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-p2p --target $t
 done
+sw ds_pipe_engine 1 2 "eval: plan: ds_pipe_engine: expected true or false, got a number"
+sw ds_pipe_engine true 0 ""
+# --ds-pipe-engine (DeepSpeed's PipelineEngine, BLOOM's and MT-NLG's; cost model 154): the
+# same bytes as --legacy-p2p, but the receiving stage sits in every exchange too, so with
+# the later stage the slower (11 and 15 layers) its cycle holds its incoming boundary:
+# m − 1 = 31 more of stage 0's p2p, and the event simulator's rendezvous agrees; at PP 1
+# there is no boundary and nothing is recorded
+pe="--model GPT2-345M --cluster 2x4xA100-80G --tp 4 --pp 2 --layers-per-stage 11,15 --mbs 1 --batch 32 --no-search --legacy-p2p --json"
+expect 0 "" eval $pe
+cp "$out" "$dir/dse-off.json"
+expect 0 "" eval $pe --ds-pipe-engine
+cp "$out" "$dir/dse-on.json"
+expect 0 "" eval ${pe/--pp 2 --layers-per-stage 11,15/--pp 1} --ds-pipe-engine
+python3 - "$dir/dse-off.json" "$dir/dse-on.json" "$out" <<'PY' && ok || bad "--ds-pipe-engine: $(cat "$out")"
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "ds_pipe_engine" not in a and b["ds_pipe_engine"] is True and "ds_pipe_engine" not in c, (a, b, c)
+p2p = a["stages"][0]["p2p_s"]
+assert p2p > 0 and b["stages"][0]["p2p_s"] == p2p, (a["stages"], b["stages"])
+assert abs(b["iter_time_s"] - a["iter_time_s"] - 31 * p2p) < 1e-9, (a["iter_time_s"], b["iter_time_s"], p2p)
+assert abs(b["sim_iter_time_s"] - b["iter_time_s"]) < 1e-9, (b["sim_iter_time_s"], b["iter_time_s"])
+PY
+expect 0 "" eval ${pe% --json} --ds-pipe-engine
+grep -q "^  stack:     stages by DeepSpeed's PipelineEngine (four blocking one-way transfers" "$out" &&
+    ok || bad "--ds-pipe-engine not printed: $(cat "$out")"
+expect 2 "ds_pipe_engine: DeepSpeed's PipelineEngine runs plain 1F1B" eval $pe --ds-pipe-engine --interleave 2
+expect 4 "ds_pipe_engine: a megatron configuration does not run DeepSpeed's pipeline engine" \
+    eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --ds-pipe-engine
+expect 4 "megatron: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_engine" \
+    eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-engine --target megatron
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
 grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&

@@ -153,6 +153,17 @@ def check_bloom(runner, tesselctl, rows):
             fail("rows.json: %s is not a GPT-2 row of AMP's fork" % r["id"])
     if gpt2 and "--unfused-elementwise" not in run.knob_args(gpt2[0]):
         fail("run.py does not pass --unfused-elementwise for %s" % gpt2[0]["id"])
+    # BLOOM's and MT-NLG's Megatron-DeepSpeed ran DeepSpeed's PipelineEngine (blocking
+    # one-way p2p, cost model 154): those rows say ds_pipe_engine and run.py passes it;
+    # Megatron-LM's own rows (legacy_p2p without DeepSpeed) do not
+    ds_engine = ("bloom-tr11", "bloom-tr11-reshape", "bloom-tr11-prequel", "mtnlg22")
+    for r in rows:
+        if (r["source"] in ds_engine) != bool(r["plan"].get("ds_pipe_engine")):
+            fail("rows.json: %s %s ds_pipe_engine" % (
+                r["id"], "lacks" if r["source"] in ds_engine else "should not carry"))
+    eng = [r for r in rows if r["source"] in ds_engine]
+    if eng and "--ds-pipe-engine" not in run.knob_args(eng[0]):
+        fail("run.py does not pass --ds-pipe-engine for %s" % eng[0]["id"])
 
 
 def check_bloom_tp(root, tesselctl, rows):

@@ -272,6 +272,10 @@ static void test_ds_pipe_p2p_sim(void)
     CHECK(fabs(t.flush_s + t.opt_tail_s - 32.5) < 1e-12, "closed form %g",
           t.flush_s + t.opt_tail_s);
     p->ds_pipe_p2p = false;
+    p->ds_pipe_engine = true; /* the same engine's exchanges over legacy_p2p's bytes */
+    tsl_plan_sim_input(p, false, sim);
+    CHECK(sim->in.p2p_rendezvous && !sim->in.p2p_blocking, "ds_pipe_engine: a rendezvous");
+    p->ds_pipe_engine = false;
     tsl_plan_sim_input(p, false, sim);
     CHECK(!sim->in.p2p_rendezvous && sim->in.p2p_blocking, "without it: Megatron's sends");
     free(ws);

@@ -7,6 +7,7 @@
  * space contains every stack's). Also: the predicate refuses what the
  * exporters refuse, and a model a stack cannot build is refused up front.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
+#include "pipeline.h"
 #include "search.h"
 
 static uint32_t rng = 12345;
@@ -239,6 +241,77 @@ static void test_deepspeed_pipe_tp(void)
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
               !f.res->best.legacy_p2p,
           "a TP-free plan does not record legacy_p2p: %s", err.msg);
+    fixture_free(&f);
+}
+
+/* The plan's iteration by the closed form over its own stage figures, its boundaries'
+ * exchanges held by both of their stages (p2p_both) or by the sender alone. */
+static double plan_iter_closed_form(const tsl_plan_t *p, bool both)
+{
+    double fwd[TSL_PLAN_MAX_STAGES], nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
+        p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < p->pp; s++) {
+        fwd[s] = p->stages[s].fwd_s;
+        nosync[s] = p->stages[s].time_nosync_s;
+        sync[s] = p->stages[s].time_s;
+        p2p[s] = p->stages[s].p2p_s;
+        opt[s] = p->stages[s].opt_s;
+    }
+    tsl_pipeline_in_t in = {.n_stages = p->pp,
+                            .n_micro = p->n_micro,
+                            .interleave = 1,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = sync,
+                            .p2p_s = p2p,
+                            .opt_s = opt,
+                            .tie_s = p->tie_s,
+                            .p2p_both = both};
+    tsl_pipeline_out_t t;
+    tsl_pipeline_iter(&in, &t);
+    return t.flush_s + t.opt_tail_s;
+}
+
+/* DeepSpeed's PipelineEngine under the deepspeed target (cost model 154): TrainSchedule's
+ * four one-way transfers a cycle, each a blocking send/recv both stages sit in
+ * (ds_pipe_engine). A plan of two stages records it and prices its boundary on both
+ * stages — its iteration is the closed form with p2p_both, above the one that charges the
+ * sender alone (the price before 154) — and the simulator runs it as a rendezvous; a
+ * plan without stages does not record it; the megatron export refuses a plan priced
+ * with it, naming the field. */
+static void test_deepspeed_pipe_engine(void)
+{
+    fixture_t f;
+    fixture_target(&f, "GPT3-15B", "2x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
+    f.r.global_batch = 64;
+    f.r.pp = 2;
+    f.r.no_dp = f.r.no_sdp = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "pp 2: %s", err.msg);
+    const tsl_plan_t *p = &f.res->best;
+    double both = plan_iter_closed_form(p, true), sender = plan_iter_closed_form(p, false);
+    CHECK(p->pp == 2 && p->interleave <= 1 && p->ds_pipe_engine && p->n_micro > 1 &&
+              p->stages[0].p2p_s > 0,
+          "pp %u v %u ds_pipe_engine %d m %u p2p %g", p->pp, p->interleave, p->ds_pipe_engine,
+          p->n_micro, p->stages[0].p2p_s);
+    CHECK(fabs(p->iter_time_s - both) < 1e-9 * both && both > sender,
+          "iteration %g: both stages hold the exchange %g, the sender alone %g", p->iter_time_s,
+          both, sender);
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    tsl_plan_sim_input(p, false, sim);
+    CHECK(sim->in.p2p_rendezvous && !sim->in.p2p_blocking, "the simulator's rendezvous");
+    free(sim);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, p, &f.m, &text, &len, &err) != 0 && !text &&
+              strstr(err.msg, "ds_pipe_engine"),
+          "megatron refuses it: %s", text ? "exported" : err.msg);
+    free(text);
+    f.r.pp = 1;
+    f.r.no_dp = f.r.no_sdp = false;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK && f.res->best.pp == 1 &&
+              !f.res->best.ds_pipe_engine,
+          "no stages: not recorded (%s)", err.msg);
     fixture_free(&f);
 }
 
@@ -855,6 +928,7 @@ int main(void)
     test_model_refused();
     test_sweep_past_refused_batches();
     test_deepspeed_pipe_tp();
+    test_deepspeed_pipe_engine();
     test_deepspeed_type_transformer();
     test_deepspeed_uneven_cut();
     test_recompute_block();

@@ -375,6 +375,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--opt-step", p["opt_step"]]
     if p.get("ds_pipe_p2p"):  # DeepSpeed's pipeline p2p (cost-model.md "DeepSpeed's pipeline p2p")
         cmd += ["--ds-pipe-p2p"]
+    if p.get("ds_pipe_engine"):  # DeepSpeed's PipelineEngine's blocking one-way p2p (cost-model.md "DeepSpeed's pipeline engine")
+        cmd += ["--ds-pipe-engine"]
     if p.get("tp_sync"):  # TP all-reduces between device syncs (cost-model.md "Synchronised TP collectives")
         cmd += ["--tp-sync"]
     if p.get("tp_whole_heads"):  # every head on each TP rank (cost-model.md "Attention heads kept whole under TP")

@@ -99,8 +99,11 @@ STACK_LIMITS = {
 # no target's configuration carries. --fp8-param-gather (the FP8 weights gathered in
 # FP8, Megatron-Bridge's FP8 presets, torchtitan's FSDP float8 all-gather) plan takes
 # since cost model 103: the search weighs it only when asked, so it is passed.
+# DeepSpeed's PipelineEngine (--ds-pipe-engine: BLOOM's and MT-NLG's rows) the
+# deepspeed target prices by itself on a plan of several stages (cost model 154).
 EVAL_ONLY = {"--fp8-impl": 1, "--opt-step": 1,
-             "--ds-pipe-p2p": 0, "--amp-profile": 1, "--ds-bf16-optimizer": 0,
+             "--ds-pipe-p2p": 0, "--ds-pipe-engine": 0, "--amp-profile": 1,
+             "--ds-bf16-optimizer": 0,
              "--launch-blocking": 0}
 
 
