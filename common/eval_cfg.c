@@ -1374,6 +1374,10 @@ static const char *const mg_no_effect[] = {
     "cpu-offloading-retain-pinned-cpu-buffers",
     "no-manual-gc-eval",
     "disable-manual-gc-eval",
+    /* rounds a global batch that micro-batch x DP does not divide down to one it does
+     * (num_microbatches_calculator.py); eval prices only a dividing batch, which it
+     * leaves alone, and refuses another naming the batch */
+    "decrease-batch-size-if-needed",
     "fp8-interval",  /* TransformerConfig: ignored since Transformer Engine 1.8 */
     "use-gigatoken", /* a faster tokenizer */
     "result-rejected-tracker-filename",
