@@ -704,6 +704,13 @@ typedef struct mg_why {
     const char *name, *why;
 } mg_why_t;
 
+#define MG_FG_OFFLOAD                                                                              \
+    "belongs to --fine-grained-activation-offloading, which Tessel does not model "                \
+    "(activations offloaded by whole layers only: --cpu-offloading-num-layers)"
+#define MG_ATTN_VARIANT                                                                            \
+    "(linear or sparse attention layers beside softmax attention: Gated DeltaNet, DSA) is "        \
+    "not modelled by Tessel: the model's layers come from --model"
+
 /* Refused: Megatron refuses them itself (its message), or they change the plan in
  * a way Tessel does not model. */
 static const mg_why_t mg_refused[] = {
@@ -739,6 +746,67 @@ static const mg_why_t mg_refused[] = {
                               "Tessel"},
     {"fine-grained-activation-offloading", "is not modelled by Tessel: activations offloaded "
                                            "by whole layers only (--cpu-offloading-num-layers)"},
+    /* fine-grained offloading's own settings (TransformerConfig), read with it alone */
+    {"offload-modules", MG_FG_OFFLOAD},
+    {"activation-offload-fraction", MG_FG_OFFLOAD},
+    {"min-offloaded-tensor-size", MG_FG_OFFLOAD},
+    {"fine-grained-offloading-max-inflight-offloads", MG_FG_OFFLOAD},
+    {"delay-offload-until-cuda-graph", MG_FG_OFFLOAD},
+    {"delta-offload-bytes-across-pp-ranks", MG_FG_OFFLOAD},
+    /* lines that do not train every weight of a softmax-attention Transformer, or do
+     * not train at all: no honest figure is priced as if they did */
+    {"perform-rl-step", "(Megatron-RL's GRPO step: rollouts by an inference engine beside "
+                        "training) is not modelled by Tessel, which prices pretraining"},
+    {"skip-train", "runs no training iteration (evaluation only): nothing for Tessel to price"},
+    {"fake-process-group", "skips every collective (a memory-profiling run): Tessel prices the "
+                           "communication a real run does"},
+    {"freeze-all-layers", "(no weight gradients, no optimizer step) is not modelled by Tessel, "
+                          "which prices training every weight"},
+    {"experimental-attention-variant", MG_ATTN_VARIANT},
+    {"linear-attention-freq", MG_ATTN_VARIANT},
+    {"attention-output-gate", "(a gate projection on the attention's output, Qwen3-Next's) is "
+                              "not modelled by Tessel: the model's layers come from --model"},
+    {"torch-fsdp2-no-reshard-after-forward", "(FSDP2 keeping the gathered weights to the "
+                                             "backward) is not priced for a Megatron-LM line; "
+                                             "plan --sdp-keep-weights prices it under torchtitan"},
+    {"mtp-use-repeated-layer", "(one MTP layer's weights for every depth) is not modelled by "
+                               "Tessel: each of --mtp-num-layers is priced with weights of its "
+                               "own"},
+    {"enable-mhc-connections", "(several residual streams per layer) is not modelled by "
+                               "Tessel"},
+    {"moe-paged-stash",
+     "(the MoE layers' activations in a paged stash) is not modelled by "
+     "Tessel"}, /* the settings of those layers (TransformerConfig), read with them alone */
+    {"linear-conv-kernel-dim", MG_ATTN_VARIANT},
+    {"linear-key-head-dim", MG_ATTN_VARIANT},
+    {"linear-num-key-heads", MG_ATTN_VARIANT},
+    {"linear-num-value-heads", MG_ATTN_VARIANT},
+    {"linear-value-head-dim", MG_ATTN_VARIANT},
+    {"dsa-indexer-head-dim", MG_ATTN_VARIANT},
+    {"dsa-indexer-k-norm-epsilon", MG_ATTN_VARIANT},
+    {"dsa-indexer-k-norm-fp32", MG_ATTN_VARIANT},
+    {"dsa-indexer-loss-coeff", MG_ATTN_VARIANT},
+    {"dsa-indexer-n-heads", MG_ATTN_VARIANT},
+    {"dsa-indexer-rope-interleaved", MG_ATTN_VARIANT},
+    {"dsa-indexer-skip-topk-offset", MG_ATTN_VARIANT},
+    {"dsa-indexer-topk", MG_ATTN_VARIANT},
+    {"dsa-indexer-topk-freq", MG_ATTN_VARIANT},
+    {"dsa-indexer-use-sparse-loss", MG_ATTN_VARIANT},
+    {"dsa-kernel-backend", MG_ATTN_VARIANT},
+    {"disable-dsa-indexer-rotate-activation", MG_ATTN_VARIANT},
+    {"disable-dsa-indexer-scoring-relu", MG_ATTN_VARIANT},
+    {"no-dsa-indexer-rotate-activation", MG_ATTN_VARIANT},
+    {"no-dsa-indexer-scoring-relu", MG_ATTN_VARIANT},
+    {"mhc-init-gating-factor", "belongs to --enable-mhc-connections, which Tessel does not model"},
+    {"mhc-num-residual-streams",
+     "belongs to --enable-mhc-connections, which Tessel does not model"},
+    {"mhc-recompute-layer-num", "belongs to --enable-mhc-connections, which Tessel does not model"},
+    {"mhc-sinkhorn-iterations", "belongs to --enable-mhc-connections, which Tessel does not model"},
+    {"moe-paged-stash-buffer-size-factor-cpu",
+     "belongs to --moe-paged-stash, which Tessel does not model"},
+    {"moe-paged-stash-buffer-size-factor-cuda",
+     "belongs to --moe-paged-stash, which Tessel does not model"},
+    {"moe-paged-stash-page-size", "belongs to --moe-paged-stash, which Tessel does not model"},
 };
 
 /* Accepted with a note that Tessel does not model them: they change what runs, but
@@ -816,6 +884,143 @@ static const mg_why_t mg_unmodelled[] = {
     {"disable-tp-comm-split-rs", "priced as --tp-comm-overlap's defaults"},
     {"disable-tp-comm-bulk-dgrad", "priced as --tp-comm-overlap's defaults"},
     {"disable-tp-comm-bulk-wgrad", "priced as --tp-comm-overlap's defaults"},
+    /* the data-parallel collectives' buffers, groups and registration
+     * (DistributedDataParallelConfig, Megatron-FSDP): priced whole, as NCCL runs
+     * them on the plan's SMs by default */
+    {"ddp-pad-buckets-for-high-nccl-busbw", "the gradient buckets padded to 2^16 elements; "
+                                            "the reduce priced whole"},
+    {"ddp-param-name-patterns-for-fp32-local-accumulation", "local fp32 accumulation of the "
+                                                            "matched gradients; priced in "
+                                                            "the buffer's dtype"},
+    {"create-all-gather-group", "a group of its own for the weight all-gathers; priced on "
+                                "the data-parallel one"},
+    {"no-align-param-gather", "each stage's weight gathers launched on their own; priced "
+                              "whole"},
+    {"no-gradient-reduce-div-fusion", "the gradients' division by the data-parallel size as "
+                                      "a kernel of its own; priced inside the reduce"},
+    {"use-nccl-ub", "NCCL user-buffer registration (fewer SMs for the collectives); priced "
+                    "as unregistered NCCL"},
+    {"disable-symmetric-registration", "NCCL user-buffer registration; priced as "
+                                       "unregistered NCCL"},
+    {"fsdp-manual-registration", "NCCL user-buffer registration; priced as unregistered NCCL"},
+    {"fsdp-double-buffer", "Megatron-FSDP's double-buffered communication memory; priced "
+                           "without"},
+    {"fsdp-db-use-persist-buf-on-alloc-fail", "Megatron-FSDP's double-buffered communication "
+                                              "memory; priced without"},
+    {"megatron-fsdp-max-pool-double-buffer", "Megatron-FSDP's double-buffered communication "
+                                             "memory; priced without"},
+    {"megatron-fsdp-enable-fine-grained-param-gather", "Megatron-FSDP's weight gathers per "
+                                                       "module; priced per layer"},
+    {"megatron-fsdp-version", "Megatron-FSDP's implementation; priced as version 1"},
+    {"suggested-communication-unit-size", "Megatron-FSDP's communication unit; priced per "
+                                          "layer"},
+    {"symmetric-ar-type", "the TP all-reduces over symmetric memory (Transformer Engine's "
+                          "row-parallel linears); priced as NCCL's"},
+    {"use-sharp", "SHARP in-network reductions for the data-parallel group; priced as NCCL's "
+                  "ring"},
+    {"sharp-enabled-group", "SHARP in-network reductions; priced as NCCL's ring"},
+    {"nccl-communicator-config-path", "per-group NCCL settings; priced as NCCL's defaults"},
+    {"high-priority-stream-groups", "high-priority communication streams; priced as default "
+                                    "ones"},
+    {"high-priority-a2a-comm-stream", "a high-priority stream for the EP all-to-alls; priced "
+                                      "as a default one"},
+    /* the pipeline's and the ranks' layout */
+    {"use-tp-pp-dp-mapping", "ranks ordered tensor-pipeline-data; priced in Megatron-LM's "
+                             "default order, tensor-data-pipeline"},
+    {"use-ring-exchange-p2p", "the stage sends by ring exchange; priced as NCCL send/recv"},
+    {"pipeline-model-parallel-comm-backend", "the stage sends' backend; priced as NCCL's"},
+    {"overlap-p2p-communication-warmup-flush", "the stage sends of 1F1B's warm-up and flush "
+                                               "under compute; priced as Megatron-LM's "
+                                               "default"},
+    {"wgrad-deferral-limit", "a bound on the deferred weight-gradient GEMMs; priced as "
+                             "--delay-wgrad-compute's default"},
+    {"ep-overlap-early-attn-memory-release", "the attention's activations released early "
+                                             "under the EP overlap; priced without"},
+    /* the MoE dispatch's kernels and the grouped GEMMs' weights */
+    {"moe-deepep-num-sms", "the flex dispatcher's SM count; priced as its default"},
+    {"moe-hybridep-num-sms", "the flex dispatcher's SM count; priced as its default"},
+    {"moe-hybridep-num-sms-preprocessing", "the flex dispatcher's SM count; priced as its "
+                                           "default"},
+    {"moe-hybridep-num-blocks-permute", "HybridEP's blocks; priced as its default"},
+    {"moe-hybridep-num-blocks-unpermute", "HybridEP's blocks; priced as its default"},
+    {"moe-hybridep-pad-uneven-dispatch-inputs", "HybridEP's padding; priced without"},
+    {"moe-flex-dispatcher-num-sms", "the flex dispatcher's SM count; priced as its default"},
+    {"moe-ncclep-zero-copy", "ncclEP's zero-copy buffers; priced as its default"},
+    {"moe-router-padding-for-fp8", "each expert's tokens padded to the FP8 GEMMs' multiple; "
+                                   "priced unpadded"},
+    {"moe-router-padding-for-quantization", "each expert's tokens padded to the quantized "
+                                            "GEMMs' multiple; priced unpadded"},
+    {"moe-router-force-load-balancing", "routing forced even (a benchmark setting); priced "
+                                        "as the model's router"},
+    {"moe-router-force-biased", "routing forced onto some experts; priced as the model's "
+                                "router"},
+    {"moe-enable-routing-replay", "routing recorded and replayed; priced as routed afresh"},
+    {"moe-single-grouped-weight", "the experts' weights in one tensor; priced per expert"},
+    {"moe-single-grouped-bias", "the experts' biases in one tensor; priced per expert"},
+    {"moe-use-grouped-tensor", "the experts' weights as a grouped tensor; priced per expert"},
+    {"use-grouped-gemm-for-dense-mlp", "a grouped GEMM for a dense MLP; priced as plain "
+                                       "GEMMs"},
+    {"use-grouped-gemm-for-shared-expert", "a grouped GEMM for the shared experts; priced as "
+                                           "plain GEMMs"},
+    {"moe-routing-trace-path", "the routing traced to files; priced without"},
+    {"moe-routing-trace-capture-hidden-states", "the routing traced to files; priced without"},
+    {"moe-routing-trace-capture-logits", "the routing traced to files; priced without"},
+    {"moe-routing-trace-dump-weights", "the routing traced to files; priced without"},
+    {"moe-routing-trace-max-training-iters", "the routing traced to files; priced without"},
+    /* kernels and numerics Tessel prices as the default ones */
+    {"batch-invariant-mode", "batch-invariant kernels; priced as the default ones"},
+    {"batch-invariant-backend", "batch-invariant kernels; priced as the default ones"},
+    {"disable-bf16-reduced-precision-matmul", "bf16 GEMMs without reduced-precision "
+                                              "reductions; priced with them"},
+    {"flash-attention-version", "a chosen flash-attention version; priced as the GPU's "
+                                "attention kernel"},
+    {"openai-gelu", "OpenAI's GeLU in eager kernels; priced as Megatron-LM's fused one"},
+    {"fp16-lm-cross-entropy", "the loss's unreduced cross entropy in fp16; priced in fp32"},
+    {"no-rope-freq", "RoPE skipped on some layers; priced on every layer"},
+    {"log-max-attention-logit", "the attention's largest logit kept for the log; priced "
+                                "without"},
+    {"qk-clip", "QK-clip's rescale of the query and key weights; priced without"},
+    {"qk-clip-alpha", "QK-clip's rescale of the query and key weights; priced without"},
+    {"qk-clip-threshold", "QK-clip's rescale of the query and key weights; priced without"},
+    {"use-mup", "muP's multipliers on the embedding, scores and logits; priced without"},
+    {"mup-output-mult", "muP's multiplier on the logits; priced without"},
+    {"mup-embedding-mult", "muP's multiplier on the embedding; priced without"},
+    {"mup-attn-scale-power", "muP's attention scale (a constant); priced without"},
+    {"no-clone-scatter-output-in-embedding", "the embedding's output kept without a copy; "
+                                             "priced with it"},
+    {"disable-clone-scatter-output-in-embedding", "the embedding's output kept without a "
+                                                  "copy; priced with it"},
+    {"spec", "a layer spec of the script's choosing; priced as the model's Transformer "
+             "Engine layers"},
+    {"sft", "SFT's dataset and loss mask; priced as pretraining on full sequences"},
+    {"test-mode", "Megatron-LM's functional-test checks; priced without"},
+    {"train-sync-interval", "a host-GPU synchronisation every N iterations; priced without"},
+    {"dataloader-inter-document-masking", "attention within each document; priced over the "
+                                          "whole sequence"},
+    {"mla-down-proj-fusion", "MLA's query and key-value down-projections fused; priced apart"},
+    {"overlap-dispatch-backward-with-experts-wgrad", "the dispatch's backward under the "
+                                                     "experts' weight gradients; priced one "
+                                                     "after the other"},
+    {"output-logit-dtype", "the LM head's GEMM output in another dtype; priced in the "
+                           "model's"},
+    {"fp8-output-proj", "the LM head's GEMM in MXFP8; priced in bf16"},
+    {"moe-mlp-glu-interleave-size", "the experts' GLU weights interleaved; priced as "
+                                    "concatenated"},
+    {"moe-shared-expert-glu-interleave-size", "the shared experts' GLU weights interleaved; "
+                                              "priced as concatenated"},
+    /* knowledge distillation from cached logits, and saving them for it */
+    {"logits-load-dir", "a distillation loss from cached logits; priced as the LM loss alone"},
+    {"logits-load-kd-loss-alpha", "a distillation loss from cached logits; priced as the LM "
+                                  "loss alone"},
+    {"logits-load-decode-threads", "cached logits read for distillation; priced without"},
+    {"logits-load-ignore-errors", "cached logits read for distillation; priced without"},
+    {"logits-load-msc-prefetch-depth", "cached logits read for distillation; priced without"},
+    {"logits-load-prefetch-factor", "cached logits read for distillation; priced without"},
+    {"logits-save-dir", "the top logits saved every iteration; priced without"},
+    {"logits-save-dtype", "the top logits saved every iteration; priced without"},
+    {"logits-save-top-k", "the top logits saved every iteration; priced without"},
+    {"logits-save-top-p", "the top logits saved every iteration; priced without"},
+    {"logits-save-top-p-min-k", "the top logits saved every iteration; priced without"},
 };
 
 /* Accepted with a note: they change the figures, not the plan. */
@@ -977,7 +1182,375 @@ static const char *const mg_no_effect[] = {
     "no-save-tokenizer-assets",
     "async-strategy",
     "dist-ckpt-format",
-    "dist-ckpt-workers",
+    "dist-ckpt-workers", /* checkpoints: what is saved and loaded, how and when (checkpoint_config, the
+     * non-persistent and local checkpoints); their writes fall outside the priced iteration */
+    "async-ckpt-cpu-priority",
+    "async-ckpt-io-priority",
+    "async-ckpt-use-cpu-shm",
+    "ckpt-convert-format",
+    "ckpt-convert-save",
+    "ckpt-convert-update-legacy-dist-opt-format",
+    "ckpt-drop-redundant-extra-state",
+    "ckpt-fully-parallel-load-exchange-algo",
+    "ckpt-fully-parallel-load-per-rank-objects",
+    "ckpt-fully-parallel-load-process-group",
+    "ckpt-fully-parallel-save-process-group",
+    "ckpt-pg-tensors-cache-create",
+    "ckpt-pg-tensors-cache-path",
+    "ckpt-step",
+    "no-ckpt-fully-parallel-save",
+    "no-ckpt-load-validate-sharding-integrity",
+    "disable-ckpt-load-validate-sharding-integrity",
+    "dist-ckpt-optim-fully-reshardable",
+    "dist-ckpt-save-pre-mcore-014",
+    "distrib-optim-fully-reshardable-mem-efficient",
+    "disable-strict-fsdp-dtensor-load",
+    "no-strict-fsdp-dtensor-load",
+    "use-dist-ckpt",
+    "use-persistent-ckpt-worker",
+    "non-persistent-ckpt-type",
+    "non-persistent-global-ckpt-dir",
+    "non-persistent-local-ckpt-algo",
+    "non-persistent-local-ckpt-dir",
+    "non-persistent-save-interval",
+    "persistent-save-interval",
+    "save-retain-interval",
+    "load-main-params-from-ckpt",
+    "override-ckpt-iteration",
+    "use-mp-args-from-checkpoint-args",
+    "verify-integrity",
+    "replication",
+    "replication-factor",
+    "replication-jump",
+    "adlr-autoresume",
+    "adlr-autoresume-interval",
+    /* logging, tracing and profiling; periodic dumps at their interval, not every iteration */
+    "config-logger-dir",
+    "log-device-memory-used",
+    "log-energy",
+    "log-memory-interval",
+    "log-straggler",
+    "straggler-ctrlr-port",
+    "straggler-minmax-count",
+    "disable-straggler-on-startup",
+    "memory-snapshot-path",
+    "record-memory-history",
+    "record-shapes",
+    "pytorch-profiler-collect-callstack",
+    "pytorch-profiler-collect-chakra",
+    "pytorch-profiler-collect-shapes",
+    "nvtx-ranges",
+    "run-workload-inspector-server",
+    "otel-enabled",
+    "otel-service-name",
+    "otel-span-groups",
+    "one-logger-async",
+    "one-logger-project",
+    "one-logger-run-name",
+    "no-one-logger",
+    "app-tag-run-name",
+    "app-tag-run-version",
+    "moe-per-layer-logging",
+    "no-barrier-with-level-1-timing",
+    "disable-log-loss-scale-to-tensorboard",
+    "no-log-loss-scale-to-tensorboard",
+    "save-activations-interval",
+    "save-dgrads-interval",
+    "save-params-interval",
+    "save-tokens-per-expert-interval",
+    "save-wgrads-interval",
+    "check-weight-hash-across-dp-replicas-interval",
+    "gpu-sniff-test-interval",
+    /* resilience: fault tolerance, in-process restart, fault and error injection, the
+     * flight recorder, the exit signals; none runs in a healthy iteration */
+    "calc-ft-timeouts",
+    "enable-ft-package",
+    "ft-num-warmup-iters",
+    "inprocess-active-world-size",
+    "inprocess-barrier-timeout",
+    "inprocess-completion-timeout",
+    "inprocess-empty-cuda-cache",
+    "inprocess-granularity",
+    "inprocess-hard-timeout",
+    "inprocess-heartbeat-interval",
+    "inprocess-heartbeat-timeout",
+    "inprocess-last-call-wait",
+    "inprocess-max-iterations",
+    "inprocess-monitor-process-interval",
+    "inprocess-monitor-thread-interval",
+    "inprocess-progress-watchdog-interval",
+    "inprocess-restart",
+    "inprocess-soft-timeout",
+    "inprocess-termination-grace-time",
+    "fault-injector-delay-start-iteration",
+    "fault-injector-fault-delay",
+    "fault-injector-fault-probabilities",
+    "fault-injector-fault-types",
+    "fault-injector-mtti-seconds",
+    "fault-injector-num-ranks",
+    "fault-injector-offset-seconds",
+    "fault-injector-ranks",
+    "fault-injector-seed",
+    "error-injection-rate",
+    "error-injection-type",
+    "flight-recorder-dump-path",
+    "flight-recorder-include-stack-trace",
+    "flight-recorder-trace-buffer-size",
+    "disable-flight-recorder-dump-on-timeout",
+    "disable-flight-recorder-extra-dump-on-exec",
+    "disable-flight-recorder-include-only-active",
+    "no-flight-recorder-dump-on-timeout",
+    "no-flight-recorder-extra-dump-on-exec",
+    "no-flight-recorder-include-only-active",
+    "exit-signal",
+    "exit-signal-handler-for-dataloader",
+    "exit-signal-handler-for-training",
+    "check-for-large-grads",
+    "check-for-spiky-loss",
+    /* data, tokenizer and evaluation: what the tokens are, not how many */
+    "allow-ambiguous-pad-tokens",
+    "chat-template",
+    "dataloader-defer-npy-index-mmap",
+    "dataloader-fast-cache-load",
+    "mid-level-dataset-surplus",
+    "multiple-validation-sets",
+    "full-validation",
+    "no-data-sharding",
+    "object-storage-cache-path",
+    "per-dataset-sequences-path",
+    "per-split-data-args-path",
+    "fim-data",
+    "fim-eod-token",
+    "fim-fragment-rate",
+    "fim-middle-token",
+    "fim-no-prefix",
+    "fim-pad-token",
+    "fim-prefix-token",
+    "fim-rate",
+    "fim-split-sample",
+    "fim-spm-rate",
+    "fim-suffix-token",
+    "enable-msc",
+    "disable-msc",
+    "start-eval-at-iter",
+    "iterations-to-skip",
+    "sample-rate",
+    "disable-tokenizer-sentencepiece-ignore-extra-whitespaces",
+    "no-tokenizer-sentencepiece-ignore-extra-whitespaces",
+    "disable-use-tokenizer-model-from-checkpoint-args",
+    "no-use-tokenizer-model-from-checkpoint-args",
+    "disable-save-tokenizer-assets",
+    "null-tokenizer-eod-id",
+    "null-tokenizer-pad-id",
+    "tiktoken-num-special-tokens",
+    "tokenizer-hf-no-include-special-tokens",
+    "tokenizer-hf-no-use-fast",
+    "tokenizer-sentencepiece-legacy",
+    "trust-remote-code",
+    "sft-tokenizer-prompt-format",
+    /* the batch-size ramp (the iteration priced is the full batch's, as with
+     * --rampup-batch-size), initialisation and the learning rates' groups */
+    "step-batch-size-schedule",
+    "phase-transition-iterations",
+    "init-model-with-meta-device",
+    "data-parallel-random-init",
+    "no-initialization",
+    "lazy-mpu-init",
+    "head-lr-mult",
+    "apply-wd-to-qk-layernorm",
+    "no-weight-decay-cond-type",
+    "dump-param-to-param-group-map",
+    "mup-base-hidden-size",
+    "mup-base-head-dim",
+    "mup-width-mult",
+    "te-rng-tracker",
+    "disable-gloo-process-groups",
+    "tp-comm-bootstrap-backend",
+    "onnx-safe",
+    "enable-experimental",
+    "is-hybrid-model",
+    "apply-residual-connection-post-layernorm",
+    "mrope-section",
+    "cpu-offloading-retain-pinned-cpu-buffers",
+    "no-manual-gc-eval",
+    "disable-manual-gc-eval",
+    /* rounds a global batch that micro-batch x DP does not divide down to one it does
+     * (num_microbatches_calculator.py); eval prices only a dividing batch, which it
+     * leaves alone, and refuses another naming the batch */
+    "decrease-batch-size-if-needed",
+    "fp8-interval",  /* TransformerConfig: ignored since Transformer Engine 1.8 */
+    "use-gigatoken", /* a faster tokenizer */
+    "result-rejected-tracker-filename",
+    /* Megatron-FSDP's hybrid sharding (HSDP), which needs more than one
+     * distributed-optimizer instance (--num-distributed-optimizer-instances, refused) */
+    "outer-dp-sharding-strategy",
+    "enable-full-sharding-in-hsdp",
+    /* the settings of an optimizer other than Adam (--optimizer refuses it) and of
+     * --optimizer-cpu-offload (refused), read with them alone */
+    "lion-beta1",
+    "lion-beta2",
+    "muon-coefficient-type",
+    "muon-extra-scale-factor",
+    "muon-fp32-matmul-prec",
+    "muon-momentum",
+    "muon-nesterov",
+    "muon-no-split-qkv",
+    "muon-num-ns-steps",
+    "muon-scalar-optimizer",
+    "muon-scale-mode",
+    "muon-tp-mode",
+    "muon-use-syrk",
+    "no-use-layer-wise-param-layout",
+    "optimizer-offload-fraction",
+    "overlap-cpu-optimizer-d2h-h2d",
+    "use-torch-optimizer-for-cpu-offload",
+    "no-pin-cpu-grads",
+    "no-pin-cpu-params",
+    /* Megatron-LM's inference engine (text generation, RL rollouts, the inference
+     * server): pretrain_gpt.py's training iterations never build it */
+    "inference-batch-times-seqlen-threshold",
+    "inference-coordinator-port",
+    "inference-cuda-graph-all-prefills",
+    "inference-cuda-graph-max-tokens",
+    "inference-cuda-graph-scope",
+    "inference-disable-ep-consensus",
+    "inference-disable-triton-nvls-kernels",
+    "inference-dynamic-batching",
+    "inference-dynamic-batching-async-sched-mode",
+    "inference-dynamic-batching-block-size",
+    "inference-dynamic-batching-buffer-size-gb",
+    "inference-dynamic-batching-cuda-graph-mixed-prefill-count",
+    "inference-dynamic-batching-cuda-graph-sizing-distribution",
+    "inference-dynamic-batching-logprobs-mode",
+    "inference-dynamic-batching-mamba-memory-ratio",
+    "inference-dynamic-batching-max-requests",
+    "inference-dynamic-batching-max-tokens",
+    "inference-dynamic-batching-num-cuda-graphs",
+    "inference-dynamic-batching-paused-buffer-size-gb",
+    "inference-dynamic-batching-prefix-caching",
+    "inference-dynamic-batching-prefix-caching-coordinator-policy",
+    "inference-dynamic-batching-prefix-caching-eviction-policy",
+    "inference-dynamic-batching-prefix-caching-mamba-gb",
+    "inference-dynamic-batching-prefix-caching-routing-alpha",
+    "inference-dynamic-batching-sampling-backend",
+    "inference-dynamic-batching-track-generated-token-events",
+    "inference-dynamic-batching-track-paused-request-events",
+    "inference-dynamic-batching-unified-memory-level",
+    "inference-fuse-tp-communication",
+    "inference-grouped-gemm-backend",
+    "inference-logging-step-interval",
+    "inference-max-requests",
+    "inference-max-seq-length",
+    "inference-moe-disable-fused-quant-kernels",
+    "inference-moe-token-dispatcher-type",
+    "inference-rng-tracker",
+    "inference-shards",
+    "inference-text-gen-server-logging",
+    "inference-use-synchronous-zmq-collectives",
+    "inference-wandb-logging",
+    "enable-chunked-prefill",
+    "flash-decode",
+    "decode-only-cuda-graphs",
+    "cache-mla-latents",
+    "max-tokens-to-oom",
+    "mlp-chunks-for-prefill",
+    "nccl-all-reduce-for-prefill",
+    "num-speculative-tokens",
+    "use-legacy-static-engine",
+    "use-same-sampling-seed-across-dp-ranks",
+    "moe-pad-experts-for-cuda-graph-inference",
+    "mamba-inference-conv-states-dtype",
+    "mamba-inference-ssm-states-dtype",
+    /* Megatron-RL's settings, read with --perform-rl-step alone (refused) */
+    "grpo-clamp-eps-lower",
+    "grpo-clamp-eps-upper",
+    "grpo-entropy-term-weight",
+    "grpo-filter-groups-with-same-reward",
+    "grpo-group-size",
+    "grpo-iterations",
+    "grpo-kl-beta",
+    "grpo-prompts-per-step",
+    "langrl-env-config",
+    "refit-method",
+    "rl-consumption-granularity",
+    "rl-default-temperature",
+    "rl-default-top-k",
+    "rl-default-top-p",
+    "rl-durable-rollout-bank",
+    "rl-generation-lag",
+    "rl-importance-sampling-truncation-coef",
+    "rl-inference-expert-model-parallel-size",
+    "rl-inference-expert-tensor-model-parallel-size",
+    "rl-inference-logprobs-is-correction",
+    "rl-inference-model-unified-memory-level",
+    "rl-inference-parsers",
+    "rl-inference-pipeline-model-parallel-size",
+    "rl-inference-tensor-model-parallel-size",
+    "rl-kv-cache-management-mode",
+    "rl-max-inflight-requests",
+    "rl-offload-inference-model-weights-when-idle",
+    "rl-offload-optimizer-during-inference",
+    "rl-partial-rollouts",
+    "rl-persist-cuda-graphs",
+    "rl-profile",
+    "rl-profile-dir",
+    "rl-prompts-per-eval",
+    "rl-rollout-bank-dir",
+    "rl-rollout-bank-max-bytes",
+    "rl-sequence-packing-algo",
+    "rl-sequence-packing-max-sequences-per-bin",
+    "rl-skip-bos-token",
+    "rl-submission-granularity",
+    "rl-training-cuda-graphs",
+    "rl-use-sequence-packing",
+    "rl-verify-model-weights-swap",
+    /* other models' settings (BERT, ICT/REALM retrieval, vision, T5's relative
+     * positions), which pretrain_gpt.py does not build */
+    "bert-embedder-type",
+    "bert-load",
+    "bert-no-binary-head",
+    "biencoder-projection-dim",
+    "biencoder-shared-query-context-model",
+    "block-data-path",
+    "embedding-path",
+    "evidence-data-path",
+    "ict-head-size",
+    "ict-load",
+    "indexer-batch-size",
+    "indexer-log-interval",
+    "titles-data-path",
+    "query-in-block-prob",
+    "use-one-sent-docs",
+    "retriever-report-topk-accuracies",
+    "retriever-score-scaling",
+    "output-bert-embeddings",
+    "mask-factor",
+    "mask-prob",
+    "mask-type",
+    "short-seq-prob",
+    "classes-fraction",
+    "data-per-class-fraction",
+    "dino-bottleneck-size",
+    "dino-freeze-last-layer",
+    "dino-head-hidden-size",
+    "dino-local-crops-number",
+    "dino-local-img-size",
+    "dino-norm-last-layer",
+    "dino-teacher-temp",
+    "dino-warmup-teacher-temp",
+    "dino-warmup-teacher-temp-epochs",
+    "img-h",
+    "img-w",
+    "num-channels",
+    "num-classes",
+    "patch-dim",
+    "swin-backbone-type",
+    "vision-backbone-type",
+    "vision-pretraining",
+    "vision-pretraining-type",
+    "iter-per-epoch",
+    "relative-attention-max-distance",
+    "relative-attention-num-buckets",
 };
 
 #define MG_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -1475,7 +2048,9 @@ static int mg_attention_backend(const char *val, tsl_eval_cfg_t *c, tsl_err_t *e
  * that Megatron-LM checks: --cuda-graph-impl none is no CUDA graph, the default;
  * --num-distributed-optimizer-instances 1 the one instance Tessel prices (more keep
  * the optimizer states once per instance, memory Tessel does not count);
- * --moe-router-dtype fp32 or fp64 (TransformerConfig's Literal). 1: not one of them. */
+ * --moe-router-dtype fp32 or fp64 (TransformerConfig's Literal); --rerun-mode
+ * disabled or validate_results (its default) no effect, report_stats refused.
+ * 1: not one of them. */
 static int mg_unmodelled_value(const char *key, const char *val, tsl_err_t *err)
 {
     static const char *const graph_impls[] = {"none", "local", "transformer_engine",
@@ -1494,6 +2069,19 @@ static int mg_unmodelled_value(const char *key, const char *val, tsl_err_t *err)
             return tsl_err_set(err, "megatron: --moe-router-dtype: '%s' is not fp32 or fp64",
                                val ? val : "");
         return 1;
+    }
+    if (strcmp(key, "rerun-mode") == 0) { /* ResilienceConfig's Literal */
+        if (val && (strcmp(val, "disabled") == 0 || strcmp(val, "validate_results") == 0))
+            return 0; /* a step runs again only after a fault it detects */
+        if (val && strcmp(val, "report_stats") == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: --rerun-mode report_stats: Megatron-LM runs steps "
+                                "again to report their variability; Tessel prices each step "
+                                "once");
+        return tsl_err_set(err,
+                           "megatron: --rerun-mode: '%s' is not disabled, validate_results or "
+                           "report_stats",
+                           val ? val : "");
     }
     if (strcmp(key, "num-distributed-optimizer-instances") == 0) {
         uint32_t n;

@@ -212,6 +212,8 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
         }
     if (strcmp(key, "make-vocab-size-divisible-by") == 0)
         return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, &sh->vocab_divisor, err);
+    if (strcmp(key, "padded-vocab-size") == 0) /* checked in padded_vocab_check */
+        return tsl_parse_u32(key, val ? val : "", 1, 1u << 30, &sh->padded_vocab, err);
     for (int i = 0; i < TSL_EVAL_SHAPE_COUNT; i++)
         if (strcmp(key, shape_flag[i]) == 0)
             return tsl_parse_u32(key, val ? val : "", 1, 1u << 30, &sh->v[i], err);
@@ -470,6 +472,25 @@ static int vocab_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint32_
                        "padded to a multiple of %llu)",
                        v, m->name, mv, (unsigned long long)round_up(v, d),
                        (unsigned long long)round_up(mv, d), (unsigned long long)d);
+}
+
+/* --padded-vocab-size is the embedding's and the LM head's rows as Megatron-LM
+ * builds them (argument_utils.py: the config's vocab_size, no padding added). Tessel
+ * prices the model's vocabulary padded to a multiple of 128 x TP (cost.c
+ * padded_vocab): another table would move the embedding's memory and the head's
+ * GEMM without the plan saying so, so it is refused (exit 4) rather than priced. */
+static int padded_vocab_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint32_t tp,
+                              tsl_err_t *err)
+{
+    uint32_t mv = m->layers[0].vocab;
+    uint64_t priced = round_up(mv, 128ull * (tp ? tp : 1));
+    if (!sh->padded_vocab || !mv || m->layers[0].patch_embed || sh->padded_vocab == priced)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: --padded-vocab-size %u: Tessel prices the model %s's %u tokens "
+                        "padded to %llu (a multiple of 128 x TP %u); drop the flag or give %llu",
+                        sh->padded_vocab, m->name, mv, (unsigned long long)priced, tp ? tp : 1,
+                        (unsigned long long)priced);
 }
 
 /* One switch or named value of the model's form: what the line builds (given:
@@ -968,8 +989,9 @@ int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint3
     if (heads_check(sh, err) != 0 || parts_check(sh, m, &r, err) != 0 ||
         unbuildable_check(sh, m, &r, err) != 0 || window_check(sh, m, err) != 0 ||
         numbers_check(sh, m, &r, err) != 0 || positions_check(sh, m, &r, err) != 0 ||
-        vocab_check(sh, m, tp, err) != 0 || ffn_head_check(sh, m, &r, err) != 0 ||
-        norm_pos_bias_check(sh, m, &r, err) != 0 || attn_form_check(sh, m, &r, err) != 0)
+        vocab_check(sh, m, tp, err) != 0 || padded_vocab_check(sh, m, tp, err) != 0 ||
+        ffn_head_check(sh, m, &r, err) != 0 || norm_pos_bias_check(sh, m, &r, err) != 0 ||
+        attn_form_check(sh, m, &r, err) != 0)
         return -1;
     return router_check(sh, m, &r, err);
 }

@@ -104,6 +104,7 @@ typedef struct tsl_eval_shape {
     bool gqa;                         /* --group-query-attention */
     bool mla;                         /* --multi-latent-attention */
     uint32_t vocab_divisor;           /* --make-vocab-size-divisible-by; 0: 128 */
+    uint32_t padded_vocab;            /* --padded-vocab-size; 0: not given */
     /* the switches and named values of the model's form; all false/0: not given */
     bool swiglu, quick_geglu; /* --swiglu, --quick-geglu: a gated FFN */
     bool untie;               /* --untie-embeddings-and-output-weights */

@@ -1099,6 +1099,20 @@ expect 0 "megatron: --cuda-graph-impl: not modelled by Tessel" eval $m345 --no-s
 expect 0 "megatron: --moe-shared-expert-overlap: not modelled by Tessel" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-shared-expert-overlap"
 expect 4 "megatron: --moe-use-upcycling: a Megatron-LM flag Tessel does not read" eval $m345 --no-search --megatron-args "--bf16 --moe-use-upcycling"
 expect 2 "did you mean --moe-permute-fusion?" eval $m345 --no-search --megatron-args "--bf16 --moe-permute-fuson"
+# real launch lines' flags (tests/megatron_lines_test.py runs the lines): a batch-size
+# ramp and a checkpoint worker leave the priced iteration alone; the rerun engine's
+# default mode too, its report_stats mode (steps run again) is refused; a padded
+# vocabulary other than the table Tessel prices (50257 to a multiple of 128 x TP), an
+# RL step and fine-grained offloading's settings are refused naming the flag (exit 2, as
+# mg_refused's flags)
+expect 0 "" eval $m345 --no-search --megatron-args "--bf16 --step-batch-size-schedule '0:16 2.4B:320' --use-persistent-ckpt-worker --rerun-mode validate_results"
+grep -q "note:" "$err" && bad "no-effect flags gave a note: $(cat "$err")" || ok
+expect 4 "megatron: --rerun-mode report_stats: Megatron-LM runs steps again" eval $m345 --no-search --megatron-args "--bf16 --rerun-mode report_stats"
+expect 2 "megatron: --rerun-mode: 'validate' is not disabled, validate_results or report_stats" eval $m345 --no-search --megatron-args "--bf16 --rerun-mode validate"
+expect 0 "" eval $m345 --no-search --megatron-args "--bf16 --padded-vocab-size 50304"
+expect 4 "megatron: --padded-vocab-size 50432: Tessel prices the model GPT2-345M's 50257 tokens padded to 50304" eval $m345 --no-search --megatron-args "--bf16 --padded-vocab-size 50432"
+expect 2 "megatron: --perform-rl-step (Megatron-RL's GRPO step" eval $m345 --no-search --megatron-args "--bf16 --perform-rl-step --grpo-group-size 2"
+expect 2 "megatron: --offload-modules belongs to --fine-grained-activation-offloading" eval $m345 --no-search --megatron-args "--bf16 --offload-modules expert_fc1"
 # a plan document priced with both the all-to-all dispatcher and an FP8 dispatch: refused
 # as the request's flags are, naming the field
 python3 - "$dir/moe-flex.json" "$dir/moe-both.json" <<'PY'
