@@ -765,8 +765,19 @@ typedef enum tsl_cost_mode {
  * reduce_bf16 over the t partial chunks of the rank's shard on the main stream, once
  * the ring's sends have landed): each tp_comm_overlap block's forward reduce-scatter
  * (the projection's, FFN-out's) pays one streaming kernel of (1 + 1/t)·s·h·2 bytes,
- * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 151. */
-#define TSL_COST_MODEL_VERSION 152u
+ * exposed (cost.c ub_rs_reduce_s). A plan without tp_comm_overlap prices as 151.
+ * 156: Megatron-core's per-chunk gradient reduce under interleaving: with
+ * overlap_grad_reduce (and its default align_grad_reduce) every backward runs under
+ * no_sync and the interleaved schedule launches each model chunk's whole DP reduce
+ * p − i virtual micro-batches after that chunk's last backward on stage i
+ * (schedules.py backward_step_helper_postprocess; training.py sets grad_sync_func to
+ * each chunk's start_grad_sync), the last chunk's after the stage's last backward:
+ * none of it under that backward. STACK prices each stage's reduce so (pipeline.h
+ * tsl_pipeline_chunk_rs_s) for Megatron-core's optimizer step (opt_step megatron,
+ * megatron-core-fp16) without legacy_p2p or grad_reduce_exposed, at interleave > 1 in
+ * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). A plan
+ * without interleaving, or on another stack, prices as 152. */
+#define TSL_COST_MODEL_VERSION 156u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1386,6 +1397,13 @@ typedef struct tsl_layer_cost {
     double wgrad_s;      /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
                            zero-bubble schedule's W (tsl_roofline_layer_wgrad_frac) */
     double grad_comm_s;  /* raw gradient communication time (before overlap) */
+    double dp_rs_s;      /* the DP reduce of the synchronising micro-batch (the plain DP
+                            all-reduce or ZeRO-1 reduce-scatter, in grad_comm_s; 0 under
+                            grad_reduce_exposed) as one collective, nothing hidden */
+    double dp_rs_sync_s; /* what bwd_sync_s charges for dp_rs_s beside the backward it
+                            runs under (bwd_sync_s less that backward without it): what
+                            a stack that launches the reduce elsewhere takes off
+                            (pipeline.h tsl_pipeline_chunk_rs_s) */
     double compute_s;    /* compute part of fwd_s + bwd_s (for reporting) */
     double comm_s;       /* communication part of fwd_s + bwd_s (for reporting) */
     uint64_t ms_bytes;   /* O_ms */
