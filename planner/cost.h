@@ -774,9 +774,11 @@ typedef enum tsl_cost_mode {
  * each chunk's start_grad_sync), the last chunk's after the stage's last backward:
  * none of it under that backward. STACK prices each stage's reduce so (pipeline.h
  * tsl_pipeline_chunk_rs_s) for Megatron-core's optimizer step (opt_step megatron,
- * megatron-core-fp16) without legacy_p2p or grad_reduce_exposed, at interleave > 1 in
- * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). A plan
- * without interleaving, or on another stack, prices as 152. */
+ * megatron-core-fp16) without legacy_p2p or grad_reduce_exposed, at PP > 1 in
+ * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). In plain
+ * 1F1B only the first stage lifts no_sync for its last backward (grad_sync_first_stage):
+ * every other stage's whole reduce follows its last backward. A plan at PP 1, or on
+ * another stack, prices as 152. */
 #define TSL_COST_MODEL_VERSION 156u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states

@@ -2344,20 +2344,24 @@ static bool chunk_rs_stack(const tsl_engine_t *e)
            !e->knobs.grad_reduce_exposed && !e->knobs.legacy_p2p;
 }
 
-/* Interleaved 1F1B in Megatron's group N = P, priced by the closed form (another N
- * goes to the event simulator, which keeps the reduce after the last backward). */
+/* 1F1B at PP > 1, plain or interleaved in Megatron's group N = P, priced by the
+ * closed form (another N and the zero-bubble schedules go to the event simulator,
+ * which keeps the reduce under the last backward). */
 static bool chunk_rs_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
 {
-    return chunk_rs_stack(e) && plan->interleave > 1 && !plan->schedule && !plan->vp_group;
+    return chunk_rs_stack(e) && plan->pp > 1 && !plan->schedule && !plan->vp_group;
 }
 
 /* Each stage's sync with its DP reduce taken from under its last backward and run
- * per chunk as Megatron-core launches it (tsl_pipeline_chunk_rs_s). */
+ * per chunk as Megatron-core launches it (tsl_pipeline_chunk_rs_s). Plain 1F1B is
+ * one chunk: under align_grad_reduce only the first stage lifts no_sync for its last
+ * backward (schedules.py grad_sync_first_stage), bucketed under it as priced; every
+ * other stage launches its whole reduce after its last backward. */
 static void chunk_rs_sync(const tsl_plan_t *plan, const double *nosync, const double *fwd,
                           const double *p2p, double *sync)
 {
-    uint32_t v = plan->interleave;
-    for (uint32_t s = 0; s < plan->pp; s++) {
+    uint32_t v = plan->interleave > 1 ? plan->interleave : 1;
+    for (uint32_t s = v > 1 ? 0 : 1; s < plan->pp; s++) {
         const tsl_plan_stage_t *st = &plan->stages[s];
         double beta = (nosync[s] - fwd[s] - p2p[s] / 2.0) / v; /* a chunk's backward */
         sync[s] += tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, plan->pp, v) - st->dp_rs_sync_s;

@@ -324,7 +324,8 @@ static double closed_iter_s(const tsl_plan_t *out, const double *sync)
 /* Megatron-core under interleaving with overlap_grad_reduce launches each chunk's
  * DP reduce after that chunk's last backward (pipeline.h tsl_pipeline_chunk_rs_s):
  * each stage's sync is its time_s less what it charged the reduce under the last
- * backward, plus the chunks' queue. Eight layers at PP 2 × DP 2 across two nodes
+ * backward, plus the chunks' queue; in plain 1F1B every stage but the first runs
+ * its reduce after its last backward. Eight layers at PP 2 × DP 2 across two nodes
  * (ib100: the reduce longer than a layer's backward); the executor's step and
  * Megatron-LM 2021's legacy_p2p keep the reduce after the last backward. */
 static void test_chunk_grad_reduce(void)
@@ -363,6 +364,27 @@ static void test_chunk_grad_reduce(void)
      * the others' (the 405B H100 row the other way: bench/published/README.md) */
     CHECK(fabs(out.iter_time_s - old) > 1e-6,
           "not the reduce under the last backward: %.9g vs %.9g", out.iter_time_s, old);
+    /* plain 1F1B: stage 0 keeps its reduce under its last backward
+     * (grad_sync_first_stage), stage 1 runs its whole reduce after its own; with
+     * six layers of eight on stage 1 the drain below it (stage 0's last backward)
+     * hides less than that */
+    g.interleave = 0;
+    g.stages[0].first_layer = 0;
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron 1F1B: %s", err.msg);
+    for (uint32_t s = 0; s < out.pp; s++) {
+        const tsl_plan_stage_t *st = &out.stages[s];
+        whole[s] = st->time_s;
+        chunked[s] = s == 0 ? st->time_s : st->time_s - st->dp_rs_sync_s + st->dp_rs_s;
+    }
+    want = closed_iter_s(&out, chunked);
+    old = closed_iter_s(&out, whole);
+    CHECK_NEAR(out.iter_time_s, want, 1e-12, "1F1B: stage 1's reduce after its backward: %.9g s",
+               out.iter_time_s);
+    CHECK(out.iter_time_s > old + 1e-6, "1F1B: more than under the backward: %.9g vs %.9g",
+          out.iter_time_s, old);
+    g.interleave = 2;
+    g.stages[1].first_layer = 4;
     g.legacy_p2p = true; /* Megatron-LM 2021: the reduce after the whole backward */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "legacy v 2: %s", err.msg);
     for (uint32_t s = 0; s < out.pp; s++)
