@@ -2736,8 +2736,13 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * count is the same whether the one spared is the first or the last */
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb + pre_b, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
-    out->bwd_sync_s =
-        bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last + pre_b, k) + exposed + next_s;
+    double under = tsl_cost_overlap_s(compute_b, per_mb + last + pre_b, k);
+    out->bwd_sync_s = bwd_rest + under + exposed + next_s;
+    /* the DP reduce alone, and what the line above charges for it: a stack that
+     * launches it after the backward (Megatron-core's per-chunk reduce under
+     * interleaving, pipeline.h tsl_pipeline_chunk_rs_s) pays it there instead */
+    out->dp_rs_s = last;
+    out->dp_rs_sync_s = under - tsl_cost_overlap_s(compute_b, per_mb + pre_b, k);
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the
      * dW GEMMs hid is taken off W (B = bwd_s − W keeps tp_f) */
     out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, dw_hid));

@@ -781,8 +781,21 @@ typedef enum tsl_cost_mode {
  * rendezvous ds_pipe_p2p prices, cost models 45 and 47) over the bytes its protocol sends
  * (legacy_p2p: PartitionedTensor both ways). BLOOM's and MT-NLG's rows carry it, and the
  * deepspeed target sets it (recorded on a plan of several stages). A plan without
- * ds_pipe_engine prices as 153. */
-#define TSL_COST_MODEL_VERSION 154u
+ * ds_pipe_engine prices as 153.
+ * 155: Megatron-core's per-chunk gradient reduce under interleaving: with
+ * overlap_grad_reduce (and its default align_grad_reduce) every backward runs under
+ * no_sync and the interleaved schedule launches each model chunk's whole DP reduce
+ * p − i virtual micro-batches after that chunk's last backward on stage i
+ * (schedules.py backward_step_helper_postprocess; training.py sets grad_sync_func to
+ * each chunk's start_grad_sync), the last chunk's after the stage's last backward:
+ * none of it under that backward. STACK prices each stage's reduce so (pipeline.h
+ * tsl_pipeline_chunk_rs_s) for Megatron-core's optimizer step (opt_step megatron,
+ * megatron-core-fp16) without legacy_p2p or grad_reduce_exposed, at PP > 1 in
+ * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). In plain
+ * 1F1B only the first stage lifts no_sync for its last backward (grad_sync_first_stage):
+ * every other stage's whole reduce follows its last backward. A plan at PP 1, or on
+ * another stack, prices as 154. */
+#define TSL_COST_MODEL_VERSION 155u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1409,6 +1422,13 @@ typedef struct tsl_layer_cost {
     double wgrad_s;      /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
                            zero-bubble schedule's W (tsl_roofline_layer_wgrad_frac) */
     double grad_comm_s;  /* raw gradient communication time (before overlap) */
+    double dp_rs_s;      /* the DP reduce of the synchronising micro-batch (the plain DP
+                            all-reduce or ZeRO-1 reduce-scatter, in grad_comm_s; 0 under
+                            grad_reduce_exposed) as one collective, nothing hidden */
+    double dp_rs_sync_s; /* what bwd_sync_s charges for dp_rs_s beside the backward it
+                            runs under (bwd_sync_s less that backward without it): what
+                            a stack that launches the reduce elsewhere takes off
+                            (pipeline.h tsl_pipeline_chunk_rs_s) */
     double compute_s;    /* compute part of fwd_s + bwd_s (for reporting) */
     double comm_s;       /* communication part of fwd_s + bwd_s (for reporting) */
     uint64_t ms_bytes;   /* O_ms */

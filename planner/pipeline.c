@@ -453,6 +453,21 @@ void tsl_pipeline_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out)
                                               in->p2p_s, in->opt_s, in->tie_s, in->interleave);
 }
 
+double tsl_pipeline_chunk_rs_s(double rs_s, double chunk_bwd_s, uint32_t stage, uint32_t n_stages,
+                               uint32_t v)
+{
+    if (!(rs_s > 0))
+        return 0.0;
+    if (v <= 1)
+        return rs_s;
+    double share = rs_s / v, beta = fmax(chunk_bwd_s, 0.0), out = share;
+    for (uint32_t c = 1; c < v; c++) { /* chunk c launched `ahead` backwards before the end */
+        double ahead = fmax((double)c * n_stages - stage, 0.0);
+        out = fmax(out, (c + 1.0) * share - ahead * beta);
+    }
+    return out;
+}
+
 double tsl_pipeline_balance(uint32_t n, const double *values)
 {
     if (n <= 1)

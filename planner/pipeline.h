@@ -339,6 +339,28 @@ typedef struct tsl_pipeline_out {
 /* Fills out; zeros for no stages or no micro-batches. O(P), no allocation. */
 void tsl_pipeline_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out);
 
+/*
+ * Megatron-core's per-chunk gradient reduce under interleaving (docs/cost-model.md
+ * "Where the iteration ends"): what of stage `stage`'s DP reduce, rs_s seconds as one
+ * collective (plan.h tsl_plan_stage_t.dp_rs_s), follows the stage's last backward.
+ * With overlap_grad_reduce and align_grad_reduce (Megatron-LM's default) every
+ * backward runs under no_sync; the schedule calls chunk c's start_grad_sync, which
+ * launches the chunk's whole reduce (1/v of the stage's), p − stage virtual
+ * micro-batches after that chunk's last backward (schedules.py
+ * backward_step_helper_postprocess), and the chunks still unlaunched after the
+ * stage's last backward ("Launch any remaining grad reductions"). Under Megatron's
+ * group N = p, chunk c's last backward is the stage's (c·p + 1)-th from its end, so
+ * chunk c launches c·p − stage backwards before the end (c ≥ 1; chunk 0 at it) and the
+ * reduces queue on the DP communicator, one after another:
+ *   exposed = max_{0 ≤ c < v} ((c + 1)·rs/v − (c·p − stage)⁺ · chunk_bwd_s)
+ * chunk_bwd_s: one chunk's backward of one micro-batch (the stage's over v). The
+ * drain's waits between those backwards only lengthen the window (so this is at most
+ * what runs), and the reduce's contention with the backward it runs beside is not
+ * priced. rs_s/v at least; 0 for rs_s ≤ 0, v ≤ 1 is the whole rs_s.
+ */
+double tsl_pipeline_chunk_rs_s(double rs_s, double chunk_bwd_s, uint32_t stage, uint32_t n_stages,
+                               uint32_t v);
+
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);
 

@@ -48,6 +48,10 @@ typedef struct tsl_plan_stage {
                              forward with another's backward) saves against F + B
                              (tsl_pipesim_fb_save_s over the stage's communication) */
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
+    double dp_rs_s;       /* the stage's DP reduce as one collective (tsl_layer_cost_t
+                             dp_rs_s summed; not in the plan document) */
+    double dp_rs_sync_s;  /* what time_s charges for it under the last backward
+                             (dp_rs_sync_s summed; not in the plan document) */
     double chunk1_fwd_s;  /* a V schedule (tsl_plan_t.v_chunks): what of fwd_s, of the
                              backward and of wgrad_s the rank's second chunk (virtual
                              stage 2P − 1 − s) runs; the first the rest (the plan

@@ -1253,6 +1253,7 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
 {
     uint32_t K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
+    double rs = 0, rs_sync = 0;    /* the DP reduce, and what sync charges for it */
     double f1 = 0, b1 = 0, w1 = 0; /* a V's second chunk: its rows from v_chunk0 on */
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -1266,6 +1267,8 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
         sync += lc->fwd_s + lc->bwd_sync_s + r.fwd_s + r.bwd_s;
         fwd += lc->fwd_s + r.fwd_s; /* the activation's move forward, its gradient's back */
         opt += lc->opt_s;
+        rs += lc->dp_rs_s;
+        rs_sync += lc->dp_rs_sync_s;
         wgrad += lc->wgrad_s;
         f += lc->fwd_s;
         b += lc->bwd_s;
@@ -1296,6 +1299,8 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
     st->time_s = sync;
     st->fwd_s = fwd;
     st->opt_s = opt;
+    st->dp_rs_s = rs;
+    st->dp_rs_sync_s = rs_sync;
     st->wgrad_s = wgrad;
     st->chunk1_fwd_s = f1;
     st->chunk1_bwd_s = b1;
@@ -2338,6 +2343,43 @@ static bool ds_tp_beside_stages(const tsl_plan_t *plan)
     return false;
 }
 
+/* Whether the engine's stack reduces gradients per model chunk under interleaving
+ * (pipeline.h tsl_pipeline_chunk_rs_s): Megatron-core's optimizer step with
+ * overlap_grad_reduce (align_grad_reduce its default), not Megatron-LM 2021's
+ * legacy_p2p schedule, which reduces after the whole backward; STACK only (Eq. 9
+ * keeps its sync). The plan's schedule decides the rest (chunk_rs_priced). */
+static bool chunk_rs_stack(const tsl_engine_t *e)
+{
+    uint32_t o = e->knobs.opt_step;
+    return tsl_engine_cost_mode(e) == TSL_COST_STACK &&
+           (o == TSL_OPT_STEP_MEGATRON || o == TSL_OPT_STEP_MEGATRON_CORE_FP16) &&
+           !e->knobs.grad_reduce_exposed && !e->knobs.legacy_p2p;
+}
+
+/* 1F1B at PP > 1, plain or interleaved in Megatron's group N = P, priced by the
+ * closed form (another N and the zero-bubble schedules go to the event simulator,
+ * which keeps the reduce under the last backward). */
+static bool chunk_rs_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
+{
+    return chunk_rs_stack(e) && plan->pp > 1 && !plan->schedule && !plan->vp_group;
+}
+
+/* Each stage's sync with its DP reduce taken from under its last backward and run
+ * per chunk as Megatron-core launches it (tsl_pipeline_chunk_rs_s). Plain 1F1B is
+ * one chunk: under align_grad_reduce only the first stage lifts no_sync for its last
+ * backward (schedules.py grad_sync_first_stage), bucketed under it as priced; every
+ * other stage launches its whole reduce after its last backward. */
+static void chunk_rs_sync(const tsl_plan_t *plan, const double *nosync, const double *fwd,
+                          const double *p2p, double *sync)
+{
+    uint32_t v = plan->interleave > 1 ? plan->interleave : 1;
+    for (uint32_t s = v > 1 ? 0 : 1; s < plan->pp; s++) {
+        const tsl_plan_stage_t *st = &plan->stages[s];
+        double beta = (nosync[s] - fwd[s] - p2p[s] / 2.0) / v; /* a chunk's backward */
+        sync[s] += tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, plan->pp, v) - st->dp_rs_sync_s;
+    }
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -2367,6 +2409,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
     if (plan->pp <= 1) /* no stage boundary: the engine's p2p prices nothing */
         plan->ds_pipe_engine = false;
     ep_overlap(plan, nosync, sync);
+    if (chunk_rs_priced(e, plan))
+        chunk_rs_sync(plan, nosync, fwd, p2p, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
                             .interleave = plan->interleave,
@@ -2449,8 +2493,9 @@ static bool interleave_fits(const tsl_engine_t *e, uint32_t P, uint32_t m,
  * interleave (floor_stage: search_engine.h least_k_s, least_obj_s), made by its
  * plain costing. */
 typedef struct chunk_floor {
-    bool none;   /* no bound known: 0 (interleave_bound_s) */
-    bool closed; /* priced in the closed form (N = P), not by the event simulator */
+    bool none;     /* no bound known: 0 (interleave_bound_s) */
+    bool closed;   /* priced in the closed form (N = P), not by the event simulator */
+    bool chunk_rs; /* the stack reduces per chunk (chunk_rs_stack): stage 0's sync moves */
     uint32_t P, m;
     double k_s[TSL_PLAN_MAX_STAGES];
     double obj0_s;
@@ -2464,6 +2509,7 @@ static void chunk_floor_init(const tsl_engine_t *e, const tsl_plan_t *p, chunk_f
 {
     f->none = p->moe_a2a_overlap && p->ep > 1;
     f->closed = tsl_pipeline_vp_group(p->pp, e->vp_group) == p->pp;
+    f->chunk_rs = chunk_rs_stack(e);
     f->P = p->pp;
     f->m = p->n_micro;
     memcpy(f->k_s, e->least_k_s, p->pp * sizeof(f->k_s[0]));
@@ -2511,11 +2557,13 @@ static double interleave_bound_s(const tsl_engine_t *e, const chunk_floor_t *f, 
  * floor_stage's. Only in the closed form: the event simulator, which
  * prices another group size N (finish_plan), lets a chunk's sync start before
  * stage 0's last backward (Llama2-7B on 16 A100 at N 8: v = 2 priced 3.42097 s
- * where this form says 3.43396). */
+ * where this form says 3.43396). Nor where the stack reduces per chunk
+ * (chunk_rs_sync): the objective's sync_0 holds the DP reduce under the last
+ * backward, which that stack runs elsewhere, so it bounds nothing. */
 static double interleave_end_bound_s(const chunk_floor_t *f, uint32_t v)
 {
     double rest = 0;
-    if (f->none || !f->closed)
+    if (f->none || !f->closed || f->chunk_rs)
         return 0.0;
     for (uint32_t s = 1; s < f->P; s++)
         rest += f->k_s[s];

@@ -295,6 +295,111 @@ static void test_interleaved_chunks(void)
     tsl_cluster_free(&c);
 }
 
+/* The iteration of out in the closed form from its stages, each stage's sync
+ * taken as given (sync[s]). */
+static double closed_iter_s(const tsl_plan_t *out, const double *sync)
+{
+    double nosync[TSL_PLAN_MAX_STAGES], fwd[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES],
+        opt[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < out->pp; s++) {
+        nosync[s] = out->stages[s].time_nosync_s;
+        fwd[s] = out->stages[s].fwd_s;
+        p2p[s] = out->stages[s].p2p_s;
+        opt[s] = out->stages[s].opt_s;
+    }
+    tsl_pipeline_in_t in = {.n_stages = out->pp,
+                            .n_micro = out->n_micro,
+                            .interleave = out->interleave,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = sync,
+                            .p2p_s = p2p,
+                            .opt_s = opt,
+                            .p2p_blocking = out->legacy_p2p};
+    tsl_pipeline_out_t t;
+    tsl_pipeline_iter(&in, &t);
+    return t.flush_s + t.opt_tail_s;
+}
+
+/* Megatron-core under interleaving with overlap_grad_reduce launches each chunk's
+ * DP reduce after that chunk's last backward (pipeline.h tsl_pipeline_chunk_rs_s):
+ * each stage's sync is its time_s less what it charged the reduce under the last
+ * backward, plus the chunks' queue; in plain 1F1B every stage but the first runs
+ * its reduce after its last backward. Eight layers at PP 2 × DP 2 across two nodes
+ * (ib100: the reduce longer than a layer's backward); the executor's step and
+ * Megatron-LM 2021's legacy_p2p keep the reduce after the last backward. */
+static void test_chunk_grad_reduce(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.overlap_grad_reduce = true;
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(&m, "eight-layers");
+    for (int i = 0; i < 8; i++)
+        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "2x2xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    static tsl_plan_t g, out;
+    given_plan(&g, 8, 2, "dp2", 2, 4);
+    g.interleave = 2;
+    g.opt_step = TSL_OPT_STEP_MEGATRON;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron v 2: %s", err.msg);
+    double whole[TSL_PLAN_MAX_STAGES], chunked[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < out.pp; s++) {
+        const tsl_plan_stage_t *st = &out.stages[s];
+        CHECK(st->dp_rs_s > 0 && st->dp_rs_sync_s > 0, "stage %u: reduce %.9g, charged %.9g", s,
+              st->dp_rs_s, st->dp_rs_sync_s);
+        double beta = (st->time_nosync_s - st->fwd_s - st->p2p_s / 2.0) / 2.0;
+        whole[s] = st->time_s;
+        chunked[s] = st->time_s - st->dp_rs_sync_s +
+                     tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, out.pp, 2);
+    }
+    double want = closed_iter_s(&out, chunked), old = closed_iter_s(&out, whole);
+    CHECK_NEAR(out.iter_time_s, want, 1e-12, "per-chunk reduce: %.9g s, by the form %.9g s",
+               out.iter_time_s, want);
+    /* here the last chunk's reduce, now unhidden, outweighs what the drain hides of
+     * the others' (the 405B H100 row the other way: bench/published/README.md) */
+    CHECK(fabs(out.iter_time_s - old) > 1e-6,
+          "not the reduce under the last backward: %.9g vs %.9g", out.iter_time_s, old);
+    /* plain 1F1B: stage 0 keeps its reduce under its last backward
+     * (grad_sync_first_stage), stage 1 runs its whole reduce after its own; with
+     * six layers of eight on stage 1 the drain below it (stage 0's last backward)
+     * hides less than that */
+    g.interleave = 0;
+    g.stages[0].first_layer = 0;
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron 1F1B: %s", err.msg);
+    for (uint32_t s = 0; s < out.pp; s++) {
+        const tsl_plan_stage_t *st = &out.stages[s];
+        whole[s] = st->time_s;
+        chunked[s] = s == 0 ? st->time_s : st->time_s - st->dp_rs_sync_s + st->dp_rs_s;
+    }
+    want = closed_iter_s(&out, chunked);
+    old = closed_iter_s(&out, whole);
+    CHECK_NEAR(out.iter_time_s, want, 1e-12, "1F1B: stage 1's reduce after its backward: %.9g s",
+               out.iter_time_s);
+    CHECK(out.iter_time_s > old + 1e-6, "1F1B: more than under the backward: %.9g vs %.9g",
+          out.iter_time_s, old);
+    g.interleave = 2;
+    g.stages[1].first_layer = 4;
+    g.legacy_p2p = true; /* Megatron-LM 2021: the reduce after the whole backward */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "legacy v 2: %s", err.msg);
+    for (uint32_t s = 0; s < out.pp; s++)
+        whole[s] = out.stages[s].time_s;
+    CHECK_NEAR(out.iter_time_s, closed_iter_s(&out, whole), 1e-12, "legacy_p2p: as before");
+    g.legacy_p2p = false;
+    g.opt_step = TSL_OPT_STEP_FUSED; /* the executor: no per-chunk reduce */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "executor v 2: %s", err.msg);
+    for (uint32_t s = 0; s < out.pp; s++)
+        whole[s] = out.stages[s].time_s;
+    CHECK_NEAR(out.iter_time_s, closed_iter_s(&out, whole), 1e-12, "the executor: as before");
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* The search's best plan (and its alternatives), given back: the same figures. */
 static void check_reproduces(const char *model, const char *cluster, uint32_t batch)
 {
@@ -1154,6 +1259,7 @@ int main(void)
     test_dualpipev_deepep_sms();
     test_fp8_impl_rule();
     test_interleaved_chunks();
+    test_chunk_grad_reduce();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);
     check_reproduces("GPT3-39B", "2x8xA100-80G:ib200", 32);

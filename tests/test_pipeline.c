@@ -476,8 +476,27 @@ static void test_ep_overlap(void)
     CHECK(tsl_pipeline_ep_overlap_s(0, 2, 2, 2, 0, 1.0) == 0, "all warm-up: w = 2 + 2 = m·v");
 }
 
+/* Megatron-core's per-chunk reduce by hand (pipeline.h): chunk c launches
+ * c·P − stage chunk backwards (beta each) before the stage's end, the reduces one
+ * after another, rs/v each. */
+static void test_chunk_rs(void)
+{
+    /* P 4, v 2, rs 8, beta 1: chunk 0 after the end (4); chunk 1 launched 4 − s
+     * before it, so stage 0 ends its queue 8 − 4 = 4 after, stage 3 8 − 1 = 7 */
+    CHECK_NEAR(tsl_pipeline_chunk_rs_s(8, 1, 0, 4, 2), 4.0, 1e-12, "stage 0: the last chunk's");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_s(8, 1, 3, 4, 2), 7.0, 1e-12, "stage 3: chunk 1 spills");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_s(8, 0, 0, 4, 2), 8.0, 1e-12, "no backward hides it");
+    /* P 2, v 4, stage 1, rs 4, beta 0.5: chunks 1..3 launched 1, 3, 5 backwards
+     * before the end: max(1, 2 − 0.5, 3 − 1.5, 4 − 2.5) = 1.5 */
+    CHECK_NEAR(tsl_pipeline_chunk_rs_s(4, 0.5, 1, 2, 4), 1.5, 1e-12, "P 2, v 4");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_s(4, 100, 1, 2, 4), 1.0, 1e-12, "at least rs / v");
+    CHECK(tsl_pipeline_chunk_rs_s(4, 1, 0, 2, 1) == 4.0, "v 1: the whole reduce");
+    CHECK(tsl_pipeline_chunk_rs_s(0, 1, 0, 2, 4) == 0.0, "no reduce");
+}
+
 int main(void)
 {
+    test_chunk_rs();
     test_time();
     test_inflight();
     test_recv_buffers();
