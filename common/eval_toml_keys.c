@@ -93,23 +93,6 @@ static const tt_section_keys_t tt_keys[] = {
      "seed seq_len steps tensor_parallel_degree warmup_steps"},
 };
 
-/* The word of a space-separated list nearest to name, into buf ("" when none is
- * within a third of name's length: a guess that far off would mislead). */
-static void nearest(const char *name, const char *list, char *buf, size_t cap)
-{
-    unsigned best = (unsigned)strlen(name) / 3 + 1;
-    buf[0] = '\0';
-    for (const char *w = list; *w;) {
-        size_t n = strcspn(w, " ");
-        unsigned d = tsl_edit_distance(name, strlen(name), w, n, false);
-        if (d < best) {
-            best = d;
-            snprintf(buf, cap, "%.*s", (int)n, w);
-        }
-        w += n + (w[n] == ' ');
-    }
-}
-
 int tsl_tt_check_section(const char *section, uint32_t line, tsl_err_t *err)
 {
     char all[1024] = "", near[64];
@@ -119,7 +102,7 @@ int tsl_tt_check_section(const char *section, uint32_t line, tsl_err_t *err)
         size_t n = strlen(all);
         snprintf(all + n, sizeof all - n, "%s%s", n ? " " : "", tt_sections[i]);
     }
-    nearest(section, all, near, sizeof near);
+    tsl_nearest_word(section, all, near, sizeof near);
     if (near[0])
         return tsl_err_set(err,
                            "torchtitan: line %u: [%s] is not a torchtitan section (did you "
@@ -142,7 +125,7 @@ int tsl_tt_check_key(const char *section, const char *key, uint32_t line, tsl_er
             w += wn + (w[wn] == ' ');
         }
         char near[64];
-        nearest(key, tt_keys[i].keys, near, sizeof near);
+        tsl_nearest_word(key, tt_keys[i].keys, near, sizeof near);
         if (near[0])
             return tsl_err_set(err,
                                "torchtitan: line %u: [%s] %s is not a key of the section (did "

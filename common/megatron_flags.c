@@ -305,15 +305,5 @@ bool tsl_mg_flag_known(const char *name)
 
 void tsl_mg_flag_nearest(const char *name, char *buf, size_t cap)
 {
-    unsigned best = (unsigned)strlen(name) / 3 + 1; /* farther would mislead */
-    buf[0] = '\0';
-    for (const char *w = mg_flags; *w;) {
-        size_t n = strcspn(w, " ");
-        unsigned d = tsl_edit_distance(name, strlen(name), w, n, false);
-        if (d < best) {
-            best = d;
-            snprintf(buf, cap, "%.*s", (int)n, w);
-        }
-        w += n + (w[n] == ' ');
-    }
+    tsl_nearest_word(name, mg_flags, buf, cap);
 }

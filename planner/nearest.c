@@ -96,3 +96,19 @@ const char *tsl_nearest_hint(const tsl_nearest_t *n, char *buf, size_t cap)
         snprintf(buf + used, cap - used, "?)");
     return buf;
 }
+
+const char *tsl_nearest_word(const char *name, const char *list, char *buf, size_t cap)
+{
+    unsigned best = (unsigned)strlen(name) / 3 + 1; /* farther would mislead */
+    buf[0] = '\0';
+    for (const char *w = list; *w;) {
+        size_t n = strcspn(w, " ");
+        unsigned d = tsl_edit_distance(name, strlen(name), w, n, false);
+        if (d < best) {
+            best = d;
+            snprintf(buf, cap, "%.*s", (int)n, w);
+        }
+        w += n + (w[n] == ' ');
+    }
+    return buf;
+}

@@ -45,4 +45,9 @@ void tsl_nearest_offer(tsl_nearest_t *n, const char *candidate);
  * into buf, or "" when nothing was near; returns buf. */
 const char *tsl_nearest_hint(const tsl_nearest_t *n, char *buf, size_t cap);
 
+/* The word of a space-separated list nearest to name by tsl_edit_distance, case
+ * kept (TOML keys, Megatron flags), into buf; "" when none is within a third of
+ * name's length (plus one). The first of equally near words wins. Returns buf. */
+const char *tsl_nearest_word(const char *name, const char *list, char *buf, size_t cap);
+
 #endif
