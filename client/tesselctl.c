@@ -313,7 +313,7 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* `plan --local` and `eval` run the planner in-process: the daemon's fixed malloc
+    /* `plan --local` and `eval --local` run the planner in-process: the daemon's fixed malloc
      * thresholds, so a search's peak RSS is what it holds (common/malloc_tune.h) */
     tsl_malloc_tune();
     return stdout_written(run(argc, argv));

@@ -8,7 +8,7 @@
  * sub-layer engine's layouts), after which every block under the new threshold — the
  * engines' tables, the layer DP's workspace, the cost memo's chunks — lands on the brk
  * heap, whose top is no longer trimmed: the peak RSS follows the heap's layout rather
- * than the memory live at once (Llama3-405B on 12,500×8 H100: 231 MiB, 152 with the
+ * than the memory live at once (Llama3-405B on 12,500×8 H100: 231 MiB, 155 with the
  * thresholds held; docs/design.md "Performance"). Fixed thresholds keep large blocks in
  * mmap (unmapped on free) and trim a heap's top, so a search's peak is what it holds.
  */

@@ -25,9 +25,17 @@ static void wanted(void)
 /* A 4 MiB block freed, then a 1 MiB one made: glibc's dynamic threshold would have
  * risen to 4 MiB and put it on the heap; held at TSL_MALLOC_MMAP_THRESHOLD_BYTES it is
  * mmap()ed (mallinfo2's hblkhd counts mmap()ed bytes). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TSL_OWN_MALLOC 1 /* gcc's ASan: its allocator, not glibc's */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TSL_OWN_MALLOC 1 /* clang's */
+#endif
+#endif
+
 static void held(void)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && !defined(TSL_OWN_MALLOC)
     unsetenv("GLIBC_TUNABLES");
     unsetenv("MALLOC_MMAP_THRESHOLD_");
     unsetenv("MALLOC_TRIM_THRESHOLD_");
