@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "autopipe.h"
+#include "malloc_tune.h"
 #include "memopt.h"
 #include "pipesim.h"
 #include "search.h"
@@ -592,6 +593,9 @@ static void bench_autopipe(const char *filter)
 
 int main(int argc, char **argv)
 {
+    /* tesseld's and tesselctl's malloc thresholds: the peak RSS is the search's, not
+     * glibc's heap layout after its thresholds moved (common/malloc_tune.h) */
+    tsl_malloc_tune();
     const char *filter = argc > 1 ? argv[1] : NULL;
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL)

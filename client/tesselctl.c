@@ -10,6 +10,7 @@
 
 #include "cluster.h"
 #include "commands.h"
+#include "malloc_tune.h"
 #include "model.h"
 #include "remote.h"
 #include "trial_cmd.h"
@@ -312,5 +313,8 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* `plan --local` and `eval --local` run the planner in-process: the daemon's fixed malloc
+     * thresholds, so a search's peak RSS is what it holds (common/malloc_tune.h) */
+    tsl_malloc_tune();
     return stdout_written(run(argc, argv));
 }

@@ -10,7 +10,6 @@
  */
 #include <grpc/grpc.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 #include <pthread.h>
 #include <signal.h>
@@ -26,17 +25,13 @@
 #include "cost.h"
 #include "http.h"
 #include "log.h"
+#include "malloc_tune.h"
 #include "metrics.h"
 #include "server.h"
 #include "store.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG  2
-
-/* glibc malloc: blocks from this size on are mmap()ed (and unmapped on free),
- * and an arena hands back free memory at its top past this much. */
-#define MALLOC_MMAP_THRESHOLD_BYTES (256 * 1024)
-#define MALLOC_TRIM_THRESHOLD_BYTES (1024 * 1024)
 
 static void usage(FILE *out)
 {
@@ -277,25 +272,13 @@ static int before_run(int argc, char **argv, tsl_config_t *cfg)
  * thresholds adapt upwards after such frees (up to 32 MB mmap / 64 MB trim),
  * after which a non-main arena keeps all of that resident for good and
  * malloc_trim() does not reach it: each search thread pinned ~20 MB. Fixed
- * thresholds keep large blocks in mmap and trim arena tops, so the daemon goes
- * back to its idle size after a search; the planner allocates up front, so
- * searches are no slower. An operator's own GLIBC_TUNABLES / MALLOC_*_ wins.
+ * thresholds (tsl_malloc_tune, common/malloc_tune.h) keep large blocks in mmap
+ * and trim arena tops, so the daemon goes back to its idle size after a search.
+ * An operator's own GLIBC_TUNABLES / MALLOC_*_ wins.
  */
-static void tune_malloc(void)
-{
-#ifdef __GLIBC__
-    const char *t = getenv("GLIBC_TUNABLES");
-    if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
-        getenv("MALLOC_TRIM_THRESHOLD_"))
-        return;
-    mallopt(M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD_BYTES);
-    mallopt(M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD_BYTES);
-#endif
-}
-
 int main(int argc, char **argv)
 {
-    tune_malloc();
+    tsl_malloc_tune();
     tsl_config_t *cfg = calloc(1, sizeof *cfg);
     if (!cfg) {
         fprintf(stderr, "tesseld: out of memory\n");

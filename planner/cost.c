@@ -138,6 +138,8 @@ void tsl_cost_walks_free(tsl_cost_walks_t *w)
     if (w != NULL) {
         tsl_kept_free(&w->figures);
         tsl_kept_free(&w->moves);
+        if (w->spare_memo != NULL && w->spare_free != NULL)
+            w->spare_free(w->spare_memo);
     }
     free(w);
 }

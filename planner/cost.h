@@ -1284,10 +1284,18 @@ typedef struct tsl_cost_walks {
     const tsl_cluster_t *cluster; /* whose walks these are; another env's cluster walks */
     tsl_kept_t figures;           /* the groups' walks: tsl_cost_walk_t by block and group */
     tsl_kept_t moves;             /* the moves: tsl_relayout_t by block and two layouts */
+    /* Not figures: the layer-cost memo an engine that borrowed this table left when it
+     * was done (search_eval.c memo_leave; NULL: none), its rows forgotten, for the
+     * search's next engine to write its rows into the same pages: freed and made
+     * again, each engine's memo (up to TSL_SEARCH_COST_MEMO_BYTES) faulted in fresh
+     * pages — under the held malloc thresholds (common/malloc_tune.h) 46 % more page
+     * faults on Llama3-405B over 12,500×8 H100s. Freed with the table by spare_free. */
+    void *spare_memo;
+    void (*spare_free)(void *spare_memo);
 } tsl_cost_walks_t;
 
 /* An empty table for c's walks, or NULL out of memory (then every figure is walked);
- * freed by tsl_cost_walks_free (NULL: nothing). */
+ * freed by tsl_cost_walks_free (NULL: nothing), its spare_memo with it. */
 tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c);
 void tsl_cost_walks_free(tsl_cost_walks_t *w);
 

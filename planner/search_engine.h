@@ -287,6 +287,10 @@ typedef struct tsl_engine {
      * tsl_engine_share_walks), not freed here */
     tsl_cost_walks_t *walks;
     bool walks_borrowed;
+    /* the search's table, whatever its cluster (tsl_engine_share_walks), where e leaves
+     * its layer-cost memo for the search's next engine and takes the one the last left
+     * (cost.h tsl_cost_walks_t.spare_memo); NULL: e's memo is its own, freed with it */
+    tsl_cost_walks_t *spares;
     tsl_search_stats_t stats;
 } tsl_engine_t;
 
@@ -331,8 +335,9 @@ void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
  * their topology walks and e its layout moves in, in place of its own: the search
  * shares one among the engines of its CP, EP and expert-TP degrees and the baselines',
  * whose groups' walks and moves are the same (cost.h tsl_cost_walks_t). Nothing where w is NULL or another cluster's (a placement's
- * permuted copy keeps the engine's own). w must outlive e, and the engines that
- * share it must not run at once. */
+ * permuted copy keeps the engine's own). Either way (w not NULL) e leaves its
+ * layer-cost memo in w when done and takes the one left there (e->spares). w must
+ * outlive e, and the engines that share it must not run at once. */
 void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w);
 
 /* Adds one run's counters to a result's. */

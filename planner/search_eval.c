@@ -145,6 +145,55 @@ static void memo_free(struct tsl_cost_memo *m)
     free(m);
 }
 
+/* m's rows forgotten, its chunks and slots kept to be written again: as a memo started
+ * afresh (memo_reserve), whatever knobs come next. */
+static void memo_forget(struct tsl_cost_memo *m)
+{
+    m->n_cells = m->n_rows = 0;
+    m->cur = m->used = 0;
+    for (size_t i = 0; i < m->n_slots; i++)
+        m->slot[i].row = NULL;
+}
+
+static void memo_free_spare(void *m)
+{
+    memo_free(m);
+}
+
+/* e is done with its memo: left, its rows forgotten, in the search's walk table
+ * (e->spares) where none is left there yet (cost.h tsl_cost_walks_t.spare_memo: the
+ * next engine writes its rows into the same pages), else freed. */
+static void memo_leave(tsl_engine_t *e)
+{
+    struct tsl_cost_memo *m = e->memo;
+    e->memo = NULL;
+    if (m == NULL)
+        return;
+    tsl_cost_walks_t *w = e->spares;
+    if (w == NULL || w->spare_memo != NULL) {
+        memo_free(m);
+        return;
+    }
+    memo_forget(m);
+    w->spare_memo = m;
+    w->spare_free = memo_free_spare;
+}
+
+/* e's memo: its own, the one another engine left in the search's walk table
+ * (memo_leave), or a new empty one; NULL out of memory. */
+static struct tsl_cost_memo *memo_take(tsl_engine_t *e)
+{
+    if (e->memo != NULL)
+        return e->memo;
+    tsl_cost_walks_t *w = e->spares;
+    if (w != NULL && w->spare_memo != NULL) {
+        e->memo = w->spare_memo;
+        w->spare_memo = NULL;
+        return e->memo;
+    }
+    return e->memo = calloc(1, sizeof(*e->memo));
+}
+
 /* A row of n cells, from the chunk that memo_room readied. */
 static tsl_layer_cost_t *memo_row(struct tsl_cost_memo *m, uint32_t n)
 {
@@ -238,8 +287,8 @@ static bool memo_slots_alloc(struct tsl_cost_memo *m, size_t n)
  * false (out of memory): the stage costs into class_cost as without a memo. */
 static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows, size_t cells)
 {
-    struct tsl_cost_memo *m = e->memo;
-    if (m == NULL && (m = e->memo = calloc(1, sizeof(*m))) == NULL)
+    struct tsl_cost_memo *m = memo_take(e);
+    if (m == NULL)
         return false;
     const size_t cap = TSL_SEARCH_COST_MEMO_BYTES / sizeof(tsl_layer_cost_t);
     /* a guard beside the key's fingerprint: knobs that differ in any byte (a knob
@@ -679,7 +728,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->relayout_scratch);
     free(e->class_done);
     free(e->class_row);
-    memo_free(e->memo);
+    memo_leave(e);
     dp_memo_free(e->dp_memo);
     free(e->bw);
     free(e->choice);
@@ -736,14 +785,15 @@ int tsl_engine_ws(tsl_engine_t *e)
 
 void tsl_engine_drop_memos(tsl_engine_t *e)
 {
-    memo_free(e->memo);
-    e->memo = NULL;
+    memo_leave(e);
     dp_memo_free(e->dp_memo);
     e->dp_memo = NULL;
 }
 
 void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w)
 {
+    if (w != NULL) /* its spare memo whatever cluster (memo_leave) */
+        e->spares = w;
     if (w == NULL || w == e->walks || w->cluster != e->cluster)
         return; /* none, already e's, or another cluster's (e keeps its own) */
     if (!e->walks_borrowed)
@@ -755,6 +805,8 @@ void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w)
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
     tsl_engine_share_walks(dst, src->walks); /* they read no knobs */
+    if (src->spares != NULL)
+        dst->spares = src->spares; /* the search's, where src's walks are its own */
     /* the collective figures carry the EP groups' walk where the model has MoE, and
      * their flex figures the routing of its first MoE layer (tsl_cost_flex_route) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||

@@ -1885,6 +1885,66 @@ static void test_shared_walks(void)
     tsl_cluster_free(&other);
 }
 
+/* The layer-cost memo an engine leaves in the search's walk table when done and the
+ * next engine takes (cost.h tsl_cost_walks_t.spare_memo, search_engine.h spares): its
+ * rows forgotten, so an engine of another model under the same request and knobs —
+ * every memo key alike, the rows' figures not — costs as one with a memo of its own,
+ * to the byte; an engine on another cluster leaves and takes it too; one without the
+ * search's table frees its own; the table frees the memo left in it. */
+static void test_spare_memo(void)
+{
+    static const char *const models[] = {"GPT2-345M", "GPT2-1.3B", "GPT2-345M", "GPT2-1.3B"};
+    static const uint32_t batches[] = {64, 32}, pps[] = {1, 2, 4};
+    static tsl_engine_t shared, own;
+    static tsl_plan_t a, b;
+    tsl_cluster_t c, other;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&other, "2x8xA100-80G:ib200", &err) == 0, "%s", err.msg);
+    tsl_cost_walks_t *w = tsl_cost_walks_new(&c);
+    CHECK(w != NULL && w->spare_memo == NULL, "an empty table, no memo left");
+    int compared = 0;
+    for (size_t i = 0; w && i < sizeof(models) / sizeof(models[0]); i++) {
+        tsl_model_t m;
+        CHECK(tsl_model_preset(models[i], &m, &err) == 0, "%s", err.msg);
+        const tsl_cluster_t *on = i == 3 ? &other : &c; /* a placement's copy: no walks */
+        tsl_request_t r;
+        tsl_request_init(&r);
+        tsl_space_t sp = tsl_space_tessel(&r);
+        CHECK(tsl_engine_init(&shared, &m, on, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        CHECK(tsl_engine_init(&own, &m, on, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        tsl_engine_share_walks(&shared, w);
+        CHECK(shared.spares == w && own.spares == NULL, "%s: the search's table for spares",
+              models[i]);
+        CHECK((i == 0) == (w->spare_memo == NULL), "%s: %s memo left before it", models[i],
+              i == 0 ? "no" : "the last engine's");
+        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
+                const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
+                uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+                tsl_partition_by_flops(&m, P, first);
+                tsl_plan_init(&a);
+                tsl_plan_init(&b);
+                tsl_engine_eval(&shared, B, P, mc, first, &a);
+                tsl_engine_eval(&own, B, P, mc, first, &b);
+                CHECK(same_costing(&a, &b) && shared.stats.dp_runs == own.stats.dp_runs &&
+                          shared.stats.dp_states == own.stats.dp_states,
+                      "%s, batch %u, pp %u: %.9g with the memo left, %.9g with its own", models[i],
+                      B, P, a.samples_per_s, b.samples_per_s);
+                compared += a.valid;
+            }
+        CHECK(w->spare_memo == NULL && shared.memo != NULL, "%s: the memo left taken", models[i]);
+        tsl_engine_free(&shared);
+        tsl_engine_free(&own);
+        CHECK(w->spare_memo != NULL, "%s: its memo left in the table", models[i]);
+        tsl_model_free(&m);
+    }
+    CHECK(compared > 8, "only %d configurations fit", compared);
+    tsl_cost_walks_free(w); /* the memo left with it (ASan's leak check) */
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&other);
+}
+
 /* tp_sync is AMP's fork, which has no sequence parallelism (search.h): the search
  * leaves SP out (GPT2-345M with TP 4 forced on 4 GPUs: tp4+sp without it, tp4 with
  * it), under another fingerprint; a given plan with an SP layer is refused naming
@@ -2331,6 +2391,7 @@ int main(void)
     test_moe_ep();
     test_memo_fresh();
     test_shared_walks();
+    test_spare_memo();
     test_need_keeps_interleaves();
     return CHECK_DONE();
 }
