@@ -1822,6 +1822,34 @@ static void test_memo_fresh(void)
     CHECK(interleaved > 0, "no interleaved configuration compared");
 }
 
+/* x and y (one sharing the search's walk table, one not) cost the same batches 64 and
+ * 32 at PP 1, 2 and 4 (layers split by FLOPs, m = 2P) to the same plans and DP
+ * statistics (same_costing); what names the case and how x's table came to it in a
+ * failure. Returns how many of the plans fit. */
+static int engines_cost_alike(tsl_engine_t *x, tsl_engine_t *y, const tsl_model_t *m,
+                              const char *what)
+{
+    static const uint32_t batches[] = {64, 32}, pps[] = {1, 2, 4};
+    static tsl_plan_t a, b;
+    int fit = 0;
+    for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+        for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
+            const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
+            uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+            tsl_partition_by_flops(m, P, first);
+            tsl_plan_init(&a);
+            tsl_plan_init(&b);
+            tsl_engine_eval(x, B, P, mc, first, &a);
+            tsl_engine_eval(y, B, P, mc, first, &b);
+            CHECK(same_costing(&a, &b) && x->stats.dp_runs == y->stats.dp_runs &&
+                      x->stats.dp_states == y->stats.dp_states,
+                  "%s, batch %u, pp %u: %.9g, %.9g with its own", what, B, P, a.samples_per_s,
+                  b.samples_per_s);
+            fit += a.valid;
+        }
+    return fit;
+}
+
 /* One table of topology walks lent to engines at several EP degrees, as search.c's
  * search_model lends the search's to each degree's engine (tsl_engine_share_walks):
  * the plans are those of engines that keep their own, to the byte (same_costing, DP
@@ -1829,9 +1857,8 @@ static void test_memo_fresh(void)
  * another cluster is not taken; the engines leave the shared table to its owner. */
 static void test_shared_walks(void)
 {
-    static const uint32_t eps[] = {2, 8, 2}, batches[] = {64, 32}, pps[] = {1, 2, 4};
+    static const uint32_t eps[] = {2, 8, 2};
     static tsl_engine_t shared, own;
-    static tsl_plan_t a, b;
     tsl_model_t m;
     tsl_cluster_t c, other;
     tsl_err_t err = {0};
@@ -1853,21 +1880,9 @@ static void test_shared_walks(void)
         tsl_engine_share_walks(&shared, w);
         CHECK(shared.walks == w && shared.walks_borrowed, "ep %u: the shared table lent", eps[i]);
         uint32_t before = w->figures.n;
-        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
-            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
-                const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
-                uint32_t first[TSL_PLAN_MAX_STAGES + 1];
-                tsl_partition_by_flops(&m, P, first);
-                tsl_plan_init(&a);
-                tsl_plan_init(&b);
-                tsl_engine_eval(&shared, B, P, mc, first, &a);
-                tsl_engine_eval(&own, B, P, mc, first, &b);
-                CHECK(same_costing(&a, &b) && shared.stats.dp_runs == own.stats.dp_runs &&
-                          shared.stats.dp_states == own.stats.dp_states,
-                      "ep %u, batch %u, pp %u: %.9g with the shared walks, %.9g with its own",
-                      eps[i], B, P, a.samples_per_s, b.samples_per_s);
-                compared += a.valid;
-            }
+        char what[64];
+        snprintf(what, sizeof what, "ep %u with the shared walks", eps[i]);
+        compared += engines_cost_alike(&shared, &own, &m, what);
         CHECK(i + 1 < sizeof(eps) / sizeof(eps[0]) || w->figures.n == before,
               "ep %u again: %u groups walked anew", eps[i], w->figures.n - before);
         tsl_engine_free(&shared);
@@ -1894,9 +1909,7 @@ static void test_shared_walks(void)
 static void test_spare_memo(void)
 {
     static const char *const models[] = {"GPT2-345M", "GPT2-1.3B", "GPT2-345M", "GPT2-1.3B"};
-    static const uint32_t batches[] = {64, 32}, pps[] = {1, 2, 4};
     static tsl_engine_t shared, own;
-    static tsl_plan_t a, b;
     tsl_cluster_t c, other;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-80G:ib100", &err) == 0, "%s", err.msg);
@@ -1918,21 +1931,9 @@ static void test_spare_memo(void)
               models[i]);
         CHECK((i == 0) == (w->spare_memo == NULL), "%s: %s memo left before it", models[i],
               i == 0 ? "no" : "the last engine's");
-        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
-            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
-                const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
-                uint32_t first[TSL_PLAN_MAX_STAGES + 1];
-                tsl_partition_by_flops(&m, P, first);
-                tsl_plan_init(&a);
-                tsl_plan_init(&b);
-                tsl_engine_eval(&shared, B, P, mc, first, &a);
-                tsl_engine_eval(&own, B, P, mc, first, &b);
-                CHECK(same_costing(&a, &b) && shared.stats.dp_runs == own.stats.dp_runs &&
-                          shared.stats.dp_states == own.stats.dp_states,
-                      "%s, batch %u, pp %u: %.9g with the memo left, %.9g with its own", models[i],
-                      B, P, a.samples_per_s, b.samples_per_s);
-                compared += a.valid;
-            }
+        char what[64];
+        snprintf(what, sizeof what, "%s with the memo left", models[i]);
+        compared += engines_cost_alike(&shared, &own, &m, what);
         CHECK(w->spare_memo == NULL && shared.memo != NULL, "%s: the memo left taken", models[i]);
         tsl_engine_free(&shared);
         tsl_engine_free(&own);
