@@ -209,6 +209,19 @@ static void test_sweep_past_refused_batches(void)
     fixture_free(&f);
 }
 
+/* Under deepspeed, GPT3-15B on two nodes of 8 A100 in two stages without data
+ * parallelism, batch 64 (TP 8 a stage: the only layout that fits), searched into f;
+ * what names the case in a failure. */
+static void search_ds_two_stages(fixture_t *f, const char *what, tsl_err_t *err)
+{
+    fixture_target(f, "GPT3-15B", "2x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
+    f->r.global_batch = 64;
+    f->r.pp = 2;
+    f->r.no_dp = f->r.no_sdp = true;
+    CHECK(tsl_search(&f->m, &f->c, &f->r, NULL, f->res, err) == TSL_SEARCH_OK, "%s: %s", what,
+          err->msg);
+}
+
 /* TP beside pipeline stages under deepspeed (cost model 101: Megatron-DeepSpeed's
  * GPTModelPipe under DeepSpeed's pipeline engine, as BLOOM ran): GPT3-15B on two
  * nodes in two stages without data parallelism is TP 8 a stage, which the target
@@ -218,12 +231,8 @@ static void test_sweep_past_refused_batches(void)
 static void test_deepspeed_pipe_tp(void)
 {
     fixture_t f;
-    fixture_target(&f, "GPT3-15B", "2x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
-    f.r.global_batch = 64;
-    f.r.pp = 2;
-    f.r.no_dp = f.r.no_sdp = true;
     tsl_err_t err = {0};
-    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "tp x pp: %s", err.msg);
+    search_ds_two_stages(&f, "tp x pp", &err);
     const tsl_plan_t *p = &f.res->best;
     CHECK(p->pp == 2 && tsl_strategy_degree(&p->layer[1], TSL_DIM_TP) == 8 && p->legacy_p2p &&
               !p->overlap_tp_dgrad && !p->layer[1].sp,
@@ -282,12 +291,8 @@ static double plan_iter_closed_form(const tsl_plan_t *p, bool both)
 static void test_deepspeed_pipe_engine(void)
 {
     fixture_t f;
-    fixture_target(&f, "GPT3-15B", "2x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
-    f.r.global_batch = 64;
-    f.r.pp = 2;
-    f.r.no_dp = f.r.no_sdp = true;
     tsl_err_t err = {0};
-    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "pp 2: %s", err.msg);
+    search_ds_two_stages(&f, "pp 2", &err);
     const tsl_plan_t *p = &f.res->best;
     double both = plan_iter_closed_form(p, true), sender = plan_iter_closed_form(p, false);
     CHECK(p->pp == 2 && p->interleave <= 1 && p->ds_pipe_engine && p->n_micro > 1 &&
