@@ -358,6 +358,13 @@ def check_mpt_second_reading(runner, rows):
     def per_token(r):
         return per_mb(r) / (r["plan"]["mbs"] * r["model"]["seq"])
 
+    need = ["mpt-a100-80g-2023-760m-s2048-g8"] + [p + c for p in ("mpt-a100-80g-2023-", "mpt-a100-80g-")
+                                                   for c in ("760m-s512-g8", "760m-s1024-g8")] + \
+        [p + c for p in ("mpt-a100-80g-2023-", "mpt-a100-80g-", "mpt-h100-")
+         for c in ("30b-s8192-g8", "30b-s4096-g8")]
+    lost = [i for i in need if i not in by_id]
+    if lost:
+        fail("rows.json lost %s" % lost)
     for cfg, s2023, s2024 in (("760m-s512-g8", 1.339, 1.669), ("760m-s1024-g8", 1.409, 1.652)):
         a, b = by_id["mpt-a100-80g-2023-" + cfg], by_id["mpt-a100-80g-" + cfg]
         got = (per_mb(a), per_mb(b))
