@@ -73,7 +73,7 @@ UNMAPPED = {
 }
 # llm-foundry's MPT rows ran Composer over torch's FSDP1 (per-block units, no TP or
 # PP): no target describes that stack (torchtitan's is FSDP2 under its own defaults)
-for _src in ("mpt-h100", "mpt-h100-fp8", "mpt-a100-80g", "mpt-a100-40g"):
+for _src in ("mpt-h100", "mpt-h100-fp8", "mpt-a100-80g", "mpt-a100-40g", "mpt-a100-80g-2023"):
     UNMAPPED[_src] = "Composer over torch FSDP1 (llm-foundry): no target describes it"
 
 # What the stack the row ran could not do, as plan switches: Megatron-LM as
