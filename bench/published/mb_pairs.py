@@ -4,7 +4,7 @@
 For every source, rows with a pipeline (PP >= 2, not interleaved) whose model, cluster
 and plan agree in everything but the micro-batch size (and the layer split, which AMP
 re-balanced per micro-batch) are taken in pairs of adjacent sizes b1 < b2. Under the
-pipeline form Tessel prices (its closed form; the event simulator agrees on these rows),
+pipeline form of a 1F1B schedule (Tessel's closed form prices AMP's rows so),
 m micro-batches over stages that take s_i each take
 
     T = K + sum_i s_i + (m - 1) max_i s_i
