@@ -13,7 +13,8 @@ imply; llm-foundry's MPT rows build their models to the table's NumParams, and t
 `tokens_per_s` and `mpt` FLOP count give back the table's figures; flash-attention's
 training rows count their kernels, convert by the README's and the paper's counts, and
 price flash2 on the A100 alike with and without --attn-kernel; bloom_tp.py's scan of the BLOOM
-rows prices its 150 GB/s column as run.py does. It asserts no accuracy: the errors are the bench's
+rows prices its 150 GB/s column as run.py does; mb_pairs.py's bounds hold on a built pair
+and single out the two AMP hetero-cluster pairs. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -569,6 +570,36 @@ def check_aggregate_links(runner, tesselctl):
                          % (name, " (flex)" if extra else "", t["aggregate"], t["single"]))
 
 
+def check_mb_pairs(root, rows):
+    """mb_pairs.py (README.md "AMP's hetero-cluster rows at micro-batch 1–2"): on a pair
+    built from known stage times its bounds hold (the slowest stage at the smaller
+    micro-batch no faster than s_min, the others at the larger within the budget), a pair
+    whose run with more micro-batches is the faster gives none, and on rows.json the pairs
+    with a budget under 0.5 s are the two AMP hetero-cluster ones at micro-batch 2 -> 4."""
+    spec = importlib.util.spec_from_file_location(
+        "published_mb_pairs", os.path.join(root, "bench", "published", "mb_pairs.py"))
+    mbp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mbp)
+    s1, s2, k = [0.02, 0.03, 0.02, 0.09], [0.04, 0.05, 0.04, 0.15], 0.1  # stages at b, 2b
+    t1 = k + sum(s1) + (16 - 1) * max(s1)
+    t2 = k + sum(s2) + (8 - 1) * max(s2)
+    s_min, budget = mbp.stage_bounds(t1, 16, t2, 8)
+    if not (s_min <= max(s1) + 1e-12 and budget >= sum(s2) - max(s2) - 1e-12):
+        fail("mb_pairs.py: bounds %.6g, %.6g do not hold for stages %s -> %s" % (s_min, budget, s1, s2))
+    if mbp.stage_bounds(1.0, 16, 1.2, 8) is not None:
+        fail("mb_pairs.py bounded a pair whose run with more micro-batches is the faster")
+    found = mbp.pairs(rows)
+    tight = sorted(q["ids"] for q in found if q["budget"] is not None and q["budget"] < 0.5)
+    want = [("amp-hcl-17", "amp-hcl-29"), ("amp-hcl-37", "amp-hcl-40")]
+    if tight != want:
+        fail("mb_pairs.py: pairs with a budget under 0.5 s %s, want %s" % (tight, want))
+    if len([q for q in found if q["source"] == "amp-aws"]) < 20:
+        fail("mb_pairs.py pairs fewer than 20 of the amp-aws rows' plans")
+    p = subprocess.run([sys.executable, os.path.join(root, "bench", "published", "mb_pairs.py"),
+                        "--source", "nope"], capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 or "--source nope" not in p.stderr:
+        fail("mb_pairs.py --source nope: exit %d, %r" % (p.returncode, p.stderr))
+
 def main():
     root, tesselctl = sys.argv[1], sys.argv[2]
     runner = os.path.join(root, "bench", "published", "run.py")
@@ -664,6 +695,7 @@ def main():
     check_edges_dp(runner, tesselctl, rows)
     check_bloom(runner, tesselctl, rows)
     check_bloom_tp(root, tesselctl, rows)
+    check_mb_pairs(root, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)
