@@ -306,6 +306,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     }
     if (!r->moe_imbalance)
         out->moe_imbalance = g->moe_imbalance;
+    if (!(r->host_op_us > 0)) /* the host figure the plan was priced on */
+        out->host_op_us = g->host_op_us;
     if (!r->fp8_recipe && !r->no_fp8) /* --no-fp8 prices it in bf16: searches so too */
         out->fp8_recipe = g->fp8_recipe;
     if (!r->loss_impl) /* how its LM loss ran (loss_impl.h); 0: the target's */
