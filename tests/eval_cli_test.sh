@@ -996,6 +996,10 @@ expect 2 "host-op-us: 0.5 is out of range" eval --hf-config "$dir/one-true.json"
     --batch 4 --mbs 4 --no-search --host-op-us 0.5
 expect 2 "host-op-us" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4 --mbs 4 \
     --no-search --host-op-us fast
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["host_op_us"]=-5; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/host-own.json" "$dir/host-neg.json"
+expect 2 "host_op_us: -5 is not from 1 to 100000" eval --hf-config "$dir/one-true.json" \
+    --cluster 1xA100-80G --no-search --plan "$dir/host-neg.json"
 
 # a tied head across two stages, by hand: a two-layer GPT-2 (vocab 128: V' = 128 at
 # t = 1) on two nodes of one A100-80G (ib100: NCCL's measured 12.2 GB/s). The last
