@@ -38,6 +38,7 @@ typedef struct tsl_eval_opts {
     bool eager;                    /* --eager: the request's eager */
     bool paper_cost;               /* --paper-cost: the request's paper_cost */
     bool no_host_floor;            /* --no-host-floor: the request's no_host_floor */
+    double host_op_us;             /* --host-op-us US: the request's host_op_us (0: the plan's) */
     /* --grad-reduce-bytes N, --no-fp32-master, --[no-]overlap-grad-reduce,
      * --overlap-param-gather, --[no-]overlap-tp-dgrad: the request's fields of those names, over the
      * imported plan's (docs/cost-model.md "Precision and overlap") */

@@ -542,6 +542,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->eager = eo->eager;
     r->paper_cost = eo->paper_cost;
     r->no_host_floor = eo->no_host_floor;
+    r->host_op_us = eo->host_op_us;
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->grad_buf_bytes = eo->grad_buf_bytes;
     r->ds_grad_bucket = eo->ds_grad_bucket;

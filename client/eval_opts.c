@@ -19,7 +19,8 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--ds-pipe-engine]\n"
     "                      [--tp-whole-heads]\n"
-    "                      [--paper-cost] [--no-host-floor] [--attn-kernel KERNEL]\n"
+    "                      [--paper-cost] [--no-host-floor] [--host-op-us US]\n"
+    "                      [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
     "                      [--unfused-elementwise] [--ds-zero3-v03]\n"
@@ -167,6 +168,11 @@ static const char eval_usage[] =
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
     "                      floor (a C executor, CUDA graphs)\n"
+    "  --host-op-us US     the stack's host time per eager op, microseconds, from\n"
+    "                      1 to 100000, measured on its own host and PyTorch\n"
+    "                      (default 57.2: PyTorch 2.11 on an H100 host;\n"
+    "                      docs/cost-model.md \"Host dispatch\"); default: a --plan\n"
+    "                      document's host_op_us\n"
     "  --attn-kernel KERNEL\n"
     "                      the fused attention kernel the stack runs, priced on\n"
     "                      Hopper and the A100 at its published share by head\n"
@@ -424,6 +430,7 @@ enum {
     OPT_PAPER,
     OPT_TARGET,
     OPT_NO_HOST_FLOOR,
+    OPT_HOST_OP_US,
     OPT_GRAD_BYTES,
     OPT_GRAD_BUF_BYTES,
     OPT_DS_GRAD_BUCKET,
@@ -523,6 +530,7 @@ static const struct option eval_long[] = {
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"target", required_argument, 0, OPT_TARGET},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
+    {"host-op-us", required_argument, 0, OPT_HOST_OP_US},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"ds-grad-bucket", no_argument, 0, OPT_DS_GRAD_BUCKET},
@@ -730,6 +738,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         eo->target_given = true;
         return tsl_target_parse_flag(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
+    case OPT_HOST_OP_US:
+        return tsl_parse_double("host-op-us", optarg, 1, 100000, &eo->host_op_us, err);
     case OPT_GRAD_BYTES:
         return parse_grad_width("grad-reduce-bytes", optarg, "bf16", &eo->grad_reduce_bytes, err);
     case OPT_GRAD_BUF_BYTES:

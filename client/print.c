@@ -447,6 +447,18 @@ static const switch_line_t stack_lines_a[] = {
      "  stack:     SDP keeps each layer's gathered weights from its forward to its backward "
      "(torch FSDP's SHARD_GRAD_OP): no backward gather, every layer's weights held at the peak\n"},
 };
+/* The host figure priced where the request gave the stack's own (host_op_us;
+ * docs/cost-model.md "Host dispatch"); none where it is the built-in one. */
+static void print_host_op(FILE *out, json_t *plan)
+{
+    double us = num(plan, "host_op_us");
+    if (us > 0)
+        fprintf(out,
+                "  stack:     eager ops at %.1f us of host time each (the stack's own figure; "
+                "built-in: %.1f us)\n",
+                us, TSL_ROOFLINE_HOST_OP_S * 1e6);
+}
+
 static const switch_line_t stack_lines_b[] = {
     {"tp_sync", "  stack:     every TP all-reduce between two device synchronisations (AMP's "
                 "Megatron-LM v1.1.5 fork)\n"},
@@ -688,6 +700,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     print_attn_kernel(out, plan, cluster);
     print_switch_lines(out, plan, target, stack_lines_b,
                        sizeof stack_lines_b / sizeof stack_lines_b[0]);
+    print_host_op(out, plan);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));

@@ -105,6 +105,7 @@
     X(moe_capacity, REAL, moe_capacity_factor, "moe_capacity_factor", NONZERO)                     \
     X(moe_pad, BOOL, moe_pad_to_capacity, "moe_pad_to_capacity", NONZERO)                          \
     X(moe_imbalance, REAL, moe_imbalance, "moe_imbalance", NONZERO)                                \
+    X(host_op_us, REAL, host_op_us, "host_op_us", NONZERO)                                         \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_impl, U32, fp8_impl, "fp8_impl", NONZERO)                                                \
     X(loss_impl, U32, loss_impl, "loss_impl", NONZERO)                                             \

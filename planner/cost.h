@@ -794,8 +794,16 @@ typedef enum tsl_cost_mode {
  * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). In plain
  * 1F1B only the first stage lifts no_sync for its last backward (grad_sync_first_stage):
  * every other stage's whole reduce follows its last backward. A plan at PP 1, or on
- * another stack, prices as 154. */
-#define TSL_COST_MODEL_VERSION 155u
+ * another stack, prices as 154.
+ * 156: the stack's own host figure (the request's host_op_us, `--host-op-us`): a stack
+ * measured on its own host and PyTorch prices every eager op at that figure where the
+ * built-in TSL_ROOFLINE_HOST_OP_S (PyTorch 2.11 on an H100 host) was used — the host
+ * floor, the synchronised TP collectives' dispatch and restart, DeepSpeed's timers and
+ * exchanges, the step's host reads. AMP's g4dn.12xlarge rows (`amp-aws`) carry 73 µs,
+ * the figure AMP's own per-layer profile of the fork's GPT-2 block on that host gives
+ * at TP 2 and 4 (bench/published/README.md "AMP's g4dn host"). A plan without
+ * host_op_us prices as 155. */
+#define TSL_COST_MODEL_VERSION 156u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -902,6 +910,11 @@ typedef struct tsl_cost_knobs {
                                    (Megatron-LM --moe-expert-capacity-factor); 0: dropless */
     bool moe_pad;               /* with moe_capacity: every expert's input padded to its
                                    capacity (--moe-pad-expert-input-to-capacity) */
+    double host_op_s;           /* the stack's host time per eager op, s, measured on its
+                                   own host and PyTorch (the request's host_op_us); 0: the
+                                   built-in TSL_ROOFLINE_HOST_OP_S. Sets env->host_op_s
+                                   (tsl_engine_env_request); PAPER and no_host_floor price
+                                   none either way */
     bool overlap_tp_dgrad;      /* the backward's TP collectives run under the column-
                                    parallel linears' gradient GEMMs (Megatron-LM's async
                                    dgrad all-reduce, default since 2021-09; with SP its

@@ -306,6 +306,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     }
     if (!r->moe_imbalance)
         out->moe_imbalance = g->moe_imbalance;
+    if (!(r->host_op_us > 0)) /* the host figure the plan was priced on */
+        out->host_op_us = g->host_op_us;
     if (!r->fp8_recipe && !r->no_fp8) /* --no-fp8 prices it in bf16: searches so too */
         out->fp8_recipe = g->fp8_recipe;
     if (!r->loss_impl) /* how its LM loss ran (loss_impl.h); 0: the target's */
@@ -560,6 +562,21 @@ static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
                             "layer at SDP degree 1); fairscale's FSDP units price nothing there");
 }
 
+#define TSL_EVAL_HOST_OP_MIN_US 1.0 /* request_fields.h host_op_us's range */
+#define TSL_EVAL_HOST_OP_MAX_US 100000.0
+
+/* A plan document's host figure (host_op_us, µs): 0 (the built-in) or within the
+ * request field's range, as --host-op-us takes it; NaN refused. */
+static int host_op_check(double us, tsl_err_t *err)
+{
+    if (us == 0 || (us >= TSL_EVAL_HOST_OP_MIN_US && us <= TSL_EVAL_HOST_OP_MAX_US))
+        return 0;
+    return tsl_err_set(err,
+                       "host_op_us: %g is not from %g to %g (the stack's host time per "
+                       "eager op in microseconds; absent or 0: the built-in figure)",
+                       us, TSL_EVAL_HOST_OP_MIN_US, TSL_EVAL_HOST_OP_MAX_US);
+}
+
 /* sdp_keep_weights likewise prices an SDP level's gathers: a given plan without one has
  * nothing it could price. */
 static int sdp_keep_weights_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
@@ -592,6 +609,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
+        host_op_check(given->host_op_us, err) != 0 ||
         tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");

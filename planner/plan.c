@@ -423,6 +423,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_capacity = p->moe_capacity > 0 ? p->moe_capacity : 0.0;
     k->moe_pad = k->moe_capacity > 0 && p->moe_pad;
     k->moe_imbalance = p->moe_imbalance;
+    k->host_op_s = p->host_op_us * 1e-6;
     k->fp8 = p->fp8_recipe;
     k->fp8_impl = p->fp8_impl;
     k->loss_impl = p->loss_impl;
@@ -512,6 +513,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_capacity = k->moe_capacity > 0 ? k->moe_capacity : 0.0;
     p->moe_pad = p->moe_capacity > 0 && k->moe_pad;
     p->moe_imbalance = k->moe_imbalance;
+    p->host_op_us = k->host_op_s * 1e6;
     p->fp8_recipe = k->fp8;
     p->fp8_impl = k->fp8 ? k->fp8_impl : 0;
     p->loss_impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;

@@ -149,6 +149,9 @@ typedef struct tsl_plan {
     double moe_capacity;
     bool moe_pad;
     double moe_imbalance;
+    /* The stack's host time per eager op priced, µs, where the request gave one
+     * (cost.h tsl_cost_knobs_t.host_op_s); 0: the built-in TSL_ROOFLINE_HOST_OP_S. */
+    double host_op_us;
     uint32_t fp8_recipe;      /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     uint32_t fp8_impl;        /* with fp8_recipe: tsl_fp8_impl_t, who runs it (0 TE, 1 torchao) */
     uint32_t loss_impl;       /* tsl_loss_impl_t: how the LM head's loss ran (0 the executor's,

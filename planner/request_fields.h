@@ -131,6 +131,10 @@
       "price compute by the GPU alone, without eager PyTorch's host dispatch floor (a C "          \
       "executor, CUDA graphs)",                                                                    \
       "no_host_floor", "no_host_floor")                                                            \
+    X(host_op_us, REAL, "host-op-us", "US", 1, 100000,                                             \
+      "the stack's host time per eager op, microseconds (default 57.2: PyTorch 2.11 on an "        \
+      "H100 host; docs/cost-model.md \"Host dispatch\")",                                          \
+      "host_op_us", "host_op_us")                                                                  \
     X(grad_reduce_bytes, UINT, "grad-reduce-bytes", "N", 2, 4,                                     \
       "bytes per gradient in the buffer and the DP/SDP reduce: 2 (bf16) or 4 (fp32 main "          \
       "gradients); default: the target's (megatron, torchtitan 4), else 2",                        \

@@ -915,6 +915,10 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7a6700u + r->target);
     if (r->no_host_floor) /* likewise */
         tsl_fp_u64(&fp, 0x6f5f00u);
+    if (r->host_op_us > 0) { /* likewise */
+        tsl_fp_str(&fp, "host_op_us");
+        tsl_fp_f64(&fp, r->host_op_us);
+    }
     if (r->no_cp || r->cp) /* likewise */
         tsl_fp_u64(&fp, 0x637000000000ull | (uint64_t)r->no_cp << 32 | r->cp);
     if (r->no_ep || r->ep) /* likewise */

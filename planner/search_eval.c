@@ -1461,6 +1461,7 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     k->moe_capacity = r->moe_capacity > 0 ? r->moe_capacity : 0.0;
     k->moe_pad = k->moe_capacity > 0 && r->moe_pad;
     k->moe_imbalance = r->moe_imbalance;
+    k->host_op_s = r->host_op_us * 1e-6; /* 0: the built-in figure (tsl_cost_env_init) */
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
     if (r->fp8_param_gather) /* the FP8 runs' weights: recorded where FP8 is priced (plan.c) */
@@ -1638,6 +1639,9 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
     env->mode = tsl_engine_cost_mode(e);
     env->knobs = e->knobs;
     env->walks = e->walks;
+    /* the stack's own host figure where the request measured one (host_op_us) */
+    if (env->knobs.host_op_s > 0)
+        env->host_op_s = env->knobs.host_op_s;
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;

@@ -414,6 +414,7 @@ EVAL_VALS = {"--tp": ["1", "2", "3", "4", "8", "16", "64"], "--pp": ["1", "2", "
              "--cpu-offload-layers": ["1", "3", "100"], "--bf16-layers-start": ["1", "40"],
              "--bf16-layers-end": ["1", "40"], "--moe-capacity-factor": ["0", "0.001", "1", "64"],
              "--moe-imbalance": ["1", "1.0001", "4", "1000"], "--grad-reduce-bytes": ["2", "4"],
+             "--host-op-us": ["1", "57.2", "93", "100000"],
              "--grad-buf-bytes": ["2", "4"], "--attn-kernel": ["1", "2", "3", "4"],
              "--memory": ["1G", "16G", "1T"], "--fp8": ["delayed", "tensorwise", "mxfp8", "blockwise"],
              "--target": ["megatron", "deepspeed", "torchtitan", "galvatron"],

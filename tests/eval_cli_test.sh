@@ -967,6 +967,40 @@ expect 0 "" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4
 grep -q "optimizer: 0.240 ms" "$out" && grep -q "optimizer  peak/device" "$out" &&
     ok || bad "the optimizer line or column: $(cat "$out")"
 
+# the stack's own host figure (--host-op-us, cost model 156): the same one-layer GPT-2,
+# 4 samples host-bound on the A100, prices its forward at the given figure per op (the
+# stage's forward at 93 us is 93 / 57.2 of the built-in one), the plan records it,
+# eval --plan of that document keeps it, the text says so, and a figure out of range is
+# refused naming the flag.
+expect 0 "" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4 --mbs 4 --no-search --json
+cp "$out" "$dir/host-builtin.json"
+expect 0 "" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4 --mbs 4 --no-search --json \
+    --host-op-us 93
+cp "$out" "$dir/host-own.json"
+expect 0 "" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --no-search --json \
+    --plan "$dir/host-own.json"
+cp "$out" "$dir/host-again.json"
+if python3 - "$dir/host-builtin.json" "$dir/host-own.json" "$dir/host-again.json" <<'PY'; then ok; else bad "--host-op-us"; fi
+import json, sys
+b, o, a = (json.load(open(x))["plan"] for x in sys.argv[1:4])
+assert "host_op_us" not in b, b.get("host_op_us")
+assert o["host_op_us"] == 93.0 and a["host_op_us"] == 93.0, (o.get("host_op_us"), a.get("host_op_us"))
+fb, fo = b["stages"][0]["fwd_s"], o["stages"][0]["fwd_s"]
+assert abs(fo / fb - 93 / 57.2) < 1e-9, (fb, fo)
+assert a["iter_time_s"] == o["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
+PY
+expect 0 "" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4 --mbs 4 --no-search \
+    --host-op-us 93
+grep -q "stack:     eager ops at 93.0 us of host time each" "$out" && ok || bad "the host line: $(cat "$out")"
+expect 2 "host-op-us: 0.5 is out of range" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G \
+    --batch 4 --mbs 4 --no-search --host-op-us 0.5
+expect 2 "host-op-us" eval --hf-config "$dir/one-true.json" --cluster 1xA100-80G --batch 4 --mbs 4 \
+    --no-search --host-op-us fast
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["host_op_us"]=-5; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/host-own.json" "$dir/host-neg.json"
+expect 2 "host_op_us: -5 is not from 1 to 100000" eval --hf-config "$dir/one-true.json" \
+    --cluster 1xA100-80G --no-search --plan "$dir/host-neg.json"
+
 # a tied head across two stages, by hand: a two-layer GPT-2 (vocab 128: V' = 128 at
 # t = 1) on two nodes of one A100-80G (ib100: NCCL's measured 12.2 GB/s). The last
 # stage keeps a copy of the 128 x 1024 word embedding (16 B each in its model states)

@@ -135,6 +135,23 @@ def check_bloom(runner, tesselctl, rows):
             fail("rows.json: %s lacks ds_wall_clock (AMP's wall_clock_breakdown)" % r["id"])
     if amp and "--ds-wall-clock" not in run.knob_args(amp[0]):
         fail("run.py does not pass --ds-wall-clock for %s" % amp[0]["id"])
+    # the g4dn rows ran the fork's PyTorch 1.7.1 on the g4dn.12xlarge hosts: each carries
+    # that host's figure from AMP's own per-layer profile (host_op_us 73, cost model 156),
+    # run.py passes it as --host-op-us and eval's plan records it; the p3 sources do not
+    g4 = [r for r in amp if r["source"] == "amp-aws"]
+    for r in amp:
+        want = 73 if r in g4 else None
+        if r["plan"].get("host_op_us") != want:
+            fail("rows.json: %s has host_op_us %r, not %r" % (r["id"], r["plan"].get("host_op_us"), want))
+    if g4:
+        args = run.knob_args(g4[0])
+        if "--host-op-us" not in args or args[args.index("--host-op-us") + 1] != "73":
+            fail("run.py does not pass --host-op-us 73 for %s: %s" % (g4[0]["id"], args))
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = run.eval_command(g4[0], tesselctl, "nics", tmp)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0 or json.loads(p.stdout)["plan"].get("host_op_us") != 73.0:
+            fail("eval of %s does not record host_op_us 73: %s" % (g4[0]["id"], p.stderr))
     # Narayanan 2021 Table 2's ZeRO-3 rows ran DeepSpeed 0.3's stage 3: each says
     # ds_zero3_v03 and run.py passes it as --ds-zero3-v03
     z3 = [r for r in rows if r["source"] == "narayanan21-t2-zero3"]

@@ -906,6 +906,51 @@ static void test_host_floor(void)
     tsl_cluster_free(&c);
 }
 
+/* The stack's own host figure (the request's host_op_us, cost model 156): the same
+ * host-bound layer as test_host_floor prices its forward at 12 ops of the given
+ * figure, the plan records it, a given plan's figure is taken where the request gives
+ * none, no_host_floor and PAPER still price the GPU alone, and a plan without one
+ * prices as before (the built-in figure). */
+static void test_host_op_us(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    one_layer(&m, 1024, 16);
+    CHECK(tsl_cluster_parse_spec(&c, "1xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, built_in, own, again, gpu, paper;
+    given_plan(&g, 1, 1, "single", 2, 1);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &built_in, &err) == 0, "built-in: %s", err.msg);
+    CHECK(built_in.host_op_us == 0, "no figure given, none recorded: %g", built_in.host_op_us);
+    CHECK_NEAR(built_in.stages[0].fwd_s, 12 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "built-in forward");
+    r.host_op_us = 93.0;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &own, &err) == 0, "own: %s", err.msg);
+    CHECK_NEAR(own.stages[0].fwd_s, 12 * 93e-6, 1e-12, "the stack's own: 12 ops at 93 us, %.1f us",
+               own.stages[0].fwd_s * 1e6);
+    CHECK_NEAR(own.iter_time_s - built_in.iter_time_s, (12 + 20) * (93e-6 - TSL_ROOFLINE_HOST_OP_S),
+               1e-9, "the iteration: every op of both passes at the stack's figure");
+    CHECK_NEAR(own.host_op_us, 93.0, 1e-9, "the plan records the figure priced: %g",
+               own.host_op_us);
+    tsl_request_init(&r); /* the given plan's own figure where the request has none */
+    CHECK(tsl_eval_plan(&m, &c, &r, &own, &again, &err) == 0, "again: %s", err.msg);
+    CHECK(again.iter_time_s == own.iter_time_s && again.host_op_us == own.host_op_us,
+          "the plan's figure kept: %g s against %g", again.iter_time_s, own.iter_time_s);
+    r.host_op_us = 93.0;
+    r.no_host_floor = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &gpu, &err) == 0, "gpu: %s", err.msg);
+    r.no_host_floor = false;
+    r.paper_cost = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &paper, &err) == 0, "paper: %s", err.msg);
+    CHECK(gpu.stages[0].fwd_s < 12 * TSL_ROOFLINE_HOST_OP_S &&
+              paper.stages[0].fwd_s == gpu.stages[0].fwd_s,
+          "no host floor either way: %.1f / %.1f us", gpu.stages[0].fwd_s * 1e6,
+          paper.stages[0].fwd_s * 1e6);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* The request's no_dropout and autocast through eval: no_dropout prices the
  * model with every layer's dropout removed (the same figures as that model given
  * outright), and drops the dropout's 5 bytes per element and kernel per block;
@@ -1243,6 +1288,7 @@ int main(void)
     test_one_layer_by_hand();
     test_causal_by_hand();
     test_host_floor();
+    test_host_op_us();
     test_request_dropout_autocast();
     test_request_eager();
     test_tied_head_by_hand();

@@ -466,6 +466,16 @@ static void test_fingerprint_switches(void)
 #define TSL_KIND_IS_BOOL_LOSS    0
     TSL_REQUEST_FIELDS(BOOL_FIELD)
 #undef BOOL_FIELD
+    /* the stack's own host figure (host_op_us, cost model 156) prices every eager op:
+       two figures, two fingerprints; none keeps the request's old one */
+    char h73[17], h93[17];
+    tsl_request_init(&r);
+    r.host_op_us = 73.0;
+    tsl_request_fingerprint(&r, &m, &c, h73);
+    r.host_op_us = 93.0;
+    tsl_request_fingerprint(&r, &m, &c, h93);
+    CHECK(strcmp(h73, base) != 0 && strcmp(h93, base) != 0 && strcmp(h73, h93) != 0,
+          "host_op_us: %s / %s against %s", h73, h93, base);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

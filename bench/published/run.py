@@ -357,6 +357,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--launch-blocking"]
     if p.get("ds_wall_clock"):  # DeepSpeed's wall_clock_breakdown (cost-model.md "DeepSpeed's synchronising timers")
         cmd += ["--ds-wall-clock"]
+    if p.get("host_op_us"):  # the stack's host time per eager op, measured on its host (cost-model.md "Host dispatch")
+        cmd += ["--host-op-us", str(p["host_op_us"])]
     if p.get("ds_zero3_v03"):  # DeepSpeed 0.3's ZeRO-3 (cost-model.md "DeepSpeed 0.3's ZeRO-3")
         cmd += ["--ds-zero3-v03"]
     if p.get("unfused_elementwise"):  # Megatron-LM v1.1.5's unfused kernels (cost-model.md "Megatron-LM's unfused kernels")
