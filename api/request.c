@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -401,6 +402,17 @@ static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_l
     return 0;
 }
 
+/* cluster.h tsl_cluster_nic_warning of the request's spec or JSON, as a line of notes
+ * (tsl_notes_add). */
+static void nic_note(const Tessel__V1__PlanRequest *req, const tsl_cluster_t *c, char *notes,
+                     size_t cap)
+{
+    char line[TSL_NOTES_CAP];
+    bool spec = req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    if (tsl_cluster_nic_warning(c, spec ? req->cluster_spec : NULL, line, sizeof line))
+        tsl_notes_add(notes, cap, line);
+}
+
 /* The sweep's ceiling defaults to the planner's for this cluster
  * (tsl_search_max_batch), held to the limit: set only when the limit is lower,
  * so that a request within it has the fingerprint it has in-process. */
@@ -494,6 +506,9 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
         tsl_tp_sync_note(&in->request, in->cluster.n_devices, NULL, in->note, sizeof in->note);
     if (!in->note[0]) /* and on MoE dispatch switches that change nothing (search.h) */
         tsl_moe_switch_note(&in->request, &in->model, in->note, sizeof in->note);
+    if (!reg) /* the one-NIC trap, beside any of those (cluster.h); a registered cluster's
+                 NICs are not the asker's to state */
+        nic_note(req, &in->cluster, in->note, sizeof in->note);
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;
     in->request_json = request_json(req, reg);
@@ -519,4 +534,56 @@ void tsl_plan_input_free(tsl_plan_input_t *in)
     tsl_cluster_free(&in->cluster);
     free(in->request_json);
     memset(in, 0, sizeof *in);
+}
+
+/* ---- notes ---- */
+
+void tsl_notes_add(char *notes, size_t cap, const char *line)
+{
+    size_t len = strlen(notes), add = strlen(line);
+    if (add == 0 || len + (len ? 1 : 0) + add >= cap) /* whole or not at all */
+        return;
+    snprintf(notes + len, cap - len, "%s%s", len ? "\n" : "", line);
+}
+
+json_t *tsl_notes_json(const char *notes)
+{
+    if (notes == NULL || notes[0] == '\0')
+        return NULL;
+    json_t *arr = json_array();
+    for (const char *s = notes, *nl; arr && *s; s = nl ? nl + 1 : s + strlen(s)) {
+        nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        json_array_append_new(arr, json_stringn(s, len));
+    }
+    return arr;
+}
+
+size_t tsl_notes_split(char *notes, char **lines, size_t max)
+{
+    size_t n = 0;
+    for (char *s = notes; s && *s && n < max;) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        lines[n++] = s;
+        s = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+bool tsl_notes_equal(const char *notes, char *const *lines, size_t n)
+{
+    const char *s = notes ? notes : "";
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(lines[i]);
+        if (strncmp(s, lines[i], len) != 0 || (s[len] != '\n' && s[len] != '\0'))
+            return false;
+        s += len;
+        if (*s == '\n')
+            s++;
+        else if (i + 1 < n)
+            return false;
+    }
+    return *s == '\0';
 }

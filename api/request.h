@@ -44,6 +44,7 @@
 #ifndef TSL_API_REQUEST_H
 #define TSL_API_REQUEST_H
 
+#include <jansson.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,8 @@ typedef struct tsl_request_limits {
     uint32_t max_devices; /* the cluster's device count */
 } tsl_request_limits_t;
 
+#define TSL_NOTES_CAP 1024 /* bytes of a request's notes (tsl_notes_add) */
+
 typedef struct tsl_plan_input {
     tsl_model_t model;
     tsl_cluster_t cluster;
@@ -80,11 +83,13 @@ typedef struct tsl_plan_input {
     char fingerprint[17];
     char *request_json; /* canonical JSON of the PlanRequest as received (malloc'd) */
     bool force;
-    /* what plan --local prints as a note on the same request (target.h
-     * tsl_target_mtp_note: a target leaving the model's MTP depths out; search.h
-     * tsl_tp_sync_note: tp_sync where no layer runs TP; tsl_moe_switch_note: MoE
-     * dispatch switches without MoE layers or EP); "" none */
-    char note[400];
+    /* what plan --local prints as notes on the same request, a line each ('\n'
+     * between: tsl_notes_add below): at most one of target.h
+     * tsl_target_mtp_note (a target leaving the model's MTP depths out), search.h
+     * tsl_tp_sync_note (tp_sync where no layer runs TP) and tsl_moe_switch_note (MoE
+     * dispatch switches without MoE layers or EP), then cluster.h
+     * tsl_cluster_nic_warning (an 8-GPU DGX/HGX node given one NIC unstated); "" none */
+    char note[TSL_NOTES_CAP];
 } tsl_plan_input_t;
 
 /* A registered cluster as tesseld built it: the cluster document and the keys
@@ -126,5 +131,16 @@ void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg);
  * first request_fields.h entry the message lacks or types differently (only
  * those with a CLI flag when cli_only), or NULL when all match. */
 const char *tsl_request_proto_mismatch(const ProtobufCMessageDescriptor *desc, bool cli_only);
+
+/* A request's notes (Plan.notes, the document's "notes") as one buffer of lines, '\n'
+ * between them (a note holds none), as tsl_plan_input_t.note carries them.
+ * tsl_notes_add: line appended (a line that does not fit whole in cap bytes is left
+ * out, never cut). tsl_notes_json: the array of lines, a new reference; NULL for "".
+ * tsl_notes_split: the lines of notes, split in place, into at most max pointers;
+ * their count. tsl_notes_equal: whether notes has the n lines of lines, in order. */
+void tsl_notes_add(char *notes, size_t cap, const char *line);
+json_t *tsl_notes_json(const char *notes);
+size_t tsl_notes_split(char *notes, char **lines, size_t max);
+bool tsl_notes_equal(const char *notes, char *const *lines, size_t n);
 
 #endif

@@ -263,11 +263,27 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     return 0;
 }
 
+/* The one-NIC trap (cluster.h tsl_cluster_nic_warning) on stderr, as plan notes it; not
+ * for a registered cluster, whose NICs tesseld assembles. */
+static void note_nics(const tsl_eval_opts_t *eo, const tsl_cluster_t *c)
+{
+    char line[1024];
+    if (eo->cluster == NULL || strcmp(eo->cluster, "registered") == 0)
+        return;
+    const char *spec = tsl_cluster_arg_is_file(eo->cluster) ? NULL : eo->cluster;
+    if (tsl_cluster_nic_warning(c, spec, line, sizeof line))
+        fprintf(stderr, "tesselctl: eval: note: %s\n", line);
+}
+
 static int load_cluster(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_cluster_t *c,
                         tsl_err_t *err)
 {
-    if (cluster_json)
-        return tsl_cluster_json_parse(cluster_json, c, err);
+    if (cluster_json) { /* --server's file, or the registered cluster tesseld assembled */
+        if (tsl_cluster_json_parse(cluster_json, c, err) != 0)
+            return -1;
+        note_nics(eo, c);
+        return 0;
+    }
     if (eo->cluster == NULL)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(eo->cluster, c, err) != 0)
@@ -275,6 +291,7 @@ static int load_cluster(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
     /* tesseld's bounds on the figures (api/request.h), as plan --local holds them */
     if (tsl_request_check_cluster(c, err) != 0)
         return tsl_err_prefix(err, "%s", eo->cluster);
+    note_nics(eo, c);
     return 0;
 }
 

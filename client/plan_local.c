@@ -218,7 +218,7 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     head.created_unix = (int64_t)time(NULL);
     json_t *made = tsl_search_result_to_json(res, m, r, &head, figures);
     if (made && note[0])
-        json_object_set_new(made, "notes", json_pack("[s]", note));
+        json_object_set_new(made, "notes", tsl_notes_json(note));
     /* printed as a plan from tesseld is: through tessel.v1.Plan and back */
     json_t *doc = made ? tsl_plan_doc_canonical(made, &err) : NULL;
     json_decref(made);
@@ -244,7 +244,7 @@ typedef struct inputs {
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_figures_load_t f;
-    char note[400]; /* the note printed on stderr ("" none) */
+    char note[TSL_NOTES_CAP]; /* the notes printed on stderr, a line each ("" none) */
 } inputs_t;
 
 static void inputs_free(inputs_t *in)
@@ -284,6 +284,13 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
     /* MoE dispatch switches on a dense model or at EP 1 (search.h) */
     if (!in->note[0] && tsl_moe_switch_note(r, &in->m, in->note, sizeof in->note))
         fprintf(stderr, "tesselctl: plan: note: %s\n", in->note);
+    /* the one-NIC trap (cluster.h), beside any of those, last as tesseld has it */
+    char nic[TSL_NOTES_CAP];
+    const char *spec = tsl_cluster_arg_is_file(po->cluster) ? NULL : po->cluster;
+    if (tsl_cluster_nic_warning(&in->c, spec, nic, sizeof nic)) {
+        fprintf(stderr, "tesselctl: plan: note: %s\n", nic);
+        tsl_notes_add(in->note, sizeof in->note, nic);
+    }
     return tsl_figures_load(po->profile, po->galvatron_profile, po->amp_profile, &in->m, &in->c,
                             &in->f, err);
 }

@@ -155,6 +155,26 @@ int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t ma
     return 0;
 }
 
+int tsl_parse_choice(const char *field, const char *text, const char *const *words, size_t n,
+                     size_t *out, tsl_err_t *err)
+{
+    char list[256];
+    size_t len = 0;
+    for (size_t i = 0; text && i < n; i++)
+        if (strcmp(text, words[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    list[0] = '\0';
+    for (size_t i = 0; i < n && len < sizeof list; i++) /* "A, B or C" */
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i == 0       ? ""
+                                : i + 1 == n ? " or "
+                                             : ", ",
+                                words[i]);
+    return tsl_err_set(err, "%s: '%s' is not %s", field, text ? text : "", list);
+}
+
 int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
                      tsl_err_t *err)
 {

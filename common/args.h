@@ -13,6 +13,7 @@
 #ifndef TSL_ARGS_H
 #define TSL_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -32,6 +33,10 @@ int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t ma
                   tsl_err_t *err);
 int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
                      tsl_err_t *err);
+/* One of n words (n >= 1), matched exactly: its index into *out. Else an error naming
+ * the field and every word: "FIELD: 'TEXT' is not A, B or C" (text NULL reads as ""). */
+int tsl_parse_choice(const char *field, const char *text, const char *const *words, size_t n,
+                     size_t *out, tsl_err_t *err);
 /* "16.0 GiB", "512.0 MiB" into buf. */
 const char *tsl_format_bytes(uint64_t bytes, char *buf, unsigned cap);
 

@@ -408,6 +408,7 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i)
         opt_bw(obj, path, "nic", &node.nic_bw, &present, ld->err) != 0 ||
         opt_number(obj, path, "cpu_memory_gb", &cpu_gb, &present, ld->err) != 0)
         return -1;
+    node.nics_stated = json_object_get(obj, "nics") != NULL; /* "nics": 1 says one NIC */
     if (cpu_gb < 0)
         return tsl_err_set(ld->err, "%s.cpu_memory_gb: must be >= 0", path);
     if (gib_bytes(path, "cpu_memory_gb", cpu_gb, &node.cpu_mem_bytes, ld->err) != 0)
@@ -809,7 +810,8 @@ static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
 static bool same_node(const tsl_node_t *a, const tsl_node_t *b)
 {
     return a->n_gpus == b->n_gpus && a->gpu_type == b->gpu_type && a->intra_bw == b->intra_bw &&
-           a->cpu_mem_bytes == b->cpu_mem_bytes && a->n_nics == b->n_nics && a->nic_bw == b->nic_bw;
+           a->cpu_mem_bytes == b->cpu_mem_bytes && a->n_nics == b->n_nics &&
+           a->nic_bw == b->nic_bw && a->nics_stated == b->nics_stated;
 }
 
 static json_t *nodes_to_json(const tsl_cluster_t *c)
@@ -825,7 +827,9 @@ static json_t *nodes_to_json(const tsl_cluster_t *c)
                               "intra_gbps", n->intra_bw / GBPS);
         if (o && n->cpu_mem_bytes)
             json_object_set_new(o, "cpu_memory_gb", json_real((double)n->cpu_mem_bytes / GIB));
-        if (o && n->n_nics > 1) /* one NIC is what a file without the key means */
+        /* one NIC is what a file without the key means; a stated one is written, so
+         * that the file read back is as quiet (tsl_cluster_nic_warning) */
+        if (o && (n->n_nics > 1 || n->nics_stated))
             json_object_set_new(o, "nics", json_integer((json_int_t)n->n_nics));
         if (o && n->nic_bw > 0)
             json_object_set_new(o, "nic_gbps", json_real(n->nic_bw / GBPS));

@@ -2055,33 +2055,28 @@ static int mg_unmodelled_value(const char *key, const char *val, tsl_err_t *err)
 {
     static const char *const graph_impls[] = {"none", "local", "transformer_engine",
                                               "full_iteration"};
+    static const char *const router_dtypes[] = {"fp32", "fp64"};
+    static const char *const rerun_modes[] = {"disabled", "validate_results", "report_stats"};
+    size_t i;
     if (strcmp(key, "cuda-graph-impl") == 0) {
-        for (size_t i = 0; val && i < sizeof graph_impls / sizeof *graph_impls; i++)
-            if (strcmp(val, graph_impls[i]) == 0)
-                return i == 0 ? 0 : 1; /* none: nothing to note */
-        return tsl_err_set(err,
-                           "megatron: --cuda-graph-impl: '%s' is not none, local, "
-                           "transformer_engine or full_iteration",
-                           val ? val : "");
+        if (tsl_parse_choice("megatron: --cuda-graph-impl", val, graph_impls, 4, &i, err) != 0)
+            return -1;
+        return i == 0 ? 0 : 1; /* none: nothing to note */
     }
     if (strcmp(key, "moe-router-dtype") == 0) {
-        if (val == NULL || (strcmp(val, "fp32") != 0 && strcmp(val, "fp64") != 0))
-            return tsl_err_set(err, "megatron: --moe-router-dtype: '%s' is not fp32 or fp64",
-                               val ? val : "");
+        if (tsl_parse_choice("megatron: --moe-router-dtype", val, router_dtypes, 2, &i, err) != 0)
+            return -1;
         return 1;
     }
     if (strcmp(key, "rerun-mode") == 0) { /* ResilienceConfig's Literal */
-        if (val && (strcmp(val, "disabled") == 0 || strcmp(val, "validate_results") == 0))
+        if (tsl_parse_choice("megatron: --rerun-mode", val, rerun_modes, 3, &i, err) != 0)
+            return -1;
+        if (i < 2)
             return 0; /* a step runs again only after a fault it detects */
-        if (val && strcmp(val, "report_stats") == 0)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "megatron: --rerun-mode report_stats: Megatron-LM runs steps "
-                                "again to report their variability; Tessel prices each step "
-                                "once");
-        return tsl_err_set(err,
-                           "megatron: --rerun-mode: '%s' is not disabled, validate_results or "
-                           "report_stats",
-                           val ? val : "");
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --rerun-mode report_stats: Megatron-LM runs steps "
+                            "again to report their variability; Tessel prices each step "
+                            "once");
     }
     if (strcmp(key, "num-distributed-optimizer-instances") == 0) {
         uint32_t n;

@@ -84,10 +84,11 @@ static const struct {
     [TSL_EVAL_SHAPE_GLU_CLAMP] = {"activation-func-clamp-value", 0.0, 1e6},
 };
 
-/* The choices of --softmax-type and --moe-router-score-function (TransformerConfig
- * Literal types), in sh->softmax / sh->score order */
+/* The choices of --softmax-type, --moe-router-score-function and --rope-type
+ * (TransformerConfig Literal types), in sh->softmax / sh->score / sh->rope_type order */
 static const char *const softmax_type[] = {"vanilla", "off-by-one", "learnable"};
 static const char *const score_fn[] = {"softmax", "sigmoid", "sqrtsoftplus"};
+static const char *const rope_type[] = {"rope", "yarn"};
 
 /* --position-embedding-type's choices (_add_network_size_args), in sh->pos order; then
  * Megatron-DeepSpeed's alibi (PositionEmbeddingType in megatron/enums.py at 8387ae1,
@@ -141,17 +142,19 @@ static int read_named(const char *key, const char *val, tsl_eval_shape_t *sh, ts
                        val ? val : "");
 }
 
-/* --softmax-type and --moe-router-score-function: one of n choices, 1 + its index. */
+/* A Megatron flag's word among n (args.h tsl_parse_choice, the flag named): 1 + its
+ * index into *out (0 stays "not given"). --softmax-type, --moe-router-score-function,
+ * --rope-type. */
 static int read_choice(const char *key, const char *val, const char *const *choice, size_t n,
                        uint8_t *out, tsl_err_t *err)
 {
-    for (size_t i = 0; val && i < n; i++)
-        if (strcmp(val, choice[i]) == 0) {
-            *out = (uint8_t)(i + 1);
-            return 0;
-        }
-    return tsl_err_set(err, "megatron: --%s: '%s' is not %s, %s or %s", key, val ? val : "",
-                       choice[0], choice[1], choice[2]);
+    char field[80];
+    size_t i;
+    snprintf(field, sizeof field, "megatron: --%s", key);
+    if (tsl_parse_choice(field, val, choice, n, &i, err) != 0)
+        return -1;
+    *out = (uint8_t)(i + 1);
+    return 0;
 }
 
 /* --window-size as Megatron-LM's tuple_type reads it: "L,R" or "(L,R)", two ints. */
@@ -199,12 +202,8 @@ int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, 
         return read_choice(key, val, softmax_type, 3, &sh->softmax, err);
     if (strcmp(key, "moe-router-score-function") == 0)
         return read_choice(key, val, score_fn, 3, &sh->score, err);
-    if (strcmp(key, "rope-type") == 0) {
-        sh->rope_type = !val ? 0 : strcmp(val, "rope") == 0 ? 1 : strcmp(val, "yarn") == 0 ? 2 : 0;
-        return sh->rope_type ? 0
-                             : tsl_err_set(err, "megatron: --rope-type: '%s' is not rope or yarn",
-                                           val ? val : "");
-    }
+    if (strcmp(key, "rope-type") == 0)
+        return read_choice(key, val, rope_type, 2, &sh->rope_type, err);
     for (int i = 0; i < TSL_EVAL_SHAPE_REAL_COUNT; i++)
         if (strcmp(key, shape_real[i].name) == 0) {
             sh->r_set[i] = true;

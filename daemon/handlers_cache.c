@@ -34,6 +34,7 @@
 #include "arena.h"
 #include "handlers.h"
 #include "plan_proto.h"
+#include "request.h"
 #include "status.h"
 
 #define CACHE_SLOTS     1024u
@@ -208,9 +209,9 @@ static bool as_stored(const entry_t *e, const tsl_plan_asker_t *asked)
     const Tessel__V1__Plan *p = e->plan;
     if (!asked)
         return true;
-    const char *note = asked->note ? asked->note : "", *name = asked->model_name;
-    bool notes = note[0] ? p->n_notes == 1 && strcmp(p->notes[0], note) == 0 : !p->n_notes;
-    return notes && (!name || !name[0] || strcmp(p->model_name, name) == 0);
+    const char *name = asked->model_name;
+    return tsl_notes_equal(asked->note, p->notes, p->n_notes) &&
+           (!name || !name[0] || strcmp(p->model_name, name) == 0);
 }
 
 /* The packed answer: the entry's Plan with this answer's fields, alone (GetPlan)
@@ -218,15 +219,15 @@ static bool as_stored(const entry_t *e, const tsl_plan_asker_t *asked)
 static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t created,
                               bool as_event, const tsl_plan_asker_t *asked)
 {
-    Tessel__V1__Plan p = *e->plan; /* shallow: the entry stays as it is */
-    const char *note = asked && asked->note ? asked->note : "";
-    char *notes[1] = {(char *)note};
+    Tessel__V1__Plan p = *e->plan;       /* shallow: the entry stays as it is */
+    char note[TSL_NOTES_CAP], *notes[8]; /* asked's, a line each (request.h) */
+    snprintf(note, sizeof note, "%s", asked && asked->note ? asked->note : "");
     p.cached = cached;
     p.stale = stale;
     p.created_unix = created;
     if (!as_stored(e, asked)) {
         p.notes = notes;
-        p.n_notes = note[0] ? 1 : 0;
+        p.n_notes = tsl_notes_split(note, notes, sizeof notes / sizeof *notes);
         if (asked->model_name && asked->model_name[0])
             p.model_name = (char *)asked->model_name;
     }

@@ -46,6 +46,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "plan_json.h"
+#include "request.h"
 #include "search_job.h"
 #include "status.h"
 
@@ -312,7 +313,7 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
      * of the request stored with it; a later request of the same fingerprint is
      * answered with its own (answer_cached, answer_followers) */
     if (doc && in->note[0])
-        json_object_set_new(doc, "notes", json_pack("[s]", in->note));
+        json_object_set_new(doc, "notes", tsl_notes_json(in->note));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     if (!text) {
         json_decref(doc);

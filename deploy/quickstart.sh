@@ -22,4 +22,4 @@ until build/client/tesselctl --server "$server" health >/dev/null 2>&1; do
     fi
     sleep 0.1
 done
-build/client/tesselctl --server "$server" plan --model GPT3-15B --cluster 4x8xA100-80G:ib400 "$@"
+build/client/tesselctl --server "$server" plan --model GPT3-15B --cluster 4x8xA100-80G:8xib200 "$@"

@@ -548,7 +548,7 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s", type,
                            gpu_hint(type, hint, sizeof hint), known);
     }
-    uint32_t nics = 1;
+    uint32_t nics = 0; /* 0: not stated, one NIC (tsl_cluster_nic_warning) */
     if (link_name != NULL && split_nics(&link_name, &nics, gpus, spec, err) != 0)
         return -1;
     const tsl_link_spec_t *link = tsl_link_find(link_name ? link_name : "ib100");
@@ -561,10 +561,99 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return -1;
     c->inter_a2a_ratio = tsl_link_a2a_ratio(link);
     c->inter_flex_ratio = tsl_link_flex_ratio(link);
-    for (uint32_t i = 0; i < c->n_nodes; i++)
-        c->nodes[i].n_nics = nics;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        c->nodes[i].n_nics = nics ? nics : 1;
+        c->nodes[i].nics_stated = nics != 0;
+    }
     c->nvl_domain_nodes = domain_nodes ? domain_nodes : 1;
     return 0;
+}
+
+/* ---- the one-NIC trap ---- */
+
+/* Whether a type is of a family NVIDIA ships on 8-GPU DGX/HGX boards with one NIC per
+ * GPU (DGX A100: eight ConnectX-6 HDR; DGX H100/H200: eight ConnectX-7 NDR; DGX
+ * B200: eight ConnectX-7; DGX B300: eight ConnectX-8, the datasheets): its name up
+ * to the last '-' ("H100-80G", a file's "H100-slow"). The H800 is left out (issue 18
+ * names these five); a GB200 tray has 4 GPUs, below the 8 this looks at. */
+static int family_len(const tsl_gpu_spec_t *g)
+{
+    const char *dash = strrchr(g->name, '-');
+    return (int)(dash ? (size_t)(dash - g->name) : strlen(g->name));
+}
+
+static bool eight_nic_family(const tsl_gpu_spec_t *g)
+{
+    static const char *const families[] = {"A100", "H100", "H200", "B200", "B300"};
+    size_t len = (size_t)family_len(g);
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (len == strlen(families[i]) && strncasecmp(g->name, families[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* The first node the trap catches (tsl_cluster_nic_warning), or n_nodes. */
+static uint32_t one_nic_node(const tsl_cluster_t *c)
+{
+    if (c->n_nodes < 2) /* one node: no network to starve */
+        return c->n_nodes;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        const tsl_node_t *n = &c->nodes[i];
+        if (!n->nics_stated && n->n_nics == 1 && n->n_gpus >= 8 &&
+            eight_nic_family(&c->gpu_types[n->gpu_type]))
+            return i;
+    }
+    return c->n_nodes;
+}
+
+/* The spec with `count`x before its link part, or ":<count>xib100" (the default link)
+ * appended where it names none; the link's name into link. The spec has parsed, so
+ * its parts after ':' are nvlN parts and at most one link. */
+static void spec_with_nics(const char *spec, uint32_t count, char *out, size_t cap, char *link,
+                           size_t link_cap)
+{
+    const char *p = strchr(spec, ':');
+    while (p != NULL) {
+        const char *part = p + 1, *next = strchr(part, ':');
+        size_t len = next ? (size_t)(next - part) : strlen(part);
+        if (!(strncasecmp(part, "nvl", 3) == 0 && isdigit((unsigned char)part[3]))) {
+            snprintf(out, cap, "%.*s%ux%s", (int)(part - spec), spec, count, part);
+            snprintf(link, link_cap, "%.*s", (int)len, part);
+            return;
+        }
+        p = next;
+    }
+    snprintf(out, cap, "%s:%uxib100", spec, count);
+    snprintf(link, link_cap, "ib100 (the default link)");
+}
+
+bool tsl_cluster_nic_warning(const tsl_cluster_t *c, const char *spec, char *buf, size_t cap)
+{
+    if (cap > 0)
+        buf[0] = '\0';
+    uint32_t i = one_nic_node(c);
+    if (i >= c->n_nodes || cap == 0)
+        return false;
+    const tsl_node_t *n = &c->nodes[i];
+    const tsl_gpu_spec_t *g = &c->gpu_types[n->gpu_type];
+    char eight[SPEC_MAX + 32], one[SPEC_MAX + 32], link[SPEC_MAX];
+    if (spec == NULL) {
+        snprintf(buf, cap,
+                 "cluster: node %u (%u x %s) gives no \"nics\", so it has ONE NIC, of the "
+                 "inter-node figure; 8-GPU DGX/HGX %.*s nodes have eight, one per GPU "
+                 "(rail-optimised): give \"nics\": 8 in its nodes entry for eight, or "
+                 "\"nics\": 1 if one is what the node has (docs/cluster-format.md)",
+                 i, n->n_gpus, g->name, family_len(g), g->name);
+        return true;
+    }
+    spec_with_nics(spec, 8, eight, sizeof eight, link, sizeof link);
+    spec_with_nics(spec, 1, one, sizeof one, link, sizeof link);
+    snprintf(buf, cap,
+             "cluster: '%s' is ONE %s NIC per node, %.3g GB/s a node; 8-GPU DGX/HGX %.*s "
+             "nodes have eight, one per GPU (rail-optimised): write %s for eight, or %s if "
+             "one is what the nodes have (docs/cluster-format.md)",
+             spec, link, c->inter_bw / 1e9, family_len(g), g->name, eight, one);
+    return true;
 }
 
 /* ---- lookups ---- */

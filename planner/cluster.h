@@ -95,6 +95,9 @@ typedef struct tsl_node {
                         which tsl_cluster_finish() sets */
     double nic_bw;          /* bus bandwidth of one of its NICs, bytes/s; 0 = limited by the
                         inter-node figure of the pair alone (the usual case) */
+    bool nics_stated;       /* n_nics was given (a spec's NICSx, a file's "nics"), not left
+                               to the one-NIC default: read by tsl_cluster_nic_warning only,
+                               never priced */
 } tsl_node_t;
 
 typedef struct tsl_cluster {
@@ -174,6 +177,22 @@ int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_pe
  * spec that is wrong.
  */
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err);
+
+/*
+ * The one-NIC trap (docs/cluster-format.md "One NIC or eight"). "16x8xH100-80G:ib400"
+ * is ONE 400 Gb/s NIC per node, but NVIDIA's 8-GPU DGX/HGX boards of A100, H100, H200,
+ * B200 and B300 carry eight, one per GPU (rail-optimised): a DGX line written so is
+ * priced with 1/8 of its network. True, with one line in buf (at most cap bytes)
+ * saying what was understood and how to write eight, when c has two or more nodes
+ * (one node has no network) and a node of 8 or more GPUs of those families (by
+ * name: "H100-80G", "h100-slow") has one NIC that nobody stated (nics_stated false:
+ * a spec without NICSx, a file's node entry without "nics"); false and buf "" else.
+ * "1xib400" or "nics": 1 says one NIC and keeps it quiet. spec: the short spec c
+ * was read from, quoted rewritten in the line; NULL for a cluster file. Pure: the
+ * caller prints it (tesselctl on stderr, tesseld in Plan.notes). Never an error:
+ * such clusters exist and price as written.
+ */
+bool tsl_cluster_nic_warning(const tsl_cluster_t *c, const char *spec, char *buf, size_t cap);
 
 /* Adds a node; the cluster is usable after tsl_cluster_finish(). Used by the JSON
  * loader and heterogeneous descriptions. A node's intra_bw of 0 means "the GPU

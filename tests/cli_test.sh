@@ -67,6 +67,36 @@ expect 2 "model:" plan --local --model NoSuchModel --cluster 8xA100-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 8xA200-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 0xA100-80G
 expect 2 "cluster:" plan --local --model GPT2-345M
+
+# The one-NIC trap (planner/cluster.h tsl_cluster_nic_warning): an 8-GPU DGX/HGX node
+# written ':ib400' is ONE NIC per node, priced so and said on stderr with the spec that
+# gives eight; NICs stated (8xib400, 1xib400, a file's "nics"), one node, 4-GPU nodes and
+# other GPU families stay quiet
+nic_eval() { expect 0 "$1" eval --local --no-search --model GPT2-345M --cluster "$2" --strategy "dp$3"; }
+nic_eval "note: cluster: '2x8xH100-80G:ib400' is ONE ib400 NIC per node" 2x8xH100-80G:ib400 16
+grep -q "write 2x8xH100-80G:8xib400 for eight, or 2x8xH100-80G:1xib400 if one" "$err" && ok ||
+    bad "the NIC note lacks the spelling of eight and of one: $(cat "$err")"
+nic_eval "note: cluster: '4x8xA100-80G:nvl16:ib200' .* write 4x8xA100-80G:nvl16:8xib200 for eight" \
+    4x8xA100-80G:nvl16:ib200 32
+nic_eval "ONE ib100 (the default link) NIC per node.* write 2x8xB200-180G:8xib100" 2x8xB200-180G 16
+for quiet in 2x8xH100-80G:8xib400:16 2x8xH100-80G:1xib400:16 8xH100-80G:ib400:8 2x4xH100-80G:ib400:8 \
+    2x8xV100-32G:ib100:16 2x8xH800-80G:ib400:16; do
+    nic_eval "" "${quiet%:*}" "${quiet##*:}"
+    grep -q "NIC" "$err" && bad "${quiet%:*} noted a NIC: $(cat "$err")" || ok
+done
+printf '%s' '{"nodes": [{"type": "H100-80G", "gpus": 8, "count": 2}], "link": "ib400"}' >"$dir/nic0.json"
+nic_eval "note: cluster: node 0 (8 x H100-80G) gives no \"nics\", so it has ONE NIC" "$dir/nic0.json" 16
+grep -q '"nics": 8 in its nodes entry for eight, or "nics": 1' "$err" && ok || bad "file NIC note: $(cat "$err")"
+printf '%s' '{"nodes": [{"type": "H100-80G", "gpus": 8, "count": 2, "nics": 1}], "link": "ib400"}' >"$dir/nic1.json"
+nic_eval "" "$dir/nic1.json" 16
+grep -q "NIC" "$err" && bad "a file's \"nics\": 1 noted a NIC: $(cat "$err")" || ok
+# plan --local prints it as a plan note and keeps it in the document's "notes", beside
+# another note (an MoE switch on a dense model), a line each
+expect 0 "note: cluster: '2x8xH100-80G:ib400' is ONE" plan --local --model GPT2-345M \
+    --cluster 2x8xH100-80G:ib400 --no-baselines --no-memopt --batch 64 --moe-flex-dispatcher --json
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["notes"]; assert len(n) == 2, n
+assert "moe" in n[0].lower() and n[1].startswith("cluster: '"'"'2x8xH100-80G:ib400'"'"' is ONE"), n' "$out" &&
+    [ "$(grep -c "note:" "$err")" = 2 ] && ok || bad "plan --local's two notes: $(cat "$err"); $(head -c 400 "$out")"
 expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 0
 expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-80G --memory -3G
 expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-80G --memory lots

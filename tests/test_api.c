@@ -692,8 +692,37 @@ static void test_decode_moe_unread(void)
     tsl_plan_input_free(&in);
 }
 
+/* A request's notes as one buffer of lines (request.h tsl_notes_*): appended whole
+ * or not at all, written as the document's array, split and compared line by line. */
+static void test_notes(void)
+{
+    char notes[32] = "", *lines[4];
+    tsl_notes_add(notes, sizeof notes, "first");
+    tsl_notes_add(notes, sizeof notes, "second");
+    tsl_notes_add(notes, sizeof notes, "a line too long to fit whole");
+    CHECK(strcmp(notes, "first\nsecond") == 0, "notes: '%s'", notes);
+    json_t *arr = tsl_notes_json(notes);
+    CHECK(json_array_size(arr) == 2 &&
+              strcmp(json_string_value(json_array_get(arr, 1)), "second") == 0,
+          "two lines in the array");
+    json_decref(arr);
+    CHECK(tsl_notes_json("") == NULL, "no notes: no array");
+    char *first = "first", *only[] = {first};
+    CHECK(!tsl_notes_equal(notes, only, 1) && tsl_notes_equal("first", only, 1) &&
+              tsl_notes_equal(NULL, NULL, 0) && !tsl_notes_equal("first", NULL, 0),
+          "compared line by line");
+    char copy[32];
+    snprintf(copy, sizeof copy, "%s", notes);
+    size_t n = tsl_notes_split(copy, lines, 4);
+    CHECK(n == 2 && strcmp(lines[0], "first") == 0 && strcmp(lines[1], "second") == 0 &&
+              tsl_notes_equal(notes, lines, n) && !tsl_notes_equal("first\nsecon", lines, n),
+          "split: %zu", n);
+    CHECK(tsl_notes_split(copy, lines, 1) == 1, "split at most max");
+}
+
 int main(void)
 {
+    test_notes();
     test_status_table();
     test_methods();
     test_fields_match_proto();

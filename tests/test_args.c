@@ -25,8 +25,29 @@ static void refuses(const char *text, const char *want)
           "'%s': %s", text, err.msg);
 }
 
+/* One of n words (tsl_parse_choice): the index, or an error naming the field and all n. */
+static void test_choice(void)
+{
+    static const char *const two[] = {"rope", "yarn"}, *const four[] = {"a", "b", "c", "d"};
+    size_t i = 9;
+    tsl_err_t err = {0};
+    CHECK(tsl_parse_choice("megatron: --rope-type", "yarn", two, 2, &i, &err) == 0 && i == 1,
+          "yarn: %zu %s", i, err.msg);
+    CHECK(tsl_parse_choice("megatron: --rope-type", "Yarn", two, 2, &i, &err) == -1 &&
+              strcmp(err.msg, "megatron: --rope-type: 'Yarn' is not rope or yarn") == 0,
+          "two words: %s", err.msg);
+    CHECK(tsl_parse_choice("f", NULL, four, 4, &i, &err) == -1 &&
+              strcmp(err.msg, "f: '' is not a, b, c or d") == 0,
+          "four words, no value: %s", err.msg);
+    CHECK(tsl_parse_choice("f", "d", four, 4, &i, &err) == 0 && i == 3, "the last word");
+    CHECK(tsl_parse_choice("f", "x", four, 1, &i, &err) == -1 &&
+              strcmp(err.msg, "f: 'x' is not a") == 0,
+          "one word: %s", err.msg);
+}
+
 int main(void)
 {
+    test_choice();
     accepts("1048576", 1048576);
     accepts("16G", 16ull << 30);
     accepts("16GiB", 16ull << 30);

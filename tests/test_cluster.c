@@ -640,6 +640,50 @@ static void parse(const char *spec, tsl_cluster_t *c)
     CHECK(tsl_cluster_parse_spec(c, spec, &err) == 0, "%s: %s", spec, err.msg);
 }
 
+/* The one-NIC trap (tsl_cluster_nic_warning): an 8-GPU DGX/HGX family node of a
+ * multi-node spec with no NICSx is said, with the spec rewritten for eight and one;
+ * stated NICs, one node, fewer GPUs, other families are quiet. */
+static void test_nic_warning(void)
+{
+    tsl_cluster_t c;
+    char buf[1024];
+    parse("16x8xH100-80G:ib400", &c);
+    CHECK(!c.nodes[0].nics_stated &&
+              tsl_cluster_nic_warning(&c, "16x8xH100-80G:ib400", buf, sizeof buf) &&
+              strstr(buf, "'16x8xH100-80G:ib400' is ONE ib400 NIC per node, 47 GB/s a node") &&
+              strstr(buf, "DGX/HGX H100 nodes have eight") &&
+              strstr(buf, "write 16x8xH100-80G:8xib400 for eight, or 16x8xH100-80G:1xib400 if"),
+          "ib400: %s", buf);
+    CHECK(tsl_cluster_nic_warning(&c, NULL, buf, sizeof buf) &&
+              strstr(buf, "node 0 (8 x H100-80G) gives no \"nics\"") &&
+              strstr(buf, "\"nics\": 8 in its nodes entry"),
+          "as a file: %s", buf);
+    CHECK(!tsl_cluster_nic_warning(&c, "x", buf, 0), "no room: nothing written");
+    tsl_cluster_free(&c);
+    parse("36x8xB200-180G:nvl8:ib800", &c); /* the link after an nvlN part */
+    CHECK(tsl_cluster_nic_warning(&c, "36x8xB200-180G:nvl8:ib800", buf, sizeof buf) &&
+              strstr(buf, "write 36x8xB200-180G:nvl8:8xib800 for eight"),
+          "nvl part first: %s", buf);
+    tsl_cluster_free(&c);
+    parse("2x8xa100-40g", &c); /* no link: ib100, the default */
+    CHECK(tsl_cluster_nic_warning(&c, "2x8xa100-40g", buf, sizeof buf) &&
+              strstr(buf, "ONE ib100 (the default link) NIC") &&
+              strstr(buf, "write 2x8xa100-40g:8xib100 for eight, or 2x8xa100-40g:1xib100"),
+          "default link: %s", buf);
+    tsl_cluster_free(&c);
+    const char *quiet[] = {
+        "16x8xH100-80G:8xib400", "16x8xH100-80G:1xib400",  "8xH100-80G:ib400",
+        "1x8xH200-141G:ib400",   "4x4xH100-80G:ib400",     "4x8xV100-32G:ib100",
+        "4x8xH800-80G:ib400",    "36x4xGB200:nvl72:ib800", "4x8xL40S-48G:eth100"};
+    for (size_t i = 0; i < sizeof quiet / sizeof *quiet; i++) {
+        parse(quiet[i], &c);
+        buf[0] = 'x';
+        CHECK(!tsl_cluster_nic_warning(&c, quiet[i], buf, sizeof buf) && buf[0] == '\0',
+              "%s is quiet: %s", quiet[i], buf);
+        tsl_cluster_free(&c);
+    }
+}
+
 static void test_spec_nics(void)
 {
     tsl_cluster_t c;
@@ -1437,6 +1481,7 @@ int main(void)
     test_ar_curve();
     test_ring_latency_at_scale();
     test_spec_nics();
+    test_nic_warning();
     test_dim_busbw();
     test_dim_a2a_busbw();
     test_nvlink_domain();

@@ -598,9 +598,42 @@ static void test_topology(void)
               "bad %zu: %s", i, err.msg);
 }
 
+/* A node entry's "nics" stated or not (tsl_node_t.nics_stated): "nics": 1 keeps the
+ * one-NIC note quiet and is written back, so the file read back is as quiet. */
+static void test_nics_stated(void)
+{
+    tsl_cluster_t a, b;
+    tsl_err_t err = {0};
+    char buf[1024];
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"H100-80G\", \"gpus\": 8, "
+                                 "\"count\": 2}], \"link\": \"ib400\"}",
+                                 &a, &err) == 0,
+          "%s", err.msg);
+    CHECK(!a.nodes[1].nics_stated && tsl_cluster_nic_warning(&a, NULL, buf, sizeof buf),
+          "no \"nics\": noted");
+    tsl_cluster_free(&a);
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"H100-80G\", \"gpus\": 8, "
+                                 "\"count\": 2, \"nics\": 1}], \"link\": \"ib400\"}",
+                                 &a, &err) == 0,
+          "%s", err.msg);
+    CHECK(a.nodes[1].nics_stated && a.nodes[1].n_nics == 1 &&
+              !tsl_cluster_nic_warning(&a, NULL, buf, sizeof buf),
+          "\"nics\": 1: quiet (%s)", buf);
+    json_t *j = tsl_cluster_to_json(&a);
+    char *text = json_dumps(j, JSON_COMPACT);
+    CHECK(text && strstr(text, "\"nics\":1") && tsl_cluster_json_parse(text, &b, &err) == 0 &&
+              b.nodes[0].nics_stated && !tsl_cluster_nic_warning(&b, NULL, buf, sizeof buf),
+          "written back with its \"nics\": %s", text ? text : "(null)");
+    free(text);
+    json_decref(j);
+    tsl_cluster_free(&a);
+    tsl_cluster_free(&b);
+}
+
 int main(void)
 {
     test_topology();
+    test_nics_stated();
     const char *dir = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof(data_dir), "%s", dir ? dir : "tests/data");
     test_file_a100();

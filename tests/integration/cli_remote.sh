@@ -353,8 +353,9 @@ expect_grep "$tmp/out" "^--mtp-num-layers 2$" "the stored plan's export trains i
 # builds DeepSeek-V3 without it as --local does (63 layers, not 66: the same fingerprint
 # and document; it searched 63 and stored 66 with another fingerprint), and the stored
 # plan exports as the local one (its request's target rebuilds the model without it)
-v3_base=(--hf-config "$(dirname "$HF_CONFIG")/deepseek_v3.json" --seq-len 1024 --cluster 16x8xH200-141G
-    --batch 128 --no-baselines --no-memopt)
+# (its NICs stated, so that the one-NIC note, checked below, stays out of these notes)
+v3_base=(--hf-config "$(dirname "$HF_CONFIG")/deepseek_v3.json" --seq-len 1024
+    --cluster 16x8xH200-141G:8xib400 --batch 128 --no-baselines --no-memopt)
 v3_args=("${v3_base[@]}" --target torchtitan)
 timeout 300 "$CTL" plan --local --json "${v3_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
 expect_grep "$tmp/err" "note: torchtitan: deepseek_v3's 1 MTP depth left out" "--local notes the depth left out"
@@ -424,6 +425,32 @@ ctl plans export "$v3_fp" --format torchtitan
 [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.tt" &&
     ok "the stored torchtitan plan exports as plan --local --export torchtitan" ||
     fail "plans export --format torchtitan of the DeepSeek-V3 plan: exit $rc: $(head -c 300 "$tmp/err")"
+# The one-NIC trap (planner/cluster.h tsl_cluster_nic_warning): tesseld notes a DGX/HGX
+# spec without NICSx in Plan.notes as --local prints it, beside another note (an MoE
+# switch on a dense model), a line each; ':1xib400' prices the same cluster (the same
+# fingerprint, answered from the store) and carries the MoE note alone
+nic_args=(--model GPT2-345M --batch 32 --no-baselines --no-memopt --moe-flex-dispatcher)
+timeout 300 "$CTL" plan --local "${nic_args[@]}" --cluster 2x8xH100-80G:ib400 >/dev/null 2>"$tmp/local.err"
+grep "note:" "$tmp/local.err" >"$tmp/local.notes"
+ctl plan --json "${nic_args[@]}" --cluster 2x8xH100-80G:ib400
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+nic_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+[ "$rc" = 0 ] && [ "$(wc -l <"$tmp/remote.notes")" = 2 ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    grep -q "note: cluster: '2x8xH100-80G:ib400' is ONE ib400 NIC per node" "$tmp/remote.notes" &&
+    [ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["notes"]))' "$tmp/out")" = 2 ] &&
+    ok "the remote plan notes one NIC per node as --local does, beside the MoE note" ||
+    fail "one-NIC note, remote: exit $rc, notes: $(cat "$tmp/remote.notes") vs --local's: $(cat "$tmp/local.notes")"
+ctl plan --json "${nic_args[@]}" --cluster 2x8xH100-80G:1xib400
+[ "$rc" = 0 ] && [ "$(json_field "$tmp/out" fingerprint)" = "$nic_fp" ] &&
+    [ "$(json_field "$tmp/out" cached)" = True ] && [ "$(grep -c "note:" "$tmp/err")" = 1 ] &&
+    ! grep -q "NIC" "$tmp/err" && [ "$(json_field "$tmp/out" notes | grep -c NIC)" = 0 ] &&
+    ok "1xib400: the same plan from the store, without the NIC note" ||
+    fail "1xib400 after ib400: exit $rc, fingerprint $(json_field "$tmp/out" fingerprint 2>&1) vs $nic_fp: $(grep note: "$tmp/err")"
+ctl plans show "$nic_fp"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plans show prints the two notes stored with the plan" ||
+    fail "plans show $nic_fp: exit $rc, notes: $(cat "$tmp/remote.notes")"
 # tp_sync where no layer may run TP (--no-tp): tesseld notes it as --local does, and a
 # request beside --tp-comm-overlap is refused naming tp_sync (the shared validation)
 sync_args=(--model GPT2-345M --cluster 4xA100-40G --batch 16 --no-tp --tp-sync --no-baselines)
