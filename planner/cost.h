@@ -794,8 +794,16 @@ typedef enum tsl_cost_mode {
  * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). In plain
  * 1F1B only the first stage lifts no_sync for its last backward (grad_sync_first_stage):
  * every other stage's whole reduce follows its last backward. A plan at PP 1, or on
- * another stack, prices as 154. */
-#define TSL_COST_MODEL_VERSION 155u
+ * another stack, prices as 154.
+ * 158: that per-chunk reduce's contention with the drain: what of the queued chunk
+ * reduces runs before the stage's last backward ends ran on the DP communicator's
+ * stream beside the drain's chunk backwards, and slows them at the cluster's overlap
+ * slowdown k as every overlapped collective does (tsl_cost_overlap_s; 155 priced it
+ * beside nothing, where the bucketed reduce under the last backward had paid it):
+ * E + (k − 1)·(R − E), E the part after the stage's end (pipeline.h
+ * tsl_pipeline_chunk_rs_cost_s). A plan without the per-chunk reduce (PP 1, plain
+ * 1F1B, another stack) prices as 155. */
+#define TSL_COST_MODEL_VERSION 158u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
