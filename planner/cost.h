@@ -802,8 +802,16 @@ typedef enum tsl_cost_mode {
  * exchanges, the step's host reads. AMP's g4dn.12xlarge rows (`amp-aws`) carry 73 µs,
  * the figure AMP's own per-layer profile of the fork's GPT-2 block on that host gives
  * at TP 2 and 4 (bench/published/README.md "AMP's g4dn host"). A plan without
- * host_op_us prices as 155. */
-#define TSL_COST_MODEL_VERSION 156u
+ * host_op_us prices as 155.
+ * 157: that per-chunk reduce's contention with the drain: what of the queued chunk
+ * reduces runs before the stage's last backward ends ran on the DP communicator's
+ * stream beside the drain's chunk backwards, and slows them at the cluster's overlap
+ * slowdown k as every overlapped collective does (tsl_cost_overlap_s; 155 priced it
+ * beside nothing, where the bucketed reduce under the last backward had paid it):
+ * E + (k − 1)·(R − E), E the part after the stage's end (pipeline.h
+ * tsl_pipeline_chunk_rs_cost_s). A plan without the per-chunk reduce (PP 1, plain
+ * 1F1B, another stack) prices as 156. */
+#define TSL_COST_MODEL_VERSION 157u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -468,6 +468,14 @@ double tsl_pipeline_chunk_rs_s(double rs_s, double chunk_bwd_s, uint32_t stage, 
     return out;
 }
 
+double tsl_pipeline_chunk_rs_cost_s(double rs_s, double chunk_bwd_s, uint32_t stage,
+                                    uint32_t n_stages, uint32_t v, double k)
+{
+    double after = tsl_pipeline_chunk_rs_s(rs_s, chunk_bwd_s, stage, n_stages, v);
+    double beside = fmax(rs_s - after, 0.0); /* ran under the drain's backwards */
+    return after + (k > 1.0 ? (k - 1.0) * beside : 0.0);
+}
+
 double tsl_pipeline_balance(uint32_t n, const double *values)
 {
     if (n <= 1)

@@ -355,11 +355,28 @@ void tsl_pipeline_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out);
  *   exposed = max_{0 ≤ c < v} ((c + 1)·rs/v − (c·p − stage)⁺ · chunk_bwd_s)
  * chunk_bwd_s: one chunk's backward of one micro-batch (the stage's over v). The
  * drain's waits between those backwards only lengthen the window (so this is at most
- * what runs), and the reduce's contention with the backward it runs beside is not
- * priced. rs_s/v at least; 0 for rs_s ≤ 0, v ≤ 1 is the whole rs_s.
+ * what runs); the reduce's contention with the backwards it runs beside is
+ * tsl_pipeline_chunk_rs_cost_s's. rs_s/v at least; 0 for rs_s ≤ 0, v ≤ 1 is the whole
+ * rs_s.
  */
 double tsl_pipeline_chunk_rs_s(double rs_s, double chunk_bwd_s, uint32_t stage, uint32_t n_stages,
                                uint32_t v);
+
+/*
+ * What the per-chunk reduce above adds to stage `stage`'s time, its contention with
+ * the backwards it runs beside included (cost model 157): the part that follows the
+ * stage's last backward (tsl_pipeline_chunk_rs_s, E) and, for the rest, rs_s − E,
+ * which ran on the DP communicator's stream while the drain's chunk backwards ran on
+ * the compute stream, the overlap slowdown k ≥ 1 every overlapped collective pays
+ * (cost.c tsl_cost_overlap_s: max(c, m) + (k − 1)·min(c, m), the backwards c ≥ the
+ * reduce m beside them by the construction of E):
+ *   cost = E + (k − 1) · (rs_s − E)
+ * The bucketed reduce under the last backward that this replaces paid it there
+ * (tsl_layer_cost_t dp_rs_sync_s); plain 1F1B (v ≤ 1) runs it all after the
+ * backward, beside nothing: rs_s. k < 1 counts as 1. 0 for rs_s ≤ 0.
+ */
+double tsl_pipeline_chunk_rs_cost_s(double rs_s, double chunk_bwd_s, uint32_t stage,
+                                    uint32_t n_stages, uint32_t v, double k);
 
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);

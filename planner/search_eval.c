@@ -2421,18 +2421,21 @@ static bool chunk_rs_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
 }
 
 /* Each stage's sync with its DP reduce taken from under its last backward and run
- * per chunk as Megatron-core launches it (tsl_pipeline_chunk_rs_s). Plain 1F1B is
- * one chunk: under align_grad_reduce only the first stage lifts no_sync for its last
- * backward (schedules.py grad_sync_first_stage), bucketed under it as priced; every
- * other stage launches its whole reduce after its last backward. */
+ * per chunk as Megatron-core launches it, what runs beside the drain's backwards at
+ * the cluster's overlap slowdown k as it paid under the last backward
+ * (tsl_pipeline_chunk_rs_cost_s). Plain 1F1B is one chunk: under align_grad_reduce
+ * only the first stage lifts no_sync for its last backward (schedules.py
+ * grad_sync_first_stage), bucketed under it as priced; every other stage launches its
+ * whole reduce after its last backward. */
 static void chunk_rs_sync(const tsl_plan_t *plan, const double *nosync, const double *fwd,
-                          const double *p2p, double *sync)
+                          const double *p2p, double k, double *sync)
 {
     uint32_t v = plan->interleave > 1 ? plan->interleave : 1;
     for (uint32_t s = v > 1 ? 0 : 1; s < plan->pp; s++) {
         const tsl_plan_stage_t *st = &plan->stages[s];
         double beta = (nosync[s] - fwd[s] - p2p[s] / 2.0) / v; /* a chunk's backward */
-        sync[s] += tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, plan->pp, v) - st->dp_rs_sync_s;
+        sync[s] +=
+            tsl_pipeline_chunk_rs_cost_s(st->dp_rs_s, beta, s, plan->pp, v, k) - st->dp_rs_sync_s;
     }
 }
 
@@ -2466,7 +2469,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         plan->ds_pipe_engine = false;
     ep_overlap(plan, nosync, sync);
     if (chunk_rs_priced(e, plan))
-        chunk_rs_sync(plan, nosync, fwd, p2p, sync);
+        chunk_rs_sync(plan, nosync, fwd, p2p, e->cluster->overlap_slowdown, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
                             .interleave = plan->interleave,

@@ -347,19 +347,27 @@ static void test_chunk_grad_reduce(void)
     g.interleave = 2;
     g.opt_step = TSL_OPT_STEP_MEGATRON;
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron v 2: %s", err.msg);
-    double whole[TSL_PLAN_MAX_STAGES], chunked[TSL_PLAN_MAX_STAGES];
+    double whole[TSL_PLAN_MAX_STAGES], chunked[TSL_PLAN_MAX_STAGES], bare[TSL_PLAN_MAX_STAGES];
     for (uint32_t s = 0; s < out.pp; s++) {
         const tsl_plan_stage_t *st = &out.stages[s];
         CHECK(st->dp_rs_s > 0 && st->dp_rs_sync_s > 0, "stage %u: reduce %.9g, charged %.9g", s,
               st->dp_rs_s, st->dp_rs_sync_s);
         double beta = (st->time_nosync_s - st->fwd_s - st->p2p_s / 2.0) / 2.0;
         whole[s] = st->time_s;
-        chunked[s] = st->time_s - st->dp_rs_sync_s +
-                     tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, out.pp, 2);
+        chunked[s] =
+            st->time_s - st->dp_rs_sync_s +
+            tsl_pipeline_chunk_rs_cost_s(st->dp_rs_s, beta, s, out.pp, 2, c.overlap_slowdown);
+        bare[s] = st->time_s - st->dp_rs_sync_s +
+                  tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, out.pp, 2);
     }
     double want = closed_iter_s(&out, chunked), old = closed_iter_s(&out, whole);
     CHECK_NEAR(out.iter_time_s, want, 1e-12, "per-chunk reduce: %.9g s, by the form %.9g s",
                out.iter_time_s, want);
+    /* cost model 157: what of the queue runs beside the drain's backwards slows them
+     * at k, as under the last backward before (155 priced it beside nothing) */
+    CHECK(c.overlap_slowdown > 1.0 && out.iter_time_s > closed_iter_s(&out, bare) + 1e-9,
+          "the reduce's contention: %.9g s, without it %.9g s", out.iter_time_s,
+          closed_iter_s(&out, bare));
     /* here the last chunk's reduce, now unhidden, outweighs what the drain hides of
      * the others' (the 405B H100 row the other way: bench/published/README.md) */
     CHECK(fabs(out.iter_time_s - old) > 1e-6,

@@ -494,9 +494,27 @@ static void test_chunk_rs(void)
     CHECK(tsl_pipeline_chunk_rs_s(0, 1, 0, 2, 4) == 0.0, "no reduce");
 }
 
+/* The same with the contention of what runs beside the drain's backwards (cost
+ * model 157): E + (k − 1)·(rs − E), E the part after the stage's end. */
+static void test_chunk_rs_cost(void)
+{
+    /* P 4, v 2, rs 8, beta 1 as above: stage 0 E = 4, 4 beside; stage 3 E = 7, 1 */
+    CHECK_NEAR(tsl_pipeline_chunk_rs_cost_s(8, 1, 0, 4, 2, 1.3), 4.0 + 0.3 * 4.0, 1e-12,
+               "stage 0: chunk 1's reduce beside 4 backwards");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_cost_s(8, 1, 3, 4, 2, 1.3), 7.0 + 0.3 * 1.0, 1e-12,
+               "stage 3: 1 of chunk 1's beside its last backward");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_cost_s(8, 1, 0, 4, 2, 1.0), 4.0, 1e-12, "k 1: no contention");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_cost_s(8, 1, 0, 4, 2, 0.5), 4.0, 1e-12, "k < 1 counts as 1");
+    CHECK_NEAR(tsl_pipeline_chunk_rs_cost_s(8, 0, 0, 4, 2, 1.3), 8.0, 1e-12,
+               "no backward: nothing beside");
+    CHECK(tsl_pipeline_chunk_rs_cost_s(4, 1, 0, 2, 1, 1.3) == 4.0, "v 1: after the backward");
+    CHECK(tsl_pipeline_chunk_rs_cost_s(0, 1, 0, 2, 4, 1.3) == 0.0, "no reduce");
+}
+
 int main(void)
 {
     test_chunk_rs();
+    test_chunk_rs_cost();
     test_time();
     test_inflight();
     test_recv_buffers();
