@@ -794,8 +794,14 @@ typedef enum tsl_cost_mode {
  * Megatron's group N = P (the closed form; search_eval.c chunk_rs_priced). In plain
  * 1F1B only the first stage lifts no_sync for its last backward (grad_sync_first_stage):
  * every other stage's whole reduce follows its last backward. A plan at PP 1, or on
- * another stack, prices as 154. */
-#define TSL_COST_MODEL_VERSION 155u
+ * another stack, prices as 154.
+ * 159: a named FlashAttention kernel runs a head at its compiled head dimension
+ * (attn_kernel.h tsl_attn_kernel_run_hd): flash1 pads to 32, 64 or 128 (flash-attn
+ * 0.2's hdim32 / 64 / 128 kernels), flash2 to the next multiple of 32 (flash-attn
+ * 2.0's HEADDIM_SWITCH); the fused core does the padded head's FLOPs at the padded
+ * head's share, its bytes the real head's. A plan whose head dimension is one of its
+ * kernel's, or without attn_kernel flash1 or flash2, prices as 155. */
+#define TSL_COST_MODEL_VERSION 159u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
