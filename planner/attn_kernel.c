@@ -78,6 +78,17 @@ bool tsl_attn_kernel_is_v1(uint32_t kernel)
     return kernel == TSL_ATTN_KERNEL_FLASH1 || kernel == TSL_ATTN_KERNEL_FLASH1_TRITON;
 }
 
+double tsl_attn_kernel_run_hd(uint32_t kernel, double hd)
+{
+    if (!(hd > 0))
+        return hd;
+    if (kernel == TSL_ATTN_KERNEL_FLASH1) /* the hdim 32, 64 and 128 kernels */
+        return hd <= 32.0 ? 32.0 : hd <= 64.0 ? 64.0 : hd <= 128.0 ? 128.0 : hd;
+    if (kernel == TSL_ATTN_KERNEL_FLASH2 && hd <= 256.0) /* kHeadDim 32, 64, ... 256 */
+        return ceil(hd / 32.0) * 32.0;
+    return hd;
+}
+
 /* One row of a figure at `keys`: linear in log2(keys) between its points, its end
  * values outside them. */
 static double along_keys(const double *row, double keys)

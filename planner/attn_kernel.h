@@ -92,6 +92,16 @@ const char *tsl_attn_kernel_name(uint32_t kernel);
  * figure (the family's one prices them there). */
 bool tsl_attn_kernel_is_v1(uint32_t kernel);
 
+/* The head dimension the kernel's code runs a head of hd at (cost model 158): flash1
+ * pads a head to its next compiled kernel, 32, 64 or 128 (flash-attn 0.2's
+ * fmha_api.cpp dispatches d <= 32, <= 64, <= 128 to the hdim32, hdim64, hdim128
+ * kernels, whose gmem tiles predicate the columns past d and whose MMAs run the
+ * kernel's whole head dimension over the zeros), flash2 to the next multiple of 32
+ * up to 256 (flash-attn 2.0's static_switch.h HEADDIM_SWITCH: kHeadDim 32, 64, 96,
+ * ... 256, the same predicated tiles). hd itself for every other kernel (whose
+ * padding is not read), a head past the kernel's largest, or hd <= 0. */
+double tsl_attn_kernel_run_hd(uint32_t kernel, double hd);
+
 /* The kernel's unmasked share of the H100's dense bf16 peak, forward or backward,
  * at head dimension hd and `keys` keys per query (the sequence of the published
  * sweep); 0 for the default kernel or one out of range (the caller keeps the GPU

@@ -810,8 +810,14 @@ typedef enum tsl_cost_mode {
  * beside nothing, where the bucketed reduce under the last backward had paid it):
  * E + (k − 1)·(R − E), E the part after the stage's end (pipeline.h
  * tsl_pipeline_chunk_rs_cost_s). A plan without the per-chunk reduce (PP 1, plain
- * 1F1B, another stack) prices as 156. */
-#define TSL_COST_MODEL_VERSION 157u
+ * 1F1B, another stack) prices as 156.
+ * 158: a named FlashAttention kernel runs a head at its compiled head dimension
+ * (attn_kernel.h tsl_attn_kernel_run_hd): flash1 pads to 32, 64 or 128 (flash-attn
+ * 0.2's hdim32 / 64 / 128 kernels), flash2 to the next multiple of 32 (flash-attn
+ * 2.0's HEADDIM_SWITCH); the fused core does the padded head's FLOPs at the padded
+ * head's share, its bytes the real head's. A plan whose head dimension is one of its
+ * kernel's, or without attn_kernel flash1 or flash2, prices as 157. */
+#define TSL_COST_MODEL_VERSION 158u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -462,13 +462,17 @@ static double causal_share(const tsl_roofline_dev_t *d, bool bwd, double hd, dou
 
 /* One fused (flash) kernel of q queries over `keys` keys per sample, `visited` of
  * them per query (fewer: a causal mask; swa: a causal sliding window), S samples,
- * t TP ranks (core_s). */
+ * t TP ranks (core_s). A named kernel that pads the head (attn_kernel.h
+ * tsl_attn_kernel_run_hd: flash1, flash2) does its padded head's FLOPs at its padded
+ * head's rate; the bytes stay the real head's (its loads and stores are predicated). */
 static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double visited, double S,
                       double t, bool swa)
 {
     const tsl_roofline_dev_t *d = p->d;
-    double hd = x->d / x->a, b = S * x->a / t;
-    double flops = 4.0 * q * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
+    double hd_real = x->d / x->a, b = S * x->a / t;
+    double hd = tsl_attn_kernel_run_hd(d->attn_kernel, hd_real);
+    double flops = 4.0 * q * visited * x->d * (hd / hd_real) * S / t *
+                   (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
     if (d->mem_bw <= 0)
         return flops / d->gemm_flops;
     double flash = !p->bwd                                     ? d->shape.attn_fwd_flops

@@ -727,6 +727,60 @@ static void test_a100_flash(void)
                "flash1: the backward core 242.51 us longer than the port's");
 }
 
+/* A named FlashAttention kernel runs a head at its compiled head dimension (cost
+ * model 158; attn_kernel.h tsl_attn_kernel_run_hd): flash1 at 32, 64 or 128
+ * (flash-attn 0.2's kernels), flash2 at the next multiple of 32 up to 256; the rest,
+ * and heads past the largest, as they are. GPT3-760M's block at 2K (hidden 1536, 16
+ * causal heads of 96) under flash1 runs v1's hdim-128 kernel: its core does 128/96 of
+ * its FLOPs at the hdim-128 share, 4/3 of the time of the same hidden as 12 heads of
+ * 128 (the same FLOPs, the same share; 16 × 16 and 16 × 12 tiles fill the 108 SMs
+ * alike). Cost model 155 priced the 96 between the 64 and 128 bars, faster than either
+ * layout padded. The Triton port (its share flat) prices both layouts alike. */
+static void test_padded_head(void)
+{
+    const struct {
+        uint32_t kernel;
+        double hd, run;
+    } pad[] = {{TSL_ATTN_KERNEL_FLASH1, 96, 128},  {TSL_ATTN_KERNEL_FLASH1, 80, 128},
+               {TSL_ATTN_KERNEL_FLASH1, 64, 64},   {TSL_ATTN_KERNEL_FLASH1, 40, 64},
+               {TSL_ATTN_KERNEL_FLASH1, 24, 32},   {TSL_ATTN_KERNEL_FLASH1, 160, 160},
+               {TSL_ATTN_KERNEL_FLASH2, 80, 96},   {TSL_ATTN_KERNEL_FLASH2, 96, 96},
+               {TSL_ATTN_KERNEL_FLASH2, 100, 128}, {TSL_ATTN_KERNEL_FLASH2, 250, 256},
+               {TSL_ATTN_KERNEL_FLASH2, 300, 300}, {TSL_ATTN_KERNEL_CUDNN, 80, 80},
+               {TSL_ATTN_KERNEL_DEFAULT, 80, 80},  {TSL_ATTN_KERNEL_FLASH1_TRITON, 80, 80},
+               {TSL_ATTN_KERNEL_FLASH1, 0, 0}};
+    for (size_t i = 0; i < sizeof(pad) / sizeof(pad[0]); i++)
+        CHECK(tsl_attn_kernel_run_hd(pad[i].kernel, pad[i].hd) == pad[i].run,
+              "%s runs head dimension %g at %g, want %g", tsl_attn_kernel_name(pad[i].kernel),
+              pad[i].hd, tsl_attn_kernel_run_hd(pad[i].kernel, pad[i].hd), pad[i].run);
+    const tsl_gpu_spec_t *a80 = tsl_gpu_find("A100-80G");
+    CHECK(a80 != NULL, "A100-80G built in");
+    if (a80 == NULL)
+        return;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, a80->peak_flops * a80->efficiency, a80->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, a80->name, a80->peak_flops, a80->mem_bw);
+    tsl_layer_t hd96 = {.kind = TSL_LAYER_ENCODER,
+                        .seq_len = 2048,
+                        .hidden = 1536,
+                        .ffn_hidden = 6144,
+                        .heads = 16,
+                        .causal = true};
+    tsl_layer_t hd128 = hd96;
+    hd128.heads = 12;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&hd96, &err) == 0 && tsl_layer_derive(&hd128, &err) == 0, "%s", err.msg);
+    const uint32_t kernels[] = {TSL_ATTN_KERNEL_FLASH1, TSL_ATTN_KERNEL_FLASH1_TRITON};
+    const double want[] = {128.0 / 96.0, 1.0};
+    for (size_t i = 0; i < 2; i++) {
+        d.attn_kernel = kernels[i];
+        double f96 = tsl_roofline_core_fwd_s(&d, &hd96, 1, 1) - TSL_ROOFLINE_LAUNCH_S,
+               f128 = tsl_roofline_core_fwd_s(&d, &hd128, 1, 1) - TSL_ROOFLINE_LAUNCH_S;
+        CHECK_NEAR(f96 / f128, want[i], 1e-9, "%s: 16 heads of 96 / 12 of 128 = %.6f, want %.6f",
+                   tsl_attn_kernel_name(kernels[i]), f96 / f128, want[i]);
+    }
+}
+
 /* Fig. 4's forward + backward TFLOP/s on the A100 from a forward share f and a
  * backward share b of its 312 (the backward 2.5 × the forward's FLOPs). */
 static double fig4_tflops(double f, double b)
@@ -2786,6 +2840,7 @@ int main(void)
     test_flash();
     test_blackwell_flash();
     test_a100_flash();
+    test_padded_head();
     test_a100_attn_kernel();
     test_hopper_attn_kernel();
     test_blackwell_mla();
