@@ -948,8 +948,9 @@ static void layout(sim_t *sm)
     sm->tol = 1e-10 * scale;
 }
 
-/* Times op ptr[s] of stage s; returns false when its cross-stage input is not
- * known yet. */
+/* Times op ptr[s] of stage s and adds a compute op's time to the stage's busy time
+ * (the ops of a stage are timed in their order); returns false when its cross-stage
+ * input is not known yet. */
 static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
 {
     sim_op_t *so = sm->ops + (size_t)s * sm->stride;
@@ -997,6 +998,8 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
         }
     }
     o->end_s = o->start_s + o->dur_s;
+    if (o->op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
+        sm->busy[s] += o->dur_s;
     return true;
 }
 
@@ -1012,9 +1015,6 @@ static int sweep(sim_t *sm, tsl_err_t *err)
         for (uint32_t k = 0; k < P; k++) {
             uint32_t s = ltr ? k : P - 1 - k;
             while (ptr[s] < sm->nops[s] && time_op(sm, s, ptr)) {
-                const sim_op_t *o = &sm->ops[(size_t)s * sm->stride + ptr[s]];
-                if (o->op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
-                    sm->busy[s] += o->dur_s;
                 ptr[s]++;
                 done++;
                 progressed = true;
