@@ -850,6 +850,8 @@ typedef struct sim {
     uint32_t *fidx, *bidx;
     tsl_pipesim_step_t *path;
     uint32_t nops[TSL_PIPESIM_MAX_STAGES];
+    double busy[TSL_PIPESIM_MAX_STAGES]; /* each stage's compute, summed as the sweep
+                                            times its ops (in their order) */
     double tol;
 } sim_t;
 
@@ -882,29 +884,20 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
 }
 
 /* DualPipeV: an F&B step waits for the backward's input too, and its outputs leave
- * at its end — what waits for its forward waits for the step's backward op. */
-static void link_fused(sim_t *sm)
+ * at its end — what waits for its forward waits for the step's backward op. Op q of
+ * stage s, its input resolved (every stage laid out): an input that is a step's
+ * forward becomes that step's backward; and when q is a step's backward, the step's
+ * forward (q − 1) waits for q's input as well. One pass with the inputs' (each op
+ * once, in order), where two passes over every op came after them. */
+static void link_fused(sim_t *sm, sim_op_t *so, uint32_t q)
 {
-    for (uint32_t s = 0; s < sm->P; s++) {
-        sim_op_t *so = sm->ops + (size_t)s * sm->stride;
-        for (uint32_t q = 0; q + 1 < sm->nops[s]; q++)
-            if (so[q].fused == 1) {
-                so[q].dep2_stage = so[q + 1].dep_stage;
-                so[q].dep2_idx = so[q + 1].dep_idx;
-                so[q].p2p2_s = so[q + 1].p2p_s;
-            }
-    }
-    for (uint32_t s = 0; s < sm->P; s++) {
-        sim_op_t *so = sm->ops + (size_t)s * sm->stride;
-        for (uint32_t q = 0; q < sm->nops[s]; q++) {
-            sim_op_t *o = &so[q];
-            if (o->dep_stage >= 0 &&
-                sm->ops[(size_t)o->dep_stage * sm->stride + o->dep_idx].fused == 1)
-                o->dep_idx++;
-            if (o->fused == 1 && o->dep2_stage >= 0 &&
-                sm->ops[(size_t)o->dep2_stage * sm->stride + o->dep2_idx].fused == 1)
-                o->dep2_idx++;
-        }
+    sim_op_t *o = &so[q];
+    if (o->dep_stage >= 0 && sm->ops[(size_t)o->dep_stage * sm->stride + o->dep_idx].fused == 1)
+        o->dep_idx++;
+    if (q > 0 && so[q - 1].fused == 1) { /* q: the step's backward */
+        so[q - 1].dep2_stage = o->dep_stage;
+        so[q - 1].dep2_idx = o->dep_idx;
+        so[q - 1].p2p2_s = o->p2p_s;
     }
 }
 
@@ -916,6 +909,7 @@ static void layout(sim_t *sm)
     const uint32_t P = sm->P, m = sm->m, mv = sm->mv, stride = sm->stride;
     const bool zb = zero_bubble(sm->in);
     const bool inter = !zb && chunks(sm->in) > 1, rdv = sm->in->p2p_rendezvous;
+    const bool fused = sm->in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
     double scale = 0;
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
@@ -936,6 +930,8 @@ static void layout(sim_t *sm)
                 resolve_interleaved(sm->in, s, o, sm->fidx, sm->bidx);
             else if (zb)
                 resolve_zb(sm->in, m, mv, s, o, sm->fidx, sm->bidx);
+            if (fused)
+                link_fused(sm, so, q);
             scale += o->dur_s + o->p2p_s;
             if (o->dep_stage < 0 || inter || zb || rdv)
                 continue;
@@ -949,13 +945,12 @@ static void layout(sim_t *sm)
     sm->n_run = 0;
     for (uint32_t s = 0; s < P; s++)
         sm->n_run += sm->nops[s];
-    if (sm->in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV)
-        link_fused(sm);
     sm->tol = 1e-10 * scale;
 }
 
-/* Times op ptr[s] of stage s; returns false when its cross-stage input is not
- * known yet. */
+/* Times op ptr[s] of stage s and adds a compute op's time to the stage's busy time
+ * (the ops of a stage are timed in their order); returns false when its cross-stage
+ * input is not known yet. */
 static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
 {
     sim_op_t *so = sm->ops + (size_t)s * sm->stride;
@@ -1003,6 +998,8 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
         }
     }
     o->end_s = o->start_s + o->dur_s;
+    if (o->op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
+        sm->busy[s] += o->dur_s;
     return true;
 }
 
@@ -1061,24 +1058,23 @@ static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pip
 {
     double stepped = 0;
     double iter = -1;
-    /* kept in locals and stored once (through the pointers, a store per op) */
     uint32_t last_stage = 0, last_idx = 0;
+    /* A stage's ops end in order (each starts after the one before has ended), so its
+     * last op ends last and the op that ends last overall, ties to the later one in
+     * stage order within tol, is a stage's last: stage s's where it ends no earlier
+     * than every earlier stage's, less tol. O(P), where every op was read. */
     for (uint32_t s = 0; s < sm->P; s++) {
-        const sim_op_t *so = sm->ops + (size_t)s * sm->stride;
-        double busy = out->busy_s[s]; /* the same sum, in the same order */
-        for (uint32_t q = 0; q < sm->nops[s]; q++) {
-            if (so[q].op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
-                busy += so[q].dur_s;
-            if (so[q].end_s >= iter - sm->tol) {
-                if (so[q].end_s > iter)
-                    iter = so[q].end_s;
-                last_stage = s;
-                last_idx = q;
-            }
+        out->busy_s[s] = sm->busy[s];
+        if (sm->nops[s] == 0)
+            continue;
+        const double end = sm->ops[(size_t)s * sm->stride + sm->nops[s] - 1].end_s;
+        if (end >= iter - sm->tol) {
+            if (end > iter)
+                iter = end;
+            last_stage = s;
+            last_idx = sm->nops[s] - 1;
         }
-        out->busy_s[s] = busy;
-        if (sm->nops[s] > 0) /* a stage's ops run in order: its last ends last */
-            stepped = fmax(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
+        stepped = fmax(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
     }
     *end_stage = last_stage;
     *end_idx = last_idx;

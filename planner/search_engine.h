@@ -201,6 +201,8 @@ typedef struct tsl_engine {
     const tsl_group_strategies_t *pair_group;
     uint32_t pair_first;        /* the block's first device */
     uint8_t *layout_live;       /* [Λ_max] scratch: a layout some layer of the stage can take */
+    uint32_t *live_at;          /* [Λ_max] scratch: the stage's R layouts (live_layouts) ... */
+    uint32_t n_live;            /* ... and how many, ascending */
     tsl_group_layouts_t *glay;  /* [n_groups]: the same per group and stage, kept */
     uint32_t *layout_of;        /* [S_max] scratch for a group outside groups[] */
     uint32_t *layout_rep;       /* [Λ_max] scratch */

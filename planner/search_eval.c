@@ -567,6 +567,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->layout_rep = calloc(K, sizeof(uint32_t));
     e->moves_tmp = calloc(K * K, sizeof(tsl_relayout_t));
     e->layout_live = calloc(K, 1);
+    e->live_at = calloc(K, sizeof(uint32_t));
     e->relayout_scratch = calloc(3 * (size_t)e->cluster->n_devices, sizeof(uint32_t));
     e->glay = calloc(e->n_groups ? e->n_groups : 1, sizeof(*e->glay));
     e->class_done = calloc(e->n_classes, 1);
@@ -591,7 +592,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
         !e->class_row || !e->bw || !e->choice || !e->zb_choice || !e->layer_time_s ||
         !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut || !e->tie_choice ||
         !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
-        !e->layout_live || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -725,6 +726,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->layout_rep);
     free(e->moves_tmp);
     free(e->layout_live);
+    free(e->live_at);
     free(e->relayout_scratch);
     free(e->class_done);
     free(e->class_row);
@@ -1041,10 +1043,31 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gro
     e->class_done[cls] = 1;
 }
 
-/* The transition costs R of the class of `layer` (after every class of the stage
- * had cost_class): between two live layouts made; where either layout has no
- * strategy any layer of the stage can take, no layer uses R (its strategies cost
- * +INFINITY), and 0 stands. false when a move cannot be made. */
+/* Whether the stage's R prices the move between layouts a and b: both live (a
+ * strategy some layer of the stage can take has each), or any pair where the
+ * group is the caller's (its moves all made: no marks). Between other layouts no
+ * layer moves (their strategies cost +INFINITY), and 0 stands. */
+static bool pair_live(const tsl_engine_t *e, uint32_t a, uint32_t b)
+{
+    return e->pair_done == NULL || (e->layout_live[a] && e->layout_live[b]);
+}
+
+/* The stage's layouts that pair_live pairs, ascending, into e->live_at (after
+ * every class of the stage had cost_class): a stage of the 100k-GPU rows has
+ * Λ 28–46 layouts, of which 2–7 live — about a tenth of the K² pairs, which
+ * cost_class_trans and fill_stage_trans walked (and zeroed) in full. */
+static void live_layouts(tsl_engine_t *e)
+{
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < e->n_layouts; a++)
+        if (e->pair_done == NULL || e->layout_live[a])
+            e->live_at[n++] = a;
+    e->n_live = n;
+}
+
+/* The transition costs R of the class of `layer` (after live_layouts): between two
+ * live layouts made, in the order of the K² pairs; the other entries are left as
+ * they were (readers take 0 there: pair_live). false when a move cannot be made. */
 static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_t layer,
                              uint32_t Bm)
 {
@@ -1053,18 +1076,26 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
         return true;
     const tsl_layer_t *l = &e->model->layers[layer];
     tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
-    for (uint32_t a = 0, q = 0; a < K; a++)
-        for (uint32_t b = 0; b < K; b++, q++) {
-            if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
-                tc[q] = (tsl_transition_cost_t){0, 0};
-                continue;
-            }
+    for (uint32_t x = 0; x < e->n_live; x++)
+        for (uint32_t y = 0; y < e->n_live; y++) {
+            const uint32_t a = e->live_at[x], b = e->live_at[y];
+            const size_t q = (size_t)a * K + b;
             if (!need_pair(e, a, b))
                 return false;
             tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
         }
     e->class_done[cls] = 2;
     return true;
+}
+
+/* R of the move from the stage's layout a to b for the class whose matrix is tc:
+ * made (cost_class_trans) between live layouts, 0 elsewhere. */
+static tsl_transition_cost_t class_move(const tsl_engine_t *e, const tsl_transition_cost_t *tc,
+                                        uint32_t a, uint32_t b)
+{
+    if (!pair_live(e, a, b))
+        return (tsl_transition_cost_t){0, 0};
+    return tc[(size_t)a * e->n_layouts + b];
 }
 
 /* Whether the space lets a layer (a Transformer block when `block`,
@@ -1117,8 +1148,12 @@ static void fill_stage_trans(tsl_engine_t *e, uint32_t first, uint32_t n, uint32
             const tsl_transition_cost_t *tr =
                 &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
             double *R = &e->trans_s[(size_t)n_trans * K2];
-            for (uint32_t q = 0; q < K2; q++)
-                R[q] = m * (tr[q].fwd_s + tr[q].bwd_s);
+            memset(R, 0, K2 * sizeof(*R)); /* +0.0: m · (0 + 0) of a pair not live */
+            for (uint32_t x = 0; x < e->n_live; x++)
+                for (uint32_t y = 0; y < e->n_live; y++) {
+                    const uint32_t q = e->live_at[x] * K + e->live_at[y];
+                    R[q] = m * (tr[q].fwd_s + tr[q].bwd_s);
+                }
             e->class_slot[cls] = n_trans++;
         }
         e->trans_at[i] = e->class_slot[cls];
@@ -1303,7 +1338,6 @@ static double fb_overlap_k(const tsl_engine_t *e, const tsl_cost_env_t *env, dou
 static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
                         uint32_t first, uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
-    uint32_t K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
     double rs = 0, rs_sync = 0;    /* the DP reduce, and what sync charges for it */
     double f1 = 0, b1 = 0, w1 = 0; /* a V's second chunk: its rows from v_chunk0 on */
@@ -1313,8 +1347,8 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
         const tsl_layer_cost_t *lc = &e->class_row[cls][j];
         tsl_transition_cost_t r = {0, 0}; /* the first layer's: boundary_relayout */
         if (i > 0)
-            r = e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts +
-                               e->stage_layout[e->choice[i - 1]] * K + e->stage_layout[j]];
+            r = class_move(e, &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts],
+                           e->stage_layout[e->choice[i - 1]], e->stage_layout[j]);
         nosync += lc->fwd_s + lc->bwd_s + r.fwd_s + r.bwd_s;
         sync += lc->fwd_s + lc->bwd_sync_s + r.fwd_s + r.bwd_s;
         fwd += lc->fwd_s + r.fwd_s; /* the activation's move forward, its gradient's back */
@@ -2189,6 +2223,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
     bool memo = gi < e->n_groups && memo_reserve(e, &env, classes, (size_t)classes * g->n);
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, memo ? &key : NULL, row_layer(e, first, i), Bm);
+    live_layouts(e);
     for (uint32_t i = 0; i < n; i++)
         if (!cost_class_trans(e, &env, row_layer(e, first, i), Bm))
             return false;

@@ -1288,6 +1288,69 @@ static void test_long_transient(void)
                (t[3] - t[2]) / 16);
 }
 
+/* The summary figures against the ops themselves (tsl_pipesim_events), every
+ * schedule, random stages with p2p: a stage's ops end in order (each starts after the
+ * one before it has ended), so its last op ends last; the flush is the latest end,
+ * exactly (pipesim.c's find_end reads only each stage's last op); the critical path
+ * ends at a stage's last op, at the flush; a stage's busy time is the sum of its
+ * compute ops' times (summed as the sweep times them). */
+static void test_ends_from_events(void)
+{
+    static tsl_pipesim_event_t ev[3 * 2 * 64 * 12];
+    double f[12], b[12], w[12], c[12], save[12];
+    int runs = 0, bad = 0;
+    for (int t = 0; t < 400; t++) {
+        const uint32_t sched = (uint32_t)t % 5; /* 4: interleaved */
+        uint32_t P = 2 + lcg_below(7), m = P * (2 + lcg_below(4));
+        for (uint32_t s = 0; s < P; s++) {
+            f[s] = 0.5 + lcg01();
+            b[s] = f[s] * (1 + 2 * lcg01());
+            w[s] = b[s] * 0.4 * lcg01();
+            c[s] = 0.2 * lcg01();
+            save[s] = 0.3 * fmin(f[s], b[s]) * lcg01();
+        }
+        tsl_pipesim_in_t in;
+        memset(&in, 0, sizeof(in));
+        in.n_stages = P;
+        in.n_micro = m;
+        in.fwd_s = f;
+        in.bwd_s = b;
+        in.p2p_s = c;
+        in.schedule = (uint8_t)(sched < 4 ? sched : TSL_PIPESIM_SCHED_1F1B);
+        in.n_chunks = sched == 4 ? 2 : 0;
+        in.wgrad_s = sched == 1 || sched == 2 || sched == 3 ? w : NULL;
+        in.fb_save_s = sched == TSL_PIPESIM_SCHED_DUALPIPEV ? save : NULL;
+        tsl_pipesim_out_t o;
+        tsl_err_t err = {0};
+        int n;
+        if (tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) != 0 ||
+            (n = tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err)) < 0) {
+            CHECK(0, "schedule %u, P %u, m %u: %s", sched, P, m, err.msg);
+            continue;
+        }
+        runs++;
+        double latest = 0, busy[12] = {0}, stage_end[12] = {0};
+        bool ordered = true;
+        for (int k = 0; k < n; k++) {
+            const tsl_pipesim_event_t *e = &ev[k];
+            ordered &= e->end_s >= stage_end[e->stage];
+            stage_end[e->stage] = e->end_s;
+            latest = fmax(latest, e->end_s);
+            busy[e->stage] += e->end_s - e->start_s;
+        }
+        const tsl_pipesim_step_t *last = &o.path[o.path_len - 1];
+        bool ok = ordered && o.flush_s == latest && last->end_s == o.flush_s &&
+                  last->end_s == stage_end[last->stage];
+        for (uint32_t s = 0; s < P; s++)
+            ok &= fabs(o.busy_s[s] - busy[s]) <= 1e-9 * busy[s];
+        if (!ok && bad++ < 3)
+            fprintf(stderr, "schedule %u, P %u, m %u: flush %.17g, latest end %.17g\n", sched, P, m,
+                    o.flush_s, latest);
+    }
+    CHECK(runs == 400, "ends: %d of 400 ran", runs);
+    CHECK(bad == 0, "ends: %d runs whose flush, path end or busy times are not their ops'", bad);
+}
+
 int main(void)
 {
     /* the tests run at most 64 stages x 1024 micro-batches in this workspace;
@@ -1316,6 +1379,7 @@ int main(void)
     test_v_held();
     test_cap();
     test_long_transient();
+    test_ends_from_events();
     free(ws);
     return CHECK_DONE();
 }

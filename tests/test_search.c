@@ -1956,6 +1956,76 @@ static void test_spare_memo(void)
     tsl_cluster_free(&other);
 }
 
+/* The engine's R matrices (class_trans) poisoned with NaN. */
+static void poison_trans(tsl_engine_t *e)
+{
+    const size_t n = (size_t)e->n_classes * e->max_layouts * e->max_layouts;
+    for (size_t i = 0; i < n; i++)
+        e->class_trans[i] = (tsl_transition_cost_t){NAN, NAN};
+}
+
+/* Entries among the first Λ² of each class whose R the last stage made (class_done 2)
+ * that still hold the poison: moves between layouts no strategy of the stage took. */
+static size_t poison_left(const tsl_engine_t *e)
+{
+    const size_t K = e->n_layouts, cells = (size_t)e->max_layouts * e->max_layouts;
+    size_t left = 0;
+    for (uint32_t c = 0; c < e->n_classes; c++)
+        for (size_t q = 0; e->class_done[c] == 2 && q < K * K; q++)
+            left += isnan(e->class_trans[c * cells + q].fwd_s);
+    return left;
+}
+
+/* The R between layouts that no strategy of a stage can take (search_eval.c
+ * pair_live: about nine pairs in ten on the 100k-GPU rows) is neither made nor
+ * written, and nothing reads it: an engine whose R matrices hold NaN before every
+ * configuration costs each as one that starts zeroed, to the byte (same_costing, DP
+ * statistics too), and NaN is left where a stage had such a pair (where every entry
+ * of a class's Λ² was written, 0 there, none was). */
+static void test_dead_pairs_unread(void)
+{
+    static const uint32_t batches[] = {24, 12}, pps[] = {1, 2, 4};
+    static tsl_engine_t poisoned, clean;
+    static tsl_plan_t a, b;
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    load("GPT2-345M", "2x8xA100-80G:ib100", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_space_t sp = tsl_space_tessel(&r);
+    CHECK(tsl_engine_init(&poisoned, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    CHECK(tsl_engine_init(&clean, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    int fit = 0;
+    size_t left = 0;
+    for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+        for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++) {
+            const uint32_t B = batches[bi], P = pps[pi], mc = 2 * P;
+            uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+            tsl_partition_by_flops(&m, P, first);
+            tsl_plan_init(&a);
+            tsl_plan_init(&b);
+            poison_trans(&poisoned);
+            tsl_engine_eval(&poisoned, B, P, mc, first, &a);
+            tsl_engine_eval(&clean, B, P, mc, first, &b);
+            CHECK(same_costing(&a, &b) && poisoned.stats.dp_runs == clean.stats.dp_runs &&
+                      poisoned.stats.dp_states == clean.stats.dp_states,
+                  "batch %u, pp %u: %.9g with R poisoned, %.9g without", B, P, a.samples_per_s,
+                  b.samples_per_s);
+            fit += a.valid;
+            /* at PP 1 the last stage costed holds every class: all of their R was
+             * made there (made of the engine's groups: pair_done) */
+            if (P == 1 && poisoned.pair_done != NULL)
+                left += poison_left(&poisoned);
+        }
+    CHECK(fit > 4, "only %d configurations fit", fit);
+    CHECK(left > 0, "every entry of R written: the moves between dead layouts too");
+    tsl_engine_free(&poisoned);
+    tsl_engine_free(&clean);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* tp_sync is AMP's fork, which has no sequence parallelism (search.h): the search
  * leaves SP out (GPT2-345M with TP 4 forced on 4 GPUs: tp4+sp without it, tp4 with
  * it), under another fingerprint; a given plan with an SP layer is refused naming
@@ -2403,6 +2473,7 @@ int main(void)
     test_memo_fresh();
     test_shared_walks();
     test_spare_memo();
+    test_dead_pairs_unread();
     test_need_keeps_interleaves();
     return CHECK_DONE();
 }
