@@ -5,6 +5,7 @@
  * mode), costed here by common/eval_doc.h and printed by eval_print.c.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "eval_cmd.h"
 #include "eval_doc.h"
 #include "fp8_impl.h"
+#include "json_num.h"
 #include "loss_impl.h"
 #include "mtp.h"
 #include "opt_step.h"
@@ -118,6 +120,27 @@ static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
     return tsl_target_mtp_depths(t, own, mtp_layers, no_mtp);
 }
 
+/* A plan document's model.tokens_per_sample, the sequence its figures assume, into
+ * *seq_len (0 where absent or null): a whole number 1..2^32-1, not a string (read as
+ * absent: the preset's own length) nor 2^32 + 512 (read as 512) — either would
+ * price the plan at another sequence than it says without a word. */
+static int doc_seq_len(const json_t *jm, uint32_t *seq_len, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(jm, "tokens_per_sample");
+    *seq_len = 0;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v))
+        return tsl_err_set(err, "model.tokens_per_sample: expected a whole number >= 1, got %s",
+                           tsl_json_type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < 1 || n > (json_int_t)UINT32_MAX)
+        return tsl_err_set(err, "model.tokens_per_sample: %lld is out of range; expected 1..%u",
+                           (long long)n, UINT32_MAX);
+    *seq_len = (uint32_t)n;
+    return 0;
+}
+
 /* --model/--hf-config, or the plan document's model when it names a preset;
  * in->po keeps the options it was loaded by. */
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -131,8 +154,8 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     const json_t *jm = json_object_get(in->doc, "model");
     if (!po->model && !po->hf_config && json_string_value(json_object_get(jm, "name"))) {
         po->model = json_string_value(json_object_get(jm, "name"));
-        if (!po->seq_len)
-            po->seq_len = (uint32_t)json_integer_value(json_object_get(jm, "tokens_per_sample"));
+        if (!po->seq_len && doc_seq_len(jm, &po->seq_len, err) != 0)
+            return tsl_err_prefix(err, "plan: %s", eo->plan_file);
     }
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;

@@ -179,6 +179,37 @@ done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]="megatron"; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
 expect 2 "plan: $dir/t.json: request: not an object" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# the request's MTP keys and the model's sequence are read strictly: -1 was none,
+# 2^32 + 512 tokens 512, "512" the preset's own length, each without a word
+setkey() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[sys.argv[3]][sys.argv[4]]=json.loads(sys.argv[5]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$@"; }
+setkey request mtp_layers -1
+expect 2 "plan: $dir/t.json: request.mtp_layers: -1 is out of range; expected 0..16" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request mtp_layers 4294967297
+expect 2 "request.mtp_layers: 4294967297 is out of range" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request mtp_layers '"1"'
+expect 2 "request.mtp_layers: expected a whole number 0..16, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request no_mtp 1
+expect 2 "request.no_mtp: expected true or false, got a number" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey model tokens_per_sample 4294967808
+expect 2 "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey model tokens_per_sample '"512"'
+expect 2 "model.tokens_per_sample: expected a whole number >= 1, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+for v in 0 -1; do
+    setkey model tokens_per_sample "$v"
+    expect 2 "model.tokens_per_sample: $v is out of range" \
+        eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
+for kv in "model tokens_per_sample 512" "request mtp_layers 0" "request no_mtp false"; do
+    # shellcheck disable=SC2086
+    setkey $kv
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
 # a document without a plan's parts names the part (read "pp and stages[] disagree")
 echo '{}' >"$dir/t.json"
 expect 2 "plan.stages: missing; a plan document lists its pipeline stages" \
