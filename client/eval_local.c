@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cluster_json.h"
@@ -152,11 +153,14 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     po->model_name = eo->model_name;
     po->seq_len = eo->seq_len ? eo->seq_len : cfg->seq_len;
     const json_t *jm = json_object_get(in->doc, "model");
-    if (!po->model && !po->hf_config && json_string_value(json_object_get(jm, "name"))) {
-        po->model = json_string_value(json_object_get(jm, "name"));
-        if (!po->seq_len && doc_seq_len(jm, &po->seq_len, err) != 0)
-            return tsl_err_prefix(err, "plan: %s", eo->plan_file);
-    }
+    const char *doc_model = json_string_value(json_object_get(jm, "name"));
+    if (!po->model && !po->hf_config && doc_model)
+        po->model = doc_model;
+    /* the document's sequence for its own model, named or not: --model GPT2-345M
+     * beside a plan searched at --seq-len 512 priced it at the preset's 1024 */
+    if (doc_model && po->model && strcasecmp(po->model, doc_model) == 0 && !po->seq_len &&
+        doc_seq_len(jm, &po->seq_len, err) != 0)
+        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
     /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM

@@ -210,6 +210,19 @@ for kv in "model tokens_per_sample 512" "request mtp_layers 0" "request no_mtp f
     setkey $kv
     expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 done
+# the document's sequence whether its model is named again or not: --model GPT2-345M
+# beside a plan searched at --seq-len 512 was priced at the preset's 1024 (ratio 0.82)
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines \
+    --seq-len 512 --json
+cp "$out" "$dir/plan512.json"
+for named in "" "--model GPT2-345M" "--model gpt2-345m"; do
+    # shellcheck disable=SC2086
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan512.json" $named --json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
+        ok || bad "eval $named --plan plan512.json: not the plan's 512 tokens at ratio 1: $(head -c 300 "$out")"
+done
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan512.json" --model GPT2-345M --seq-len 1024 --json --no-search
+grep -q '"tokens_per_sample": 1024' "$out" && ok || bad "--seq-len 1024 beside the plan's 512: $(head -c 300 "$out")"
 # a document without a plan's parts names the part (read "pp and stages[] disagree")
 echo '{}' >"$dir/t.json"
 expect 2 "plan.stages: missing; a plan document lists its pipeline stages" \
