@@ -211,7 +211,7 @@ for kv in "model tokens_per_sample 512" "request mtp_layers 0" "request no_mtp f
     expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 done
 # the document's sequence whether its model is named again or not: --model GPT2-345M
-# beside a plan searched at --seq-len 512 was priced at the preset's 1024 (ratio 0.82)
+# beside a plan searched at --seq-len 512 was priced at the preset's 1024 tokens
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines \
     --seq-len 512 --json
 cp "$out" "$dir/plan512.json"
