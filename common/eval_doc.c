@@ -2,6 +2,7 @@
  * eval_doc.c — a given plan's figures beside the search's, as the document of
  * eval_doc.h (one builder for tesselctl eval and Planner.EvaluatePlan).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +35,9 @@ static int doc_mtp_keys(const json_t *req, tsl_err_t *err)
     if (n != NULL && !json_is_null(n) && !json_is_integer(n))
         return tsl_err_set(err, "request.mtp_layers: expected a whole number 0..%u, got %s",
                            TSL_MTP_MAX_DEPTHS, tsl_json_type_name(n));
+    /* 17 .. 2^32-1 are the model's to refuse (mtp.h: "exceeds 16 depths"), as read */
     if (json_is_integer(n) &&
-        (json_integer_value(n) < 0 || json_integer_value(n) > (json_int_t)TSL_MTP_MAX_DEPTHS))
+        (json_integer_value(n) < 0 || json_integer_value(n) > (json_int_t)UINT32_MAX))
         return tsl_err_set(err, "request.mtp_layers: %lld is out of range; expected 0..%u",
                            (long long)json_integer_value(n), TSL_MTP_MAX_DEPTHS);
     if (no != NULL && !json_is_null(no) && !json_is_boolean(no))
