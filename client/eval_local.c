@@ -151,6 +151,13 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     po->model = eo->model;
     po->hf_config = eo->hf_config;
     po->model_name = eo->model_name;
+    /* two sequences asked for: --seq-len 512 beside a line's --seq-length 1024 priced
+     * 512 without a word, as if the configuration said it */
+    if (eo->seq_len && cfg->seq_len && eo->seq_len != cfg->seq_len)
+        return tsl_err_set(err, "seq-len: %u, but the configuration says %u (%s); give one",
+                           eo->seq_len, cfg->seq_len,
+                           eo->torchtitan ? "torchtitan [training] seq_len"
+                                          : "Megatron-LM --seq-length");
     po->seq_len = eo->seq_len ? eo->seq_len : cfg->seq_len;
     const json_t *jm = json_object_get(in->doc, "model");
     const char *doc_model = json_string_value(json_object_get(jm, "name"));

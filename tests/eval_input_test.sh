@@ -157,6 +157,15 @@ expect 2 "megatron: --mamba-state-dim 128: the model GPT2-345M has none" \
 expect 2 "megatron: --hybrid-attention-ratio is not a Megatron-LM argument any more" \
     eval $nano --megatron-args "$nanoline --hybrid-attention-ratio 0.08"
 
+# ---- --seq-len beside a configuration's own sequence: the same, or refused (512
+# beside --seq-length 1024 was priced at 512 without a word) ----
+expect 2 "seq-len: 512, but the configuration says 1024 (Megatron-LM --seq-length); give one" \
+    eval $gpt --seq-len 512 --megatron-args "$gptpar --seq-length 1024"
+expect 0 "" eval $gpt --seq-len 1024 --megatron-args "$gptpar --seq-length 1024"
+printf '[training]\nseq_len = 1024\nlocal_batch_size = 2\n' >"$dir/seq.toml"
+expect 2 "seq-len: 2048, but the configuration says 1024 (torchtitan \[training\] seq_len)" \
+    eval $gpt --seq-len 2048 --torchtitan "$dir/seq.toml"
+
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
 cp "$out" "$dir/plan.json"
