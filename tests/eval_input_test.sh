@@ -230,6 +230,12 @@ for named in "" "--model GPT2-345M" "--model gpt2-345m"; do
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
         ok || bad "eval $named --plan plan512.json: not the plan's 512 tokens at ratio 1: $(head -c 300 "$out")"
 done
+# a ViT's sequence is its image's: its own document given back, --model or not (the
+# preset refused the document's 197 as a sequence asked: "seq_len: 197 cannot be used")
+expect 0 "" plan --local --model ViT-Huge-32 --cluster 8xA100-80G --batch 64 --no-baselines --json
+cp "$out" "$dir/vit.json"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/vit.json" --no-search
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/vit.json" --model ViT-Huge-32 --no-search
 expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan512.json" --model GPT2-345M --seq-len 1024 --json --no-search
 grep -q '"tokens_per_sample": 1024' "$out" && ok || bad "--seq-len 1024 beside the plan's 512: $(head -c 300 "$out")"
 # a document without a plan's parts names the part (read "pp and stages[] disagree")
