@@ -253,6 +253,12 @@ expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or l
     eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
 expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
 
+# ---- a file flag left empty (an unset shell variable): named, not "cannot open : ..." ----
+for f in plan torchtitan profile galvatron-profile amp-profile; do
+    expect 2 "tesselctl: $f: an empty file name" eval --local $gpt --"$f" ""
+done
+expect 2 "tesselctl: profile: an empty file name" plan --local --model GPT2-345M --cluster 8xA100-80G --profile ""
+
 # ---- --plan FILE that cannot be read: why, before JSON's complaint ----
 expect 2 "tesselctl: eval: plan: cannot open $dir/none.json: No such file or directory" \
     eval --cluster 8xA100-80G --plan "$dir/none.json"
