@@ -163,16 +163,20 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     const char *doc_model = json_string_value(json_object_get(jm, "name"));
     if (!po->model && !po->hf_config && doc_model)
         po->model = doc_model;
-    /* the document's sequence for its own model, named or not: --model GPT2-345M
+    /* the document's sequence for its own model, named or not (--model, --hf-config,
+     * or the document's preset): --model GPT2-345M
      * beside a plan searched at --seq-len 512 priced it at the preset's 1024. Asked
      * for only where it is not the model's own: a ViT or Swin preset refuses any
      * sequence asked (its image sets it), its own 197 too */
     uint32_t doc_seq = 0;
-    if (doc_model && po->model && strcasecmp(po->model, doc_model) == 0 && !po->seq_len &&
-        doc_seq_len(jm, &doc_seq, err) != 0)
-        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
+    /* the document's model: a preset by any spelling, an HF config by its name (not
+     * one from standard input, which cannot be read again at another sequence) */
+    bool again = !po->hf_config || strcmp(po->hf_config, "-") != 0;
+    if (doc_model && !po->seq_len && again && strcasecmp(in->model.name, doc_model) == 0 &&
+        doc_seq_len(jm, &doc_seq, err) != 0)
+        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
     if (doc_seq && doc_seq != in->model.tokens_per_sample) {
         tsl_model_free(&in->model);
         po->seq_len = doc_seq;

@@ -230,6 +230,14 @@ for named in "" "--model GPT2-345M" "--model gpt2-345m"; do
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
         ok || bad "eval $named --plan plan512.json: not the plan's 512 tokens at ratio 1: $(head -c 300 "$out")"
 done
+# an HF config's too, the model named as the document names it (the directory)
+mkdir -p "$dir/tiny"
+echo '{"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 4, "vocab_size": 32000, "max_position_embeddings": 4096}' >"$dir/tiny/config.json"
+expect 0 "" plan --local --hf-config "$dir/tiny" --seq-len 512 --cluster 8xA100-80G --batch 32 --no-baselines --json
+cp "$out" "$dir/tiny512.json"
+expect 0 "" eval --hf-config "$dir/tiny" --cluster 8xA100-80G --plan "$dir/tiny512.json" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
+    ok || bad "eval --hf-config tiny --plan tiny512.json: not 512 tokens at ratio 1: $(head -c 300 "$out")"
 # a ViT's sequence is its image's: its own document given back, --model or not (the
 # preset refused the document's 197 as a sequence asked: "seq_len: 197 cannot be used")
 expect 0 "" plan --local --model ViT-Huge-32 --cluster 8xA100-80G --batch 64 --no-baselines --json
