@@ -56,6 +56,11 @@ typedef struct tsl_plan_opts {
 /* --name's value (plan and eval): 0, or -1 with err naming "name". */
 int tsl_model_name_check(const char *name, tsl_err_t *err);
 
+/* A file or folder flag's value into *dst (plan and eval: --profile, --plan, ...):
+ * 0, or -1 with err naming the flag where it is empty (an unset shell variable),
+ * which would read as "cannot open : No such file or directory". */
+int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t *err);
+
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the
  * local or the remote mode. */
 int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co);

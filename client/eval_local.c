@@ -5,9 +5,11 @@
  * mode), costed here by common/eval_doc.h and printed by eval_print.c.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cluster_json.h"
@@ -15,6 +17,7 @@
 #include "eval_cmd.h"
 #include "eval_doc.h"
 #include "fp8_impl.h"
+#include "json_num.h"
 #include "loss_impl.h"
 #include "mtp.h"
 #include "opt_step.h"
@@ -118,6 +121,27 @@ static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
     return tsl_target_mtp_depths(t, own, mtp_layers, no_mtp);
 }
 
+/* A plan document's model.tokens_per_sample, the sequence its figures assume, into
+ * *seq_len (0 where absent or null): a whole number 1..2^32-1, not a string (read as
+ * absent: the preset's own length) nor 2^32 + 512 (read as 512) — either would
+ * price the plan at another sequence than it says without a word. */
+static int doc_seq_len(const json_t *jm, uint32_t *seq_len, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(jm, "tokens_per_sample");
+    *seq_len = 0;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v))
+        return tsl_err_set(err, "model.tokens_per_sample: expected a whole number >= 1, got %s",
+                           tsl_json_type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < 1 || n > (json_int_t)UINT32_MAX)
+        return tsl_err_set(err, "model.tokens_per_sample: %lld is out of range; expected 1..%u",
+                           (long long)n, UINT32_MAX);
+    *seq_len = (uint32_t)n;
+    return 0;
+}
+
 /* --model/--hf-config, or the plan document's model when it names a preset;
  * in->po keeps the options it was loaded by. */
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -127,15 +151,38 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     po->model = eo->model;
     po->hf_config = eo->hf_config;
     po->model_name = eo->model_name;
+    /* two sequences asked for: --seq-len 512 beside a line's --seq-length 1024 priced
+     * 512 without a word, as if the configuration said it */
+    if (eo->seq_len && cfg->seq_len && eo->seq_len != cfg->seq_len)
+        return tsl_err_set(err, "seq-len: %u, but the configuration says %u (%s); give one",
+                           eo->seq_len, cfg->seq_len,
+                           eo->torchtitan ? "torchtitan [training] seq_len"
+                                          : "Megatron-LM --seq-length");
     po->seq_len = eo->seq_len ? eo->seq_len : cfg->seq_len;
     const json_t *jm = json_object_get(in->doc, "model");
-    if (!po->model && !po->hf_config && json_string_value(json_object_get(jm, "name"))) {
-        po->model = json_string_value(json_object_get(jm, "name"));
-        if (!po->seq_len)
-            po->seq_len = (uint32_t)json_integer_value(json_object_get(jm, "tokens_per_sample"));
-    }
+    const char *doc_model = json_string_value(json_object_get(jm, "name"));
+    if (!po->model && !po->hf_config && doc_model)
+        po->model = doc_model;
+    /* the document's sequence for its own model, named or not (--model, --hf-config,
+     * or the document's preset): --model GPT2-345M
+     * beside a plan searched at --seq-len 512 priced it at the preset's 1024. Asked
+     * for only where it is not the model's own: a ViT or Swin preset refuses any
+     * sequence asked (its image sets it), its own 197 too */
+    uint32_t doc_seq = 0;
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
+    /* the document's model: a preset by any spelling, an HF config by its name (not
+     * one from standard input, which cannot be read again at another sequence) */
+    bool again = !po->hf_config || strcmp(po->hf_config, "-") != 0;
+    if (doc_model && !po->seq_len && again && strcasecmp(in->model.name, doc_model) == 0 &&
+        doc_seq_len(jm, &doc_seq, err) != 0)
+        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
+    if (doc_seq && doc_seq != in->model.tokens_per_sample) {
+        tsl_model_free(&in->model);
+        po->seq_len = doc_seq;
+        if (tsl_plan_load_model(po, &in->model, err) != 0)
+            return -1;
+    }
     /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM
      * line's --mtp-num-layers (none without it), a plan document's request, else the
      * model's own where the stack (--target, or the configuration's) trains them by

@@ -720,14 +720,15 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &eo->seq_len, err);
     case OPT_CLUSTER: eo->cluster = optarg; return 0;
     case OPT_MEMORY: return tsl_parse_bytes("memory", optarg, &eo->mem_budget_bytes, err);
-    case OPT_PLAN: eo->plan_file = optarg; return 0;
+    case OPT_PLAN: return tsl_path_opt("plan", optarg, &eo->plan_file, err);
     case OPT_MEGATRON: eo->megatron_args = optarg; return 0;
-    case OPT_TORCHTITAN: eo->torchtitan = optarg; return 0;
+    case OPT_TORCHTITAN: return tsl_path_opt("torchtitan", optarg, &eo->torchtitan, err);
     case OPT_NO_SEARCH: eo->no_search = true; return 0;
     case OPT_LOCAL: eo->local = true; return 0;
-    case OPT_PROFILE: eo->profile = optarg; return 0;
-    case OPT_GALVATRON: eo->galvatron_profile = optarg; return 0;
-    case OPT_AMP: eo->amp_profile = optarg; return 0;
+    case OPT_PROFILE: return tsl_path_opt("profile", optarg, &eo->profile, err);
+    case OPT_GALVATRON:
+        return tsl_path_opt("galvatron-profile", optarg, &eo->galvatron_profile, err);
+    case OPT_AMP: return tsl_path_opt("amp-profile", optarg, &eo->amp_profile, err);
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
     case OPT_MTP_LAYERS: return tsl_parse_u32("mtp-layers", optarg, 1, 16, &eo->mtp_layers, err);

@@ -46,7 +46,8 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *er
         return tsl_err_set(err, "name: --name names an --hf-config model; a preset keeps its own");
     if (po->model)
         return tsl_model_preset_seq(po->model, po->seq_len, m, err);
-    if (po->hf_config && tsl_hf_config_load(po->hf_config, po->seq_len, m, err) != 0)
+    if (po->hf_config &&
+        tsl_hf_config_load_as(po->hf_config, po->model_name, po->seq_len, m, err) != 0)
         return -1;
     if (po->hf_config) {
         if (po->model_name)

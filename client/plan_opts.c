@@ -186,6 +186,14 @@ int tsl_model_name_check(const char *name, tsl_err_t *err)
     return 0;
 }
 
+int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t *err)
+{
+    if (arg[0] == '\0')
+        return tsl_err_set(err, "%s: an empty file name", flag);
+    *dst = arg;
+    return 0;
+}
+
 /* --export FORMAT, checked before the search runs (a typo would otherwise cost
  * the whole search); json is --json's, not a stack's format. */
 static int export_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
@@ -238,9 +246,10 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
         po->trace = optarg;
         return tsl_path_writable("trace", optarg, err);
     case OPT_NODES: return nodes_opt(optarg, po, err);
-    case OPT_PROFILE: po->profile = optarg; return 0;
-    case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;
-    case OPT_AMP: po->amp_profile = optarg; return 0;
+    case OPT_PROFILE: return tsl_path_opt("profile", optarg, &po->profile, err);
+    case OPT_GALVATRON:
+        return tsl_path_opt("galvatron-profile", optarg, &po->galvatron_profile, err);
+    case OPT_AMP: return tsl_path_opt("amp-profile", optarg, &po->amp_profile, err);
     case OPT_NAME: po->model_name = optarg; return tsl_model_name_check(optarg, err);
     default: return 1;
     }

@@ -183,7 +183,9 @@ int tsl_parse_double(const char *field, const char *text, double min, double max
     errno = 0;
     char *end;
     double v = strtod(text, &end);
-    if (end == text || *end != '\0' || isnan(v))
+    /* strtod reads C's hexadecimal floats: 0x10 was taken as 16, where Python's
+     * float() (argparse, Megatron-LM) and every other flag refuse it */
+    if (end == text || *end != '\0' || isnan(v) || strpbrk(text, "xX") != NULL)
         return tsl_err_set(err, "%s: '%s' is not a number", field, text);
     /* 1e999, inf: a number past any bound (1e-999 underflows to 0, checked as 0) */
     if (!isfinite(v) || (errno == ERANGE && fabs(v) >= 1))

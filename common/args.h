@@ -31,6 +31,7 @@ int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_
 /* A positive integer in [min, max]. */
 int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t max, uint32_t *out,
                   tsl_err_t *err);
+/* A decimal number in [min, max] (an exponent allowed; no hexadecimal, NaN or inf). */
 int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
                      tsl_err_t *err);
 /* One of n words (n >= 1), matched exactly: its index into *out. Else an error naming

@@ -307,6 +307,12 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
         return tsl_err_set(ld->err, "%s.efficiency: %g is outside (0, 1]", path, g.efficiency);
     if (gib_bytes(path, "memory_gb", mem_gb, &g.mem_bytes, ld->err) != 0)
         return -1;
+    /* named here: past this the planner's check sees 0 bytes or an infinite peak and
+     * names the type alone ("memory must be > 0" of 1e-300) */
+    if (g.mem_bytes == 0)
+        return tsl_err_set(ld->err, "%s.memory_gb: %g GiB is less than a byte", path, mem_gb);
+    if (!isfinite(tflops * TFLOPS))
+        return tsl_err_set(ld->err, "%s.peak_tflops: %g is beyond any GPU", path, tflops);
     g.peak_flops = tflops * TFLOPS;
     for (uint32_t i = 0; i < ld->n_types; i++)
         if (strcasecmp(ld->types[i].name, g.name) == 0)

@@ -56,7 +56,11 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
  * compared it — one rule for `tesselctl eval --plan` and Planner.EvaluatePlan. The
  * document is checked even when `asked` wins: a name none of the stacks has (a typo:
  * "megatorn") or a value neither a name nor a number fails naming request.target
- * and the accepted names; a "request" that is not an object fails naming request.
+ * and the accepted names; a "request" that is not an object fails naming request;
+ * its "mtp_layers" other than a whole number 0..2^32-1 (above 16, TSL_MTP_MAX_DEPTHS, the
+ * model refuses it as tsl_eval_doc_mtp hands it on) or null, or
+ * its "no_mtp" other than a boolean or null, fails naming the key (tsl_eval_doc_mtp
+ * reads them).
  */
 int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t *target,
                         tsl_err_t *err);

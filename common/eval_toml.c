@@ -872,6 +872,13 @@ static int logical_line(const char **p, char *buf, size_t cap, uint32_t *line, u
     if (sc.triple) /* tomllib: "Unterminated string"; Python: a SyntaxError */
         return tsl_err_set(err, "torchtitan: line %u: a %c%c%c string is not closed", *line,
                            sc.triple, sc.triple, sc.triple);
+    /* tomllib: "Invalid value"; Python: "'[' was never closed". Read on, the lines
+     * after it (whole tables: [parallelism], [training]) were one value, dropped */
+    if (sc.depth > 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: a '[' or '(' opened here is not closed by the "
+                           "end of the file (tomllib and Python refuse the file)",
+                           *line);
     return 1;
 }
 

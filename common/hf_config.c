@@ -1336,6 +1336,31 @@ static void default_name(const json_t *root, const char *type, char *buf, size_t
     snprintf(buf, len, "%s", (base && *base) ? base : type);
 }
 
+/* The model's name as the plan, the listings and every export write it (a comment
+ * line of the megatron and torchtitan exports among them): a control character or
+ * a quote would end that line or string there — "_name_or_path": "x\nimport os"
+ * wrote a live line of Python — so it is refused, as tesselctl refuses such a
+ * --name. from: what the name came from, for the message. */
+static int check_name(const char *use, const char *from, tsl_err_t *err)
+{
+    char shown[TSL_NAME_MAX];
+    bool bad = false;
+    size_t i = 0;
+    for (; use[i] && i + 1 < sizeof shown; i++) {
+        unsigned char c = (unsigned char)use[i];
+        bool ctl = c < 0x20 || c == 0x7f;
+        bad |= ctl || c == '"';
+        shown[i] = ctl ? '?' : (char)c;
+    }
+    shown[i] = '\0';
+    if (!bad)
+        return 0;
+    return tsl_err_set(err,
+                       "%s: the model's name '%s' holds a quote or a control character (shown "
+                       "as ?); give the model a name with --name",
+                       from, shown);
+}
+
 /* Causal self-attention: Tessel's own "causal" key (true/false) when present;
  * else a BERT/RoBERTa config with "is_decoder": true (BertLMHeadModel, a causal
  * LM) is causal; else the family's (model.h: GPT, Llama, NeoX and T5's decoder). */
@@ -1453,7 +1478,11 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         return tsl_err_prefix(err, "model_type %s", t);
     char dflt[TSL_NAME_MAX];
     default_name(root, t, dflt, sizeof(dflt));
-    if (tsl_model_build(&sp, (name && *name) ? name : dflt, out, err) != 0)
+    const char *use = (name && *name) ? name : dflt;
+    const char *from = (name && *name) ? "the file's or directory's name"
+                       : json_string_value(json_object_get(root, "_name_or_path")) ? "_name_or_path"
+                                                                                   : "model_type";
+    if (check_name(use, from, err) != 0 || tsl_model_build(&sp, use, out, err) != 0)
         return -1;
     out->max_context = window > out->tokens_per_sample ? window : 0;
     out->train_context = train;
@@ -1532,6 +1561,12 @@ int tsl_hf_config_resolve(const char *arg, char *buf, size_t len, tsl_err_t *err
 
 int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *out, tsl_err_t *err)
 {
+    return tsl_hf_config_load_as(arg, NULL, seq_len_override, out, err);
+}
+
+int tsl_hf_config_load_as(const char *arg, const char *as, uint32_t seq_len_override,
+                          tsl_model_t *out, tsl_err_t *err)
+{
     if (out == NULL)
         return tsl_err_set(err, "hf config: NULL output model");
     tsl_model_init(out, "");
@@ -1550,7 +1585,7 @@ int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *
     if (root == NULL)
         return tsl_err_set(err, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
     char buf[TSL_NAME_MAX];
-    const char *name = in ? NULL : name_from_path(path, buf, sizeof(buf));
+    const char *name = as ? as : in ? NULL : name_from_path(path, buf, sizeof(buf));
     int rc = from_json(root, name, seq_len_override, out, err);
     json_decref(root);
     if (rc != 0)

@@ -88,9 +88,15 @@
 #include "model.h"
 
 /* path: a config.json, a model directory holding one (DIR/config.json), or "-"
- * for standard input (the model is then named by _name_or_path or model_type). */
+ * for standard input (the model is then named by _name_or_path or model_type). A
+ * name so derived that holds a quote or a control character (it would end the
+ * exports' comment lines and strings) fails naming where it came from. */
 int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
                        tsl_err_t *err);
+/* tsl_hf_config_load, the model named name where it is not NULL (tesselctl's
+ * --name, checked by the caller) instead of a name derived from the file. */
+int tsl_hf_config_load_as(const char *path, const char *name, uint32_t seq_len_override,
+                          tsl_model_t *out, tsl_err_t *err);
 
 /* The file tsl_hf_config_load reads for arg, into buf: DIR/config.json for a
  * directory (TSL_E_NOTFOUND when it has none, saying so), else arg itself

@@ -145,6 +145,34 @@ static int check_experts(const tsl_model_t *m, uint32_t ep, uint32_t G, tsl_err_
     return 0;
 }
 
+/* A routing imbalance (the plan's or the request's; 0: none asked) within what the
+ * model's MoE layers allow, the search's rule (search.c validate_routing): the
+ * busiest expert takes at most every token of its rank, E/k x the mean, so a larger
+ * one prices more tokens than the batch holds; a model without MoE layers has no
+ * expert to load. */
+static int check_imbalance(const tsl_model_t *m, double imbalance, tsl_err_t *err)
+{
+    double most = 0;
+    if (imbalance == 0)
+        return 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        double e_k =
+            l->experts ? (double)l->experts / (l->experts_per_tok ? l->experts_per_tok : 1) : 0;
+        if (e_k > 0 && (most == 0 || e_k < most))
+            most = e_k;
+    }
+    if (most == 0)
+        return tsl_err_set(err, "moe_imbalance: %g, but model %s has no MoE layers", imbalance,
+                           m->name);
+    if (imbalance > most)
+        return tsl_err_set(err,
+                           "moe_imbalance: %g is above E/k = %g of model %s's MoE layers (every "
+                           "token of a rank on one expert)",
+                           imbalance, most, m->name);
+    return 0;
+}
+
 /* The recompute modules (recompute.h) the plan is priced with: ones this build
  * prices, and mla_up_proj only with latent attention (Megatron-LM's
  * TransformerConfig refuses it otherwise). */
@@ -610,6 +638,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                           .moe_imbalance = r->moe_imbalance}};
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
         host_op_check(given->host_op_us, err) != 0 ||
+        check_imbalance(m, given->moe_imbalance, err) != 0 ||
+        check_imbalance(m, r->moe_imbalance, err) != 0 ||
         tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */
         tsl_request_budget_check(r, c, err) != 0)
         return tsl_err_prefix(err, "eval");

@@ -476,6 +476,18 @@ def plan_doc_cases(rng, ctl, tmp):
     for s in STRUCTURAL[:10]:
         out.append(Case("plan_doc", ["eval", "--local", "--cluster", "2x4xA100-80G:ib400",
                                      "--plan", "@p.json", "--no-search"], files={"p.json": s}))
+    # the keys beside the plan that eval reads: refused, not read as another value
+    # (tokens_per_sample 2^32 + 512 was 512 tokens, "512" the preset's length, -1 none)
+    for part, key, v in [("model", "tokens_per_sample", 2**32 + 512),
+                         ("model", "tokens_per_sample", "512"), ("model", "tokens_per_sample", 0),
+                         ("request", "mtp_layers", -1), ("request", "mtp_layers", "1"),
+                         ("request", "no_mtp", 1)]:
+        d = copy.deepcopy(doc)
+        d[part][key] = v
+        out.append(Case("plan_doc", ["eval", "--local", "--cluster", "2x4xA100-80G:ib400",
+                                     "--plan", "@p.json", "--no-search"],
+                        files={"p.json": json.dumps(d)}, must_fail=True,
+                        note="%s.%s = %r" % (part, key, v)))
     # the plan object is where eval reads the degrees: weight mutations there
     sub = {"plan": doc["plan"], "model": doc["model"], "request": doc["request"]}
     for m, what in json_mutants(rng, sub, 260):
@@ -630,6 +642,12 @@ def torchtitan_cases(rng):
               "[parallelism]\ntensor_parallel_degree = 9223372036854775808\n",
               "[parallelism]\ntensor_parallel_degree = \"4\"\n"]:
         out.append(Case("torchtitan", argv, files={"t.toml": s}))
+    # an array never closed: the tables after it were one value, dropped, the file taken
+    for i in [l for l, t in enumerate(lines) if t.startswith("[")]:
+        ls = list(lines)
+        ls[i:i] = ["[float8]", "filter_fqns = [\"output\","]
+        out.append(Case("torchtitan", argv, files={"t.toml": "\n".join(ls) + "\n"},
+                        must_fail=True, note="an unclosed array before line %d" % (i + 1)))
     numre = re.compile(r"=\s*(-?\d+(\.\d+)?)\s*$")
     numlines = [i for i, l in enumerate(lines) if numre.search(l)]
     for _ in range(70):

@@ -157,6 +157,15 @@ expect 2 "megatron: --mamba-state-dim 128: the model GPT2-345M has none" \
 expect 2 "megatron: --hybrid-attention-ratio is not a Megatron-LM argument any more" \
     eval $nano --megatron-args "$nanoline --hybrid-attention-ratio 0.08"
 
+# ---- --seq-len beside a configuration's own sequence: the same, or refused (512
+# beside --seq-length 1024 was priced at 512 without a word) ----
+expect 2 "seq-len: 512, but the configuration says 1024 (Megatron-LM --seq-length); give one" \
+    eval $gpt --seq-len 512 --megatron-args "$gptpar --seq-length 1024"
+expect 0 "" eval $gpt --seq-len 1024 --megatron-args "$gptpar --seq-length 1024"
+printf '[training]\nseq_len = 1024\nlocal_batch_size = 2\n' >"$dir/seq.toml"
+expect 2 "seq-len: 2048, but the configuration says 1024 (torchtitan \[training\] seq_len)" \
+    eval $gpt --seq-len 2048 --torchtitan "$dir/seq.toml"
+
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
 cp "$out" "$dir/plan.json"
@@ -179,6 +188,64 @@ done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]="megatron"; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
 expect 2 "plan: $dir/t.json: request: not an object" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# the request's MTP keys and the model's sequence are read strictly: -1 was none,
+# 2^32 + 512 tokens 512, "512" the preset's own length, each without a word
+setkey() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[sys.argv[3]][sys.argv[4]]=json.loads(sys.argv[5]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$@"; }
+setkey request mtp_layers -1
+expect 2 "plan: $dir/t.json: request.mtp_layers: -1 is out of range; expected 0..16" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request mtp_layers 4294967297
+expect 2 "request.mtp_layers: 4294967297 is out of range" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request mtp_layers '"1"'
+expect 2 "request.mtp_layers: expected a whole number 0..16, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request no_mtp 1
+expect 2 "request.no_mtp: expected true or false, got a number" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey model tokens_per_sample 4294967808
+expect 2 "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey model tokens_per_sample '"512"'
+expect 2 "model.tokens_per_sample: expected a whole number >= 1, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+for v in 0 -1; do
+    setkey model tokens_per_sample "$v"
+    expect 2 "model.tokens_per_sample: $v is out of range" \
+        eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
+for kv in "model tokens_per_sample 512" "request mtp_layers 0" "request no_mtp false"; do
+    # shellcheck disable=SC2086
+    setkey $kv
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
+# the document's sequence whether its model is named again or not: --model GPT2-345M
+# beside a plan searched at --seq-len 512 was priced at the preset's 1024 tokens
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines \
+    --seq-len 512 --json
+cp "$out" "$dir/plan512.json"
+for named in "" "--model GPT2-345M" "--model gpt2-345m"; do
+    # shellcheck disable=SC2086
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan512.json" $named --json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
+        ok || bad "eval $named --plan plan512.json: not the plan's 512 tokens at ratio 1: $(head -c 300 "$out")"
+done
+# an HF config's too, the model named as the document names it (the directory)
+mkdir -p "$dir/tiny"
+echo '{"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 4, "vocab_size": 32000, "max_position_embeddings": 4096}' >"$dir/tiny/config.json"
+expect 0 "" plan --local --hf-config "$dir/tiny" --seq-len 512 --cluster 8xA100-80G --batch 32 --no-baselines --json
+cp "$out" "$dir/tiny512.json"
+expect 0 "" eval --hf-config "$dir/tiny" --cluster 8xA100-80G --plan "$dir/tiny512.json" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["model"]["tokens_per_sample"] == 512 and abs(d["ratio"] - 1) < 1e-9))' "$out" &&
+    ok || bad "eval --hf-config tiny --plan tiny512.json: not 512 tokens at ratio 1: $(head -c 300 "$out")"
+# a ViT's sequence is its image's: its own document given back, --model or not (the
+# preset refused the document's 197 as a sequence asked: "seq_len: 197 cannot be used")
+expect 0 "" plan --local --model ViT-Huge-32 --cluster 8xA100-80G --batch 64 --no-baselines --json
+cp "$out" "$dir/vit.json"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/vit.json" --no-search
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/vit.json" --model ViT-Huge-32 --no-search
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan512.json" --model GPT2-345M --seq-len 1024 --json --no-search
+grep -q '"tokens_per_sample": 1024' "$out" && ok || bad "--seq-len 1024 beside the plan's 512: $(head -c 300 "$out")"
 # a document without a plan's parts names the part (read "pp and stages[] disagree")
 echo '{}' >"$dir/t.json"
 expect 2 "plan.stages: missing; a plan document lists its pipeline stages" \
@@ -193,6 +260,12 @@ expect 2 "global_batch" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-sear
 expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or leave --target out)" \
     eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
 expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
+
+# ---- a file flag left empty (an unset shell variable): named, not "cannot open : ..." ----
+for f in plan torchtitan profile galvatron-profile amp-profile; do
+    expect 2 "tesselctl: $f: an empty file name" eval --local $gpt --"$f" ""
+done
+expect 2 "tesselctl: profile: an empty file name" plan --local --model GPT2-345M --cluster 8xA100-80G --profile ""
 
 # ---- --plan FILE that cannot be read: why, before JSON's complaint ----
 expect 2 "tesselctl: eval: plan: cannot open $dir/none.json: No such file or directory" \

@@ -1,6 +1,7 @@
 /* Tests for common/args: the one byte-size parser's command-line form (args.h):
  * decimal digits, an optional fraction and a binary unit, a whole number of bytes;
- * hex, exponents and fractions of a byte refused naming the field. */
+ * hex, exponents and fractions of a byte refused naming the field; and the decimal
+ * number parser's hexadecimal refused. */
 #include <stdint.h>
 #include <string.h>
 
@@ -77,5 +78,20 @@ int main(void)
     refuses("18446744073709551616", "too large");
     refuses("16777216T", "too large");
     refuses("", "missing size");
+    /* the decimal numbers of --moe-imbalance, --moe-capacity-factor, ...: strtod read
+     * C's hexadecimal floats, "0x10" as 16 and "0x1p2" as 4 */
+    double d = 0;
+    tsl_err_t err = {0};
+    const char *not_numbers[] = {"0x10", "0X2", "-0x1", "0x1p2", "nan", "2 ", "1,5", ""};
+    for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++)
+        CHECK(tsl_parse_double("moe-imbalance", not_numbers[i], 1, 1024, &d, &err) == -1 &&
+                  strstr(err.msg, "moe-imbalance: "),
+              "'%s' refused naming the flag: %s", not_numbers[i], err.msg);
+    const char *numbers[] = {"2", "2.5", "1e1", "1.5E1", "+3"};
+    const double values[] = {2, 2.5, 10, 15, 3};
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        CHECK(tsl_parse_double("moe-imbalance", numbers[i], 1, 1024, &d, &err) == 0 &&
+                  d == values[i],
+              "'%s': %g (%s)", numbers[i], d, err.msg);
     return CHECK_DONE();
 }

@@ -167,6 +167,14 @@ static const struct bad_case bad_cases[] = {
     {"{\"gpu_types\": {\"X\": {\"base\": \"A100-80G\", \"memory_gb\": 1e300}}, "
      "\"nodes\": [{\"type\": \"X\", \"gpus\": 8}]}",
      "gpu_types.X.memory_gb: 1e+300 GiB is beyond any device or host"},
+    /* an infinite peak in FLOP/s, a memory under a byte: named, not the planner's "GPU
+     * type 'X': peak FLOP/s must be > 0" / "memory must be > 0" of the type alone */
+    {"{\"gpu_types\": {\"X\": {\"base\": \"A100-80G\", \"peak_tflops\": 1e300}}, "
+     "\"nodes\": [{\"type\": \"X\", \"gpus\": 8}]}",
+     "gpu_types.X.peak_tflops: 1e+300 is beyond any GPU"},
+    {"{\"gpu_types\": {\"X\": {\"base\": \"A100-80G\", \"memory_gb\": 1e-300}}, "
+     "\"nodes\": [{\"type\": \"X\", \"gpus\": 8}]}",
+     "gpu_types.X.memory_gb: 1e-300 GiB is less than a byte"},
     {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"cpu_memory_gb\": 1e300}]}",
      "nodes[0].cpu_memory_gb: 1e+300 GiB is beyond any device or host"},
     {"{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], \"inter_gbit\": 1e308}",

@@ -1149,6 +1149,35 @@ static void test_moe_plan(void)
     g.moe_imbalance = 0.5;
     CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 && strstr(err.msg, "moe_imbalance"),
           "imbalance 0.5: %s", err.msg);
+    /* above E/k (8 experts, top-2: 4) the busiest expert would take more tokens than its
+     * rank holds: refused as the search refuses it (both were priced, 16 x the mean) */
+    g = *b;
+    g.moe_imbalance = 16;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 &&
+              strstr(err.msg, "moe_imbalance: 16 is above E/k = 4 of model Mixtral-8x7B"),
+          "the plan's imbalance 16: %s", err.msg);
+    g = *b;
+    er.moe_imbalance = 4.5;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 &&
+              strstr(err.msg, "moe_imbalance: 4.5 is above E/k = 4"),
+          "the request's imbalance 4.5: %s", err.msg);
+    er.moe_imbalance = 4;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == 0, "imbalance 4 = E/k: %s", err.msg);
+    er.moe_imbalance = 0;
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    /* a model without MoE layers has no expert to load */
+    load("GPT2-345M", "8xA100-80G", &m, &c);
+    r.ep = r.etp = 0;
+    r.moe_capacity = 0;
+    r.moe_pad = false;
+    r.global_batch = 8;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    g = res.best;
+    er.moe_imbalance = 2;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 &&
+              strstr(err.msg, "moe_imbalance: 2, but model GPT2-345M has no MoE layers"),
+          "a dense model's imbalance: %s", err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

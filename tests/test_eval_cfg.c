@@ -947,6 +947,21 @@ static void test_torchtitan_unknown(void)
     tt_refuses("[job]\ndescription = \"\"\"never closed\n[parallelism]\n"
                "tensor_parallel_degree = 8\n",
                "line 2", "\"\"\" string is not closed");
+    /* an array never closed: the tables after it were read as its value and dropped
+     * (TP 8 priced as 1, the local batch as the default), the file accepted */
+    tt_refuses("[optimizer]\nimplementation = [\"x\",\n[parallelism]\n"
+               "tensor_parallel_degree = 8\n[training]\nlocal_batch_size = 4\n",
+               "line 2: a '[' or '(' opened here is not closed by the end of the file",
+               "tomllib and Python refuse the file");
+    tt_refuses("[parallelism]\ntensor_parallel_degree = 8\n[float8]\nfilter_fqns = [\"output\"\n",
+               "line 4: a '[' or '(' opened", "not closed");
+    tt_refuses("[compile\nenable = false\n", "line 1: a '[' or '(' opened", "not closed");
+    /* a closed multi-line array still reads as one value */
+    CHECK(tsl_eval_cfg_torchtitan("[float8]\nfilter_fqns = [\n\"output\",\n]\n[parallelism]\n"
+                                  "tensor_parallel_degree = 8\n",
+                                  &c, &err) == 0 &&
+              c.tp == 8,
+          "multi-line array: %s", err.msg);
     /* [optimizer] is not priced: its keys stay unread, known or not */
     CHECK(tsl_eval_cfg_torchtitan("[optimizer]\nlr_typo = 1\n[parallelism]\n"
                                   "tensor_parallel_degree = 2\n",

@@ -313,6 +313,22 @@ static void test_parse(void)
     CHECK(tsl_hf_config_parse(anon, "", 0, &m, &err) == 0, "integral real: %s", err.msg);
     CHECK(strcmp(m.name, "gpt2") == 0, "named %s", m.name);
     tsl_model_free(&m);
+    /* a derived name that would end the exports' comment lines and strings: refused
+     * naming its source ("x\nimport os" was written as a live line of Python) */
+    const char *evil = "{\"_name_or_path\": \"org/x\\nimport os\", \"model_type\": \"gpt2\", "
+                       "\"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, \"n_ctx\": 128, "
+                       "\"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(evil, NULL, 0, &m, &err) == -1 &&
+              strstr(err.msg, "_name_or_path: the model's name 'x?import os' holds a quote or a "
+                              "control character"),
+          "newline in _name_or_path: %s", err.msg);
+    tsl_model_free(&m);
+    const char *quoted = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                         "\"n_head\": 4, \"n_ctx\": 128, \"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(quoted, "a\"b", 0, &m, &err) == -1 &&
+              strstr(err.msg, "'a\"b' holds a quote"),
+          "quote in the file's name: %s", err.msg);
+    tsl_model_free(&m);
 
     const char *labels = "{\"model_type\": \"vit\", \"image_size\": 32, \"patch_size\": 8, "
                          "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
