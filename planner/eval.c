@@ -146,31 +146,17 @@ static int check_experts(const tsl_model_t *m, uint32_t ep, uint32_t G, tsl_err_
 }
 
 /* A routing imbalance (the plan's or the request's; 0: none asked) within what the
- * model's MoE layers allow, the search's rule (search.c validate_routing): the
- * busiest expert takes at most every token of its rank, E/k x the mean, so a larger
- * one prices more tokens than the batch holds; a model without MoE layers has no
- * expert to load. */
+ * model's MoE layers allow, the search's rule (search_internal.h
+ * tsl_search_imbalance_check); a model without MoE layers has no expert to load. */
 static int check_imbalance(const tsl_model_t *m, double imbalance, tsl_err_t *err)
 {
-    double most = 0;
     if (imbalance == 0)
         return 0;
-    for (uint32_t i = 0; i < m->n_layers; i++) {
-        const tsl_layer_t *l = &m->layers[i];
-        double e_k =
-            l->experts ? (double)l->experts / (l->experts_per_tok ? l->experts_per_tok : 1) : 0;
-        if (e_k > 0 && (most == 0 || e_k < most))
-            most = e_k;
-    }
+    double most = tsl_search_max_imbalance(m);
     if (most == 0)
         return tsl_err_set(err, "moe_imbalance: %g, but model %s has no MoE layers", imbalance,
                            m->name);
-    if (imbalance > most)
-        return tsl_err_set(err,
-                           "moe_imbalance: %g is above E/k = %g of model %s's MoE layers (every "
-                           "token of a rank on one expert)",
-                           imbalance, most, m->name);
-    return 0;
+    return tsl_search_imbalance_check(m, imbalance, most, err);
 }
 
 /* The recompute modules (recompute.h) the plan is priced with: ones this build

@@ -539,23 +539,39 @@ static uint32_t experts_gcd(const tsl_model_t *m)
     return g;
 }
 
-/* The same of the routed experts' FFN width (an expert TP degree divides it), and
- * the smallest E/k: the most a busiest expert can hold over the mean (all of a
- * rank's tokens on it). 0, 0 for a dense model. */
-static uint32_t expert_width_gcd(const tsl_model_t *m, double *max_imbalance)
+/* The same of the routed experts' FFN width (an expert TP degree divides it); 0 for a
+ * dense model. */
+static uint32_t expert_width_gcd(const tsl_model_t *m)
 {
     uint32_t g = 0;
-    *max_imbalance = 0.0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts)
+            g = gcd_u32(m->layers[i].ffn_hidden, g);
+    return g;
+}
+
+double tsl_search_max_imbalance(const tsl_model_t *m)
+{
+    double most = 0.0;
     for (uint32_t i = 0; i < m->n_layers; i++) {
         const tsl_layer_t *l = &m->layers[i];
         if (!l->experts)
             continue;
-        g = gcd_u32(l->ffn_hidden, g);
-        double most = (double)l->experts / (l->experts_per_tok ? l->experts_per_tok : 1);
-        if (*max_imbalance == 0.0 || most < *max_imbalance)
-            *max_imbalance = most;
+        double e_k = (double)l->experts / (l->experts_per_tok ? l->experts_per_tok : 1);
+        if (most == 0.0 || e_k < most)
+            most = e_k;
     }
-    return g;
+    return most;
+}
+
+int tsl_search_imbalance_check(const tsl_model_t *m, double imbalance, double most, tsl_err_t *err)
+{
+    if (!(imbalance > most))
+        return 0;
+    return tsl_err_set(err,
+                       "moe_imbalance: %g is above E/k = %g of model %s's MoE layers (every "
+                       "token of a rank on one expert)",
+                       imbalance, most, m->name);
 }
 
 /* The routing knobs: a capacity factor above 0 (padding needs one), an imbalance
@@ -572,12 +588,7 @@ static int validate_routing(const tsl_request_t *r, const tsl_model_t *m, double
         return tsl_err_set(err, "%s: model %s has no MoE layers",
                            r->moe_imbalance != 0 ? "moe_imbalance" : "moe_capacity_factor",
                            m->name);
-    if (r->moe_imbalance > most)
-        return tsl_err_set(err,
-                           "moe_imbalance: %g is above E/k = %g of model %s's MoE layers (every "
-                           "token of a rank on one expert)",
-                           r->moe_imbalance, most, m->name);
-    return 0;
+    return tsl_search_imbalance_check(m, r->moe_imbalance, most, err);
 }
 
 /* Expert parallelism: a degree that divides the experts (the stacks Tessel
@@ -585,8 +596,7 @@ static int validate_routing(const tsl_request_t *r, const tsl_model_t *m, double
  * their width, and the routing knobs. */
 static int validate_moe(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t *err)
 {
-    double most;
-    uint32_t e = experts_gcd(m), f = expert_width_gcd(m, &most);
+    uint32_t e = experts_gcd(m), f = expert_width_gcd(m);
     if (r->ep > 1 && !r->no_ep && e == 0)
         return tsl_err_set(err, "ep: --ep %u asked for, but model %s has no MoE layers", r->ep,
                            m->name);
@@ -601,7 +611,7 @@ static int validate_moe(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t 
                            "etp: %u does not divide the routed experts' FFN width %u of model "
                            "%s (each expert's width is split over its expert-TP ranks)",
                            r->etp, f, m->name);
-    return validate_routing(r, m, most, err);
+    return validate_routing(r, m, tsl_search_max_imbalance(m), err);
 }
 
 /* Expert TP × EP × expert DP are a stage's ranks (Megatron-LM's MoE parallel
@@ -1410,8 +1420,7 @@ static uint32_t nvl_domain_gpus(const tsl_cluster_t *c)
 static uint32_t etp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                             uint32_t ep, uint32_t *out)
 {
-    double most;
-    uint32_t e = experts_gcd(m), f = expert_width_gcd(m, &most), n = 0, dom = nvl_domain_gpus(c);
+    uint32_t e = experts_gcd(m), f = expert_width_gcd(m), n = 0, dom = nvl_domain_gpus(c);
     out[n++] = r->etp ? r->etp : 1;
     if (r->etp || e == 0 || r->paper_cost || (r->target && r->target != TSL_TARGET_MEGATRON) ||
         (ep != e && !(r->ep > 1)))

@@ -39,6 +39,13 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper);
  * caller re-sorts. Takes e's cancel flag and stack, reports no progress. */
 void tsl_search_sublayer(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n, double floor);
 
+/* The most a routing imbalance (moe_imbalance) can be on model m: the smallest E/k of
+ * its MoE layers, the busiest expert holding every token of its rank; 0 for a dense
+ * model (search.c). tsl_search_imbalance_check: imbalance within that most, else the
+ * error naming E/k — the search's request check and eval's plan check (eval.c). */
+double tsl_search_max_imbalance(const tsl_model_t *m);
+int tsl_search_imbalance_check(const tsl_model_t *m, double imbalance, double most, tsl_err_t *err);
+
 /* The baseline spaces, and their search (search_baselines.c); their engines keep
  * their topology walks in walks (the search's: tsl_engine_share_walks; NULL: each
  * its own). */
