@@ -742,7 +742,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_target_parse_flag(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_HOST_OP_US:
-        return tsl_parse_double("host-op-us", optarg, 1, 100000, &eo->host_op_us, err);
+        return tsl_parse_double("host-op-us", optarg, TSL_HOST_OP_MIN_US, TSL_HOST_OP_MAX_US,
+                                &eo->host_op_us, err);
     case OPT_GRAD_BYTES:
         return parse_grad_width("grad-reduce-bytes", optarg, "bf16", &eo->grad_reduce_bytes, err);
     case OPT_GRAD_BUF_BYTES:

@@ -576,21 +576,6 @@ static int sdp_layer_roots_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
                             "layer at SDP degree 1); fairscale's FSDP units price nothing there");
 }
 
-#define TSL_EVAL_HOST_OP_MIN_US 1.0 /* request_fields.h host_op_us's range */
-#define TSL_EVAL_HOST_OP_MAX_US 100000.0
-
-/* A plan document's host figure (host_op_us, µs): 0 (the built-in) or within the
- * request field's range, as --host-op-us takes it; NaN refused. */
-static int host_op_check(double us, tsl_err_t *err)
-{
-    if (us == 0 || (us >= TSL_EVAL_HOST_OP_MIN_US && us <= TSL_EVAL_HOST_OP_MAX_US))
-        return 0;
-    return tsl_err_set(err,
-                       "host_op_us: %g is not from %g to %g (the stack's host time per "
-                       "eager op in microseconds; absent or 0: the built-in figure)",
-                       us, TSL_EVAL_HOST_OP_MIN_US, TSL_EVAL_HOST_OP_MAX_US);
-}
-
 /* sdp_keep_weights likewise prices an SDP level's gathers: a given plan without one has
  * nothing it could price. */
 static int sdp_keep_weights_needs_sdp(const tsl_plan_t *p, tsl_err_t *err)
@@ -623,7 +608,7 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
-        host_op_check(given->host_op_us, err) != 0 ||
+        tsl_host_op_check(given->host_op_us, err) != 0 ||
         check_imbalance(m, given->moe_imbalance, err) != 0 ||
         check_imbalance(m, r->moe_imbalance, err) != 0 ||
         tsl_request_knobs_check(&rk, err) != 0 || /* the request's switches, as a search's */

@@ -53,6 +53,10 @@
 #ifndef TSL_REQUEST_FIELDS_H
 #define TSL_REQUEST_FIELDS_H
 
+/* host_op_us's range, µs (search.h tsl_host_op_check holds a request's and a plan's to it) */
+#define TSL_HOST_OP_MIN_US 1.0
+#define TSL_HOST_OP_MAX_US 100000.0
+
 #define TSL_REQUEST_FIELDS(X)                                                                      \
     X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)", "pp",   \
       "pp")                                                                                        \
@@ -131,7 +135,7 @@
       "price compute by the GPU alone, without eager PyTorch's host dispatch floor (a C "          \
       "executor, CUDA graphs)",                                                                    \
       "no_host_floor", "no_host_floor")                                                            \
-    X(host_op_us, REAL, "host-op-us", "US", 1, 100000,                                             \
+    X(host_op_us, REAL, "host-op-us", "US", TSL_HOST_OP_MIN_US, TSL_HOST_OP_MAX_US,                \
       "the stack's host time per eager op, microseconds (default 57.2: PyTorch 2.11 on an "        \
       "H100 host; docs/cost-model.md \"Host dispatch\")",                                          \
       "host_op_us", "host_op_us")                                                                  \

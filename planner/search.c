@@ -132,6 +132,16 @@ static int megatron_grad_buf_check(const tsl_request_t *r, tsl_err_t *err)
                         r->grad_buf_bytes, reduce, r->grad_buf_bytes);
 }
 
+int tsl_host_op_check(double us, tsl_err_t *err)
+{
+    if (us == 0 || (us >= TSL_HOST_OP_MIN_US && us <= TSL_HOST_OP_MAX_US))
+        return 0;
+    return tsl_err_set(err,
+                       "host_op_us: %g is not from %g to %g (the stack's host time per "
+                       "eager op in microseconds; absent or 0: the built-in figure)",
+                       us, TSL_HOST_OP_MIN_US, TSL_HOST_OP_MAX_US);
+}
+
 int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, tsl_err_t *err)
 {
     if (bytes == 0 || bytes == 2 || bytes == 4)
@@ -369,7 +379,8 @@ static int fp8_param_gather_cluster_ok(const tsl_request_t *r, const tsl_cluster
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
-    if (request_bounds_check(r, err) != 0 || fp32_request_check(r, err) != 0)
+    if (request_bounds_check(r, err) != 0 || fp32_request_check(r, err) != 0 ||
+        tsl_host_op_check(r->host_op_us, err) != 0)
         return -1;
     if (tsl_grad_width_check("grad_reduce_bytes", r->grad_reduce_bytes, "bf16", err) != 0 ||
         tsl_grad_width_check("grad_buf_bytes", r->grad_buf_bytes, "a 16-bit .grad", err) != 0 ||

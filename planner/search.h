@@ -134,6 +134,10 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err);
 /* A gradient width in bytes (grad_reduce_bytes, grad_buf_bytes): 0 (unset), 2 (the
  * 16-bit kind `narrow` names) or 4 (fp32); else fails naming field. */
 int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, tsl_err_t *err);
+/* A stack's host time per eager op in µs, the request's or a given plan's host_op_us:
+ * 0 (the built-in figure) or from TSL_HOST_OP_MIN_US to TSL_HOST_OP_MAX_US
+ * (request_fields.h); NaN and negatives refused, naming the field. */
+int tsl_host_op_check(double us, tsl_err_t *err);
 
 /* Synchronised TP collectives (tp_sync: AMP's Megatron-LM v1.1.5 fork; docs/
  * cost-model.md "Synchronised TP collectives") and what the fork runs. The fork

@@ -476,6 +476,18 @@ static void test_fingerprint_switches(void)
     tsl_request_fingerprint(&r, &m, &c, h93);
     CHECK(strcmp(h73, base) != 0 && strcmp(h93, base) != 0 && strcmp(h73, h93) != 0,
           "host_op_us: %s / %s against %s", h73, h93, base);
+    /* a request's figure is held to --host-op-us's range wherever it comes from (a gRPC
+       or JSON request passes tsl_request_knobs_check alone, no CLI parse) */
+    tsl_err_t err = {0};
+    CHECK(tsl_request_knobs_check(&r, &err) == 0, "host_op_us 93: %s", err.msg);
+    const double bad[] = {-5.0, 0.5, 100001.0, NAN};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        r.host_op_us = bad[i];
+        err.msg[0] = '\0';
+        CHECK(tsl_request_knobs_check(&r, &err) == -1 && strstr(err.msg, "host_op_us: ") &&
+                  strstr(err.msg, "is not from 1 to 100000"),
+              "host_op_us %g: '%s'", bad[i], err.msg);
+    }
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
