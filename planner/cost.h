@@ -816,8 +816,16 @@ typedef enum tsl_cost_mode {
  * 0.2's hdim32 / 64 / 128 kernels), flash2 to the next multiple of 32 (flash-attn
  * 2.0's HEADDIM_SWITCH); the fused core does the padded head's FLOPs at the padded
  * head's share, its bytes the real head's. A plan whose head dimension is one of its
- * kernel's, or without attn_kernel flash1 or flash2, prices as 157. */
-#define TSL_COST_MODEL_VERSION 158u
+ * kernel's, or without attn_kernel flash1 or flash2, prices as 157.
+ * 159: Transformer Engine's split_quantize of a grouped GEMM under current scaling
+ * (tensorwise), blockwise and MXFP8 runs each local expert's quantizer on its own (release_v2.16
+ * cast.cpp multi_tensor_quantize_impl: the fused multi-tensor kernel is delayed
+ * scaling's alone): the recipe's kernels once per expert — FC1's and FC2's inputs
+ * forward, their output gradients backward — where the group had one tensor's
+ * (fp8_impl.h tsl_fp8_impl_split_per_tensor; the bytes and the host's ops as
+ * before). A plan without FP8 experts over more than one local expert under those
+ * recipes and TE, or with moe_fused_mlp, prices as 158. */
+#define TSL_COST_MODEL_VERSION 159u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

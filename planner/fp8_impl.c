@@ -49,6 +49,12 @@ uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl)
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
 }
 
+bool tsl_fp8_impl_split_per_tensor(uint32_t recipe, uint32_t impl)
+{
+    return impl == TSL_FP8_IMPL_TE &&
+           (recipe == TSL_FP8_TENSORWISE || recipe == TSL_FP8_BLOCKWISE || recipe == TSL_FP8_MXFP8);
+}
+
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)
 {
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 2.0 : 0.0;

@@ -79,6 +79,18 @@ bool tsl_fp8_impl_recasts_input(uint32_t recipe, uint32_t impl);
  * columnwise cast (3 B), 1 kernel. 0 and no kernel elsewhere: torchao's MX linear
  * casts the whole weight each way, priced by the recipe's cast (roofline.c). */
 double tsl_fp8_impl_weight_cast_bytes(uint32_t recipe, uint32_t impl, bool bwd, uint32_t *kernels);
+/* Whether Transformer Engine quantises each tensor of a grouped GEMM (GroupedLinear's
+ * input and output gradient, one per local expert) through its own quantizer, the
+ * recipe's kernels once per expert: current scaling (tensorwise), blockwise and MXFP8
+ * under TE. `tex.split_quantize` (release_v2.16 pytorch/csrc/extensions/cast.cpp) hands
+ * every recipe but NVFP4 to multi_tensor_quantize_impl, whose one multi-tensor kernel
+ * (nvte_multi_cast_transpose) is delayed scaling's alone ("Currently only have fused
+ * kernel for FP8 delayed scaling"); the others run `quantizer->quantize` per tensor —
+ * current scaling its amax, scale and cast kernels (quantizer.cpp
+ * Float8CurrentScalingQuantizer::quantize_impl), the block-scaled recipes their one
+ * cast (bulk-allocated, quantised one by one). False for delayed scaling and NVFP4 (its
+ * fused grouped kernel, split_quantize_nvfp4_impl), and under torchao. */
+bool tsl_fp8_impl_split_per_tensor(uint32_t recipe, uint32_t impl);
 /* Bytes per element a sequence-parallel all-gather moves for an FP8 linear
  * (docs/cost-model.md "FP8 sequence-parallel all-gathers"): of its input (grad
  * false: the forward's gather before a column-parallel linear, its backward

@@ -266,6 +266,23 @@ static double cast_s(pass_t *p, double elems, bool normed)
     return t;
 }
 
+/* A grouped GEMM's quantisation of b local experts' rows, `elems` over all of them
+ * (tsl_roofline_fp8_cast_s: the group's bytes). Where Transformer Engine's
+ * split_quantize quantises each expert's tensor on its own
+ * (tsl_fp8_impl_split_per_tensor) under TEGroupedMLP's unfused path (not the op
+ * fuser's grouped MLP, dev.moe_fused_mlp), the recipe's kernels run once per expert:
+ * b − 1 more launches each. The host issues that loop in C++ inside the one framework
+ * call: the pass's ops count the group's kernels once, as for one tensor. */
+static double grouped_cast_s(pass_t *p, double elems, double b)
+{
+    uint32_t kern;
+    double t = tsl_roofline_fp8_cast_s(p->d, elems, false, &kern);
+    p->ops += kern;
+    if (b > 1.0 && !p->d->moe_fused_mlp && tsl_fp8_impl_split_per_tensor(p->d->fp8, p->d->fp8_impl))
+        t += tsl_roofline_mem_s(p->d, 0.0, (uint32_t)lround((b - 1.0) * kern));
+    return t;
+}
+
 /* A per-use implementation's cast of `elems` weight elements in this pass
  * (tsl_fp8_impl_weight_cast_bytes), its kernels counted among the pass's ops. */
 static double weight_cast_s(pass_t *p, double elems)
@@ -283,7 +300,7 @@ static bool fp8_dims(double k, double n)
 }
 
 /* b FP8 linears Y = X·W of (m × k)·(k × n) each, run as one kernel (b > 1: a
- * grouped GEMM over the local experts, one cast kernel per tensor group). Forward:
+ * grouped GEMM over the local experts, its casts grouped_cast_s's). Forward:
  * cast X, then the GEMM; W is cast here only under torchao (it casts per use),
  * Transformer Engine reuses the FP8 weight copies cast once per iteration (priced
  * in the step: cost.c). Backward: cast dY (E5M2 under the hybrid format),
@@ -301,13 +318,14 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b, bool li
         double w = !per_use        ? 0.0
                    : float8_linear ? weight_cast_s(p, k * n * b)
                                    : cast_s(p, k * n * b, false);
-        return cast_s(p, m * k * b, p->normed) + w + fp8_gemm_s(d, m, n, k, b, false);
+        double x = linear ? cast_s(p, m * k * b, p->normed) : grouped_cast_s(p, m * k * b, b);
+        return x + w + fp8_gemm_s(d, m, n, k, b, false);
     }
     p->ops += 2.0;
     p->dw_s = fp8_gemm_s(d, k, n, m, b, true);
     p->dx_s = fp8_gemm_s(d, m, k, n, b, false);
     p->wgrad_s += p->dw_s;
-    double c = cast_s(p, m * n * b, false);
+    double c = linear ? cast_s(p, m * n * b, false) : grouped_cast_s(p, m * n * b, b);
     if (per_use && float8_linear)
         c += weight_cast_s(p, k * n * b);
     else if (per_use)

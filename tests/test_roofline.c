@@ -2521,6 +2521,89 @@ static void test_alltoall_dispatcher(void)
  * unpermute, forward 8 + 2/k bytes per routed element (the combine's zeros and
  * scatter, the routing weights' product, the top-k sum) and 5 kernels, backward
  * 4 + 6/k bytes and 4 kernels; one host op a kernel. */
+/* Transformer Engine's split_quantize of a grouped GEMM (cost model 159): under current
+ * scaling (tensorwise), blockwise and MXFP8 each local expert's tensor is quantised by
+ * its own quantizer (amax, scale and cast: 3 kernels; MXFP8's cast: 1), where the group's
+ * bytes were priced with one tensor's kernels. Mixtral's FFN over 4096 tokens at
+ * EP 2: 4 local experts, two casts a pass (FC1's input and FC2's forward, their
+ * output gradients backward): 2 · 3 · 3 launches more each pass under tensorwise,
+ * 2 · 3 · 1 under MXFP8; no byte more, no host op more (a C++ loop in one call).
+ * One local expert (EP 8), delayed scaling's fused multi-tensor kernel, torchao and
+ * TE's op fuser (moe_fused_mlp) keep the group's count; a dense FFN is unchanged. */
+static void test_grouped_split_quantize(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.fp8_flops = 1979e12 * 0.688;
+    d.moe_fp8 = true;
+    d.ep = 2;
+    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double L = d.launch_s;
+    const uint32_t recipes[] = {TSL_FP8_TENSORWISE, TSL_FP8_MXFP8};
+    const double extra[] = {2.0 * 3 * 3, 2.0 * 3 * 1};
+    for (int i = 0; i < 2; i++) {
+        tsl_roofline_dev_t g = d, fused;
+        g.fp8 = recipes[i];
+        fused = g;
+        fused.moe_fused_mlp = true; /* no clamp, no bias: only the casts differ */
+        CHECK_NEAR(tsl_roofline_layer_fwd_s(&g, &l, 1, 1, false, 0) -
+                       tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0),
+                   extra[i] * L, 1e-12, "recipe %u: %g launches more forward", recipes[i],
+                   extra[i]);
+        CHECK_NEAR(tsl_roofline_layer_bwd_s(&g, &l, 1, 1, false, 0) -
+                       tsl_roofline_layer_bwd_s(&fused, &l, 1, 1, false, 0),
+                   extra[i] * L, 1e-12, "recipe %u: %g launches more backward", recipes[i],
+                   extra[i]);
+        tsl_roofline_dev_t o = g, of = fused; /* one second an op: the op counts */
+        o.host_op_s = of.host_op_s = 1.0;
+        CHECK(tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) ==
+                      tsl_roofline_layer_fwd_s(&of, &l, 1, 1, false, 0) &&
+                  tsl_roofline_layer_bwd_s(&o, &l, 1, 1, false, 0) ==
+                      tsl_roofline_layer_bwd_s(&of, &l, 1, 1, false, 0),
+              "recipe %u: no host op more", recipes[i]);
+        tsl_roofline_dev_t one = g, one_f = fused; /* EP 8: one local expert */
+        one.ep = one_f.ep = 8;
+        CHECK(tsl_roofline_layer_fwd_s(&one, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&one_f, &l, 1, 1, false, 0),
+              "recipe %u: one local expert, one quantizer", recipes[i]);
+    }
+    tsl_roofline_dev_t dl = d, dl_f; /* delayed: nvte_multi_cast_transpose, one kernel */
+    dl.fp8 = TSL_FP8_DELAYED;
+    dl_f = dl;
+    dl_f.moe_fused_mlp = true;
+    CHECK(tsl_roofline_layer_fwd_s(&dl, &l, 1, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&dl_f, &l, 1, 1, false, 0),
+          "delayed scaling: the group's count");
+    tsl_roofline_dev_t ao = d, ao_f; /* torchao's grouped mm: not TE's split_quantize */
+    ao.fp8 = TSL_FP8_TENSORWISE;
+    ao.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    ao_f = ao;
+    ao_f.moe_fused_mlp = true;
+    CHECK(tsl_roofline_layer_fwd_s(&ao, &l, 1, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&ao_f, &l, 1, 1, false, 0),
+          "torchao: the group's count");
+    tsl_layer_t dense = l;
+    dense.experts = 0;
+    dense.experts_per_tok = 0;
+    CHECK(tsl_layer_derive(&dense, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t tw = d, tw_f;
+    tw.fp8 = TSL_FP8_TENSORWISE;
+    tw_f = tw;
+    tw_f.moe_fused_mlp = true;
+    CHECK(tsl_roofline_layer_fwd_s(&tw, &dense, 1, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&tw_f, &dense, 1, 1, false, 0),
+          "dense FFN unchanged");
+    CHECK(tsl_fp8_impl_split_per_tensor(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) &&
+              tsl_fp8_impl_split_per_tensor(TSL_FP8_MXFP8, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_split_per_tensor(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_split_per_tensor(TSL_FP8_NVFP4, TSL_FP8_IMPL_TE) &&
+              tsl_fp8_impl_split_per_tensor(TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_split_per_tensor(TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO),
+          "per-tensor quantizers: TE tensorwise, blockwise and MXFP8");
+}
+
 static void test_unfused_permute(void)
 {
     tsl_roofline_dev_t d;
@@ -2820,6 +2903,7 @@ int main(void)
     test_recompute_nested_moe();
     test_alltoall_dispatcher();
     test_unfused_permute();
+    test_grouped_split_quantize();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();
