@@ -816,8 +816,13 @@ typedef enum tsl_cost_mode {
  * 0.2's hdim32 / 64 / 128 kernels), flash2 to the next multiple of 32 (flash-attn
  * 2.0's HEADDIM_SWITCH); the fused core does the padded head's FLOPs at the padded
  * head's share, its bytes the real head's. A plan whose head dimension is one of its
- * kernel's, or without attn_kernel flash1 or flash2, prices as 157. */
-#define TSL_COST_MODEL_VERSION 158u
+ * kernel's, or without attn_kernel flash1 or flash2, prices as 157.
+ * 161: cuBLASLt's MXFP8 GEMM at TSL_MXFP8_GEMM_RATE (6.812 / 7.161 = 0.951) of the
+ * per-tensor FP8 rate (roofline.h tsl_roofline_fp8_gemm_rate: TE's GEMM profiling
+ * guide, a B300 layer's twelve GEMMs pre-quantised under FP8 current scaling and
+ * MXFP8): every MXFP8 linear and TE grouped linear; not the fused grouped MLP's or
+ * torchao's grouped experts. A plan without mxfp8 prices as 158. */
+#define TSL_COST_MODEL_VERSION 161u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
