@@ -824,8 +824,13 @@ typedef enum tsl_cost_mode {
  * forward, their output gradients backward — where the group had one tensor's
  * (fp8_impl.h tsl_fp8_impl_split_per_tensor; the bytes and the host's ops as
  * before). A plan without FP8 experts over more than one local expert under those
- * recipes and TE, or with moe_fused_mlp, prices as 158. */
-#define TSL_COST_MODEL_VERSION 159u
+ * recipes and TE, or with moe_fused_mlp, prices as 158.
+ * 160: cuBLASLt's MXFP8 GEMM at TSL_MXFP8_GEMM_RATE (6.812 / 7.161 = 0.951) of the
+ * per-tensor FP8 rate (roofline.h tsl_roofline_fp8_gemm_rate: TE's GEMM profiling
+ * guide, a B300 layer's twelve GEMMs pre-quantised under FP8 current scaling and
+ * MXFP8): every MXFP8 linear and TE grouped linear; not the fused grouped MLP's or
+ * torchao's grouped experts. A plan without mxfp8 prices as 159. */
+#define TSL_COST_MODEL_VERSION 160u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

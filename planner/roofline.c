@@ -227,17 +227,29 @@ static double wgemm(pass_t *p, double m, double n, double k, double b)
     return gemm_dw(p, m, n, k, b, wgrad_epi_bytes(p->d));
 }
 
+/* cuBLASLt's MXFP8 below its per-tensor rate (roofline.h, cost model 160). */
+double tsl_roofline_fp8_gemm_rate(const tsl_roofline_dev_t *d, bool grouped)
+{
+    if (d->fp8 != TSL_FP8_MXFP8)
+        return 1.0;
+    bool cublaslt = !grouped || (d->fp8_impl == TSL_FP8_IMPL_TE && !d->moe_fused_mlp);
+    return cublaslt ? TSL_MXFP8_GEMM_RATE : 1.0;
+}
+
 /* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, its tile's fixed
  * cost in depth scaled by F8 over the bf16 rate and by the epilogue's bytes per
  * output element (gemm_eff.h tsl_gemm_tile_cost: 2, a bf16 output written; a wgrad
  * accumulating into the kept g-byte buffer 2·g: wgrad_epi_bytes), operands of the
- * recipe's copy bytes (1; nvfp4 0.5 + 1/16), the output's bytes once each way. */
+ * recipe's copy bytes (1; nvfp4 0.5 + 1/16), the output's bytes once each way. The
+ * rate is F8 × tsl_roofline_fp8_gemm_rate (grouped: the routed experts' kernel); the
+ * tile's fixed cost stays F8's. */
 static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b,
-                         bool wgrad)
+                         bool wgrad, bool grouped)
 {
     double epi = wgrad ? wgrad_epi_bytes(d) : TSL_GEMM_FIT_EPILOGUE_BYTES;
     double tc = tsl_gemm_tile_cost(d->gemm_flops > 0 ? d->fp8_flops / d->gemm_flops : 1.0, epi);
-    return gemm_roof_s(d, d->fp8_flops, m, n, k, b, tsl_fp8_copy_bytes(d->fp8), epi, tc);
+    double rate = d->fp8_flops * tsl_roofline_fp8_gemm_rate(d, grouped);
+    return gemm_roof_s(d, rate, m, n, k, b, tsl_fp8_copy_bytes(d->fp8), epi, tc);
 }
 
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
@@ -319,11 +331,11 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b, bool li
                    : float8_linear ? weight_cast_s(p, k * n * b)
                                    : cast_s(p, k * n * b, false);
         double x = linear ? cast_s(p, m * k * b, p->normed) : grouped_cast_s(p, m * k * b, b);
-        return x + w + fp8_gemm_s(d, m, n, k, b, false);
+        return x + w + fp8_gemm_s(d, m, n, k, b, false, !linear);
     }
     p->ops += 2.0;
-    p->dw_s = fp8_gemm_s(d, k, n, m, b, true);
-    p->dx_s = fp8_gemm_s(d, m, k, n, b, false);
+    p->dw_s = fp8_gemm_s(d, k, n, m, b, true, !linear);
+    p->dx_s = fp8_gemm_s(d, m, k, n, b, false, !linear);
     p->wgrad_s += p->dw_s;
     double c = linear ? cast_s(p, m * n * b, false) : grouped_cast_s(p, m * n * b, b);
     if (per_use && float8_linear)

@@ -846,6 +846,30 @@ uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l);
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
                                uint32_t *kernels);
 
+/* cuBLASLt's MXFP8 (block-scaled, E8M0 per 32) GEMM over its per-tensor FP8 GEMM, by
+ * time over one Transformer layer's twelve GEMMs on a Blackwell GPU: Transformer
+ * Engine's GEMM profiling guide (docs/examples/gemm_profiling/gemm_profiling.rst, TE
+ * 1609c890e, PR #2863, 2026-06-01; benchmarks/gemm/benchmark_gemm.py --pre-quantize)
+ * measured a B300 at hidden 4096, FFN 16384, 15,872 tokens: FP8 current scaling
+ * 6.812 ms, MXFP8 7.161 ms a layer (fprop 2.158 / 2.365, dgrad 2.329 / 2.397, wgrad
+ * 2.325 / 2.400), operands quantised before the timed loop, both through TE's
+ * generic_gemm. The MXFP8 time includes TE's swizzle of both operands' scales into
+ * the tensor cores' layout before each GEMM (the benchmark's quantiser writes plain
+ * scales; ≈ 7 MB and two kernels a GEMM of 0.2–1 ms), as TE ≤ 2.11 runs it for every
+ * operand. Assumed: B200 and GB200 (the same tcgen05 block-scaled MMA) hold B300's
+ * ratio, and it holds at the training rows' shapes (the guide's are Llama 3 8B's
+ * within 15 %). */
+#define TSL_MXFP8_GEMM_RATE (6.812 / 7.161)
+
+/* The share of d->fp8_flops an FP8 GEMM of d's recipe runs at: TSL_MXFP8_GEMM_RATE
+ * for MXFP8 through cuBLASLt — a linear's GEMMs (TE's general_gemm, torchao's
+ * torch._scaled_mm) and TE's grouped linears (a cuBLASLt GEMM per expert) — else 1:
+ * the per-tensor recipes, blockwise, NVFP4 (its FP4 rate stands), and MXFP8 grouped
+ * GEMMs that are not cuBLASLt's (torchao's scaled grouped mm, TE's fused grouped MLP
+ * under d->moe_fused_mlp: CuTeDSL kernels with no published block-scaled figure).
+ * grouped: the routed experts' grouped GEMM (roofline.c grouped_lin). */
+double tsl_roofline_fp8_gemm_rate(const tsl_roofline_dev_t *d, bool grouped);
+
 /*
  * Forward time of layer l for `samples` samples on one device of a TP group of
  * t (t divides the layer's heads and FFN: cost.c checks), with sequence

@@ -2260,6 +2260,75 @@ static void test_nvfp4_layer(void)
 #undef CAST
 }
 
+/* cuBLASLt's MXFP8 GEMM at TSL_MXFP8_GEMM_RATE of the per-tensor FP8 rate (cost model
+ * 160, TE's GEMM profiling guide on a B300: 6.812 / 7.161 ms a layer): one FFN layer on
+ * a GB200 by hand, its four FP8 GEMMs compute-bound at F8 x 0.951 and its casts as
+ * before (4 + 2/32 B, one kernel); the same layer under current scaling keeps F8.
+ * Which GEMMs take it: MXFP8 linears under either implementation and TE's grouped
+ * linears; not torchao's scaled grouped mm, TE's fused grouped MLP (CuTeDSL), any
+ * other recipe. */
+static void test_mxfp8_gemm_rate(void)
+{
+    CHECK_NEAR(TSL_MXFP8_GEMM_RATE, 0.95126, 1e-5, "6.812 / 7.161");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 2500e12 * 0.581, 8000e9);
+    d.fp8_flops = 5000e12 * 0.571;
+    d.fp8 = TSL_FP8_MXFP8;
+    CHECK(tsl_roofline_fp8_gemm_rate(&d, false) == TSL_MXFP8_GEMM_RATE &&
+              tsl_roofline_fp8_gemm_rate(&d, true) == TSL_MXFP8_GEMM_RATE,
+          "TE's MXFP8 linears and grouped linears: cuBLASLt");
+    d.moe_fused_mlp = true;
+    CHECK(tsl_roofline_fp8_gemm_rate(&d, true) == 1.0 &&
+              tsl_roofline_fp8_gemm_rate(&d, false) == TSL_MXFP8_GEMM_RATE,
+          "the fused grouped MLP's experts at F8, the dense linears not");
+    d.moe_fused_mlp = false;
+    d.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    CHECK(tsl_roofline_fp8_gemm_rate(&d, false) == TSL_MXFP8_GEMM_RATE &&
+              tsl_roofline_fp8_gemm_rate(&d, true) == 1.0,
+          "torchao: torch._scaled_mm is cuBLASLt's, its scaled grouped mm not");
+    d.fp8_impl = TSL_FP8_IMPL_TE;
+    const uint32_t others[] = {TSL_FP8_NONE, TSL_FP8_DELAYED, TSL_FP8_TENSORWISE, TSL_FP8_BLOCKWISE,
+                               TSL_FP8_NVFP4};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        tsl_roofline_dev_t o = d;
+        o.fp8 = others[i];
+        CHECK(tsl_roofline_fp8_gemm_rate(&o, false) == 1.0 &&
+                  tsl_roofline_fp8_gemm_rate(&o, true) == 1.0,
+              "recipe %u at F8", others[i]);
+    }
+
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32,
+                     .no_dropout = true,
+                     .no_bias = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
+    const double F = d.fp8_flops * TSL_MXFP8_GEMM_RATE;
+#define G8(m, n, k)                                                                                \
+    (fmax(2.0 * (m) * (n) * (k) / F, ((m) * (k) + (k) * (n) + 2.0 * (m) * (n)) / W) + L)
+#define CAST(e) ((4.0 + 2.0 / 32.0) * (e) / W + L)
+    double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
+    double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
+    double fwd = CAST(T * h) + G8(T, f, h) + act + CAST(T * f) + G8(T, h, f) + blk;
+    CHECK(G8(T, f, h) - L == 2.0 * T * f * h / F, "compute-bound at F8 x the MXFP8 rate");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), fwd, 1e-12, "mxfp8 forward");
+    /* current scaling on the same device: the GEMMs at F8 itself */
+    tsl_roofline_dev_t cs = d;
+    cs.fp8 = TSL_FP8_TENSORWISE;
+    double gm = G8(T, f, h) + G8(T, h, f) - 2 * L; /* the two GEMMs' compute at F */
+    double fcs = tsl_roofline_fp8_cast_s(&cs, T * h, true, NULL) +
+                 tsl_roofline_fp8_cast_s(&cs, T * f, false, NULL) + gm * TSL_MXFP8_GEMM_RATE +
+                 2 * L + act + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&cs, &l, S, 1, false, 0), fcs, 1e-12,
+               "current scaling's GEMMs at F8");
+#undef G8
+#undef CAST
+}
+
 /* The userbuffers blocks (tsl_roofline_layer_tp_gemms; cost.c "TP communication
  * overlap") of one GPT layer (s 2048, h 4096, f 4h, 32 heads), two samples, TP 4 with
  * SP, bf16 H100, flat curve: the self-attention block (QKV → projection) and the MLP
@@ -2548,14 +2617,25 @@ static void test_grouped_split_quantize(void)
         g.fp8 = recipes[i];
         fused = g;
         fused.moe_fused_mlp = true; /* no clamp, no bias: only the casts differ */
-        CHECK_NEAR(tsl_roofline_layer_fwd_s(&g, &l, 1, 1, false, 0) -
-                       tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0),
-                   extra[i] * L, 1e-12, "recipe %u: %g launches more forward", recipes[i],
+        /* ... and, since cost model 160, MXFP8's GEMM rate (the grouped linear's, not the
+         * fused MLP's): the launches are what moves with the launch floor */
+        tsl_roofline_dev_t g2 = g, fused2 = fused;
+        g2.launch_s = fused2.launch_s = 2 * L;
+        CHECK_NEAR((tsl_roofline_layer_fwd_s(&g2, &l, 1, 1, false, 0) -
+                    tsl_roofline_layer_fwd_s(&fused2, &l, 1, 1, false, 0)) -
+                       (tsl_roofline_layer_fwd_s(&g, &l, 1, 1, false, 0) -
+                        tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0)),
+                   extra[i] * L, 1e-9, "recipe %u: %g launches more forward", recipes[i], extra[i]);
+        CHECK_NEAR((tsl_roofline_layer_bwd_s(&g2, &l, 1, 1, false, 0) -
+                    tsl_roofline_layer_bwd_s(&fused2, &l, 1, 1, false, 0)) -
+                       (tsl_roofline_layer_bwd_s(&g, &l, 1, 1, false, 0) -
+                        tsl_roofline_layer_bwd_s(&fused, &l, 1, 1, false, 0)),
+                   extra[i] * L, 1e-9, "recipe %u: %g launches more backward", recipes[i],
                    extra[i]);
-        CHECK_NEAR(tsl_roofline_layer_bwd_s(&g, &l, 1, 1, false, 0) -
-                       tsl_roofline_layer_bwd_s(&fused, &l, 1, 1, false, 0),
-                   extra[i] * L, 1e-12, "recipe %u: %g launches more backward", recipes[i],
-                   extra[i]);
+        if (recipes[i] == TSL_FP8_TENSORWISE) /* the same GEMMs: the launches alone */
+            CHECK_NEAR(tsl_roofline_layer_fwd_s(&g, &l, 1, 1, false, 0) -
+                           tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0),
+                       extra[i] * L, 1e-12, "tensorwise: %g launches more forward", extra[i]);
         tsl_roofline_dev_t o = g, of = fused; /* one second an op: the op counts */
         o.host_op_s = of.host_op_s = 1.0;
         CHECK(tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) ==
@@ -2565,8 +2645,12 @@ static void test_grouped_split_quantize(void)
               "recipe %u: no host op more", recipes[i]);
         tsl_roofline_dev_t one = g, one_f = fused; /* EP 8: one local expert */
         one.ep = one_f.ep = 8;
-        CHECK(tsl_roofline_layer_fwd_s(&one, &l, 1, 1, false, 0) ==
-                  tsl_roofline_layer_fwd_s(&one_f, &l, 1, 1, false, 0),
+        tsl_roofline_dev_t one2 = one, one_f2 = one_f;
+        one2.launch_s = one_f2.launch_s = 2 * L;
+        CHECK(fabs((tsl_roofline_layer_fwd_s(&one2, &l, 1, 1, false, 0) -
+                    tsl_roofline_layer_fwd_s(&one_f2, &l, 1, 1, false, 0)) -
+                   (tsl_roofline_layer_fwd_s(&one, &l, 1, 1, false, 0) -
+                    tsl_roofline_layer_fwd_s(&one_f, &l, 1, 1, false, 0))) < 1e-6 * L,
               "recipe %u: one local expert, one quantizer", recipes[i]);
     }
     tsl_roofline_dev_t dl = d, dl_f; /* delayed: nvte_multi_cast_transpose, one kernel */
@@ -2908,6 +2992,7 @@ int main(void)
     test_fp8_layer();
     test_fp8_moe_layer();
     test_nvfp4_layer();
+    test_mxfp8_gemm_rate();
     test_h200_gemm();
     test_sustained_msmf();
     test_h100_96g_cap();
