@@ -380,20 +380,6 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
     return extra;
 }
 
-/* T0 of tsl_pipeline_iter: the pipeline without gradient sync. Interleaved, the
- * steady state hides the p2p (Megatron's overlap_p2p_comm); the fill and drain
- * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
- * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
- * tests/test_pipesim.c). With p2p_blocking (Megatron-LM before core) nothing is
- * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it.
- * Blocking (plain 1F1B, or p2p_blocking), the steady state's K_i holds one hop of
- * each of stage i's boundaries (exchange_shift_s) rather than both of its own; the
- * once-through term Σ_i K_i is the same either way.
- * With p2p_both (plain 1F1B) the receiving stage holds each exchange too: every
- * transfer is a blocking broadcast both ranks sit in, so stage i's cycle has its
- * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}; the fill
- * and the drain still cross each boundary once each way, Σ_i C_nosync(i) (one
- * micro-batch: F, hop, F, ..., B, hop, B — the event simulator's rendezvous). */
 /* Megatron's blocking exchanges, plain 1F1B and Megatron-LM 2021's interleaving
  * (cost model 159): each step's batched isend/irecv runs a boundary's two directions
  * at once (send_forward_recv_backward with the next stage, send_backward_recv_forward
@@ -410,6 +396,20 @@ static double exchange_shift_s(const tsl_pipeline_in_t *in, uint32_t i)
     return (from - in->p2p_s[i]) / 2.0;
 }
 
+/* T0 of tsl_pipeline_iter: the pipeline without gradient sync. Interleaved, the
+ * steady state hides the p2p (Megatron's overlap_p2p_comm); the fill and drain
+ * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
+ * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
+ * tests/test_pipesim.c). With p2p_blocking (Megatron-LM before core) nothing is
+ * hidden: its hops are stage time, and the fill and drain take 1/v of it.
+ * Blocking (plain 1F1B, or p2p_blocking), the steady state's K_i holds one hop of
+ * each of stage i's boundaries (exchange_shift_s) rather than both of its own; the
+ * once-through term Σ_i K_i is the same either way.
+ * With p2p_both (plain 1F1B) the receiving stage holds each exchange too: every
+ * transfer is a blocking broadcast both ranks sit in, so stage i's cycle has its
+ * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}; the fill
+ * and the drain still cross each boundary once each way, Σ_i C_nosync(i) (one
+ * micro-batch: F, hop, F, ..., B, hop, B — the event simulator's rendezvous). */
 static double stack_body_s(const tsl_pipeline_in_t *in)
 {
     uint32_t P = in->n_stages, v = in->interleave > 1 ? in->interleave : 1;
