@@ -829,8 +829,23 @@ typedef enum tsl_cost_mode {
  * per-tensor FP8 rate (roofline.h tsl_roofline_fp8_gemm_rate: TE's GEMM profiling
  * guide, a B300 layer's twelve GEMMs pre-quantised under FP8 current scaling and
  * MXFP8): every MXFP8 linear and TE grouped linear; not the fused grouped MLP's or
- * torchao's grouped experts. A plan without mxfp8 prices as 159. */
-#define TSL_COST_MODEL_VERSION 160u
+ * torchao's grouped experts. A plan without mxfp8 prices as 159.
+ * 161: the event simulator and the closed form price one rule (bench/published
+ * README.md "The event simulator against the closed form"): (1) Megatron-core's
+ * per-chunk DP reduce (155, 157) moved only the closed form's copy of each stage's
+ * sync, while the simulator (tsl_plan_sim_input), the trace and the plan document
+ * read the stage's time_s, which kept the reduce under the last backward; the move
+ * is now the stage's time_s (search_eval.c chunk_rs_sync). (2) Megatron's blocking
+ * exchanges (plain 1F1B, and legacy_p2p's interleaving) hold a stage for one hop of
+ * each of its boundaries, each exchange both directions of one boundary at once:
+ * K_i = C_nosync(i) − p2p_i/2 + p2p_{i−1}/2 (pipeline.c exchange_shift_s), where 158
+ * charged both hops of its own boundary (the last stage none); the simulator runs
+ * legacy_p2p's interleaving with blocking sends too (pipesim.h p2p_blocking), as the
+ * closed form prices it. A plan without the per-chunk reduce prices as 160 where its
+ * slowest stage's cycle is the same either way: one stage, DeepSpeed's rendezvous,
+ * Megatron-core's interleaving (its hops hidden), a zero-bubble schedule, or an inner
+ * stage the slowest between boundaries alike. */
+#define TSL_COST_MODEL_VERSION 161u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -380,12 +380,31 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
     return extra;
 }
 
+/* Megatron's blocking exchanges, plain 1F1B and Megatron-LM 2021's interleaving
+ * (cost model 161): each step's batched isend/irecv runs a boundary's two directions
+ * at once (send_forward_recv_backward with the next stage, send_backward_recv_forward
+ * with the previous one), so a stage's cycle holds one hop of each of its boundaries,
+ * p2p_{i−1}/2 + p2p_i/2, not both hops of its own (p2p_i, which C_nosync(i) carries):
+ * the last stage holds its incoming boundary's hop, stage 0 one hop of its own. The
+ * event simulator's blocking sends (pipesim.h p2p_blocking) hold the same. Stage 0's
+ * incoming boundary under interleaving is the last stage's wrap (its p2p_{P−1}); the
+ * shifts sum to 0 over the stages. */
+static double exchange_shift_s(const tsl_pipeline_in_t *in, uint32_t i)
+{
+    uint32_t P = in->n_stages;
+    double from = i > 0 ? in->p2p_s[i - 1] : (in->interleave > 1 ? in->p2p_s[P - 1] : 0.0);
+    return (from - in->p2p_s[i]) / 2.0;
+}
+
 /* T0 of tsl_pipeline_iter: the pipeline without gradient sync. Interleaved, the
  * steady state hides the p2p (Megatron's overlap_p2p_comm); the fill and drain
  * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
  * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
  * tests/test_pipesim.c). With p2p_blocking (Megatron-LM before core) nothing is
- * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it.
+ * hidden: its hops are stage time, and the fill and drain take 1/v of it.
+ * Blocking (plain 1F1B, or p2p_blocking), the steady state's K_i holds one hop of
+ * each of stage i's boundaries (exchange_shift_s) rather than both of its own; the
+ * once-through term Σ_i K_i is the same either way.
  * With p2p_both (plain 1F1B) the receiving stage holds each exchange too: every
  * transfer is a blocking broadcast both ranks sit in, so stage i's cycle has its
  * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}; the fill
@@ -401,6 +420,8 @@ static double stack_body_s(const tsl_pipeline_in_t *in)
         sum += k;
         if (in->p2p_both && v == 1 && i > 0) /* the steady state's incoming exchanges */
             k += in->p2p_s[i - 1];
+        else if (!hidden && !in->p2p_both) /* one hop of each boundary */
+            k += exchange_shift_s(in, i);
         slowest = fmax(slowest, k);
         hops += in->p2p_s[i];
     }

@@ -299,8 +299,12 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
  * PAPER: flush = Eq. 9 (T_v for v > 1), opt_tail = tsl_pipeline_opt_tail_s —
  * every stage's gradient synchronisation summed into the last micro-batch's pass.
  *
- * STACK (Megatron-LM's schedules.py): K_i = C_nosync(i) for plain 1F1B, whose
- * batched isend/irecv block the stage (overlap_p2p_comm is refused there); under
+ * STACK (Megatron-LM's schedules.py): K_i = C_nosync(i) − p2p_i/2 + p2p_{i−1}/2 for
+ * plain 1F1B, whose batched isend/irecv block the stage (overlap_p2p_comm is refused
+ * there), each exchange both directions of one boundary at once: one hop of each of
+ * the stage's boundaries (cost model 161; before it p2p_i, both hops of its own, so
+ * a stage beside a slower boundary, or the last stage, differed from the event
+ * simulator's blocking sends; p2p_{−1} = 0); under
  * interleaving Megatron overlaps the steady state's p2p with the next chunk
  * (--overlap-p2p-communication, on by default), so K_i = C_nosync(i) − p2p_i and
  * its hops stay only in the fill and the drain, (v − 1)/v of them exposed (fitted
@@ -321,7 +325,9 @@ typedef struct tsl_pipeline_in {
     const double *fwd_s, *nosync_s, *sync_s, *p2p_s, *opt_s; /* [P], as plan.h's stages */
     double tie_s;                                            /* 0: no tied head */
     bool p2p_blocking; /* interleaved STACK: every hop blocks its stage, none hidden in the
-                          steady state (Megatron-LM before core: knobs.legacy_p2p) */
+                          steady state (Megatron-LM before core: knobs.legacy_p2p); K_i
+                          holds one hop of each boundary as plain 1F1B's, stage 0's
+                          incoming one the wrap (p2p_{P−1}) */
     bool p2p_both;     /* plain 1F1B STACK: each boundary's exchange held by both of its
                           stages, the receiver's stage time too (DeepSpeed's engine:
                           blocking one-way transfers in instruction order,

@@ -281,9 +281,6 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
                            in->n_stages);
     if (in->sync_tail_s && check_times(in->sync_tail_s, in->n_stages, "sync_tail_s", err))
         return -1;
-    if (in->p2p_blocking && in->n_chunks > 1)
-        return tsl_err_set(err, "p2p_blocking: plain 1F1B only (Megatron overlaps the "
-                                "interleaved schedule's p2p); give n_chunks 0 or 1");
     if (in->p2p_rendezvous && (in->p2p_blocking || in->n_chunks > 1 || in->n_sliced ||
                                in->schedule != TSL_PIPESIM_SCHED_1F1B))
         return tsl_err_set(err, "p2p_rendezvous: plain 1F1B only (DeepSpeed's TrainSchedule), "
@@ -341,6 +338,23 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
     return 0;
 }
 
+/* Interleaved with blocking sends (p2p_blocking: Megatron-LM before core waits on
+ * every batched isend/irecv): what chunk c's forward (fwd) or backward on stage s
+ * holds its stage for, sending its output on to the next virtual stage (the
+ * forward) or back to the previous one (the backward); the hop between the last
+ * stage and the first is the wrap's (p2p_s[P − 2], as the latency takes it). The
+ * model's first and last virtual stages send nothing that way. */
+static double interleaved_send_s(const tsl_pipesim_in_t *in, uint32_t s, uint32_t c, bool fwd)
+{
+    const uint32_t P = in->n_stages, v = in->n_chunks;
+    if (!in->p2p_blocking || in->p2p_s == NULL || P < 2)
+        return 0.0;
+    const double wrap = in->p2p_s[P - 2];
+    if (fwd)
+        return s + 1 < P ? in->p2p_s[s] : (c + 1 < v ? wrap : 0.0);
+    return s > 0 ? in->p2p_s[s - 1] : (c > 0 ? wrap : 0.0);
+}
+
 /* Interleaved 1F1B: stage s's ops in Megatron's order (see pipesim.h); idx[c·m + j]
  * records where F (fidx) or B (bidx) of chunk c, micro-batch j sits. Inputs are
  * resolved in layout(). */
@@ -363,7 +377,7 @@ static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, 
         o->chunk = (uint8_t)c;
         o->steady = fwd ? k >= w : k < total - w;
         double sync = (j == m - 1 && in->bwd_sync_s) ? in->bwd_sync_s[s] : in->bwd_s[s];
-        o->dur_s = (fwd ? in->fwd_s[s] : sync) / v;
+        o->dur_s = (fwd ? in->fwd_s[s] : sync) / v + interleaved_send_s(in, s, c, fwd);
         o->dep_stage = -1;
         o->pred_stage = -1;
         (fwd ? fidx : bidx)[c * m + j] = q++;
@@ -397,6 +411,8 @@ static void resolve_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t
         o->dep_idx = bidx[(size_t)d * mv + c * m + o->micro];
     }
     o->dep_stage = (int32_t)d;
+    if (in->p2p_blocking) /* the sender paid the hop in its op: none on the edge */
+        o->p2p_s = 0;
 }
 
 /* Zero-bubble schedules: appends op (kind, chunk c, micro-batch j) to a stage's

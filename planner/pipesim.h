@@ -116,6 +116,10 @@
  * Blocking p2p (p2p_blocking, Megatron's plain 1F1B): with equal stages f + b, every
  * boundary c, the steady period of an inner stage is f + b + 2c, of the end stages
  * f + b + c; the first forward and the last backward each cross P − 1 boundaries.
+ * Interleaved (Megatron-LM before core, which waits on every exchange): each chunk's
+ * op holds its stage for its send to the next (forward) or previous (backward)
+ * virtual stage, so with v chunks a stage sends 2v hops a micro-batch, the first
+ * and last stages 2v − 1 (the model's ends send nothing on).
  *
  * Rendezvous p2p (p2p_rendezvous, DeepSpeed's PipelineEngine as AMP's fork runs it,
  * cost.h knobs.ds_pipe_p2p): every send and receive is a blocking broadcast on the
@@ -201,12 +205,16 @@ typedef struct tsl_pipesim_in {
                                   after its own last op and before its step (and the tied
                                   all-reduce) while the other stages go on — the stacks'
                                   sync (cost mode STACK; pass bwd_sync_s NULL then) */
-    uint8_t p2p_blocking;      /* plain 1F1B only: a send holds its stage (Megatron's
-                                  batched isend/irecv, waited on before the next op): an
+    uint8_t p2p_blocking;      /* 1F1B, plain or interleaved: a send holds its stage
+                                  (Megatron's batched isend/irecv, waited on before the
+                                  next op; interleaved, Megatron-LM before core): an
                                   op's duration includes sending its output — F(s) the
-                                  activation to s + 1, B(s) the gradient to s − 1 — and
-                                  the edge has no further latency. 0: AutoPipe's
-                                  asynchronous sends (a latency on the edge) */
+                                  activation to s + 1, B(s) the gradient to s − 1; an
+                                  interleaved chunk's to the next / previous virtual
+                                  stage, the wrap between the last stage and the first
+                                  at p2p_s[P − 2] — and the edge has no further
+                                  latency. 0: AutoPipe's asynchronous sends (a latency
+                                  on the edge) */
     uint8_t p2p_rendezvous;    /* plain 1F1B only, not with p2p_blocking or slicing:
                                   every transfer a blocking broadcast both stages sit in,
                                   in DeepSpeed's TrainSchedule order (see above); 0: as

@@ -34,7 +34,10 @@ typedef struct tsl_plan_stage {
     uint32_t first_device, n_devices;
     uint32_t inflight;    /* micro-batches of activations held (1F1B) */
     double fwd_s;         /* one micro-batch's forward (of time_s), p2p excluded */
-    double time_s;        /* one micro-batch, with gradient sync */
+    double time_s;        /* one micro-batch, with gradient sync as the iteration
+                             prices it after the stage's last backward (Megatron-core's
+                             per-chunk reduce too, tsl_pipeline_chunk_rs_cost_s: one
+                             figure for the closed form, the simulator, the document) */
     double time_nosync_s; /* one micro-batch, without */
     double p2p_s;         /* boundary send to the next stage, included above */
     double wgrad_s;       /* the weight-gradient GEMMs' part of the backward, included
@@ -50,8 +53,10 @@ typedef struct tsl_plan_stage {
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
     double dp_rs_s;       /* the stage's DP reduce as one collective (tsl_layer_cost_t
                              dp_rs_s summed; not in the plan document) */
-    double dp_rs_sync_s;  /* what time_s charges for it under the last backward
-                             (dp_rs_sync_s summed; not in the plan document) */
+    double dp_rs_sync_s;  /* what the layers charge for it under the last backward
+                             (dp_rs_sync_s summed; not in the plan document); where
+                             the stack reduces per chunk, time_s carries
+                             tsl_pipeline_chunk_rs_cost_s in its place */
     double chunk1_fwd_s;  /* a V schedule (tsl_plan_t.v_chunks): what of fwd_s, of the
                              backward and of wgrad_s the rank's second chunk (virtual
                              stage 2P − 1 − s) runs; the first the rest (the plan
@@ -312,7 +317,8 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
  * hop's p2p (p2p_s / (2·v)) and the step. paper (TSL_COST_PAPER): Eq. 9's sync
  * inside the last backward and AutoPipe's asynchronous sends; otherwise the
  * stacks': each stage's sync after its own last op (sync_tail_s) and, in plain
- * 1F1B, Megatron's blocking sends. Zero-bubble plans (schedule): the schedule,
+ * 1F1B (interleaved too under legacy_p2p, Megatron-LM before core), Megatron's
+ * blocking sends. Zero-bubble plans (schedule): the schedule,
  * each stage's W (wgrad_s) and asynchronous sends (torch.distributed.pipelining's);
  * ZBV's and DualPipeV's hops as interleave 2's (p2p_s / 4); DualPipeV's F&B saving
  * (fb_save_s); a V's chunks their own times where the pricing gave them (v_chunks:

@@ -2461,16 +2461,21 @@ static bool chunk_rs_priced(const tsl_engine_t *e, const tsl_plan_t *plan)
  * (tsl_pipeline_chunk_rs_cost_s). Plain 1F1B is one chunk: under align_grad_reduce
  * only the first stage lifts no_sync for its last backward (schedules.py
  * grad_sync_first_stage), bucketed under it as priced; every other stage launches its
- * whole reduce after its last backward. */
-static void chunk_rs_sync(const tsl_plan_t *plan, const double *nosync, const double *fwd,
+ * whole reduce after its last backward. The move is written into the stage's time_s,
+ * not only into the closed form's sync: the event simulator (tsl_plan_sim_input), the
+ * trace and the plan document read time_s, so every reader of the plan takes the one
+ * rule priced here (cost model 161; dp_rs_sync_s keeps what the layers charged). */
+static void chunk_rs_sync(tsl_plan_t *plan, const double *nosync, const double *fwd,
                           const double *p2p, double k, double *sync)
 {
     uint32_t v = plan->interleave > 1 ? plan->interleave : 1;
     for (uint32_t s = v > 1 ? 0 : 1; s < plan->pp; s++) {
-        const tsl_plan_stage_t *st = &plan->stages[s];
+        tsl_plan_stage_t *st = &plan->stages[s];
         double beta = (nosync[s] - fwd[s] - p2p[s] / 2.0) / v; /* a chunk's backward */
-        sync[s] +=
+        double moved =
             tsl_pipeline_chunk_rs_cost_s(st->dp_rs_s, beta, s, plan->pp, v, k) - st->dp_rs_sync_s;
+        sync[s] += moved;
+        st->time_s += moved;
     }
 }
 

@@ -42,6 +42,36 @@ def load_runner(runner):
     return run
 
 
+def check_sim_audit(root, tesselctl, rows):
+    """sim_audit.py (bench/published/README.md "The event simulator against the closed
+    form"): the closed form and the event simulator price one rule since cost model 161,
+    so Megatron-LM 2021's interleaved Table 1 rows (blocking hops: n21-t1-530b was −2.0 %
+    apart) and the Blackwell 405B rows under Megatron-core's per-chunk reduce (+1.1 %)
+    agree within 0.5 %; a row of one stage has no simulated figure."""
+    sys.path.insert(0, os.path.join(root, "bench", "published"))
+    import sim_audit
+
+    class Args:
+        pass
+    args = Args()
+    args.tesselctl = tesselctl
+    picked = [r for r in rows if r["id"] in ("n21-t1-530b", "n21-t1-76b", "mbarch2511-l405b-b200-fp8")]
+    if len(picked) != 3:
+        fail("rows.json lost the rows sim_audit is checked on")
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in picked:
+            res = sim_audit.audit_row(row, args, tmp)
+            if "error" in res or res.get("diff_pct") is None:
+                fail("sim_audit: %s: %s" % (row["id"], res))
+            if abs(res["diff_pct"]) > 0.5:
+                fail("sim_audit: %s closed %.6g s, simulated %.6g s (%+.2f %%)"
+                     % (row["id"], res["closed_s"], res["sim_s"], res["diff_pct"]))
+        one = next(r for r in rows if r["source"] == "torchtitan-h100")
+        res = sim_audit.audit_row(one, args, tmp)
+        if res.get("pp") != 1 or res.get("diff_pct") is not None:
+            fail("sim_audit: one stage, yet %s" % res)
+
+
 def check_etp(runner, tesselctl, rows):
     """A row's expert TP goes to eval as --etp, after --ep; etp 1 adds no flag.
     Qwen3-30B-A3B on one 8-GPU B200 node at EP 4 x ETP 2 (4·2 = 8 = the stage's
@@ -713,6 +743,7 @@ def main():
     check_bloom(runner, tesselctl, rows)
     check_bloom_tp(root, tesselctl, rows)
     check_mb_pairs(root, rows)
+    check_sim_audit(root, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

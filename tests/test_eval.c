@@ -1,6 +1,7 @@
 /* Tests for planner/eval: a given plan's figures, refusals naming the reason,
  * and eval(search best) == search best. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn_kernel.h"
@@ -321,6 +322,27 @@ static double closed_iter_s(const tsl_plan_t *out, const double *sync)
     return t.flush_s + t.opt_tail_s;
 }
 
+/* The event simulator's input from plan p (tsl_plan_sim_input, as eval's
+ * tsl_search_simulate runs it) takes stage s's sync as sync[s] − time_nosync_s,
+ * sync[s] the figure the closed form priced, and the simulator then gives the
+ * plan's sim_iter_time_s. */
+static void sim_agrees(const tsl_plan_t *p, const double *sync, const char *what)
+{
+    static tsl_plan_sim_t sim;
+    tsl_plan_sim_input(p, false, &sim);
+    for (uint32_t s = 0; s < p->pp; s++)
+        CHECK_NEAR(sim.tail[s], sync[s] - p->stages[s].time_nosync_s, 1e-12,
+                   "%s stage %u: the simulator's sync %.9g s, the closed form's %.9g s", what, s,
+                   sim.tail[s], sync[s] - p->stages[s].time_nosync_s);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim.in);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t o;
+    CHECK(ws && tsl_pipesim_run(&sim.in, ws, bytes, &o, NULL) == 0, "%s: simulated", what);
+    CHECK(p->sim_iter_time_s == o.iter_s, "%s: sim_iter_time_s %.9g s, simulated %.9g s", what,
+          p->sim_iter_time_s, o.iter_s);
+    free(ws);
+}
+
 /* Megatron-core under interleaving with overlap_grad_reduce launches each chunk's
  * DP reduce after that chunk's last backward (pipeline.h tsl_pipeline_chunk_rs_s):
  * each stage's sync is its time_s less what it charged the reduce under the last
@@ -347,19 +369,35 @@ static void test_chunk_grad_reduce(void)
     g.interleave = 2;
     g.opt_step = TSL_OPT_STEP_MEGATRON;
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron v 2: %s", err.msg);
+    /* the same stages under the executor's step, which reduces under the last
+     * backward: the stage figures the per-chunk reduce starts from */
+    static tsl_plan_t fused;
+    g.opt_step = TSL_OPT_STEP_FUSED;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &fused, &err) == 0, "fused v 2: %s", err.msg);
+    g.opt_step = TSL_OPT_STEP_MEGATRON;
     double whole[TSL_PLAN_MAX_STAGES], chunked[TSL_PLAN_MAX_STAGES], bare[TSL_PLAN_MAX_STAGES];
     for (uint32_t s = 0; s < out.pp; s++) {
         const tsl_plan_stage_t *st = &out.stages[s];
         CHECK(st->dp_rs_s > 0 && st->dp_rs_sync_s > 0, "stage %u: reduce %.9g, charged %.9g", s,
               st->dp_rs_s, st->dp_rs_sync_s);
+        CHECK(st->time_nosync_s == fused.stages[s].time_nosync_s &&
+                  st->dp_rs_sync_s == fused.stages[s].dp_rs_sync_s,
+              "stage %u: the executor's step prices the same backward", s);
         double beta = (st->time_nosync_s - st->fwd_s - st->p2p_s / 2.0) / 2.0;
-        whole[s] = st->time_s;
+        whole[s] = fused.stages[s].time_s;
         chunked[s] =
-            st->time_s - st->dp_rs_sync_s +
+            whole[s] - st->dp_rs_sync_s +
             tsl_pipeline_chunk_rs_cost_s(st->dp_rs_s, beta, s, out.pp, 2, c.overlap_slowdown);
-        bare[s] = st->time_s - st->dp_rs_sync_s +
-                  tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, out.pp, 2);
+        bare[s] =
+            whole[s] - st->dp_rs_sync_s + tsl_pipeline_chunk_rs_s(st->dp_rs_s, beta, s, out.pp, 2);
+        /* cost model 161: the stage's own time_s carries it, so that the event
+         * simulator, the trace and the document price the sync the closed form
+         * does (158 moved only the closed form's copy: the simulator kept the
+         * reduce under the last backward) */
+        CHECK_NEAR(st->time_s, chunked[s], 1e-12, "stage %u: time_s %.9g s, per chunk %.9g s", s,
+                   st->time_s, chunked[s]);
     }
+    sim_agrees(&out, chunked, "megatron v 2");
     double want = closed_iter_s(&out, chunked), old = closed_iter_s(&out, whole);
     CHECK_NEAR(out.iter_time_s, want, 1e-12, "per-chunk reduce: %.9g s, by the form %.9g s",
                out.iter_time_s, want);
@@ -380,11 +418,17 @@ static void test_chunk_grad_reduce(void)
     g.stages[0].first_layer = 0;
     g.stages[1].first_layer = 2;
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "megatron 1F1B: %s", err.msg);
+    g.opt_step = TSL_OPT_STEP_FUSED;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &fused, &err) == 0, "fused 1F1B: %s", err.msg);
+    g.opt_step = TSL_OPT_STEP_MEGATRON;
     for (uint32_t s = 0; s < out.pp; s++) {
         const tsl_plan_stage_t *st = &out.stages[s];
-        whole[s] = st->time_s;
-        chunked[s] = s == 0 ? st->time_s : st->time_s - st->dp_rs_sync_s + st->dp_rs_s;
+        whole[s] = fused.stages[s].time_s;
+        chunked[s] = s == 0 ? whole[s] : whole[s] - st->dp_rs_sync_s + st->dp_rs_s;
+        CHECK_NEAR(st->time_s, chunked[s], 1e-12, "1F1B stage %u: time_s %.9g s, after %.9g s", s,
+                   st->time_s, chunked[s]);
     }
+    sim_agrees(&out, chunked, "megatron 1F1B");
     want = closed_iter_s(&out, chunked);
     old = closed_iter_s(&out, whole);
     CHECK_NEAR(out.iter_time_s, want, 1e-12, "1F1B: stage 1's reduce after its backward: %.9g s",
@@ -526,9 +570,13 @@ static void test_tied_head_by_hand(void)
     double opt = fmax(out.stages[0].opt_s, out.stages[1].opt_s);
     CHECK(out.stages[1].opt_s > optimizer_by_hand_s(1024), "the copy steps too");
     CHECK_NEAR(out.opt_tail_s, tie + opt, 1e-12, "tail: the all-reduce, then the longer step");
-    double T =
-        tsl_pipeline_time_s(2, (double[]){out.stages[0].time_nosync_s, out.stages[1].time_nosync_s},
-                            (double[]){out.stages[0].time_s, out.stages[1].time_s}, 4);
+    /* T: Eq. 9 over each stage's cycle, which holds one hop of the boundary whichever
+     * side it is on (Megatron's blocking exchanges, cost model 161: pipeline.h) */
+    const tsl_plan_stage_t *s0 = &out.stages[0], *s1 = &out.stages[1];
+    double hop = s0->p2p_s / 2.0;
+    double T = tsl_pipeline_time_s(2, (double[]){s0->time_nosync_s - hop, s1->time_nosync_s + hop},
+                                   (double[]){s0->time_s - hop, s1->time_s + hop}, 4);
+    CHECK(hop > 0, "a boundary between the nodes: %.9g s a hop", hop);
     CHECK_NEAR(out.iter_time_s, T + tie + opt, 1e-12, "iteration = T + all-reduce + step");
 
     given_plan(&g, 4, 1, "single", 1, 4);

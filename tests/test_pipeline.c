@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "pipeline.h"
+#include "pipesim.h"
 
 #define EPS 1e-12
 
@@ -433,6 +434,53 @@ static void test_iter(void)
     CHECK(o.flush_s == 0 && o.opt_tail_s == 0, "no stages");
 }
 
+/* Megatron's blocking exchanges hold a stage for one hop of each of its boundaries
+ * (cost model 161): P 3, m 4, f 1, b 2 (the last stage's b 2.4), both boundaries 0.4
+ * (0.2 a hop). C_nosync 3.4, 3.4, 3.4; K = 3.4 − 0.2, 3.4, 3.4 + 0.2 = 3.2, 3.4, 3.6:
+ * the last stage holds its incoming hop (158: K = C_nosync, 3.4 everywhere): T0 =
+ * 3 · 3.6 + 10.2 = 21.0 (158: 20.4). The event simulator's blocking sends give the
+ * same: the last stage is the slowest, so its m cycles and the fill and drain. */
+static void test_iter_exchanges(void)
+{
+    double fwd[] = {1, 1, 1}, nosync[] = {3.4, 3.4, 3.4}, p2p[] = {0.4, 0.4, 0}, zero[] = {0, 0, 0};
+    tsl_pipeline_in_t in = {.n_stages = 3,
+                            .n_micro = 4,
+                            .interleave = 1,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = nosync,
+                            .p2p_s = p2p,
+                            .opt_s = zero};
+    tsl_pipeline_out_t o;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 21.0, EPS, "one hop of each boundary: %g", o.flush_s);
+    double b[] = {2, 2, 2.4}, hop[] = {0.2, 0.2};
+    tsl_pipesim_in_t sin = {.n_stages = 3,
+                            .n_micro = 4,
+                            .fwd_s = fwd,
+                            .bwd_s = b,
+                            .p2p_s = hop,
+                            .sync_tail_s = zero,
+                            .opt_s = zero,
+                            .p2p_blocking = 1};
+    static double ws[4096];
+    tsl_pipesim_out_t so;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_ws_bytes(3, 4, 0) <= sizeof(ws) &&
+              tsl_pipesim_run(&sin, ws, sizeof(ws), &so, &err) == 0,
+          "simulated: %s", err.msg);
+    CHECK_NEAR(so.iter_s, o.flush_s, EPS, "the simulator's blocking sends: %g", so.iter_s);
+    /* interleaved with blocking hops (legacy_p2p): stage 0's incoming boundary is the
+     * last stage's wrap, p2p_2; with every boundary alike nothing moves */
+    double even[] = {0.4, 0.4, 0.4}, flat[] = {3.4, 3.4, 3.4};
+    in.interleave = 2;
+    in.p2p_blocking = true;
+    in.p2p_s = even;
+    in.nosync_s = in.sync_s = flat;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 4 * 3.4 + 2 * 3.4 / 2, EPS, "v 2, even boundaries: %g", o.flush_s);
+}
+
 static void test_balance(void)
 {
     double equal[] = {3, 3, 3, 3};
@@ -525,6 +573,7 @@ int main(void)
     test_peak_chunks();
     test_opt_tail();
     test_iter();
+    test_iter_exchanges();
     test_balance();
     return CHECK_DONE();
 }

@@ -546,9 +546,31 @@ static void test_blocking_and_sync_tail(void)
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 12.5, "tied: %g",
           o.iter_s);
     in.tie_s = 0;
+    /* interleaved (Megatron-LM before core, cost model 161): each chunk's op holds its
+     * send, v = 2 chunks of f 0.5, b 1: stage 0 sends every forward on (4 × 0.5) and
+     * its chunk-1 backwards back over the wrap (2 × 0.5), stage 1 its chunk-0
+     * forwards over the wrap and every backward back: busy 6 + 3 each */
+    in.sync_tail_s = NULL;
     in.n_chunks = 2;
-    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "p2p_blocking"),
-          "blocking is plain 1F1B's");
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "interleaved blocking: %s", err.msg);
+    CHECK(fabs(o.busy_s[0] - 9) < 1e-12 && fabs(o.busy_s[1] - 9) < 1e-12,
+          "interleaved: a send keeps its stage busy: %g, %g", o.busy_s[0], o.busy_s[1]);
+    double blocking = o.iter_s;
+    in.p2p_blocking = 0;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && fabs(o.busy_s[0] - 6) < 1e-12 &&
+              o.iter_s < blocking,
+          "interleaved, latency hops: busy %g, %g s against blocking %g s", o.busy_s[0], o.iter_s,
+          blocking);
+    in.p2p_blocking = 1;
+    in.p2p_s = NULL; /* no hops: blocking changes nothing */
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+    blocking = o.iter_s;
+    in.p2p_blocking = 0;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == blocking,
+          "no hops: %g vs %g", o.iter_s, blocking);
+    in.p2p_blocking = 1;
+    in.p2p_s = c;
+    in.sync_tail_s = y;
     in.n_chunks = 0;
     const double bad[2] = {0, -1};
     in.sync_tail_s = bad;
@@ -557,25 +579,31 @@ static void test_blocking_and_sync_tail(void)
 }
 
 /* The closed form (tsl_pipeline_iter, STACK) against the simulator run the same way
- * (blocking sends in plain 1F1B, latency hops when interleaved, each stage's sync
- * after its own last op, steps after): stage times drawn in [1, 1.1) s as the
- * planner's balanced stages, forward a third, one hop up to 5 % of a stage, sync up
- * to 30 %, steps up to 5 %, over P, m (a multiple of P) and v. The plan's
- * convention: p2p_i counts both directions and v hops, the last stage's v − 1
- * wrap hops. Within 5 % everywhere (worst 4.7 %: imbalance Eq. 9's max cannot see,
- * and few micro-batches under v = 4). Stages further apart diverge more: Eq. 9 is
- * not even a bound then (test_eq9_not_a_lower_bound); the plan prints the
- * simulator's figure beside it. */
+ * (blocking sends in plain 1F1B, latency hops when interleaved or, at v 2, blocking
+ * ones as Megatron-LM 2021 sent them; each stage's sync after its own last op, steps
+ * after): stage times drawn in [1, 1.1) s as the planner's balanced stages, forward a
+ * third, one hop up to 5 % of a stage, sync up to 30 %, steps up to 5 %, over P, m (a
+ * multiple of P) and v. The plan's convention: p2p_i counts both directions and v
+ * hops, the last stage's v − 1 wrap hops. Within 5 % (worst 4.7 %: imbalance Eq. 9's
+ * max cannot see, and few micro-batches under v = 4); the blocking interleave within
+ * 10 % (worst 8.4 %, at m = 2P: a stage's hops are as much of its time as the
+ * imbalance, up to 20 % at v 2; 12.1 % before cost model 161 held one hop of each
+ * boundary in the closed form). Stages further apart diverge more: Eq. 9 is not even
+ * a bound then (test_eq9_not_a_lower_bound); the plan prints the simulator's figure
+ * beside it. */
 static void test_closed_form_tracks(void)
 {
     static const uint32_t Ps[] = {2, 4, 8}, ms[] = {1, 2, 4, 8}, vs[] = {1, 2, 4};
     const double spread = 0.1, hop_max = 0.05;
-    double worst = 0;
+    double worst = 0, worst_blocking = 0;
     for (uint32_t a = 0; a < 3; a++)
         for (uint32_t k = 0; k < 4; k++)
-            for (uint32_t q = 0; q < 3; q++)
+            for (uint32_t q = 0; q < 4; q++)
                 for (uint32_t rep = 0; rep < 4; rep++) {
-                    uint32_t P = Ps[a], m = ms[k] * P, v = vs[q];
+                    /* q 3: v 2 with Megatron-LM 2021's blocking hops (legacy_p2p),
+                     * which both sides hold in the stage since cost model 161 */
+                    uint32_t P = Ps[a], m = ms[k] * P, v = vs[q < 3 ? q : 1];
+                    bool blocking = q == 3;
                     double f[8], b[8], hop[8], y[8], opt[8], nosync[8], sync[8], p2p[8];
                     for (uint32_t s = 0; s < P; s++) {
                         double t = 1 + spread * lcg01();
@@ -599,7 +627,8 @@ static void test_closed_form_tracks(void)
                                              .nosync_s = nosync,
                                              .sync_s = sync,
                                              .p2p_s = p2p,
-                                             .opt_s = opt};
+                                             .opt_s = opt,
+                                             .p2p_blocking = blocking};
                     tsl_pipeline_out_t pout;
                     tsl_pipeline_iter(&pin, &pout);
                     tsl_pipesim_in_t in = {.n_stages = P,
@@ -610,17 +639,22 @@ static void test_closed_form_tracks(void)
                                            .n_chunks = v,
                                            .opt_s = opt,
                                            .sync_tail_s = y,
-                                           .p2p_blocking = v == 1};
+                                           .p2p_blocking = v == 1 || blocking};
                     tsl_pipesim_out_t o;
                     tsl_err_t err = {0};
                     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
                     double closed = pout.flush_s + pout.opt_tail_s;
                     double rel = fabs(closed - o.iter_s) / o.iter_s;
-                    worst = fmax(worst, rel);
-                    CHECK(rel < 0.05, "P %u m %u v %u rep %u: closed %g, simulated %g (%.1f%%)", P,
-                          m, v, rep, closed, o.iter_s, 100 * rel);
+                    if (blocking)
+                        worst_blocking = fmax(worst_blocking, rel);
+                    else
+                        worst = fmax(worst, rel);
+                    CHECK(rel < (blocking ? 0.10 : 0.05),
+                          "P %u m %u v %u%s rep %u: closed %g, simulated %g (%.1f%%)", P, m, v,
+                          blocking ? " blocking" : "", rep, closed, o.iter_s, 100 * rel);
                 }
-    printf("# closed form vs simulator: worst %.2f%%\n", 100 * worst);
+    printf("# closed form vs simulator: worst %.2f%%, interleaved with blocking hops %.2f%%\n",
+           100 * worst, 100 * worst_blocking);
 }
 
 /* ---- rendezvous p2p: DeepSpeed's pipeline engine (pipesim.h) ---- */
