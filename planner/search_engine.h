@@ -160,9 +160,12 @@ typedef struct tsl_engine {
     const uint32_t *row_at;
     uint32_t n_classes;
 
-    /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
+    /* per-stage DP inputs, [L × S_max]: rows of figures, the stage's row i's at dp_row[i]
+     * (layerdp.h row_at): a run of rows that price alike shares one (fill_stage_rows) */
     double *time_s;
     uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
+    uint32_t *dp_row;     /* [L]: the stage's row i's row of figures, < n_dp_rows */
+    uint32_t n_dp_rows;   /* the rows of figures the stage's rows use */
     double *trans_s;      /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h), one
                         matrix per class of the stage's rows (search_eval.c fill_stage_trans) */
     bool same_mem;        /* every device has the same memory (tsl_engine_stage_budget) */

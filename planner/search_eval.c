@@ -395,16 +395,21 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 }
 
 /* Everything tsl_layerdp_solve reads of p (the layout form the engine gives it),
- * fingerprinted (lane_hash.h). */
+ * fingerprinted (lane_hash.h): the rows of figures as given, with row_at. Two problems
+ * alike but for how their rows are shared fingerprint apart: the memo misses and the
+ * solve gives the same answer. */
 static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
 {
-    const size_t LS = (size_t)p->n_layers * p->n_strategies;
+    const uint32_t rows = p->row_at != NULL ? p->n_rows : p->n_layers;
+    const size_t LS = (size_t)rows * p->n_strategies;
     const size_t LK = (size_t)p->n_trans * p->n_layouts * p->n_layouts;
-    const uint64_t dims[6] = {p->n_layers,     p->n_strategies, p->n_layouts,
-                              p->budget_bytes, p->bucket_bytes, p->n_trans};
+    const uint64_t dims[7] = {p->n_layers,     p->n_strategies, p->n_layouts, p->budget_bytes,
+                              p->bucket_bytes, p->n_trans,      rows};
     tsl_lane_hash_t f;
     tsl_lane_hash_init(&f);
     tsl_lane_hash_bytes(&f, dims, sizeof dims);
+    if (p->row_at != NULL)
+        tsl_lane_hash_bytes(&f, p->row_at, p->n_layers * sizeof(*p->row_at));
     tsl_lane_hash_bytes(&f, p->time_s, LS * sizeof(*p->time_s));
     tsl_lane_hash_bytes(&f, p->fwd_bytes, LS * sizeof(*p->fwd_bytes));
     tsl_lane_hash_bytes(&f, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
@@ -558,6 +563,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ms_bytes = calloc(L * S, sizeof(uint64_t));
     e->trans_s = calloc(L * K * K, sizeof(double));
     e->trans_at = calloc(L, sizeof(uint32_t));
+    e->dp_row = calloc(L, sizeof(uint32_t));
     e->class_slot = malloc((e->n_classes ? e->n_classes : 1) * sizeof(uint32_t));
     for (uint32_t c = 0; e->class_slot != NULL && c < e->n_classes; c++)
         e->class_slot[c] = UINT32_MAX;
@@ -588,11 +594,12 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->trans_at || !e->class_slot || !e->class_cost || !e->class_trans || !e->class_done ||
-        !e->class_row || !e->bw || !e->choice || !e->zb_choice || !e->layer_time_s ||
-        !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut || !e->tie_choice ||
-        !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
-        !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->trans_at || !e->dp_row || !e->class_slot || !e->class_cost || !e->class_trans ||
+        !e->class_done || !e->class_row || !e->bw || !e->choice || !e->zb_choice ||
+        !e->layer_time_s || !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut ||
+        !e->tie_choice || !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
+        !e->moves_tmp || !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay ||
+        alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -712,6 +719,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->ms_bytes);
     free(e->trans_s);
     free(e->trans_at);
+    free(e->dp_row);
     free(e->class_slot);
     free(e->class_cost);
     free(e->class_trans);
@@ -1177,35 +1185,62 @@ static bool same_row(const tsl_engine_t *e, uint32_t first, uint32_t i, bool blo
            held[i] == held[i - 1] && live[i] == live[i - 1];
 }
 
-/* Row i of the DP inputs as row i − 1 (same_row). */
-static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t i)
+/* Row `to` of the DP figures as row `from`. */
+static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t to, uint32_t from)
 {
-    const size_t at = (size_t)i * S, from = at - S;
-    memcpy(&e->time_s[at], &e->time_s[from], S * sizeof(*e->time_s));
-    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from], S * sizeof(*e->fwd_bytes));
-    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from], S * sizeof(*e->bwd_bytes));
-    memcpy(&e->ms_bytes[at], &e->ms_bytes[from], S * sizeof(*e->ms_bytes));
+    const size_t at = (size_t)to * S, from_at = (size_t)from * S;
+    memcpy(&e->time_s[at], &e->time_s[from_at], S * sizeof(*e->time_s));
+    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from_at], S * sizeof(*e->fwd_bytes));
+    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from_at], S * sizeof(*e->bwd_bytes));
+    memcpy(&e->ms_bytes[at], &e->ms_bytes[from_at], S * sizeof(*e->ms_bytes));
+}
+
+/* The stage's row that holds torch.distributed.pipelining's receive buffers
+ * (add_recv_buffers): its first block's, or its last. */
+static uint32_t recv_row(const tsl_engine_t *e, uint32_t first, uint32_t n)
+{
+    uint32_t i = 0;
+    while (i + 1 < n && !tsl_model_is_block(e->model, row_layer(e, first, i)))
+        i++;
+    return i;
+}
+
+/* Whether the stage's row i keeps a row of figures of its own, shared with no other:
+ * the rows written after fill_stage_rows one by one — the tied pair's first and last
+ * (keep_tie_ok) and the receive buffers' (add_recv_buffers). */
+static bool own_row(uint32_t i, uint32_t n, uint32_t recv)
+{
+    return i == 0 || i + 1 == n || i == recv;
 }
 
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
- * with it, then its optimizer step. A cell the space does not allow costs infinity. */
+ * with it, then its optimizer step. A cell the space does not allow costs infinity.
+ * A row that prices as the one before (same_row) names that one's row of figures
+ * (e->dp_row) instead of a copy (a copy where either keeps its own: own_row). */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
-    uint32_t pos = 0;
+    uint32_t pos = 0, rows = 0;
+    const uint32_t recv = recv_row(e, first, n);
     fill_stage_trans(e, first, n, m);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t cls = e->layer_class[row_layer(e, first, i)];
         const tsl_layer_cost_t *lc = e->class_row[cls];
         const bool block = tsl_model_is_block(e->model, row_layer(e, first, i));
         if (same_row(e, first, i, block, held, live)) {
-            copy_row(e, g->n, i);
+            if (own_row(i, n, recv) || own_row(i - 1, n, recv)) {
+                copy_row(e, g->n, rows, e->dp_row[i - 1]);
+                e->dp_row[i] = rows++;
+            } else {
+                e->dp_row[i] = e->dp_row[i - 1];
+            }
             pos += block;
             continue;
         }
+        e->dp_row[i] = rows;
         for (uint32_t j = 0; j < g->n; j++) {
-            size_t k = (size_t)i * g->n + j;
+            size_t k = (size_t)rows * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s + lc[j].opt_s
                                           : INFINITY;
@@ -1216,8 +1251,10 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
+        rows++;
         pos += block;
     }
+    e->n_dp_rows = rows;
 }
 
 /*
@@ -1360,7 +1397,7 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
         b += lc->bwd_s;
         comm += lc->comm_s;
         ep += lc->ep_s;
-        act += e->fwd_bytes[(size_t)i * g->n + j];
+        act += e->fwd_bytes[(size_t)e->dp_row[i] * g->n + j];
         ms += lc->ms_bytes;
         if (e->v_on && i >= e->v_chunk0) {
             f1 += lc->fwd_s + r.fwd_s;
@@ -1798,7 +1835,7 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
             (te == 1 || tsl_strategy_stride(h, TSL_DIM_TP) == se))
             continue;
         if (!tsl_strategy_tie_ok(emb, h, same_stage, g->group_size))
-            e->time_s[(size_t)row * g->n + j] = INFINITY;
+            e->time_s[(size_t)e->dp_row[row] * g->n + j] = INFINITY;
     }
 }
 
@@ -1807,8 +1844,8 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 static void keep_tie_pair(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t n,
                           const tsl_strategy_t *pair)
 {
-    memcpy(&e->time_s[0], e->tie_rows, g->n * sizeof(double));
-    memcpy(&e->time_s[(size_t)(n - 1) * g->n], e->tie_rows + g->n, g->n * sizeof(double));
+    memcpy(&e->time_s[(size_t)e->dp_row[0] * g->n], e->tie_rows, g->n * sizeof(double));
+    memcpy(&e->time_s[(size_t)e->dp_row[n - 1] * g->n], e->tie_rows + g->n, g->n * sizeof(double));
     keep_tie_ok(e, g, 0, pair, true);
     keep_tie_ok(e, g, n - 1, pair, true);
 }
@@ -1837,8 +1874,8 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
         tsl_strategy_same_layout(&g->items[e->choice[0]], &g->items[e->choice[n - 1]]))
         return true;
     const tsl_strategy_t pair[2] = {g->items[e->choice[0]], g->items[e->choice[n - 1]]};
-    memcpy(e->tie_rows, &e->time_s[0], g->n * sizeof(double));
-    memcpy(e->tie_rows + g->n, &e->time_s[(size_t)(n - 1) * g->n], g->n * sizeof(double));
+    memcpy(e->tie_rows, &e->time_s[(size_t)e->dp_row[0] * g->n], g->n * sizeof(double));
+    memcpy(e->tie_rows + g->n, &e->time_s[(size_t)e->dp_row[n - 1] * g->n], g->n * sizeof(double));
     tsl_layerdp_result_t best = {.time_s = INFINITY};
     int won = -1;
     for (int k = 0; k < 2; k++) {
@@ -1918,15 +1955,31 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
 
 /* The memory each layer of stage s holds at the peak: fwd_bytes of its held
  * micro-batches and step_bytes of all m, its states with or without its gradients
- * (the rows' other figures stay). */
+ * (the rows' other figures stay). A row that shared the row before's figures
+ * (fill_stage_rows: the same class) keeps sharing them where it holds as that one
+ * does, else takes a copy of its own (n_dp_rows ≤ n: a copy is made only of a row
+ * two of the stage's rows used). */
 static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                           uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
+    uint32_t was = UINT32_MAX; /* row i − 1's row of figures before this pass */
     for (uint32_t i = 0; i < n; i++) {
+        const uint32_t r = e->dp_row[i];
+        const bool shared = i > 0 && r == was;
+        was = r;
+        if (shared && held[i] == held[i - 1] && live[i] == live[i - 1]) {
+            e->dp_row[i] = e->dp_row[i - 1]; /* written for row i − 1 as for this one */
+            continue;
+        }
+        if (shared) {
+            copy_row(e, g->n, e->n_dp_rows, r);
+            e->dp_row[i] = e->n_dp_rows++;
+        }
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[row_layer(e, first, i)]];
+        const size_t at = (size_t)e->dp_row[i] * g->n;
         for (uint32_t j = 0; j < g->n; j++) {
-            e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
-            e->ms_bytes[(size_t)i * g->n + j] = peak_states(&lc[j], live[i]);
+            e->fwd_bytes[at + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
+            e->ms_bytes[at + j] = peak_states(&lc[j], live[i]);
         }
     }
 }
@@ -1945,12 +1998,10 @@ static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
     uint32_t bufs = tsl_pipeline_recv_buffers(s, plan->pp, plan->interleave, vshape);
     if (bufs == 0 || n == 0)
         return;
-    uint32_t i = 0;
-    while (i + 1 < n && !tsl_model_is_block(e->model, row_layer(e, first, i)))
-        i++;
+    const uint32_t i = recv_row(e, first, n); /* its own row of figures (own_row) */
     uint64_t bnd = e->model->layers[row_layer(e, first, i)].bnd_act_bytes;
     for (uint32_t j = 0; j < g->n; j++)
-        e->fwd_bytes[(size_t)i * g->n + j] +=
+        e->fwd_bytes[(size_t)e->dp_row[i] * g->n + j] +=
             (uint64_t)ceil((double)bufs * m * tsl_cost_pp_recv_bytes(env, &g->items[j], bnd, Bm));
 }
 
@@ -2035,7 +2086,7 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
 {
     double cum = 0.0, top = 0.0, ms = 0.0;
     for (uint32_t i = 0; i < n; i++) {
-        size_t k = (size_t)i * g->n + e->choice[i];
+        size_t k = (size_t)e->dp_row[i] * g->n + e->choice[i];
         const tsl_layer_cost_t *lc =
             &e->class_row[e->layer_class[row_layer(e, first, i)]][e->choice[i]];
         cum += (double)e->fwd_bytes[k] - (double)lc->grad_bytes;
@@ -2252,6 +2303,8 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
                                   .fwd_bytes = e->fwd_bytes,
                                   .bwd_bytes = e->bwd_bytes,
                                   .ms_bytes = e->ms_bytes,
+                                  .row_at = e->dp_row,
+                                  .n_rows = e->n_dp_rows,
                                   .n_layouts = e->n_layouts,
                                   .layout = e->stage_layout,
                                   .trans_pair_s = e->trans_s,
@@ -2279,6 +2332,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
         memcpy(held, held2, n * sizeof(*held));
         memcpy(live, live2, n);
         set_stage_act(e, g, first, n, m, held, live);
+        prob.n_rows = e->n_dp_rows; /* rows that held apart took their own */
         add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
         if (res.peak_bytes <= prob.budget_bytes)
