@@ -285,7 +285,7 @@ typedef struct tsl_engine {
      * whose node and NVLink-domain boundaries fall where stage 0's do has stage
      * 0's links, so its collective figures and moves are copied, not walked again
      * (search_eval.c stage_twin) — a 100k-GPU cluster's 50 blocks cost one walk */
-    bool uniform_blocks;
+    int8_t uniform_blocks; /* −1: not yet found (search_eval.c uniform_blocks) */
     /* the groups' topology walks of its envs (cost.h tsl_cost_walks_t; NULL out of
      * memory: walked every time), kept across reruns, whose knobs they do not read;
      * walks_borrowed: another engine's or the search's (tsl_engine_borrow_figures,

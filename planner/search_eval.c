@@ -11,6 +11,7 @@
 
 #include "autopipe.h"
 #include "lane_hash.h"
+#include "minmax.h" /* the floors' times: finite non-negative figures or +INFINITY */
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -607,17 +608,6 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     return 0;
 }
 
-/* Whether every node is alike, so that blocks placed alike have the same links. */
-static bool uniform_nodes(const tsl_cluster_t *c)
-{
-    if (!tsl_cluster_is_homogeneous(c))
-        return false;
-    for (uint32_t i = 1; i < c->n_nodes; i++)
-        if (c->nodes[i].gpu_type != c->nodes[0].gpu_type)
-            return false;
-    return true;
-}
-
 static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
 {
     const tsl_request_t *r = e->req;
@@ -669,7 +659,7 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     if (hooks != NULL && hooks->stack != NULL) /* eval's comparison: the given plan's stack */
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
     e->hooks = hooks;
-    e->uniform_blocks = uniform_nodes(c);
+    e->uniform_blocks = -1; /* found at first use, by the search's walks (uniform_blocks) */
     /* no P past the model's cuts or the plan's stages is allowed (pp_allowed): the
      * loop stops there, not at a 100k-GPU cluster's 100,000 */
     uint32_t top = c->n_devices;
@@ -954,15 +944,26 @@ static bool need_pair(tsl_engine_t *e, uint32_t a, uint32_t b)
     return true;
 }
 
+/* Whether every node is alike, of one GPU type, so that blocks placed alike have the
+ * same links (e->uniform_blocks): found at the engine's first need, when it keeps the
+ * search's walks (tsl_engine_share_walks), which find it once for every engine over
+ * the cluster (tsl_cost_walks_nodes_alike). */
+static bool uniform_blocks(tsl_engine_t *e)
+{
+    if (e->uniform_blocks < 0)
+        e->uniform_blocks = tsl_cost_walks_nodes_alike(e->walks, e->cluster, true);
+    return e->uniform_blocks > 0;
+}
+
 /* The earlier stage whose block of G devices has stage s's links (node
  * boundaries and NVLink domains at the same offsets, every node alike), or s
  * itself: blocks inside one node each, or of whole nodes that cut the NVLink
  * domains alike (the last domain may be short: then every block must lie inside
  * one whole domain or be made of whole ones). */
-static uint32_t stage_twin(const tsl_engine_t *e, uint32_t G, uint32_t s)
+static uint32_t stage_twin(tsl_engine_t *e, uint32_t G, uint32_t s)
 {
     const tsl_cluster_t *c = e->cluster;
-    if (!e->uniform_blocks || s == 0 || c->n_nodes == 0)
+    if (s == 0 || c->n_nodes == 0 || !uniform_blocks(e))
         return s;
     uint32_t gpn = c->nodes[0].n_gpus, D = c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1;
     if (gpn % G == 0)
@@ -1304,7 +1305,7 @@ static double floor_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g,
                 if (!lc[j].feasible)
                     continue;
                 floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
-                run = fmin(run, (obj ? t.obj : t.k) + lambda * t.a);
+                run = tsl_min(run, (obj ? t.obj : t.k) + lambda * t.a);
             }
         }
         sum += run;
@@ -1325,7 +1326,7 @@ static double floor_price(const tsl_engine_t *e, const tsl_group_strategies_t *g
         floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
         double x = obj ? t.obj : t.k;
         if (x < cx && t.a > c.a)
-            price = fmax(price, (cx - x) / (t.a - c.a));
+            price = tsl_max(price, (cx - x) / (t.a - c.a));
     }
     return price;
 }
@@ -1352,10 +1353,10 @@ static void floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                 tried[nt++] = lambda;
         }
         for (uint32_t k = 0; k < nt; k++)
-            best[obj] = fmax(best[obj], floor_dual(e, g, first, n, m, h, M, tried[k], obj));
+            best[obj] = tsl_max(best[obj], floor_dual(e, g, first, n, m, h, M, tried[k], obj));
     }
-    e->least_k_s[s] = fmax(best[0], 0.0);
-    e->least_obj_s[s] = fmax(best[1], 0.0);
+    e->least_k_s[s] = tsl_max(best[0], 0.0);
+    e->least_obj_s[s] = tsl_max(best[1], 0.0);
 }
 
 static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m);
@@ -2741,9 +2742,9 @@ static bool below_bar(const tsl_engine_t *e, const tsl_plan_t *plan, uint32_t s,
         return false;
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
     if (chunks)
-        k = fmin(k, e->least_k_s[s]);
+        k = tsl_min(k, e->least_k_s[s]);
     if (e->v_next) /* a V follows, its ranks other rows: its bound too (v_floor_stage) */
-        k = fmin(k, e->v_floor_s);
+        k = tsl_min(k, e->v_floor_s);
     return plan->n_micro * k * bar >= B;
 }
 
@@ -2782,7 +2783,7 @@ static bool v_floor_start(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
 {
     uint32_t count[TSL_PLAN_MAX_STAGES], L = e->model->n_layers;
     e->v_floor_s = 0;
-    if (!e->uniform_blocks || stage_twin(e, g->group_size, 1) != 0)
+    if (!uniform_blocks(e) || stage_twin(e, g->group_size, 1) != 0)
         return false;
     e->v_less_comm = (zb_schedules(e, P, m, first_layer) & TSL_SPACE_DUALPIPEV) &&
                      e->space->target != TSL_TARGET_TORCHTITAN && !e->knobs.fb_serial;
@@ -2824,12 +2825,12 @@ static bool v_part_sums(const tsl_engine_t *e, uint32_t from, uint32_t to, doubl
  * (where C > F + B, a = F + B and c = 0: the form at those is at most F + B). */
 static double v_fb_least_s(const tsl_engine_t *e, const double sum[3])
 {
-    double c = sum[2], a = fmin(sum[1], sum[0]);
+    double c = sum[2], a = tsl_min(sum[1], sum[0]);
     /* a flex dispatcher's k (fb_overlap_k) may fall below the cluster's, never below 1 */
     double k = e->knobs.moe_flex && e->knobs.etp <= 1 && tsl_engine_cost_mode(e) != TSL_COST_PAPER
                    ? 1.0
                    : e->cluster->overlap_slowdown;
-    return fmax(c, a) + (fmax(k, 1.0) - 1.0) * fmin(c, a);
+    return tsl_max(c, a) + (tsl_max(k, 1.0) - 1.0) * tsl_min(c, a);
 }
 
 /* After the plain configuration's stage s (its rows in model order, e->choice and
@@ -2843,7 +2844,7 @@ static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
         double *cls = &e->v_class_s[3 * e->layer_class[l]];
         if (isnan(cls[0])) {
             cls[0] = cls[1] = cls[2] = INFINITY;
-            for (uint32_t j = 0; j < g->n; j++) {
+            for (uint32_t j = 0; j < g->n; j++) { /* fmin: an infeasible row's ∞ − ∞ is NaN */
                 c = &row[j];
                 cls[0] = fmin(cls[0], c->fwd_s + c->bwd_s);
                 cls[1] = fmin(cls[1], c->comm_s);
@@ -2861,7 +2862,7 @@ static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
         if (!v_part_sums(e, part[r], part[r + 1], sum) ||
             !v_part_sums(e, part[2 * P - 1 - r], part[2 * P - r], sum))
             continue;
-        most = fmax(most, e->v_less_comm ? v_fb_least_s(e, sum) : sum[0]);
+        most = tsl_max(most, e->v_less_comm ? v_fb_least_s(e, sum) : sum[0]);
     }
     e->v_floor_s = most;
 }
