@@ -2853,12 +2853,17 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
     return (double)bnd * n / (s->sp ? t : 1);
 }
 
+bool tsl_cost_pp_recv_held(const tsl_cost_env_t *env)
+{
+    const tsl_cost_knobs_t *k = &env->knobs;
+    return env->pipelined && env->mode != TSL_COST_PAPER && !k->autocast &&
+           tsl_loss_pp_holds_logits(k->loss_impl);
+}
+
 double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                               uint64_t bnd_bytes_per_sample, uint32_t mb)
 {
-    const tsl_cost_knobs_t *k = &env->knobs;
-    if (!env->pipelined || env->mode == TSL_COST_PAPER || k->autocast || s == NULL ||
-        !tsl_loss_pp_holds_logits(k->loss_impl))
+    if (s == NULL || !tsl_cost_pp_recv_held(env))
         return 0.0;
     return rank_boundary_bytes(s, bnd_bytes_per_sample, mb);
 }

@@ -1582,6 +1582,9 @@ bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t
  * them per stage. 0 unless the pipeline is torch's: the stack mark is the one the held
  * logits use, torch's loss (tsl_loss_pp_holds_logits), not under autocast (a script's
  * own loop) nor PAPER. */
+/* Whether env's stage keeps those buffers at all (tsl_cost_pp_recv_bytes is 0 for every
+ * strategy where not): a pipeline of several, torch's loss, neither autocast nor PAPER. */
+bool tsl_cost_pp_recv_held(const tsl_cost_env_t *env);
 double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                               uint64_t bnd_bytes_per_sample, uint32_t mb);
 

@@ -1997,7 +1997,7 @@ static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
 {
     bool vshape = tsl_pipesim_sched_is_v(plan->schedule);
     uint32_t bufs = tsl_pipeline_recv_buffers(s, plan->pp, plan->interleave, vshape);
-    if (bufs == 0 || n == 0)
+    if (bufs == 0 || n == 0 || !tsl_cost_pp_recv_held(env)) /* nothing to add to any row */
         return;
     const uint32_t i = recv_row(e, first, n); /* its own row of figures (own_row) */
     uint64_t bnd = e->model->layers[row_layer(e, first, i)].bnd_act_bytes;

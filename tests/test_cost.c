@@ -156,6 +156,12 @@ static void test_env(void)
     CHECK(env.device_flops == vg->peak_flops * vg->efficiency, "V100 paces the block");
     CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
     CHECK(env.device_flops == ag->peak_flops * ag->efficiency, "A100-only block");
+    /* a type met again after another (each read once a run of nodes): still the V100 */
+    tsl_cluster_add_node(&c, &na, &err);
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 12, &err) == 0, "%s", err.msg);
+    CHECK(env.device_flops == vg->peak_flops * vg->efficiency && env.device_mem_bw == vg->mem_bw,
+          "A100, V100, A100: the V100 paces the block");
     tsl_cluster_free(&c);
 }
 
@@ -4712,9 +4718,40 @@ static void test_nodes_alike(void)
     tsl_cluster_free(&two);
 }
 
+/* tsl_cost_pp_recv_held: torch.distributed.pipelining's receive buffers are kept only
+ * in a pipeline of several under torch's loss, neither autocast nor PAPER; where not,
+ * every strategy's figure is 0 (the engine adds nothing to any row then). */
+static void test_recv_held(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    env.mode = TSL_COST_STACK; /* make_env's is PAPER */
+    env.pipelined = true;
+    env.knobs.loss_impl = TSL_LOSS_TORCH;
+    CHECK(tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) > 0,
+          "torch's loss in a pipeline: held");
+    env.knobs.autocast = true;
+    CHECK(!tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) == 0,
+          "autocast: none");
+    env.knobs.autocast = false;
+    env.mode = TSL_COST_PAPER;
+    CHECK(!tsl_cost_pp_recv_held(&env), "PAPER: none");
+    env.mode = TSL_COST_STACK;
+    env.knobs.loss_impl = TSL_LOSS_MEGATRON;
+    CHECK(!tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) == 0,
+          "Megatron's loss: none");
+    env.knobs.loss_impl = TSL_LOSS_TORCH;
+    env.pipelined = false;
+    CHECK(!tsl_cost_pp_recv_held(&env), "one stage: none");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_minmax();
+    test_recv_held();
     test_nodes_alike();
     test_knobs_fp16();
     test_opt_step();
