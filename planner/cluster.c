@@ -705,15 +705,20 @@ double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev)
     return g->peak_flops * g->efficiency;
 }
 
-/* One device a node: a node's GPUs are of one type. */
+/* One device a node: a node's GPUs are of one type; a type read where it differs
+ * from the node before's (the same figure leaves the minimum as it is). */
 double tsl_cluster_block_fp32_flops(const tsl_cluster_t *c, uint32_t first, uint32_t n,
                                     bool tf32_off)
 {
     double x = INFINITY;
+    uint32_t seen = UINT32_MAX;
     for (uint32_t dev = first; dev < first + n && dev < c->n_devices;) {
         uint32_t node = c->device_node[dev];
-        x = fmin(x, tsl_gpu_fp32_flops_as(tsl_cluster_device_gpu(c, dev), tf32_off));
         dev = c->node_first[node] + c->nodes[node].n_gpus;
+        if (c->nodes[node].gpu_type == seen)
+            continue;
+        seen = c->nodes[node].gpu_type;
+        x = fmin(x, tsl_gpu_fp32_flops_as(&c->gpu_types[seen], tf32_off));
     }
     return isfinite(x) ? x : 0.0;
 }
@@ -819,9 +824,11 @@ bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c)
 {
     for (uint32_t i = 1; i < c->n_nodes; i++) {
         const tsl_node_t *a = &c->nodes[0], *b = &c->nodes[i];
+        /* a type has its own figures (check_gpu: none NaN): compared only across types */
         if (a->n_gpus != b->n_gpus || a->intra_bw != b->intra_bw || a->n_nics != b->n_nics ||
             a->nic_bw != b->nic_bw ||
-            !same_figures(&c->gpu_types[a->gpu_type], &c->gpu_types[b->gpu_type]))
+            (a->gpu_type != b->gpu_type &&
+             !same_figures(&c->gpu_types[a->gpu_type], &c->gpu_types[b->gpu_type])))
             return false;
     }
     if (c->inter_bw_matrix == NULL || c->n_nodes < 2)

@@ -22,6 +22,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "minmax.h" /* bandwidths > 0 or +INFINITY, NIC counts ≥ 1 over sends ≥ 0: never NaN */
+
 /* ---- geometry of one dimension's groups over a block ---- */
 
 /* The groups of a dimension: `count` members `stride` apart, tiled over the block
@@ -209,10 +211,10 @@ static bool next_domain(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t f
     for (;;) {
         uint32_t m = k_next - *k;
         out->members += m;
-        out->intra = fmin(out->intra, node_intra_bw(c, x, a2a));
+        out->intra = tsl_min(out->intra, node_intra_bw(c, x, a2a));
         if (rail > 0) /* x's NICs split between the crossing groups, ≤ m each */
             out->cap +=
-                rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on_memo(c, d, x));
+                rail * tsl_min((double)m, (double)c->nodes[x].n_nics / crossing_on_memo(c, d, x));
         *k = k_next;
         if (*k >= d->count)
             return true;
@@ -235,9 +237,9 @@ static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t
     while (next_domain(c, d, first, rail, a2a, &k, &r)) {
         (*domains)++;
         if (r.members >= 2)
-            bw = fmin(bw, r.intra);
+            bw = tsl_min(bw, r.intra);
         if (crosses)
-            bw = fmin(bw, domain_nic_bw(c, r.cap, r.members, d->count, a2a));
+            bw = tsl_min(bw, domain_nic_bw(c, r.cap, r.members, d->count, a2a));
     }
     return bw;
 }
@@ -367,11 +369,11 @@ static double choice_bw(const tsl_coll_lat_t *lat, int a, int p, double bw, doub
     if (a == TSL_NCCL_PAT)
         return PAT_FACTOR * bw;
     if (a == TSL_NCCL_RING)
-        return p == TSL_NCCL_LL      ? fmin(LL_FACTOR * bw, lat->ll_cap_bw)
+        return p == TSL_NCCL_LL      ? tsl_min(LL_FACTOR * bw, lat->ll_cap_bw)
                : p == TSL_NCCL_LL128 ? LL128_FACTOR * bw
                                      : bw;
     double t = TREE_FACTOR * bw;
-    t = p == TSL_NCCL_LL      ? fmin(t / TREE_LL_DIV, lat->ll_cap_bw)
+    t = p == TSL_NCCL_LL      ? tsl_min(t / TREE_LL_DIV, lat->ll_cap_bw)
         : p == TSL_NCCL_LL128 ? t * (lat->k == 1 ? TREE_LL128_ONE : TREE_LL128_MORE)
                               : t;
     int size = bytes >= 64.0 ? ilogb(bytes / 64.0) : -1;
@@ -668,12 +670,12 @@ double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_
         if (tsl_cluster_node_domain(c, a) == tsl_cluster_node_domain(c, b)) {
             /* inside a domain every pair has its own NVLink path */
             for (uint32_t j = k; j < end; j++)
-                bw = fmin(bw, tsl_cluster_link_bw(c, from_first + j, to_first + j));
+                bw = tsl_min(bw, tsl_cluster_link_bw(c, from_first + j, to_first + j));
         } else {
             double out = crossing_sends(c, from_first, to_first, a_lo, a_hi);
             double in = crossing_sends(c, from_first, to_first, b_lo, b_hi);
-            double share = fmin(1.0, fmin(c->nodes[a].n_nics / out, c->nodes[b].n_nics / in));
-            bw = fmin(bw, rail_bw(c, a, b) * share);
+            double share = tsl_min(1.0, tsl_min(c->nodes[a].n_nics / out, c->nodes[b].n_nics / in));
+            bw = tsl_min(bw, rail_bw(c, a, b) * share);
         }
         k = end;
     }

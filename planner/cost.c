@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "minmax.h"
 #include "cost_host_sync.h"
 #include "roofline.h"
 #include "sdp_roots.h"
@@ -51,7 +52,10 @@ static uint32_t group_size(const tsl_strategy_t *s)
 }
 
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
- * applied to compute). Walks nodes, not devices. *slowest: that device's GPU type. */
+ * applied to compute). Walks nodes, not devices, and reads a GPU type's figures where
+ * it differs from the node before's (the same figures leave every minimum as it is;
+ * check_gpu: positive and finite, or 0 where a type has none — never NaN, so the
+ * minima are comparisons, minmax.h). *slowest: that device's GPU type. */
 static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw,
                           double *fp8_flops, double *fp4_flops, bool *any_layout,
                           const tsl_gpu_spec_t **slowest)
@@ -62,19 +66,23 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
     *fp8_flops = INFINITY;
     *fp4_flops = INFINITY;
     *slowest = tsl_cluster_device_gpu(c, first);
+    uint32_t seen = UINT32_MAX; /* the GPU type of the node before */
     for (uint32_t dev = first; dev < first + size;) {
         uint32_t node = c->device_node[dev];
-        double f = tsl_cluster_device_flops(c, dev);
-        if (f < x)
-            *slowest = tsl_cluster_device_gpu(c, dev);
-        x = fmin(x, f);
-        const tsl_gpu_spec_t *gpu = tsl_cluster_device_gpu(c, dev);
-        *mem_bw = fmin(*mem_bw, gpu->mem_bw);
-        /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
-        *fp8_flops = fmin(*fp8_flops, tsl_gpu_fp8_flops(gpu));
-        *fp4_flops = fmin(*fp4_flops, tsl_gpu_fp4_flops(gpu)); /* docs/cost-model.md "NVFP4" */
-        *any_layout = *any_layout && tsl_gpu_is_blackwell(gpu);
         dev = c->node_first[node] + c->nodes[node].n_gpus;
+        if (c->nodes[node].gpu_type == seen)
+            continue;
+        seen = c->nodes[node].gpu_type;
+        const tsl_gpu_spec_t *gpu = &c->gpu_types[seen];
+        double f = gpu->peak_flops * gpu->efficiency; /* tsl_cluster_device_flops */
+        if (f < x)
+            *slowest = gpu;
+        x = tsl_min(x, f);
+        *mem_bw = tsl_min(*mem_bw, gpu->mem_bw);
+        /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
+        *fp8_flops = tsl_min(*fp8_flops, tsl_gpu_fp8_flops(gpu));
+        *fp4_flops = tsl_min(*fp4_flops, tsl_gpu_fp4_flops(gpu)); /* docs/cost-model.md "NVFP4" */
+        *any_layout = *any_layout && tsl_gpu_is_blackwell(gpu);
     }
     return x;
 }
@@ -142,6 +150,30 @@ void tsl_cost_walks_free(tsl_cost_walks_t *w)
             w->spare_free(w->spare_memo);
     }
     free(w);
+}
+
+#define NODES_FOUND    1u /* tsl_cost_walks_t.nodes_alike */
+#define NODES_ALIKE    2u
+#define NODES_ONE_TYPE 4u
+
+static uint8_t find_nodes_alike(const tsl_cluster_t *c)
+{
+    if (!tsl_cluster_is_homogeneous(c))
+        return NODES_FOUND;
+    for (uint32_t i = 1; i < c->n_nodes; i++)
+        if (c->nodes[i].gpu_type != c->nodes[0].gpu_type)
+            return NODES_FOUND | NODES_ALIKE;
+    return NODES_FOUND | NODES_ALIKE | NODES_ONE_TYPE;
+}
+
+bool tsl_cost_walks_nodes_alike(tsl_cost_walks_t *w, const tsl_cluster_t *c, bool one_type)
+{
+    uint8_t found;
+    if (w == NULL || w->cluster != c)
+        found = find_nodes_alike(c);
+    else if ((found = w->nodes_alike) == 0)
+        found = w->nodes_alike = find_nodes_alike(c);
+    return (found & (one_type ? NODES_ONE_TYPE : NODES_ALIKE)) != 0;
 }
 
 /* tsl_cluster_dim_busbw (kind 1) or tsl_cluster_dim_a2a_busbw (kind 2) over env's block. */
@@ -578,7 +610,8 @@ static double alltoall_lat_s(double bytes, uint32_t n, double bw, const tsl_coll
  * (Galvatron-BMW Sec. V). k = 1 is the classic max(X, C). */
 double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown)
 {
-    return fmax(compute_s, comm_s) + (slowdown - 1.0) * fmin(compute_s, comm_s);
+    /* times: finite and non-negative, never NaN (minmax.h) */
+    return tsl_max(compute_s, comm_s) + (slowdown - 1.0) * tsl_min(compute_s, comm_s);
 }
 
 /* ---- one layer ---- */
@@ -2820,12 +2853,17 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
     return (double)bnd * n / (s->sp ? t : 1);
 }
 
+bool tsl_cost_pp_recv_held(const tsl_cost_env_t *env)
+{
+    const tsl_cost_knobs_t *k = &env->knobs;
+    return env->pipelined && env->mode != TSL_COST_PAPER && !k->autocast &&
+           tsl_loss_pp_holds_logits(k->loss_impl);
+}
+
 double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                               uint64_t bnd_bytes_per_sample, uint32_t mb)
 {
-    const tsl_cost_knobs_t *k = &env->knobs;
-    if (!env->pipelined || env->mode == TSL_COST_PAPER || k->autocast || s == NULL ||
-        !tsl_loss_pp_holds_logits(k->loss_impl))
+    if (s == NULL || !tsl_cost_pp_recv_held(env))
         return 0.0;
     return rank_boundary_bytes(s, bnd_bytes_per_sample, mb);
 }

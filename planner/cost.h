@@ -1347,12 +1347,21 @@ typedef struct tsl_cost_walks {
      * faults on Llama3-405B over 12,500×8 H100s. Freed with the table by spare_free. */
     void *spare_memo;
     void (*spare_free)(void *spare_memo);
+    /* Nor this: what tsl_cost_walks_nodes_alike found of the cluster's nodes (0: not yet),
+     * found once for every engine that keeps the table — each engine's start walked a
+     * 12,500-node cluster's nodes again, 1 % of GPT3-175B's search over 100,000 GPUs. */
+    uint8_t nodes_alike;
 } tsl_cost_walks_t;
 
 /* An empty table for c's walks, or NULL out of memory (then every figure is walked);
  * freed by tsl_cost_walks_free (NULL: nothing), its spare_memo with it. */
 tsl_cost_walks_t *tsl_cost_walks_new(const tsl_cluster_t *c);
 void tsl_cost_walks_free(tsl_cost_walks_t *w);
+
+/* Whether every node of c is alike (tsl_cluster_is_homogeneous) and, with one_type, of
+ * one GPU type too: found at the first call where w is c's table and kept in it (the
+ * cluster is not changed while a search runs); w NULL or another cluster's: found now. */
+bool tsl_cost_walks_nodes_alike(tsl_cost_walks_t *w, const tsl_cluster_t *c, bool one_type);
 
 typedef struct tsl_cost_env {
     const tsl_cluster_t *cluster;
@@ -1601,6 +1610,9 @@ bool tsl_cost_ds_bf16_zero0_runs(const tsl_cost_knobs_t *k, const tsl_strategy_t
  * them per stage. 0 unless the pipeline is torch's: the stack mark is the one the held
  * logits use, torch's loss (tsl_loss_pp_holds_logits), not under autocast (a script's
  * own loop) nor PAPER. */
+/* Whether env's stage keeps those buffers at all (tsl_cost_pp_recv_bytes is 0 for every
+ * strategy where not): a pipeline of several, torch's loss, neither autocast nor PAPER. */
+bool tsl_cost_pp_recv_held(const tsl_cost_env_t *env);
 double tsl_cost_pp_recv_bytes(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                               uint64_t bnd_bytes_per_sample, uint32_t mb);
 

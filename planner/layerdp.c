@@ -230,6 +230,19 @@ uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+/* Where layer l's figures (c, O_f, O_b, O_ms) start in their arrays: its own row, or
+ * the one row_at names. */
+static inline size_t row_base(const tsl_layerdp_problem_t *p, uint32_t l)
+{
+    return (size_t)(p->row_at != NULL ? p->row_at[l] : l) * p->n_strategies;
+}
+
+/* Whether layer l > 0 reads the same row of figures as layer l − 1 (row_at). */
+static inline bool same_row_as_last(const tsl_layerdp_problem_t *p, uint32_t l)
+{
+    return p->row_at != NULL && l > 0 && p->row_at[l] == p->row_at[l - 1];
+}
+
 /* Layout form: layer l's Λ × Λ matrix of R (its own, or the one trans_at names). */
 static inline const double *pair_matrix(const tsl_layerdp_problem_t *p, uint32_t l)
 {
@@ -251,10 +264,9 @@ static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint
 
 uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
 {
-    uint32_t S = p->n_strategies;
     uint64_t fwd = 0, ms = 0, top = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
-        size_t k = (size_t)l * S + choice[l];
+        size_t k = row_base(p, l) + choice[l];
         fwd = sat_add(fwd, p->fwd_bytes[k]);
         ms = sat_add(ms, p->ms_bytes[k]);
         uint64_t here = sat_add(fwd, p->bwd_bytes[k]);
@@ -267,10 +279,9 @@ uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
 /* Eq. 3: Σ O_f + O_ms. */
 static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
 {
-    uint32_t S = p->n_strategies;
     uint64_t f = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
-        size_t k = (size_t)l * S + choice[l];
+        size_t k = row_base(p, l) + choice[l];
         f = sat_add(f, sat_add(p->fwd_bytes[k], p->ms_bytes[k]));
     }
     return f;
@@ -280,11 +291,10 @@ static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
  * and this one agree to the last bit. */
 double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice)
 {
-    uint32_t S = p->n_strategies;
     double t = 0.0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
         double r = l == 0 ? 0.0 : trans_cost(p, l, choice[l - 1], choice[l]);
-        t = (t + r) + p->time_s[(size_t)l * S + choice[l]];
+        t = (t + r) + p->time_s[row_base(p, l) + choice[l]];
     }
     return t;
 }
@@ -1013,7 +1023,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             if (w > hi[l] - ff) /* ff + w beyond hi: no cell to evaluate */
                 continue;
             const uint32_t k = ws->cls[j], q = qoff[k]++;
-            ws->qc[q] = p->time_s[lj];
+            ws->qc[q] = p->time_s[row_base(p, l) + j];
             ws->qj[q] = j;
             ws->qs[q] = ff + w;
             ws->qw[q] = w;
@@ -1109,7 +1119,7 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
             const uint32_t j = act[b];
             const size_t lj = (size_t)l * S + j;
             const uint32_t w = ws->w[lj];
-            const double c = p->time_s[lj];
+            const double c = p->time_s[row_base(p, l) + j];
             double *row = crow + (size_t)b * e1;
             const uint32_t first = w > hi[l] - ff ? hi[l] + 1 : ff + w;
             ws->k->fill_inf(row + lo, hi[l] - lo + 1);
@@ -1244,19 +1254,35 @@ static int check_layouts(const tsl_layerdp_problem_t *p, tsl_err_t *err)
     return 0;
 }
 
-/* time_s ≥ 0 (+INFINITY marks a cell infeasible); the first offender named. */
+/* row_at's rows below n_rows (where it is given). */
+static int check_rows(const tsl_layerdp_problem_t *p, tsl_err_t *err)
+{
+    if (p->row_at == NULL)
+        return 0;
+    if (p->n_rows == 0)
+        return tsl_err_set(err, "n_rows: 0; row_at needs at least one row of figures");
+    for (uint32_t l = 0; l < p->n_layers; l++)
+        if (p->row_at[l] >= p->n_rows)
+            return tsl_err_set(err, "row_at[l=%u]: %u is not below n_rows %u", (unsigned)l,
+                               (unsigned)p->row_at[l], (unsigned)p->n_rows);
+    return 0;
+}
+
+/* time_s ≥ 0 (+INFINITY marks a cell infeasible) in every row given (n_rows of them
+ * under row_at, else one a layer); the first offender named. */
 static int check_times(const tsl_layerdp_problem_t *p, tsl_err_t *err)
 {
-    const size_t LS = (size_t)p->n_layers * p->n_strategies;
+    const uint32_t rows = p->row_at != NULL ? p->n_rows : p->n_layers;
+    const size_t LS = (size_t)rows * p->n_strategies;
     if (all_times(p->time_s, LS))
         return 0;
     for (size_t k = 0; k < LS; k++)
         if (!(p->time_s[k] >= 0.0))
             return tsl_err_set(err,
-                               "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
+                               "time_s[%s=%u, j=%u]: %g is not a time (must be >= 0, or "
                                "+INFINITY for infeasible)",
-                               (unsigned)(k / p->n_strategies), (unsigned)(k % p->n_strategies),
-                               p->time_s[k]);
+                               p->row_at != NULL ? "row" : "l", (unsigned)(k / p->n_strategies),
+                               (unsigned)(k % p->n_strategies), p->time_s[k]);
     return 0;
 }
 
@@ -1307,7 +1333,7 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
                                 "not of trans_full_s");
     if (p->trans_full_s == NULL && check_layouts(p, err) != 0)
         return -1;
-    if (check_times(p, err) != 0)
+    if (check_rows(p, err) != 0 || check_times(p, err) != 0)
         return -1;
 
     for (uint32_t l = 1; l < L && p->trans_full_s != NULL; l++) {
@@ -1389,14 +1415,22 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     uint64_t b_up = 0;
     bool empty_layer = false;
     for (uint32_t l = 0; l < L; l++) {
+        if (same_row_as_last(p, l)) { /* the same figures: the same w, strategies, b_up */
+            memcpy(ws->w + (size_t)l * S, ws->w + (size_t)(l - 1) * S, S * sizeof(*ws->w));
+            memcpy(ws->act + (size_t)l * S, ws->act + (size_t)(l - 1) * S,
+                   ws->nact[l - 1] * sizeof(*ws->act));
+            ws->nact[l] = ws->nact[l - 1];
+            continue;
+        }
         uint32_t n = 0;
+        const size_t r = row_base(p, l);
         for (uint32_t j = 0; j < S; j++) {
-            size_t k = (size_t)l * S + j;
-            ws->w[k] = UINT32_MAX;
+            size_t k = r + j;
+            ws->w[(size_t)l * S + j] = UINT32_MAX;
             if (!(p->time_s[k] < INFINITY))
                 continue;
             uint64_t bytes = sat_add(p->fwd_bytes[k], p->ms_bytes[k]);
-            uint32_t w = ws->w[k] = bucket_count(bytes, bucket, E);
+            uint32_t w = ws->w[(size_t)l * S + j] = bucket_count(bytes, bucket, E);
             /* skipped: infeasible, or beyond the budget on its own (its own
              * O_f + O_b + O_ms is a lower bound of the peak of any plan using it) */
             if (w > E || sat_add(bytes, p->bwd_bytes[k]) > p->budget_bytes)

@@ -26,7 +26,8 @@
  * in O(L·E·(S + Λ²)) — layers that share one matrix (a model's blocks) may name it
  * by trans_at rather than repeat it; or as a full L·S·S matrix (O(L·E·S²)), for callers with
  * arbitrary transformation costs. R of layer 0 (its input comes from the previous
- * stage) is never used.
+ * stage) is never used. Likewise c, O_f, O_b and O_ms: layers whose figures are the
+ * same may name one row of them by row_at rather than repeat it.
  *
  * No allocation happens in tsl_layerdp_solve: all memory lives in a workspace
  * sized once for the largest problem.
@@ -45,11 +46,16 @@
 typedef struct tsl_layerdp_problem {
     uint32_t n_layers;     /* L ≥ 1 */
     uint32_t n_strategies; /* S ≥ 1 */
-    /* [l·S + j]; time_s = +INFINITY marks (l, j) infeasible */
+    /* [r·S + j], r = row_at[l] (or l); time_s = +INFINITY marks (l, j) infeasible */
     const double *time_s;      /* c(l, j) */
     const uint64_t *fwd_bytes; /* O_f(l, j) */
     const uint64_t *bwd_bytes; /* O_b(l, j) */
     const uint64_t *ms_bytes;  /* O_ms(l, j) */
+    const uint32_t *row_at;    /* optional, [l]: layer l's figures are row row_at[l] (< n_rows)
+                                  of the four arrays above, not their l-th — layers that
+                                  price alike (a model's blocks) share one row instead of
+                                  a copy each; NULL: the l-th */
+    uint32_t n_rows;           /* the rows of the four arrays when row_at is given */
     /* transformation cost, one of: */
     uint32_t n_layouts;         /* Λ ≥ 1 */
     const uint32_t *layout;     /* [j]: the layout of strategy j, < Λ */

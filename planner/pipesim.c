@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "minmax.h" /* the ops' times: sums of durations >= 0 or +INFINITY, never NaN */
 
 typedef struct sim_op {
     double start_s;
@@ -555,7 +556,7 @@ static void dpv_fb(zb_stage_t *z, uint32_t cf, uint32_t cb)
     sim_op_t *f = dpv_f(z, cf, true);
     sim_op_t *b = dpv_b(z, cb, false, true);
     double sf = f->dur_s, sb = b->dur_s, all = sf + sb;
-    double save = fmin(z->save, fmin(sf, sb));
+    double save = tsl_min(z->save, tsl_min(sf, sb));
     if (all > 0) {
         f->dur_s = sf - save * sf / all;
         b->dur_s = sb - save * sb / all;
@@ -1004,7 +1005,7 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
             take_dep = false;
         else
             take_dep = d > s; /* tie: the path closer to the last stage */
-        o->start_s = fmax(ready, prev_end);
+        o->start_s = tsl_max(ready, prev_end);
         if (take_dep) {
             o->pred_stage = (int32_t)d;
             o->pred_idx = didx;
@@ -1066,7 +1067,7 @@ static double step_start(const sim_t *sm, uint32_t s, double tie_s)
     if (!(tie_s > 0) || sm->P < 2 || (s != 0 && s != peer) || sm->nops[0] == 0 ||
         sm->nops[peer] == 0)
         return own;
-    return fmax(synced_end(sm, 0), synced_end(sm, peer)) + tie_s;
+    return tsl_max(synced_end(sm, 0), synced_end(sm, peer)) + tie_s;
 }
 
 static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pipesim_out_t *out,
@@ -1090,12 +1091,12 @@ static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pip
             last_stage = s;
             last_idx = sm->nops[s] - 1;
         }
-        stepped = fmax(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
+        stepped = tsl_max(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
     }
     *end_stage = last_stage;
     *end_idx = last_idx;
     out->flush_s = iter;
-    out->iter_s = fmax(iter, stepped);
+    out->iter_s = tsl_max(iter, stepped);
 }
 
 /* Walks the binding dependencies back from the last op; stores the path first op

@@ -160,9 +160,12 @@ typedef struct tsl_engine {
     const uint32_t *row_at;
     uint32_t n_classes;
 
-    /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
+    /* per-stage DP inputs, [L × S_max]: rows of figures, the stage's row i's at dp_row[i]
+     * (layerdp.h row_at): a run of rows that price alike shares one (fill_stage_rows) */
     double *time_s;
     uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
+    uint32_t *dp_row;     /* [L]: the stage's row i's row of figures, < n_dp_rows */
+    uint32_t n_dp_rows;   /* the rows of figures the stage's rows use */
     double *trans_s;      /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h), one
                         matrix per class of the stage's rows (search_eval.c fill_stage_trans) */
     bool same_mem;        /* every device has the same memory (tsl_engine_stage_budget) */
@@ -282,7 +285,7 @@ typedef struct tsl_engine {
      * whose node and NVLink-domain boundaries fall where stage 0's do has stage
      * 0's links, so its collective figures and moves are copied, not walked again
      * (search_eval.c stage_twin) — a 100k-GPU cluster's 50 blocks cost one walk */
-    bool uniform_blocks;
+    int8_t uniform_blocks; /* −1: not yet found (search_eval.c uniform_blocks) */
     /* the groups' topology walks of its envs (cost.h tsl_cost_walks_t; NULL out of
      * memory: walked every time), kept across reruns, whose knobs they do not read;
      * walks_borrowed: another engine's or the search's (tsl_engine_borrow_figures,

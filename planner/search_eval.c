@@ -11,6 +11,7 @@
 
 #include "autopipe.h"
 #include "lane_hash.h"
+#include "minmax.h" /* the floors' times: finite non-negative figures or +INFINITY */
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -395,16 +396,21 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 }
 
 /* Everything tsl_layerdp_solve reads of p (the layout form the engine gives it),
- * fingerprinted (lane_hash.h). */
+ * fingerprinted (lane_hash.h): the rows of figures as given, with row_at. Two problems
+ * alike but for how their rows are shared fingerprint apart: the memo misses and the
+ * solve gives the same answer. */
 static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
 {
-    const size_t LS = (size_t)p->n_layers * p->n_strategies;
+    const uint32_t rows = p->row_at != NULL ? p->n_rows : p->n_layers;
+    const size_t LS = (size_t)rows * p->n_strategies;
     const size_t LK = (size_t)p->n_trans * p->n_layouts * p->n_layouts;
-    const uint64_t dims[6] = {p->n_layers,     p->n_strategies, p->n_layouts,
-                              p->budget_bytes, p->bucket_bytes, p->n_trans};
+    const uint64_t dims[7] = {p->n_layers,     p->n_strategies, p->n_layouts, p->budget_bytes,
+                              p->bucket_bytes, p->n_trans,      rows};
     tsl_lane_hash_t f;
     tsl_lane_hash_init(&f);
     tsl_lane_hash_bytes(&f, dims, sizeof dims);
+    if (p->row_at != NULL)
+        tsl_lane_hash_bytes(&f, p->row_at, p->n_layers * sizeof(*p->row_at));
     tsl_lane_hash_bytes(&f, p->time_s, LS * sizeof(*p->time_s));
     tsl_lane_hash_bytes(&f, p->fwd_bytes, LS * sizeof(*p->fwd_bytes));
     tsl_lane_hash_bytes(&f, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
@@ -558,6 +564,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ms_bytes = calloc(L * S, sizeof(uint64_t));
     e->trans_s = calloc(L * K * K, sizeof(double));
     e->trans_at = calloc(L, sizeof(uint32_t));
+    e->dp_row = calloc(L, sizeof(uint32_t));
     e->class_slot = malloc((e->n_classes ? e->n_classes : 1) * sizeof(uint32_t));
     for (uint32_t c = 0; e->class_slot != NULL && c < e->n_classes; c++)
         e->class_slot[c] = UINT32_MAX;
@@ -588,27 +595,17 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->trans_at || !e->class_slot || !e->class_cost || !e->class_trans || !e->class_done ||
-        !e->class_row || !e->bw || !e->choice || !e->zb_choice || !e->layer_time_s ||
-        !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut || !e->tie_choice ||
-        !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
-        !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->trans_at || !e->dp_row || !e->class_slot || !e->class_cost || !e->class_trans ||
+        !e->class_done || !e->class_row || !e->bw || !e->choice || !e->zb_choice ||
+        !e->layer_time_s || !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut ||
+        !e->tie_choice || !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
+        !e->moves_tmp || !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay ||
+        alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
                             L, S, buckets);
     return 0;
-}
-
-/* Whether every node is alike, so that blocks placed alike have the same links. */
-static bool uniform_nodes(const tsl_cluster_t *c)
-{
-    if (!tsl_cluster_is_homogeneous(c))
-        return false;
-    for (uint32_t i = 1; i < c->n_nodes; i++)
-        if (c->nodes[i].gpu_type != c->nodes[0].gpu_type)
-            return false;
-    return true;
 }
 
 static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
@@ -662,7 +659,7 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     if (hooks != NULL && hooks->stack != NULL) /* eval's comparison: the given plan's stack */
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
     e->hooks = hooks;
-    e->uniform_blocks = uniform_nodes(c);
+    e->uniform_blocks = -1; /* found at first use, by the search's walks (uniform_blocks) */
     /* no P past the model's cuts or the plan's stages is allowed (pp_allowed): the
      * loop stops there, not at a 100k-GPU cluster's 100,000 */
     uint32_t top = c->n_devices;
@@ -712,6 +709,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->ms_bytes);
     free(e->trans_s);
     free(e->trans_at);
+    free(e->dp_row);
     free(e->class_slot);
     free(e->class_cost);
     free(e->class_trans);
@@ -946,15 +944,26 @@ static bool need_pair(tsl_engine_t *e, uint32_t a, uint32_t b)
     return true;
 }
 
+/* Whether every node is alike, of one GPU type, so that blocks placed alike have the
+ * same links (e->uniform_blocks): found at the engine's first need, when it keeps the
+ * search's walks (tsl_engine_share_walks), which find it once for every engine over
+ * the cluster (tsl_cost_walks_nodes_alike). */
+static bool uniform_blocks(tsl_engine_t *e)
+{
+    if (e->uniform_blocks < 0)
+        e->uniform_blocks = tsl_cost_walks_nodes_alike(e->walks, e->cluster, true);
+    return e->uniform_blocks > 0;
+}
+
 /* The earlier stage whose block of G devices has stage s's links (node
  * boundaries and NVLink domains at the same offsets, every node alike), or s
  * itself: blocks inside one node each, or of whole nodes that cut the NVLink
  * domains alike (the last domain may be short: then every block must lie inside
  * one whole domain or be made of whole ones). */
-static uint32_t stage_twin(const tsl_engine_t *e, uint32_t G, uint32_t s)
+static uint32_t stage_twin(tsl_engine_t *e, uint32_t G, uint32_t s)
 {
     const tsl_cluster_t *c = e->cluster;
-    if (!e->uniform_blocks || s == 0 || c->n_nodes == 0)
+    if (s == 0 || c->n_nodes == 0 || !uniform_blocks(e))
         return s;
     uint32_t gpn = c->nodes[0].n_gpus, D = c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1;
     if (gpn % G == 0)
@@ -1177,35 +1186,62 @@ static bool same_row(const tsl_engine_t *e, uint32_t first, uint32_t i, bool blo
            held[i] == held[i - 1] && live[i] == live[i - 1];
 }
 
-/* Row i of the DP inputs as row i − 1 (same_row). */
-static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t i)
+/* Row `to` of the DP figures as row `from`. */
+static void copy_row(tsl_engine_t *e, uint32_t S, uint32_t to, uint32_t from)
 {
-    const size_t at = (size_t)i * S, from = at - S;
-    memcpy(&e->time_s[at], &e->time_s[from], S * sizeof(*e->time_s));
-    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from], S * sizeof(*e->fwd_bytes));
-    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from], S * sizeof(*e->bwd_bytes));
-    memcpy(&e->ms_bytes[at], &e->ms_bytes[from], S * sizeof(*e->ms_bytes));
+    const size_t at = (size_t)to * S, from_at = (size_t)from * S;
+    memcpy(&e->time_s[at], &e->time_s[from_at], S * sizeof(*e->time_s));
+    memcpy(&e->fwd_bytes[at], &e->fwd_bytes[from_at], S * sizeof(*e->fwd_bytes));
+    memcpy(&e->bwd_bytes[at], &e->bwd_bytes[from_at], S * sizeof(*e->bwd_bytes));
+    memcpy(&e->ms_bytes[at], &e->ms_bytes[from_at], S * sizeof(*e->ms_bytes));
+}
+
+/* The stage's row that holds torch.distributed.pipelining's receive buffers
+ * (add_recv_buffers): its first block's, or its last. */
+static uint32_t recv_row(const tsl_engine_t *e, uint32_t first, uint32_t n)
+{
+    uint32_t i = 0;
+    while (i + 1 < n && !tsl_model_is_block(e->model, row_layer(e, first, i)))
+        i++;
+    return i;
+}
+
+/* Whether the stage's row i keeps a row of figures of its own, shared with no other:
+ * the rows written after fill_stage_rows one by one — the tied pair's first and last
+ * (keep_tie_ok) and the receive buffers' (add_recv_buffers). */
+static bool own_row(uint32_t i, uint32_t n, uint32_t recv)
+{
+    return i == 0 || i + 1 == n || i == recv;
 }
 
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
- * with it, then its optimizer step. A cell the space does not allow costs infinity. */
+ * with it, then its optimizer step. A cell the space does not allow costs infinity.
+ * A row that prices as the one before (same_row) names that one's row of figures
+ * (e->dp_row) instead of a copy (a copy where either keeps its own: own_row). */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
-    uint32_t pos = 0;
+    uint32_t pos = 0, rows = 0;
+    const uint32_t recv = recv_row(e, first, n);
     fill_stage_trans(e, first, n, m);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t cls = e->layer_class[row_layer(e, first, i)];
         const tsl_layer_cost_t *lc = e->class_row[cls];
         const bool block = tsl_model_is_block(e->model, row_layer(e, first, i));
         if (same_row(e, first, i, block, held, live)) {
-            copy_row(e, g->n, i);
+            if (own_row(i, n, recv) || own_row(i - 1, n, recv)) {
+                copy_row(e, g->n, rows, e->dp_row[i - 1]);
+                e->dp_row[i] = rows++;
+            } else {
+                e->dp_row[i] = e->dp_row[i - 1];
+            }
             pos += block;
             continue;
         }
+        e->dp_row[i] = rows;
         for (uint32_t j = 0; j < g->n; j++) {
-            size_t k = (size_t)i * g->n + j;
+            size_t k = (size_t)rows * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s + lc[j].opt_s
                                           : INFINITY;
@@ -1216,8 +1252,10 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
+        rows++;
         pos += block;
     }
+    e->n_dp_rows = rows;
 }
 
 /*
@@ -1267,7 +1305,7 @@ static double floor_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g,
                 if (!lc[j].feasible)
                     continue;
                 floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
-                run = fmin(run, (obj ? t.obj : t.k) + lambda * t.a);
+                run = tsl_min(run, (obj ? t.obj : t.k) + lambda * t.a);
             }
         }
         sum += run;
@@ -1288,7 +1326,7 @@ static double floor_price(const tsl_engine_t *e, const tsl_group_strategies_t *g
         floor_terms_t t = floor_terms(&lc[j], m, h, e->knobs.lazy_grads);
         double x = obj ? t.obj : t.k;
         if (x < cx && t.a > c.a)
-            price = fmax(price, (cx - x) / (t.a - c.a));
+            price = tsl_max(price, (cx - x) / (t.a - c.a));
     }
     return price;
 }
@@ -1315,10 +1353,10 @@ static void floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                 tried[nt++] = lambda;
         }
         for (uint32_t k = 0; k < nt; k++)
-            best[obj] = fmax(best[obj], floor_dual(e, g, first, n, m, h, M, tried[k], obj));
+            best[obj] = tsl_max(best[obj], floor_dual(e, g, first, n, m, h, M, tried[k], obj));
     }
-    e->least_k_s[s] = fmax(best[0], 0.0);
-    e->least_obj_s[s] = fmax(best[1], 0.0);
+    e->least_k_s[s] = tsl_max(best[0], 0.0);
+    e->least_obj_s[s] = tsl_max(best[1], 0.0);
 }
 
 static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m);
@@ -1360,7 +1398,7 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
         b += lc->bwd_s;
         comm += lc->comm_s;
         ep += lc->ep_s;
-        act += e->fwd_bytes[(size_t)i * g->n + j];
+        act += e->fwd_bytes[(size_t)e->dp_row[i] * g->n + j];
         ms += lc->ms_bytes;
         if (e->v_on && i >= e->v_chunk0) {
             f1 += lc->fwd_s + r.fwd_s;
@@ -1798,7 +1836,7 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
             (te == 1 || tsl_strategy_stride(h, TSL_DIM_TP) == se))
             continue;
         if (!tsl_strategy_tie_ok(emb, h, same_stage, g->group_size))
-            e->time_s[(size_t)row * g->n + j] = INFINITY;
+            e->time_s[(size_t)e->dp_row[row] * g->n + j] = INFINITY;
     }
 }
 
@@ -1807,8 +1845,8 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 static void keep_tie_pair(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t n,
                           const tsl_strategy_t *pair)
 {
-    memcpy(&e->time_s[0], e->tie_rows, g->n * sizeof(double));
-    memcpy(&e->time_s[(size_t)(n - 1) * g->n], e->tie_rows + g->n, g->n * sizeof(double));
+    memcpy(&e->time_s[(size_t)e->dp_row[0] * g->n], e->tie_rows, g->n * sizeof(double));
+    memcpy(&e->time_s[(size_t)e->dp_row[n - 1] * g->n], e->tie_rows + g->n, g->n * sizeof(double));
     keep_tie_ok(e, g, 0, pair, true);
     keep_tie_ok(e, g, n - 1, pair, true);
 }
@@ -1837,8 +1875,8 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
         tsl_strategy_same_layout(&g->items[e->choice[0]], &g->items[e->choice[n - 1]]))
         return true;
     const tsl_strategy_t pair[2] = {g->items[e->choice[0]], g->items[e->choice[n - 1]]};
-    memcpy(e->tie_rows, &e->time_s[0], g->n * sizeof(double));
-    memcpy(e->tie_rows + g->n, &e->time_s[(size_t)(n - 1) * g->n], g->n * sizeof(double));
+    memcpy(e->tie_rows, &e->time_s[(size_t)e->dp_row[0] * g->n], g->n * sizeof(double));
+    memcpy(e->tie_rows + g->n, &e->time_s[(size_t)e->dp_row[n - 1] * g->n], g->n * sizeof(double));
     tsl_layerdp_result_t best = {.time_s = INFINITY};
     int won = -1;
     for (int k = 0; k < 2; k++) {
@@ -1918,15 +1956,31 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
 
 /* The memory each layer of stage s holds at the peak: fwd_bytes of its held
  * micro-batches and step_bytes of all m, its states with or without its gradients
- * (the rows' other figures stay). */
+ * (the rows' other figures stay). A row that shared the row before's figures
+ * (fill_stage_rows: the same class) keeps sharing them where it holds as that one
+ * does, else takes a copy of its own (n_dp_rows ≤ n: a copy is made only of a row
+ * two of the stage's rows used). */
 static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                           uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
+    uint32_t was = UINT32_MAX; /* row i − 1's row of figures before this pass */
     for (uint32_t i = 0; i < n; i++) {
+        const uint32_t r = e->dp_row[i];
+        const bool shared = i > 0 && r == was;
+        was = r;
+        if (shared && held[i] == held[i - 1] && live[i] == live[i - 1]) {
+            e->dp_row[i] = e->dp_row[i - 1]; /* written for row i − 1 as for this one */
+            continue;
+        }
+        if (shared) {
+            copy_row(e, g->n, e->n_dp_rows, r);
+            e->dp_row[i] = e->n_dp_rows++;
+        }
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[row_layer(e, first, i)]];
+        const size_t at = (size_t)e->dp_row[i] * g->n;
         for (uint32_t j = 0; j < g->n; j++) {
-            e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
-            e->ms_bytes[(size_t)i * g->n + j] = peak_states(&lc[j], live[i]);
+            e->fwd_bytes[at + j] = lc[j].fwd_bytes * held[i] + lc[j].step_bytes * m;
+            e->ms_bytes[at + j] = peak_states(&lc[j], live[i]);
         }
     }
 }
@@ -1943,14 +1997,12 @@ static void add_recv_buffers(tsl_engine_t *e, const tsl_group_strategies_t *g,
 {
     bool vshape = tsl_pipesim_sched_is_v(plan->schedule);
     uint32_t bufs = tsl_pipeline_recv_buffers(s, plan->pp, plan->interleave, vshape);
-    if (bufs == 0 || n == 0)
+    if (bufs == 0 || n == 0 || !tsl_cost_pp_recv_held(env)) /* nothing to add to any row */
         return;
-    uint32_t i = 0;
-    while (i + 1 < n && !tsl_model_is_block(e->model, row_layer(e, first, i)))
-        i++;
+    const uint32_t i = recv_row(e, first, n); /* its own row of figures (own_row) */
     uint64_t bnd = e->model->layers[row_layer(e, first, i)].bnd_act_bytes;
     for (uint32_t j = 0; j < g->n; j++)
-        e->fwd_bytes[(size_t)i * g->n + j] +=
+        e->fwd_bytes[(size_t)e->dp_row[i] * g->n + j] +=
             (uint64_t)ceil((double)bufs * m * tsl_cost_pp_recv_bytes(env, &g->items[j], bnd, Bm));
 }
 
@@ -2035,7 +2087,7 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
 {
     double cum = 0.0, top = 0.0, ms = 0.0;
     for (uint32_t i = 0; i < n; i++) {
-        size_t k = (size_t)i * g->n + e->choice[i];
+        size_t k = (size_t)e->dp_row[i] * g->n + e->choice[i];
         const tsl_layer_cost_t *lc =
             &e->class_row[e->layer_class[row_layer(e, first, i)]][e->choice[i]];
         cum += (double)e->fwd_bytes[k] - (double)lc->grad_bytes;
@@ -2252,6 +2304,8 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
                                   .fwd_bytes = e->fwd_bytes,
                                   .bwd_bytes = e->bwd_bytes,
                                   .ms_bytes = e->ms_bytes,
+                                  .row_at = e->dp_row,
+                                  .n_rows = e->n_dp_rows,
                                   .n_layouts = e->n_layouts,
                                   .layout = e->stage_layout,
                                   .trans_pair_s = e->trans_s,
@@ -2279,6 +2333,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
         memcpy(held, held2, n * sizeof(*held));
         memcpy(live, live2, n);
         set_stage_act(e, g, first, n, m, held, live);
+        prob.n_rows = e->n_dp_rows; /* rows that held apart took their own */
         add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
         if (res.peak_bytes <= prob.budget_bytes)
@@ -2692,9 +2747,9 @@ static bool below_bar(const tsl_engine_t *e, const tsl_plan_t *plan, uint32_t s,
         return false;
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
     if (chunks)
-        k = fmin(k, e->least_k_s[s]);
+        k = tsl_min(k, e->least_k_s[s]);
     if (e->v_next) /* a V follows, its ranks other rows: its bound too (v_floor_stage) */
-        k = fmin(k, e->v_floor_s);
+        k = tsl_min(k, e->v_floor_s);
     return plan->n_micro * k * bar >= B;
 }
 
@@ -2733,7 +2788,7 @@ static bool v_floor_start(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
 {
     uint32_t count[TSL_PLAN_MAX_STAGES], L = e->model->n_layers;
     e->v_floor_s = 0;
-    if (!e->uniform_blocks || stage_twin(e, g->group_size, 1) != 0)
+    if (!uniform_blocks(e) || stage_twin(e, g->group_size, 1) != 0)
         return false;
     e->v_less_comm = (zb_schedules(e, P, m, first_layer) & TSL_SPACE_DUALPIPEV) &&
                      e->space->target != TSL_TARGET_TORCHTITAN && !e->knobs.fb_serial;
@@ -2775,12 +2830,12 @@ static bool v_part_sums(const tsl_engine_t *e, uint32_t from, uint32_t to, doubl
  * (where C > F + B, a = F + B and c = 0: the form at those is at most F + B). */
 static double v_fb_least_s(const tsl_engine_t *e, const double sum[3])
 {
-    double c = sum[2], a = fmin(sum[1], sum[0]);
+    double c = sum[2], a = tsl_min(sum[1], sum[0]);
     /* a flex dispatcher's k (fb_overlap_k) may fall below the cluster's, never below 1 */
     double k = e->knobs.moe_flex && e->knobs.etp <= 1 && tsl_engine_cost_mode(e) != TSL_COST_PAPER
                    ? 1.0
                    : e->cluster->overlap_slowdown;
-    return fmax(c, a) + (fmax(k, 1.0) - 1.0) * fmin(c, a);
+    return tsl_max(c, a) + (tsl_max(k, 1.0) - 1.0) * tsl_min(c, a);
 }
 
 /* After the plain configuration's stage s (its rows in model order, e->choice and
@@ -2794,7 +2849,7 @@ static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
         double *cls = &e->v_class_s[3 * e->layer_class[l]];
         if (isnan(cls[0])) {
             cls[0] = cls[1] = cls[2] = INFINITY;
-            for (uint32_t j = 0; j < g->n; j++) {
+            for (uint32_t j = 0; j < g->n; j++) { /* fmin: an infeasible row's ∞ − ∞ is NaN */
                 c = &row[j];
                 cls[0] = fmin(cls[0], c->fwd_s + c->bwd_s);
                 cls[1] = fmin(cls[1], c->comm_s);
@@ -2812,7 +2867,7 @@ static void v_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
         if (!v_part_sums(e, part[r], part[r + 1], sum) ||
             !v_part_sums(e, part[2 * P - 1 - r], part[2 * P - r], sum))
             continue;
-        most = fmax(most, e->v_less_comm ? v_fb_least_s(e, sum) : sum[0]);
+        most = tsl_max(most, e->v_less_comm ? v_fb_least_s(e, sum) : sum[0]);
     }
     e->v_floor_s = most;
 }

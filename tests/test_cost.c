@@ -18,6 +18,7 @@
 #include "cost.h"
 #include "cost_host_sync.h"
 #include "layer_dsv3.h"
+#include "minmax.h"
 #include "pipesim.h"
 #include "sdp_roots.h"
 #include "roofline.h"
@@ -155,6 +156,12 @@ static void test_env(void)
     CHECK(env.device_flops == vg->peak_flops * vg->efficiency, "V100 paces the block");
     CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
     CHECK(env.device_flops == ag->peak_flops * ag->efficiency, "A100-only block");
+    /* a type met again after another (each read once a run of nodes): still the V100 */
+    tsl_cluster_add_node(&c, &na, &err);
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 12, &err) == 0, "%s", err.msg);
+    CHECK(env.device_flops == vg->peak_flops * vg->efficiency && env.device_mem_bw == vg->mem_bw,
+          "A100, V100, A100: the V100 paces the block");
     tsl_cluster_free(&c);
 }
 
@@ -4647,8 +4654,105 @@ static void test_ds_step_host_sync(void)
     tsl_cluster_free(&c);
 }
 
+/* minmax.h's tsl_min / tsl_max give fmin's and fmax's value to the bit wherever no
+ * operand is NaN: zeros of either sign, infinities, subnormals, equal operands. */
+static void test_minmax(void)
+{
+    /* volatile: libm's fmin and fmax at run time, as the planner calls them (GCC may
+     * fold a constant fmin(+0, −0) otherwise) */
+    static volatile const double v[] = {0.0,     -0.0,  1.0,      -1.0,      0.5, 1e-310,
+                                        -1e-310, 3e300, INFINITY, -INFINITY, 2.0, 1.0 + 0x1p-52};
+    const size_t n = sizeof v / sizeof v[0];
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double a = fmin(v[i], v[j]), b = tsl_min(v[i], v[j]);
+            double c = fmax(v[i], v[j]), d = tsl_max(v[i], v[j]);
+            bad += memcmp(&a, &b, sizeof a) != 0 || memcmp(&c, &d, sizeof c) != 0;
+        }
+    CHECK(bad == 0, "tsl_min/tsl_max differ from fmin/fmax on %d of %zu pairs", bad, n * n);
+}
+
+/* tsl_cost_walks_nodes_alike: whether a cluster's nodes are alike (and of one GPU
+ * type), found once in the search's table of walks for every engine that keeps it —
+ * a change to the cluster afterwards is not seen (it does not change during a search),
+ * a table of another cluster's, or none, finds it again. Two types of the same figures
+ * are alike but not one type. */
+static void test_nodes_alike(void)
+{
+    tsl_cluster_t c, two;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    tsl_cluster_init(&two);
+    tsl_gpu_spec_t twin = *tsl_gpu_find("H100-80G");
+    snprintf(twin.name, sizeof twin.name, "H100-twin");
+    uint32_t a, b;
+    CHECK(tsl_cluster_add_gpu_type(&two, tsl_gpu_find("H100-80G"), &a, &err) == 0 &&
+              tsl_cluster_add_gpu_type(&two, &twin, &b, &err) == 0,
+          "%s", err.msg);
+    tsl_node_t na = {.n_gpus = 8, .gpu_type = a, .intra_bw = 450e9},
+               nb = {.n_gpus = 8, .gpu_type = b, .intra_bw = 450e9};
+    CHECK(tsl_cluster_add_node(&two, &na, &err) == 0 && tsl_cluster_add_node(&two, &nb, &err) == 0,
+          "%s", err.msg);
+    two.inter_bw = 50e9;
+    CHECK(tsl_cluster_finish(&two, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_is_homogeneous(&two), "two types of the same figures: alike nodes");
+    CHECK(tsl_cost_walks_nodes_alike(NULL, &two, false) &&
+              !tsl_cost_walks_nodes_alike(NULL, &two, true),
+          "two types of the same figures: alike, not one type");
+
+    tsl_cost_walks_t *w = tsl_cost_walks_new(&c);
+    CHECK(w != NULL, "walks");
+    if (w != NULL) {
+        CHECK(tsl_cost_walks_nodes_alike(w, &c, true) && tsl_cost_walks_nodes_alike(w, &c, false),
+              "one type, alike");
+        c.nodes[3].intra_bw /= 2; /* after the first call: the table's answer stands */
+        CHECK(tsl_cost_walks_nodes_alike(w, &c, true), "found once per table");
+        CHECK(!tsl_cost_walks_nodes_alike(NULL, &c, false), "no table: found now");
+        CHECK(tsl_cost_walks_nodes_alike(w, &two, false) &&
+                  !tsl_cost_walks_nodes_alike(w, &two, true),
+              "another cluster's table: found now");
+        tsl_cost_walks_free(w);
+    }
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&two);
+}
+
+/* tsl_cost_pp_recv_held: torch.distributed.pipelining's receive buffers are kept only
+ * in a pipeline of several under torch's loss, neither autocast nor PAPER; where not,
+ * every strategy's figure is 0 (the engine adds nothing to any row then). */
+static void test_recv_held(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    env.mode = TSL_COST_STACK; /* make_env's is PAPER */
+    env.pipelined = true;
+    env.knobs.loss_impl = TSL_LOSS_TORCH;
+    CHECK(tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) > 0,
+          "torch's loss in a pipeline: held");
+    env.knobs.autocast = true;
+    CHECK(!tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) == 0,
+          "autocast: none");
+    env.knobs.autocast = false;
+    env.mode = TSL_COST_PAPER;
+    CHECK(!tsl_cost_pp_recv_held(&env), "PAPER: none");
+    env.mode = TSL_COST_STACK;
+    env.knobs.loss_impl = TSL_LOSS_MEGATRON;
+    CHECK(!tsl_cost_pp_recv_held(&env) && tsl_cost_pp_recv_bytes(&env, &s, 1 << 20, 2) == 0,
+          "Megatron's loss: none");
+    env.knobs.loss_impl = TSL_LOSS_TORCH;
+    env.pipelined = false;
+    CHECK(!tsl_cost_pp_recv_held(&env), "one stage: none");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_minmax();
+    test_recv_held();
+    test_nodes_alike();
     test_knobs_fp16();
     test_opt_step();
     test_ds_step_host_sync();

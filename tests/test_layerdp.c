@@ -939,6 +939,125 @@ out:
     tsl_layerdp_ws_free(fresh);
 }
 
+/* row_at: layers whose figures are the same (a model's blocks) name one row of them
+ * instead of a copy each — the same plans and figures, to the bit, as every layer's
+ * own row, in both forms of R, with runs and rows named again after others; a row past
+ * n_rows, n_rows 0, or a bad time in a shared row is refused naming the field. */
+static void test_shared_rows(void)
+{
+    enum { BL = 24, BS = 20, BB = 600, BR = 4 };
+    tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(BL, BS, BB), *fresh = tsl_layerdp_ws_new(BL, BS, BB);
+    CHECK(ws && fresh, "workspaces");
+    if (!ws || !fresh)
+        goto out;
+    static double time[BL * BS], rtime[BR * BS], pair[BL * BS * BS], full[BL * BS * BS];
+    static uint64_t f[BL * BS], b[BL * BS], ms[BL * BS], rf[BR * BS], rb[BR * BS], rms[BR * BS];
+    static uint32_t layout[BS], at[BL];
+    lcg_t r = {777};
+    int bad = 0, plans = 0;
+    for (int it = 0; it < 120; it++) {
+        uint32_t L = 1 + rnd_below(&r, BL), S = 1 + rnd_below(&r, BS), K = 1 + S / 3;
+        uint32_t R = 1 + rnd_below(&r, BR);
+        bool full_form = it % 3 == 2;
+        for (uint32_t j = 0; j < S; j++)
+            layout[j] = rnd_below(&r, K);
+        for (uint32_t k = 0; k < R * S; k++) {
+            rtime[k] = rnd_below(&r, 10) == 0 ? INFINITY : 0.5 + rnd_unit(&r);
+            rf[k] = rnd_below(&r, 40000);
+            rms[k] = rnd_below(&r, 20000);
+            rb[k] = rnd_below(&r, 2) ? 0 : rnd_below(&r, 60000);
+        }
+        for (uint32_t l = 0; l < L; l++) { /* runs of one row, and rows named again */
+            at[l] = l == 0 || rnd_below(&r, 3) == 0 ? rnd_below(&r, R) : at[l - 1];
+            memcpy(time + (size_t)l * S, rtime + (size_t)at[l] * S, S * sizeof(double));
+            memcpy(f + (size_t)l * S, rf + (size_t)at[l] * S, S * sizeof(uint64_t));
+            memcpy(b + (size_t)l * S, rb + (size_t)at[l] * S, S * sizeof(uint64_t));
+            memcpy(ms + (size_t)l * S, rms + (size_t)at[l] * S, S * sizeof(uint64_t));
+        }
+        for (uint32_t k = 0; k < L * K * K; k++)
+            pair[k] = rnd_below(&r, 3) == 0 ? 0.0 : 0.2 * rnd_unit(&r);
+        for (uint32_t l = 0; l < L; l++)
+            for (uint32_t i = 0; i < S; i++)
+                for (uint32_t j = 0; j < S; j++)
+                    full[((size_t)l * S + i) * S + j] =
+                        pair[((size_t)l * K + layout[i]) * K + layout[j]];
+        tsl_layerdp_problem_t own = {.n_layers = L,
+                                     .n_strategies = S,
+                                     .time_s = time,
+                                     .fwd_bytes = f,
+                                     .bwd_bytes = b,
+                                     .ms_bytes = ms,
+                                     .budget_bytes = 1000 * (uint64_t)rnd_below(&r, BB + 1),
+                                     .bucket_bytes = 1000},
+                              shared;
+        if (full_form) {
+            own.trans_full_s = full;
+        } else {
+            own.n_layouts = K;
+            own.layout = layout;
+            own.trans_pair_s = pair;
+        }
+        shared = own;
+        shared.time_s = rtime;
+        shared.fwd_bytes = rf;
+        shared.bwd_bytes = rb;
+        shared.ms_bytes = rms;
+        shared.row_at = at;
+        shared.n_rows = R;
+        uint32_t c1[BL] = {0}, c2[BL] = {0};
+        tsl_layerdp_result_t r1, r2;
+        int rc1 = tsl_layerdp_solve(&own, fresh, c1, &r1, NULL);
+        int rc2 = tsl_layerdp_solve(&shared, ws, c2, &r2, NULL);
+        if (rc1 != 0 || rc2 != 0 || memcmp(c1, c2, sizeof(c1)) != 0 ||
+            memcmp(&r1, &r2, sizeof(r1)) != 0 ||
+            (r1.time_s < INFINITY && (tsl_layerdp_time_s(&shared, c2) != r1.time_s ||
+                                      tsl_layerdp_peak_bytes(&shared, c2) != r1.peak_bytes)))
+            bad++;
+        plans += r1.time_s < INFINITY;
+    }
+    CHECK(bad == 0, "shared rows differ from each layer's own on %d of 120 solves", bad);
+    CHECK(plans > 30, "only %d of 120 solves found a plan", plans);
+
+    /* bad input: a row past n_rows, no rows, a NaN time in a shared row */
+    tsl_layerdp_problem_t p = {.n_layers = 3,
+                               .n_strategies = 2,
+                               .time_s = rtime,
+                               .fwd_bytes = rf,
+                               .bwd_bytes = rb,
+                               .ms_bytes = rms,
+                               .row_at = (const uint32_t[]){0, 1, 2},
+                               .n_rows = 2,
+                               .n_layouts = 1,
+                               .layout = (const uint32_t[]){0, 0},
+                               .trans_pair_s = (const double[]){0.5, 0.5, 0.5},
+                               .budget_bytes = 100000,
+                               .bucket_bytes = 1000};
+    for (uint32_t k = 0; k < 4; k++) {
+        rtime[k] = 1.0 + k / 2;
+        rf[k] = rb[k] = rms[k] = 0;
+    }
+    tsl_err_t err = {0};
+    uint32_t c[3];
+    tsl_layerdp_result_t res;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "row_at[l=2]: 2 is not below n_rows 2"),
+          "row_at past n_rows: %s", err.msg);
+    p.n_rows = 0;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_rows: 0"),
+          "n_rows 0: %s", err.msg);
+    p.row_at = (const uint32_t[]){1, 0, 1};
+    p.n_rows = 2;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == 0 && res.time_s == 2.0 + 1.0 + 2.0 + 1.0,
+          "rows 1, 0, 1 with R 0.5 each move: %s (%g)", err.msg, res.time_s);
+    rtime[3] = NAN;
+    CHECK(tsl_layerdp_solve(&p, ws, c, &res, &err) == -1 && strstr(err.msg, "time_s[row=1, j=1]"),
+          "NaN in a shared row: %s", err.msg);
+    printf("shared rows: 120 solves agree with each layer's own (%d with a plan)\n", plans);
+out:
+    tsl_layerdp_ws_free(ws);
+    tsl_layerdp_ws_free(fresh);
+}
+
 /* Each layer's buckets ⌈bytes / bucket⌉ exact at sizes past 2^53, where a double
  * cannot hold the bytes: two layers, budget 2k + 1 buckets less a byte (E = 2k). The
  * DP fits a pair whose buckets sum to 2k and never one of 2k + 1, however few bytes
@@ -1009,6 +1128,7 @@ int main(void)
     test_reuse(ws);
     test_kernels_agree();
     test_shared_matrices();
+    test_shared_rows();
     test_bucket_rounding();
     tsl_layerdp_ws_free(ws);
     printf("%d random instances checked against brute force\n", checked);
