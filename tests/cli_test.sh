@@ -110,6 +110,9 @@ expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
 # a module list naming nothing (an unset shell variable) refused, not planned without them
 expect 2 "recompute-modules: '' names no module; give one or more of moe_act" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --recompute-modules ""
+# an empty item ("mlp,$MORE,moe" with MORE unset) refused, not planned with the others
+expect 2 "recompute-modules: 'mlp, ,moe': item 2 is empty" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --recompute-modules "mlp, ,moe"
 # a whole number past 2^64 is out of range, not "not a whole number"
 expect 2 "batch: 99999999999999999999 is out of range; must be 1..1048576" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 99999999999999999999
