@@ -805,6 +805,17 @@ static void read_deepseek_moe(reader_t *r, tsl_arch_spec_t *sp, bool v3)
             n++;
         }
     }
+    /* n_routed_experts says the model has experts, and no layer would hold them:
+     * transformers builds every layer dense then, but a config that says both is a
+     * slip (num_hidden_layers cut for a small run with DeepSeek-V3's 3 dense layers
+     * kept) more often than a wish, and it was planned as a dense model without a
+     * word. A dense model leaves n_routed_experts out (or null). */
+    if (n == 0 && sp->layers > 0 && freq > 0)
+        note_bad(r,
+                 "first_k_dense_replace: %u (moe_layer_freq %u) leaves no MoE layer among "
+                 "num_hidden_layers %u, yet n_routed_experts is %u; lower "
+                 "first_k_dense_replace, or leave n_routed_experts out (null) for a dense model",
+                 first, freq, sp->layers, sp->experts);
     if (n == 0)
         sp->experts = 0;
 }
