@@ -87,6 +87,14 @@ static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *r
                               "devices[%zu].index: %u is given twice", i, d->index);
                 return false;
             }
+            /* one GPU listed twice: the registered cluster counted it as two */
+            if (d->uuid[0] && strcmp(req->devices[j]->uuid, d->uuid) == 0) {
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                              "devices[%zu].uuid: '%s' is devices[%zu]'s too; one GPU, one "
+                              "device",
+                              i, d->uuid, j);
+                return false;
+            }
         }
         devs[i] = (tsl_reg_device_t){.index = d->index,
                                      .model = d->model,

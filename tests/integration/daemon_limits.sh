@@ -113,6 +113,10 @@ print("after:", call("ReportProfile", R, report(0.005, rid="r8"))[0])
 r = pb.RegisterRequest(hostname="node-b\nINFO forged", devices=[pb.Device(
     index=0, model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-2")])
 print("newline:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToString())[0].replace("\n", "<NL>"))
+# one GPU listed twice (one UUID on two indices): the registered cluster counted two
+r = pb.RegisterRequest(hostname="node-c", devices=[pb.Device(
+    index=i, model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-3") for i in (0, 1)])
+print("uuidtwice:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToString())[0])
 EOF
 sed 's/^/  /' "$TMPD/registry.out"
 grep_out() {
@@ -132,6 +136,8 @@ grep_out "a GEMM label 'inf' is refused" \
 grep_out "a figure twice in one report is refused" \
     '^twice: INVALID_ARGUMENT measurements\[1\]: gemm_fwd .* is measurements\[0\] again'
 grep_out "a report after the refusals is stored" '^after: OK'
+grep_out "one UUID on two devices is refused" \
+    "^uuidtwice: INVALID_ARGUMENT devices\\[1\\]\\.uuid: 'GPU-3' is devices\\[0\\]'s too"
 grep_out "a hostname with a newline is refused, shown escaped" \
     "^newline: INVALID_ARGUMENT hostname: 'node-b\\\\nINFO forged' must be 1 to 127 printable"
 
