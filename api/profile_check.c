@@ -169,13 +169,114 @@ int tsl_profile_check_outliers(const Tessel__V1__ReportProfileRequest *req,
     return 0;
 }
 
+/* The labels tesseld reads back as numbers (registry_plan.c, registry_cluster.c:
+ * a GEMM's shape, a block's, a collective's group and size) and the largest each may
+ * be; tessel-worker writes them with %u / %llu. atof took "inf" as a GEMM of
+ * infinite work (an infinite achieved FLOP/s in the profile the planner is given) and "1e3" or "0x10"
+ * as numbers no worker writes. */
+static const struct {
+    const char *key;
+    uint64_t max;
+} NUM_LABELS[] = {
+    {"m", UINT32_MAX},  {"n", UINT32_MAX},     {"k", UINT32_MAX}, {"batch", UINT32_MAX},
+    {"h", UINT32_MAX},  {"s", UINT32_MAX},     {"a", UINT32_MAX}, {"mb", UINT32_MAX},
+    {"tp", UINT32_MAX}, {"group", UINT32_MAX}, {"f", UINT32_MAX}, {"bytes", INT64_MAX},
+};
+
+/* v a whole decimal number 0..max, "f" may end in 'g' (a gated FFN). */
+static bool whole_label(const char *key, const char *v, uint64_t max)
+{
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || n > 19 || (v[n] != '\0' && !(strcmp(key, "f") == 0 && strcmp(v + n, "g") == 0)))
+        return false;
+    return strtoull(v, NULL, 10) <= max;
+}
+
+int tsl_profile_check_labels(const Tessel__V1__Measurement *m, size_t i, tsl_err_t *err)
+{
+    for (size_t a = 0; a < m->n_labels; a++) {
+        const char *key = m->labels[a]->key, *v = m->labels[a]->value;
+        for (size_t b = 0; b < a; b++)
+            if (strcmp(m->labels[b]->key, key) == 0)
+                return tsl_err_setc(err, TSL_E_INVALID,
+                                    "measurements[%zu].labels: '%s' is given twice (%s): one "
+                                    "value a label",
+                                    i, key, m->name);
+        for (size_t k = 0; k < sizeof NUM_LABELS / sizeof NUM_LABELS[0]; k++)
+            if (strcmp(NUM_LABELS[k].key, key) == 0 && !whole_label(key, v, NUM_LABELS[k].max))
+                return tsl_err_setc(err, TSL_E_INVALID,
+                                    "measurements[%zu].labels: %s '%.40s' (%s) is not a whole "
+                                    "decimal number 0..%" PRIu64 "%s",
+                                    i, key, v, m->name, NUM_LABELS[k].max,
+                                    strcmp(key, "f") == 0 ? ", with a 'g' for a gated FFN" : "");
+    }
+    return 0;
+}
+
+/* One figure's key: its name, device and labels as the store spells them. */
+typedef struct {
+    const char *name;
+    int64_t device;
+    char *labels;
+    size_t i;
+} fig_key_t;
+
+static int fig_cmp(const void *pa, const void *pb)
+{
+    const fig_key_t *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    if (c == 0)
+        c = (a->device > b->device) - (a->device < b->device);
+    if (c == 0)
+        c = strcmp(a->labels, b->labels);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, tsl_err_t *err)
+{
+    size_t n = req->n_measurements;
+    fig_key_t *k = calloc(n ? n : 1, sizeof *k);
+    int rc = k ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "ReportProfile: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const Tessel__V1__Measurement *m = req->measurements[i];
+        k[i] = (fig_key_t){.name = m->name,
+                           .device = m->per_device ? (int64_t)m->device_index : -1,
+                           .labels = labels_text(m),
+                           .i = i};
+        if (!k[i].labels)
+            rc = tsl_err_setc(err, TSL_E_NOMEM, "ReportProfile: out of memory");
+    }
+    if (rc == 0)
+        qsort(k, n, sizeof *k, fig_cmp);
+    for (size_t i = 1; rc == 0 && i < n; i++) {
+        fig_key_t a = k[i - 1], b = k[i];
+        if (strcmp(a.name, b.name) == 0 && a.device == b.device && strcmp(a.labels, b.labels) == 0)
+            rc = tsl_err_setc(err, TSL_E_INVALID,
+                              "measurements[%zu]: %s %s on %s is measurements[%zu] again; a "
+                              "report gives each figure once",
+                              b.i, b.name, b.labels, b.device < 0 ? "the node" : "its device", a.i);
+    }
+    for (size_t i = 0; k && i < n; i++)
+        free(k[i].labels);
+    free(k);
+    return rc;
+}
+
 int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, int64_t now,
                              tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err)
 {
+    /* an empty report would become the node's newest and replace its stored profile
+     * with nothing (the aggregate takes each worker's newest report) */
+    if (req->n_measurements == 0)
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "measurements: none given; a report holds at least one figure");
     if (tsl_profile_check_time(req->measured_unix, now, err) != 0)
         return -1;
     for (size_t i = 0; i < req->n_measurements; i++)
-        if (tsl_profile_check_figure(req->measurements[i], i, err) != 0)
+        if (tsl_profile_check_labels(req->measurements[i], i, err) != 0 ||
+            tsl_profile_check_figure(req->measurements[i], i, err) != 0)
             return -1;
+    if (tsl_profile_check_duplicates(req, err) != 0)
+        return -1;
     return tsl_profile_check_outliers(req, prior, n_prior, err);
 }

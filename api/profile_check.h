@@ -51,6 +51,17 @@ typedef struct tsl_profile_prior {
  * refused, naming the known ones). */
 int tsl_profile_check_figure(const Tessel__V1__Measurement *m, size_t i, tsl_err_t *err);
 
+/* Measurement i's labels: no key given twice (the store kept the last one), and
+ * the labels tesseld reads as numbers — a GEMM's m, n, k, batch; a block's h, s,
+ * a, f (digits, then 'g' for a gated FFN), mb, tp; a collective's group (each
+ * 0..2^32-1) and bytes (0..2^63-1) — whole decimal numbers, as tessel-worker writes
+ * them ("inf" read as an infinite GEMM, "1e3" or "0x10" as numbers). */
+int tsl_profile_check_labels(const Tessel__V1__Measurement *m, size_t i, tsl_err_t *err);
+
+/* No figure (name, device or node, labels) given twice in one report: the
+ * aggregate averaged the two as if two workers had measured them. O(n log n). */
+int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, tsl_err_t *err);
+
 /* measured_unix 0 (now) or within [now - MAX_AGE, now + MAX_SKEW]. */
 int tsl_profile_check_time(int64_t measured_unix, int64_t now, tsl_err_t *err);
 
@@ -61,7 +72,8 @@ int tsl_profile_check_time(int64_t measured_unix, int64_t now, tsl_err_t *err);
 int tsl_profile_check_outliers(const Tessel__V1__ReportProfileRequest *req,
                                tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err);
 
-/* All of the above, in that order. */
+/* At least one figure, then all of the above: the time, each figure's labels and
+ * bounds, the duplicates, the history. */
 int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, int64_t now,
                              tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err);
 

@@ -13,6 +13,7 @@
 #include "cluster_json.h"
 #include "hf_config.h"
 #include "mtp.h"
+#include "names.h"
 #include "target.h"
 
 /* ---- request fields ↔ proto, by name ---------------------------------------- */
@@ -108,14 +109,12 @@ const char *tsl_request_proto_mismatch(const ProtobufCMessageDescriptor *desc, b
 /* ---- checks ------------------------------------------------------------------- */
 
 /* 1..TSL_REQUEST_MAX_NODE printable characters without quotes: one clean token
- * in the cluster document, tables and logs (the Registry's rule for hostnames). */
+ * in the cluster document, tables and logs (names.h; the Registry's rule for
+ * hostnames, a backslash refused as there). */
 static bool node_name_ok(const char *v)
 {
     size_t n = strlen(v);
-    bool ok = n > 0 && n <= TSL_REQUEST_MAX_NODE;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (unsigned char)v[i] >= ' ' && v[i] != 0x7f && v[i] != '"' && v[i] != '\\';
-    return ok;
+    return n > 0 && n <= TSL_REQUEST_MAX_NODE && tsl_name_bad_char(v, "\\") == NULL;
 }
 
 int tsl_request_check_registered(const Tessel__V1__RegisteredCluster *r, tsl_err_t *err)
@@ -125,12 +124,14 @@ int tsl_request_check_registered(const Tessel__V1__RegisteredCluster *r, tsl_err
     if (r->n_nodes > TSL_REQUEST_MAX_NODES)
         return tsl_err_set(err, "cluster.registered.nodes: %zu names is above the limit %u",
                            r->n_nodes, TSL_REQUEST_MAX_NODES);
+    char shown[TSL_ERR_SHOWN_MAX(60)];
     for (size_t i = 0; i < r->n_nodes; i++) {
         if (!node_name_ok(r->nodes[i]))
             return tsl_err_set(err,
-                               "cluster.registered.nodes[%zu]: '%.60s' must be 1 to %u printable "
+                               "cluster.registered.nodes[%zu]: '%s' must be 1 to %u printable "
                                "characters without quotes",
-                               i, r->nodes[i], TSL_REQUEST_MAX_NODE);
+                               i, tsl_err_shown(r->nodes[i], 60, shown, sizeof shown),
+                               TSL_REQUEST_MAX_NODE);
         for (size_t k = 0; k < i; k++)
             if (strcmp(r->nodes[k], r->nodes[i]) == 0)
                 return tsl_err_set(err, "cluster.registered.nodes[%zu]: '%s' is named twice", i,

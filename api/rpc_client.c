@@ -300,7 +300,9 @@ static void set_status(tsl_rpc_status_t *st, grpc_status_code code, const char *
     snprintf(st->message, sizeof(st->message), fmt, a);
 }
 
-/* Copies the status details into st as one line (newlines become "; "). */
+/* Copies the status details into st as one line (newlines become "; ", any other
+ * control byte '?': a server's message is printed on the caller's terminal, where
+ * an escape sequence in it would act). */
 static void fill_status(tsl_rpc_status_t *st, grpc_status_code code, grpc_slice details)
 {
     size_t n = GRPC_SLICE_LENGTH(details), j = 0;
@@ -316,7 +318,8 @@ static void fill_status(tsl_rpc_status_t *st, grpc_status_code code, grpc_slice 
                 st->message[j++] = ' ';
             }
         } else {
-            st->message[j++] = p[i];
+            unsigned char c = (unsigned char)p[i];
+            st->message[j++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
         }
     }
     st->message[j] = '\0';

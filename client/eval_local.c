@@ -121,27 +121,6 @@ static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
     return tsl_target_mtp_depths(t, own, mtp_layers, no_mtp);
 }
 
-/* A plan document's model.tokens_per_sample, the sequence its figures assume, into
- * *seq_len (0 where absent or null): a whole number 1..2^32-1, not a string (read as
- * absent: the preset's own length) nor 2^32 + 512 (read as 512) — either would
- * price the plan at another sequence than it says without a word. */
-static int doc_seq_len(const json_t *jm, uint32_t *seq_len, tsl_err_t *err)
-{
-    const json_t *v = json_object_get(jm, "tokens_per_sample");
-    *seq_len = 0;
-    if (v == NULL || json_is_null(v))
-        return 0;
-    if (!json_is_integer(v))
-        return tsl_err_set(err, "model.tokens_per_sample: expected a whole number >= 1, got %s",
-                           tsl_json_type_name(v));
-    json_int_t n = json_integer_value(v);
-    if (n < 1 || n > (json_int_t)UINT32_MAX)
-        return tsl_err_set(err, "model.tokens_per_sample: %lld is out of range; expected 1..%u",
-                           (long long)n, UINT32_MAX);
-    *seq_len = (uint32_t)n;
-    return 0;
-}
-
 /* --model/--hf-config, or the plan document's model when it names a preset;
  * in->po keeps the options it was loaded by. */
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -172,12 +151,12 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
     /* the document's model: a preset by any spelling, an HF config by its name (not
-     * one from standard input, which cannot be read again at another sequence) */
+     * one from standard input, which cannot be read again at another sequence);
+     * eval_doc.h's rule, tesseld's EvaluatePlan's too */
     bool again = !po->hf_config || strcmp(po->hf_config, "-") != 0;
-    if (doc_model && !po->seq_len && again && strcasecmp(in->model.name, doc_model) == 0 &&
-        doc_seq_len(jm, &doc_seq, err) != 0)
+    if (!po->seq_len && again && tsl_eval_doc_seq_len(in->doc, &in->model, &doc_seq, err) != 0)
         return tsl_err_prefix(err, "plan: %s", eo->plan_file);
-    if (doc_seq && doc_seq != in->model.tokens_per_sample) {
+    if (doc_seq) {
         tsl_model_free(&in->model);
         po->seq_len = doc_seq;
         if (tsl_plan_load_model(po, &in->model, err) != 0)

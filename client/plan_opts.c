@@ -15,6 +15,7 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "export.h"
+#include "names.h"
 #include "path_kind.h"
 #include "remote.h"
 #include "roofline.h"
@@ -176,13 +177,14 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
 int tsl_model_name_check(const char *name, tsl_err_t *err)
 {
     size_t n = strlen(name);
+    char shown[TSL_ERR_SHOWN_MAX(64)];
+    tsl_err_shown(name, 64, shown, sizeof shown); /* a newline would break the message */
     if (n == 0 || n >= TSL_NAME_MAX)
-        return tsl_err_set(err, "name: '%s' must be 1 to %d characters", name, TSL_NAME_MAX - 1);
+        return tsl_err_set(err, "name: '%s' must be 1 to %d characters", shown, TSL_NAME_MAX - 1);
     if (strspn(name, " \t") == n)
-        return tsl_err_set(err, "name: '%s' is only blanks; give the model a name", name);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f || name[i] == '/' || name[i] == '"')
-            return tsl_err_set(err, "name: '%s' holds a '/', a quote or a control character", name);
+        return tsl_err_set(err, "name: '%s' is only blanks; give the model a name", shown);
+    if (tsl_name_bad_char(name, "/"))
+        return tsl_err_set(err, "name: '%s' holds a '/', a quote or a control character", shown);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eval.h"
 #include "eval_doc.h"
@@ -93,6 +94,41 @@ void tsl_eval_doc_mtp(const json_t *doc, uint32_t *mtp_layers, bool *no_mtp)
     tsl_request_from_json(req, &r);
     *mtp_layers = r.mtp_layers;
     *no_mtp = r.no_mtp;
+}
+
+/* A plan document's model.tokens_per_sample into *seq_len (0 where absent or null):
+ * a whole number 1..2^32-1, not a string (read as absent: the preset's own length)
+ * nor 2^32 + 512 (read as 512) — either would price the plan at another sequence
+ * than it says without a word. */
+static int doc_tokens(const json_t *jm, uint32_t *seq_len, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(jm, "tokens_per_sample");
+    *seq_len = 0;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v))
+        return tsl_err_set(err, "model.tokens_per_sample: expected a whole number >= 1, got %s",
+                           tsl_json_type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < 1 || n > (json_int_t)UINT32_MAX)
+        return tsl_err_set(err, "model.tokens_per_sample: %lld is out of range; expected 1..%u",
+                           (long long)n, UINT32_MAX);
+    *seq_len = (uint32_t)n;
+    return 0;
+}
+
+int tsl_eval_doc_seq_len(const json_t *doc, const tsl_model_t *m, uint32_t *seq_len, tsl_err_t *err)
+{
+    const json_t *jm = json_object_get(doc, "model");
+    const char *name = json_string_value(json_object_get(jm, "name"));
+    uint32_t n = 0;
+    *seq_len = 0;
+    if (name == NULL || strcasecmp(name, m->name) != 0)
+        return 0;
+    if (doc_tokens(jm, &n, err) != 0)
+        return -1;
+    *seq_len = n != m->tokens_per_sample ? n : 0;
+    return 0;
 }
 
 /* The search for the same model, cluster, budget and batch, under the stack

@@ -78,6 +78,23 @@ int tsl_eval_doc_target(const json_t *doc, bool given, uint32_t asked, uint32_t 
 void tsl_eval_doc_mtp(const json_t *doc, uint32_t *mtp_layers, bool *no_mtp);
 
 /*
+ * The sequence a plan document's figures assume, for an evaluation that asks for
+ * none (no --seq-len, no configuration's, EvaluatePlanRequest.request.seq_len 0):
+ * m is the model the evaluation names (a preset, an HF config, or the document's
+ * own model) loaded at its own sequence. Where the document's model.name is m's
+ * name (any case) and its model.tokens_per_sample another length than m's,
+ * *seq_len is that length, the sequence to load m again at (a plan searched at
+ * --seq-len 512 was priced at the preset's 1024); else 0: the model as loaded (a
+ * document of another model, none (a <plan> object), no tokens_per_sample, or the
+ * model's own length — a ViT's 197 tokens, which its image sets and no sequence
+ * asked for may change). tokens_per_sample other than a whole number 1..2^32-1 or
+ * null fails naming it. One rule for `tesselctl eval --plan` and
+ * Planner.EvaluatePlan.
+ */
+int tsl_eval_doc_seq_len(const json_t *doc, const tsl_model_t *m, uint32_t *seq_len,
+                         tsl_err_t *err);
+
+/*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,
  * runs the search for the same batch (hooks may be NULL: progress and cancel of
  * the search). Returns 0 with *doc (a new reference), or -1 with err:

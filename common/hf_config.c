@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "json_num.h"
+#include "names.h"
 
 #define SUPPORTED                                                                                  \
     "gpt2, bert, roberta, t5, vit, llama, mistral, mistral3, qwen2, gpt_neox, bloom, falcon, "     \
@@ -804,6 +805,17 @@ static void read_deepseek_moe(reader_t *r, tsl_arch_spec_t *sp, bool v3)
             n++;
         }
     }
+    /* n_routed_experts says the model has experts, and no layer would hold them:
+     * transformers builds every layer dense then, but a config that says both is a
+     * slip (num_hidden_layers cut for a small run with DeepSeek-V3's 3 dense layers
+     * kept) more often than a wish, and it was planned as a dense model without a
+     * word. A dense model leaves n_routed_experts out (or null). */
+    if (n == 0 && sp->layers > 0 && freq > 0)
+        note_bad(r,
+                 "first_k_dense_replace: %u (moe_layer_freq %u) leaves no MoE layer among "
+                 "num_hidden_layers %u, yet n_routed_experts is %u; lower "
+                 "first_k_dense_replace, or leave n_routed_experts out (null) for a dense model",
+                 first, freq, sp->layers, sp->experts);
     if (n == 0)
         sp->experts = 0;
 }
@@ -1343,18 +1355,15 @@ static void default_name(const json_t *root, const char *type, char *buf, size_t
  * --name. from: what the name came from, for the message. */
 static int check_name(const char *use, const char *from, tsl_err_t *err)
 {
+    if (tsl_name_bad_char(use, NULL) == NULL) /* names.h: the rule tesselctl's --name keeps */
+        return 0;
     char shown[TSL_NAME_MAX];
-    bool bad = false;
     size_t i = 0;
     for (; use[i] && i + 1 < sizeof shown; i++) {
         unsigned char c = (unsigned char)use[i];
-        bool ctl = c < 0x20 || c == 0x7f;
-        bad |= ctl || c == '"';
-        shown[i] = ctl ? '?' : (char)c;
+        shown[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
     }
     shown[i] = '\0';
-    if (!bad)
-        return 0;
     return tsl_err_set(err,
                        "%s: the model's name '%s' holds a quote or a control character (shown "
                        "as ?); give the model a name with --name",

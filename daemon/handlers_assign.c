@@ -25,6 +25,8 @@
 #include "handlers.h"
 #include "handlers_check.h"
 #include "log.h"
+#include "names.h"
+#include "request.h"
 #include "server_auth.h"
 #include "trial_run.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -90,6 +92,29 @@ static bool check_report(tsl_call_t *call, const Tessel__V1__ReportTrialRequest 
         if (!tsl_check_id(call, field, req->phase_s[i]->key, 15) ||
             !finite_nonneg(call, field, req->phase_s[i]->value))
             return false;
+        for (size_t j = 0; j < i; j++) /* a map key sent twice: the last one was kept */
+            if (strcmp(req->phase_s[j]->key, req->phase_s[i]->key) == 0) {
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                              "%s: '%s' is given twice; one time a phase", field,
+                              req->phase_s[i]->key);
+                return false;
+            }
+    }
+    /* the rank's peak, stored as a signed 64-bit figure: 2^64 - 1 read back as -1 */
+    if (req->peak_bytes > TSL_REQUEST_MAX_DEVICE_MEMORY) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "peak_bytes: %llu is above the physical bound %llu (16 TiB)",
+                      (unsigned long long)req->peak_bytes,
+                      (unsigned long long)TSL_REQUEST_MAX_DEVICE_MEMORY);
+        return false;
+    }
+    /* host:port the other ranks connect to, and a log line: one token */
+    if (req->rendezvous[0] && tsl_name_bad_char(req->rendezvous, " \\") != NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(60)];
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "rendezvous: '%s' holds a space, a quote, a backslash or a control character",
+                      tsl_err_shown(req->rendezvous, 60, shown, sizeof shown));
+        return false;
     }
     if (strlen(req->rendezvous) > 255 || req->nccl_unique_id.len > TSL_TRIAL_NCCL_ID) {
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
@@ -178,6 +203,19 @@ static void failure_reason(tsl_call_t *call, const tsl_trial_t *t, uint32_t rank
     }
 }
 
+/* A rank's error text (its first 400 bytes) as one line: a control byte as a space.
+ * It is logged, stored, and shown by `trial show` and the status page; a newline in it
+ * wrote a log line of the worker's making, an escape sequence acted on a terminal. */
+static void one_line(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    for (; src[n] && n < 400 && n + 1 < cap; n++) {
+        unsigned char c = (unsigned char)src[n];
+        dst[n] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+    }
+    dst[n] = '\0';
+}
+
 /* A result or an error of one rank; false after answering with an error. */
 static bool take_result(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *req,
                         const tsl_trial_t *t)
@@ -193,7 +231,7 @@ static bool take_result(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *
     r.peak_bytes = req->peak_bytes;
     r.oom = req->oom;
     r.loss = req->loss;
-    snprintf(r.error, sizeof r.error, "%.400s", req->error);
+    one_line(r.error, sizeof r.error, req->error);
     phases_json(req, r.phase_json, sizeof r.phase_json);
     if (!r.error[0] && !r.oom && r.iter_time_s <= 0) {
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,

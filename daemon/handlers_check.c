@@ -16,7 +16,9 @@ static bool id_char(char c)
     return (unsigned char)c > ' ' && c != 0x7f && c != '"' && c != '\\';
 }
 
-/* 1..max characters that ok accepts; else the failure says they must be `what`. */
+/* 1..max characters that ok accepts; else the failure says they must be `what`,
+ * the value shown escaped (err.h tsl_err_shown): 't-\x1b[2J' sent an escape
+ * sequence back to the caller's terminal in the message. */
 static bool check_chars(tsl_call_t *call, const char *field, const char *v, size_t max,
                         bool (*ok_char)(char c), const char *what)
 {
@@ -24,9 +26,10 @@ static bool check_chars(tsl_call_t *call, const char *field, const char *v, size
     bool ok = n > 0 && n <= max;
     for (size_t i = 0; ok && i < n; i++)
         ok = ok_char(v[i]);
+    char shown[TSL_ERR_SHOWN_MAX(60)];
     if (!ok)
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: '%.60s' must be 1 to %zu %s", field,
-                      v, max, what);
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: '%s' must be 1 to %zu %s", field,
+                      tsl_err_shown(v, 60, shown, sizeof shown), max, what);
     return ok;
 }
 

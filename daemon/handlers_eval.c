@@ -6,7 +6,9 @@
  *
  * On the completion-queue thread: the request is checked exactly as Plan
  * checks it (api/request.h: limits, physical bounds, the planner's
- * validation → INVALID_ARGUMENT naming the field), registered-worker profiles
+ * validation → INVALID_ARGUMENT naming the field) — its target, MTP depths and
+ * sequence, where it leaves them open, the plan document's (eval_doc.h, one rule
+ * with `tesselctl eval --plan`) — registered-worker profiles
  * attached as for Plan, and plan_json read (a <plan> object or a whole plan
  * document; its global batch held to max_batch). Evaluating is cheap, but the
  * comparison is a search, so the whole evaluation runs as a job on the pool
@@ -25,6 +27,7 @@
 
 #include "eval_doc.h"
 #include "handlers.h"
+#include "hf_config.h"
 #include "search_job.h"
 #include "status.h"
 
@@ -125,6 +128,44 @@ static void doc_mtp(Tessel__V1__PlanRequest *r, const json_t *doc)
     r->no_mtp = no_mtp;
 }
 
+/* The request's model at its own sequence into *m: 0, or -1 where it cannot be
+ * built (the decode then names what is wrong with it). */
+static int own_model(const Tessel__V1__PlanRequest *r, tsl_model_t *m)
+{
+    tsl_err_t ignored = {0};
+    if (r->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET)
+        return tsl_model_preset_seq(r->model_preset, 0, m, &ignored);
+    if (r->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON)
+        return tsl_hf_config_parse(r->hf_config_json, "", 0, m, &ignored);
+    return -1;
+}
+
+/* The sequence the plan document's figures assume where the request asks for none
+ * (seq_len 0): eval_doc.h tsl_eval_doc_seq_len, `tesselctl eval --plan`'s rule — the
+ * document's model.tokens_per_sample where it names the request's model and says
+ * another length than the model's own. A client that sent a plan searched at
+ * seq_len 512 without seq_len had it priced at the preset's 1024 tokens. Set before
+ * the request is decoded, which builds the model at seq_len and holds it to
+ * the request's limit. */
+static int doc_seq(Tessel__V1__PlanRequest *r, const json_t *doc, tsl_err_t *err)
+{
+    tsl_model_t m = {0};
+    if (r->seq_len || doc == NULL || own_model(r, &m) != 0) {
+        tsl_model_free(&m);
+        return 0;
+    }
+    uint32_t seq = 0;
+    int rc = tsl_eval_doc_seq_len(doc, &m, &seq, err);
+    tsl_model_free(&m);
+    if (rc != 0)
+        return tsl_err_prefix(err, "plan_json");
+    if (seq > TSL_REQUEST_MAX_SEQ_LEN)
+        return tsl_err_set(err, "plan_json: model.tokens_per_sample: %u is above the limit %u", seq,
+                           TSL_REQUEST_MAX_SEQ_LEN);
+    r->seq_len = seq;
+    return 0;
+}
+
 /* The plan of doc into job->given; INVALID naming plan_json on failure. */
 static int read_plan(const json_t *doc, uint32_t max_batch, eval_job_t *job, tsl_err_t *err)
 {
@@ -149,6 +190,8 @@ static int decode(tsl_call_t *call, Tessel__V1__EvaluatePlanRequest *req, eval_j
     if (doc_target(req, doc, err) != 0)
         goto out;
     doc_mtp(req->request, doc);
+    if (doc_seq(req->request, doc, err) != 0)
+        goto out;
     if (tsl_search_job_decode(call, req->request, &job->s, err) != 0)
         goto out;
     job->no_search = req->no_search;

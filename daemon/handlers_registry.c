@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "handlers.h"
 #include "log.h"
+#include "names.h"
 #include "profile_history.h"
 #include "proto_arena.h"
 #include "request.h"
@@ -39,19 +40,21 @@ static void sweep(tsl_call_t *call)
     tsl_trial_run_sweep(call->srv);
 }
 
-/* A printable name of 1..max characters (no control characters, no quotes, so
- * that it stays one clean token in tables, logs and profile keys). */
+/* A printable name of 1..max characters (names.h: no control characters, no
+ * quotes, and here no backslash, so that it stays one clean token in tables, logs
+ * and profile keys); the refusal shows it escaped (a raw newline would end the
+ * status message's line). */
 static bool check_name(tsl_call_t *call, const char *field, const char *v, size_t max,
                        bool empty_ok)
 {
     size_t n = strlen(v);
-    bool ok = (empty_ok || n > 0) && n <= max;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (unsigned char)v[i] >= ' ' && v[i] != 0x7f && v[i] != '"' && v[i] != '\\';
+    bool ok = (empty_ok || n > 0) && n <= max && tsl_name_bad_char(v, "\\") == NULL;
+    char shown[TSL_ERR_SHOWN_MAX(60)];
     if (!ok)
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
-                      "%s: '%.60s' must be %s%zu printable characters without quotes", field, v,
-                      empty_ok ? "at most " : "1 to ", max);
+                      "%s: '%s' must be %s%zu printable characters without quotes", field,
+                      tsl_err_shown(v, 60, shown, sizeof shown), empty_ok ? "at most " : "1 to ",
+                      max);
     return ok;
 }
 
@@ -82,6 +85,14 @@ static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *r
             if (req->devices[j]->index == d->index) {
                 tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                               "devices[%zu].index: %u is given twice", i, d->index);
+                return false;
+            }
+            /* one GPU listed twice: the registered cluster counted it as two */
+            if (d->uuid[0] && strcmp(req->devices[j]->uuid, d->uuid) == 0) {
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                              "devices[%zu].uuid: '%s' is devices[%zu]'s too; one GPU, one "
+                              "device",
+                              i, d->uuid, j);
                 return false;
             }
         }

@@ -23,8 +23,10 @@
 #include <unistd.h>
 
 #include "fingerprint.h"
+#include "log.h"
 #include "migrations.h"
 #include "pidlock.h"
+#include "ratelimit.h"
 #include "store_registry.h"
 
 #define STORE_BUSY_TIMEOUT_MS 5000
@@ -117,6 +119,71 @@ static char *dup_text(sqlite3_stmt *st, int col)
         memcpy(c, t, (size_t)n);
     c[n] = '\0';
     return c;
+}
+
+#define NAME_CAP ((int)sizeof(((tsl_stored_plan_t *)0)->model_name))
+
+static const char *sql_type_name(int t)
+{
+    return t == SQLITE_INTEGER ? "an integer"
+           : t == SQLITE_FLOAT ? "a real"
+           : t == SQLITE_TEXT  ? "text"
+           : t == SQLITE_BLOB  ? "a blob"
+                               : "null";
+}
+
+/* What is wrong with a row selected with PLAN_COLUMNS, into buf; NULL when it is as
+ * put_locked writes it. SQLite keeps what it is given — text in a REAL column
+ * ('abc' read as 0 s an iteration), a negative or an infinite figure, a
+ * fingerprint that is no hex — so a row edited behind the daemon's back, damaged
+ * on disk or written by a build with other rules would be served as figures it
+ * does not hold. Checked before anything of it is read (column_type reports the
+ * stored type only before a conversion). */
+static const char *row_damage(sqlite3_stmt *st, char *buf, size_t cap)
+{
+    static const struct {
+        const char *name;
+        int type; /* SQLITE_FLOAT columns take integers too (1 s stored as 1) */
+        double max;
+    } cols[] = {
+        {"fingerprint", SQLITE_TEXT, 0},
+        {"model_name", SQLITE_TEXT, 0},
+        {"n_devices", SQLITE_INTEGER, UINT32_MAX},
+        {"global_batch", SQLITE_INTEGER, UINT32_MAX},
+        {"iter_time_s", SQLITE_FLOAT, HUGE_VAL},
+        {"samples_per_s", SQLITE_FLOAT, HUGE_VAL},
+        {"peak_bytes", SQLITE_INTEGER, 9.2e18},
+        {"search_time_s", SQLITE_FLOAT, HUGE_VAL},
+        {"created_unix", SQLITE_INTEGER, 9.2e18},
+        {"stale", SQLITE_INTEGER, 1},
+        {"cost_model_version", SQLITE_INTEGER, UINT32_MAX},
+    };
+    for (int c = 0; c < (int)(sizeof cols / sizeof cols[0]); c++) {
+        int t = sqlite3_column_type(st, c);
+        if (t != cols[c].type && !(cols[c].type == SQLITE_FLOAT && t == SQLITE_INTEGER)) {
+            snprintf(buf, cap, "%s is %s, not %s", cols[c].name, sql_type_name(t),
+                     sql_type_name(cols[c].type));
+            return buf;
+        }
+        if (t == SQLITE_TEXT)
+            continue;
+        double v = sqlite3_column_double(st, c);
+        if (!isfinite(v) || v < 0 || v > cols[c].max) {
+            snprintf(buf, cap, "%s is %g, outside 0..%g", cols[c].name, v, cols[c].max);
+            return buf;
+        }
+    }
+    const char *fp = (const char *)sqlite3_column_text(st, 0);
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    if (!fp || !tsl_fingerprint_valid(fp)) {
+        snprintf(buf, cap, "fingerprint '%.20s' is not 16 hex digits", fp ? fp : "");
+        return buf;
+    }
+    if (!name || name[0] == '\0' || strlen(name) >= (size_t)NAME_CAP) {
+        snprintf(buf, cap, "model_name is empty or longer than %d characters", NAME_CAP - 1);
+        return buf;
+    }
+    return NULL;
 }
 
 /* Fills the summary fields from a row selected with PLAN_COLUMNS. */
@@ -497,6 +564,22 @@ int tsl_store_put_plan(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *er
     return rc;
 }
 
+/* A damaged row (row_damage): logged, and an error (TSL_E_INTERNAL) naming the plan
+ * and what is wrong; the daemon answers it as a plan it cannot read (Plan searches
+ * again and replaces it, GetPlan fails, listings leave it out). */
+static int damaged(tsl_store_t *s, const char *fp, const char *why, tsl_err_t *err)
+{
+    static tsl_ratelimit_t rl; /* every listing meets the row again: a line a minute */
+    uint64_t skipped = 0;
+    char shown[TSL_ERR_SHOWN_MAX(20)];
+    tsl_err_shown(fp ? fp : "", 20, shown, sizeof shown);
+    if (tsl_ratelimit_ok(&rl, 60, &skipped))
+        tsl_log_warnx("database %s: plan %s: the stored row is damaged (%s); not served "
+                      "(%llu more such reads in the last minute)",
+                      s->path, shown, why, (unsigned long long)skipped);
+    return tsl_err_setc(err, TSL_E_INTERNAL, "plan %s: the stored row is damaged (%s)", shown, why);
+}
+
 static int get_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, tsl_err_t *err)
 {
     static const char sql[] = "SELECT " PLAN_COLUMNS ", request_json, result_json "
@@ -514,6 +597,11 @@ static int get_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, ts
     }
     if (step != SQLITE_ROW) {
         db_fail(s, err, "reading plan");
+        goto out;
+    }
+    char why[160];
+    if (row_damage(st, why, sizeof why) != NULL) {
+        damaged(s, fp, why, err);
         goto out;
     }
     row_to_plan(st, out);
@@ -551,7 +639,10 @@ static int head_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, t
         return db_fail(s, err, "prepare");
     sqlite3_bind_text(s->head, 1, fp, -1, SQLITE_STATIC);
     int step = sqlite3_step(s->head), rc = -1;
-    if (step == SQLITE_ROW) {
+    char why[160];
+    if (step == SQLITE_ROW && row_damage(s->head, why, sizeof why) != NULL) {
+        damaged(s, fp, why, err);
+    } else if (step == SQLITE_ROW) {
         row_to_plan(s->head, out);
         rc = 0;
     } else if (step == SQLITE_DONE) {
@@ -797,6 +888,12 @@ static int list_locked(tsl_store_t *s, const tsl_plan_filter_t *f, const int64_t
         if (pg->n == limit) {
             pg->more = true;
             break;
+        }
+        char why[160];
+        if (row_damage(st, why, sizeof why) != NULL) { /* left out of every listing */
+            tsl_err_t skip = {0};
+            damaged(s, (const char *)sqlite3_column_text(st, 0), why, &skip);
+            continue;
         }
         row_to_plan(st, &pg->rows[pg->n++]);
     }

@@ -84,3 +84,36 @@ int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...)
     err->msg[n] = '\0';
     return -1;
 }
+
+/* One character as it is shown: itself when printable, else a C escape. */
+static size_t shown_char(unsigned char c, char out[5])
+{
+    static const char esc[] = {
+        ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't', ['"'] = '"', ['\\'] = '\\'};
+    if (c < sizeof esc && esc[c]) {
+        out[0] = '\\';
+        out[1] = esc[c];
+        return 2;
+    }
+    if (c < 0x20 || c == 0x7f)
+        return (size_t)snprintf(out, 5, "\\x%02x", c);
+    out[0] = (char)c;
+    return 1;
+}
+
+const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap)
+{
+    size_t n = 0, i = 0;
+    if (cap == 0)
+        return buf;
+    for (; s && s[i] && i < max_in; i++) {
+        char one[5];
+        size_t k = shown_char((unsigned char)s[i], one);
+        if (n + k >= cap)
+            break;
+        memcpy(buf + n, one, k);
+        n += k;
+    }
+    buf[n] = '\0';
+    return buf;
+}

@@ -58,4 +58,15 @@ const char *tsl_errcode_name(tsl_errcode_t code);
 /* Prefixes an existing message with "prefix: " (e.g. the file being read). */
 int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * s as a message may show it (for "unknown preset \"%s\"" and every other echo of
+ * a name a caller gave): its first max_in bytes, a newline, tab or carriage return
+ * as \n \t \r, any other control character (below 0x20, DEL) as \xNN, a double
+ * quote and a backslash as \" and \\ — a raw newline would end the message's line
+ * there and a log or a terminal would show the rest as a line of its own. Written
+ * into buf (cap bytes, cap >= 1), cut at a whole character; returns buf.
+ */
+#define TSL_ERR_SHOWN_MAX(max_in) (4 * (max_in) + 1) /* a buffer that holds it all */
+const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap);
+
 #endif

@@ -1175,10 +1175,12 @@ const tsl_model_preset_t *tsl_model_preset_find(const char *name)
     return d ? &d->info : NULL;
 }
 
-/* "unknown preset" names the input and the choices, cut to fit the buffer. */
+/* "unknown preset" names the input and the choices, cut to fit the buffer; the
+ * input escaped (err.h tsl_err_shown): a name with a newline (a daemon client's
+ * model_preset, --model "$(cat file)") printed the rest as a line of its own. */
 static int unknown_preset(const char *name, tsl_err_t *err)
 {
-    char list[TSL_ERR_MAX], hint[160];
+    char list[TSL_ERR_MAX], hint[160], shown[TSL_ERR_SHOWN_MAX(64)];
     size_t used = 0;
     tsl_nearest_t near;
     tsl_nearest_init(&near, name);
@@ -1192,7 +1194,8 @@ static int unknown_preset(const char *name, tsl_err_t *err)
         if (n > 0)
             used += (size_t)n;
     }
-    return tsl_err_set(err, "model: unknown preset \"%.64s\"%s; known presets: %s", name,
+    return tsl_err_set(err, "model: unknown preset \"%s\"%s; known presets: %s",
+                       tsl_err_shown(name, 64, shown, sizeof shown),
                        tsl_nearest_hint(&near, hint, sizeof hint), list);
 }
 

@@ -53,8 +53,31 @@ int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_att
     return 0;
 }
 
+/* The 1-based number of the first comma-separated item of list that is empty or
+ * blanks only ("a,,b": 2; ",a" and "a,": 1 and 2), 0 where none is: the flag's
+ * list is comma-separated, and an item left out is more likely a name lost (an
+ * unset shell variable in "mlp,$MORE,moe") than one asked for. */
+static size_t empty_item(const char *list)
+{
+    size_t item = 1;
+    for (const char *p = list;; item++) {
+        size_t n = strcspn(p, ",");
+        if (strspn(p, " \t\n") >= n)
+            return item;
+        if (p[n] == '\0')
+            return 0;
+        p += n + 1;
+    }
+}
+
 int tsl_recompute_modules_flag(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err)
 {
+    size_t empty = list && *list ? empty_item(list) : 0;
+    if (empty)
+        return tsl_err_set(err,
+                           "recompute-modules: '%.64s': item %zu is empty; give module names "
+                           "separated by single commas (mlp,moe)",
+                           list, empty);
     if (tsl_recompute_modules_parse(list, mask, core_attn, err) != 0)
         return -1;
     if (*mask == 0 && !(core_attn && *core_attn))

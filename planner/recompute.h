@@ -112,7 +112,9 @@ int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_att
 /*
  * tsl_recompute_modules_parse for plan's and eval's --recompute-modules, whose list
  * must name a module: "" (an unset shell variable) or ",," asked for nothing and got
- * a plan without the recompute. Megatron-LM's line, where the flag alone is an empty
+ * a plan without the recompute. No comma-separated item may be empty or blanks only
+ * ("mlp,,moe", ",mlp", "mlp,": refused naming the item's number — a name lost, as
+ * from an unset variable). Megatron-LM's line, where the flag alone is an empty
  * list, parses with tsl_recompute_modules_parse.
  */
 int tsl_recompute_modules_flag(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err);

@@ -17,6 +17,8 @@ timeout; the script reports (and exits 1 on) any of:
   timeout     no answer within the timeout (a hang)
   status      an exit status tesselctl does not document (0, 2, 3, 4, 5 are)
   unclear     a refusal (exit 2) whose message is empty or names nothing
+  control     a control byte other than a newline or a tab on stderr (an input's newline
+              or escape sequence echoed as given)
 
 and lists the cases that were accepted although they should have been refused
 (`accepted`) for a person to read: some mutations are valid by chance. Run it
@@ -296,10 +298,20 @@ def hf_cases(rng):
         out.append(Case("hf", ["eval", "--local", "--hf-config",
                                os.path.join(hfdir, "gpt2.json"), "--seq-len", v] + C8 +
                         ["--no-search"], must_fail=v not in ("1",)))
-    for v in ["", "a/b", "x" * 64, "a\"b", "\x01", "ok name"]:
+    for v in ["", "a/b", "x" * 64, "a\"b", "\x01", "ok name", "a\nINFO forged", "a\x1b[2J"]:
         out.append(Case("hf", ["eval", "--local", "--hf-config",
                                os.path.join(hfdir, "gpt2.json"), "--name", v] + C8 +
                         ["--no-search"], must_fail=v not in ("ok name",)))
+    # a DeepSeek config whose dense first layers leave no layer for its experts
+    p = os.path.join(hfdir, "deepseek_v3.json")
+    if os.path.exists(p):
+        doc = json.load(open(p))
+        for k, freq in [(61, 1), (62, 1), (4294967295, 1), (1, 100)]:
+            d = dict(doc, first_k_dense_replace=k, moe_layer_freq=freq)
+            out.append(Case("hf", ["eval", "--local", "--hf-config", "@m.json",
+                                   "--cluster", "8xH100-80G", "--no-search"],
+                            files={"m.json": json.dumps(d)}, must_fail=True,
+                            note="first_k_dense_replace %d, moe_layer_freq %d" % (k, freq)))
     return out
 
 
@@ -357,6 +369,8 @@ def flag_cases(rng):
         ["--strategy", "tp4294967298-dp2"], ["--strategy", "+"], ["--strategy", "tp2-"],
         ["--ckpt", "bogus"], ["--zero", "3"], ["--cp", "3"], ["--batch", "0"],
         ["--recompute-modules", ""], ["--recompute-modules", ",,"],
+        ["--recompute-modules", "mlp,,moe"], ["--recompute-modules", "mlp,"],
+        ["--recompute-modules", ",mlp"], ["--recompute-modules", "mlp, ,moe"],
         ["--recompute-modules", "core_attn,core_attn"], ["--micro", "3", "--batch", "32"],
         ["--batch", "18446744073709551615"], ["--mbs", "4294967296"],
         ["--bf16-layers-start", "30"], ["--cpu-offload-layers", "27"],
@@ -385,6 +399,13 @@ def flag_cases(rng):
               ["plan", "--local", "--model", "", "--cluster", "8xA100-80G"],
               ["plan", "--local", "--model", "x" * 10000, "--cluster", "8xA100-80G"]]:
         out.append(Case("other", a))
+    # names with a newline or an escape sequence: refused, the message on one line with no
+    # control byte (classify: "control")
+    for v in ["GPT2\nINFO forged", "GPT2\x1b[2J", "GPT2\x7f", "GPT2\r"]:
+        out.append(Case("other", ["plan", "--local", "--model", v, "--cluster", "8xA100-80G"],
+                        must_fail=True))
+        out.append(Case("other", ["eval", "--local", "--model", v] + C8 + ["--no-search"],
+                        must_fail=True))
     return out
 
 
@@ -720,6 +741,10 @@ def classify(case, rc, err):
         return "absurd"
     if rc not in (0, 2, 3, 4, 5):
         return "status"
+    # a message with a raw control byte (a name's newline or escape sequence echoed
+    # as given) writes a line of the input's making or acts on the terminal
+    if any(ord(ch) < 0x20 and ch not in "\n\t" or ord(ch) == 0x7f for ch in err):
+        return "control"
     if rc != 0:
         msg = err.strip()
         # a refusal names what it refuses: "field: ..." or "--flag ..." or a quoted value

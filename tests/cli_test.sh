@@ -110,6 +110,9 @@ expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
 # a module list naming nothing (an unset shell variable) refused, not planned without them
 expect 2 "recompute-modules: '' names no module; give one or more of moe_act" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --recompute-modules ""
+# an empty item ("mlp,$MORE,moe" with MORE unset) refused, not planned with the others
+expect 2 "recompute-modules: 'mlp, ,moe': item 2 is empty" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --recompute-modules "mlp, ,moe"
 # a whole number past 2^64 is out of range, not "not a whole number"
 expect 2 "batch: 99999999999999999999 is out of range; must be 1..1048576" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --batch 99999999999999999999
@@ -350,6 +353,13 @@ grep -q "^Given plan for tiny-gpt " "$out" && ok || bad "eval --name: $(head -1 
 expect 2 "name: --name names an --hf-config model" plan --local --model GPT2-345M --name x --cluster 8xA100-80G
 expect 2 "name: 'a/b' holds a '/'" plan --local --hf-config - --name a/b --cluster 8xA100-80G
 expect 2 "name: ' ' is only blanks" plan --local --hf-config - --name ' ' --cluster 8xA100-80G
+# a name with a newline or an escape sequence is shown escaped, on one line: the
+# refusal printed the rest of the name as a line of its own
+expect 2 "name: 'a\\\\nb\\\\x1b\\[2J' holds a '/', a quote or a control character" \
+    plan --local --hf-config - --name $'a\nb\e[2J' --cluster 8xA100-80G
+[ "$(wc -l <"$err")" -eq 1 ] && ok || bad "--name with a newline: $(cat -A "$err")"
+expect 2 'model: unknown preset "GPT2\\nINFO done"' plan --local --model $'GPT2\nINFO done' --cluster 8xA100-80G
+[ "$(wc -l <"$err")" -eq 1 ] && ok || bad "--model with a newline: $(cat -A "$err")"
 expect 2 "name: '  ' is only blanks" eval --local --hf-config - --name '  ' --cluster 8xA100-80G
 
 # --max-batch is the sweep's ceiling only: a larger --batch is planned as given

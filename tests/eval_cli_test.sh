@@ -1087,7 +1087,12 @@ expect 2 "'bogus' is not a module" eval $moe8 --ep 8 --recompute-modules moe_act
 # a list that names nothing (an unset shell variable) refused, not priced without them
 expect 2 "recompute-modules: '' names no module; give one or more of core_attn, moe_act" \
     eval $moe8 --ep 8 --recompute-modules ""
-expect 2 "recompute-modules: ',,' names no module" eval $moe8 --ep 8 --recompute-modules ,,
+expect 2 "recompute-modules: ',,': item 1 is empty" eval $moe8 --ep 8 --recompute-modules ,,
+# an empty item (a name lost: "moe_act,$MORE,mlp") refused naming the option, not priced
+# as the names around it
+expect 2 "recompute-modules: 'moe_act,,mlp': item 2 is empty; give module names separated by single commas" \
+    eval $moe8 --ep 8 --recompute-modules moe_act,,mlp
+expect 2 "recompute-modules: 'moe_act,': item 2 is empty" eval $moe8 --ep 8 --recompute-modules moe_act,
 expect 2 "mla_up_proj: Mixtral-8x7B has no multi-head latent attention" eval $moe8 --ep 8 --recompute-modules mla_up_proj
 expect 2 "ep 3 x etp 1 does not fit its stage of 8 devices (ep must divide its 8 experts" eval $moe8 --ep 3
 expect 2 "not 1f1b, interleaved, zbh1, zbv or dualpipev" eval $moe8 --ep 8 --schedule gpipe

@@ -438,6 +438,74 @@ static void test_profile_outliers(void)
     CHECK(tsl_profile_check_outliers(&req, prior, 4, &err) == 0, "another device: none stored");
 }
 
+/* A report's shape: no empty report, no label twice, numeric labels as the worker
+ * writes them, no figure twice (each passed before: an empty report replaced the
+ * node's profile with nothing, "m": "inf" made an infinite GEMM, a figure twice
+ * was averaged with itself) */
+static void test_profile_shape(void)
+{
+    Tessel__V1__Measurement a = TESSEL__V1__MEASUREMENT__INIT, b = TESSEL__V1__MEASUREMENT__INIT;
+    Tessel__V1__Measurement *ms[] = {&a, &b};
+    Tessel__V1__Measurement__LabelsEntry l1 = TESSEL__V1__MEASUREMENT__LABELS_ENTRY__INIT,
+                                         l2 = TESSEL__V1__MEASUREMENT__LABELS_ENTRY__INIT;
+    Tessel__V1__Measurement__LabelsEntry *la[] = {&l1, &l2}, *lb[] = {&l2};
+    Tessel__V1__ReportProfileRequest req = TESSEL__V1__REPORT_PROFILE_REQUEST__INIT;
+    tsl_err_t err = {0};
+    int64_t now = 1800000000;
+    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+              strcmp(err.msg, "measurements: none given; a report holds at least one figure") == 0,
+          "an empty report: %s", err.msg);
+    a = (Tessel__V1__Measurement)TESSEL__V1__MEASUREMENT__INIT;
+    a.name = b.name = "gemm_fwd";
+    a.unit = b.unit = "s";
+    a.value = b.value = 1e-3;
+    a.per_device = b.per_device = true;
+    l1.key = "m";
+    l1.value = "8192";
+    l2.key = "n";
+    l2.value = "8192";
+    a.labels = la;
+    a.n_labels = 2;
+    b.labels = lb;
+    b.n_labels = 1;
+    req.measurements = ms;
+    req.n_measurements = 2;
+    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == 0, "two figures: %s", err.msg);
+    l2.key = "m"; /* a map key sent twice on the wire */
+    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+              strstr(err.msg, "measurements[0].labels: 'm' is given twice (gemm_fwd)"),
+          "a label twice: %s", err.msg);
+    l2.key = "n";
+    const char *bad[] = {"inf", "1e3", "0x10", "-5", "", " 8", "8.0", "99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        l1.value = (char *)bad[i];
+        CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+                  strstr(err.msg, "measurements[0].labels: m '") &&
+                  strstr(err.msg, "is not a whole decimal number 0..4294967295"),
+              "m '%s': %s", bad[i], err.msg);
+    }
+    l1.key = "f";
+    l1.value = "4096g";
+    a.name = "ffn_fwd";
+    CHECK(tsl_profile_check_labels(&a, 0, &err) == 0, "f 4096g: %s", err.msg);
+    l1.value = "4096x";
+    CHECK(tsl_profile_check_labels(&a, 0, &err) == -1 && strstr(err.msg, "gated FFN"),
+          "f 4096x: %s", err.msg);
+    l1.key = "bytes";
+    l1.value = "1099511627776";
+    CHECK(tsl_profile_check_labels(&a, 0, &err) == 0, "bytes 2^40: %s", err.msg);
+    /* the same figure twice: name, device and labels */
+    a.name = "gemm_fwd";
+    a.labels = lb;
+    a.n_labels = 1;
+    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+              strstr(err.msg, "measurements[1]: gemm_fwd {\"n\":\"8192\"} on its device is "
+                              "measurements[0] again"),
+          "a figure twice: %s", err.msg);
+    b.device_index = 1;
+    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == 0, "on two devices: %s", err.msg);
+}
+
 static void test_bounds(void)
 {
     tsl_err_t err = {0};
@@ -733,6 +801,7 @@ int main(void)
     test_utf8_strings();
     test_profile_bounds();
     test_profile_outliers();
+    test_profile_shape();
     test_bounds();
     test_decode_mtp();
     test_decode_bounds();

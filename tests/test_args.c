@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "check.h"
+#include "names.h"
 
 static void accepts(const char *text, uint64_t want)
 {
@@ -46,9 +47,27 @@ static void test_choice(void)
           "one word: %s", err.msg);
 }
 
+/* names.h: the one rule of tesselctl's --name, the registry's names and an HF
+ * config's model name — no control character, no double quote, plus each caller's own */
+static void test_name_rule(void)
+{
+    const char *clean[] = {"Llama3-8B", "node 7 (rack b)", "x'y", "caf\xc3\xa9", ""};
+    for (size_t i = 0; i < sizeof clean / sizeof clean[0]; i++)
+        CHECK(tsl_name_bad_char(clean[i], NULL) == NULL, "'%s' is a clean name", clean[i]);
+    const char *s = "ab\ncd";
+    CHECK(tsl_name_bad_char(s, NULL) == s + 2, "a newline at 2");
+    CHECK(tsl_name_bad_char("a\x7f", "") != NULL && tsl_name_bad_char("\x1b[2J", NULL) != NULL &&
+              tsl_name_bad_char("a\"b", NULL) != NULL && tsl_name_bad_char("\t", NULL) != NULL,
+          "DEL, ESC, a quote and a tab are refused");
+    CHECK(tsl_name_bad_char("a/b", NULL) == NULL && tsl_name_bad_char("a/b", "/") != NULL &&
+              tsl_name_bad_char("a\\b", "\\") != NULL,
+          "a caller's own characters");
+}
+
 int main(void)
 {
     test_choice();
+    test_name_rule();
     accepts("1048576", 1048576);
     accepts("16G", 16ull << 30);
     accepts("16GiB", 16ull << 30);

@@ -814,6 +814,35 @@ static void test_moe(void)
                                            : "topk_method"),
               "a bad router refused: %s", err.msg);
     }
+    /* experts said (n_routed_experts 8) and no layer to hold them: first_k_dense_replace
+     * at or past num_hidden_layers (2), or moe_layer_freq past the layers after it,
+     * refused naming both keys — it was planned as a dense model without a word;
+     * n_routed_experts null is the dense model, and first_k 1 of 2 leaves one MoE layer */
+    const char *dense[] = {"\"first_k_dense_replace\": 2", "\"first_k_dense_replace\": 7",
+                           "\"first_k_dense_replace\": 1, \"moe_layer_freq\": 4",
+                           "\"first_k_dense_replace\": 9, \"n_routed_experts\": null",
+                           "\"first_k_dense_replace\": 1"};
+    for (int k = 0; k < 5; k++) {
+        char js[1024];
+        snprintf(js, sizeof(js),
+                 "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
+                 "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
+                 "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
+                 "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
+                 "%s\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, %s}",
+                 k == 3 ? "" : "\"n_routed_experts\": 8, ", dense[k]);
+        err = (tsl_err_t){0};
+        int rc = tsl_hf_config_parse(js, "ds", 0, &m, &err);
+        if (k < 3)
+            CHECK(rc != 0 && strstr(err.msg, "first_k_dense_replace: ") &&
+                      strstr(err.msg, "leaves no MoE layer among num_hidden_layers 2, yet "
+                                      "n_routed_experts is 8"),
+                  "%s: refused naming both keys: %s", dense[k], err.msg);
+        else
+            CHECK(rc == 0 && tsl_model_moe_layers(&m) == (k == 3 ? 0u : 1u), "%s: %s (%u MoE)",
+                  dense[k], err.msg, tsl_model_moe_layers(&m));
+        tsl_model_free(&m);
+    }
     /* mlp_only_layers and decoder_sparse_step pick the MoE layers */
     const char *j = "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, \"intermediate_size\": "
                     "256, \"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"vocab_size\": "

@@ -367,6 +367,16 @@ static void test_errors(void)
     CHECK(tsl_model_preset(longname, &m, &err) != 0 && has(&err, "unknown preset"),
           "long name: %.80s", err.msg);
     CHECK(tsl_model_preset(NULL, &m, &err) != 0 && has(&err, "no preset"), "NULL: %s", err.msg);
+    /* a name with a newline or another control character echoed escaped, on one line:
+     * "GPT2\nINFO forged" printed a line of its own in a log */
+    CHECK(tsl_model_preset("GPT2\nINFO forged\x1b[2J\"q\\", &m, &err) != 0 &&
+              has(&err, "unknown preset \"GPT2\\nINFO forged\\x1b[2J\\\"q\\\\\"") &&
+              strchr(err.msg, '\n') == NULL && strchr(err.msg, '\x1b') == NULL,
+          "control characters: %s", err.msg);
+    char shown[TSL_ERR_SHOWN_MAX(5)];
+    CHECK(strcmp(tsl_err_shown("a\tb\x7f\x01", 5, shown, sizeof shown), "a\\tb\\x7f\\x01") == 0,
+          "shown: %s", shown);
+    CHECK(strcmp(tsl_err_shown("ab\n", 8, shown, 4), "ab") == 0, "shown cut whole: %s", shown);
 
     /* family specs */
     tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT,

@@ -246,8 +246,12 @@ static void test_stale(tsl_store_t *s, const char *id1)
 /* The names' own rules (api/request.c), before any store is read. */
 static void test_names(void)
 {
-    char *bad[][2] = {{"node-1", ""}, {"node-1", "a\"b"}, {"node-1", "node-1"}};
-    const char *why[] = {"nodes[1]: '' must be", "nodes[1]: 'a\"b' must be", "named twice"};
+    /* a name with a quote or a newline shown escaped: the newline ended the message's
+     * line and printed the rest as a line of its own */
+    char *bad[][2] = {
+        {"node-1", ""}, {"node-1", "a\"b"}, {"node-1", "node-1"}, {"node-1", "n\nINFO forged"}};
+    const char *why[] = {"nodes[1]: '' must be", "nodes[1]: 'a\\\"b' must be", "named twice",
+                         "nodes[1]: 'n\\nINFO forged' must be"};
     tsl_err_t err = {0};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         Tessel__V1__RegisteredCluster r = TESSEL__V1__REGISTERED_CLUSTER__INIT;

@@ -691,6 +691,57 @@ static void cleanup(void)
         fprintf(stderr, "could not remove %s\n", tmpdir);
 }
 
+/* A row edited behind the daemon's back or damaged on disk (SQLite keeps text in a
+ * REAL column, a negative or infinite figure, a blob): not served — head and get fail
+ * naming the plan and the column, listings leave it out. Before, 'abc' in iter_time_s
+ * was served as 0 s an iteration, -1 samples/s as itself. */
+static void test_damaged_rows(void)
+{
+    char path[300];
+    tsl_err_t err = {0};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "damaged.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    const char *fps[] = {"00000000000000a1", "00000000000000a2", "00000000000000a3",
+                         "00000000000000a4", "00000000000000a5", "00000000000000ff"};
+    for (int i = 0; i < 6; i++) {
+        tsl_stored_plan_t p = make_plan(fps[i], "GPT2-345M", 4, 1700000000 + i);
+        CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put: %s", err.msg);
+    }
+    static const struct {
+        const char *sql, *why;
+    } cases[] = {
+        {"UPDATE plans SET iter_time_s = 'abc' WHERE fingerprint = '00000000000000a1'",
+         "iter_time_s is text, not a real"},
+        {"UPDATE plans SET samples_per_s = -1 WHERE fingerprint = '00000000000000a2'",
+         "samples_per_s is -1, outside 0..inf"},
+        {"UPDATE plans SET peak_bytes = x'00ff' WHERE fingerprint = '00000000000000a3'",
+         "peak_bytes is a blob, not an integer"},
+        {"UPDATE plans SET model_name = '' WHERE fingerprint = '00000000000000a4'",
+         "model_name is empty"},
+        {"UPDATE plans SET iter_time_s = 1e999 WHERE fingerprint = '00000000000000a5'",
+         "iter_time_s is inf"},
+    };
+    for (int i = 0; i < 5; i++) {
+        CHECK(exec_sql(path, cases[i].sql) == SQLITE_OK, "%s", cases[i].sql);
+        tsl_stored_plan_t h;
+        memset(&err, 0, sizeof err);
+        CHECK(tsl_store_plan_head(s, fps[i], &h, &err) == -1 &&
+                  tsl_err_code(&err) == TSL_E_INTERNAL && strstr(err.msg, fps[i]) &&
+                  strstr(err.msg, "the stored row is damaged") && strstr(err.msg, cases[i].why),
+              "head of %s: %s", fps[i], err.msg);
+        memset(&h, 0, sizeof h);
+        CHECK(tsl_store_get_plan(s, fps[i], &h, &err) == -1 && strstr(err.msg, cases[i].why),
+              "get of %s: %s", fps[i], err.msg);
+        tsl_stored_plan_clear(&h);
+    }
+    seen_t seen;
+    tsl_plan_filter_t f = {.stale = -1};
+    CHECK(walk(s, f, &seen) >= 1 && seen.n == 1 && strcmp(seen.fps[0], fps[5]) == 0,
+          "the listing holds the sound row alone (%d rows, first %s)", seen.n, seen.fps[0]);
+    tsl_store_close(s);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -708,6 +759,7 @@ int main(void)
     test_integrity();
     test_concurrent();
     test_reader();
+    test_damaged_rows();
     cleanup();
     return CHECK_DONE();
 }

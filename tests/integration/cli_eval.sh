@@ -217,6 +217,26 @@ for p in "mtp:--model GPT2-345M --cluster 8xA100-80G" \
         "$TMPD/${p%%:*}-local.json"
 done
 
+# the sequence too: a request without seq_len takes the document's tokens_per_sample
+# where the document is of the request's model (eval_doc.h tsl_eval_doc_seq_len,
+# eval --plan's rule); before, tesseld priced a plan searched at --seq-len 512 at the
+# preset's 1024 tokens while `eval --plan` priced it at 512
+timeout 300 "$CTL" plan --local --model GPT2-345M --cluster 8xA100-80G --seq-len 512 --batch 32 \
+    --no-baselines --json >"$TMPD/s512.json" 2>/dev/null
+timeout 300 "$CTL" eval --local --model GPT2-345M --cluster 8xA100-80G --plan "$TMPD/s512.json" \
+    --json >"$TMPD/s512-local.json" 2>/dev/null
+rpc_to "$S" eval --model gpt2-345m --cluster 8xA100-80G --plan-json "$TMPD/s512.json"
+same_doc "EvaluatePlan without seq_len: the document's 512 tokens, as eval --plan" "$TMPD/s512-local.json"
+expect "the document's sequence in result_json" result.model.tokens_per_sample 512
+rpc_to "$S" eval --model GPT2-345M --seq-len 1024 --cluster 8xA100-80G --plan-json "$TMPD/s512.json"
+expect "seq_len set binds" result.model.tokens_per_sample 1024
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["model"]["tokens_per_sample"]="512"; json.dump(d,open(sys.argv[2],"w"))' \
+    "$TMPD/s512.json" "$TMPD/s-str.json"
+rpc_to "$S" eval --model GPT2-345M --cluster 8xA100-80G --plan-json "$TMPD/s-str.json"
+expect "EvaluatePlan, a tokens_per_sample of another type" code INVALID_ARGUMENT
+expect_details "EvaluatePlan names model.tokens_per_sample" \
+    "^plan_json: model.tokens_per_sample: expected a whole number >= 1, got a string"
+
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
 # document with one of another type refused naming it, both ways

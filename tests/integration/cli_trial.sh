@@ -56,6 +56,12 @@ ctl trial start "$FP"
 ctl trial list zz
 [ "$rc" -eq 2 ] && grep -q "plan_fingerprint: 'zz' is not 16 hex digits" "$tmp/err" &&
     ok "trial list zz: exit 2 naming plan_fingerprint" || fail "trial list zz: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+# an id with an escape sequence: refused naming it, shown escaped — the raw ESC went
+# back to the caller's terminal in the message
+ctl trial show $'t-\e[2J'
+[ "$rc" -eq 2 ] && grep -qF "trial_id: 't-\x1b[2J' must be 1 to 39 letters" "$tmp/err" &&
+    ! grep -q $'\e' "$tmp/err" && ok "trial show of an id with ESC: shown escaped" ||
+    fail "trial show ESC: exit $rc: $(cat -A "$tmp/err")"
 for args in "trial show t-nope" "trial watch t-nope" "--json trial show t-nope"; do
     # shellcheck disable=SC2086
     ctl $args

@@ -4,7 +4,9 @@
 #  * a second tesseld on the same database but another socket exits 1 naming the
 #    first one's pid (the socket lock alone let it start and fail the first's
 #    trials), and the first keeps serving;
-#  * a stored plan whose text is damaged is searched again, and replaced;
+#  * a stored plan whose text is damaged is searched again, and replaced; one whose
+#    figures are not figures (text in iter_time_s) is not listed nor served, and
+#    searched again;
 #  * a read-only database file makes tesseld exit 1 at start, naming the file,
 #    instead of serving and failing every write. As root (who writes any file)
 #    the daemon runs as nobody for that check.
@@ -59,6 +61,25 @@ rpc_to "$T" plan "${QUICK[@]}"
 expect "the new plan replaced the damaged row" cached True
 rpc_to "$T" get "$FP"
 expect "GetPlan reads it" fingerprint "$FP"
+# A stored row whose figures are no longer figures (text in iter_time_s, which SQLite
+# keeps as it is given): not served. Before, 'abc' was served as 0 s an iteration by
+# GetPlan, ListPlans and a cache hit; now listings leave it out, GetPlan fails naming
+# the column, Plan searches again and replaces it, and the log says so.
+"$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE plans SET iter_time_s = ? WHERE fingerprint = ?", ("abc", sys.argv[2])); c.commit()' \
+    "$D/t.db" "$FP" && ok "damaged the figures of $FP" || fail "could not damage $FP's figures"
+rpc_to "$T" list
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["code"] == "OK" and all(p["fingerprint"] != sys.argv[2] for p in d["plans"]), d' \
+    "$OUT" "$FP" && ok "ListPlans leaves the damaged row out" || fail "listed: $(head -c 300 "$OUT")"
+rpc_to "$T" get "$FP"
+expect "GetPlan of the damaged row fails" code INTERNAL
+expect_details "it names the column" "plan $FP: the stored row is damaged \(iter_time_s is text, not a real\)"
+rpc_to "$T" plan "${QUICK[@]}"
+expect "the request of the damaged row is searched again" cached False
+rpc_to "$T" get "$FP"
+expect "GetPlan reads the replacement" fingerprint "$FP"
+grep -q "plan $FP: the stored row is damaged (iter_time_s is text, not a real); not served" \
+    "$TMPD/healing.log" && ok "the log names the damaged row" ||
+    fail "no log line for the damaged row: $(tail -5 "$TMPD/healing.log")"
 kill -TERM "$DPID"
 wait_exit "$DPID" 20 || fail "the healing daemon did not stop"
 

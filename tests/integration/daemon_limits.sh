@@ -97,6 +97,26 @@ print("future:", call("ReportProfile", R, report(0.004, when=(1 << 63) - 1, rid=
 print("first:", call("ReportProfile", R, report(0.004, rid="r2"))[0])
 print("x1000:", call("ReportProfile", R, report(4.0, rid="r3"))[0])
 print("near:", call("ReportProfile", R, report(0.005, rid="r4"))[0])
+# a report's shape: empty (it replaced the node's stored profile with nothing), a GEMM
+# of "inf" rows (infinite work: an infinite achieved FLOP/s), the same figure twice
+print("empty:", call("ReportProfile", R, pb.ReportProfileRequest(worker_id=wid,
+                                                                 report_id="r5").SerializeToString())[0])
+g = pb.Measurement(name="gemm_fwd", unit="s", value=1e-3, per_device=True, device_index=0,
+                   labels={"m": "inf", "n": "8192", "k": "8192"})
+print("infgemm:", call("ReportProfile", R, pb.ReportProfileRequest(
+    worker_id=wid, measurements=[g], report_id="r6").SerializeToString())[0])
+g.labels["m"] = "8192"
+print("twice:", call("ReportProfile", R, pb.ReportProfileRequest(
+    worker_id=wid, measurements=[g, g], report_id="r7").SerializeToString())[0])
+print("after:", call("ReportProfile", R, report(0.005, rid="r8"))[0])
+# a name with a newline: refused, the message on one line
+r = pb.RegisterRequest(hostname="node-b\nINFO forged", devices=[pb.Device(
+    index=0, model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-2")])
+print("newline:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToString())[0].replace("\n", "<NL>"))
+# one GPU listed twice (one UUID on two indices): the registered cluster counted two
+r = pb.RegisterRequest(hostname="node-c", devices=[pb.Device(
+    index=i, model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-3") for i in (0, 1)])
+print("uuidtwice:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToString())[0])
 EOF
 sed 's/^/  /' "$TMPD/registry.out"
 grep_out() {
@@ -110,6 +130,16 @@ grep_out "a timestamp of 2^63-1 is refused" '^future: INVALID_ARGUMENT measured_
 grep_out "a first report is stored" '^first: OK'
 grep_out "a block time 1000x its history is refused" '^x1000: INVALID_ARGUMENT measurements\[0\]\.value: ffn_fwd.*history'
 grep_out "a block time near its history is stored" '^near: OK'
+grep_out "an empty report is refused" '^empty: INVALID_ARGUMENT measurements: none given'
+grep_out "a GEMM label 'inf' is refused" \
+    "^infgemm: INVALID_ARGUMENT measurements\[0\]\.labels: m 'inf' \(gemm_fwd\) is not a whole decimal number"
+grep_out "a figure twice in one report is refused" \
+    '^twice: INVALID_ARGUMENT measurements\[1\]: gemm_fwd .* is measurements\[0\] again'
+grep_out "a report after the refusals is stored" '^after: OK'
+grep_out "one UUID on two devices is refused" \
+    "^uuidtwice: INVALID_ARGUMENT devices\\[1\\]\\.uuid: 'GPU-3' is devices\\[0\\]'s too"
+grep_out "a hostname with a newline is refused, shown escaped" \
+    "^newline: INVALID_ARGUMENT hostname: 'node-b\\\\nINFO forged' must be 1 to 127 printable"
 
 big=$("$PY" -c 'print("{\"model_type\": \"gpt2\", \"pad\": \"" + "x" * 100000 + "\"}")')
 rpc plan --hf-config-text "$big" --cluster 4xA100-40G

@@ -174,7 +174,8 @@ class Worker:
         if how == "error":
             reg.ReportTrial(rp.ReportTrialRequest(
                 # prefixed with the rank as the worker agent and the executor do
-                error="rank %d: rank %d: executor: tcp connect to %s refused"
+                # and a newline and an escape sequence of the worker's making
+                error="rank %d: rank %d: executor: tcp connect to %s refused\n\x1b[2Jforged"
                 % (a.rank, a.rank, a.rendezvous), **base), timeout=30)
             return
         t = self.iter_s.get(a.plan_index, 0.1 + 0.02 * a.rank)
@@ -267,6 +268,25 @@ check("ReportTrial refuses a number that is not finite",
 c, d = code_of(reg.ReportTrial, rp.ReportTrialRequest(trial_id="t-0000000000000000",
                                                       worker_id=a.id, iter_time_s=1))
 check("ReportTrial of an unknown trial is NOT_FOUND", c == "NOT_FOUND", d)
+# a rank's figures a worker cannot have measured, and a rendezvous that is no token:
+# refused naming the field (2^64 - 1 bytes was stored as -1, a rendezvous with a
+# newline logged as two lines and relayed to the other ranks); a phase sent twice on
+# the wire (two map entries of one key: the last was kept)
+unknown = dict(trial_id="t-0000000000000000", worker_id=a.id, iter_time_s=1)
+c, d = code_of(reg.ReportTrial, rp.ReportTrialRequest(peak_bytes=(1 << 64) - 1, **unknown))
+check("ReportTrial refuses a peak above 16 TiB", c == "INVALID_ARGUMENT" and
+      d.startswith("peak_bytes: 18446744073709551615 is above the physical bound"), d)
+c, d = code_of(reg.ReportTrial, rp.ReportTrialRequest(ready=True, rendezvous="10.0.0.1:29500\nINFO x",
+                                                      **unknown))
+check("ReportTrial refuses a rendezvous with a newline, shown escaped",
+      c == "INVALID_ARGUMENT" and d.startswith("rendezvous: '10.0.0.1:29500\\nINFO x' holds"), d)
+raw = ch.unary_unary("/tessel.v1.Registry/ReportTrial", request_serializer=lambda b: b,
+                     response_deserializer=rp.ReportTrialResponse.FromString)
+twice = (rp.ReportTrialRequest(phase_s={"fwd": 0.1}, **unknown).SerializeToString() +
+         rp.ReportTrialRequest(phase_s={"fwd": 0.2}).SerializeToString())
+c, d = code_of(raw, twice)
+check("ReportTrial refuses a phase given twice", c == "INVALID_ARGUMENT" and
+      d.startswith("phase_s[1]: 'fwd' is given twice"), d)
 c, d = code_of(trials.StartTrial, tp.StartTrialRequest(plan_fingerprint=fp))
 check("one 1-GPU worker for a 2-GPU plan: FAILED_PRECONDITION saying what is missing",
       c == "FAILED_PRECONDITION" and "needs 2 GPUs of type A100-80G" in d and "have 1" in d
@@ -406,6 +426,9 @@ check("a rank's error fails the trial naming rank, worker and host", t.status ==
       t.error)
 check("the failure names the rank once (no 'rank 1: rank 1:')",
       "rank 1: rank" not in t.error and "reported: executor" in t.error, t.error)
+check("the rank's error on one line, no control byte (a newline wrote a log line of "
+      "the worker's making)", "\n" not in t.error and "\x1b" not in t.error and
+      "refused  [2Jforged" in t.error, repr(t.error))
 
 # ---- a worker that vanishes mid-trial --------------------------------------------------------
 a.default, b.default = "hold", "vanish"  # rank 1 on fake-b stops heartbeating and polling

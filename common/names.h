@@ -1,0 +1,22 @@
+/*
+ * names.h — the one rule for a name a person or a peer gives that Tessel writes
+ * again where a line or a string ends: a model's name (tesselctl --name, an HF
+ * config's _name_or_path), a worker's hostname, GPU model and versions, a metric's
+ * name and labels. Such a name becomes a cell of a table, a line of a log, a
+ * profile's key, a comment line of an export, a JSON or Python string; a control
+ * character or a double quote would end that line or string there
+ * ("x\nimport os" wrote a live line of Python), so none may hold one.
+ *
+ * Each caller adds the characters its own uses forbid ('/' in a model name, the
+ * last component of a path; '\\' in the registry's names, read back as escapes)
+ * and words its own message (its field, its remedy).
+ */
+#ifndef TSL_NAMES_H
+#define TSL_NAMES_H
+
+/* The first character of s that may not stand in a name — a control character
+ * (below 0x20, or DEL 0x7f), a double quote, or one of extra (may be NULL or "")
+ * — or NULL where s (NUL-terminated) holds none. */
+const char *tsl_name_bad_char(const char *s, const char *extra);
+
+#endif
