@@ -708,6 +708,18 @@ static void test_rope(void)
  * gpt-oss's activated counts leave out the input embedding (a lookup): compared
  * as active - embedding (gpt-oss-120b: 5.712B - 0.579B = 5.133B).
  */
+
+/* A two-layer DeepSeek-V3 config: the experts' key (or none) and one more key set */
+static void tiny_deepseek(char *js, size_t cap, const char *experts, const char *extra)
+{
+    snprintf(js, cap,
+             "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
+             "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
+             "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
+             "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
+             "%s\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, %s}",
+             experts, extra);
+}
 static void test_moe(void)
 {
     const struct {
@@ -800,14 +812,7 @@ static void test_moe(void)
                          "\"topk_method\": \"random\""};
     for (int k = 0; k < 3; k++) {
         char js[1024];
-        snprintf(js, sizeof(js),
-                 "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
-                 "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
-                 "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
-                 "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
-                 "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
-                 "\"moe_intermediate_size\": 32, %s}",
-                 bad[k]);
+        tiny_deepseek(js, sizeof(js), "\"n_routed_experts\": 8, ", bad[k]);
         CHECK(tsl_hf_config_parse(js, "ds", 0, &m, &err) != 0 &&
                   strstr(err.msg, k == 0   ? "scoring_func"
                                   : k == 1 ? "n_group"
@@ -824,13 +829,7 @@ static void test_moe(void)
                            "\"first_k_dense_replace\": 1"};
     for (int k = 0; k < 5; k++) {
         char js[1024];
-        snprintf(js, sizeof(js),
-                 "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
-                 "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
-                 "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
-                 "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
-                 "%s\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, %s}",
-                 k == 3 ? "" : "\"n_routed_experts\": 8, ", dense[k]);
+        tiny_deepseek(js, sizeof(js), k == 3 ? "" : "\"n_routed_experts\": 8, ", dense[k]);
         err = (tsl_err_t){0};
         int rc = tsl_hf_config_parse(js, "ds", 0, &m, &err);
         if (k < 3)
