@@ -2875,6 +2875,11 @@ tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
     return k->legacy_p2p ? TSL_P2P_SCATTER_GATHER : TSL_P2P_CORE;
 }
 
+bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k)
+{
+    return k->legacy_p2p || k->opt_step == TSL_OPT_STEP_TORCH;
+}
+
 bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k)
 {
     return k->ds_pipe_engine || k->ds_pipe_p2p;

@@ -844,8 +844,18 @@ typedef enum tsl_cost_mode {
  * closed form prices it. A plan without the per-chunk reduce prices as 160 where its
  * slowest stage's cycle is the same either way: one stage, DeepSpeed's rendezvous,
  * Megatron-core's interleaving (its hops hidden), a zero-bubble schedule, or an inner
- * stage the slowest between boundaries alike. */
-#define TSL_COST_MODEL_VERSION 161u
+ * stage the slowest between boundaries alike.
+ * 162: torch.distributed.pipelining's interleaved 1F1B (ScheduleInterleaved1F1B, a
+ * PipelineScheduleMulti at torch 2.6, the torchtitan rows' December 2024 nightly)
+ * waits on each time step's batched send and receives before its next op, as
+ * Megatron-LM before core does: every hop is stage time, none hidden in the steady
+ * state, in the closed form (pipeline.h p2p_blocking) and the event simulator alike
+ * (tsl_cost_vp_blocking: the torch-native stack, opt_step torch). Its plain 1F1B
+ * (Schedule1F1B) fuses each steady-state send with the receive from the same
+ * neighbour and waits, one hop of each boundary as Megatron's: priced as 161 (its
+ * warm-up and cool-down sends, waited on one op later, are not told apart). A plan
+ * without interleaving, or without opt_step torch, prices as 161. */
+#define TSL_COST_MODEL_VERSION 162u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1646,6 +1656,17 @@ tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k);
  * transfer a rendezvous both stages sit in (ds_pipe_engine, or AMP's fork's ds_pipe_p2p:
  * the same engine): the pipeline's p2p_both and the event simulator's p2p_rendezvous. */
 bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k);
+
+/* Whether knobs k's interleaved 1F1B waits on every op's exchange before its next op,
+ * so that no hop hides in the steady state (pipeline.h and pipesim.h p2p_blocking):
+ * Megatron-LM before core (legacy_p2p), and torch.distributed.pipelining's
+ * ScheduleInterleaved1F1B as the torch-native stack runs it (opt_step torch, as
+ * --target torchtitan and the torchtitan rows set: torch 2.6's PipelineScheduleMulti
+ * batches each time step's send with the receives its neighbours' same step feeds,
+ * dist.batch_isend_irecv, and waits on the batch before the next step; cost model
+ * 162). Megatron-core overlaps the steady state's hops (overlap_p2p_comm). Plain
+ * 1F1B blocks in every stack but DeepSpeed's (tsl_cost_p2p_rendezvous). */
+bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k);
 
 /* The attention mask DeepSpeed's engine sends with every activation of a GPT-2
  * pipe (AMP's fork, engine.py _exec_send_activations: Megatron's 1 × 1 × s × s

@@ -325,7 +325,8 @@ typedef struct tsl_pipeline_in {
     const double *fwd_s, *nosync_s, *sync_s, *p2p_s, *opt_s; /* [P], as plan.h's stages */
     double tie_s;                                            /* 0: no tied head */
     bool p2p_blocking; /* interleaved STACK: every hop blocks its stage, none hidden in the
-                          steady state (Megatron-LM before core: knobs.legacy_p2p); K_i
+                          steady state (tsl_cost_vp_blocking: Megatron-LM before core,
+                          knobs.legacy_p2p; torch.distributed.pipelining); K_i
                           holds one hop of each boundary as plain 1F1B's, stage 0's
                           incoming one the wrap (p2p_{P−1}) */
     bool p2p_both;     /* plain 1F1B STACK: each boundary's exchange held by both of its

@@ -116,7 +116,8 @@
  * Blocking p2p (p2p_blocking, Megatron's plain 1F1B): with equal stages f + b, every
  * boundary c, the steady period of an inner stage is f + b + 2c, of the end stages
  * f + b + c; the first forward and the last backward each cross P − 1 boundaries.
- * Interleaved (Megatron-LM before core, which waits on every exchange): each chunk's
+ * Interleaved (Megatron-LM before core, and torch.distributed.pipelining's
+ * ScheduleInterleaved1F1B, which wait on every exchange): each chunk's
  * op holds its stage for its send to the next (forward) or previous (backward)
  * virtual stage, so with v chunks a stage sends 2v hops a micro-batch, the first
  * and last stages 2v − 1 (the model's ends send nothing on).
@@ -207,7 +208,9 @@ typedef struct tsl_pipesim_in {
                                   sync (cost mode STACK; pass bwd_sync_s NULL then) */
     uint8_t p2p_blocking;      /* 1F1B, plain or interleaved: a send holds its stage
                                   (Megatron's batched isend/irecv, waited on before the
-                                  next op; interleaved, Megatron-LM before core): an
+                                  next op; interleaved, Megatron-LM before core and
+                                  torch.distributed.pipelining: cost.h
+                                  tsl_cost_vp_blocking): an
                                   op's duration includes sending its output — F(s) the
                                   activation to s + 1, B(s) the gradient to s − 1; an
                                   interleaved chunk's to the next / previous virtual

@@ -375,6 +375,8 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         v_chunk1(st, sim, s);
     }
     const bool vc = p->v_chunks && v == 2 && zb;
+    const tsl_cost_knobs_t stack = {.legacy_p2p = p->legacy_p2p, .opt_step = p->opt_step};
+    const bool vp_blocking = tsl_cost_vp_blocking(&stack);
     sim->in = (tsl_pipesim_in_t){
         .n_stages = p->pp,
         .n_micro = p->n_micro,
@@ -382,10 +384,11 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .bwd_s = sim->bwd,
         .bwd_sync_s = paper ? sim->sync : NULL,
         .sync_tail_s = paper ? NULL : sim->tail,
-        /* Megatron's blocking sends (plain 1F1B; interleaved where the stack is
-         * Megatron-LM before core, legacy_p2p, as the closed form's p2p_blocking
-         * prices it), or DeepSpeed's transfers both stages sit in */
-        .p2p_blocking = !paper && (v == 1 || p->legacy_p2p) && !zb && !ds_engine,
+        /* Megatron's blocking sends (plain 1F1B; interleaved where the stack waits
+         * on every op's exchange, tsl_cost_vp_blocking: Megatron-LM before core,
+         * torch.distributed.pipelining, as the closed form's p2p_blocking prices
+         * it), or DeepSpeed's transfers both stages sit in */
+        .p2p_blocking = !paper && (v == 1 || vp_blocking) && !zb && !ds_engine,
         .p2p_rendezvous = !paper && v == 1 && !zb && ds_engine,
         .p2p_s = sim->p2p,
         .n_chunks = zb ? 0 : v,

@@ -2575,7 +2575,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .p2p_s = p2p,
                             .opt_s = opt,
                             .tie_s = plan->tie_s,
-                            .p2p_blocking = e->knobs.legacy_p2p,
+                            .p2p_blocking = tsl_cost_vp_blocking(&e->knobs),
                             .p2p_both = tsl_cost_p2p_rendezvous(&e->knobs)};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
