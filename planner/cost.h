@@ -844,8 +844,18 @@ typedef enum tsl_cost_mode {
  * closed form prices it. A plan without the per-chunk reduce prices as 160 where its
  * slowest stage's cycle is the same either way: one stage, DeepSpeed's rendezvous,
  * Megatron-core's interleaving (its hops hidden), a zero-bubble schedule, or an inner
- * stage the slowest between boundaries alike. */
-#define TSL_COST_MODEL_VERSION 161u
+ * stage the slowest between boundaries alike.
+ * 163: Transformer Engine's current-scaling casts as they run (bench/published
+ * README.md "TE's current-scaling casts as they run"): (1) each quantised tensor's
+ * zero-amax kernel (current_scaling.cu zero_amax_kernel; the at::zeros fill after a
+ * norm): 4 kernels a cast, 3 after a norm (fp8_impl.h
+ * tsl_fp8_impl_zero_amax_kernels); (2) under SP the amax all-reduce over the TP group
+ * of each column-parallel linear's input forward and row-parallel linear's dY
+ * backward (cost.c tp_sp_shares, amax_f_s / amax_b_s); (3) under moe_act with FP8,
+ * FC2's input quantised again in the backward (set_save_original_input; roofline.c
+ * fc2_recast_s). A plan without TE current scaling, and without moe_act under a TE
+ * FP8 recipe other than delayed, prices as 161. */
+#define TSL_COST_MODEL_VERSION 163u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
