@@ -269,13 +269,23 @@ double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool n
     return tsl_roofline_mem_s(d, bytes * elems, kern);
 }
 
+/* The host dispatches of a cast of `kern` kernels: one a kernel, but for TE current
+ * scaling's zero-amax kernel (fp8_impl.h), which nvte_compute_amax launches from C++
+ * in the same call as the amax kernel (after a norm, the at::zeros of the same
+ * quantizer call): a launch floor on the GPU, no framework op of its own (cost model
+ * 163; the eager host floor's H is a framework op's figure, "Host dispatch"). */
+static double cast_host_ops(const tsl_roofline_dev_t *d, uint32_t kern)
+{
+    return (double)(kern - tsl_fp8_impl_zero_amax_kernels(d->fp8, d->fp8_impl));
+}
+
 /* A pass's quantisation of `elems` elements (tsl_roofline_fp8_cast_s), its
- * kernels counted among the pass's ops. */
+ * kernels counted among the pass's ops (cast_host_ops). */
 static double cast_s(pass_t *p, double elems, bool normed)
 {
     uint32_t kern;
     double t = tsl_roofline_fp8_cast_s(p->d, elems, normed, &kern);
-    p->ops += kern;
+    p->ops += cast_host_ops(p->d, kern);
     return t;
 }
 
@@ -290,7 +300,7 @@ static double grouped_cast_s(pass_t *p, double elems, double b)
 {
     uint32_t kern;
     double t = tsl_roofline_fp8_cast_s(p->d, elems, false, &kern);
-    p->ops += kern;
+    p->ops += cast_host_ops(p->d, kern);
     if (b > 1.0 && !p->d->moe_fused_mlp && tsl_fp8_impl_split_per_tensor(p->d->fp8, p->d->fp8_impl))
         t += tsl_roofline_mem_s(p->d, 0.0, (uint32_t)lround((b - 1.0) * kern));
     return t;

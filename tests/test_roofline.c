@@ -2144,6 +2144,23 @@ static void test_fp8_layer(void)
     double teb = bwd + CAST(T * f, 2, 3) + CAST(T * h, 2, 3);
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), teb, 1e-12,
                "TE tensorwise backward");
+    /* ... but no host op more for the zero-amax kernel (C++ launches it inside the
+     * amax's call: cost model 163): at one second an op, against delayed scaling's
+     * one kernel a cast, FFN-in's normed cast 1 op more (scale), FFN-out's 2 (amax,
+     * scale), each dY's 2 */
+    tsl_roofline_dev_t hcs = d, hdl = d;
+    hcs.host_op_s = hdl.host_op_s = 1.0;
+    hdl.fp8 = TSL_FP8_DELAYED;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&hdl, &l, S, 1, false, 0),
+               3.0, 1e-9, "TE tensorwise: 3 host ops more forward, %g",
+               tsl_roofline_layer_fwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&hdl, &l, S, 1, false, 0));
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&hdl, &l, S, 1, false, 0),
+               4.0, 1e-9, "TE tensorwise: 4 host ops more backward, %g",
+               tsl_roofline_layer_bwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&hdl, &l, S, 1, false, 0));
     /* torchao tensorwise, compiled (cost model 141): each input cast once (amax, then
      * one kernel writing both copies: 6 B, 2 kernels), each weight's amax and rowwise
      * cast forward (5 B, 2 kernels) and its columnwise cast backward with the kept
