@@ -1256,11 +1256,20 @@ static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double a
  * Mamba-2 mixer; the MoE FFN's gather feeds the router and the dispatcher, latent
  * attention's its replicated down projections: bf16). Each gather's time as a
  * share of the bf16 one's, the collective priced at both sizes; n 0 (every share
- * 1) where FP8 is not priced, in PAPER mode, without SP or TP. */
+ * 1) where FP8 is not priced, in PAPER mode, without SP or TP.
+ * Under TE current scaling each of those FP8 casts (the column-parallel linear's
+ * input forward, the row-parallel one's dY backward) first all-reduces its 4-byte
+ * amax over the TP group (fp8_impl.h tsl_fp8_impl_amax_reduced; cost model 163):
+ * one small all-reduce each, α-bound, on the compute stream's path between the
+ * amax and scale kernels — the block's gather cannot start before the cast, so
+ * nothing hides it: amax_f_s and amax_b_s, the pass's sum. */
+#define TSL_FP8_AMAX_BYTES 4.0 /* one fp32 amax (quantize_impl's amax_buf) */
+
 typedef struct tp_sp {
     uint32_t n;                        /* blocks with shares below */
     double in[TSL_ROOFLINE_TP_BLOCKS]; /* the input's gather */
     double dy[TSL_ROOFLINE_TP_BLOCKS]; /* dY's gather */
+    double amax_f_s, amax_b_s;         /* the casts' amax all-reduces, each pass */
 } tp_sp_t;
 
 static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -1287,10 +1296,14 @@ static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
     double b_dy = tsl_fp8_impl_sp_gather_bytes(env->knobs.fp8, env->knobs.fp8_impl, true);
     double in = allgather_lat_s(msg * b_in / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
     double dy = allgather_lat_s(msg * b_dy / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
+    bool reduced = tsl_fp8_impl_amax_reduced(env->knobs.fp8, env->knobs.fp8_impl);
+    double amax = reduced ? allreduce_lat_s(TSL_FP8_AMAX_BYTES, t, bw->tp_bw, &bw->tp_lat) : 0.0;
     out->n = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
     for (uint32_t i = 0; i < out->n; i++) {
         out->in[i] = g.col_fp8[i] ? in : 1.0;
         out->dy[i] = g.row_fp8[i] ? dy : 1.0;
+        out->amax_f_s += g.col_fp8[i] ? amax : 0.0;
+        out->amax_b_s += g.row_fp8[i] ? amax : 0.0;
     }
 }
 
@@ -2729,6 +2742,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tp_b = mtp[1];
         dw_hid = mtp[2];
     }
+    tp_fx += sp.amax_f_s; /* TE current scaling's amax all-reduces (tp_sp_shares) */
+    tp_b += sp.amax_b_s;
     tp_b += cross_kv_grad_s(env, l, g.t, n, bw, profiled); /* the encoder output's dX */
     /* a stack that runs each block's forward twice (double_block_fwd) pays the first
      * run's compute and forward TP (as the forward runs it) again, in the forward and

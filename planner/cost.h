@@ -854,8 +854,18 @@ typedef enum tsl_cost_mode {
  * (Schedule1F1B) fuses each steady-state send with the receive from the same
  * neighbour and waits, one hop of each boundary as Megatron's: priced as 161 (its
  * warm-up and cool-down sends, waited on one op later, are not told apart). A plan
- * without interleaving, or without opt_step torch, prices as 161. */
-#define TSL_COST_MODEL_VERSION 162u
+ * without interleaving, or without opt_step torch, prices as 161.
+ * 163: Transformer Engine's current-scaling casts as they run (bench/published
+ * README.md "TE's current-scaling casts as they run"): (1) each quantised tensor's
+ * zero-amax kernel (current_scaling.cu zero_amax_kernel; the at::zeros fill after a
+ * norm): 4 kernels a cast, 3 after a norm (fp8_impl.h
+ * tsl_fp8_impl_zero_amax_kernels); (2) under SP the amax all-reduce over the TP group
+ * of each column-parallel linear's input forward and row-parallel linear's dY
+ * backward (cost.c tp_sp_shares, amax_f_s / amax_b_s); (3) under moe_act with FP8,
+ * FC2's input quantised again in the backward (set_save_original_input; roofline.c
+ * fc2_recast_s). A plan without TE current scaling, and without moe_act under a TE
+ * FP8 recipe other than delayed, prices as 162. */
+#define TSL_COST_MODEL_VERSION 163u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

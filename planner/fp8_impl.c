@@ -55,6 +55,16 @@ bool tsl_fp8_impl_split_per_tensor(uint32_t recipe, uint32_t impl)
            (recipe == TSL_FP8_TENSORWISE || recipe == TSL_FP8_BLOCKWISE || recipe == TSL_FP8_MXFP8);
 }
 
+uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+}
+
+bool tsl_fp8_impl_amax_reduced(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE;
+}
+
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)
 {
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 2.0 : 0.0;

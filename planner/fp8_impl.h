@@ -12,12 +12,20 @@
  *       then): once per iteration, in the step; none with fp8_param_gather;
  *     - the backward keeps the FP8 (columnwise) copy of each linear input, not
  *       the bf16 one, and the two FP8 weight copies between steps;
- *     - current scaling (tensorwise = Float8CurrentScaling) computes the amax
- *       in its own kernel, then the scale (nvte_compute_scale_from_amax), then
- *       casts (csrc/quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl):
- *       three kernels, one more read; a LayerNormLinear's input has its amax
- *       computed by the norm kernel (csrc/extensions/normalization.cpp
- *       FUSED_NORM_AMAX_FP8): two kernels, no extra read.
+ *     - current scaling (tensorwise = Float8CurrentScaling) zeroes the amax
+ *       (zero_amax_kernel, common/recipe/current_scaling.cu), computes it in its
+ *       own kernel, then the scale (nvte_compute_scale_from_amax), then casts
+ *       (csrc/quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl): four
+ *       kernels, one more read; a LayerNormLinear's input has its amax computed
+ *       by the norm kernel into a zeroed buffer (csrc/extensions/normalization.cpp
+ *       FUSED_NORM_AMAX_FP8, at::zeros): three kernels, no extra read (cost model
+ *       163; 3 and 2 before);
+ *     - under SP, the input of a column-parallel linear and dY of a row-parallel
+ *       one have their amax all-reduced (MAX) over the TP group between the amax
+ *       and the scale kernels (module/linear.py, layernorm_linear.py,
+ *       layernorm_mlp.py _customize_quantizers_float8_current_scaling:
+ *       with_amax_reduction; quantize_impl's amax_reduction_group->allreduce,
+ *       then wait(): the compute stream waits on it) — tsl_fp8_impl_amax_reduced;
  *   torchao (torchtitan; Float8Linear tensorwise, MX linear)
  *     - every use casts the weight (forward, and again in the backward);
  *     - tensorwise (compiled): the input cast once, both FP8 copies written by
@@ -54,6 +62,20 @@ bool tsl_fp8_impl_caches(uint32_t impl);
 /* Kernels per quantised tensor beyond the recipe's (roofline.h
  * tsl_fp8_cast_kernels): TE current scaling's separate scale kernel (1); 0 else. */
 uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
+/* Kernels per quantised tensor that zero its amax before the amax is written (cost
+ * model 163): TE current scaling's zero_amax_kernel ahead of its amax kernel
+ * (common/recipe/current_scaling.cu launch_amax_kernel, TE v2.9 to v2.18;
+ * cudaMemsetAsync at release_v2.7), and after a norm the at::zeros fill of the amax
+ * buffer the norm kernel reduces into (pytorch/csrc/quantizer.cpp
+ * create_unquantized_tensor_with_amax): 1, with or without the norm's amax; 0 else
+ * (torchao's amax is a reduction that writes its output). */
+uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl);
+/* Whether the implementation all-reduces a sequence-parallel input's amax over the
+ * TP group before its scale (TE current scaling; the header's note): one 4-byte
+ * all-reduce per such cast, on the compute stream's path. False elsewhere: delayed
+ * scaling reduces its amax history once per step; torchao's tensorwise casts under
+ * TP (Float8ColwiseParallel) are not read here and stay unpriced (assumed). */
+bool tsl_fp8_impl_amax_reduced(uint32_t recipe, uint32_t impl);
 /* Bytes and kernels a cast saves when the preceding kernel computed the amax
  * (TE current scaling after its norm): the amax pass's 2 B read and kernel;
  * 0 elsewhere. */

@@ -255,7 +255,8 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
                                uint32_t *kernels)
 {
-    uint32_t kern = tsl_fp8_cast_kernels(d->fp8) + tsl_fp8_impl_scale_kernels(d->fp8, d->fp8_impl);
+    uint32_t kern = tsl_fp8_cast_kernels(d->fp8) + tsl_fp8_impl_scale_kernels(d->fp8, d->fp8_impl) +
+                    tsl_fp8_impl_zero_amax_kernels(d->fp8, d->fp8_impl);
     double bytes = tsl_fp8_cast_bytes(d->fp8);
     if (normed) {
         kern -= tsl_fp8_impl_fused_amax_kernels(d->fp8, d->fp8_impl);
@@ -268,13 +269,23 @@ double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool n
     return tsl_roofline_mem_s(d, bytes * elems, kern);
 }
 
+/* The host dispatches of a cast of `kern` kernels: one a kernel, but for TE current
+ * scaling's zero-amax kernel (fp8_impl.h), which nvte_compute_amax launches from C++
+ * in the same call as the amax kernel (after a norm, the at::zeros of the same
+ * quantizer call): a launch floor on the GPU, no framework op of its own (cost model
+ * 163; the eager host floor's H is a framework op's figure, "Host dispatch"). */
+static double cast_host_ops(const tsl_roofline_dev_t *d, uint32_t kern)
+{
+    return (double)(kern - tsl_fp8_impl_zero_amax_kernels(d->fp8, d->fp8_impl));
+}
+
 /* A pass's quantisation of `elems` elements (tsl_roofline_fp8_cast_s), its
- * kernels counted among the pass's ops. */
+ * kernels counted among the pass's ops (cast_host_ops). */
 static double cast_s(pass_t *p, double elems, bool normed)
 {
     uint32_t kern;
     double t = tsl_roofline_fp8_cast_s(p->d, elems, normed, &kern);
-    p->ops += kern;
+    p->ops += cast_host_ops(p->d, kern);
     return t;
 }
 
@@ -289,7 +300,7 @@ static double grouped_cast_s(pass_t *p, double elems, double b)
 {
     uint32_t kern;
     double t = tsl_roofline_fp8_cast_s(p->d, elems, false, &kern);
-    p->ops += kern;
+    p->ops += cast_host_ops(p->d, kern);
     if (b > 1.0 && !p->d->moe_fused_mlp && tsl_fp8_impl_split_per_tensor(p->d->fp8, p->d->fp8_impl))
         t += tsl_roofline_mem_s(p->d, 0.0, (uint32_t)lround((b - 1.0) * kern));
     return t;
@@ -1635,6 +1646,42 @@ static double moe_act_fwd_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, d
     return c;
 }
 
+/* FC2's input quantised again in the backward under moe_act with FP8 (cost model
+ * 163): Megatron-LM sets save_original_input on the experts' linear_fc2 where
+ * moe_act is recomputed selectively under fp8 or fp4 (moe/experts.py
+ * TEGroupedMLP.__init__, set_save_original_input, 44151194), so TE's GroupedLinear
+ * keeps no FP8 copy of the activation's output: its forward casts rowwise only
+ * (grouped_linear.py _GroupedLinear.forward, columnwise usage off under
+ * save_original_input, TE v2.16), and its backward, after moe_act's recompute has
+ * rebuilt the bf16 input, runs tex.split_quantize over it again for the wgrad — both
+ * copies under current scaling (set_usage rowwise and columnwise), the columnwise
+ * one under the block-scaled recipes — one quantizer per local expert
+ * (grouped_cast_s). Net of the forward's copy not written: under current scaling on
+ * Hopper 6 − 1 B per element and 4 kernels an expert. TE refuses it under delayed
+ * scaling (Float8Quantizer: save_original_input disabled, nothing changes); the op
+ * fuser's grouped MLP (moe_fused_mlp) is not GroupedLinear and is not priced so
+ * (assumed unchanged); torchao is not Megatron-LM's. */
+static double fc2_recast_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double tt)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    double etp = d->etp > 1 ? d->etp : 1.0, ep = d->ep > 1 ? d->ep : 1.0;
+    double fe = x->f / etp, r = tsl_layer_expert_width(l), local = l->experts / ep;
+    if (!d->moe_fp8 || d->fp8 == TSL_FP8_NONE || d->fp8 == TSL_FP8_DELAYED || !(d->fp8_flops > 0) ||
+        d->fp8_impl != TSL_FP8_IMPL_TE || d->moe_fused_mlp || !fp8_dims(fe, r) || !(local > 0))
+        return 0.0;
+    double elems = l->experts_per_tok * T / tt * d->moe_busy * x->f; /* moe_act_fwd_s's */
+    /* one FP8 copy with its scales (fp8_impl.h: an SP gather's bytes moves one) */
+    double copy = tsl_fp8_impl_sp_gather_bytes(d->fp8, d->fp8_impl, false) * elems;
+    bool one = tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout);
+    bool per_tensor = d->fp8 == TSL_FP8_TENSORWISE;
+    /* the forward's columnwise copy not written, where it wrote one */
+    double saved = one ? 0.0 : tsl_roofline_mem_s(d, copy, 0);
+    /* the backward's cast: the whole of it, or all but the rowwise copy */
+    double recast = grouped_cast_s(p, elems, local) -
+                    (per_tensor || one ? 0.0 : tsl_roofline_mem_s(d, copy, 0));
+    return recast - saved;
+}
+
 double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                     double samples, uint32_t t, bool sp, uint32_t recompute)
 {
@@ -1664,8 +1711,9 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
         c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -
              tsl_roofline_core_fwd_s(d, l, samples, t);
     }
-    if (m & TSL_RECOMPUTE_MOE_ACT) /* the routed copies' activation, once more */
-        c += moe_act_fwd_s(&p, l, &x, T, tt);
+    if (m & TSL_RECOMPUTE_MOE_ACT) /* the routed copies' activation, once more, and
+                                      FC2's input quantised again for its wgrad */
+        c += moe_act_fwd_s(&p, l, &x, T, tt) + fc2_recast_s(&p, l, &x, T, tt);
     if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
         c += lin(&p, T, x.g * fs / tt, x.h) + mem(&p, 2.0 * (x.g + 1.0) * fs / tt * T, 1) +

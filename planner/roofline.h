@@ -840,7 +840,8 @@ uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l);
 
 /* Quantising `elems` bf16 elements under d->fp8 as d->fp8_impl runs it: the
  * recipe's bytes and kernels per tensor (tsl_fp8_cast_bytes / _kernels) and the
- * implementation's scale kernel (fp8_impl.h); normed: the input of a
+ * implementation's scale and zero-amax kernels (fp8_impl.h: TE current scaling
+ * runs zero-amax, amax, scale, cast: 4 a tensor); normed: the input of a
  * LayerNormLinear, whose amax TE's current scaling takes from the norm kernel (one
  * read and one kernel fewer). *kernels (if not NULL) gets the kernel count. */
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,

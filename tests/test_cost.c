@@ -3144,8 +3144,9 @@ static void test_fp8_gather(void)
     env.knobs.fp8 = TSL_FP8_NONE;
     tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
     /* TE current scaling: 6 bytes per element (amax read, read, two FP8 writes) and
-     * three kernels (amax, scale, cast) per tensor, once per step */
-    CHECK_NEAR(a.opt_s - b.opt_s, 6 * w8 / (0.8 * 3350e9) + 3 * 4e-6, 1e-9,
+     * four kernels (zero-amax, amax, scale, cast; 3 before cost model 163) per
+     * tensor, once per step */
+    CHECK_NEAR(a.opt_s - b.opt_s, 6 * w8 / (0.8 * 3350e9) + 4 * 4e-6, 1e-9,
                "TE tensorwise: the FP8 weights cast once per step, %g s", a.opt_s - b.opt_s);
     env.knobs.fp8 = TSL_FP8_TENSORWISE;
     env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
@@ -3192,7 +3193,7 @@ static void test_fp8_blackwell(void)
     tsl_cost_layer(&env, &l, &z1, NULL, 8, &bf);
     env.knobs.fp8 = TSL_FP8_TENSORWISE;
     tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
-    CHECK_NEAR(a.opt_s - bf.opt_s, 5 * w8 / W + 3 * L, 1e-9,
+    CHECK_NEAR(a.opt_s - bf.opt_s, 5 * w8 / W + 4 * L, 1e-9,
                "GB200 TE tensorwise: 5 B per weight element, %g s", a.opt_s - bf.opt_s);
     CHECK_NEAR((double)a.ms_bytes - (double)bf.ms_bytes, w8, 2, "one cached FP8 weight");
     env.knobs.fp8_param_gather = true;
@@ -3230,7 +3231,7 @@ static void test_fp8_blackwell(void)
     tsl_cost_layer(&envh, &l, &z1, NULL, 8, &hb);
     envh.knobs.fp8 = TSL_FP8_TENSORWISE;
     tsl_cost_layer(&envh, &l, &z1, NULL, 8, &ha);
-    CHECK_NEAR(ha.opt_s - hb.opt_s, 6 * w8 / (0.8 * 3350e9) + 3 * L, 1e-9, "H100: 6 B");
+    CHECK_NEAR(ha.opt_s - hb.opt_s, 6 * w8 / (0.8 * 3350e9) + 4 * L, 1e-9, "H100: 6 B");
     CHECK_NEAR((double)ha.ms_bytes - (double)hb.ms_bytes, 2 * w8, 2, "H100: two copies");
     tsl_cluster_free(&c);
     tsl_cluster_free(&h);
@@ -3283,8 +3284,11 @@ static void test_fp8_sp_gather(void)
         env.knobs.fp8_impl = v[i].impl;
         env.knobs.overlap_tp_dgrad = env.knobs.tp_comm_overlap = false;
         tsl_layer_cost_t a, b;
+        /* TE current scaling's amax all-reduces (cost model 163): 4 bytes over the 2
+         * ranks per FP8 gather, 2 forward and 2 backward (test_fp8_cs_amax_reduce) */
+        double ar = tsl_fp8_impl_amax_reduced(v[i].r, v[i].impl) ? 4.0 : 0.0;
         tsl_cost_layer(&env, &l, &s, &bw, 4, &a);
-        CHECK_NEAR(a.comm_s, half * (4.0 + v[i].in + v[i].dy), 1e-12,
+        CHECK_NEAR(a.comm_s, half * (4.0 + v[i].in + v[i].dy) + 4.0 * ar / bw.tp_bw, 1e-12,
                    "%s/%s exposed: comm %g, by hand %g", name, impl, a.comm_s,
                    half * (4.0 + v[i].in + v[i].dy));
         for (int ov = 0; ov < 3; ov++) { /* none, overlap_tp_dgrad, + userbuffers */
@@ -3292,8 +3296,8 @@ static void test_fp8_sp_gather(void)
             env.knobs.tp_comm_overlap = ov == 2;
             tsl_cost_layer(&env, &l, &s, &slow, 4, &a);
             tsl_cost_layer(&env, &l, &s, &slower, 4, &b);
-            double bwd = shalf * (2.0 + v[i].dy + (ov ? v[i].in : 0.0));
-            CHECK_NEAR(b.fwd_s - a.fwd_s, shalf * (2.0 + v[i].in), 1e-9,
+            double bwd = shalf * (2.0 + v[i].dy + (ov ? v[i].in : 0.0)) + 2.0 * ar / slow.tp_bw;
+            CHECK_NEAR(b.fwd_s - a.fwd_s, shalf * (2.0 + v[i].in) + 2.0 * ar / slow.tp_bw, 1e-9,
                        "%s/%s overlap %d: forward's transfers %g", name, impl, ov,
                        b.fwd_s - a.fwd_s);
             CHECK_NEAR(b.bwd_s - a.bwd_s, bwd, 1e-9, "%s/%s overlap %d: backward's %g, by hand %g",
@@ -3330,6 +3334,63 @@ static void test_fp8_sp_gather(void)
     tsl_cost_strategy_bw(&env, &s, &bw);
     tsl_cost_layer(&env, &l, &s, &bw, 4, &a);
     CHECK_NEAR(a.comm_s, 8.0 * msg / (2.0 * bw.tp_bw), 1e-12, "PAPER: 2 bytes, %g", a.comm_s);
+    tsl_cluster_free(&c);
+}
+
+/* TE current scaling's amax all-reduces under SP (cost model 163; fp8_impl.h
+ * tsl_fp8_impl_amax_reduced, cost.c tp_sp_shares): the encoder layer of
+ * test_fp8_sp_gather on 8 GB200s, TP 2 + SP, with NCCL's alphas. Each FP8 gather's
+ * cast — the column-parallel linears' inputs forward, the row-parallel ones' dY
+ * backward, 2 each — first all-reduces a 4-byte amax over the TP group: against
+ * delayed scaling (the same 1-byte gathers), comm_s holds 4 such all-reduces, the
+ * forward 2 and the backward 2; none without SP, under torchao, or in PAPER mode. */
+static void test_fp8_cs_amax_reduce(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && l.tp_allreduces == 2, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_STACK;
+    env.host_op_s = 0;
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false), plain = s;
+    s.sp = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK(bw.tp_lat.n > 1, "NCCL's alphas priced");
+    double ar = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 4.0, 2, bw.tp_bw, NULL);
+    CHECK(ar > 1e-6 && ar < 1e-4, "a 4-byte all-reduce is alpha-bound: %g s", ar);
+    tsl_layer_cost_t cs, dl, ao;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &dl);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &cs);
+    CHECK_NEAR(cs.comm_s - dl.comm_s, 4.0 * ar, 1e-9, "four amax all-reduces: %g, by hand %g",
+               cs.comm_s - dl.comm_s, 4.0 * ar);
+    double fd = cs.fwd_s - dl.fwd_s, bd = cs.bwd_s - dl.bwd_s;
+    tsl_cost_layer(&env, &l, &plain, &bw, 4, &cs);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &plain, &bw, 4, &dl);
+    CHECK_NEAR(fd - (cs.fwd_s - dl.fwd_s), 2.0 * ar, 1e-9, "the forward's two, %g",
+               fd - (cs.fwd_s - dl.fwd_s));
+    CHECK_NEAR(bd - (cs.bwd_s - dl.bwd_s), 2.0 * ar, 1e-9, "the backward's two, %g",
+               bd - (cs.bwd_s - dl.bwd_s));
+    CHECK_NEAR(cs.comm_s, dl.comm_s, 1e-12, "without SP: none");
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &ao);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &dl);
+    CHECK_NEAR(ao.comm_s, dl.comm_s, 1e-12, "torchao: its 1-byte gathers alone, %g against %g",
+               ao.comm_s, dl.comm_s);
     tsl_cluster_free(&c);
 }
 
@@ -4813,6 +4874,7 @@ int main(void)
     test_fp8_blackwell();
     test_nvfp4_memory();
     test_fp8_sp_gather();
+    test_fp8_cs_amax_reduce();
     test_fp8_moe();
     test_recompute_modules();
     test_mla();

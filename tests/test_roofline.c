@@ -2015,6 +2015,13 @@ static void test_fp8_impl(void)
           "torchao blockwise refused: %s", err.msg);
     CHECK(tsl_fp8_impl_ok(TSL_FP8_DELAYED, 7, &err) != 0 && strstr(err.msg, "fp8_impl: 7"),
           "impl out of range: %s", err.msg);
+    CHECK(tsl_fp8_impl_zero_amax_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 1 &&
+              tsl_fp8_impl_zero_amax_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0 &&
+              tsl_fp8_impl_zero_amax_kernels(TSL_FP8_MXFP8, TSL_FP8_IMPL_TE) == 0 &&
+              tsl_fp8_impl_amax_reduced(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_amax_reduced(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_amax_reduced(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO),
+          "TE current scaling zeroes its amax, and reduces it under SP (cost model 163)");
     CHECK(tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 1 &&
               tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0 &&
               tsl_fp8_impl_scale_kernels(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) == 0 &&
@@ -2023,8 +2030,8 @@ static void test_fp8_impl(void)
               tsl_fp8_impl_caches(TSL_FP8_IMPL_TE) && !tsl_fp8_impl_caches(TSL_FP8_IMPL_TORCHAO),
           "TE current scaling's kernels");
     /* Blackwell (any FP8 layout): TE's per-tensor casts write one copy. On a device of
-     * W = 1e12 B/s and L = 4 us, 1e9 elements: tensorwise 5 B -> 5 ms + 3 L (after its
-     * norm 3 B, 2 kernels), delayed 3 B + L; mxfp8 4 + 2/32 B + L either way;
+     * W = 1e12 B/s and L = 4 us, 1e9 elements: tensorwise 5 B -> 5 ms + 4 L (zero-amax,
+     * amax, scale, cast; after its norm 3 B, 3 kernels: cost model 163), delayed 3 B + L; mxfp8 4 + 2/32 B + L either way;
      * torchao's tensorwise 6 B + 2 L (it casts its own) */
     CHECK(tsl_fp8_one_copy(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, true) &&
               tsl_fp8_one_copy(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE, true) &&
@@ -2039,10 +2046,10 @@ static void test_fp8_impl(void)
     bw.fp8_any_layout = true;
     const double L = bw.launch_s, E = 1e9;
     bw.fp8 = TSL_FP8_TENSORWISE;
-    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 5e-3 + 3 * L, 1e-12, "CS 5 B");
-    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, true, NULL), 3e-3 + 2 * L, 1e-12, "normed 3 B");
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 5e-3 + 4 * L, 1e-12, "CS 5 B");
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, true, NULL), 3e-3 + 3 * L, 1e-12, "normed 3 B");
     bw.fp8_any_layout = false;
-    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 3 * L, 1e-12, "TN: 6 B");
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 4 * L, 1e-12, "TN: 6 B");
     bw.fp8_any_layout = true;
     bw.fp8 = TSL_FP8_DELAYED;
     CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 3e-3 + L, 1e-12, "delayed 3 B");
@@ -2127,15 +2134,33 @@ static void test_fp8_layer(void)
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), bwd, 1e-12, "fp8 backward");
     double f16 = tsl_roofline_layer_fwd_s(&b16, &l, S, 1, false, 0);
     CHECK(fwd < 0.8 * f16, "fp8 pays on a large layer: %.6g vs bf16 %.6g", fwd, f16);
-    /* TE tensorwise: FFN-in's cast one scale kernel more (its amax from the norm),
-     * FFN-out's and both dY casts an amax read and two kernels more */
+    /* TE tensorwise: FFN-in's cast a zero-amax and a scale kernel more (its amax from
+     * the norm), FFN-out's and both dY casts an amax read and three kernels more
+     * (zero-amax, amax, scale: cost model 163, 1 and 2 before) */
     d.fp8 = TSL_FP8_TENSORWISE;
-    double te = fwd + CAST(T * h, 0, 1) + CAST(T * f, 2, 2);
+    double te = fwd + CAST(T * h, 0, 2) + CAST(T * f, 2, 3);
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), te, 1e-12,
                "TE tensorwise forward");
-    double teb = bwd + CAST(T * f, 2, 2) + CAST(T * h, 2, 2);
+    double teb = bwd + CAST(T * f, 2, 3) + CAST(T * h, 2, 3);
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), teb, 1e-12,
                "TE tensorwise backward");
+    /* ... but no host op more for the zero-amax kernel (C++ launches it inside the
+     * amax's call: cost model 163): at one second an op, against delayed scaling's
+     * one kernel a cast, FFN-in's normed cast 1 op more (scale), FFN-out's 2 (amax,
+     * scale), each dY's 2 */
+    tsl_roofline_dev_t hcs = d, hdl = d;
+    hcs.host_op_s = hdl.host_op_s = 1.0;
+    hdl.fp8 = TSL_FP8_DELAYED;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&hdl, &l, S, 1, false, 0),
+               3.0, 1e-9, "TE tensorwise: 3 host ops more forward, %g",
+               tsl_roofline_layer_fwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&hdl, &l, S, 1, false, 0));
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&hdl, &l, S, 1, false, 0),
+               4.0, 1e-9, "TE tensorwise: 4 host ops more backward, %g",
+               tsl_roofline_layer_bwd_s(&hcs, &l, S, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&hdl, &l, S, 1, false, 0));
     /* torchao tensorwise, compiled (cost model 141): each input cast once (amax, then
      * one kernel writing both copies: 6 B, 2 kernels), each weight's amax and rowwise
      * cast forward (5 B, 2 kernels) and its columnwise cast backward with the kept
@@ -2590,6 +2615,54 @@ static void test_alltoall_dispatcher(void)
  * unpermute, forward 8 + 2/k bytes per routed element (the combine's zeros and
  * scatter, the routing weights' product, the top-k sum) and 5 kernels, backward
  * 4 + 6/k bytes and 4 kernels; one host op a kernel. */
+/* FC2's input quantised again in the backward under moe_act with FP8 (cost model 163;
+ * roofline.c fc2_recast_s): Megatron-LM's set_save_original_input on the experts'
+ * linear_fc2, TE's GroupedLinear casting the recomputed bf16 input per local expert
+ * for the wgrad. Mixtral-like FFN, 8 experts top-2, EP 2 (4 local), one sample:
+ * E = k·s·f elements of FC2's input. Against delayed scaling (TE refuses
+ * save_original_input there: no term), what moe_act's recompute adds on an H100:
+ *   tensorwise  the whole cast (6 B) less the forward's columnwise copy (1 B) not
+ *               written: 5 B·E, and zero-amax, amax, scale, cast per expert: 16 L
+ *   mxfp8       the columnwise cast (4 + 2/32 less the rowwise copy's 1 + 1/32 B),
+ *               less the forward's columnwise copy: 2 B·E, one kernel per expert
+ * none under the op fuser's grouped MLP, with bf16 experts, or without moe_act. */
+static void test_fc2_recast(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.fp8_flops = 1979e12 * 0.688;
+    d.moe_fp8 = true;
+    d.ep = 2;
+    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double E = 2.0 * 4096 * 14336, L = d.launch_s;
+    const uint32_t act = TSL_RECOMPUTE_MOE_ACT;
+    tsl_roofline_dev_t dl = d;
+    dl.fp8 = TSL_FP8_DELAYED;
+    double base = tsl_roofline_recompute_fwd_s(&dl, &l, 1, 1, false, act);
+    CHECK(base > 0, "moe_act recomputes the activation: %g", base);
+    tsl_roofline_dev_t cs = d;
+    cs.fp8 = TSL_FP8_TENSORWISE;
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&cs, &l, 1, 1, false, act) - base,
+               tsl_roofline_mem_s(&cs, 5.0 * E, 0) + 16.0 * L, 1e-9,
+               "tensorwise: 5 B per element and 4 kernels an expert");
+    tsl_roofline_dev_t mx = d;
+    mx.fp8 = TSL_FP8_MXFP8;
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&mx, &l, 1, 1, false, act) - base,
+               tsl_roofline_mem_s(&mx, 2.0 * E, 0) + 4.0 * L, 1e-9,
+               "mxfp8: the columnwise copy, 2 B per element, a kernel an expert");
+    tsl_roofline_dev_t fused = cs, bf = cs;
+    fused.moe_fused_mlp = true;
+    bf.moe_fp8 = false;
+    CHECK(tsl_roofline_recompute_fwd_s(&fused, &l, 1, 1, false, act) == base &&
+              tsl_roofline_recompute_fwd_s(&bf, &l, 1, 1, false, act) == base,
+          "no recast under the fused grouped MLP or with bf16 experts");
+    CHECK(tsl_roofline_recompute_fwd_s(&cs, &l, 1, 1, false, TSL_RECOMPUTE_LAYERNORM) ==
+              tsl_roofline_recompute_fwd_s(&dl, &l, 1, 1, false, TSL_RECOMPUTE_LAYERNORM),
+          "no recast without moe_act");
+}
+
 /* Transformer Engine's split_quantize of a grouped GEMM (cost model 159): under current
  * scaling (tensorwise), blockwise and MXFP8 each local expert's tensor is quantised by
  * its own quantizer (amax, scale and cast: 3 kernels; MXFP8's cast: 1), where the group's
@@ -2611,7 +2684,7 @@ static void test_grouped_split_quantize(void)
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     const double L = d.launch_s;
     const uint32_t recipes[] = {TSL_FP8_TENSORWISE, TSL_FP8_MXFP8};
-    const double extra[] = {2.0 * 3 * 3, 2.0 * 3 * 1};
+    const double extra[] = {2.0 * 3 * 4, 2.0 * 3 * 1}; /* zero-amax, amax, scale, cast (163) */
     for (int i = 0; i < 2; i++) {
         tsl_roofline_dev_t g = d, fused;
         g.fp8 = recipes[i];
@@ -2988,6 +3061,7 @@ int main(void)
     test_alltoall_dispatcher();
     test_unfused_permute();
     test_grouped_split_quantize();
+    test_fc2_recast();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();
