@@ -2665,10 +2665,11 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
-           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
+           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f, ep_lead = ep_f + ep_b;
     if (l->experts && !profiled)
         ep_host_lead(env, l, s, n, g.t, acc_params, acc_bytes, &kern, compute_f, compute_b + acc_b,
                      &ep_f, &ep_b);
+    ep_lead -= ep_f + ep_b; /* what the host's lead hid (layer_cost_t.ep_lead_s) */
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -2810,6 +2811,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
+    out->ep_lead_s = ep_lead;
     out->instr_f_s = instr_f;
     out->instr_b_s = instr_b;
     out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;

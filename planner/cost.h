@@ -864,8 +864,15 @@ typedef enum tsl_cost_mode {
  * backward (cost.c tp_sp_shares, amax_f_s / amax_b_s); (3) under moe_act with FP8,
  * FC2's input quantised again in the backward (set_save_original_input; roofline.c
  * fc2_recast_s). A plan without TE current scaling, and without moe_act under a TE
- * FP8 recipe other than delayed, prices as 162. */
-#define TSL_COST_MODEL_VERSION 163u
+ * FP8 recipe other than delayed, prices as 162.
+ * 164: the overlapped F&B and EP merged steps (search_eval.c stage_times, fb_save_s,
+ * ep_save_s) hide the partner's communication under the passes' compute less the host
+ * lead that hid their own EP collectives already (layer_cost_t.ep_lead_s, cost.c
+ * ep_host_lead): that GPU idle counted twice made more host time per op price a
+ * shorter iteration (bench/published README.md "More host time, a shorter
+ * iteration?"). A plan without moe_a2a_overlap or DualPipeV, or whose MoE passes are
+ * GPU-bound, prices as 163. */
+#define TSL_COST_MODEL_VERSION 164u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1541,6 +1548,11 @@ typedef struct tsl_layer_cost {
     double ep_s;         /* the routed experts' token exchange, forward + backward (in
                            fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
                            the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
+    double ep_lead_s;    /* what of the EP exchange a host-bound pass's lead already hid
+                           (cost.c ep_host_lead; not in ep_s): GPU idle the host's dispatch
+                           spent on this pass's own collectives, so no overlap may hide
+                           another micro-batch's under it again (search_eval.c
+                           stage_times); 0 without a host floor or GPU-bound */
     double instr_f_s;    /* knobs.ds_wall_clock: what the forward instruction's restart
                            on an idle GPU adds where this layer is its stage's first (0
                            otherwise; the stage adds it: search_eval.c stage_times) */
