@@ -3237,6 +3237,24 @@ static void test_fp8_blackwell(void)
     tsl_cluster_free(&h);
 }
 
+/* The FP8 SP tests' setting: 8 GB200s (two trays in one NVLink domain), one
+ * encoder layer (hidden 4096, FFN 16384, 32 heads, 2048 tokens), the stack's
+ * pricing without a host floor. */
+static void gb200_encoder_env(tsl_cluster_t *c, tsl_layer_t *l, tsl_cost_env_t *env)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    *l = (tsl_layer_t){.kind = TSL_LAYER_ENCODER,
+                       .seq_len = 2048,
+                       .hidden = 4096,
+                       .ffn_hidden = 16384,
+                       .heads = 32};
+    CHECK(tsl_layer_derive(l, &err) == 0 && l->tp_allreduces == 2, "%s", err.msg);
+    CHECK(tsl_cost_env_init(env, c, 0, 2, &err) == 0, "%s", err.msg);
+    env->mode = TSL_COST_STACK;
+    env->host_op_s = 0;
+}
+
 /* FP8 sequence-parallel all-gathers (docs/cost-model.md "FP8 sequence-parallel
  * all-gathers"): the encoder layer of test_nvfp4_memory on 8 GB200s, TP 2 + SP,
  * 4 samples, STACK, the TP link priced as a ring (NCCL's alphas zeroed). msg =
@@ -3255,18 +3273,9 @@ static void test_fp8_blackwell(void)
 static void test_fp8_sp_gather(void)
 {
     tsl_cluster_t c;
-    tsl_err_t err = {0};
-    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0 && l.tp_allreduces == 2, "%s", err.msg);
+    tsl_layer_t l;
     tsl_cost_env_t env;
-    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
-    env.mode = TSL_COST_STACK;
-    env.host_op_s = 0;
+    gb200_encoder_env(&c, &l, &env);
     tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
     s.sp = true;
     tsl_strategy_bw_t bw, slow, slower;
@@ -3347,18 +3356,9 @@ static void test_fp8_sp_gather(void)
 static void test_fp8_cs_amax_reduce(void)
 {
     tsl_cluster_t c;
-    tsl_err_t err = {0};
-    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0 && l.tp_allreduces == 2, "%s", err.msg);
+    tsl_layer_t l;
     tsl_cost_env_t env;
-    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
-    env.mode = TSL_COST_STACK;
-    env.host_op_s = 0;
+    gb200_encoder_env(&c, &l, &env);
     tsl_strategy_t s = one(TSL_DIM_TP, 2, false), plain = s;
     s.sp = true;
     tsl_strategy_bw_t bw;
