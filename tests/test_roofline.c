@@ -2610,11 +2610,19 @@ static void test_alltoall_dispatcher(void)
           "GPU-bound");
 }
 
-/* MCore v0.8's unfused permutation on Mixtral 8x7B's MoE layer (EP 8 of 8 experts,
- * top-2, 4,096 tokens: R = 8,192 rows of 4,096): beyond the fused permute and
- * unpermute, forward 8 + 2/k bytes per routed element (the combine's zeros and
- * scatter, the routing weights' product, the top-k sum) and 5 kernels, backward
- * 4 + 6/k bytes and 4 kernels; one host op a kernel. */
+/* The TE expert-cast tests' setting: an H100 with FP8 experts at EP 2, and a
+ * Mixtral-like FFN (hidden 4096, expert FFN 14336, 8 experts top-2, 4096 tokens). */
+static void h100_fp8_experts(tsl_roofline_dev_t *d, tsl_layer_t *l)
+{
+    tsl_roofline_dev_init(d, 989e12 * 0.777, 3350e9);
+    d->fp8_flops = 1979e12 * 0.688;
+    d->moe_fp8 = true;
+    d->ep = 2;
+    *l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(l, &err) == 0, "%s", err.msg);
+}
+
 /* FC2's input quantised again in the backward under moe_act with FP8 (cost model 163;
  * roofline.c fc2_recast_s): Megatron-LM's set_save_original_input on the experts'
  * linear_fc2, TE's GroupedLinear casting the recomputed bf16 input per local expert
@@ -2629,13 +2637,8 @@ static void test_alltoall_dispatcher(void)
 static void test_fc2_recast(void)
 {
     tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    d.fp8_flops = 1979e12 * 0.688;
-    d.moe_fp8 = true;
-    d.ep = 2;
-    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l;
+    h100_fp8_experts(&d, &l);
     const double E = 2.0 * 4096 * 14336, L = d.launch_s;
     const uint32_t act = TSL_RECOMPUTE_MOE_ACT;
     tsl_roofline_dev_t dl = d;
@@ -2675,13 +2678,8 @@ static void test_fc2_recast(void)
 static void test_grouped_split_quantize(void)
 {
     tsl_roofline_dev_t d;
-    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    d.fp8_flops = 1979e12 * 0.688;
-    d.moe_fp8 = true;
-    d.ep = 2;
-    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l;
+    h100_fp8_experts(&d, &l);
     const double L = d.launch_s;
     const uint32_t recipes[] = {TSL_FP8_TENSORWISE, TSL_FP8_MXFP8};
     const double extra[] = {2.0 * 3 * 4, 2.0 * 3 * 1}; /* zero-amax, amax, scale, cast (163) */
@@ -2744,6 +2742,7 @@ static void test_grouped_split_quantize(void)
     tsl_layer_t dense = l;
     dense.experts = 0;
     dense.experts_per_tok = 0;
+    tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&dense, &err) == 0, "%s", err.msg);
     tsl_roofline_dev_t tw = d, tw_f;
     tw.fp8 = TSL_FP8_TENSORWISE;
@@ -2761,6 +2760,11 @@ static void test_grouped_split_quantize(void)
           "per-tensor quantizers: TE tensorwise, blockwise and MXFP8");
 }
 
+/* MCore v0.8's unfused permutation on Mixtral 8x7B's MoE layer (EP 8 of 8 experts,
+ * top-2, 4,096 tokens: R = 8,192 rows of 4,096): beyond the fused permute and
+ * unpermute, forward 8 + 2/k bytes per routed element (the combine's zeros and
+ * scatter, the routing weights' product, the top-k sum) and 5 kernels, backward
+ * 4 + 6/k bytes and 4 kernels; one host op a kernel. */
 static void test_unfused_permute(void)
 {
     tsl_roofline_dev_t d;
