@@ -245,6 +245,17 @@ static void test_refusals(void)
     tsl_cluster_free(&c);
 }
 
+/* Eight encoder layers of hidden 1024 at 512 tokens: the interleaving tests' model. */
+static void eight_layers(tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(m, "eight-layers");
+    for (int i = 0; i < 8; i++)
+        CHECK(tsl_model_add(m, &l, &err) == 0, "%s", err.msg);
+}
+
 /* Interleaved 1F1B's activations chunk by chunk, on 8 equal encoder layers, 2 stages
  * of 4, v 2 (chunks of 2 layers), m 4, one device per stage: Megatron's table with N =
  * P = 2 runs w = 4 and 2 warm-up chunk forwards; at the peak stage 0 holds micro-batches
@@ -261,11 +272,7 @@ static void test_interleaved_chunks(void)
     tsl_err_t err = {0};
     tsl_request_t r;
     tsl_request_init(&r);
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
-    tsl_model_init(&m, "eight-layers");
-    for (int i = 0; i < 8; i++)
-        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    eight_layers(&m);
     CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
     static tsl_plan_t g, plain, out;
     given_plan(&g, 8, 2, "single", 1, 4);
@@ -365,11 +372,7 @@ static void test_chunk_grad_reduce(void)
     tsl_request_t r;
     tsl_request_init(&r);
     r.overlap_grad_reduce = true;
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
-    tsl_model_init(&m, "eight-layers");
-    for (int i = 0; i < 8; i++)
-        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    eight_layers(&m);
     CHECK(tsl_cluster_parse_spec(&c, "2x2xA100-80G:ib100", &err) == 0, "%s", err.msg);
     static tsl_plan_t g, out;
     given_plan(&g, 8, 2, "dp2", 2, 4);
@@ -474,11 +477,7 @@ static void test_torch_vp_blocking(void)
     tsl_err_t err = {0};
     tsl_request_t r;
     tsl_request_init(&r);
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
-    tsl_model_init(&m, "eight-layers");
-    for (int i = 0; i < 8; i++)
-        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    eight_layers(&m);
     CHECK(tsl_cluster_parse_spec(&c, "2x2xA100-80G:ib100", &err) == 0, "%s", err.msg);
     static tsl_plan_t g, out, exec;
     given_plan(&g, 8, 2, "dp2", 2, 4);
