@@ -699,27 +699,38 @@ const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t de
     return &c->gpu_types[c->nodes[c->device_node[dev]].gpu_type];
 }
 
-double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev)
+double tsl_gpu_flops(const tsl_gpu_spec_t *g)
 {
-    const tsl_gpu_spec_t *g = tsl_cluster_device_gpu(c, dev);
     return g->peak_flops * g->efficiency;
 }
 
-/* One device a node: a node's GPUs are of one type; a type read where it differs
- * from the node before's (the same figure leaves the minimum as it is). */
+double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev)
+{
+    return tsl_gpu_flops(tsl_cluster_device_gpu(c, dev));
+}
+
+const tsl_gpu_spec_t *tsl_cluster_next_type(const tsl_cluster_t *c, uint32_t *dev, uint32_t end,
+                                            uint32_t *seen)
+{
+    while (*dev < end && *dev < c->n_devices) {
+        uint32_t node = c->device_node[*dev];
+        *dev = c->node_first[node] + c->nodes[node].n_gpus;
+        if (c->nodes[node].gpu_type != *seen) {
+            *seen = c->nodes[node].gpu_type;
+            return &c->gpu_types[*seen];
+        }
+    }
+    return NULL;
+}
+
+/* Each type once (tsl_cluster_next_type: the same figure leaves the minimum as it is). */
 double tsl_cluster_block_fp32_flops(const tsl_cluster_t *c, uint32_t first, uint32_t n,
                                     bool tf32_off)
 {
     double x = INFINITY;
-    uint32_t seen = UINT32_MAX;
-    for (uint32_t dev = first; dev < first + n && dev < c->n_devices;) {
-        uint32_t node = c->device_node[dev];
-        dev = c->node_first[node] + c->nodes[node].n_gpus;
-        if (c->nodes[node].gpu_type == seen)
-            continue;
-        seen = c->nodes[node].gpu_type;
-        x = fmin(x, tsl_gpu_fp32_flops_as(&c->gpu_types[seen], tf32_off));
-    }
+    uint32_t dev = first, seen = UINT32_MAX;
+    for (const tsl_gpu_spec_t *g; (g = tsl_cluster_next_type(c, &dev, first + n, &seen));)
+        x = fmin(x, tsl_gpu_fp32_flops_as(g, tf32_off));
     return isfinite(x) ? x : 0.0;
 }
 

@@ -221,6 +221,13 @@ double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak �
  * figure for it (fp32 plans refused: tsl_fp32_ok). */
 double tsl_cluster_block_fp32_flops(const tsl_cluster_t *c, uint32_t first, uint32_t n,
                                     bool tf32_off);
+/* The GPU types of devices [*dev, end), a node at a time (a node's GPUs are of one
+ * type), each given only where it differs from the node before's — a block's minima
+ * read each type once. Start with *seen = UINT32_MAX; NULL past the end. */
+const tsl_gpu_spec_t *tsl_cluster_next_type(const tsl_cluster_t *c, uint32_t *dev, uint32_t end,
+                                            uint32_t *seen);
+/* A GPU's sustained bf16 GEMM rate: peak_flops × efficiency. */
+double tsl_gpu_flops(const tsl_gpu_spec_t *g);
 /* A GPU's sustained FP8 GEMM rate: fp8_peak_flops × fp8_efficiency (× efficiency where
  * no FP8 figure is known); 0 without FP8 tensor cores. */
 double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);

@@ -66,15 +66,9 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
     *fp8_flops = INFINITY;
     *fp4_flops = INFINITY;
     *slowest = tsl_cluster_device_gpu(c, first);
-    uint32_t seen = UINT32_MAX; /* the GPU type of the node before */
-    for (uint32_t dev = first; dev < first + size;) {
-        uint32_t node = c->device_node[dev];
-        dev = c->node_first[node] + c->nodes[node].n_gpus;
-        if (c->nodes[node].gpu_type == seen)
-            continue;
-        seen = c->nodes[node].gpu_type;
-        const tsl_gpu_spec_t *gpu = &c->gpu_types[seen];
-        double f = gpu->peak_flops * gpu->efficiency; /* tsl_cluster_device_flops */
+    uint32_t dev = first, seen = UINT32_MAX;
+    for (const tsl_gpu_spec_t *gpu; (gpu = tsl_cluster_next_type(c, &dev, first + size, &seen));) {
+        double f = tsl_gpu_flops(gpu);
         if (f < x)
             *slowest = gpu;
         x = tsl_min(x, f);
