@@ -333,10 +333,13 @@ static const char eval_usage[] =
     "                      deepspeed-fp16 (DeepSpeed's unfused fp16 optimizer,\n"
     "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork),\n"
     "                      megatron-core-fp16 (megatron's passes with --fp16's\n"
-    "                      unscale and inf check: an fp16 plan under megatron) or\n"
+    "                      unscale and inf check: an fp16 plan under megatron),\n"
     "                      torch-loop (torch.optim.Adam's per-tensor loop of\n"
     "                      PyTorch 1.10-1.12 and zero_grad's zero_, no clipping:\n"
-    "                      Galvatron-BMW's trainers)\n"
+    "                      Galvatron-BMW's trainers) or composer (Composer\n"
+    "                      0.15+'s DecoupledAdamW under FSDP1 use_orig_params: a\n"
+    "                      loop over each rank's pieces of the original tensors,\n"
+    "                      each tensor's step count read back first; llm-foundry)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --bf16-layers-start N, --bf16-layers-end N\n"
@@ -803,7 +806,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         if (eo->opt_step < 0)
             return tsl_err_set(err,
                                "opt-step: '%s' is not fused, megatron, megatron-fp16, torch, "
-                               "deepspeed-fp16, megatron-core-fp16 or torch-loop",
+                               "deepspeed-fp16, megatron-core-fp16, torch-loop or composer",
                                optarg);
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;

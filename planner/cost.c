@@ -1624,6 +1624,21 @@ static uint32_t step_tensors(const tsl_layer_t *l, degrees_t g, double p)
     return n ? n : 1;
 }
 
+/* The pieces of layer l's tensors that the busiest of the z ranks holds (a loop over the
+ * original parameters under FSDP1's use_orig_params, opt_step composer: each tensor its
+ * 1/z chunk of the unit's flat parameter intersects; tsl_shard_step_tensors), in elements;
+ * one piece of p / z for a layer not laid out (MoE experts, MLA, Mamba). */
+static uint32_t orig_step_pieces(const tsl_layer_t *l, degrees_t g, double p, double *piece)
+{
+    double e[TSL_DS_STEP_MAX_TENSORS];
+    uint32_t n = l != NULL ? tsl_ds_step_tensors(l, g.t, p, e) : 0;
+    if (n == 0) {
+        piece[0] = p / g.z;
+        return 1;
+    }
+    return tsl_shard_step_tensors(e, n, g.z, piece);
+}
+
 /* The optimizer step of the parameters this device updates: its TP rank's p,
  * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states),
  * at the stack's bytes per parameter (opt_step.h), and the stack's zeroing of the
@@ -1645,9 +1660,16 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
     opt_step_cost(&k, &c);
     /* a per-tensor loop launches its kernels for each of the layer's tensors */
     double kernels = (double)c.kernels * (c.kernels_per_tensor ? step_tensors(l, g, p) : 1u);
+    double piece[TSL_DS_STEP_MAX_TENSORS], sync = 0.0;
+    if (c.reads_back) { /* Composer's loop: the original tensors' pieces, a read before each */
+        uint32_t m = orig_step_pieces(l, g, p, piece);
+        kernels = (double)c.kernels * m;
+        sync = tsl_composer_step_sync_s(piece, m, env->host_op_s / TSL_ROOFLINE_FRAMEWORK_OPS,
+                                        env->opt_mem_bw, TSL_ROOFLINE_LAUNCH_S);
+    }
     double kept = p / g.z / (s->zero >= 2 ? g.d : 1); /* gradient elements kept */
     double t = (c.shard_bytes * p / div + c.local_bytes * kept) / env->opt_mem_bw +
-               kernels * TSL_ROOFLINE_LAUNCH_S;
+               kernels * TSL_ROOFLINE_LAUNCH_S + sync;
     /* DeepSpeed's unfused fp16 step reads every tensor's sum and norm back to the
      * host (cost_host_sync.h): each read's chain runs from an idle GPU at the host's
      * pace, a framework op each (H lumps TSL_ROOFLINE_FRAMEWORK_OPS of them). It runs

@@ -871,8 +871,15 @@ typedef enum tsl_cost_mode {
  * ep_host_lead): that GPU idle counted twice made more host time per op price a
  * shorter iteration (bench/published README.md "More host time, a shorter
  * iteration?"). A plan without moe_a2a_overlap or DualPipeV, or whose MoE passes are
- * GPU-bound, prices as 163. */
-#define TSL_COST_MODEL_VERSION 164u
+ * GPU-bound, prices as 163.
+ * 165: a new opt_step composer (7: Composer 0.15+'s DecoupledAdamW after FSDP1's
+ * clip_grad_norm_, opt_step.h): a loop over the pieces of the original tensors the
+ * busiest rank's FSDP1 shard holds (use_orig_params; cost_host_sync.h
+ * tsl_shard_step_tensors), each tensor's step count read back (.item()) before its
+ * eight kernels, which then run at the host's pace (tsl_composer_step_sync_s, h = H / 3).
+ * llm-foundry's 2024 MPT rows carry it (bench/published README.md "Composer's
+ * DecoupledAdamW"). A plan without opt_step composer prices as 164. */
+#define TSL_COST_MODEL_VERSION 165u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

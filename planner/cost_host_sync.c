@@ -119,3 +119,51 @@ double tsl_ds_fp16_step_sync_s(const tsl_layer_t *l, uint32_t t, double own, dou
     }
     return sum;
 }
+
+uint32_t tsl_shard_step_tensors(const double *e, uint32_t n, uint32_t z, double *out)
+{
+    double total = 0.0;
+    for (uint32_t i = 0; i < n; i++)
+        total += e[i];
+    if (z <= 1 || !(total > 0)) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = e[i];
+        return n;
+    }
+    double chunk = ceil(total / z);
+    uint32_t best = 0;
+    /* a tensor's first chunk is where the count can rise: try each such chunk */
+    double start = 0.0;
+    for (uint32_t i = 0; i < n; start += e[i], i++) {
+        double lo = floor(start / chunk) * chunk, hi = lo + chunk, at = 0.0,
+               piece[TSL_DS_STEP_MAX_TENSORS];
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < n; at += e[j], j++) {
+            double a = fmax(at, lo), b = fmin(at + e[j], hi);
+            if (b > a && k < TSL_DS_STEP_MAX_TENSORS)
+                piece[k++] = b - a;
+        }
+        if (k > best) {
+            best = k;
+            for (uint32_t j = 0; j < k; j++)
+                out[j] = piece[j];
+        }
+    }
+    return best;
+}
+
+double tsl_composer_step_sync_s(const double *e, uint32_t n, double h, double W, double L)
+{
+    static const double bytes[8] = {8.0, 12.0, 8.0, 12.0, 8.0, 8.0, 8.0, 16.0};
+    double sum = 0.0;
+    if (!(h > 0) || !(W > 0))
+        return 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        double chain[9];
+        for (uint32_t k = 0; k < 8; k++)
+            chain[k] = bytes[k] * e[i] / W + L;
+        chain[8] = 0.0; /* the next tensor's .item() */
+        sum += tsl_host_chain_s(chain, 9, h);
+    }
+    return sum;
+}

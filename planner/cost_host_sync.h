@@ -58,4 +58,24 @@ uint32_t tsl_ds_step_tensors(const tsl_layer_t *l, uint32_t t, double own, doubl
 double tsl_ds_fp16_step_sync_s(const tsl_layer_t *l, uint32_t t, double own, double h, double W,
                                double L);
 
+/*
+ * The tensors of e[0..n) (one layer's, in the unit's flattening order) that the busiest
+ * of z ranks holds a piece of, when FSDP1 flattens them into one flat parameter and gives
+ * each rank a contiguous 1/z of it (padded to z · ceil(Σe / z); use_orig_params: the
+ * rank's optimizer sees each original tensor its chunk intersects, a view of that piece;
+ * torch/distributed/fsdp/flat_param.py _init_shard_metadata). Writes the pieces' elements
+ * to out (the first rank with the most pieces) and returns their count; z ≤ 1: e itself.
+ */
+uint32_t tsl_shard_step_tensors(const double *e, uint32_t n, uint32_t z, double *out);
+
+/*
+ * What Composer 0.16's DecoupledAdamW (opt_step composer, opt_step.h) adds to its kernels'
+ * device-memory time by reading each tensor's step count back (`.item()`) before that
+ * tensor's kernels: per piece of e elements, a chain from an idle GPU (tsl_host_chain_s,
+ * framework op h each) of the loop body's eight kernels (8, 12, 8, 12, 8, 8, 8, 16 bytes
+ * an element at W, plus a launch L each) and the next tensor's read. 0 where h or W is
+ * not positive.
+ */
+double tsl_composer_step_sync_s(const double *e, uint32_t n, double h, double W, double L);
+
 #endif

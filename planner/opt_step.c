@@ -7,7 +7,7 @@
 
 static const char *const step_names[TSL_OPT_STEP_COUNT] = {
     "fused",          "megatron",           "megatron-fp16", "torch",
-    "deepspeed-fp16", "megatron-core-fp16", "torch-loop"};
+    "deepspeed-fp16", "megatron-core-fp16", "torch-loop",    "composer"};
 
 const char *tsl_opt_step_name(uint32_t impl)
 {
@@ -28,7 +28,7 @@ int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err)
         return tsl_err_set(err,
                            "opt_step: %u is not an optimizer step (0 fused, 1 megatron, "
                            "2 megatron-fp16, 3 torch, 4 deepspeed-fp16, 5 megatron-core-fp16, "
-                           "6 torch-loop)",
+                           "6 torch-loop, 7 composer)",
                            impl);
     return 0;
 }
@@ -144,6 +144,17 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         out->kernels = 9 + 1;
         out->kernels_per_tensor = true;
         break;
+    case TSL_OPT_STEP_COMPOSER: {
+        /* clip_grad_norm_'s norm and mul_ (3g); DecoupledAdamW's loop body without
+         * weight decay (16M + 2P + 2g); eight kernels and the clip's two per tensor,
+         * each tensor's step count read back first */
+        double P = param_bytes(st), M = moment_bytes(st);
+        out->shard_bytes = 3.0 * g + 16.0 * M + 2.0 * P + 2.0 * g;
+        out->kernels = 8 + 2;
+        out->kernels_per_tensor = true;
+        out->reads_back = true;
+        break;
+    }
     default: break;
     }
 }

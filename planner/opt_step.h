@@ -97,8 +97,26 @@
  *                  kept gradient element, a kernel per tensor. No 16-bit copy.
  *                  kernels_per_tensor: ten launches for every parameter tensor of
  *                  the layer (cost.c counts them).
+ *   composer (7)   Composer's DecoupledAdamW as Composer 0.16 runs it under torch FSDP1
+ *                  with use_orig_params (composer/optim/decoupled_weight_decay.py at
+ *                  v0.16.4 adamw: a Python loop over the parameter tensors that hold
+ *                  gradient on this rank; composer/trainer/dist_strategy.py:
+ *                  use_orig_params defaults True), after FSDP1's clip_grad_norm_ (the
+ *                  yamls' gradient_clipping, clipping_type norm: a vector_norm per
+ *                  gradient g, its mul_ by the clamped coefficient 2g, every step).
+ *                  The loop body over one tensor, weight decay 0 (the llm-foundry
+ *                  pretrain yamls' weight_decay: 0.0, so no param.mul_): the step count
+ *                  read back, `step = state_steps[i].item()` (state['step'] is a CUDA
+ *                  tensor since v0.16), then m's mul_ and add_ (2M, 2M + g), v's mul_ and
+ *                  addcmul_ (2M, 2M + g), sqrt and the division by sqrt(bc2) into new
+ *                  tensors (2M, 2M), add_ of eps (2M), addcdiv_ into the parameter (2P +
+ *                  2M): 16M + 2P + 2g, 3g + 16M + 2P + 2g = 92 B at 4. Eight kernels and
+ *                  the clip's two per tensor; reads_back: each tensor's .item() drains
+ *                  the GPU, so its eight kernels are issued onto an idle GPU at the
+ *                  host's pace (cost_host_sync.h tsl_composer_step_sync_s). No zeroing
+ *                  (zero_grad sets the gradients to None).
  * Kernels: one per pass (multi-tensor kernels, one launch per layer's tensors) except
- * torch-loop's, per tensor. The norm's all-reduce of one scalar (ZeRO-1, TP, PP
+ * torch-loop's and composer's, per tensor. The norm's all-reduce of one scalar (ZeRO-1, TP, PP
  * groups) is not priced. The PAPER cost mode prices fused whatever the plan says (the
  * seeds' 28 B).
  */
@@ -118,11 +136,12 @@ typedef enum tsl_opt_step_impl {
     TSL_OPT_STEP_DEEPSPEED_FP16 = 4,     /* DeepSpeed's unfused fp16 optimizer (AMP's fork) */
     TSL_OPT_STEP_MEGATRON_CORE_FP16 = 5, /* Megatron-core, fp16 with a loss scaler */
     TSL_OPT_STEP_TORCH_LOOP = 6,         /* torch.optim.Adam's per-tensor loop (1.10-1.12) */
-    TSL_OPT_STEP_COUNT = 7
+    TSL_OPT_STEP_COMPOSER = 7,           /* Composer 0.16's DecoupledAdamW, a read per tensor */
+    TSL_OPT_STEP_COUNT = 8
 } tsl_opt_step_impl_t;
 
 /* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16", "megatron-core-fp16",
- * "torch-loop"; NULL out of range. */
+ * "torch-loop", "composer"; NULL out of range. */
 const char *tsl_opt_step_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_opt_step_parse(const char *name);
@@ -147,6 +166,7 @@ typedef struct tsl_opt_step_cost {
     double shard_bytes, local_bytes;
     uint32_t kernels;
     bool kernels_per_tensor;
+    bool reads_back; /* a host read per tensor before its kernels (composer) */
 } tsl_opt_step_cost_t;
 
 void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out);

@@ -381,7 +381,7 @@ sw() { # KEY VALUE(json) STATUS PATTERN
 sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
 sw loss_impl '"torch"' 2 "eval: plan: loss_impl: expected a whole number, got a string"
 sw loss_impl -1 2 "eval: plan: loss_impl: -1 is negative"
-sw opt_step 7 2 "opt_step: 7 is not an optimizer step"
+sw opt_step 8 2 "opt_step: 8 is not an optimizer step"
 sw opt_step '"megatron"' 2 "eval: plan: opt_step: expected a whole number, got a string"
 sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
@@ -494,7 +494,14 @@ cp "$out" "$dir/fused.json"
 expect 0 "" eval $lw --opt-step torch-loop
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["opt_step"] == 6 and b["iter_time_s"] > a["iter_time_s"], (b["opt_step"], a["iter_time_s"], b["iter_time_s"])' \
     "$dir/fused.json" "$out" && ok || bad "torch-loop not recorded or not slower: $(cat "$out")"
-expect 2 "opt-step: 'torch-adam' is not fused, megatron, megatron-fp16, torch, deepspeed-fp16, megatron-core-fp16 or torch-loop" \
+# Composer's DecoupledAdamW under FSDP1 (llm-foundry): named, recorded as 7, and slower
+# than torch's foreach step over the same bytes (a read-back per tensor piece)
+expect 0 "" eval $lw --dp 1 --sdp 4 --opt-step torch
+cp "$out" "$dir/foreach.json"
+expect 0 "" eval $lw --dp 1 --sdp 4 --opt-step composer
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["opt_step"] == 7 and b["iter_time_s"] > a["iter_time_s"], (b["opt_step"], a["iter_time_s"], b["iter_time_s"])' \
+    "$dir/foreach.json" "$out" && ok || bad "composer not recorded or not slower: $(cat "$out")"
+expect 2 "opt-step: 'torch-adam' is not fused, megatron, megatron-fp16, torch, deepspeed-fp16, megatron-core-fp16, torch-loop or composer" \
     eval $lw --opt-step torch-adam
 expect 2 "loss-impl: 'nll' is not exec, torch, megatron, te, torch-compile, fused-xentropy or composer" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron

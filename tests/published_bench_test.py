@@ -312,6 +312,13 @@ def check_mpt(runner, tesselctl, rows):
         if p["batch"] % (p["mbs"] * run.gpus(r)) != 0 or r["measured"]["metric"] != "tokens_per_s":
             fail("%s: batch %d over micro-batch %d on %d GPUs, metric %s"
                  % (r["id"], p["batch"], p["mbs"], run.gpus(r), r["measured"]["metric"]))
+        # the optimizer step as the row's Composer ran it (cost model 165): DecoupledAdamW's
+        # read-back per tensor since Composer 0.15 (0.16 / 0.17: opt_step composer), a
+        # loop over flat parameters with a host step count before (0.12 / 0.13: torch)
+        note = p.get("stack_note", "")
+        want = "composer" if ("Composer 0.16" in note or "Composer 0.17" in note) else "torch"
+        if p.get("opt_step") != want or ("Composer 0.1" not in note):
+            fail("%s: opt_step %s, the stack's step is %s" % (r["id"], p.get("opt_step"), want))
         # llm-foundry's Triton FlashAttention, its own kernel since cost model 121, passed
         # to eval without run.py --attn-kernel (no GPU's default figure stands for it)
         args = run.knob_args(r)

@@ -4524,7 +4524,7 @@ static void test_opt_step(void)
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_FUSED), "fused") == 0 &&
               tsl_opt_step_name(TSL_OPT_STEP_COUNT) == NULL,
           "opt_step names");
-    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 7"),
+    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 8"),
           "refused naming the field: %s", err.msg);
     CHECK(tsl_opt_step_parse("megatron-core-fp16") == TSL_OPT_STEP_MEGATRON_CORE_FP16 &&
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_MEGATRON_CORE_FP16), "megatron-core-fp16") == 0,
@@ -4648,6 +4648,73 @@ static void test_torch_loop_step(void)
     env.mode = TSL_COST_PAPER; /* the seeds' fused step */
     tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
     CHECK_NEAR(r.opt_s, 28.0 * P / 2 / W + L, 1e-12, "PAPER: fused %g s", r.opt_s);
+    tsl_cluster_free(&c);
+}
+
+/* Composer 0.15+'s DecoupledAdamW under FSDP1 use_orig_params (opt_step composer,
+ * llm-foundry's MPT runs): the bytes by hand from the clip and the loop's kernels, the
+ * pieces of a unit's tensors the busiest rank's shard holds, the host chain each
+ * tensor's .item() starts, and a block's step under SDP 8 against torch's foreach. */
+static void test_composer_step(void)
+{
+    CHECK(tsl_opt_step_parse("composer") == TSL_OPT_STEP_COMPOSER &&
+              strcmp(tsl_opt_step_name(TSL_OPT_STEP_COMPOSER), "composer") == 0,
+          "composer named");
+    /* clip: norm 4, mul_ 8; weight decay 0: m mul_ 8, add_ 12, v mul_ 8, addcmul_ 12,
+     * sqrt 8, / sqrt(bc2) 8, add_(eps) 8, addcdiv_ 16 = 92; no zeroing; 10 a tensor */
+    double local;
+    uint32_t n;
+    tsl_cost_knobs_t k = {.opt_step = TSL_OPT_STEP_COMPOSER, .grad_reduce_bytes = 4};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 92 && local == 0 && n == 10,
+          "composer: 92, no zeroing, 10 kernels a tensor (%g, %u)", local, n);
+
+    /* a flat parameter of 1 + 1 + 6 + 2 elements: over 2 ranks (chunks of 5) rank 0
+     * holds pieces 1, 1, 3; over 5 (chunks of 2) at most two; over 1 all four */
+    double e[4] = {1, 1, 6, 2}, out[TSL_DS_STEP_MAX_TENSORS];
+    CHECK(tsl_shard_step_tensors(e, 4, 2, out) == 3 && out[0] == 1 && out[1] == 1 && out[2] == 3,
+          "z 2: the first rank's three pieces (%g %g %g)", out[0], out[1], out[2]);
+    CHECK(tsl_shard_step_tensors(e, 4, 5, out) == 2, "z 5: two pieces at most");
+    CHECK(tsl_shard_step_tensors(e, 4, 1, out) == 4 && out[2] == 6, "z 1: the tensors");
+    /* empty pieces: each kernel a launch L under a host op h > L: the read ends the
+     * chain at 9h, 9h - 8L over the kernels */
+    double zero = 0.0, h = 19e-6, L = 4e-6;
+    CHECK_NEAR(tsl_composer_step_sync_s(&zero, 1, h, 2e12, L), 9 * h - 8 * L, 1e-15,
+               "one piece: the host's nine ops");
+    CHECK(tsl_composer_step_sync_s(&zero, 1, 0.0, 2e12, L) == 0.0, "no host figure: none");
+
+    /* GPT-2 medium's block under SDP 8 on 8 A100-80G: the busiest rank's five pieces
+     * (the two norms' four tensors and QKV's first part in Megatron's layout), ten
+     * launches and a read each, at h = H / 3; torch's foreach steps the same bytes */
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.knobs = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_COMPOSER, .grad_reduce_bytes = 4};
+    double P = (double)l.params, W = env.opt_mem_bw, t[TSL_DS_STEP_MAX_TENSORS];
+    uint32_t m = tsl_ds_step_tensors(&l, 1, P, t);
+    m = tsl_shard_step_tensors(t, m, 8, out);
+    CHECK(m == 5, "five pieces on the busiest rank, %u", m);
+    h = env.host_op_s / 3.0;
+    double sync = tsl_composer_step_sync_s(out, m, h, W, L);
+    tsl_strategy_t s = one(TSL_DIM_SDP, 8, false);
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r);
+    CHECK(r.feasible, "SDP 8");
+    CHECK_NEAR(r.opt_s, 92.0 * P / 8 / W + 5 * 10 * L + sync, 1e-12, "SDP 8: %g s", r.opt_s);
+    CHECK(sync > 4 * (9 * h - 8 * L) && sync < 5 * 9 * h,
+          "the four small pieces at the host's pace, QKV's mostly (%g s)", sync);
+    double composer = r.opt_s;
+    env.knobs.opt_step = TSL_OPT_STEP_TORCH;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r);
+    CHECK(composer > r.opt_s + sync * 0.99, "composer %g s over torch's foreach %g s", composer,
+          r.opt_s);
     tsl_cluster_free(&c);
 }
 
@@ -4818,6 +4885,7 @@ int main(void)
     test_opt_step();
     test_ds_step_host_sync();
     test_torch_loop_step();
+    test_composer_step();
     test_fp8_memory();
     test_autocast_memory();
     test_loss_impl();
