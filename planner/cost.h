@@ -1149,7 +1149,11 @@ typedef struct tsl_cost_knobs {
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER
-                                   mode prices fused */
+                                   mode prices fused. Megatron-core's two
+                                   (tsl_opt_step_megatron_core) also tell the stack
+                                   whose modules are priced as it builds them: its
+                                   per-chunk DP reduce, linear_proj's bf16 input
+                                   (tsl_cost_proj_orig_input) */
     /* DeepSpeed's BF16_Optimizer under pipeline stages (DeepSpeed 56c522386,
      * runtime/bf16_optimizer.py; BigScience's BLOOM): every micro-batch's bf16 .grad cast
      * to the buffer's width and added into it by kernels of their own (update_hp_grads:
