@@ -940,6 +940,10 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
         shift_bytes(&out->ms_bytes, fp8_weight_bytes(k, any_layout) * w8);
+        /* Megatron-core's linear_proj keeps the core's bf16 output, no FP8 copy (cost
+         * model 166): that input saves nothing */
+        if (tsl_cost_proj_orig_input(k))
+            shard -= tsl_roofline_proj_fp8_elems(l, g.t);
         uint64_t save =
             (uint64_t)(fp8_stash_save_bytes(k->fp8) *
                        (repl * (double)mb / (double)split + shard * (double)mb / (double)w));
@@ -1117,6 +1121,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_any_layout = env->device_fp8_any_layout;
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
+        dev->proj_orig_input = tsl_cost_proj_orig_input(&env->knobs);
     }
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
@@ -2911,6 +2916,12 @@ tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
 bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k)
 {
     return k->legacy_p2p || k->opt_step == TSL_OPT_STEP_TORCH;
+}
+
+bool tsl_cost_proj_orig_input(const tsl_cost_knobs_t *k)
+{
+    return k->fp8 != TSL_FP8_NONE && k->fp8 != TSL_FP8_DELAYED && k->fp8_impl == TSL_FP8_IMPL_TE &&
+           tsl_opt_step_megatron_core(k->opt_step);
 }
 
 bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k)

@@ -878,8 +878,17 @@ typedef enum tsl_cost_mode {
  * tsl_shard_step_tensors), each tensor's step count read back (.item()) before its
  * eight kernels, which then run at the host's pace (tsl_composer_step_sync_s, h = H / 3).
  * llm-foundry's 2024 MPT rows carry it (bench/published README.md "Composer's
- * DecoupledAdamW"). A plan without opt_step composer prices as 164. */
-#define TSL_COST_MODEL_VERSION 165u
+ * DecoupledAdamW"). A plan without opt_step composer prices as 164.
+ * 166: Megatron-core's set_save_original_input(linear_proj) (bench/published README.md
+ * "linear_proj keeps its bf16 input"; tsl_cost_proj_orig_input): under a TE recipe
+ * other than delayed and Megatron-core's optimizer, the attention output projection's
+ * forward cast writes its rowwise copy alone, its backward casts the kept bf16 input
+ * again for the wgrad (roofline.c proj_orig_s: current scaling the whole cast, 4
+ * kernels; the block-scaled recipes the columnwise copy, 1), and the stash keeps that
+ * input in bf16 — the fused core's own saved output — not its FP8 copy (cost.c
+ * layer_memory). A plan without FP8 (or FP4) under opt_step megatron or
+ * megatron-core-fp16, or under delayed scaling, prices as 165. */
+#define TSL_COST_MODEL_VERSION 166u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1147,7 +1156,11 @@ typedef struct tsl_cost_knobs {
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
                                    deepspeed-fp16); the PAPER
-                                   mode prices fused */
+                                   mode prices fused. Megatron-core's two
+                                   (tsl_opt_step_megatron_core) also tell the stack
+                                   whose modules are priced as it builds them: its
+                                   per-chunk DP reduce, linear_proj's bf16 input
+                                   (tsl_cost_proj_orig_input) */
     /* DeepSpeed's BF16_Optimizer under pipeline stages (DeepSpeed 56c522386,
      * runtime/bf16_optimizer.py; BigScience's BLOOM): every micro-batch's bf16 .grad cast
      * to the buffer's width and added into it by kernels of their own (update_hp_grads:
@@ -1696,6 +1709,20 @@ bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k);
  * 162). Megatron-core overlaps the steady state's hops (overlap_p2p_comm). Plain
  * 1F1B blocks in every stack but DeepSpeed's (tsl_cost_p2p_rendezvous). */
 bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k);
+
+/* Whether knobs k's attention output projections keep their bf16 input for the
+ * backward (cost model 166): Megatron-core's Attention.__init__ (attention.py, and
+ * MultiLatentAttention's alike; from core_v0.14.0, Megatron-LM 781e765818, 2025-08)
+ * calls set_save_original_input(linear_proj) for an FP8 recipe other than delayed
+ * under TE >= 2.6 and for FP4 under TE >= 2.7, so TE's Linear casts that input rowwise
+ * only in the forward, keeps the bf16 tensor (the fused core's own saved output, the
+ * same storage), and quantises it again in the backward for its wgrad — current
+ * scaling both usages with a fresh amax, the block-scaled recipes the columnwise
+ * copy (roofline.c proj_orig_s; cost.c layer_memory). True for a Transformer Engine
+ * recipe other than delayed (TE refuses it there: Float8Quantizer) under Megatron-core's
+ * optimizer (opt_step.h tsl_opt_step_megatron_core: what tells the stack); false for
+ * torchao (torchtitan), DeepSpeed and Tessel's own executor, which keep TE's default. */
+bool tsl_cost_proj_orig_input(const tsl_cost_knobs_t *k);
 
 /* The attention mask DeepSpeed's engine sends with every activation of a GPT-2
  * pipe (AMP's fork, engine.py _exec_send_activations: Megatron's 1 × 1 × s × s

@@ -96,6 +96,11 @@ static double torch_loop_bytes(const tsl_opt_step_states_t *st)
     return g + 3.0 * P + 3.0 * T + 16.0 * M;
 }
 
+bool tsl_opt_step_megatron_core(uint32_t impl)
+{
+    return impl == TSL_OPT_STEP_MEGATRON || impl == TSL_OPT_STEP_MEGATRON_CORE_FP16;
+}
+
 void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out)
 {
     *out = (tsl_opt_step_cost_t){.shard_bytes = fused_bytes(st), .kernels = 1};

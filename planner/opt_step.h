@@ -147,6 +147,11 @@ const char *tsl_opt_step_name(uint32_t impl);
 int tsl_opt_step_parse(const char *name);
 /* 0 when impl names one, else -1 with err naming the field opt_step. */
 int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err);
+/* Whether impl is Megatron-core's optimizer (megatron, megatron-core-fp16): the step
+ * that tells a plan's stack is Megatron-core, whose modules the cost model prices as
+ * that stack builds them (search_eval.c chunk_rs_stack; cost.h
+ * tsl_cost_proj_orig_input). Megatron-LM 2021-22's (megatron-fp16) predates both. */
+bool tsl_opt_step_megatron_core(uint32_t impl);
 
 /* How the stack keeps its states, as the step reads them. */
 typedef struct tsl_opt_step_states {

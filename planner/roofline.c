@@ -43,6 +43,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->eager = false;
     d->tp_whole_heads = false;
     d->moe_fp8 = false;
+    d->proj_orig_input = false;
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
     d->moe_unfused = false;
@@ -304,6 +305,51 @@ static double grouped_cast_s(pass_t *p, double elems, double b)
     if (b > 1.0 && !p->d->moe_fused_mlp && tsl_fp8_impl_split_per_tensor(p->d->fp8, p->d->fp8_impl))
         t += tsl_roofline_mem_s(p->d, 0.0, (uint32_t)lround((b - 1.0) * kern));
     return t;
+}
+
+/* One FP8 copy of `elems` elements with its scales (fp8_impl.h: what an SP gather
+ * moves), written at the memory rate. */
+static double fp8_copy_s(const tsl_roofline_dev_t *d, double elems)
+{
+    return tsl_roofline_mem_s(d, tsl_fp8_impl_sp_gather_bytes(d->fp8, d->fp8_impl, false) * elems,
+                              0);
+}
+
+/* Transformer Engine's save_original_input (linear.py, grouped_linear.py; TE 2.6 to
+ * 2.18): the module keeps its bf16 input for the backward, so its forward cast writes
+ * the rowwise copy alone (columnwise usage off), and its backward quantises the kept
+ * input again for the wgrad. The forward's columnwise copy not written, where the
+ * recipe's cast writes one (none where one copy serves both layouts). */
+static double orig_fwd_saved_s(const pass_t *p, double elems)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    return tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout) ? 0.0 : fp8_copy_s(d, elems);
+}
+
+/* ... and the backward's cast of the kept input, over b tensors (grouped_cast_s):
+ * current scaling writes both copies with a fresh amax (Float8CurrentScalingQuantizer
+ * supports_only_rowwise_all_gather: set_usage rowwise and columnwise, no amax
+ * reduction for an input that is not gathered), the block-scaled recipes the
+ * columnwise copy alone. */
+static double orig_bwd_cast_s(pass_t *p, double elems, double b)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    bool both =
+        d->fp8 == TSL_FP8_TENSORWISE || tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout);
+    return grouped_cast_s(p, elems, b) - (both ? 0.0 : fp8_copy_s(d, elems));
+}
+
+/* Megatron-core's set_save_original_input(linear_proj) (dev.proj_orig_input, cost.h
+ * tsl_cost_proj_orig_input; cost model 166) on the output projection just priced
+ * (the last lin(), over `elems` input elements): in the forward its cast less the
+ * columnwise copy, in the backward the recast for the wgrad. Nothing where the
+ * projection ran in bf16. Under SP the input is the local head-split core output
+ * (a row-parallel linear's input is not gathered). */
+static double proj_orig_s(pass_t *p, double elems)
+{
+    if (!p->d->proj_orig_input || !p->lin_fp8)
+        return 0.0;
+    return p->bwd ? orig_bwd_cast_s(p, elems, 1.0) : -orig_fwd_saved_s(p, elems);
 }
 
 /* A per-use implementation's cast of `elems` weight elements in this pass
@@ -870,7 +916,9 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
     double kv = lin(p, T, c + r, x->h) + ln_lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     p->open = false; /* no userbuffers block: its projection is plain lin() */
-    return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
+    double out = lin(p, T, x->h, a * v / t);
+    out += proj_orig_s(p, T * a * v / t);
+    return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + out +
            block_elementwise_s(p, l, x, S, split);
 }
 
@@ -914,6 +962,7 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */
     double out = lin_row(p, T, x->h, x->d / t);
+    out += proj_orig_s(p, T * x->d / t);
     double adds = cross ? 0.0 : unfused_adds_s(p, l, col, T / split * x->h, T * x->d / t);
     return q + core_s(p, l, x, S, t, keys, visited) + out + adds +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
@@ -1529,6 +1578,20 @@ static void fp8_count(double k, double n, double in, double *weights, double *ke
     *kept += in;
 }
 
+/* The attention output projection's input width per TP rank: the core's output,
+ * d/t wide (latent attention's a·v/t). */
+static double proj_width(const tsl_layer_t *l, const shape_t *x, double tt)
+{
+    return l->kv_lora_rank ? x->a * l->v_head_dim / tt : x->d / tt;
+}
+
+double tsl_roofline_proj_fp8_elems(const tsl_layer_t *l, uint32_t t)
+{
+    shape_t x = shape_of(l);
+    double k = proj_width(l, &x, t ? t : 1);
+    return tsl_layer_has_attention(l) && fp8_dims(k, x.h) ? x.s * k : 0.0;
+}
+
 /* Elements of the linear inputs TransformerEngine keeps quantised
  * (tsl_fp8_copy_bytes each: 1 byte, nvfp4 0.5625, not bf16's 2),
  * per sample on one TP rank, for each linear TE/torchao run in FP8 (fp8_count):
@@ -1544,7 +1607,7 @@ static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uin
     double none = 0.0;      /* inputs kept in FP8 by two linears: no saving */
     if (!l->kv_lora_rank) { /* QKV from the norm's output, the output projection from the core's */
         fp8_count(x->h, (x->d + 2.0 * x->e) / tt, x->s * x->h, w, repl);
-        fp8_count(x->d / tt, x->h, x->s * x->d / tt, w, shard);
+        fp8_count(proj_width(l, x, tt), x->h, x->s * proj_width(l, x, tt), w, shard);
         return;
     }
     /* latent attention (latent_attention_s): the norm's output feeds the two down
@@ -1562,7 +1625,7 @@ static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uin
     }
     fp8_count(x->h, c + r, 0.0, w, &none);
     fp8_count(c, a * (n + v) / tt, up * c, w, repl);
-    fp8_count(a * v / tt, x->h, x->s * a * v / tt, w, shard);
+    fp8_count(proj_width(l, x, tt), x->h, x->s * proj_width(l, x, tt), w, shard);
 }
 
 static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods, double *w,
@@ -1656,7 +1719,8 @@ static double moe_act_fwd_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, d
  * rebuilt the bf16 input, runs tex.split_quantize over it again for the wgrad — both
  * copies under current scaling (set_usage rowwise and columnwise), the columnwise
  * one under the block-scaled recipes — one quantizer per local expert
- * (grouped_cast_s). Net of the forward's copy not written: under current scaling on
+ * (orig_bwd_cast_s over grouped_cast_s). Net of the forward's copy not written
+ * (orig_fwd_saved_s): under current scaling on
  * Hopper 6 − 1 B per element and 4 kernels an expert. TE refuses it under delayed
  * scaling (Float8Quantizer: save_original_input disabled, nothing changes); the op
  * fuser's grouped MLP (moe_fused_mlp) is not GroupedLinear and is not priced so
@@ -1670,16 +1734,7 @@ static double fc2_recast_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
         d->fp8_impl != TSL_FP8_IMPL_TE || d->moe_fused_mlp || !fp8_dims(fe, r) || !(local > 0))
         return 0.0;
     double elems = l->experts_per_tok * T / tt * d->moe_busy * x->f; /* moe_act_fwd_s's */
-    /* one FP8 copy with its scales (fp8_impl.h: an SP gather's bytes moves one) */
-    double copy = tsl_fp8_impl_sp_gather_bytes(d->fp8, d->fp8_impl, false) * elems;
-    bool one = tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout);
-    bool per_tensor = d->fp8 == TSL_FP8_TENSORWISE;
-    /* the forward's columnwise copy not written, where it wrote one */
-    double saved = one ? 0.0 : tsl_roofline_mem_s(d, copy, 0);
-    /* the backward's cast: the whole of it, or all but the rowwise copy */
-    double recast = grouped_cast_s(p, elems, local) -
-                    (per_tensor || one ? 0.0 : tsl_roofline_mem_s(d, copy, 0));
-    return recast - saved;
+    return orig_bwd_cast_s(p, elems, local) - orig_fwd_saved_s(p, elems);
 }
 
 double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,

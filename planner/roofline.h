@@ -707,6 +707,12 @@ double tsl_fp8_data_bytes(uint32_t recipe);
  * saving, not counted. All 0 for a layer without. */
 void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
                             double *repl, double *shard);
+/* Elements per sample of the attention output projection's input on one TP rank
+ * among tsl_roofline_fp8_elems's shard (the core's output: s·d/t, latent attention's
+ * s·a·v/t), 0 where the layer has no self-attention or the projection is not FP8
+ * (fp8_dims): what a stack that keeps that input in bf16 (roofline.h
+ * proj_orig_input) does not save. */
+double tsl_roofline_proj_fp8_elems(const tsl_layer_t *l, uint32_t t);
 /* Whether the routed experts of MoE layer l, f/etp wide, admit FP8 grouped GEMMs
  * (h and the widths multiples of 16); false for a layer without experts. */
 bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
@@ -752,6 +758,11 @@ typedef struct tsl_roofline_dev {
     bool moe_fp8;           /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
+    bool proj_orig_input;   /* with fp8: the attention output projections keep their bf16
+                             input and quantise it again in the backward (cost.h
+                             tsl_cost_proj_orig_input: Megatron-core's
+                             set_save_original_input(linear_proj), cost model 166); false
+                             after init: TE's default, the FP8 copy kept */
     double wgrad_acc_bytes; /* g > 0: the linears' weight-gradient GEMMs (bf16 and FP8)
                               accumulate into a kept gradient buffer of g-byte elements
                               in their epilogue, C read with beta 1 and D written: 2·g

@@ -2501,10 +2501,9 @@ static bool ds_tp_beside_stages(const tsl_plan_t *plan)
  * keeps its sync). The plan's schedule decides the rest (chunk_rs_priced). */
 static bool chunk_rs_stack(const tsl_engine_t *e)
 {
-    uint32_t o = e->knobs.opt_step;
     return tsl_engine_cost_mode(e) == TSL_COST_STACK &&
-           (o == TSL_OPT_STEP_MEGATRON || o == TSL_OPT_STEP_MEGATRON_CORE_FP16) &&
-           !e->knobs.grad_reduce_exposed && !e->knobs.legacy_p2p;
+           tsl_opt_step_megatron_core(e->knobs.opt_step) && !e->knobs.grad_reduce_exposed &&
+           !e->knobs.legacy_p2p;
 }
 
 /* 1F1B at PP > 1, plain or interleaved in Megatron's group N = P, priced by the

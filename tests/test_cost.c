@@ -3394,6 +3394,67 @@ static void test_fp8_cs_amax_reduce(void)
     tsl_cluster_free(&c);
 }
 
+/* Megatron-core's set_save_original_input(linear_proj) (cost model 166; cost.h
+ * tsl_cost_proj_orig_input): the encoder layer of gb200_encoder_env at TP 2 + SP,
+ * 4 samples, MXFP8 under TE. The projection's input is the core's output, E =
+ * 4 · 2048 · 4096/2 elements per rank. Megatron-core's optimizer (opt_step megatron)
+ * against Tessel's executor (opt_step fused: TE's default):
+ *   memory    the input kept bf16, no FP8 copy: (2 − 1) B · E more stash
+ *   forward   the cast's columnwise copy not written: −(1 + 1/32) B · E
+ *   backward  the kept input cast again, columnwise: 2 B read, (1 + 1/32) written,
+ *             one kernel: (3 + 1/32) B · E / W + L
+ * W = 0.8 × the GB200's datasheet bandwidth. Delayed scaling (TE refuses the flag),
+ * torchao (torchtitan), bf16 and DeepSpeed's optimizer: nothing moves. */
+static void test_proj_orig_input(void)
+{
+    tsl_cluster_t c;
+    tsl_layer_t l;
+    tsl_cost_env_t env;
+    gb200_encoder_env(&c, &l, &env);
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
+    s.sp = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    const double E = 4.0 * 2048 * 4096 / 2, W = TSL_ROOFLINE_MEM_EFF * env.device_mem_bw;
+    const double L = TSL_ROOFLINE_LAUNCH_S;
+    tsl_layer_cost_t te, mc;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_MXFP8;
+    env.knobs.opt_step = TSL_OPT_STEP_FUSED;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "Tessel's executor: TE's default");
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &te);
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
+    CHECK(tsl_cost_proj_orig_input(&env.knobs), "Megatron-core under MXFP8");
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &mc);
+    CHECK(mc.fwd_bytes - te.fwd_bytes == (uint64_t)E, "the input kept bf16: %llu B more, %g",
+          (unsigned long long)(mc.fwd_bytes - te.fwd_bytes), E);
+    CHECK_NEAR(mc.fwd_s - te.fwd_s, -(1.0 + 1.0 / 32) * E / W, 1e-12,
+               "forward: no columnwise copy, %g", mc.fwd_s - te.fwd_s);
+    CHECK_NEAR(mc.bwd_s - te.bwd_s, (3.0 + 1.0 / 32) * E / W + L, 1e-12,
+               "backward: the columnwise cast again, %g", mc.bwd_s - te.bwd_s);
+    /* the other stacks and recipes keep TE's default */
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON_CORE_FP16;
+    CHECK(tsl_cost_proj_orig_input(&env.knobs), "Megatron-core's fp16 optimizer too");
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "not under delayed scaling");
+    env.knobs.fp8 = TSL_FP8_NONE;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "not in bf16");
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "not under torchao");
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    CHECK(tsl_cost_proj_orig_input(&env.knobs), "current scaling under Megatron-core");
+    env.knobs.opt_step = TSL_OPT_STEP_DEEPSPEED_FP16;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "not under DeepSpeed");
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON_FP16;
+    CHECK(!tsl_cost_proj_orig_input(&env.knobs), "not Megatron-LM 2021-22 (no TE)");
+    env.knobs.fp8 = TSL_FP8_NVFP4;
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
+    CHECK(tsl_cost_proj_orig_input(&env.knobs), "FP4 under Megatron-core");
+    tsl_cluster_free(&c);
+}
+
 /* NVFP4 on 8 GB200s (docs/cost-model.md "NVFP4"), the encoder layer of
  * test_fp8_memory by hand:
  *   rate    the block's FP4 rate 10000e12 x 0.571 (FP4 peak x the FP8 e_max);
@@ -4943,6 +5004,7 @@ int main(void)
     test_nvfp4_memory();
     test_fp8_sp_gather();
     test_fp8_cs_amax_reduce();
+    test_proj_orig_input();
     test_fp8_moe();
     test_recompute_modules();
     test_mla();

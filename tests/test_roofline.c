@@ -2666,6 +2666,84 @@ static void test_fc2_recast(void)
           "no recast without moe_act");
 }
 
+/* Megatron-core's set_save_original_input(linear_proj) (cost model 166; roofline.c
+ * proj_orig_s): the attention output projection keeps its bf16 input, so its forward
+ * cast writes the rowwise copy alone and its backward quantises that input again for
+ * the wgrad. Llama 3 70B's block at TP 8 + SP, one sample: E = s·d/t = 8192·1024
+ * elements of the core's output (local: the projection's input is not gathered). On an
+ * H100, against TE's default (dev.proj_orig_input off):
+ *   tensorwise  forward −1 B·E (no columnwise copy); backward the whole current-
+ *               scaling cast, 6 B·E and zero-amax, amax, scale, cast (4 L)
+ *   mxfp8       forward −(1 + 1/32) B·E; backward the columnwise cast, 2 B read and
+ *               (1 + 1/32) written, one kernel
+ *   Blackwell's any layout, tensorwise: the forward wrote one copy already (0); the
+ *               backward's cast writes one (5 B·E, 4 L)
+ * DeepSeek-V3's latent attention (TP 1): its projection's input s·a·v = 4096·128·128,
+ * likewise. Nothing in bf16, or where the projection is not FP8 (a width not a
+ * multiple of 16). */
+static void test_proj_orig_input(void)
+{
+    tsl_roofline_dev_t d = h100();
+    d.fp8_flops = 1979e12 * 0.688;
+    const double W = d.mem_bw, L = d.launch_s, E = 8192.0 * 8192 / 8;
+    tsl_layer_t l = llama70b_layer();
+    struct {
+        uint32_t fp8;
+        bool any;
+        double fwd_b, bwd_b, bwd_k;
+    } cases[] = {{TSL_FP8_TENSORWISE, false, -1.0, 6.0, 4.0},
+                 {TSL_FP8_MXFP8, false, -(1.0 + 1.0 / 32), 3.0 + 1.0 / 32, 1.0},
+                 {TSL_FP8_TENSORWISE, true, 0.0, 5.0, 4.0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_roofline_dev_t te = d, mc;
+        te.fp8 = cases[i].fp8;
+        te.fp8_any_layout = cases[i].any;
+        mc = te;
+        mc.proj_orig_input = true;
+        double f = tsl_roofline_layer_fwd_s(&mc, &l, 1, 8, true, 0) -
+                   tsl_roofline_layer_fwd_s(&te, &l, 1, 8, true, 0);
+        double b = tsl_roofline_layer_bwd_s(&mc, &l, 1, 8, true, 0) -
+                   tsl_roofline_layer_bwd_s(&te, &l, 1, 8, true, 0);
+        CHECK_NEAR(f, cases[i].fwd_b * E / W, 1e-12, "%s%s forward: %g, by hand %g",
+                   tsl_fp8_recipe_name(cases[i].fp8), cases[i].any ? " any layout" : "", f,
+                   cases[i].fwd_b * E / W);
+        CHECK_NEAR(b, cases[i].bwd_b * E / W + cases[i].bwd_k * L, 1e-12,
+                   "%s%s backward: %g, by hand %g", tsl_fp8_recipe_name(cases[i].fp8),
+                   cases[i].any ? " any layout" : "", b,
+                   cases[i].bwd_b * E / W + cases[i].bwd_k * L);
+    }
+    /* latent attention's projection */
+    tsl_err_t err = {0};
+    tsl_layer_t a = dsv3_mla_attention();
+    CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t te = d, mc;
+    te.fp8 = TSL_FP8_MXFP8;
+    mc = te;
+    mc.proj_orig_input = true;
+    const double Ea = 4096.0 * 128 * 128;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&mc, &a, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&te, &a, 1, 1, false, 0),
+               (3.0 + 1.0 / 32) * Ea / W + L, 1e-12, "MLA's linear_proj recast");
+    CHECK(tsl_roofline_proj_fp8_elems(&a, 1) == Ea && tsl_roofline_proj_fp8_elems(&l, 8) == E,
+          "the projection's kept input: %g, %g", tsl_roofline_proj_fp8_elems(&a, 1),
+          tsl_roofline_proj_fp8_elems(&l, 8));
+    /* bf16: nothing; nor where the projection is not FP8 (hidden 1000: not a multiple
+     * of 16), its input bf16 anyway */
+    tsl_roofline_dev_t bf = h100(), bfo = bf;
+    bfo.proj_orig_input = true;
+    CHECK(tsl_roofline_layer_bwd_s(&bfo, &l, 1, 8, true, 0) ==
+              tsl_roofline_layer_bwd_s(&bf, &l, 1, 8, true, 0),
+          "bf16: no recast");
+    tsl_layer_t odd = layer(1024, 1000, 8);
+    tsl_roofline_dev_t mct = d, tet = d;
+    mct.fp8 = tet.fp8 = TSL_FP8_TENSORWISE;
+    mct.proj_orig_input = true;
+    CHECK(tsl_roofline_proj_fp8_elems(&odd, 1) == 0 &&
+              tsl_roofline_layer_bwd_s(&mct, &odd, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&tet, &odd, 1, 1, false, 0),
+          "a bf16 projection: no recast, no FP8 input");
+}
+
 /* Transformer Engine's split_quantize of a grouped GEMM (cost model 159): under current
  * scaling (tensorwise), blockwise and MXFP8 each local expert's tensor is quantised by
  * its own quantizer (amax, scale and cast: 3 kernels; MXFP8's cast: 1), where the group's
@@ -3066,6 +3144,7 @@ int main(void)
     test_unfused_permute();
     test_grouped_split_quantize();
     test_fc2_recast();
+    test_proj_orig_input();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();
