@@ -66,6 +66,10 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
                            "cluster: GPU type '%s': fp32 and TF32 peaks must be >= 0 (0: "
                            "none)",
                            g->name);
+    if (!(isfinite(g->host_scale) && g->host_scale >= 0))
+        return tsl_err_set(err,
+                           "cluster: GPU type '%s': host_scale %g must be >= 0 (0: an x86 host)",
+                           g->name, g->host_scale);
     return 0;
 }
 
@@ -74,7 +78,8 @@ static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b)
     return a->mem_bytes == b->mem_bytes && a->peak_flops == b->peak_flops &&
            a->efficiency == b->efficiency && a->intra_bw == b->intra_bw &&
            a->pcie_bw == b->pcie_bw && a->fp32_peak_flops == b->fp32_peak_flops &&
-           a->tf32_peak_flops == b->tf32_peak_flops && a->no_bf16 == b->no_bf16;
+           a->tf32_peak_flops == b->tf32_peak_flops && a->no_bf16 == b->no_bf16 &&
+           a->host_scale == b->host_scale;
 }
 
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,

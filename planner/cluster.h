@@ -69,6 +69,10 @@ typedef struct tsl_gpu_spec {
                                where the stacks train 16-bit mixed precision in fp16 with a
                                loss scaler (cost.h knobs.fp16); false: bf16 runs at
                                peak_flops, as on every part from Ampere and CDNA3 on */
+    double host_scale;      /* host CPU time per eager PyTorch op of the system this part ships
+                               in, over the x86 host TSL_ROOFLINE_HOST_OP_S was measured on (a
+                               published pair: cluster_hw.c); 0 = 1, an x86 host. Priced where
+                               the host has no lead to hide behind (cost.c moe_sync_stretch) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

@@ -81,6 +81,18 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
     return x;
 }
 
+/* The block's host CPU over the x86 host of TSL_ROOFLINE_HOST_OP_S: the largest
+ * host_scale of its GPU types (the slowest host sets the pace), 1 where none is given. */
+static double block_host_scale(const tsl_cluster_t *c, uint32_t first, uint32_t size)
+{
+    double x = 1.0;
+    uint32_t dev = first, seen = UINT32_MAX;
+    for (const tsl_gpu_spec_t *gpu; (gpu = tsl_cluster_next_type(c, &dev, first + size, &seen));)
+        if (gpu->host_scale > x)
+            x = gpu->host_scale;
+    return x;
+}
+
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err)
 {
@@ -106,6 +118,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->device_fp32_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, false);
     env->device_fp32_fma_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, true);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
+    env->host_scale = block_host_scale(c, block_first, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
     env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* trials' fit */
@@ -1214,6 +1227,34 @@ static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
     }
     *ep_f = fmax(0.0, *ep_f - fmax(0.0, fwd - gf));
     *ep_b = fmax(0.0, *ep_b - fmax(0.0, bwd - gb));
+}
+
+/* The experts after the sync (docs/cost-model.md "The experts after the sync"): a
+ * dropless MoE layer's forward reads its per-expert row counts on the host before its
+ * grouped GEMMs can be issued (Megatron-LM 44151194 token_dispatcher.py: HybridEP and
+ * DeepEP size the dispatch's output from tokens_per_expert, "CPU sync"; the all-to-all
+ * dispatcher synchronises before its all-to-all; TEGroupedMLP takes
+ * tokens_per_expert.tolist() as m_splits). The stream is then empty: what the host
+ * issues after it — the dispatch, TE's per-expert quantize and GEMM calls, the
+ * activation, the combine — runs at the slower of the host and the GPU, with no lead
+ * from the layers before. Shows max(0, host − GPU) of that stretch: its ops
+ * (kern->fwd.expert_ops) at host_op_s × the block's host_scale (the host CPU) against
+ * its kernels and the forward's EP collectives (ep_fwd: the dispatch and combine queue
+ * behind it), less what a host-bound pass's floor already adds over its kernels. None
+ * in PAPER mode, without a host floor, with synchronous launches (the
+ * host never leads: launch_blocking prices it), with a capacity factor (a fixed budget:
+ * HybridEP's setup_metadata, no sync) or under TE's op fuser (expert_ops 0). */
+static double moe_sync_stretch(const tsl_cost_env_t *env, const layer_kernels_t *kern,
+                               double ep_fwd)
+{
+    if (env->mode == TSL_COST_PAPER || !(env->host_op_s > 0) || env->knobs.launch_blocking ||
+        env->knobs.moe_capacity > 0 || !(kern->fwd.expert_ops > 0))
+        return 0.0;
+    double host = kern->fwd.expert_ops * env->host_op_s * fmax(1.0, env->host_scale);
+    /* a host-bound pass's floor charges its ops already: what it adds over the kernels
+     * is not charged twice */
+    double floor = fmax(0.0, kern->fwd.s - kern->fwd.gpu_s);
+    return fmax(0.0, host - kern->fwd.expert_gpu_s - ep_fwd - floor);
 }
 
 /*
@@ -2690,7 +2731,12 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (l->experts && !profiled)
         ep_host_lead(env, l, s, n, g.t, acc_params, acc_bytes, &kern, compute_f, compute_b + acc_b,
                      &ep_f, &ep_b);
-    ep_lead -= ep_f + ep_b; /* what the host's lead hid (layer_cost_t.ep_lead_s) */
+    ep_lead -= ep_f + ep_b;        /* what the host's lead hid (layer_cost_t.ep_lead_s) */
+    if (l->experts && !profiled) { /* the stretch the sync leaves without a host lead */
+        double stretch = moe_sync_stretch(env, &kern, ep_rf);
+        ep_f += stretch;
+        ep_rf += stretch; /* a recomputed MoE forward syncs again */
+    }
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;

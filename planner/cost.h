@@ -887,8 +887,17 @@ typedef enum tsl_cost_mode {
  * kernels; the block-scaled recipes the columnwise copy, 1), and the stash keeps that
  * input in bf16 — the fused core's own saved output — not its FP8 copy (cost.c
  * layer_memory). A plan without FP8 (or FP4) under opt_step megatron or
- * megatron-core-fp16, or under delayed scaling, prices as 165. */
-#define TSL_COST_MODEL_VERSION 166u
+ * megatron-core-fp16, or under delayed scaling, prices as 165.
+ * 167: the experts after the sync — a dropless MoE forward's routed experts, issued
+ * after the dispatcher's device-to-host sync from an empty stream, show what their host
+ * ops (TE's per-expert quantize and GEMM calls counted, roofline.h
+ * TSL_ROOFLINE_TE_EXPERT_FOPS_*) take beyond their kernels and the forward's EP
+ * collectives, at host_op_s × the GPU type's host_scale (GB200's Grace 2.75,
+ * cluster_hw.c; cost.c moe_sync_stretch; docs/cost-model.md "The experts after the
+ * sync"). A plan without MoE layers, with a capacity factor, under TE's op fuser, or
+ * whose expert stretch is GPU-bound (every x86-host row of bench/published) prices as
+ * 166. */
+#define TSL_COST_MODEL_VERSION 167u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1439,6 +1448,11 @@ typedef struct tsl_cost_env {
     double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
                                           TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
                                           tsl_cost_env_init; 0: the GPU's time alone */
+    double host_scale;                 /* the block's host CPU over host_op_s's x86 host
+                                          (cluster.h tsl_gpu_spec_t.host_scale; the largest
+                                          of its GPU types', 1 for an x86 host) after
+                                          tsl_cost_env_init; 1 where the request gives its
+                                          own host_op_us (measured on its own host) */
     double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8

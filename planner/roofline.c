@@ -173,6 +173,9 @@ typedef struct pass {
     bool blk_fp8[TSL_ROOFLINE_TP_BLOCKS][2]; /* each block's {col, row} linear in FP8 */
     bool normed; /* the linear being priced takes a norm's output as TE's
                                   LayerNormLinear does (ln_lin_col) */
+
+    /* forward: the routed experts after the dispatcher's sync (tsl_roofline_fwd_t) */
+    double expert_gpu_s, expert_ops;
 } pass_t;
 
 /* b bf16 GEMMs of (m × k)·(k × n) whose epilogue moves `epi` bytes per output
@@ -1072,6 +1075,18 @@ static double a2a_dispatcher_s(pass_t *p, double Tr, double E, double R, double 
     return c + map + fmax(0.0, d->host_op_s - permute);
 }
 
+/* TE's GroupedLinear per-expert host work in a forward, in host ops, beyond what the
+ * two grouped linears' GEMM and cast ops already count (`counted`; roofline.h
+ * TSL_ROOFLINE_TE_EXPERT_FOPS_*): each linear's local experts' framework ops over
+ * TSL_ROOFLINE_FRAMEWORK_OPS. FP8 as the routed experts run it (moe_fp8, the plan's
+ * recipe). */
+static double te_expert_calls(const tsl_roofline_dev_t *d, double local, double counted)
+{
+    bool fp8 = d->moe_fp8 && d->fp8 != TSL_FP8_NONE && d->fp8_flops > 0;
+    double f = fp8 ? TSL_ROOFLINE_TE_EXPERT_FOPS_FP8 : TSL_ROOFLINE_TE_EXPERT_FOPS_BF16;
+    return fmax(0.0, 2.0 * local * f / TSL_ROOFLINE_FRAMEWORK_OPS - counted);
+}
+
 /* A mixture-of-experts FFN (roofline.h): router, permutation, the local experts'
  * grouped GEMMs over the expert-TP group's gathered rows at f/etp, the shared
  * experts as one dense FFN. */
@@ -1088,8 +1103,13 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     if (l->moe_latent) /* fc1_latent before the dispatch, fc2_latent after the combine:
                           replicated linears over the rank's Tr tokens (model.h) */
         c += lin(p, Tr, r, x->h) + lin(p, Tr, x->h, r);
-    c += grouped_lin(p, m, x->g * fe, r, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
-         grouped_lin(p, m, r, fe, local);
+    double c0 = c, ops0 = p->ops;
+    c += grouped_lin(p, m, x->g * fe, r, local);
+    double lin_ops = p->ops - ops0; /* FC1's GEMM and casts as counted */
+    c += mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1);
+    double ops1 = p->ops;
+    c += grouped_lin(p, m, r, fe, local);
+    lin_ops += p->ops - ops1; /* and FC2's */
     if (l->glu_clamp && eager_experts(p->d))
         c += glu_clamp_s(p, x->g * fe * m * local) + glu_offset_sync_s(p);
     if (x->g == 1.0) /* no fused weighted activation: the weights in eager PyTorch */
@@ -1097,6 +1117,10 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     if (!l->no_bias && eager_experts(p->d)) /* experts with biases (gpt-oss): Megatron-LM
                                                 adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, r, local);
+    if (!p->bwd && eager_experts(p->d)) {
+        p->expert_gpu_s = c - c0;
+        p->expert_ops = p->ops - ops0 + te_expert_calls(p->d, local, lin_ops);
+    }
     if (p->d->moe_a2a)
         c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, r, local, ep);
     if (p->d->moe_unfused)
@@ -1419,6 +1443,10 @@ void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
     memset(out, 0, sizeof(*out));
     out->gpu_s = layer_gpu_s(&p, l, samples, t, sp, vocab);
     out->s = d->mem_bw > 0 ? host_floor(&p, out->gpu_s) : out->gpu_s; /* layer_s */
+    if (d->mem_bw > 0) {
+        out->expert_gpu_s = p.expert_gpu_s;
+        out->expert_ops = p.expert_ops;
+    }
     /* the blocks as tsl_roofline_layer_tp_gemms keeps them: a backward records the
      * same linears in the same order, and prices them above 0 where the forward does */
     if (!(d->mem_bw > 0) || !(out->gpu_s > 0))

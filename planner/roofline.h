@@ -381,6 +381,18 @@
  * gradients in TE's wgrad GEMM (bf16) or its bgrad-quantize kernel (FP8): free. */
 #define TSL_ROOFLINE_EXPERT_BIAS_FWD_BYTES 12.0
 #define TSL_ROOFLINE_EXPERT_BIAS_BWD_BYTES 16.0
+/* Framework ops (TSL_ROOFLINE_FRAMEWORK_OPS' unit, a third of a host op) Transformer
+ * Engine's GroupedLinear issues per local expert in one forward, beyond its one grouped
+ * GEMM op (TransformerEngine release_v2.16 pytorch/module/grouped_linear.py
+ * _GroupedLinear.forward): FP8 (any recipe) — quantize_weight for the expert's weight
+ * (a Python call per expert), its split's quantize in tex.split_quantize (one kernel per
+ * split for MXFP8, extensions/cast.cpp), its cuBLASLt GEMM in general_grouped_gemm's
+ * multi-stream loop (common/gemm/cublaslt_gemm.cu, one call per expert): 3; bf16 — the
+ * weight's cast_if_needed (a Python call) and the GEMM: 2. Counted in a MoE forward's
+ * expert stretch (tsl_roofline_fwd_t.expert_ops; cost.c moe_sync_stretch), not in the
+ * pass's host floor (docs/cost-model.md "The experts after the sync"). */
+#define TSL_ROOFLINE_TE_EXPERT_FOPS_FP8  3.0
+#define TSL_ROOFLINE_TE_EXPERT_FOPS_BF16 2.0
 /* Megatron-LM's all-to-all token dispatcher (dev.moe_a2a; MoEAlltoAllTokenDispatcher
  * with moe_permute_fusion, token_dispatcher.py at 44151194; its kernels Transformer
  * Engine's, pytorch/permutation.py and triton/permutation.py at v2.16), beyond the
@@ -960,12 +972,17 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * (planner/cost.c layer_compute_f): its time (s, tsl_roofline_layer_fwd_s's), the
  * GPU time of its kernels before the host floor (gpu_s: the pass at host_op_s 0,
  * save where the all-to-all dispatcher's host restart, moe_a2a, enters the
- * kernels), and which of its TP blocks' linears run in FP8 (n, col_fp8, row_fp8:
+ * kernels), which of its TP blocks' linears run in FP8 (n, col_fp8, row_fp8:
  * tsl_roofline_layer_tp_gemms's, where the device has a memory bandwidth; n 0
- * without one or for an empty pass). */
+ * without one or for an empty pass), and a MoE layer's routed experts as
+ * TEGroupedMLP's unfused path runs them after the dispatcher's device-to-host sync
+ * (expert_gpu_s: their kernels' time; expert_ops: their host ops, in units of
+ * host_op_s, TE's per-expert calls included, TSL_ROOFLINE_TE_EXPERT_FOPS_*; both 0
+ * for any other layer, under the op fuser, or without a memory bandwidth). */
 typedef struct tsl_roofline_fwd {
     double s;
     double gpu_s;
+    double expert_gpu_s, expert_ops;
     uint32_t n;
     bool col_fp8[TSL_ROOFLINE_TP_BLOCKS];
     bool row_fp8[TSL_ROOFLINE_TP_BLOCKS];

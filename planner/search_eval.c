@@ -348,10 +348,11 @@ static void dp_memo_free(struct tsl_dp_memo *m)
 static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 {
     const tsl_cost_knobs_t *k = &env->knobs;
-    uint64_t f64[3], h = 0x6b6e6f62735f6670ull;
+    uint64_t f64[4], h = 0x6b6e6f62735f6670ull;
     memcpy(&f64[0], &k->moe_imbalance, sizeof(double));
     memcpy(&f64[1], &k->moe_capacity, sizeof(double));
     memcpy(&f64[2], &env->host_op_s, sizeof(double));
+    memcpy(&f64[3], &env->host_scale, sizeof(double));
     const uint64_t w[] = {
         (uint64_t)k->grad_reduce_bytes << 32 | (uint64_t)k->no_fp32_master << 0 |
             (uint64_t)k->grad_reduce_exposed << 1 | (uint64_t)k->overlap_param_gather << 2 |
@@ -389,7 +390,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->megatron_fsdp,
         f64[0],
         f64[1],
-        f64[2]};
+        f64[2],
+        f64[3]};
     for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
         h = tsl_lane_mix64(h ^ tsl_lane_mix64(w[i] + i));
     return h;
@@ -1717,8 +1719,10 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
     env->knobs = e->knobs;
     env->walks = e->walks;
     /* the stack's own host figure where the request measured one (host_op_us) */
-    if (env->knobs.host_op_s > 0)
+    if (env->knobs.host_op_s > 0) { /* measured on its own host: no host_scale on it */
         env->host_op_s = env->knobs.host_op_s;
+        env->host_scale = 1.0;
+    }
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;

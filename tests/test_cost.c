@@ -4224,6 +4224,87 @@ static double moe_fwd_by_hand(const tsl_roofline_dev_t *d, double ep, double etp
  *   capacity 1.25 against an imbalance 1.5: the busiest expert runs 1.25 × the mean
  *   (tokens dropped), the exchange the mean; padded, everything 1.25 × the mean and
  *   the stash 0.25·k·T·(2h + 6f) bytes more; capacity 0.5 drops half of it. */
+/* The experts after the sync (cost.c moe_sync_stretch, cost model 167): Qwen3-30B-A3B's
+ * MoE FFN (h 2048, 128 experts of 768, top-8) at EP 8, MXFP8, the flex dispatcher, 4
+ * samples of 4096 tokens a device — the 26.04 preset on two GB200 trays and one DGX
+ * B200. On B200's x86 host the 16 local experts' host ops stay under their kernels and
+ * the dispatch and combine: nothing shows. On Grace (host_scale 2.75) they do not, and
+ * the forward (only) takes host − GPU more; none with a capacity factor (no sync) or
+ * under TE's op fuser (no per-expert calls). */
+static void test_moe_sync_stretch(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 2048,
+                     .ffn_hidden = 768,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 8};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const char *spec[2] = {"8xB200-180G", "2x4xGB200-186G:nvl72"};
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    for (int i = 0; i < 2; i++) {
+        tsl_cluster_t c;
+        tsl_cost_env_t env;
+        CHECK(tsl_cluster_parse_spec(&c, spec[i], &err) == 0, "%s", err.msg);
+        CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+        CHECK(env.host_op_s == TSL_ROOFLINE_HOST_OP_S, "the built-in host figure");
+        CHECK(env.host_scale == (i ? 2.75 : 1.0), "%s host_scale %g", spec[i], env.host_scale);
+        env.mode = TSL_COST_STACK;
+        env.knobs.ep = 8;
+        env.knobs.fp8 = TSL_FP8_MXFP8;
+        env.knobs.moe_flex = true;
+        double scale = env.host_scale;
+        tsl_layer_cost_t x86, r;
+        env.host_scale = 1.0;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &x86);
+        env.host_scale = scale;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &r);
+        CHECK(x86.feasible && r.feasible, "%s feasible", spec[i]);
+        /* the stretch by hand: the roofline's expert ops and kernels, the forward's EP
+         * collectives (half of x86's ep_s: the same all-to-alls each pass, GPU-bound) */
+        tsl_roofline_dev_t d;
+        tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+        d.shape = env.gemm_shape;
+        d.host_op_s = env.host_op_s;
+        d.ep = 8;
+        d.fp8 = TSL_FP8_MXFP8;
+        d.fp8_flops = env.device_fp8_flops;
+        d.moe_fp8 = true;
+        tsl_roofline_fwd_t f;
+        tsl_roofline_layer_fwd(&d, &l, 4, 1, false, 0, &f);
+        CHECK(f.expert_ops >= 2 * 16, "FP8: one op a local expert and linear at least: %g",
+              f.expert_ops);
+        double host = f.expert_ops * env.host_op_s;
+        double gpu = f.expert_gpu_s + x86.ep_s / 2;
+        CHECK(host < gpu, "%s: x86 host %g under the GPU's %g", spec[i], host, gpu);
+        double want = fmax(0.0, scale * host - gpu - fmax(0.0, f.s - f.gpu_s));
+        CHECK(i == 0 ? want == 0 : want > 1e-4, "%s: stretch %g", spec[i], want);
+        CHECK_NEAR(r.ep_s - x86.ep_s, want, 1e-9, "%s: ep_s +%g, by hand %g", spec[i],
+                   r.ep_s - x86.ep_s, want);
+        CHECK_NEAR(r.fwd_s - x86.fwd_s, want, 1e-9, "%s: the forward takes it", spec[i]);
+        CHECK(r.bwd_s == x86.bwd_s, "%s: the backward has no sync", spec[i]);
+        /* a capacity factor (HybridEP's fixed budget) or the op fuser: no stretch */
+        tsl_layer_cost_t a, b;
+        env.knobs.moe_capacity = 1.5;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &r);
+        env.host_scale = 1.0;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &a);
+        CHECK(r.fwd_s == a.fwd_s, "%s: capacity factor, no sync", spec[i]);
+        env.knobs.moe_capacity = 0;
+        env.knobs.moe_fused_mlp = true;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &a);
+        env.host_scale = scale;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &b);
+        CHECK(a.fwd_s == b.fwd_s, "%s: TE's op fuser, no per-expert calls", spec[i]);
+    }
+}
+
 static void test_moe_etp_capacity(void)
 {
     tsl_cluster_t c;
@@ -4999,6 +5080,7 @@ int main(void)
     test_moe_bw_made();
     test_kept_walks();
     test_moe_etp_capacity();
+    test_moe_sync_stretch();
     test_fp8_gather();
     test_fp8_blackwell();
     test_nvfp4_memory();
