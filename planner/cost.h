@@ -871,8 +871,15 @@ typedef enum tsl_cost_mode {
  * ep_host_lead): that GPU idle counted twice made more host time per op price a
  * shorter iteration (bench/published README.md "More host time, a shorter
  * iteration?"). A plan without moe_a2a_overlap or DualPipeV, or whose MoE passes are
- * GPU-bound, prices as 163. */
-#define TSL_COST_MODEL_VERSION 164u
+ * GPU-bound, prices as 163.
+ * 167: --target torchtitan weighs interleaved 1F1B as torchtitan runs it
+ * (Interleaved1F1B: torch.distributed.pipelining's ScheduleInterleaved1F1B, its
+ * model parts placed part q on rank q mod pp; target.h tsl_target_torchtitan_parts),
+ * priced with torch's blocking exchanges (162) in the group its schedule takes from
+ * the micro-batches (pipeline.h tsl_pipeline_torch_vp_group: the search's m a
+ * multiple of pp, N = pp); the torchtitan exports write it. The search space under
+ * --target torchtitan grows; every plan prices as 164. */
+#define TSL_COST_MODEL_VERSION 167u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -945,6 +945,66 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
 
 /* ---- torchtitan ---- */
 
+int tsl_target_torchtitan_parts(const tsl_target_view_t *v, uint32_t vc, uint32_t *count,
+                                tsl_err_t *err)
+{
+    uint32_t P = v->pp, chunks = vc > 1 ? vc : 1;
+    if (chunks == 1) {
+        memcpy(count, v->stage_count, P * sizeof(count[0]));
+        return 0;
+    }
+    if (chunks > TSL_PIPELINE_MAX_CHUNKS || (uint64_t)P * chunks > TSL_PLAN_MAX_STAGES)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %u stages of %u model chunks make %u model parts; "
+                            "Tessel writes and reads back at most %u",
+                            P, chunks, P * chunks, TSL_PLAN_MAX_STAGES);
+    for (uint32_t r = 0; r < P; r++) {
+        uint32_t layers[TSL_PIPELINE_MAX_CHUNKS], blocks[TSL_PIPELINE_MAX_CHUNKS];
+        bool last = r + 1 == P;
+        tsl_pipeline_chunk_layers(v->stage_count[r], r == 0, last,
+                                  last ? tsl_mtp_layers(v->model) : 0, chunks, layers);
+        stage_chunk_blocks(v->model, r, P, v->stage_count[r], chunks, blocks);
+        for (uint32_t j = 0; j < chunks; j++) {
+            if (blocks[j] == 0)
+                return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                    "torchtitan: model chunk %u of stage %u (of %u, %u layers) "
+                                    "holds no Transformer layer; every model part of "
+                                    "Interleaved1F1B must (plan with fewer chunks)",
+                                    j, r, chunks, v->stage_count[r]);
+            count[j * P + r] = layers[j];
+        }
+    }
+    return 0;
+}
+
+/* Interleaved 1F1B as torch.distributed.pipelining runs it (target.h): the plan's
+ * group N is the one its ScheduleInterleaved1F1B takes from the micro-batches
+ * (pipeline.h tsl_pipeline_torch_vp_group), torchtitan having no key for another,
+ * and every model part holds a Transformer layer. */
+static int torchtitan_interleave(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    uint32_t count[TSL_PLAN_MAX_STAGES];
+    if (p->interleave <= 1)
+        return 0;
+    uint32_t N = tsl_pipeline_torch_vp_group(v->pp, p->n_micro);
+    uint32_t priced = tsl_pipeline_vp_group(v->pp, p->vp_group);
+    if (N == 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %u micro-batches over %u stages: torch's "
+                            "ScheduleInterleaved1F1B raises (the micro-batches must be a "
+                            "multiple of its max(1, m / pp) rounds)",
+                            p->n_micro, v->pp);
+    if (N != priced)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: the plan interleaves in groups of %u micro-batches; "
+                            "torch's ScheduleInterleaved1F1B runs groups of %u for %u "
+                            "micro-batches over %u stages (m / max(1, m / pp)) and takes no "
+                            "other",
+                            priced, N, p->n_micro, v->pp);
+    return tsl_target_torchtitan_parts(v, p->interleave, count, err);
+}
+
 /* Strides as torchtitan's mesh lays them out: tp 1, dp_shard tp, dp_replicate tp·sdp. */
 static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
 {
@@ -1015,9 +1075,10 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "parallelism; torchtitan's TP is always sequence-parallel, so it "
                             "would run another plan than this one",
                             tsl_target_strategy_str(&u.s, b));
-    if (tsl_target_torchtitan_experts(v->model, &u.s, u.cp, v->plan->ep, err) != 0)
+    if (tsl_target_torchtitan_experts(v->model, &u.s, u.cp, v->plan->ep, err) != 0 ||
+        torchtitan_interleave(v, err) != 0)
         return -1;
-    return check_features(v, &u, false, false, 0, true, err);
+    return check_features(v, &u, true, false, 0, true, err);
 }
 
 /*

@@ -2294,5 +2294,22 @@ assert k["peak_bytes"] <= 80 * 2**30, k["peak_bytes"]
 assert k["iter_time_s"] > 1.8 * z["iter_time_s"], (k["iter_time_s"], z["iter_time_s"])
 PY
 
+# torchtitan's interleaved pipeline (cost model 167): plan --target torchtitan interleaves
+# Llama3-8B at pp 4 (torch's Interleaved1F1B, blocking exchanges), exports it as
+# module_fqns_per_model_part, and eval --torchtitan of the export prices the plan's figure
+tt8="--model Llama3-8B --cluster 2x8xH100-80G:8xib400"
+expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan
+want=$(awk '/^  predicted:/ {print $2}' "$out")
+grep -q "^  interleave: [2-8] model chunks per stage" "$out" && ok ||
+    bad "torchtitan does not interleave: $(head -6 "$out")"
+expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan \
+    --export torchtitan-toml
+cp "$out" "$dir/tt_vp.toml"
+grep -q '^pipeline_parallel_schedule = "Interleaved1F1B"$' "$dir/tt_vp.toml" && ok ||
+    bad "the export's schedule: $(grep schedule "$dir/tt_vp.toml")"
+expect 0 "" eval $tt8 --torchtitan "$dir/tt_vp.toml" --no-search
+grep -q "^  predicted: $want s/iteration" "$out" && ok ||
+    bad "the interleaved export does not evaluate to its plan ($want s): $(head -5 "$out")"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
