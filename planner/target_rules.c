@@ -1593,6 +1593,19 @@ static int ds_pipe_engine_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with torch.distributed.pipelining's stages (torch_pipelining: its
+ * interleaved 1F1B waiting on every exchange) is the torchtitan target's; Megatron-core
+ * overlaps the steady state's hops, DeepSpeed and Galvatron run their own engines. */
+static int torch_pipelining_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->torch_pipelining || t == TSL_TARGET_TORCHTITAN)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not run torch.distributed.pipelining; the plan was priced "
+                        "with torch_pipelining (its exchanges waited on)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's ZeRO-0 gradient bucket (ds_grad_bucket: flatten, 1/DP
  * scale, copy back into each .grad) is what deepspeed's engine runs, and no other
  * target's: Megatron-LM and torchtitan reduce their own buffers in place. */
@@ -1826,11 +1839,11 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
         sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_pipe_engine_ok(t, p, err) != 0 ||
-        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
-        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        ds_wall_clock_ok(t, p, err) != 0 || ds_zero3_v03_ok(t, p, err) != 0 ||
-        unfused_elementwise_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 ||
-        fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
+        torch_pipelining_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
+        launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
+        ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -1899,9 +1912,10 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->fb_serial = true;
         k->opt_step = TSL_OPT_STEP_TORCH;
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
-        k->lazy_grads = true; /* FSDP2: no kept buffer, a fresh gradient per backward */
-        k->sdp_nosync = true; /* FSDP2 unsharded between micro-batches, where PP > 1 */
-        k->tf32_off = true;   /* likewise */
+        k->lazy_grads = true;       /* FSDP2: no kept buffer, a fresh gradient per backward */
+        k->sdp_nosync = true;       /* FSDP2 unsharded between micro-batches, where PP > 1 */
+        k->torch_pipelining = true; /* its stages by torch.distributed.pipelining */
+        k->tf32_off = true;         /* likewise */
         break;
     case TSL_TARGET_DEEPSPEED:
         /* TP beside stages: DeepSpeed's PartitionedTensor p2p under Megatron-DeepSpeed's

@@ -477,6 +477,29 @@ expect 4 "ds_pipe_engine: a megatron configuration does not run DeepSpeed's pipe
     eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --ds-pipe-engine
 expect 4 "megatron: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_engine" \
     eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-engine --target megatron
+sw torch_pipelining 1 2 "eval: plan: torch_pipelining: expected true or false, got a number"
+sw torch_pipelining true 0 ""
+# --torch-pipelining (the stages by torch.distributed.pipelining, torchtitan's): since cost
+# model 167 its interleaved 1F1B's blocking exchanges (162) are keyed on it, not on torch's
+# optimizer step: with opt_step torch alone an interleaved plan's hops hide in the steady
+# state as before, with the switch each is held; recorded in the plan at PP > 1 only
+ti="--model GPT2-345M --cluster 2x4xA100-80G --tp 4 --pp 2 --interleave 2 --mbs 1 --batch 32 --no-search --opt-step torch --json"
+expect 0 "" eval $ti
+cp "$out" "$dir/tpp-off.json"
+expect 0 "" eval $ti --torch-pipelining
+cp "$out" "$dir/tpp-on.json"
+expect 0 "" eval ${ti/--pp 2 --interleave 2/--pp 1} --torch-pipelining
+python3 - "$dir/tpp-off.json" "$dir/tpp-on.json" "$out" <<'PY' && ok || bad "--torch-pipelining: $(cat "$out")"
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "torch_pipelining" not in a and b["torch_pipelining"] is True and "torch_pipelining" not in c, (a, b, c)
+assert b["stages"][0]["p2p_s"] == a["stages"][0]["p2p_s"] > 0, (a["stages"], b["stages"])
+assert b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+PY
+expect 4 "torch_pipelining: a megatron configuration does not run torch.distributed.pipelining" \
+    eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --torch-pipelining
+expect 4 "megatron: does not run torch.distributed.pipelining; the plan was priced with torch_pipelining" \
+    eval $m345 --no-search --tp 2 --pp 2 --torch-pipelining --target megatron
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
 grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&

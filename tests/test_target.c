@@ -655,6 +655,13 @@ static void test_torchtitan_interleave(void)
               strstr(err.msg, "ScheduleInterleaved1F1B raises"),
           "m 5: %s", err.msg);
     p->n_micro = 8, p->global_batch = 32;
+    p->torch_pipelining = true; /* priced as torch's stages: torchtitan's alone */
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "megatron: does not run torch.distributed.pipelining") &&
+              strstr(err.msg, "torch_pipelining"),
+          "torch_pipelining under megatron: %s", err.msg);
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0,
+          "torch_pipelining under torchtitan: %s", err.msg);
     p->interleave = 17; /* stage 0's first chunk: the embedding alone */
     CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) != 0 &&
               strstr(err.msg, "model chunk 0 of stage 0") &&
@@ -673,9 +680,10 @@ static void test_torchtitan_interleave(void)
           err.msg);
     const tsl_plan_t *best = &f.res->best;
     double chunked = best->samples_per_s;
-    CHECK(best->pp == 4 && best->interleave > 1 && best->vp_group == 0 && best->n_micro % 4 == 0,
-          "torchtitan interleaves: pp %u v %u N %u m %u", best->pp, best->interleave,
-          best->vp_group, best->n_micro);
+    CHECK(best->pp == 4 && best->interleave > 1 && best->vp_group == 0 && best->n_micro % 4 == 0 &&
+              best->torch_pipelining,
+          "torchtitan interleaves: pp %u v %u N %u m %u, torch_pipelining %d", best->pp,
+          best->interleave, best->vp_group, best->n_micro, best->torch_pipelining);
     check_exports(TSL_TARGET_TORCHTITAN, f.res, &f.m, "llama3-8b torchtitan interleaved");
     f.r.no_interleave = true;
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
