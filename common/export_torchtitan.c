@@ -172,9 +172,15 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
         fprintf(out,
                 "# Interleaved1F1B: %u model parts per rank, part q on rank q mod %u "
                 "(torch's loop placement),\n# each the size of the model chunk the plan "
-                "priced; %u micro-batches in groups of %u, each exchange\n# waited on "
-                "before the next op, as torch.distributed.pipelining runs it\n",
+                "priced; %u micro-batches in groups of %u\n",
                 p->interleave, v->pp, p->n_micro, tsl_pipeline_torch_vp_group(v->pp, p->n_micro));
+    /* torch waits on every chunk's exchange (cost.h tsl_cost_vp_blocking); a plan priced
+     * with the hops hidden in the steady state (Megatron-core's overlap) runs slower */
+    if (p->interleave > 1 && !p->torch_pipelining && !p->legacy_p2p)
+        fputs("# note: the plan was priced with the interleaved exchanges hidden in the steady "
+              "state;\n# torch.distributed.pipelining waits on each (plan --target torchtitan "
+              "prices that)\n",
+              out);
     if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
         fprintf(out,
                 "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "

@@ -1848,6 +1848,13 @@ static void test_torchtitan_interleaved(void)
     plan.sdp_nosync = true;
     plan.interleave = 2;
     char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    /* priced with the hops hidden (no torch_pipelining): said; priced as torch runs it: not */
+    CHECK(strstr(toml, "# note: the plan was priced with the interleaved exchanges hidden"),
+          "the hidden hops noted:\n%s", toml);
+    free(toml);
+    plan.torch_pipelining = true;
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(!strstr(toml, "exchanges hidden"), "priced blocking, no note:\n%s", toml);
     CHECK(strstr(toml,
                  "\nmodule_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\", "
                  "\"layers.1\", \"layers.2\", \"layers.3\", \"layers.4\", \"layers.5\"], "
@@ -1893,6 +1900,7 @@ static void test_torchtitan_interleaved(void)
     plan.n_micro = 5, plan.global_batch = 20; /* 2 rounds of 2: torch raises */
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "ScheduleInterleaved1F1B raises");
     plan.interleave = 0;
+    plan.torch_pipelining = false;
 }
 
 static void test_torchtitan(void)
