@@ -79,8 +79,9 @@ typedef struct tsl_eval_opts {
                               (loss_impl.h); -1: unset */
     int opt_step;  /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
     bool tp_sync;  /* --tp-sync: the given plan's tp_sync */
-    bool ds_pipe_p2p;    /* --ds-pipe-p2p: the given plan's ds_pipe_p2p */
-    bool ds_pipe_engine; /* --ds-pipe-engine: the given plan's ds_pipe_engine */
+    bool ds_pipe_p2p;      /* --ds-pipe-p2p: the given plan's ds_pipe_p2p */
+    bool ds_pipe_engine;   /* --ds-pipe-engine: the given plan's ds_pipe_engine */
+    bool torch_pipelining; /* --torch-pipelining: the given plan's torch_pipelining */
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
      * --moe-alltoall-dispatcher: its moe_alltoall; --moe-flex-dispatcher: its moe_flex;
      * --moe-a2a-overlap: its moe_a2a_overlap; --moe-unfused-permute: its

@@ -238,8 +238,9 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
 }
 
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
- * --tp-sync, --ds-pipe-p2p and --ds-pipe-engine set its fp8_param_gather, fp8_impl,
- * loss_impl, opt_step, tp_sync, ds_pipe_p2p and ds_pipe_engine (and the plan document's,
+ * --tp-sync, --ds-pipe-p2p, --ds-pipe-engine and --torch-pipelining set its
+ * fp8_param_gather, fp8_impl, loss_impl, opt_step, tp_sync, ds_pipe_p2p, ds_pipe_engine
+ * and torch_pipelining (and the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -282,6 +283,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->ds_pipe_engine = true;
         if (json_is_object(p))
             json_object_set_new(p, "ds_pipe_engine", json_true());
+    }
+    if (eo->torch_pipelining) { /* --torch-pipelining: torch.distributed.pipelining */
+        in->given->torch_pipelining = true;
+        if (json_is_object(p))
+            json_object_set_new(p, "torch_pipelining", json_true());
     }
     char note[160]; /* tp_sync on a plan without TP: said, not refused (search.h) */
     if (tsl_tp_sync_note(NULL, 0, in->given, note, sizeof note))
@@ -399,6 +405,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_pipe_engine: a %s configuration does not run DeepSpeed's "
                             "pipeline engine",
+                            tsl_target_name(t));
+    if (eo->torch_pipelining && t != TSL_TARGET_TORCHTITAN) /* torchtitan's own */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torch_pipelining: a %s configuration does not run "
+                            "torch.distributed.pipelining",
                             tsl_target_name(t));
     if (eo->ds_bf16_optimizer) /* neither runs DeepSpeed's engine */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -596,9 +596,10 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         out->interleave = 0;
     }
     tsl_plan_set_knobs(out, &cfg->knobs);
-    if (P <= 1) /* FSDP2 reshards every micro-batch without PP (cost.h sdp_nosync) */
+    if (P <= 1) { /* FSDP2 reshards every micro-batch without PP (cost.h sdp_nosync) */
         out->sdp_nosync = false;
-    else if (out->sdp_nosync) /* "never" under PP is the "default" (tt_reshard) */
+        out->torch_pipelining = false; /* and no stages run torch's pipelining */
+    } else if (out->sdp_nosync)        /* "never" under PP is the "default" (tt_reshard) */
         out->sdp_keep_weights = false;
     if (!tsl_plan_has_sdp(out)) /* "never" without an FSDP level keeps nothing */
         out->sdp_keep_weights = false;

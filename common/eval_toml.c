@@ -1228,6 +1228,7 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     /* torch.distributed.pipelining runs DualPipeV's OVERLAP_F_B as its forward, then its
      * backward (schedules.py), as --target torchtitan prices it */
     out->knobs.fb_serial = true;
+    out->knobs.torch_pipelining = true; /* its stages by torch.distributed.pipelining */
     /* torch.optim.AdamW foreach after clip_grad_norm_ (opt_step.h) */
     out->knobs.opt_step = TSL_OPT_STEP_TORCH;
     /* FSDP2 keeps no gradient buffer: a fresh gradient per backward (lazy_grads), as

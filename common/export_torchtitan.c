@@ -20,7 +20,9 @@
  * strategy for the whole model on its device mesh [pp, dp_replicate, dp_shard,
  * tp] (tp innermost), replicas with TP or stages only when also sharded;
  * stages of whole blocks, the embedding in the first and the norm and output
- * in the last; activation checkpointing of every block or none.
+ * in the last; activation checkpointing of every block or none. An interleaved
+ * plan is Interleaved1F1B: its model chunks as module_fqns_per_model_part in
+ * model order, part q on rank q mod pp (model_parts).
  */
 #include <string.h>
 
@@ -97,21 +99,32 @@ static void range_fqns(const tsl_export_view_t *v, uint32_t first, uint32_t end,
     }
 }
 
-/* One model part's modules. 1F1B: part s is stage s. ZBV and DualPipeV (2P parts, part q on
- * rank q and 2P − 1 − q, torch's style="v"): the model cut in order into parts
- * of the sizes of each rank's chunks (pipeline.h tsl_pipeline_v_parts, the layout
- * the plan priced) — part q < P the first half of stage q's layer count (rounded
- * up), part q >= P the rest of stage 2P − 1 − q's — so every rank runs as many
- * layers as its stage in the plan. */
-static void part_fqns(const tsl_export_view_t *v, uint32_t q, const char *head, FILE *out)
+/* The first source layer of each model part, part_first[0 .. n_parts]: the model
+ * cut in order into parts of the sizes the plan priced. 1F1B: part s is stage s.
+ * Interleaved1F1B (P·v parts, part q on rank q mod P, torch's style "loop"):
+ * part j·P + r the size of stage r's chunk j (target.h tsl_target_torchtitan_parts).
+ * ZBV and DualPipeV (2P parts, part q on rank q and 2P − 1 − q, torch's style "v"):
+ * the sizes of each rank's chunks (pipeline.h tsl_pipeline_v_parts, the layout the
+ * plan priced) — part q < P the first half of stage q's layer count (rounded up),
+ * part q >= P the rest of stage 2P − 1 − q's. Either way every rank runs as many
+ * layers as its stage in the plan. n_parts: the parts. */
+static int model_parts(const tsl_export_view_t *v, uint32_t *part_first, uint32_t *n_parts,
+                       tsl_err_t *err)
 {
-    if (tsl_pipesim_sched_chunks(v->plan->schedule, 0) != 2) {
-        range_fqns(v, v->stage_first[q], v->stage_first[q] + v->stage_count[q], head, out);
-        return;
+    const tsl_plan_t *p = v->plan;
+    if (tsl_pipesim_sched_chunks(p->schedule, 0) == 2) {
+        tsl_pipeline_v_parts(v->pp, v->stage_count, part_first);
+        *n_parts = 2 * v->pp;
+        return 0;
     }
-    uint32_t part_first[2 * TSL_PLAN_MAX_STAGES + 1];
-    tsl_pipeline_v_parts(v->pp, v->stage_count, part_first);
-    range_fqns(v, part_first[q], part_first[q + 1], head, out);
+    uint32_t count[TSL_PLAN_MAX_STAGES], vc = p->interleave > 1 ? p->interleave : 1;
+    if (tsl_target_torchtitan_parts(v, vc, count, err) != 0)
+        return -1;
+    *n_parts = v->pp * vc;
+    part_first[0] = 0;
+    for (uint32_t q = 0; q < *n_parts; q++)
+        part_first[q + 1] = part_first[q] + count[q];
+    return 0;
 }
 
 /* torch.distributed.pipelining's name of the plan's schedule. */
@@ -119,12 +132,8 @@ static const char *schedule_name(const tsl_plan_t *p)
 {
     return p->schedule == TSL_PIPESIM_SCHED_ZBV         ? "ZBVZeroBubble"
            : p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? "DualPipeV"
+           : p->interleave > 1                          ? "Interleaved1F1B"
                                                         : "1F1B";
-}
-
-static uint32_t n_parts(const tsl_export_view_t *v)
-{
-    return tsl_pipesim_sched_chunks(v->plan->schedule, 0) * v->pp;
 }
 
 static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, const char *form,
@@ -159,6 +168,19 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
                 "layer runs on rank 0 (the V's last part), where the plan priced it (each "
                 "rank its own parts)\n",
                 p->n_micro, p->iter_time_1f1b_s);
+    if (p->interleave > 1)
+        fprintf(out,
+                "# Interleaved1F1B: %u model parts per rank, part q on rank q mod %u "
+                "(torch's loop placement),\n# each the size of the model chunk the plan "
+                "priced; %u micro-batches in groups of %u\n",
+                p->interleave, v->pp, p->n_micro, tsl_pipeline_torch_vp_group(v->pp, p->n_micro));
+    /* torch waits on every chunk's exchange (cost.h tsl_cost_vp_blocking); a plan priced
+     * with the hops hidden in the steady state (Megatron-core's overlap) runs slower */
+    if (p->interleave > 1 && !p->torch_pipelining && !p->legacy_p2p)
+        fputs("# note: the plan was priced with the interleaved exchanges hidden in the steady "
+              "state;\n# torch.distributed.pipelining waits on each (plan --target torchtitan "
+              "prices that)\n",
+              out);
     if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
         fprintf(out,
                 "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "
@@ -306,14 +328,17 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             u.dp, u.sdp, u.tp, u.cp, v->pp);
     if (moe_layer(v->model)) /* always: a base configuration may set its own */
         fprintf(out, "    par.expert_parallel_degree = %u\n", p->ep > 1 ? p->ep : 1);
+    uint32_t part_first[2 * TSL_PLAN_MAX_STAGES + 1], parts = 0;
+    if (v->pp > 1 && model_parts(v, part_first, &parts, err) != 0)
+        return -1;
     if (v->pp > 1) {
         fprintf(out,
                 "    par.pipeline_parallel_schedule = \"%s\"\n"
                 "    par.num_pp_microbatches = %u\n    par.module_fqns_per_model_part = [\n",
                 schedule_name(p), p->n_micro);
-        for (uint32_t s = 0; s < n_parts(v); s++) {
+        for (uint32_t q = 0; q < parts; q++) {
             fputs("        [", out);
-            part_fqns(v, s, "lm_head", out);
+            range_fqns(v, part_first[q], part_first[q + 1], "lm_head", out);
             fputs("],\n", out);
         }
         fputs("    ]\n", out);
@@ -504,17 +529,25 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 u.cp, p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");
     if (moe_layer(v->model))
         toml_experts(v, &u, out);
+    uint32_t part_first[2 * TSL_PLAN_MAX_STAGES + 1], parts = 0;
+    if (v->pp > 1 && model_parts(v, part_first, &parts, err) != 0)
+        return -1;
     if (v->pp > 1) {
+        /* v0.1.0's split points start each stage, or under Interleaved1F1B each
+         * model part (its stage_ids_this_rank, style "loop"); a V's stages as before */
+        bool looped = tsl_pipesim_sched_chunks(p->schedule, 0) != 2;
+        uint32_t n_cuts = looped ? parts : v->pp;
         fputs("# v0.1.0 reads no module_fqns_per_model_part; there write instead\n"
               "# pipeline_parallel_split_points = [",
               out);
-        for (uint32_t s = 1; s < v->pp; s++)
-            fprintf(out, "%s\"layers.%u\"", s > 1 ? ", " : "", v->stage_first[s] - 1);
+        for (uint32_t s = 1; s < n_cuts; s++)
+            fprintf(out, "%s\"layers.%u\"", s > 1 ? ", " : "",
+                    (looped ? part_first[s] : v->stage_first[s]) - 1);
         /* one line: line-oriented TOML readers (Tessel's own eval import) take it */
         fputs("]\nmodule_fqns_per_model_part = [", out);
-        for (uint32_t s = 0; s < n_parts(v); s++) {
-            fputs(s ? ", [" : "[", out);
-            part_fqns(v, s, "output", out);
+        for (uint32_t q = 0; q < parts; q++) {
+            fputs(q ? ", [" : "[", out);
+            range_fqns(v, part_first[q], part_first[q + 1], "output", out);
             fputs("]", out);
         }
         fprintf(out,

@@ -2961,7 +2961,7 @@ tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
 
 bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k)
 {
-    return k->legacy_p2p || k->opt_step == TSL_OPT_STEP_TORCH;
+    return k->legacy_p2p || k->torch_pipelining;
 }
 
 bool tsl_cost_proj_orig_input(const tsl_cost_knobs_t *k)

@@ -896,8 +896,19 @@ typedef enum tsl_cost_mode {
  * cluster_hw.c; cost.c moe_sync_stretch; docs/cost-model.md "The experts after the
  * sync"). A plan without MoE layers, with a capacity factor, under TE's op fuser, or
  * whose expert stretch is GPU-bound (every x86-host row of bench/published) prices as
- * 166. */
-#define TSL_COST_MODEL_VERSION 167u
+ * 166.
+ * 168: --target torchtitan weighs interleaved 1F1B as torchtitan runs it
+ * (Interleaved1F1B: torch.distributed.pipelining's ScheduleInterleaved1F1B, its
+ * model parts placed part q on rank q mod pp; target.h tsl_target_torchtitan_parts),
+ * priced with torch's blocking exchanges (162) in the group its schedule takes from
+ * the micro-batches (pipeline.h tsl_pipeline_torch_vp_group: the search's m a
+ * multiple of pp, N = pp); the torchtitan exports write it. The search space under
+ * --target torchtitan grows. The blocking rule of 162 is keyed on the stages' runtime,
+ * knobs.torch_pipelining (plan field, eval --torch-pipelining; the torchtitan target,
+ * its configurations and rows set it), not on opt_step torch, which stood for it: an
+ * interleaved plan with torch's optimizer step but not its pipelining (no
+ * bench/published row) hides its hops again. Every other plan prices as 167. */
+#define TSL_COST_MODEL_VERSION 168u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1100,30 +1111,34 @@ typedef struct tsl_cost_knobs {
      * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
      * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
     uint32_t cpu_offload_layers;
-    bool tp_sync;        /* every TP collective between two device synchronisations (a
+    bool tp_sync;          /* every TP collective between two device synchronisations (a
                           synchronising timer around it: AMP's fork of Megatron-LM
                           v1.1.5, megatron/mpu/mappings.py _reduce under
                           timers('mp allreduce')): each is dispatched onto a drained GPU
                           and the queue restarts empty after it; docs/cost-model.md
                           "Synchronised TP collectives" */
-    bool tp_whole_heads; /* an unfused attention core keeps all its heads on every TP rank,
+    bool tp_whole_heads;   /* an unfused attention core keeps all its heads on every TP rank,
                             each 1/t as wide (AMP's fork's TransGAN attention,
                             megatron/model/trans_gan_gen.py ParallelTransGanAttention
                             reshapes the QKV to (B, N, 3, num_heads, C/t/num_heads)): the
                             scores are not split by TP; docs/cost-model.md "Attention
                             heads kept whole under TP" */
-    bool ds_pipe_p2p;    /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
+    bool ds_pipe_p2p;      /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
                           boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
                           blocking broadcast held by both stages); docs/cost-model.md
                           "DeepSpeed's pipeline p2p" */
-    bool ds_pipe_engine; /* the stages run DeepSpeed's PipelineEngine (runtime/pipe/engine.py,
+    bool ds_pipe_engine;   /* the stages run DeepSpeed's PipelineEngine (runtime/pipe/engine.py,
                             TrainSchedule): plain 1F1B whose four one-way transfers a cycle
                             are each a blocking p2p.send / p2p.recv held by both ranks
                             (tsl_pipeline_in_t.p2p_both), the bytes by the protocol the
                             other knobs name (legacy_p2p: PartitionedTensor over TP both
                             ways); ds_pipe_p2p implies it (tsl_cost_p2p_rendezvous);
                             docs/cost-model.md "DeepSpeed's pipeline engine" */
-    bool ds_grad_bucket; /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
+    bool torch_pipelining; /* the stages run torch.distributed.pipelining (torchtitan's
+                              PipelineSchedule*): its interleaved 1F1B waits on every
+                              time step's batched exchange (tsl_cost_vp_blocking); the
+                              torchtitan target and configurations set it */
+    bool ds_grad_bucket;   /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
                             (runtime/engine.py buffered_allreduce_fallback ->
                             allreduce_and_copy -> allreduce_bucket): the stage's
                             gradients flattened into one bucket, the reduced tensor
@@ -1716,8 +1731,10 @@ bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k);
 /* Whether knobs k's interleaved 1F1B waits on every op's exchange before its next op,
  * so that no hop hides in the steady state (pipeline.h and pipesim.h p2p_blocking):
  * Megatron-LM before core (legacy_p2p), and torch.distributed.pipelining's
- * ScheduleInterleaved1F1B as the torch-native stack runs it (opt_step torch, as
- * --target torchtitan and the torchtitan rows set: torch 2.6's PipelineScheduleMulti
+ * ScheduleInterleaved1F1B (knobs.torch_pipelining, as --target torchtitan, eval
+ * --torchtitan, --torch-pipelining and the torchtitan rows set; before cost model 168
+ * keyed on opt_step torch, the torch-native stack's optimizer step, as a proxy: torch
+ * 2.6's PipelineScheduleMulti
  * batches each time step's send with the receives its neighbours' same step feeds,
  * dist.batch_isend_irecv, and waits on the batch before the next step; cost model
  * 162). Megatron-core overlaps the steady state's hops (overlap_p2p_comm). Plain

@@ -228,6 +228,14 @@ uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N)
     return N ? N : n_stages;
 }
 
+uint32_t tsl_pipeline_torch_vp_group(uint32_t n_stages, uint32_t m)
+{
+    if (n_stages == 0 || m == 0)
+        return 0;
+    uint32_t rounds = m / n_stages > 1 ? m / n_stages : 1;
+    return m % rounds == 0 ? m / rounds : 0;
+}
+
 double tsl_pipeline_ep_overlap_s(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
                                  uint32_t N, double save_s)
 {

@@ -210,6 +210,19 @@ double tsl_pipeline_ep_overlap_s(uint32_t stage, uint32_t n_stages, uint32_t m, 
 int tsl_pipeline_vp_check(uint32_t n_stages, uint32_t m, uint32_t N);
 
 /*
+ * The group torch.distributed.pipelining's ScheduleInterleaved1F1B runs for P
+ * stages and m micro-batches (torchtitan's Interleaved1F1B; schedules.py at torch
+ * 2.6 and since: number_of_rounds = max(1, m // P), microbatches_per_round =
+ * m / rounds, the warm-up (v − 1)·N + 2·(P − 1 − rank) as Megatron-LM's with
+ * N = microbatches_per_round, forward k on chunk (k / N) mod v): N in the sense
+ * above, with 0 where torch raises ("requires the number of microbatches to be a
+ * multiple of the number of rounds": m mod rounds not 0). m a multiple of P gives
+ * N = P, Megatron-LM's default; m below P gives N = m, which torch runs and
+ * tsl_pipeline_vp_check refuses (Tessel does not price it).
+ */
+uint32_t tsl_pipeline_torch_vp_group(uint32_t n_stages, uint32_t m);
+
+/*
  * The activations interleaved 1F1B holds, chunk by chunk: walks a stage's
  * forwards and backwards in the order above (N micro-batches per group, warmup
  * its warm-up forwards: tsl_pipeline_vp_warmup), adding chunk c's weight

@@ -185,14 +185,16 @@ typedef struct tsl_plan {
     /* with fp8_recipe: the model's first and last blocks kept bf16 (model.h
      * tsl_model_set_bf16_layers; Megatron-LM --num-layers-at-start/end-in-bf16) */
     uint32_t bf16_layers_start, bf16_layers_end;
-    bool lazy_grads;     /* gradients from each chunk's first backward (cost.h knobs) */
-    uint32_t opt_step;   /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
-    bool tp_sync;        /* TP collectives between device synchronisations (cost.h knobs) */
-    bool ds_pipe_p2p;    /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
-    bool ds_pipe_engine; /* stages by DeepSpeed's PipelineEngine: blocking one-way p2p */
-    bool ds_grad_bucket; /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
-    bool tp_whole_heads; /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
-    bool sdp_nosync;     /* SDP kept unsharded between micro-batches (cost.h knobs) */
+    bool lazy_grads;       /* gradients from each chunk's first backward (cost.h knobs) */
+    uint32_t opt_step;     /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
+    bool tp_sync;          /* TP collectives between device synchronisations (cost.h knobs) */
+    bool ds_pipe_p2p;      /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
+    bool ds_pipe_engine;   /* stages by DeepSpeed's PipelineEngine: blocking one-way p2p */
+    bool ds_grad_bucket;   /* DeepSpeed's ZeRO-0 gradient bucket around the DP all-reduce */
+    bool torch_pipelining; /* stages by torch.distributed.pipelining: its interleaved 1F1B
+                              waits on every exchange (cost.h knobs) */
+    bool tp_whole_heads;   /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
+    bool sdp_nosync;       /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* SDP keeps the forward's gathered weights to the backward (cost.h knobs) */
     bool sdp_keep_weights;
     /* SDP as fairscale's FSDP with a root per layer (cost.h knobs) */
@@ -262,7 +264,8 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);
  * one: who runs its FP8 (fp8_impl), its optimizer step (opt_step), FP8 weights'
  * gathers (fp8_param_gather), DualPipeV's F&B run serially (fb_serial) and its TP
  * collectives between device synchronisations (tp_sync), its stage boundaries by
- * DeepSpeed's pipeline engine (ds_pipe_p2p, ds_pipe_engine). A
+ * DeepSpeed's pipeline engine (ds_pipe_p2p, ds_pipe_engine) or by
+ * torch.distributed.pipelining (torch_pipelining). A
  * request takes these from its target; an evaluated plan and the search it is
  * compared with (eval.h, tsl_eval_search_request) from the plan. */
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);

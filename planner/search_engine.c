@@ -555,10 +555,13 @@ static void space_target(tsl_space_t *sp, uint32_t t)
      * DualPipeV (torchtitan's ZBVZeroBubble, DualPipeV) run in a stack Tessel
      * exports to */
     sp->zero_bubble &= t == TSL_TARGET_TORCHTITAN ? TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV : 0;
-    if (t != TSL_TARGET_MEGATRON) {
+    /* interleaving: Megatron-LM's schedule, and torch.distributed.pipelining's
+     * Interleaved1F1B that torchtitan runs (target_rules.c torchtitan_interleave
+     * admits its group) */
+    if (t != TSL_TARGET_MEGATRON && t != TSL_TARGET_TORCHTITAN)
         sp->interleave = false;
+    if (t != TSL_TARGET_MEGATRON)
         sp->opts.allow_selective = false;
-    }
     /* Galvatron runs Megatron's sequence parallelism on every TP layer by default
      * (runtime sequence_parallel: true, Hetu-Galvatron cea12ff); DeepSpeed has none */
     if (t == TSL_TARGET_DEEPSPEED)

@@ -2568,8 +2568,10 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         plan->ds_bf16_optimizer = true;
     if (e->space->target == TSL_TARGET_DEEPSPEED && !ds_tp_beside_stages(plan))
         plan->legacy_p2p = false;
-    if (plan->pp <= 1) /* no stage boundary: the engine's p2p prices nothing */
+    if (plan->pp <= 1) { /* no stage boundary: the engine's p2p prices nothing */
         plan->ds_pipe_engine = false;
+        plan->torch_pipelining = false; /* nor torch's pipelining */
+    }
     ep_overlap(plan, nosync, sync);
     if (chunk_rs_priced(e, plan))
         chunk_rs_sync(plan, nosync, fwd, p2p, e->cluster->overlap_slowdown, sync);

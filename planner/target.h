@@ -35,7 +35,11 @@
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
  *               dp_replicate); no ZeRO-1/2 on replicas; CP ranks sharded (SDP:
  *               its FSDP mesh is dp_shard x cp); whole-layer stages, the
- *               head never alone; CKPT full or none; 1F1B, ZBV, DualPipeV; MoE
+ *               head never alone; CKPT full or none; 1F1B, ZBV, DualPipeV, and
+ *               interleaved 1F1B as torch.distributed.pipelining runs it (its
+ *               group of m / max(1, m / P) micro-batches the plan's; every
+ *               model part holding a Transformer layer:
+ *               tsl_target_torchtitan_parts); MoE
  *               layers with the experts laid out as its sparse mesh does
  *               (tsl_target_torchtitan_experts).
  *   galvatron   per-layer strategies (TP degree and consecutiveness, DP or
@@ -185,6 +189,27 @@ int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t 
  */
 int tsl_target_megatron_hybrid_segments(const tsl_model_t *m, uint32_t P, uint32_t v,
                                         const uint32_t *stage_count, uint32_t *seg, tsl_err_t *err);
+
+/*
+ * torchtitan's interleaved pipeline (Interleaved1F1B: torchtitan b5bcd76c6
+ * distributed/pipeline_parallel.py _get_pp_rank_to_stage_indices_mapping, style
+ * "loop"; module_fqns_per_model_part, one list of modules a virtual stage, in model
+ * order): P·v model parts, part q on rank q mod P, so rank r runs parts r, r + P,
+ * ... Tessel prices rank r as its stage's contiguous layers (stage_count[r], the
+ * embedding on stage 0 and the head on the last) cut into v chunks as
+ * tsl_pipeline_chunk_layers cuts them; part j·P + r gets the size of chunk j of
+ * stage r (count[0 .. P·v)), so every rank runs as many layers, and the same
+ * chunks, as priced — other layers of one shape (a uniform model's; torchtitan's
+ * space has one strategy for every block). Part 0 then starts with the embedding
+ * and part P·v − 1 ends with the head, as torchtitan requires. 0, or -1 with
+ * TSL_E_UNSUPPORTED naming the first chunk without a Transformer layer (the
+ * embedding or the head alone: torchtitan v0.1.0's split points name blocks, and
+ * Tessel's checkpointing of every block would leave it out) or a count past
+ * Tessel's limits (P·v above TSL_PLAN_MAX_STAGES: eval reads no more parts back).
+ * vc ≤ 1: the stages' own counts.
+ */
+int tsl_target_torchtitan_parts(const tsl_target_view_t *v, uint32_t vc, uint32_t *count,
+                                tsl_err_t *err);
 
 /* The cut the search weighs for v > 1 chunks over P stages of model m, as
  * Megatron-LM splits it when the stage's own cut (tsl_target_partition) does not

@@ -945,6 +945,66 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
 
 /* ---- torchtitan ---- */
 
+int tsl_target_torchtitan_parts(const tsl_target_view_t *v, uint32_t vc, uint32_t *count,
+                                tsl_err_t *err)
+{
+    uint32_t P = v->pp, chunks = vc > 1 ? vc : 1;
+    if (chunks == 1) {
+        memcpy(count, v->stage_count, P * sizeof(count[0]));
+        return 0;
+    }
+    if (chunks > TSL_PIPELINE_MAX_CHUNKS || (uint64_t)P * chunks > TSL_PLAN_MAX_STAGES)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %u stages of %u model chunks make %u model parts; "
+                            "Tessel writes and reads back at most %u",
+                            P, chunks, P * chunks, TSL_PLAN_MAX_STAGES);
+    for (uint32_t r = 0; r < P; r++) {
+        uint32_t layers[TSL_PIPELINE_MAX_CHUNKS], blocks[TSL_PIPELINE_MAX_CHUNKS];
+        bool last = r + 1 == P;
+        tsl_pipeline_chunk_layers(v->stage_count[r], r == 0, last,
+                                  last ? tsl_mtp_layers(v->model) : 0, chunks, layers);
+        stage_chunk_blocks(v->model, r, P, v->stage_count[r], chunks, blocks);
+        for (uint32_t j = 0; j < chunks; j++) {
+            if (blocks[j] == 0)
+                return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                    "torchtitan: model chunk %u of stage %u (of %u, %u layers) "
+                                    "holds no Transformer layer; every model part of "
+                                    "Interleaved1F1B must (plan with fewer chunks)",
+                                    j, r, chunks, v->stage_count[r]);
+            count[j * P + r] = layers[j];
+        }
+    }
+    return 0;
+}
+
+/* Interleaved 1F1B as torch.distributed.pipelining runs it (target.h): the plan's
+ * group N is the one its ScheduleInterleaved1F1B takes from the micro-batches
+ * (pipeline.h tsl_pipeline_torch_vp_group), torchtitan having no key for another,
+ * and every model part holds a Transformer layer. */
+static int torchtitan_interleave(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    uint32_t count[TSL_PLAN_MAX_STAGES];
+    if (p->interleave <= 1)
+        return 0;
+    uint32_t N = tsl_pipeline_torch_vp_group(v->pp, p->n_micro);
+    uint32_t priced = tsl_pipeline_vp_group(v->pp, p->vp_group);
+    if (N == 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %u micro-batches over %u stages: torch's "
+                            "ScheduleInterleaved1F1B raises (the micro-batches must be a "
+                            "multiple of its max(1, m / pp) rounds)",
+                            p->n_micro, v->pp);
+    if (N != priced)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: the plan interleaves in groups of %u micro-batches; "
+                            "torch's ScheduleInterleaved1F1B runs groups of %u for %u "
+                            "micro-batches over %u stages (m / max(1, m / pp)) and takes no "
+                            "other",
+                            priced, N, p->n_micro, v->pp);
+    return tsl_target_torchtitan_parts(v, p->interleave, count, err);
+}
+
 /* Strides as torchtitan's mesh lays them out: tp 1, dp_shard tp, dp_replicate tp·sdp. */
 static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
 {
@@ -1015,9 +1075,10 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "parallelism; torchtitan's TP is always sequence-parallel, so it "
                             "would run another plan than this one",
                             tsl_target_strategy_str(&u.s, b));
-    if (tsl_target_torchtitan_experts(v->model, &u.s, u.cp, v->plan->ep, err) != 0)
+    if (tsl_target_torchtitan_experts(v->model, &u.s, u.cp, v->plan->ep, err) != 0 ||
+        torchtitan_interleave(v, err) != 0)
         return -1;
-    return check_features(v, &u, false, false, 0, true, err);
+    return check_features(v, &u, true, false, 0, true, err);
 }
 
 /*
@@ -1532,6 +1593,19 @@ static int ds_pipe_engine_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with torch.distributed.pipelining's stages (torch_pipelining: its
+ * interleaved 1F1B waiting on every exchange) is the torchtitan target's; Megatron-core
+ * overlaps the steady state's hops, DeepSpeed and Galvatron run their own engines. */
+static int torch_pipelining_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->torch_pipelining || t == TSL_TARGET_TORCHTITAN)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not run torch.distributed.pipelining; the plan was priced "
+                        "with torch_pipelining (its exchanges waited on)",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with DeepSpeed's ZeRO-0 gradient bucket (ds_grad_bucket: flatten, 1/DP
  * scale, copy back into each .grad) is what deepspeed's engine runs, and no other
  * target's: Megatron-LM and torchtitan reduce their own buffers in place. */
@@ -1765,11 +1839,11 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
         sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_pipe_engine_ok(t, p, err) != 0 ||
-        ds_grad_bucket_ok(t, p, err) != 0 || sdp_nosync_ok(t, p, err) != 0 ||
-        ds_bf16_optimizer_ok(t, p, err) != 0 || launch_blocking_ok(t, p, err) != 0 ||
-        ds_wall_clock_ok(t, p, err) != 0 || ds_zero3_v03_ok(t, p, err) != 0 ||
-        unfused_elementwise_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 ||
-        fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
+        torch_pipelining_ok(t, p, err) != 0 || ds_grad_bucket_ok(t, p, err) != 0 ||
+        sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
+        launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
+        ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -1838,9 +1912,10 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->fb_serial = true;
         k->opt_step = TSL_OPT_STEP_TORCH;
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
-        k->lazy_grads = true; /* FSDP2: no kept buffer, a fresh gradient per backward */
-        k->sdp_nosync = true; /* FSDP2 unsharded between micro-batches, where PP > 1 */
-        k->tf32_off = true;   /* likewise */
+        k->lazy_grads = true;       /* FSDP2: no kept buffer, a fresh gradient per backward */
+        k->sdp_nosync = true;       /* FSDP2 unsharded between micro-batches, where PP > 1 */
+        k->torch_pipelining = true; /* its stages by torch.distributed.pipelining */
+        k->tf32_off = true;         /* likewise */
         break;
     case TSL_TARGET_DEEPSPEED:
         /* TP beside stages: DeepSpeed's PartitionedTensor p2p under Megatron-DeepSpeed's

@@ -477,6 +477,29 @@ expect 4 "ds_pipe_engine: a megatron configuration does not run DeepSpeed's pipe
     eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --ds-pipe-engine
 expect 4 "megatron: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_engine" \
     eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-engine --target megatron
+sw torch_pipelining 1 2 "eval: plan: torch_pipelining: expected true or false, got a number"
+sw torch_pipelining true 0 ""
+# --torch-pipelining (the stages by torch.distributed.pipelining, torchtitan's): since cost
+# model 168 its interleaved 1F1B's blocking exchanges (162) are keyed on it, not on torch's
+# optimizer step: with opt_step torch alone an interleaved plan's hops hide in the steady
+# state as before, with the switch each is held; recorded in the plan at PP > 1 only
+ti="--model GPT2-345M --cluster 2x4xA100-80G --tp 4 --pp 2 --interleave 2 --mbs 1 --batch 32 --no-search --opt-step torch --json"
+expect 0 "" eval $ti
+cp "$out" "$dir/tpp-off.json"
+expect 0 "" eval $ti --torch-pipelining
+cp "$out" "$dir/tpp-on.json"
+expect 0 "" eval ${ti/--pp 2 --interleave 2/--pp 1} --torch-pipelining
+python3 - "$dir/tpp-off.json" "$dir/tpp-on.json" "$out" <<'PY' && ok || bad "--torch-pipelining: $(cat "$out")"
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "torch_pipelining" not in a and b["torch_pipelining"] is True and "torch_pipelining" not in c, (a, b, c)
+assert b["stages"][0]["p2p_s"] == a["stages"][0]["p2p_s"] > 0, (a["stages"], b["stages"])
+assert b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+PY
+expect 4 "torch_pipelining: a megatron configuration does not run torch.distributed.pipelining" \
+    eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --torch-pipelining
+expect 4 "megatron: does not run torch.distributed.pipelining; the plan was priced with torch_pipelining" \
+    eval $m345 --no-search --tp 2 --pp 2 --torch-pipelining --target megatron
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
 grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&
@@ -2300,6 +2323,23 @@ assert round(z["peak_bytes"] / 2**30, 2) == 88.32, z["peak_bytes"]
 assert k["peak_bytes"] <= 80 * 2**30, k["peak_bytes"]
 assert k["iter_time_s"] > 1.8 * z["iter_time_s"], (k["iter_time_s"], z["iter_time_s"])
 PY
+
+# torchtitan's interleaved pipeline (cost model 168): plan --target torchtitan interleaves
+# Llama3-8B at pp 4 (torch's Interleaved1F1B, blocking exchanges), exports it as
+# module_fqns_per_model_part, and eval --torchtitan of the export prices the plan's figure
+tt8="--model Llama3-8B --cluster 2x8xH100-80G:8xib400"
+expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan
+want=$(awk '/^  predicted:/ {print $2}' "$out")
+grep -q "^  interleave: [2-8] model chunks per stage" "$out" && ok ||
+    bad "torchtitan does not interleave: $(head -6 "$out")"
+expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan \
+    --export torchtitan-toml
+cp "$out" "$dir/tt_vp.toml"
+grep -q '^pipeline_parallel_schedule = "Interleaved1F1B"$' "$dir/tt_vp.toml" && ok ||
+    bad "the export's schedule: $(grep schedule "$dir/tt_vp.toml")"
+expect 0 "" eval $tt8 --torchtitan "$dir/tt_vp.toml" --no-search
+grep -q "^  predicted: $want s/iteration" "$out" && ok ||
+    bad "the interleaved export does not evaluate to its plan ($want s): $(head -5 "$out")"
 
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

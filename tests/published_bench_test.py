@@ -221,6 +221,17 @@ def check_bloom(runner, tesselctl, rows):
     eng = [r for r in rows if r["source"] in ds_engine]
     if eng and "--ds-pipe-engine" not in run.knob_args(eng[0]):
         fail("run.py does not pass --ds-pipe-engine for %s" % eng[0]["id"])
+    # torchtitan's stages run torch.distributed.pipelining (its interleaved 1F1B blocking,
+    # cost model 162, keyed on torch_pipelining since 168): its rows of several stages say
+    # so and run.py passes it; no other row does
+    for r in rows:
+        titan_pp = r["source"].startswith("torchtitan") and (r["plan"].get("pp") or 1) > 1
+        if titan_pp != bool(r["plan"].get("torch_pipelining")):
+            fail("rows.json: %s %s torch_pipelining" % (
+                r["id"], "lacks" if titan_pp else "should not carry"))
+    tpp = [r for r in rows if r["plan"].get("torch_pipelining")]
+    if tpp and "--torch-pipelining" not in run.knob_args(tpp[0]):
+        fail("run.py does not pass --torch-pipelining for %s" % tpp[0]["id"])
 
 
 def check_bloom_tp(root, tesselctl, rows):

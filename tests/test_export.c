@@ -1834,6 +1834,75 @@ static void test_torchtitan_main(void)
     restore_model(&gpt2);
 }
 
+/* An interleaved plan goes to torchtitan as Interleaved1F1B (torchtitan b5bcd76c6
+ * distributed/pipeline_parallel.py: module_fqns_per_model_part one list a virtual
+ * stage, part q on rank q mod pp, style "loop"): 2 stages of 13 layers in 2 chunks
+ * each, the 4 parts in model order, part j·2 + r stage r's chunk j — the
+ * embedding and 6 blocks, 6, 6, 6 and the head — and v0.1.0's split points at every
+ * part; read back by eval as the same interleaved plan. A count of micro-batches
+ * torch's schedule raises for is refused by name. */
+static void test_torchtitan_interleaved(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 8);
+    plan.sdp_nosync = true;
+    plan.interleave = 2;
+    char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    /* priced with the hops hidden (no torch_pipelining): said; priced as torch runs it: not */
+    CHECK(strstr(toml, "# note: the plan was priced with the interleaved exchanges hidden"),
+          "the hidden hops noted:\n%s", toml);
+    free(toml);
+    plan.torch_pipelining = true;
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(!strstr(toml, "exchanges hidden"), "priced blocking, no note:\n%s", toml);
+    CHECK(strstr(toml,
+                 "\nmodule_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\", "
+                 "\"layers.1\", \"layers.2\", \"layers.3\", \"layers.4\", \"layers.5\"], "
+                 "[\"layers.6\", \"layers.7\", \"layers.8\", \"layers.9\", \"layers.10\", "
+                 "\"layers.11\"], [\"layers.12\", \"layers.13\", \"layers.14\", \"layers.15\", "
+                 "\"layers.16\", \"layers.17\"], [\"layers.18\", \"layers.19\", \"layers.20\", "
+                 "\"layers.21\", \"layers.22\", \"layers.23\", \"norm\", \"output\"]]\n") &&
+              strstr(toml, "\npipeline_parallel_schedule = \"Interleaved1F1B\"\n") &&
+              strstr(toml, "# pipeline_parallel_split_points = [\"layers.6\", \"layers.12\", "
+                           "\"layers.18\"]\n"),
+          "Interleaved1F1B's 4 parts:\n%s", toml);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    static tsl_plan_t back;
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(toml, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 8, &back, &err) == 0,
+          "read back: %s", err.msg);
+    CHECK(back.pp == 2 && back.interleave == 2 && back.n_micro == 8 &&
+              back.stages[1].first_layer == 13 && back.stages[1].n_layers == 13,
+          "read back: pp %u v %u m %u, stage 1 [%u, +%u)", back.pp, back.interleave, back.n_micro,
+          back.stages[1].first_layer, back.stages[1].n_layers);
+    free(toml);
+    char *py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(
+        strstr(py, "    par.pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                   "    par.num_pp_microbatches = 8\n") &&
+            strstr(py,
+                   "    par.module_fqns_per_model_part = [\n        [\"tok_embeddings\", "
+                   "\"layers.0\", \"layers.1\", \"layers.2\", \"layers.3\", \"layers.4\", "
+                   "\"layers.5\"],\n        [\"layers.6\", \"layers.7\", \"layers.8\", "
+                   "\"layers.9\", \"layers.10\", \"layers.11\"],\n        [\"layers.12\", "
+                   "\"layers.13\", \"layers.14\", \"layers.15\", \"layers.16\", \"layers.17\"],\n  "
+                   "      [\"layers.18\", \"layers.19\", \"layers.20\", \"layers.21\", "
+                   "\"layers.22\", \"layers.23\", \"norm\", \"lm_head\"],\n    ]\n"),
+        "python: Interleaved1F1B's 4 parts:\n%s", py);
+    memset(cfg, 0, sizeof *cfg);
+    CHECK(tsl_eval_cfg_torchtitan(py, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 8, &back, &err) == 0 && back.interleave == 2 &&
+              back.stages[1].first_layer == 13,
+          "python read back: v %u: %s", back.interleave, err.msg);
+    free(py);
+    free(cfg);
+    plan.n_micro = 5, plan.global_batch = 20; /* 2 rounds of 2: torch raises */
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "ScheduleInterleaved1F1B raises");
+    plan.interleave = 0;
+    plan.torch_pipelining = false;
+}
+
 static void test_torchtitan(void)
 {
     const uint32_t cut[] = {0, 11, 26};
@@ -1849,6 +1918,7 @@ static void test_torchtitan(void)
     free(text);
     test_torchtitan_reshard();
     test_torchtitan_main();
+    test_torchtitan_interleaved();
     tsl_export_format_t f;
     CHECK(tsl_export_format_parse("torchtitan-toml", &f, NULL) == 0 &&
               f == TSL_EXPORT_TORCHTITAN_TOML &&

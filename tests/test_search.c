@@ -2271,11 +2271,19 @@ static void test_interleave_any_v(void)
     CHECK(res.best.interleave <= 1 && res.best.iter_time_s > best.iter_time_s,
           "no_interleave: interleave %u, %.6f s vs %.6f s", res.best.interleave,
           res.best.iter_time_s, best.iter_time_s);
-    /* the stacks that run plain 1F1B (or a V) never get chunks, at any PP degree */
-    const uint32_t plain[] = {TSL_TARGET_DEEPSPEED, TSL_TARGET_TORCHTITAN, TSL_TARGET_GALVATRON};
+    /* the stacks that run plain 1F1B never get chunks, at any PP degree; torchtitan runs
+     * torch's Interleaved1F1B (cost model 168), here in its group of m / max(1, m / pp) */
+    const uint32_t plain[] = {TSL_TARGET_DEEPSPEED, TSL_TARGET_GALVATRON};
     r.no_interleave = false;
     r.pp = 0;
-    for (uint32_t k = 0; k < 3; k++) {
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "torchtitan: %s", err.msg);
+    CHECK(res.best.interleave > 1 && res.best.pp > 1 &&
+              tsl_pipeline_torch_vp_group(res.best.pp, res.best.n_micro) ==
+                  tsl_pipeline_vp_group(res.best.pp, res.best.vp_group),
+          "torchtitan: interleave %u at pp %u, m %u, N %u", res.best.interleave, res.best.pp,
+          res.best.n_micro, res.best.vp_group);
+    for (uint32_t k = 0; k < 2; k++) {
         r.target = plain[k];
         CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s: %s",
               tsl_target_name(plain[k]), err.msg);

@@ -626,6 +626,73 @@ static void test_torchtitan_tied_pp(void)
     fixture_free(&f);
 }
 
+/* torchtitan runs interleaved 1F1B (Interleaved1F1B, torch.distributed.pipelining's
+ * ScheduleInterleaved1F1B, part q on rank q mod pp): admitted where torch runs the
+ * plan's group (m / max(1, m / pp) micro-batches) and every model part holds a
+ * Transformer layer, refused by name otherwise; and the search under the target
+ * returns an interleaved plan where it is faster than plain 1F1B (Llama3-8B at pp 4,
+ * 8 micro-batches: a bubble of 3 in 11 cut by the chunks), which exports. */
+static void test_torchtitan_interleave(void)
+{
+    tsl_model_t m = {0};
+    CHECK(tsl_model_preset("Llama2-7B", &m, NULL) == 0, "Llama2-7B");
+    tsl_plan_t *p = two_stage_plan(&m, 17);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
+    p->sdp_nosync = true;
+    p->interleave = 2;
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "v 2, m 8 at pp 2: %s",
+          err.msg);
+    p->vp_group = 4; /* torch's rounds: 4 of 2 micro-batches */
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "groups of 2"),
+          "a group of 4: %s", err.msg);
+    p->vp_group = 0;
+    p->n_micro = 5, p->global_batch = 20; /* 2 rounds do not divide 5 */
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "ScheduleInterleaved1F1B raises"),
+          "m 5: %s", err.msg);
+    p->n_micro = 8, p->global_batch = 32;
+    p->torch_pipelining = true; /* priced as torch's stages: torchtitan's alone */
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "megatron: does not run torch.distributed.pipelining") &&
+              strstr(err.msg, "torch_pipelining"),
+          "torch_pipelining under megatron: %s", err.msg);
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0,
+          "torch_pipelining under torchtitan: %s", err.msg);
+    p->interleave = 17; /* stage 0's first chunk: the embedding alone */
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "model chunk 0 of stage 0") &&
+              strstr(err.msg, "no Transformer layer"),
+          "v 17: %s", err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+
+    fixture_t f;
+    fixture_target(&f, "Llama3-8B", "2x8xH100-80G:8xib400", TSL_TARGET_TORCHTITAN);
+    f.r.global_batch = 16;
+    f.r.pp = 4;
+    f.r.no_cp = true; /* torchtitan main's export refuses ring attention (export_torchtitan.c) */
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "torchtitan: %s",
+          err.msg);
+    const tsl_plan_t *best = &f.res->best;
+    double chunked = best->samples_per_s;
+    CHECK(best->pp == 4 && best->interleave > 1 && best->vp_group == 0 && best->n_micro % 4 == 0 &&
+              best->torch_pipelining,
+          "torchtitan interleaves: pp %u v %u N %u m %u, torch_pipelining %d", best->pp,
+          best->interleave, best->vp_group, best->n_micro, best->torch_pipelining);
+    check_exports(TSL_TARGET_TORCHTITAN, f.res, &f.m, "llama3-8b torchtitan interleaved");
+    f.r.no_interleave = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
+              f.res->best.interleave <= 1 && f.res->best.samples_per_s < chunked,
+          "plain 1F1B: v %u, %.3f samples/s against %.3f interleaved: %s", f.res->best.interleave,
+          f.res->best.samples_per_s, chunked, err.msg);
+    fixture_free(&f);
+}
+
 /* Galvatron runs Megatron sequence parallelism on every TP layer by default: its
  * target searches +sp, as its own search's plans have it. */
 static void test_galvatron_sp(void)
@@ -926,6 +993,7 @@ int main(void)
     test_hybrid();
     test_torchtitan_no_ddp_nd();
     test_torchtitan_tied_pp();
+    test_torchtitan_interleave();
     test_torchtitan_keep_weights();
     test_galvatron_sp();
     test_property();

@@ -102,7 +102,8 @@ STACK_LIMITS = {
 # DeepSpeed's PipelineEngine (--ds-pipe-engine: BLOOM's and MT-NLG's rows) the
 # deepspeed target prices by itself on a plan of several stages (cost model 154).
 EVAL_ONLY = {"--fp8-impl": 1, "--opt-step": 1,
-             "--ds-pipe-p2p": 0, "--ds-pipe-engine": 0, "--amp-profile": 1,
+             "--ds-pipe-p2p": 0, "--ds-pipe-engine": 0, "--torch-pipelining": 0,
+             "--amp-profile": 1,
              "--ds-bf16-optimizer": 0,
              "--launch-blocking": 0}
 
