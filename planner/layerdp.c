@@ -91,7 +91,10 @@ struct tsl_layerdp_ws {
     int64_t *allarg[2]; /* [e]: its argmin */
     uint32_t *tmp;      /* [l]: an assignment being checked */
     uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *maxw;     /* [l]: max_j w(l, j) over the usable j */
     uint32_t *hi;       /* [l]: the largest e layer l evaluates */
+    uint32_t *need;     /* [l]: layout form, the least e of layer l an answer reads
+                           (needed_cells); the cells below it are left +INFINITY */
     /* layout form: the layout list cls / corig / n_cls were numbered from (its first
      * n_cls_of entries; 0: none yet), so that a solve given the same list again
      * (the engine's stages of one group) reads them instead of numbering again */
@@ -156,12 +159,15 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
         ws->zero_mem[i] = INFINITY;
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
+    ws->maxw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
+    ws->need = calloc(max_layers, sizeof(uint32_t));
     ws->cls_of = calloc(max_strategies, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
               ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep &&
               ws->tile_top && ws->tile_least && ws->qoff && ws->qc && ws->qj && ws->qs && ws->qw &&
-              ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi && ws->cls_of;
+              ws->tv && ws->zero && ws->tmp && ws->minw && ws->maxw && ws->hi && ws->need &&
+              ws->cls_of;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -204,7 +210,9 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws->zero_mem);
     free(ws->tmp);
     free(ws->minw);
+    free(ws->maxw);
     free(ws->hi);
+    free(ws->need);
     free(ws->cls_of);
     for (int r = 0; r < 2; r++) {
         free(ws->val[r]);
@@ -868,7 +876,46 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * Layer l+1 reads layer l at e − w(l+1, j) ∈ [first finite(l), hi(l+1) − min w(l+1)]
  * and hi(l+1) − min w(l+1) = hi(l): always inside what was evaluated. The last
  * layer has hi = E.
+ *
+ * The layout form evaluates no cell below need(l) either (needed_cells): no answer
+ * reads one. Algorithm 3's walk reads the last layer from e0 up where that cell is
+ * finite (tsl_layerdp_solve), and where it is not no cell is below it (C is
+ * non-increasing in e); cell e of layer l reads layer l−1 at e − w(l, j) ≥
+ * e − max_j w(l, j). So need(L−1) = e0, need(l−1) = need(l) − max_j w(l, j) (at
+ * least 0), over the strategies layer l can take. The cells below need(l) stay
+ * +INFINITY, as if nothing fit there: the cells from need(l) read only layer l−1's
+ * from need(l−1), which are exact, the same values in the same order — the same
+ * minima and argmins to the bit, and so the same answer and backtrack. C stays
+ * non-increasing in e (+INFINITY, then the exact cells), as the kernels' skips
+ * need, and the rows' first finite cells come no lower than need(l).
  */
+
+/* e0 of Algorithm 3's walk (tsl_layerdp_solve): the most buckets of forward memory
+ * that no assignment can exceed the budget with, ⌊(E_budget − b_up) / bucket⌋ (≤ E);
+ * false where the budget is no more than b_up (no such count: the walk starts at 0). */
+static bool walk_floor(const tsl_layerdp_problem_t *p, uint64_t b_up, uint64_t bucket, uint32_t *e0)
+{
+    if (p->budget_bytes <= b_up)
+        return false;
+    *e0 = (uint32_t)((p->budget_bytes - b_up) / bucket);
+    return true;
+}
+
+/* ws->need[0..L): need(l) above from ws->maxw (all 0 where the walk has no e0). */
+static void needed_cells(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint64_t b_up,
+                         uint64_t bucket)
+{
+    const uint32_t L = p->n_layers;
+    uint32_t need = 0;
+    if (!walk_floor(p, b_up, bucket, &need)) {
+        memset(ws->need, 0, L * sizeof(*ws->need));
+        return;
+    }
+    for (uint32_t l = L; l-- > 0;) {
+        ws->need[l] = need;
+        need = need > ws->maxw[l] ? need - ws->maxw[l] : 0;
+    }
+}
 
 /*
  * T_μ(e') = min_λ [M_λ(l−1, e') + R_l(λ, μ)] for e' ∈ [from, from + n), for the
@@ -1001,6 +1048,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
 
     for (uint32_t l = 0; l < L; l++) {
         const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
+        const uint32_t need = ws->need[l];
         const uint16_t *act = ws->act + (size_t)l * S;
         double *val = ws->val[cur];
         int64_t *arg = ws->arg[cur];
@@ -1029,7 +1077,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             ws->qw[q] = w;
             if (hi[l] - w > to_e[k]) /* T_k read up to hi − w */
                 to_e[k] = hi[l] - w;
-            st += hi[l] - ff - w + 1;
+            st += hi[l] - (ff + w > need ? ff + w : need) + 1; /* need ≤ hi (needed_cells) */
         }
         if (l > 0)
             build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
@@ -1042,6 +1090,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             uint32_t x0 = hi[l];
             for (uint32_t q = q0; q < q0 + nq; q++)
                 x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
+            x0 = x0 > need ? x0 : need; /* below need: +INFINITY (needed_cells) */
             ws->k->fill_inf(val + koff + lo, x0 - lo);
             /* layer 0: C(−1, e) = 0 (its T is the zero row), v = c; T before ff
              * (what a tile's lanes before a strategy's first cell read) +INFINITY */
@@ -1445,16 +1494,18 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (empty_layer)
         return 0; /* some layer has no strategy that fits at all */
 
-    /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·) */
+    /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·); max w for need(l) */
     uint32_t *minw = ws->minw, *hi = ws->hi;
     uint64_t need = 0;
     for (uint32_t l = 0; l < L; l++) {
-        uint32_t m = UINT32_MAX;
+        uint32_t m = UINT32_MAX, x = 0;
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             uint32_t w = ws->w[(size_t)l * S + ws->act[(size_t)l * S + a]];
             m = w < m ? w : m;
+            x = w > x ? w : x;
         }
         minw[l] = m;
+        ws->maxw[l] = x;
         need += m;
     }
     if (need > E)
@@ -1471,6 +1522,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
         K = number_classes(p, ws);
+        needed_cells(p, ws, b_up, bucket);
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
     }
     const double *F = ws->all[r];
@@ -1484,13 +1536,10 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
      * invalid one ends the walk. Without a usable e0 the walk starts at 0.
      */
     int64_t best = -1;
-    uint32_t from = 0;
-    if (p->budget_bytes > b_up) {
-        uint64_t e0 = (p->budget_bytes - b_up) / bucket;
-        if (e0 <= E && F[e0] < INFINITY) {
-            best = (int64_t)e0;
-            from = (uint32_t)e0 + 1;
-        }
+    uint32_t from = 0, e0;
+    if (walk_floor(p, b_up, bucket, &e0) && F[e0] < INFINITY) {
+        best = (int64_t)e0;
+        from = e0 + 1;
     }
     for (uint32_t e = from; e < e1; e++) {
         if (!(F[e] < INFINITY))
