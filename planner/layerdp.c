@@ -737,40 +737,61 @@ static inline void relax8(__m512d v, __m512i jv, __m512d *b, __m512i *a)
  * per strategy where four vectors' loads, adds, compares and blends stood: most of a
  * class's strategies are beaten across a whole tile by an earlier one.
  */
+/* The RELAX_TILE cells from x of relax_class_avx512. */
+TSL_TARGET_AVX512
+static inline void relax_tile_avx512(uint32_t x, uint32_t nq, const double *c, const int64_t *j,
+                                     const uint32_t *s, const uint32_t *w, const double *T,
+                                     double *restrict ck, int64_t *restrict ckarg)
+{
+    const __m512d inf = _mm512_set1_pd(INFINITY);
+    __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
+    __m512i a0 = _mm512_loadu_si512(ckarg + x), a1 = _mm512_loadu_si512(ckarg + x + 8),
+            a2 = _mm512_loadu_si512(ckarg + x + 16), a3 = _mm512_loadu_si512(ckarg + x + 24);
+    for (uint32_t q = 0; q < nq; q++) {
+        if (s[q] >= x + RELAX_TILE)
+            continue;
+        const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+        if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
+            continue; /* improves no cell (relax_tile_beaten) */
+        const __m512d cv = _mm512_set1_pd(c[q]);
+        const __m512i jv = _mm512_set1_epi64(j[q]);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 8), cv), jv, &b1, &a1);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 16), cv), jv, &b2, &a2);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 24), cv), jv, &b3, &a3);
+    }
+    _mm512_storeu_pd(ck + x, b0);
+    _mm512_storeu_pd(ck + x + 8, b1);
+    _mm512_storeu_pd(ck + x + 16, b2);
+    _mm512_storeu_pd(ck + x + 24, b3);
+    _mm512_storeu_si512(ckarg + x, a0);
+    _mm512_storeu_si512(ckarg + x + 8, a1);
+    _mm512_storeu_si512(ckarg + x + 16, a2);
+    _mm512_storeu_si512(ckarg + x + 24, a3);
+}
+
+/*
+ * relax_tile_overlap: the cells left after the last whole tile of a run of at least
+ * RELAX_TILE go in one more tile that ends at x1, over some cells already relaxed —
+ * where the AVX2 and scalar kernels took up to 31 cells without the tile skip.
+ * Relaxing a cell again changes nothing: its value is the first least of its
+ * strategies' values from +INFINITY again, and its argmin the same strategy, or,
+ * where no value is finite, the argmin left standing, which the first pass left
+ * standing too.
+ */
 TSL_TARGET_AVX512
 static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
                                const int64_t *j, const uint32_t *s, const uint32_t *w,
                                const double *T, double *restrict ck, int64_t *restrict ckarg)
 {
-    const __m512d inf = _mm512_set1_pd(INFINITY);
     uint32_t x = x0;
-    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
-        __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
-        __m512i a0 = _mm512_loadu_si512(ckarg + x), a1 = _mm512_loadu_si512(ckarg + x + 8),
-                a2 = _mm512_loadu_si512(ckarg + x + 16), a3 = _mm512_loadu_si512(ckarg + x + 24);
-        for (uint32_t q = 0; q < nq; q++) {
-            if (s[q] >= x + RELAX_TILE)
-                continue;
-            const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
-            if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
-                continue; /* improves no cell (relax_tile_beaten) */
-            const __m512d cv = _mm512_set1_pd(c[q]);
-            const __m512i jv = _mm512_set1_epi64(j[q]);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 8), cv), jv, &b1, &a1);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 16), cv), jv, &b2, &a2);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 24), cv), jv, &b3, &a3);
-        }
-        _mm512_storeu_pd(ck + x, b0);
-        _mm512_storeu_pd(ck + x + 8, b1);
-        _mm512_storeu_pd(ck + x + 16, b2);
-        _mm512_storeu_pd(ck + x + 24, b3);
-        _mm512_storeu_si512(ckarg + x, a0);
-        _mm512_storeu_si512(ckarg + x + 8, a1);
-        _mm512_storeu_si512(ckarg + x + 16, a2);
-        _mm512_storeu_si512(ckarg + x + 24, a3);
-    }
-    if (x <= x1)
+    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE)
+        relax_tile_avx512(x, nq, c, j, s, w, T, ck, ckarg);
+    if (x > x1)
+        return;
+    if (x > x0) /* relax_tile_overlap */
+        relax_tile_avx512(x1 - (RELAX_TILE - 1), nq, c, j, s, w, T, ck, ckarg);
+    else
         relax_class_avx2(x, x1, nq, c, j, s, w, T, ck, ckarg);
 }
 
@@ -1224,13 +1245,15 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
 }
 
 /* The assignment of C(L−1, e, allarg[e]) into out[0..L); K layout classes (the
- * layout form), 0 for the full form. */
-static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
+ * layout form), 0 for the full form. Returns whether it differs from what out held. */
+static bool backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
                       const int64_t *allarg, uint32_t E, uint32_t K, uint32_t e, uint32_t *out)
 {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     uint32_t j = (uint32_t)allarg[e];
+    bool moved = false;
     for (uint32_t l = L - 1; l > 0; l--) {
+        moved |= out[l] != j;
         out[l] = j;
         const uint32_t w = ws->w[(size_t)l * S + j];
         /* layout form: the argmin of T_λ(j), which cell (l, e, j) read at e − w */
@@ -1239,7 +1262,9 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
         e -= w;
         j = i;
     }
+    moved |= out[0] != j;
     out[0] = j;
+    return moved;
 }
 
 /* Whether every x[0..n) is a time (≥ 0, +INFINITY included; not NaN): one pass
@@ -1533,7 +1558,10 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
      * ≤ E − b_up has E_all ≤ E_f + b_up ≤ E, so the largest such bucket count e0
      * is valid without a check. Above it, each backtracked assignment is checked
      * with Eq. 2 in exact bytes; the largest valid E_fwd wins and the first
-     * invalid one ends the walk. Without a usable e0 the walk starts at 0.
+     * invalid one ends the walk. Without a usable e0 the walk starts at 0. A bucket
+     * whose assignment is the last one checked (most are: the 100k-GPU rows of
+     * bench/search find a new one at 2 % of the buckets walked) has its peak, which
+     * fitted, and is not checked again.
      */
     int64_t best = -1;
     uint32_t from = 0, e0;
@@ -1541,12 +1569,14 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         best = (int64_t)e0;
         from = e0 + 1;
     }
+    bool checked = false; /* ws->tmp holds an assignment that fits */
     for (uint32_t e = from; e < e1; e++) {
         if (!(F[e] < INFINITY))
             continue;
-        backtrack(p, ws, J, E, K, e, ws->tmp);
-        if (tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
+        const bool moved = backtrack(p, ws, J, E, K, e, ws->tmp);
+        if ((moved || !checked) && tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
             break;
+        checked = true;
         best = e;
     }
     if (best < 0)
