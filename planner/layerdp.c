@@ -1102,7 +1102,10 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         }
         if (l > 0)
             build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
-        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]) */
+        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]);
+         * below each class's first relaxed cell x0 its row is +INFINITY, so the
+         * layer's first finite cell (nff) is no lower than the least x0 (xs) */
+        uint32_t xs = hi[l] + 1, nff = hi[l] + 1;
         for (uint32_t k = 0; k < K; k++) {
             const uint32_t q0 = k ? qoff[k - 1] : 0, nq = drop_dominated(ws, q0, qoff[k]);
             const size_t koff = (size_t)k * e1;
@@ -1121,30 +1124,30 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
                     T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
             ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0, T,
                                val + koff, arg + koff);
+            xs = x0 < xs ? x0 : xs;
+            if (l + 1 < L && nff > x0)
+                nff = first_finite(val + koff, x0, nff - 1);
         }
-        /* M_all = min over the classes (ties: the lower class), of the last layer;
-         * before it only its first finite e is read: the first of any class's */
+        /* M_all = min over the classes (ties: the lower class), of the last layer,
+         * from xs (below it +INFINITY: the cells before its first finite one are
+         * filled so at the end, and nothing reads their argmins); before the last
+         * layer only the first finite e is read: the first of any class's (nff) */
         if (l + 1 == L) {
-            const uint32_t m = hi[l] - lo + 1;
+            const uint32_t m = hi[l] + 1 - xs;
             uint32_t k0 = 0; /* the classes the layer evaluated (the others +INFINITY) */
             while (k0 < K && !dst[k0])
                 k0++;
-            if (k0 == K)
-                ws->k->fill_inf(ws->all[cur] + lo, m);
-            else {
-                memcpy(ws->all[cur] + lo, val + (size_t)k0 * e1 + lo, m * sizeof(double));
-                memcpy(ws->allarg[cur] + lo, arg + (size_t)k0 * e1 + lo, m * sizeof(int64_t));
+            if (k0 < K) {
+                memcpy(ws->all[cur] + xs, val + (size_t)k0 * e1 + xs, m * sizeof(double));
+                memcpy(ws->allarg[cur] + xs, arg + (size_t)k0 * e1 + xs, m * sizeof(int64_t));
             }
             for (uint32_t k = k0 + 1; k < K; k++)
                 if (dst[k])
-                    ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
-                                      ws->all[cur] + lo, ws->allarg[cur] + lo);
-            ff = first_finite(ws->all[cur], lo, hi[l]);
+                    ws->k->min_rowarg(m, val + (size_t)k * e1 + xs, 0.0, arg + (size_t)k * e1 + xs,
+                                      ws->all[cur] + xs, ws->allarg[cur] + xs);
+            ff = first_finite(ws->all[cur], xs, hi[l]);
         } else {
-            ff = hi[l] + 1;
-            for (uint32_t k = 0; k < K; k++) /* a class no strategy used stays +INFINITY */
-                if (dst[k] && ff > lo)
-                    ff = first_finite(val + (size_t)k * e1, lo, ff - 1);
+            ff = nff;
         }
         if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
             dead = true; /* no finite cell that the next layer can extend */
