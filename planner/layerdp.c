@@ -1049,8 +1049,8 @@ static uint32_t drop_dominated(tsl_layerdp_ws_t *ws, uint32_t q0, uint32_t q1)
  *
  * Per layer: the strategies with a cell to evaluate (ff + w ≤ hi) by class; T_μ
  * of each class with one, over the cells its strategies read, [ff, hi − min w];
- * each such class's row over [lo, hi] (+INFINITY below its first strategy's
- * first cell). The others' rows (dst 0) are +INFINITY: they are not written and
+ * each such class's row over [max(lo, need), hi] (+INFINITY below its first
+ * strategy's first cell or need; below that range nothing reads it). The others' rows (dst 0) are +INFINITY: they are not written and
  * nothing reads them (T, the first finite cell and M_all go over the classes the
  * layer evaluated; an +INFINITY row never wins a minimum anyway).
  */
@@ -1102,10 +1102,14 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         }
         if (l > 0)
             build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
-        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]);
-         * below each class's first relaxed cell x0 its row is +INFINITY, so the
-         * layer's first finite cell (nff) is no lower than the least x0 (xs) */
-        uint32_t xs = hi[l] + 1, nff = hi[l] + 1;
+        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]).
+         * Each class's row is +INFINITY from xs to its first relaxed cell x0 and
+         * left unwritten below xs, the least x0 of all (the strategy of least w
+         * starts at lo): the rows are read from the layer's first finite cell nff
+         * on (no lower than any x0) by the next layer's T, and from xs by the last
+         * layer's minimum over the classes */
+        const uint32_t xs = lo > need ? lo : need;
+        uint32_t nff = hi[l] + 1;
         for (uint32_t k = 0; k < K; k++) {
             const uint32_t q0 = k ? qoff[k - 1] : 0, nq = drop_dominated(ws, q0, qoff[k]);
             const size_t koff = (size_t)k * e1;
@@ -1115,7 +1119,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             for (uint32_t q = q0; q < q0 + nq; q++)
                 x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
             x0 = x0 > need ? x0 : need; /* below need: +INFINITY (needed_cells) */
-            ws->k->fill_inf(val + koff + lo, x0 - lo);
+            ws->k->fill_inf(val + koff + xs, x0 - xs);
             /* layer 0: C(−1, e) = 0 (its T is the zero row), v = c; T before ff
              * (what a tile's lanes before a strategy's first cell read) +INFINITY */
             double *T = l ? ws->tv + (size_t)k * (e1 + RELAX_TILE) : ws->zero;
@@ -1124,7 +1128,6 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
                     T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
             ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0, T,
                                val + koff, arg + koff);
-            xs = x0 < xs ? x0 : xs;
             if (l + 1 < L && nff > x0)
                 nff = first_finite(val + koff, x0, nff - 1);
         }
@@ -1137,7 +1140,9 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             uint32_t k0 = 0; /* the classes the layer evaluated (the others +INFINITY) */
             while (k0 < K && !dst[k0])
                 k0++;
-            if (k0 < K) {
+            if (k0 == K)
+                ws->k->fill_inf(ws->all[cur] + xs, m);
+            else {
                 memcpy(ws->all[cur] + xs, val + (size_t)k0 * e1 + xs, m * sizeof(double));
                 memcpy(ws->allarg[cur] + xs, arg + (size_t)k0 * e1 + xs, m * sizeof(int64_t));
             }
