@@ -1101,6 +1101,36 @@ out:
  * cannot hold the bytes: two layers, budget 2k + 1 buckets less a byte (E = 2k). The
  * DP fits a pair whose buckets sum to 2k and never one of 2k + 1, however few bytes
  * over (Algorithm 3 rounds each layer's forward memory up). */
+/* The input check of time_s at every offset of a row (layerdp.c all_times: four
+ * lanes a step and a tail): −1 and NaN named where they stand, −0 and +INFINITY
+ * taken as times. */
+static void test_time_check(tsl_layerdp_ws_t *ws)
+{
+    static inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 1;
+    int bad = 0, runs = 0;
+    for (uint32_t S = 1; S <= MAXS; S++)
+        for (uint32_t j = 0; j < S; j++)
+            for (int v = 0; v < 4; v++) {
+                static const double vals[4] = {-1.0, NAN, -0.0, INFINITY};
+                in.S = S;
+                for (uint32_t i = 0; i < S; i++)
+                    in.time[i] = 1.0 + i;
+                in.time[j] = vals[v];
+                bind(&in, false, 100, 1);
+                uint32_t c[MAXL];
+                tsl_layerdp_result_t res;
+                tsl_err_t err = {0};
+                char want[64];
+                snprintf(want, sizeof(want), "time_s[l=0, j=%u]", (unsigned)j);
+                const int rc = tsl_layerdp_solve(&in.p, ws, c, &res, &err);
+                bad += v < 2 ? rc != -1 || strstr(err.msg, want) == NULL : rc != 0;
+                runs++;
+            }
+    CHECK(bad == 0, "time_s check: %d of %d runs wrong", bad, runs);
+}
+
 static void test_bucket_rounding(void)
 {
     tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(2, 1, 160);
@@ -1169,6 +1199,7 @@ int main(void)
     test_shared_matrices();
     test_shared_rows();
     test_bucket_rounding();
+    test_time_check(ws);
     tsl_layerdp_ws_free(ws);
     printf("%d random instances checked against brute force\n", checked);
     return CHECK_DONE();
