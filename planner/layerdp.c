@@ -91,7 +91,10 @@ struct tsl_layerdp_ws {
     int64_t *allarg[2]; /* [e]: its argmin */
     uint32_t *tmp;      /* [l]: an assignment being checked */
     uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *maxw;     /* [l]: max_j w(l, j) over the usable j */
     uint32_t *hi;       /* [l]: the largest e layer l evaluates */
+    uint32_t *need;     /* [l]: layout form, the least e of layer l an answer reads
+                           (needed_cells); the cells below it are left +INFINITY */
     /* layout form: the layout list cls / corig / n_cls were numbered from (its first
      * n_cls_of entries; 0: none yet), so that a solve given the same list again
      * (the engine's stages of one group) reads them instead of numbering again */
@@ -156,12 +159,15 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
         ws->zero_mem[i] = INFINITY;
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
+    ws->maxw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
+    ws->need = calloc(max_layers, sizeof(uint32_t));
     ws->cls_of = calloc(max_strategies, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
               ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep &&
               ws->tile_top && ws->tile_least && ws->qoff && ws->qc && ws->qj && ws->qs && ws->qw &&
-              ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi && ws->cls_of;
+              ws->tv && ws->zero && ws->tmp && ws->minw && ws->maxw && ws->hi && ws->need &&
+              ws->cls_of;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -204,7 +210,9 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws->zero_mem);
     free(ws->tmp);
     free(ws->minw);
+    free(ws->maxw);
     free(ws->hi);
+    free(ws->need);
     free(ws->cls_of);
     for (int r = 0; r < 2; r++) {
         free(ws->val[r]);
@@ -729,40 +737,61 @@ static inline void relax8(__m512d v, __m512i jv, __m512d *b, __m512i *a)
  * per strategy where four vectors' loads, adds, compares and blends stood: most of a
  * class's strategies are beaten across a whole tile by an earlier one.
  */
+/* The RELAX_TILE cells from x of relax_class_avx512. */
+TSL_TARGET_AVX512
+static inline void relax_tile_avx512(uint32_t x, uint32_t nq, const double *c, const int64_t *j,
+                                     const uint32_t *s, const uint32_t *w, const double *T,
+                                     double *restrict ck, int64_t *restrict ckarg)
+{
+    const __m512d inf = _mm512_set1_pd(INFINITY);
+    __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
+    __m512i a0 = _mm512_loadu_si512(ckarg + x), a1 = _mm512_loadu_si512(ckarg + x + 8),
+            a2 = _mm512_loadu_si512(ckarg + x + 16), a3 = _mm512_loadu_si512(ckarg + x + 24);
+    for (uint32_t q = 0; q < nq; q++) {
+        if (s[q] >= x + RELAX_TILE)
+            continue;
+        const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+        if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
+            continue; /* improves no cell (relax_tile_beaten) */
+        const __m512d cv = _mm512_set1_pd(c[q]);
+        const __m512i jv = _mm512_set1_epi64(j[q]);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 8), cv), jv, &b1, &a1);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 16), cv), jv, &b2, &a2);
+        relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 24), cv), jv, &b3, &a3);
+    }
+    _mm512_storeu_pd(ck + x, b0);
+    _mm512_storeu_pd(ck + x + 8, b1);
+    _mm512_storeu_pd(ck + x + 16, b2);
+    _mm512_storeu_pd(ck + x + 24, b3);
+    _mm512_storeu_si512(ckarg + x, a0);
+    _mm512_storeu_si512(ckarg + x + 8, a1);
+    _mm512_storeu_si512(ckarg + x + 16, a2);
+    _mm512_storeu_si512(ckarg + x + 24, a3);
+}
+
+/*
+ * relax_tile_overlap: the cells left after the last whole tile of a run of at least
+ * RELAX_TILE go in one more tile that ends at x1, over some cells already relaxed —
+ * where the AVX2 and scalar kernels took up to 31 cells without the tile skip.
+ * Relaxing a cell again changes nothing: its value is the first least of its
+ * strategies' values from +INFINITY again, and its argmin the same strategy, or,
+ * where no value is finite, the argmin left standing, which the first pass left
+ * standing too.
+ */
 TSL_TARGET_AVX512
 static void relax_class_avx512(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
                                const int64_t *j, const uint32_t *s, const uint32_t *w,
                                const double *T, double *restrict ck, int64_t *restrict ckarg)
 {
-    const __m512d inf = _mm512_set1_pd(INFINITY);
     uint32_t x = x0;
-    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
-        __m512d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
-        __m512i a0 = _mm512_loadu_si512(ckarg + x), a1 = _mm512_loadu_si512(ckarg + x + 8),
-                a2 = _mm512_loadu_si512(ckarg + x + 16), a3 = _mm512_loadu_si512(ckarg + x + 24);
-        for (uint32_t q = 0; q < nq; q++) {
-            if (s[q] >= x + RELAX_TILE)
-                continue;
-            const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
-            if (pt[RELAX_TILE - 1] + c[q] >= _mm512_cvtsd_f64(b0))
-                continue; /* improves no cell (relax_tile_beaten) */
-            const __m512d cv = _mm512_set1_pd(c[q]);
-            const __m512i jv = _mm512_set1_epi64(j[q]);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt), cv), jv, &b0, &a0);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 8), cv), jv, &b1, &a1);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 16), cv), jv, &b2, &a2);
-            relax8(_mm512_add_pd(_mm512_loadu_pd(pt + 24), cv), jv, &b3, &a3);
-        }
-        _mm512_storeu_pd(ck + x, b0);
-        _mm512_storeu_pd(ck + x + 8, b1);
-        _mm512_storeu_pd(ck + x + 16, b2);
-        _mm512_storeu_pd(ck + x + 24, b3);
-        _mm512_storeu_si512(ckarg + x, a0);
-        _mm512_storeu_si512(ckarg + x + 8, a1);
-        _mm512_storeu_si512(ckarg + x + 16, a2);
-        _mm512_storeu_si512(ckarg + x + 24, a3);
-    }
-    if (x <= x1)
+    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE)
+        relax_tile_avx512(x, nq, c, j, s, w, T, ck, ckarg);
+    if (x > x1)
+        return;
+    if (x > x0) /* relax_tile_overlap */
+        relax_tile_avx512(x1 - (RELAX_TILE - 1), nq, c, j, s, w, T, ck, ckarg);
+    else
         relax_class_avx2(x, x1, nq, c, j, s, w, T, ck, ckarg);
 }
 
@@ -868,7 +897,46 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * Layer l+1 reads layer l at e − w(l+1, j) ∈ [first finite(l), hi(l+1) − min w(l+1)]
  * and hi(l+1) − min w(l+1) = hi(l): always inside what was evaluated. The last
  * layer has hi = E.
+ *
+ * The layout form evaluates no cell below need(l) either (needed_cells): no answer
+ * reads one. Algorithm 3's walk reads the last layer from e0 up where that cell is
+ * finite (tsl_layerdp_solve), and where it is not no cell is below it (C is
+ * non-increasing in e); cell e of layer l reads layer l−1 at e − w(l, j) ≥
+ * e − max_j w(l, j). So need(L−1) = e0, need(l−1) = need(l) − max_j w(l, j) (at
+ * least 0), over the strategies layer l can take. The cells below need(l) stay
+ * +INFINITY, as if nothing fit there: the cells from need(l) read only layer l−1's
+ * from need(l−1), which are exact, the same values in the same order — the same
+ * minima and argmins to the bit, and so the same answer and backtrack. C stays
+ * non-increasing in e (+INFINITY, then the exact cells), as the kernels' skips
+ * need, and the rows' first finite cells come no lower than need(l).
  */
+
+/* e0 of Algorithm 3's walk (tsl_layerdp_solve): the most buckets of forward memory
+ * that no assignment can exceed the budget with, ⌊(E_budget − b_up) / bucket⌋ (≤ E);
+ * false where the budget is no more than b_up (no such count: the walk starts at 0). */
+static bool walk_floor(const tsl_layerdp_problem_t *p, uint64_t b_up, uint64_t bucket, uint32_t *e0)
+{
+    if (p->budget_bytes <= b_up)
+        return false;
+    *e0 = (uint32_t)((p->budget_bytes - b_up) / bucket);
+    return true;
+}
+
+/* ws->need[0..L): need(l) above from ws->maxw (all 0 where the walk has no e0). */
+static void needed_cells(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint64_t b_up,
+                         uint64_t bucket)
+{
+    const uint32_t L = p->n_layers;
+    uint32_t need = 0;
+    if (!walk_floor(p, b_up, bucket, &need)) {
+        memset(ws->need, 0, L * sizeof(*ws->need));
+        return;
+    }
+    for (uint32_t l = L; l-- > 0;) {
+        ws->need[l] = need;
+        need = need > ws->maxw[l] ? need - ws->maxw[l] : 0;
+    }
+}
 
 /*
  * T_μ(e') = min_λ [M_λ(l−1, e') + R_l(λ, μ)] for e' ∈ [from, from + n), for the
@@ -981,8 +1049,8 @@ static uint32_t drop_dominated(tsl_layerdp_ws_t *ws, uint32_t q0, uint32_t q1)
  *
  * Per layer: the strategies with a cell to evaluate (ff + w ≤ hi) by class; T_μ
  * of each class with one, over the cells its strategies read, [ff, hi − min w];
- * each such class's row over [lo, hi] (+INFINITY below its first strategy's
- * first cell). The others' rows (dst 0) are +INFINITY: they are not written and
+ * each such class's row over [max(lo, need), hi] (+INFINITY below its first
+ * strategy's first cell or need; below that range nothing reads it). The others' rows (dst 0) are +INFINITY: they are not written and
  * nothing reads them (T, the first finite cell and M_all go over the classes the
  * layer evaluated; an +INFINITY row never wins a minimum anyway).
  */
@@ -1001,6 +1069,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
 
     for (uint32_t l = 0; l < L; l++) {
         const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
+        const uint32_t need = ws->need[l];
         const uint16_t *act = ws->act + (size_t)l * S;
         double *val = ws->val[cur];
         int64_t *arg = ws->arg[cur];
@@ -1029,11 +1098,18 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             ws->qw[q] = w;
             if (hi[l] - w > to_e[k]) /* T_k read up to hi − w */
                 to_e[k] = hi[l] - w;
-            st += hi[l] - ff - w + 1;
+            st += hi[l] - (ff + w > need ? ff + w : need) + 1; /* need ≤ hi (needed_cells) */
         }
         if (l > 0)
             build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
-        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]) */
+        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]).
+         * Each class's row is +INFINITY from xs to its first relaxed cell x0 and
+         * left unwritten below xs, the least x0 of all (the strategy of least w
+         * starts at lo): the rows are read from the layer's first finite cell nff
+         * on (no lower than any x0) by the next layer's T, and from xs by the last
+         * layer's minimum over the classes */
+        const uint32_t xs = lo > need ? lo : need;
+        uint32_t nff = hi[l] + 1;
         for (uint32_t k = 0; k < K; k++) {
             const uint32_t q0 = k ? qoff[k - 1] : 0, nq = drop_dominated(ws, q0, qoff[k]);
             const size_t koff = (size_t)k * e1;
@@ -1042,7 +1118,8 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             uint32_t x0 = hi[l];
             for (uint32_t q = q0; q < q0 + nq; q++)
                 x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
-            ws->k->fill_inf(val + koff + lo, x0 - lo);
+            x0 = x0 > need ? x0 : need; /* below need: +INFINITY (needed_cells) */
+            ws->k->fill_inf(val + koff + xs, x0 - xs);
             /* layer 0: C(−1, e) = 0 (its T is the zero row), v = c; T before ff
              * (what a tile's lanes before a strategy's first cell read) +INFINITY */
             double *T = l ? ws->tv + (size_t)k * (e1 + RELAX_TILE) : ws->zero;
@@ -1051,30 +1128,31 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
                     T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
             ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0, T,
                                val + koff, arg + koff);
+            if (l + 1 < L && nff > x0)
+                nff = first_finite(val + koff, x0, nff - 1);
         }
-        /* M_all = min over the classes (ties: the lower class), of the last layer;
-         * before it only its first finite e is read: the first of any class's */
+        /* M_all = min over the classes (ties: the lower class), of the last layer,
+         * from xs (below it +INFINITY: the cells before its first finite one are
+         * filled so at the end, and nothing reads their argmins); before the last
+         * layer only the first finite e is read: the first of any class's (nff) */
         if (l + 1 == L) {
-            const uint32_t m = hi[l] - lo + 1;
+            const uint32_t m = hi[l] + 1 - xs;
             uint32_t k0 = 0; /* the classes the layer evaluated (the others +INFINITY) */
             while (k0 < K && !dst[k0])
                 k0++;
             if (k0 == K)
-                ws->k->fill_inf(ws->all[cur] + lo, m);
+                ws->k->fill_inf(ws->all[cur] + xs, m);
             else {
-                memcpy(ws->all[cur] + lo, val + (size_t)k0 * e1 + lo, m * sizeof(double));
-                memcpy(ws->allarg[cur] + lo, arg + (size_t)k0 * e1 + lo, m * sizeof(int64_t));
+                memcpy(ws->all[cur] + xs, val + (size_t)k0 * e1 + xs, m * sizeof(double));
+                memcpy(ws->allarg[cur] + xs, arg + (size_t)k0 * e1 + xs, m * sizeof(int64_t));
             }
             for (uint32_t k = k0 + 1; k < K; k++)
                 if (dst[k])
-                    ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
-                                      ws->all[cur] + lo, ws->allarg[cur] + lo);
-            ff = first_finite(ws->all[cur], lo, hi[l]);
+                    ws->k->min_rowarg(m, val + (size_t)k * e1 + xs, 0.0, arg + (size_t)k * e1 + xs,
+                                      ws->all[cur] + xs, ws->allarg[cur] + xs);
+            ff = first_finite(ws->all[cur], xs, hi[l]);
         } else {
-            ff = hi[l] + 1;
-            for (uint32_t k = 0; k < K; k++) /* a class no strategy used stays +INFINITY */
-                if (dst[k] && ff > lo)
-                    ff = first_finite(val + (size_t)k * e1, lo, ff - 1);
+            ff = nff;
         }
         if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
             dead = true; /* no finite cell that the next layer can extend */
@@ -1175,13 +1253,15 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
 }
 
 /* The assignment of C(L−1, e, allarg[e]) into out[0..L); K layout classes (the
- * layout form), 0 for the full form. */
-static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
+ * layout form), 0 for the full form. Returns whether it differs from what out held. */
+static bool backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
                       const int64_t *allarg, uint32_t E, uint32_t K, uint32_t e, uint32_t *out)
 {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     uint32_t j = (uint32_t)allarg[e];
+    bool moved = false;
     for (uint32_t l = L - 1; l > 0; l--) {
+        moved |= out[l] != j;
         out[l] = j;
         const uint32_t w = ws->w[(size_t)l * S + j];
         /* layout form: the argmin of T_λ(j), which cell (l, e, j) read at e − w */
@@ -1190,16 +1270,39 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
         e -= w;
         j = i;
     }
+    moved |= out[0] != j;
     out[0] = j;
+    return moved;
 }
+
+#ifdef TSL_LAYERDP_AVX2
+/* all_times four at a time: the ordered x ≥ 0 (false for NaN) of every lane, and-ed;
+ * the last n mod 4 by the caller's loop. Returns how many it took. */
+TSL_TARGET_AVX2
+static size_t all_times_avx2(const double *x, size_t n, bool *ok)
+{
+    const __m256d zero = _mm256_setzero_pd();
+    __m256d acc = _mm256_cmp_pd(zero, zero, _CMP_EQ_OQ); /* every lane true */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        acc = _mm256_and_pd(acc, _mm256_cmp_pd(_mm256_loadu_pd(x + i), zero, _CMP_GE_OQ));
+    *ok = _mm256_movemask_pd(acc) == 0xf;
+    return i;
+}
+#endif
 
 /* Whether every x[0..n) is a time (≥ 0, +INFINITY included; not NaN): one pass
  * without an early exit, so that it runs as fast as the loads (the caller looks for
- * the first offender only when one is there). */
+ * the first offender only when one is there); four lanes a step with AVX2, where
+ * GCC's -O2 left the scalar loop (the solve's input check was 1 % of a search). */
 static bool all_times(const double *x, size_t n)
 {
     bool ok0 = true, ok1 = true, ok2 = true, ok3 = true;
     size_t i = 0;
+#ifdef TSL_LAYERDP_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        i = all_times_avx2(x, n, &ok1);
+#endif
     for (; i + 4 <= n; i += 4) {
         ok0 &= x[i] >= 0.0;
         ok1 &= x[i + 1] >= 0.0;
@@ -1445,16 +1548,18 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (empty_layer)
         return 0; /* some layer has no strategy that fits at all */
 
-    /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·) */
+    /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·); max w for need(l) */
     uint32_t *minw = ws->minw, *hi = ws->hi;
     uint64_t need = 0;
     for (uint32_t l = 0; l < L; l++) {
-        uint32_t m = UINT32_MAX;
+        uint32_t m = UINT32_MAX, x = 0;
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             uint32_t w = ws->w[(size_t)l * S + ws->act[(size_t)l * S + a]];
             m = w < m ? w : m;
+            x = w > x ? w : x;
         }
         minw[l] = m;
+        ws->maxw[l] = x;
         need += m;
     }
     if (need > E)
@@ -1471,6 +1576,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
         K = number_classes(p, ws);
+        needed_cells(p, ws, b_up, bucket);
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
     }
     const double *F = ws->all[r];
@@ -1481,23 +1587,25 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
      * ≤ E − b_up has E_all ≤ E_f + b_up ≤ E, so the largest such bucket count e0
      * is valid without a check. Above it, each backtracked assignment is checked
      * with Eq. 2 in exact bytes; the largest valid E_fwd wins and the first
-     * invalid one ends the walk. Without a usable e0 the walk starts at 0.
+     * invalid one ends the walk. Without a usable e0 the walk starts at 0. A bucket
+     * whose assignment is the last one checked (most are: the 100k-GPU rows of
+     * bench/search find a new one at 2 % of the buckets walked) has its peak, which
+     * fitted, and is not checked again.
      */
     int64_t best = -1;
-    uint32_t from = 0;
-    if (p->budget_bytes > b_up) {
-        uint64_t e0 = (p->budget_bytes - b_up) / bucket;
-        if (e0 <= E && F[e0] < INFINITY) {
-            best = (int64_t)e0;
-            from = (uint32_t)e0 + 1;
-        }
+    uint32_t from = 0, e0;
+    if (walk_floor(p, b_up, bucket, &e0) && F[e0] < INFINITY) {
+        best = (int64_t)e0;
+        from = e0 + 1;
     }
+    bool checked = false; /* ws->tmp holds an assignment that fits */
     for (uint32_t e = from; e < e1; e++) {
         if (!(F[e] < INFINITY))
             continue;
-        backtrack(p, ws, J, E, K, e, ws->tmp);
-        if (tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
+        const bool moved = backtrack(p, ws, J, E, K, e, ws->tmp);
+        if ((moved || !checked) && tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
             break;
+        checked = true;
         best = e;
     }
     if (best < 0)

@@ -19,6 +19,9 @@
  * fits (the first failure stops the walk, as Algorithm 3 does). The returned plan
  * never exceeds the budget: E_all is computed in exact bytes; buckets only round
  * the DP's forward sizes up.
+ * The layout form leaves out the cells no answer reads (those below the walk's
+ * start, carried back through the layers: layerdp.c needed_cells); the answer is
+ * the full evaluation's, bit for bit.
  *
  * R comes in one of two forms: by layouts — each strategy j has a layout λ(j) and
  * R(l, i, j) = trans_pair_s[(l·Λ + λ(i))·Λ + λ(j)], a Λ × Λ matrix per layer

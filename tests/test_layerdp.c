@@ -301,6 +301,27 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, const char *kern, int *checke
            kern, found, none);
 }
 
+/* Whether the layout form's answer (choice, res) to in is the full form's to the same R
+ * (full_from_layout), bit for bit: the full form evaluates every cell, the layout form
+ * none below need(l) (layerdp.c needed_cells), which no answer reads. Leaves in bound
+ * to the layout form. */
+static bool full_form_agrees(inst_t *in, tsl_layerdp_ws_t *ws, const uint32_t *choice,
+                             const tsl_layerdp_result_t *res)
+{
+    const uint64_t budget = in->p.budget_bytes, bucket = in->p.bucket_bytes;
+    uint32_t c[MAXL];
+    memcpy(c, choice, sizeof(c));
+    tsl_layerdp_result_t full;
+    full_from_layout(in);
+    bind(in, true, budget, bucket);
+    bool same = solve(in, ws, c, &full) == 0 &&
+                memcmp(&full.time_s, &res->time_s, sizeof(double)) == 0 &&
+                full.peak_bytes == res->peak_bytes && full.fwd_bytes == res->fwd_bytes &&
+                memcmp(c, choice, in->L * sizeof(*c)) == 0;
+    bind(in, false, budget, bucket);
+    return same;
+}
+
 /* (1b) arbitrary sizes, O_b > 0: never over budget, never below the optimum,
  * consistent figures; nothing found exactly when brute force finds nothing in the
  * region Algorithm 3 guarantees. */
@@ -311,7 +332,7 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *chec
         lcg_t r = {form ? 777 : 4242};
         gen_t g = {.whole_buckets = false, .infinite_r = form == 1};
         int over = 0, below = 0, incons = 0, phantom = 0, missed = 0, worse_guar = 0;
-        int optimal = 0, found = 0, total = 0;
+        int optimal = 0, found = 0, total = 0, disagree = 0;
         for (int it = 0; it < 3000; it++) {
             uint64_t budget, bucket;
             random_instance(&r, &g, &in, &budget, &bucket);
@@ -345,6 +366,8 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *chec
                 if (b.best_guaranteed < INFINITY)
                     missed++; /* a plan within E − b_up existed */
             }
+            if (form == 0)
+                disagree += !full_form_agrees(&in, ws, c, &res);
         }
         const char *name = form ? "full matrix" : "layout classes";
         CHECK(over == 0, "%s: %d plans over budget", name, over);
@@ -355,6 +378,7 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *chec
         CHECK(worse_guar == 0, "%s: %d plans worse than the best within E - b_up", name,
               worse_guar);
         CHECK(found > 500, "%s: only %d instances with a plan", name, found);
+        CHECK(disagree == 0, "%s: %d answers unlike the full form's of the same R", name, disagree);
         printf("general (%s, %s kernels): %d instances, %d with a plan, %d of them optimal\n", name,
                kern, total, found, optimal);
         *checked += total;
@@ -570,6 +594,21 @@ static void test_walk(tsl_layerdp_ws_t *ws)
     brute_t bf = brute(&in.p);
     CHECK(fabs(bf.best - 1.2) < 1e-12 && bf.choice[0] == 0 && bf.choice[1] == 2,
           "brute force finds (j0, j2): %g", bf.best);
+    /* No cell below need(l) is evaluated (layerdp.c needed_cells): the walk reads
+     * layer 1 from e0 = 4 up, so need(1) = 4 and need(0) = 4 − max w(1) = 4 − 3 = 1.
+     * Layer 0 (hi 9 = 10 − min w(1)) evaluates j0 on [5, 9] and j1 on [2, 9]: 13
+     * cells, need 1 cutting none; layer 1 (first finite cell of layer 0: 2) j0 and j1
+     * on [4, 10] where they would start at 3, j2 on [5, 10]: 20. Every cell: 35. */
+    CHECK(res.states_visited == 13 + 20, "cells below need evaluated: %llu",
+          (unsigned long long)res.states_visited);
+    /* the full form evaluates every cell, for the same answer */
+    full_from_layout(&in);
+    bind(&in, true, 10, 1);
+    tsl_layerdp_result_t full;
+    uint32_t c3[2];
+    solve(&in, ws, c3, &full);
+    CHECK(full.states_visited == 35 && full.time_s == res.time_s && c3[0] == 1 && c3[1] == 2,
+          "full form: %llu cells, time %g", (unsigned long long)full.states_visited, full.time_s);
 }
 
 static void test_figures(void)
@@ -1062,6 +1101,36 @@ out:
  * cannot hold the bytes: two layers, budget 2k + 1 buckets less a byte (E = 2k). The
  * DP fits a pair whose buckets sum to 2k and never one of 2k + 1, however few bytes
  * over (Algorithm 3 rounds each layer's forward memory up). */
+/* The input check of time_s at every offset of a row (layerdp.c all_times: four
+ * lanes a step and a tail): −1 and NaN named where they stand, −0 and +INFINITY
+ * taken as times. */
+static void test_time_check(tsl_layerdp_ws_t *ws)
+{
+    static inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 1;
+    int bad = 0, runs = 0;
+    for (uint32_t S = 1; S <= MAXS; S++)
+        for (uint32_t j = 0; j < S; j++)
+            for (int v = 0; v < 4; v++) {
+                static const double vals[4] = {-1.0, NAN, -0.0, INFINITY};
+                in.S = S;
+                for (uint32_t i = 0; i < S; i++)
+                    in.time[i] = 1.0 + i;
+                in.time[j] = vals[v];
+                bind(&in, false, 100, 1);
+                uint32_t c[MAXL];
+                tsl_layerdp_result_t res;
+                tsl_err_t err = {0};
+                char want[64];
+                snprintf(want, sizeof(want), "time_s[l=0, j=%u]", (unsigned)j);
+                const int rc = tsl_layerdp_solve(&in.p, ws, c, &res, &err);
+                bad += v < 2 ? rc != -1 || strstr(err.msg, want) == NULL : rc != 0;
+                runs++;
+            }
+    CHECK(bad == 0, "time_s check: %d of %d runs wrong", bad, runs);
+}
+
 static void test_bucket_rounding(void)
 {
     tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(2, 1, 160);
@@ -1130,6 +1199,7 @@ int main(void)
     test_shared_matrices();
     test_shared_rows();
     test_bucket_rounding();
+    test_time_check(ws);
     tsl_layerdp_ws_free(ws);
     printf("%d random instances checked against brute force\n", checked);
     return CHECK_DONE();
