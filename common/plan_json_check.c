@@ -3,7 +3,8 @@
  * (plan_fields.h) before tsl_plan_from_json reads them: a hand-edited document's
  * "fp8_recipe": "5", "cpu_offload_layers": -1 or "tp_comm_overlap": 1 would
  * otherwise read as absent, and 1.5 or 2^32 as another number, and the plan be
- * priced as something it does not say.
+ * priced as something it does not say. The document's "request" object likewise
+ * against request_fields.h (tsl_request_json_check).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -14,6 +15,8 @@
 #include "json_num.h"
 #include "export.h"
 #include "plan_fields.h"
+#include "plan_json.h"
+#include "request_fields.h"
 
 /* A whole number from 0 to max; integral reals (2.0) pass, as some tools write them. */
 static int check_whole(const json_t *o, const char *where, const char *key, double max,
@@ -206,5 +209,69 @@ int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
                        err) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* ---- the document's "request" object (request_fields.h) ---- */
+
+/* A UINT key: a JSON integer 0..max (the table's max; 0 there: any uint32), as
+ * tsl_request_from_json reads it; -1 read as 0 (the default), "2" as absent and
+ * 2^32 + 1 as UINT32_MAX. */
+static int req_uint(const json_t *v, const char *key, uint32_t max, tsl_err_t *err)
+{
+    uint32_t top = max ? max : UINT32_MAX;
+    if (!json_is_integer(v))
+        return tsl_err_set(err, "request.%s: expected a whole number 0..%u, got %s", key, top,
+                           tsl_json_type_name(v));
+    if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)top)
+        return tsl_err_set(err, "request.%s: %lld is out of range; expected 0..%u", key,
+                           (long long)json_integer_value(v), top);
+    return 0;
+}
+
+/* A REAL key: a number, 0 (the default) or within the table's [min, max], the
+ * range search.c request_bounds_check holds a request to. */
+static int req_real(const json_t *v, const char *key, double min, double max, tsl_err_t *err)
+{
+    if (!json_is_number(v))
+        return tsl_err_set(err, "request.%s: expected a number, got %s", key,
+                           tsl_json_type_name(v));
+    double x = json_number_value(v);
+    if (x != 0 && !(x >= min && x <= max))
+        return tsl_err_set(err, "request.%s: %g is not from %g to %g (0: the default)", key, x, min,
+                           max);
+    return 0;
+}
+
+static int req_type(const json_t *v, const char *key, bool ok, const char *want, tsl_err_t *err)
+{
+    if (ok)
+        return 0;
+    return tsl_err_set(err, "request.%s: expected %s, got %s", key, want, tsl_json_type_name(v));
+}
+
+#define REQ_BOOL(v, key, min, max) req_type(v, key, json_is_boolean(v), "true or false", err)
+#define REQ_UINT(v, key, min, max) req_uint(v, key, max, err)
+#define REQ_BYTES(v, key, min, max)                                                                \
+    req_type(v, key, json_is_integer(v) && json_integer_value(v) >= 0, "a whole number of bytes",  \
+             err)
+#define REQ_REAL(v, key, min, max)   req_real(v, key, min, max, err)
+#define REQ_TARGET(v, key, min, max) 0 /* eval_doc.c doc_target's, naming the stacks */
+#define REQ_MODULES(v, key, min, max)                                                              \
+    req_type(v, key, json_is_array(v) || json_is_integer(v),                                       \
+             "an array of module names (or tessel.v1's bitmask)", err)
+#define REQ_LOSS(v, key, min, max)                                                                 \
+    req_type(v, key, json_is_string(v) || json_is_integer(v),                                      \
+             "an implementation's name (or its number)", err)
+
+int tsl_request_json_check(const json_t *req, tsl_err_t *err)
+{
+    const json_t *v;
+#define REQ_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                         \
+    if ((v = json_object_get(req, json)) != NULL && !json_is_null(v) &&                            \
+        REQ_##kind(v, json, min, max) != 0)                                                        \
+        return -1;
+    TSL_REQUEST_FIELDS(REQ_FIELD_)
+#undef REQ_FIELD_
     return 0;
 }

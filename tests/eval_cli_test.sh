@@ -893,7 +893,7 @@ d["request"]["no_mtp"] = False
 d["request"]["mtp_layers"] = 17
 json.dump(d, open(sys.argv[1], "w"))
 PY
-expect 2 "mtp-plan.json: request: mtp_layers: 17 exceeds 16" eval $hfv3 --plan "$dir/mtp-plan.json" \
+expect 2 "mtp-plan.json: request.mtp_layers: 17 is out of range; expected 0..16" eval $hfv3 --plan "$dir/mtp-plan.json" \
     --no-search
 
 # blocks kept bf16 (Megatron-LM --first-last-layers-bf16): a Megatron-LM line's counts and

@@ -203,6 +203,14 @@ expect 2 "request.mtp_layers: expected a whole number 0..16, got a string" \
 setkey request no_mtp 1
 expect 2 "request.no_mtp: expected true or false, got a number" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# every request key by request_fields.h's kind and range (plan_json.h
+# tsl_request_json_check), not the MTP keys alone
+setkey request host_op_us 1e300
+expect 2 "plan: $dir/t.json: request.host_op_us: 1e+300 is not from 1 to 100000 (0: the default)" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request paper_cost '"yes"'
+expect 2 "request.paper_cost: expected true or false, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 setkey model tokens_per_sample 4294967808
 expect 2 "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
