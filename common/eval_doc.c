@@ -38,14 +38,23 @@ static int doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
         return 0;
     /* a name that is none of the stacks' is a typo, not "no stack": pricing the plan
      * without its stack's rules would answer another question */
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
     if ((json_is_string(t) && tsl_target_parse(json_string_value(t), target, NULL) != 0) ||
         (t != NULL && !json_is_string(t) && !json_is_integer(t) && !json_is_null(t)))
         return tsl_err_set(err,
-                           "request.target: %s%.40s%s is not one of any, megatron, deepspeed, "
+                           "request.target: %s%s%s is not one of any, megatron, deepspeed, "
                            "torchtitan, galvatron",
                            json_is_string(t) ? "'" : "",
-                           json_is_string(t) ? json_string_value(t) : "a non-string",
+                           json_is_string(t)
+                               ? tsl_err_shown(json_string_value(t), 40, shown, sizeof shown)
+                               : "a non-string",
                            json_is_string(t) ? "'" : "");
+    /* a stack's number as plan --json writes one it has no name for; 2^63 - 1 was
+     * read as no stack */
+    if (json_is_integer(t) &&
+        (json_integer_value(t) < 0 || json_integer_value(t) >= (json_int_t)TSL_TARGET_COUNT))
+        return tsl_err_set(err, "request.target: %lld is not a stack's number (0..%d)",
+                           (long long)json_integer_value(t), (int)TSL_TARGET_COUNT - 1);
     /* every key by its kind (plan_json.h): the MTP switches an evaluation reads
      * besides the target (tsl_eval_doc_mtp) were read loosely — "mtp_layers": -1 or
      * "2" as none, "no_mtp": 1 as false — and the plan split on other layers */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json_num.h"
+#include "loss_impl.h"
 #include "export.h"
 #include "plan_fields.h"
 #include "plan_json.h"
@@ -148,11 +149,13 @@ static int check_custom(const json_t *o, tsl_err_t *err)
         check_type(o, w, "stages", json_is_array(json_object_get(o, "stages")), "an array", err) ||
         check_modules(rm, err))
         return -1;
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
     if (g && !(json_is_string(g) && (strcmp(json_string_value(g), "layer") == 0 ||
                                      strcmp(json_string_value(g), "sublayer") == 0)))
-        return tsl_err_set(err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
-                           json_is_string(g) ? ", got " : "",
-                           json_is_string(g) ? json_string_value(g) : "");
+        return tsl_err_set(
+            err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
+            json_is_string(g) ? ", got " : "",
+            json_is_string(g) ? tsl_err_shown(json_string_value(g), 40, shown, sizeof shown) : "");
     size_t k;
     const json_t *e;
     json_array_foreach(no, k, e)
@@ -243,6 +246,51 @@ static int req_real(const json_t *v, const char *key, double min, double max, ts
     return 0;
 }
 
+/* recompute_modules: an array of names (or bitmasks), or tessel.v1's bitmask, as
+ * the plan's own (check_modules); 2^63 - 1 read as UINT32_MAX, every module. */
+static int req_modules(const json_t *v, tsl_err_t *err)
+{
+    if (json_is_integer(v))
+        return check_module_mask(v, "request.recompute_modules", err);
+    if (!json_is_array(v))
+        return tsl_err_set(err,
+                           "request.recompute_modules: expected an array of module names (or "
+                           "tessel.v1's bitmask), got %s",
+                           tsl_json_type_name(v));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        char at[48];
+        snprintf(at, sizeof at, "request.recompute_modules[%zu]", i);
+        if (json_is_integer(e) ? check_module_mask(e, at, err) != 0 : !json_is_string(e))
+            return json_is_integer(e) ? -1
+                                      : tsl_err_set(err, "%s: expected a module's name, got %s", at,
+                                                    tsl_json_type_name(e));
+    }
+    return 0;
+}
+
+/* loss_impl: an implementation's name (loss_impl.h) or its number; an unknown name
+ * or 2^63 - 1 was read as 0, the target's own. */
+static int req_loss(const json_t *v, tsl_err_t *err)
+{
+    char shown[TSL_ERR_SHOWN_MAX(40)];
+    if (json_is_string(v) && tsl_loss_impl_parse(json_string_value(v)) < 0)
+        return tsl_err_set(err,
+                           "request.loss_impl: '%s' is not exec, torch, megatron, te, "
+                           "torch-compile, fused-xentropy or composer",
+                           tsl_err_shown(json_string_value(v), 40, shown, sizeof shown));
+    if (json_is_integer(v) &&
+        (json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)TSL_LOSS_IMPL_COUNT))
+        return tsl_err_set(err, "request.loss_impl: %lld is not an implementation's number (0..%d)",
+                           (long long)json_integer_value(v), TSL_LOSS_IMPL_COUNT - 1);
+    if (!json_is_string(v) && !json_is_integer(v))
+        return tsl_err_set(err, "request.loss_impl: expected an implementation's name, got %s",
+                           tsl_json_type_name(v));
+    return 0;
+}
+
 static int req_type(const json_t *v, const char *key, bool ok, const char *want, tsl_err_t *err)
 {
     if (ok)
@@ -255,14 +303,10 @@ static int req_type(const json_t *v, const char *key, bool ok, const char *want,
 #define REQ_BYTES(v, key, min, max)                                                                \
     req_type(v, key, json_is_integer(v) && json_integer_value(v) >= 0, "a whole number of bytes",  \
              err)
-#define REQ_REAL(v, key, min, max)   req_real(v, key, min, max, err)
-#define REQ_TARGET(v, key, min, max) 0 /* eval_doc.c doc_target's, naming the stacks */
-#define REQ_MODULES(v, key, min, max)                                                              \
-    req_type(v, key, json_is_array(v) || json_is_integer(v),                                       \
-             "an array of module names (or tessel.v1's bitmask)", err)
-#define REQ_LOSS(v, key, min, max)                                                                 \
-    req_type(v, key, json_is_string(v) || json_is_integer(v),                                      \
-             "an implementation's name (or its number)", err)
+#define REQ_REAL(v, key, min, max)    req_real(v, key, min, max, err)
+#define REQ_TARGET(v, key, min, max)  0 /* eval_doc.c doc_target's, naming the stacks */
+#define REQ_MODULES(v, key, min, max) req_modules(v, err)
+#define REQ_LOSS(v, key, min, max)    req_loss(v, err)
 
 int tsl_request_json_check(const json_t *req, tsl_err_t *err)
 {

@@ -83,6 +83,12 @@ static void test_request_json_check(void)
         {"memory_bytes", "-5", "request.memory_bytes: expected a whole number of bytes"},
         {"recompute_modules", "\"mlp\"", "request.recompute_modules: expected an array"},
         {"loss_impl", "true", "request.loss_impl: expected an implementation's name"},
+        {"loss_impl", "\"xentropy\"", "request.loss_impl: 'xentropy' is not exec, torch"},
+        {"loss_impl", "9223372036854775807", "request.loss_impl: 9223372036854775807 is not an"},
+        {"recompute_modules", "9223372036854775807",
+         "request.recompute_modules: 9223372036854775807 is not a module bitmask"},
+        {"recompute_modules", "[1.5]",
+         "request.recompute_modules[0]: expected a module's name, got a number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *c = json_deep_copy(o);
