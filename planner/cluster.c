@@ -544,8 +544,10 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return -1;
     const tsl_gpu_spec_t *gpu = tsl_gpu_find(type);
     if (gpu == NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
         list_gpus(known, sizeof(known));
-        return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s", type,
+        return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s",
+                           tsl_err_shown(type, 40, shown, sizeof shown),
                            gpu_hint(type, hint, sizeof hint), known);
     }
     uint32_t nics = 0; /* 0: not stated, one NIC (tsl_cluster_nic_warning) */
