@@ -1278,9 +1278,10 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
     }
     if (mt != NULL) {
         const hf_arch_t *a = arch_by_type(json_string_value(mt));
+        char shown[TSL_ERR_SHOWN_MAX(64)]; /* a raw newline would end the message's line */
         if (a == NULL)
-            tsl_err_set(err, "model_type \"%.64s\" is not supported; supported: " SUPPORTED,
-                        json_string_value(mt));
+            tsl_err_set(err, "model_type \"%s\" is not supported; supported: " SUPPORTED,
+                        tsl_err_shown(json_string_value(mt), 64, shown, sizeof shown));
         return a;
     }
     const json_t *list = json_object_get(root, "architectures");
@@ -1291,11 +1292,12 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
         return NULL;
     }
     const hf_arch_t *a = arch_by_class(json_string_value(first));
+    char shown[TSL_ERR_SHOWN_MAX(64)];
     if (a == NULL)
         tsl_err_set(err,
-                    "architectures: \"%.64s\" is not supported (and model_type is absent); "
+                    "architectures: \"%s\" is not supported (and model_type is absent); "
                     "supported: " SUPPORTED,
-                    json_string_value(first));
+                    tsl_err_shown(json_string_value(first), 64, shown, sizeof shown));
     return a;
 }
 
