@@ -1176,16 +1176,17 @@ static const char *moe_read_list(char *buf, size_t cap)
 static int refuse_moe(const json_t *root, const char *type, tsl_err_t *err)
 {
     const char *key = NULL;
-    char read[160];
+    char read[160], shown[TSL_ERR_SHOWN_MAX(64)];
     if (moe_type_read(type))
         return 0;
     int64_t n = moe_experts(root, &key);
-    if (n > 0)
+    if (n > 0) /* the type as given, shown escaped: a raw newline would end the line */
         return tsl_err_set(err,
                            "mixture-of-experts model (%s = %lld) of model_type %s is not "
                            "supported: Tessel reads the experts of model_type %s only, and "
                            "planned as dense it would be wrong in every figure",
-                           key, (long long)n, type ? type : "(none)",
+                           key, (long long)n,
+                           type ? tsl_err_shown(type, 64, shown, sizeof shown) : "(none)",
                            moe_read_list(read, sizeof read));
     for (size_t i = 0; type && i < sizeof(moe_types) / sizeof(moe_types[0]); i++) {
         if (strcmp(type, moe_types[i]) == 0)

@@ -298,6 +298,10 @@ static void test_unsupported_shown(void)
     CHECK(tsl_hf_config_parse("{\"architectures\": [\"B\\r\"]}", "x", 0, &m, &err) == -1 &&
               strstr(err.msg, "architectures: \"B\\r\" is not supported"),
           "architectures shown escaped: %s", err.msg);
+    CHECK(tsl_hf_config_parse("{\"model_type\": \"m\\n\", \"num_experts\": 8}", "x", 0, &m, &err) ==
+                  -1 &&
+              strstr(err.msg, "of model_type m\\n is not supported"),
+          "an MoE's model_type shown escaped: %s", err.msg);
 }
 
 static void test_parse(void)
