@@ -156,12 +156,19 @@ static int check_custom(const json_t *o, tsl_err_t *err)
             err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
             json_is_string(g) ? ", got " : "",
             json_is_string(g) ? tsl_err_shown(json_string_value(g), 40, shown, sizeof shown) : "");
+    /* the reader keeps TSL_PLAN_MAX_ORDER_NODES: a longer order was read as none,
+     * and a node past it as node 0 */
+    if (json_array_size(no) > TSL_PLAN_MAX_ORDER_NODES)
+        return tsl_err_set(err, "plan: node_order: %zu nodes; a plan orders at most %u",
+                           json_array_size(no), TSL_PLAN_MAX_ORDER_NODES);
     size_t k;
     const json_t *e;
     json_array_foreach(no, k, e)
     {
-        if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > 65535)
-            return tsl_err_set(err, "plan: node_order[%zu]: expected a node index 0..65535", k);
+        if (!json_is_integer(e) || json_integer_value(e) < 0 ||
+            json_integer_value(e) >= TSL_PLAN_MAX_ORDER_NODES)
+            return tsl_err_set(err, "plan: node_order[%zu]: expected a node index 0..%u", k,
+                               TSL_PLAN_MAX_ORDER_NODES - 1);
     }
     return 0;
 }

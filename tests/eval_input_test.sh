@@ -219,6 +219,14 @@ expect 2 "request.target: 9223372036854775807 is not a stack's number (0..4)" \
 setkey request target '"\u001b[31m\nx"'
 expect 2 "request.target: '\\\\x1b\[31m\\\\nx' is not one of" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# a node order past what a plan holds: 1025 nodes were read as no order, node 1024 as
+# node 0
+setkey plan node_order "$(python3 -c 'print(list(range(1025)))')"
+expect 2 "plan: node_order: 1025 nodes; a plan orders at most 1024" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey plan node_order '[1024]'
+expect 2 "plan: node_order\[0\]: expected a node index 0..1023" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 setkey plan granularity '"a\nb"'
 expect 2 'plan: granularity: expected "layer" or "sublayer", got a\\nb' \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search

@@ -536,6 +536,8 @@ static void test_profile_shape(void)
     /* the checks compare the texts the handler serialised (and stores), not a
      * serialisation of their own: two figures whose given texts agree are one */
     b.device_index = 0;
+    l1.key = "m";
+    l1.value = "8192";
     const char *same[] = {"{\"m\":\"1\"}", "{\"m\":\"1\"}"};
     const char *given[] = {"{\"m\":\"8192\",\"n\":\"8192\"}", "{\"n\":\"8192\"}"};
     b.labels = lb;
