@@ -1361,10 +1361,14 @@ static int check_name(const char *use, const char *from, tsl_err_t *err)
     if (tsl_name_bad_char(use, NULL) == NULL) /* names.h: the rule tesselctl's --name keeps */
         return 0;
     char shown[TSL_NAME_MAX];
-    size_t i = 0;
+    size_t i = 0, hidden = 0; /* a Unicode control's bytes (err.h) shown as ? too */
     for (; use[i] && i + 1 < sizeof shown; i++) {
         unsigned char c = (unsigned char)use[i];
-        shown[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        if (hidden == 0)
+            hidden = tsl_err_unicode_control(use + i);
+        shown[i] = c < 0x20 || c == 0x7f || hidden ? '?' : (char)c;
+        if (hidden)
+            hidden--;
     }
     shown[i] = '\0';
     return tsl_err_set(err,

@@ -342,6 +342,15 @@ static void test_parse(void)
                               "control character"),
           "newline in _name_or_path: %s", err.msg);
     tsl_model_free(&m);
+    /* a right-to-left override (the name displayed reversed in a table): refused, shown
+     * as ? like a control byte */
+    const char *rtl = "{\"_name_or_path\": \"org/x\\u202ey\", \"model_type\": \"gpt2\", "
+                      "\"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, \"n_ctx\": 128, "
+                      "\"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(rtl, NULL, 0, &m, &err) == -1 &&
+              strstr(err.msg, "the model's name 'x???y' holds a quote or a control character"),
+          "U+202E in _name_or_path: %s", err.msg);
+    tsl_model_free(&m);
     const char *quoted = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
                          "\"n_head\": 4, \"n_ctx\": 128, \"vocab_size\": 1000}";
     CHECK(tsl_hf_config_parse(quoted, "a\"b", 0, &m, &err) == -1 &&
