@@ -120,8 +120,7 @@ static int prior_qsort(const void *a, const void *b)
     return prior_cmp(a, b);
 }
 
-/* The labels as the store spells them (compact, keys sorted). */
-static char *labels_text(const Tessel__V1__Measurement *m)
+char *tsl_profile_labels_json(const Tessel__V1__Measurement *m)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && i < m->n_labels; i++)
@@ -131,15 +130,12 @@ static char *labels_text(const Tessel__V1__Measurement *m)
     return text;
 }
 
-static int check_one(const Tessel__V1__Measurement *m, size_t i, const tsl_profile_prior_t *prior,
-                     size_t n_prior, tsl_err_t *err)
+static int check_one(const Tessel__V1__Measurement *m, size_t i, const char *text,
+                     const tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err)
 {
     const unit_bound_t *b = bound_of(m->unit);
     if (!b || !b->compare || m->value <= 0)
         return 0;
-    char *text = labels_text(m);
-    if (!text)
-        return tsl_err_setc(err, TSL_E_NOMEM, "ReportProfile: out of memory");
     tsl_profile_prior_t key = {.name = m->name,
                                .labels_json = text,
                                .device_index = m->per_device ? (int64_t)m->device_index : -1};
@@ -153,18 +149,18 @@ static int check_one(const Tessel__V1__Measurement *m, size_t i, const tsl_profi
                           "(new GPUs register as a new worker)",
                           i, m->name, text, m->value, m->unit, ratio, p->value, m->unit,
                           TSL_PROFILE_OUTLIER);
-    free(text);
     return rc;
 }
 
 int tsl_profile_check_outliers(const Tessel__V1__ReportProfileRequest *req,
-                               tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err)
+                               const char *const *labels, tsl_profile_prior_t *prior,
+                               size_t n_prior, tsl_err_t *err)
 {
     if (n_prior == 0)
         return 0;
     qsort(prior, n_prior, sizeof *prior, prior_qsort);
     for (size_t i = 0; i < req->n_measurements; i++)
-        if (check_one(req->measurements[i], i, prior, n_prior, err) != 0)
+        if (check_one(req->measurements[i], i, labels[i], prior, n_prior, err) != 0)
             return -1;
     return 0;
 }
@@ -217,7 +213,7 @@ int tsl_profile_check_labels(const Tessel__V1__Measurement *m, size_t i, tsl_err
 typedef struct {
     const char *name;
     int64_t device;
-    char *labels;
+    const char *labels;
     size_t i;
 } fig_key_t;
 
@@ -232,7 +228,8 @@ static int fig_cmp(const void *pa, const void *pb)
     return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
-int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, tsl_err_t *err)
+int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req,
+                                 const char *const *labels, tsl_err_t *err)
 {
     size_t n = req->n_measurements;
     fig_key_t *k = calloc(n ? n : 1, sizeof *k);
@@ -241,10 +238,8 @@ int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, ts
         const Tessel__V1__Measurement *m = req->measurements[i];
         k[i] = (fig_key_t){.name = m->name,
                            .device = m->per_device ? (int64_t)m->device_index : -1,
-                           .labels = labels_text(m),
+                           .labels = labels[i],
                            .i = i};
-        if (!k[i].labels)
-            rc = tsl_err_setc(err, TSL_E_NOMEM, "ReportProfile: out of memory");
     }
     if (rc == 0)
         qsort(k, n, sizeof *k, fig_cmp);
@@ -256,14 +251,13 @@ int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, ts
                               "report gives each figure once",
                               b.i, b.name, b.labels, b.device < 0 ? "the node" : "its device", a.i);
     }
-    for (size_t i = 0; k && i < n; i++)
-        free(k[i].labels);
     free(k);
     return rc;
 }
 
-int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, int64_t now,
-                             tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err)
+int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, const char *const *labels,
+                             int64_t now, tsl_profile_prior_t *prior, size_t n_prior,
+                             tsl_err_t *err)
 {
     /* an empty report would become the node's newest and replace its stored profile
      * with nothing (the aggregate takes each worker's newest report) */
@@ -276,7 +270,7 @@ int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, int64_
         if (tsl_profile_check_labels(req->measurements[i], i, err) != 0 ||
             tsl_profile_check_figure(req->measurements[i], i, err) != 0)
             return -1;
-    if (tsl_profile_check_duplicates(req, err) != 0)
+    if (tsl_profile_check_duplicates(req, labels, err) != 0)
         return -1;
-    return tsl_profile_check_outliers(req, prior, n_prior, err);
+    return tsl_profile_check_outliers(req, labels, prior, n_prior, err);
 }

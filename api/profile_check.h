@@ -7,8 +7,9 @@
  * that GPU model (a block time ×10^6 predicts days per iteration; ×10^-9 makes
  * every plan look impossible to beat).
  *
- * Pure: no I/O, no clock (the caller passes now), no allocation beyond jansson's
- * for one label text at a time. Errors are TSL_E_INVALID naming the figure
+ * Pure: no I/O, no clock (the caller passes now); the labels' texts come from the
+ * caller (tsl_profile_labels_json, once per figure), so the checks allocate only
+ * the duplicate check's sort keys. Errors are TSL_E_INVALID naming the figure
  * (measurements[i], its name) and the bound it broke.
  *
  * Bounds by unit (docs/api.md, "Profile bounds"):
@@ -47,6 +48,13 @@ typedef struct tsl_profile_prior {
     double value;
 } tsl_profile_prior_t;
 
+/* Measurement m's labels as the store keeps them and every check compares them:
+ * a compact JSON object with sorted keys (one spelling per label set; of a key given
+ * twice the last wins, and tsl_profile_check_labels refuses the report). The caller
+ * frees it; NULL when out of memory. ReportProfile serialises each figure's labels
+ * once with this and hands the texts to the checks below and to the store. */
+char *tsl_profile_labels_json(const Tessel__V1__Measurement *m);
+
 /* Measurement i's value within the bounds of its unit (an unknown unit is
  * refused, naming the known ones). */
 int tsl_profile_check_figure(const Tessel__V1__Measurement *m, size_t i, tsl_err_t *err);
@@ -59,8 +67,10 @@ int tsl_profile_check_figure(const Tessel__V1__Measurement *m, size_t i, tsl_err
 int tsl_profile_check_labels(const Tessel__V1__Measurement *m, size_t i, tsl_err_t *err);
 
 /* No figure (name, device or node, labels) given twice in one report: the
- * aggregate averaged the two as if two workers had measured them. O(n log n). */
-int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req, tsl_err_t *err);
+ * aggregate averaged the two as if two workers had measured them. labels[i] is
+ * measurement i's tsl_profile_labels_json text. O(n log n). */
+int tsl_profile_check_duplicates(const Tessel__V1__ReportProfileRequest *req,
+                                 const char *const *labels, tsl_err_t *err);
 
 /* measured_unix 0 (now) or within [now - MAX_AGE, now + MAX_SKEW]. */
 int tsl_profile_check_time(int64_t measured_unix, int64_t now, tsl_err_t *err);
@@ -70,11 +80,14 @@ int tsl_profile_check_time(int64_t measured_unix, int64_t now, tsl_err_t *err);
  * what else runs. Priors are the same worker's, and a worker's id changes with
  * its GPUs, so new GPUs start without history. */
 int tsl_profile_check_outliers(const Tessel__V1__ReportProfileRequest *req,
-                               tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err);
+                               const char *const *labels, tsl_profile_prior_t *prior,
+                               size_t n_prior, tsl_err_t *err);
 
 /* At least one figure, then all of the above: the time, each figure's labels and
- * bounds, the duplicates, the history. */
-int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, int64_t now,
-                             tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err);
+ * bounds, the duplicates, the history. labels: as for tsl_profile_check_duplicates
+ * (req->n_measurements texts). */
+int tsl_profile_check_report(const Tessel__V1__ReportProfileRequest *req, const char *const *labels,
+                             int64_t now, tsl_profile_prior_t *prior, size_t n_prior,
+                             tsl_err_t *err);
 
 #endif

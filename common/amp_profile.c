@@ -98,9 +98,12 @@ int tsl_amp_npy_read(const char *path, double *vals, uint32_t cap, uint32_t *len
         goto short_read;
     if (header_field(hdr, "descr", field, sizeof field) != 0 ||
         (strcmp(field, "'<f8'") != 0 && strcmp(field, "'<f4'") != 0)) {
-        tsl_err_setc(err, TSL_E_INVALID,
-                     "amp profile %s: descr: %s, expected '<f8' or '<f4' (little-endian float)",
-                     path, field[0] && strstr(hdr, "'descr':") ? field : "missing");
+        char shown[TSL_ERR_SHOWN_MAX(40)]; /* the header's bytes: a newline would end the line */
+        tsl_err_setc(
+            err, TSL_E_INVALID,
+            "amp profile %s: descr: %s, expected '<f8' or '<f4' (little-endian float)", path,
+            field[0] && strstr(hdr, "'descr':") ? tsl_err_shown(field, 40, shown, sizeof shown)
+                                                : "missing");
         goto out;
     }
     int f8 = strcmp(field, "'<f8'") == 0;
@@ -110,13 +113,15 @@ int tsl_amp_npy_read(const char *path, double *vals, uint32_t cap, uint32_t *len
         goto out;
     }
     unsigned long n = 0;
-    char tail[8] = "";
+    char tail[8] = "", shown[TSL_ERR_SHOWN_MAX(40)];
     if (header_field(hdr, "shape", field, sizeof field) != 0 ||
         sscanf(field, "(%lu%7[^0-9]", &n, tail) != 2 || strcmp(tail, ",)") != 0 || n == 0 ||
         n > cap) {
-        tsl_err_setc(err, TSL_E_INVALID,
-                     "amp profile %s: shape: %s, expected a 1-D array (N,) of 1 to %u entries",
-                     path, strstr(hdr, "'shape':") ? field : "missing", cap);
+        tsl_err_setc(
+            err, TSL_E_INVALID,
+            "amp profile %s: shape: %s, expected a 1-D array (N,) of 1 to %u entries", path,
+            strstr(hdr, "'shape':") ? tsl_err_shown(field, 40, shown, sizeof shown) : "missing",
+            cap);
         goto out;
     }
     size_t w = f8 ? 8 : 4;

@@ -216,7 +216,9 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
     if (base != NULL && from == NULL) {
         known_gpus(NULL, 0, known, sizeof(known));
         join(at, path, "base");
-        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'%s; known: %s", at, base,
+        char shown[TSL_ERR_SHOWN_MAX(40)];
+        return tsl_err_set(ld->err, "%s: unknown built-in GPU type '%s'%s; known: %s", at,
+                           tsl_err_shown(base, 40, shown, sizeof shown),
                            gpu_hint(base, NULL, 0, hint, sizeof hint), known);
     }
     if (from != NULL)
@@ -366,8 +368,10 @@ static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
         return tsl_err_set(ld->err, "%s.type: missing; name a GPU type, e.g. \"A100-80G\"", path);
     const tsl_gpu_spec_t *g = find_type(ld, name);
     if (g == NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
         known_gpus(ld->types, ld->n_types, known, sizeof(known));
-        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'%s; known: %s", path, name,
+        return tsl_err_set(ld->err, "%s.type: unknown GPU type '%s'%s; known: %s", path,
+                           tsl_err_shown(name, 40, shown, sizeof shown),
                            gpu_hint(name, ld->types, ld->n_types, hint, sizeof hint), known);
     }
     if (tsl_cluster_add_gpu_type(ld->c, g, idx, ld->err) != 0)
@@ -500,7 +504,9 @@ static int parse_inter_scalar(loader_t *ld, json_t *root)
             for (size_t i = 0; i < tsl_link_count() && len < sizeof(known); i++)
                 len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
                                         tsl_link_at(i)->name);
-            return tsl_err_set(ld->err, "link: '%s' unknown; known: %s", link_name, known);
+            char shown[TSL_ERR_SHOWN_MAX(40)];
+            return tsl_err_set(ld->err, "link: '%s' unknown; known: %s",
+                               tsl_err_shown(link_name, 40, shown, sizeof shown), known);
         }
         bw = l->bw;
         ld->c->inter_a2a_ratio = tsl_link_a2a_ratio(l);

@@ -11,7 +11,6 @@
 #include "eval_doc.h"
 #include "export.h"
 #include "json_num.h"
-#include "mtp.h"
 #include "plan_json.h"
 #include "target.h"
 
@@ -27,26 +26,6 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
-/* The request's MTP switches, the keys of it an evaluation reads besides the target
- * (tsl_eval_doc_mtp): read loosely, "mtp_layers": -1 or "2" would be none and
- * "no_mtp": 1 false, and the plan split on other layers than it was found on. */
-static int doc_mtp_keys(const json_t *req, tsl_err_t *err)
-{
-    const json_t *n = json_object_get(req, "mtp_layers"), *no = json_object_get(req, "no_mtp");
-    if (n != NULL && !json_is_null(n) && !json_is_integer(n))
-        return tsl_err_set(err, "request.mtp_layers: expected a whole number 0..%u, got %s",
-                           TSL_MTP_MAX_DEPTHS, tsl_json_type_name(n));
-    /* 17 .. 2^32-1 are the model's to refuse (mtp.h: "exceeds 16 depths"), as read */
-    if (json_is_integer(n) &&
-        (json_integer_value(n) < 0 || json_integer_value(n) > (json_int_t)UINT32_MAX))
-        return tsl_err_set(err, "request.mtp_layers: %lld is out of range; expected 0..%u",
-                           (long long)json_integer_value(n), TSL_MTP_MAX_DEPTHS);
-    if (no != NULL && !json_is_null(no) && !json_is_boolean(no))
-        return tsl_err_set(err, "request.no_mtp: expected true or false, got %s",
-                           tsl_json_type_name(no));
-    return 0;
-}
-
 /* The document's own target (tsl_eval_doc_target), checked. */
 static int doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
 {
@@ -59,15 +38,27 @@ static int doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
         return 0;
     /* a name that is none of the stacks' is a typo, not "no stack": pricing the plan
      * without its stack's rules would answer another question */
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
     if ((json_is_string(t) && tsl_target_parse(json_string_value(t), target, NULL) != 0) ||
         (t != NULL && !json_is_string(t) && !json_is_integer(t) && !json_is_null(t)))
         return tsl_err_set(err,
-                           "request.target: %s%.40s%s is not one of any, megatron, deepspeed, "
+                           "request.target: %s%s%s is not one of any, megatron, deepspeed, "
                            "torchtitan, galvatron",
                            json_is_string(t) ? "'" : "",
-                           json_is_string(t) ? json_string_value(t) : "a non-string",
+                           json_is_string(t)
+                               ? tsl_err_shown(json_string_value(t), 40, shown, sizeof shown)
+                               : "a non-string",
                            json_is_string(t) ? "'" : "");
-    if (doc_mtp_keys(req, err) != 0)
+    /* a stack's number as plan --json writes one it has no name for; 2^63 - 1 was
+     * read as no stack */
+    if (json_is_integer(t) &&
+        (json_integer_value(t) < 0 || json_integer_value(t) >= (json_int_t)TSL_TARGET_COUNT))
+        return tsl_err_set(err, "request.target: %lld is not a stack's number (0..%d)",
+                           (long long)json_integer_value(t), (int)TSL_TARGET_COUNT - 1);
+    /* every key by its kind (plan_json.h): the MTP switches an evaluation reads
+     * besides the target (tsl_eval_doc_mtp) were read loosely — "mtp_layers": -1 or
+     * "2" as none, "no_mtp": 1 as false — and the plan split on other layers */
+    if (tsl_request_json_check(req, err) != 0)
         return -1;
     tsl_request_t r;
     tsl_request_from_json(req, &r);

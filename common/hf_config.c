@@ -1176,16 +1176,17 @@ static const char *moe_read_list(char *buf, size_t cap)
 static int refuse_moe(const json_t *root, const char *type, tsl_err_t *err)
 {
     const char *key = NULL;
-    char read[160];
+    char read[160], shown[TSL_ERR_SHOWN_MAX(64)];
     if (moe_type_read(type))
         return 0;
     int64_t n = moe_experts(root, &key);
-    if (n > 0)
+    if (n > 0) /* the type as given, shown escaped: a raw newline would end the line */
         return tsl_err_set(err,
                            "mixture-of-experts model (%s = %lld) of model_type %s is not "
                            "supported: Tessel reads the experts of model_type %s only, and "
                            "planned as dense it would be wrong in every figure",
-                           key, (long long)n, type ? type : "(none)",
+                           key, (long long)n,
+                           type ? tsl_err_shown(type, 64, shown, sizeof shown) : "(none)",
                            moe_read_list(read, sizeof read));
     for (size_t i = 0; type && i < sizeof(moe_types) / sizeof(moe_types[0]); i++) {
         if (strcmp(type, moe_types[i]) == 0)
@@ -1278,9 +1279,10 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
     }
     if (mt != NULL) {
         const hf_arch_t *a = arch_by_type(json_string_value(mt));
+        char shown[TSL_ERR_SHOWN_MAX(64)]; /* a raw newline would end the message's line */
         if (a == NULL)
-            tsl_err_set(err, "model_type \"%.64s\" is not supported; supported: " SUPPORTED,
-                        json_string_value(mt));
+            tsl_err_set(err, "model_type \"%s\" is not supported; supported: " SUPPORTED,
+                        tsl_err_shown(json_string_value(mt), 64, shown, sizeof shown));
         return a;
     }
     const json_t *list = json_object_get(root, "architectures");
@@ -1291,11 +1293,12 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
         return NULL;
     }
     const hf_arch_t *a = arch_by_class(json_string_value(first));
+    char shown[TSL_ERR_SHOWN_MAX(64)];
     if (a == NULL)
         tsl_err_set(err,
-                    "architectures: \"%.64s\" is not supported (and model_type is absent); "
+                    "architectures: \"%s\" is not supported (and model_type is absent); "
                     "supported: " SUPPORTED,
-                    json_string_value(first));
+                    tsl_err_shown(json_string_value(first), 64, shown, sizeof shown));
     return a;
 }
 
@@ -1358,10 +1361,14 @@ static int check_name(const char *use, const char *from, tsl_err_t *err)
     if (tsl_name_bad_char(use, NULL) == NULL) /* names.h: the rule tesselctl's --name keeps */
         return 0;
     char shown[TSL_NAME_MAX];
-    size_t i = 0;
+    size_t i = 0, hidden = 0; /* a Unicode control's bytes (err.h) shown as ? too */
     for (; use[i] && i + 1 < sizeof shown; i++) {
         unsigned char c = (unsigned char)use[i];
-        shown[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        if (hidden == 0)
+            hidden = tsl_err_unicode_control(use + i);
+        shown[i] = c < 0x20 || c == 0x7f || hidden ? '?' : (char)c;
+        if (hidden)
+            hidden--;
     }
     shown[i] = '\0';
     return tsl_err_set(err,

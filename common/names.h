@@ -15,8 +15,10 @@
 #define TSL_NAMES_H
 
 /* The first character of s that may not stand in a name — a control character
- * (below 0x20, or DEL 0x7f), a double quote, or one of extra (may be NULL or "")
- * — or NULL where s (NUL-terminated) holds none. */
+ * (below 0x20, or DEL 0x7f), a double quote, a Unicode control a terminal or viewer
+ * acts on (err.h tsl_err_unicode_control: C1 controls, line separators, bidi
+ * overrides; "node\u202e1" shows reversed in a table), or one of extra (may be
+ * NULL or "") — or NULL where s (NUL-terminated) holds none. */
 const char *tsl_name_bad_char(const char *s, const char *extra);
 
 #endif

@@ -32,6 +32,13 @@ uint32_t tsl_recompute_of_json(const json_t *v);
 json_t *tsl_request_to_json(const tsl_request_t *r);
 /* The inverse: the fields read back by their keys (missing keys read 0). */
 void tsl_request_from_json(const json_t *o, tsl_request_t *r);
+/* A "request" object a person may have edited, checked key by key against
+ * request_fields.h before tsl_request_from_json reads it loosely: a switch true or
+ * false, a count a whole number 0..its option's max, a number 0 or within its
+ * option's range, bytes a whole number >= 0, modules and loss_impl of their types
+ * (null or absent: the default). The target's name is eval_doc.c's to check. -1
+ * naming the key ("request.mtp_layers: ..."). */
+int tsl_request_json_check(const json_t *req, tsl_err_t *err);
 /* A scalar of plan_fields.h as JSON, by its KIND. */
 #define TSL_PLAN_JSON_OF_U32(v)  json_integer((json_int_t)(v))
 #define TSL_PLAN_JSON_OF_U64(v)  json_integer((json_int_t)(v)) /* byte counts fit in 63 bits */

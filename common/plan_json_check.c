@@ -3,7 +3,8 @@
  * (plan_fields.h) before tsl_plan_from_json reads them: a hand-edited document's
  * "fp8_recipe": "5", "cpu_offload_layers": -1 or "tp_comm_overlap": 1 would
  * otherwise read as absent, and 1.5 or 2^32 as another number, and the plan be
- * priced as something it does not say.
+ * priced as something it does not say. The document's "request" object likewise
+ * against request_fields.h (tsl_request_json_check).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -12,8 +13,11 @@
 #include <string.h>
 
 #include "json_num.h"
+#include "loss_impl.h"
 #include "export.h"
 #include "plan_fields.h"
+#include "plan_json.h"
+#include "request_fields.h"
 
 /* A whole number from 0 to max; integral reals (2.0) pass, as some tools write them. */
 static int check_whole(const json_t *o, const char *where, const char *key, double max,
@@ -145,17 +149,26 @@ static int check_custom(const json_t *o, tsl_err_t *err)
         check_type(o, w, "stages", json_is_array(json_object_get(o, "stages")), "an array", err) ||
         check_modules(rm, err))
         return -1;
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
     if (g && !(json_is_string(g) && (strcmp(json_string_value(g), "layer") == 0 ||
                                      strcmp(json_string_value(g), "sublayer") == 0)))
-        return tsl_err_set(err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
-                           json_is_string(g) ? ", got " : "",
-                           json_is_string(g) ? json_string_value(g) : "");
+        return tsl_err_set(
+            err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
+            json_is_string(g) ? ", got " : "",
+            json_is_string(g) ? tsl_err_shown(json_string_value(g), 40, shown, sizeof shown) : "");
+    /* the reader keeps TSL_PLAN_MAX_ORDER_NODES: a longer order was read as none,
+     * and a node past it as node 0 */
+    if (json_array_size(no) > TSL_PLAN_MAX_ORDER_NODES)
+        return tsl_err_set(err, "plan: node_order: %zu nodes; a plan orders at most %u",
+                           json_array_size(no), TSL_PLAN_MAX_ORDER_NODES);
     size_t k;
     const json_t *e;
     json_array_foreach(no, k, e)
     {
-        if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > 65535)
-            return tsl_err_set(err, "plan: node_order[%zu]: expected a node index 0..65535", k);
+        if (!json_is_integer(e) || json_integer_value(e) < 0 ||
+            json_integer_value(e) >= TSL_PLAN_MAX_ORDER_NODES)
+            return tsl_err_set(err, "plan: node_order[%zu]: expected a node index 0..%u", k,
+                               TSL_PLAN_MAX_ORDER_NODES - 1);
     }
     return 0;
 }
@@ -206,5 +219,110 @@ int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
                        err) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* ---- the document's "request" object (request_fields.h) ---- */
+
+/* A UINT key: a JSON integer 0..max (the table's max; 0 there: any uint32), as
+ * tsl_request_from_json reads it; -1 read as 0 (the default), "2" as absent and
+ * 2^32 + 1 as UINT32_MAX. */
+static int req_uint(const json_t *v, const char *key, uint32_t max, tsl_err_t *err)
+{
+    uint32_t top = max ? max : UINT32_MAX;
+    if (!json_is_integer(v))
+        return tsl_err_set(err, "request.%s: expected a whole number 0..%u, got %s", key, top,
+                           tsl_json_type_name(v));
+    if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)top)
+        return tsl_err_set(err, "request.%s: %lld is out of range; expected 0..%u", key,
+                           (long long)json_integer_value(v), top);
+    return 0;
+}
+
+/* A REAL key: a number, 0 (the default) or within the table's [min, max], the
+ * range search.c request_bounds_check holds a request to. */
+static int req_real(const json_t *v, const char *key, double min, double max, tsl_err_t *err)
+{
+    if (!json_is_number(v))
+        return tsl_err_set(err, "request.%s: expected a number, got %s", key,
+                           tsl_json_type_name(v));
+    double x = json_number_value(v);
+    if (x != 0 && !(x >= min && x <= max))
+        return tsl_err_set(err, "request.%s: %g is not from %g to %g (0: the default)", key, x, min,
+                           max);
+    return 0;
+}
+
+/* recompute_modules: an array of names (or bitmasks), or tessel.v1's bitmask, as
+ * the plan's own (check_modules); 2^63 - 1 read as UINT32_MAX, every module. */
+static int req_modules(const json_t *v, tsl_err_t *err)
+{
+    if (json_is_integer(v))
+        return check_module_mask(v, "request.recompute_modules", err);
+    if (!json_is_array(v))
+        return tsl_err_set(err,
+                           "request.recompute_modules: expected an array of module names (or "
+                           "tessel.v1's bitmask), got %s",
+                           tsl_json_type_name(v));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        char at[48];
+        snprintf(at, sizeof at, "request.recompute_modules[%zu]", i);
+        if (json_is_integer(e) ? check_module_mask(e, at, err) != 0 : !json_is_string(e))
+            return json_is_integer(e) ? -1
+                                      : tsl_err_set(err, "%s: expected a module's name, got %s", at,
+                                                    tsl_json_type_name(e));
+    }
+    return 0;
+}
+
+/* loss_impl: an implementation's name (loss_impl.h) or its number; an unknown name
+ * or 2^63 - 1 was read as 0, the target's own. */
+static int req_loss(const json_t *v, tsl_err_t *err)
+{
+    char shown[TSL_ERR_SHOWN_MAX(40)];
+    if (json_is_string(v) && tsl_loss_impl_parse(json_string_value(v)) < 0)
+        return tsl_err_set(err,
+                           "request.loss_impl: '%s' is not exec, torch, megatron, te, "
+                           "torch-compile, fused-xentropy or composer",
+                           tsl_err_shown(json_string_value(v), 40, shown, sizeof shown));
+    if (json_is_integer(v) &&
+        (json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)TSL_LOSS_IMPL_COUNT))
+        return tsl_err_set(err, "request.loss_impl: %lld is not an implementation's number (0..%d)",
+                           (long long)json_integer_value(v), TSL_LOSS_IMPL_COUNT - 1);
+    if (!json_is_string(v) && !json_is_integer(v))
+        return tsl_err_set(err, "request.loss_impl: expected an implementation's name, got %s",
+                           tsl_json_type_name(v));
+    return 0;
+}
+
+static int req_type(const json_t *v, const char *key, bool ok, const char *want, tsl_err_t *err)
+{
+    if (ok)
+        return 0;
+    return tsl_err_set(err, "request.%s: expected %s, got %s", key, want, tsl_json_type_name(v));
+}
+
+#define REQ_BOOL(v, key, min, max) req_type(v, key, json_is_boolean(v), "true or false", err)
+#define REQ_UINT(v, key, min, max) req_uint(v, key, max, err)
+#define REQ_BYTES(v, key, min, max)                                                                \
+    req_type(v, key, json_is_integer(v) && json_integer_value(v) >= 0, "a whole number of bytes",  \
+             err)
+#define REQ_REAL(v, key, min, max)    req_real(v, key, min, max, err)
+#define REQ_TARGET(v, key, min, max)  0 /* eval_doc.c doc_target's, naming the stacks */
+#define REQ_MODULES(v, key, min, max) req_modules(v, err)
+#define REQ_LOSS(v, key, min, max)    req_loss(v, err)
+
+int tsl_request_json_check(const json_t *req, tsl_err_t *err)
+{
+    const json_t *v;
+#define REQ_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                         \
+    if ((v = json_object_get(req, json)) != NULL && !json_is_null(v) &&                            \
+        REQ_##kind(v, json, min, max) != 0)                                                        \
+        return -1;
+    TSL_REQUEST_FIELDS(REQ_FIELD_)
+#undef REQ_FIELD_
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "names.h"
+#include "profile_check.h"
 #include "profile_history.h"
 #include "proto_arena.h"
 #include "request.h"
@@ -33,6 +34,11 @@
 #define MAX_NAME         127u /* hostname, model, versions */
 #define MAX_MEASUREMENTS 100000u
 #define MAX_HEARTBEAT_S  3600u
+/* The most streaming multiprocessors a device may report. The largest NVIDIA
+ * parts to date have under 200 (A100 108, H100/H200 132, B200 148, RTX PRO 6000
+ * Blackwell 188: NVIDIA's data sheets, cudaDeviceProp.multiProcessorCount); 1024
+ * leaves room for parts to come and still refuses a wrapped negative (2^32 - 1). */
+#define MAX_SM_COUNT 1024u
 
 /* The same sweep as the housekeeping tick's, with its rate-limited failure log. */
 static void sweep(tsl_call_t *call)
@@ -60,6 +66,30 @@ static bool check_name(tsl_call_t *call, const char *field, const char *v, size_
 
 /* ---- RegisterWorker ------------------------------------------------------------------------ */
 
+/* A device's index and SM count as a real GPU reports them: index a CUDA ordinal,
+ * which runs 0..count-1 on a node, and a worker registers at most
+ * TSL_REGISTRY_MAX_DEVICES, so 0..63 (a trial hands the index back to the worker
+ * as the device to run on); sm_count 0 (not given: a client that does not know)
+ * or 1..MAX_SM_COUNT. A negative sent as a 64-bit varint arrives as a uint32 near
+ * 2^32 and is refused here too. */
+static bool check_device_numbers(tsl_call_t *call, size_t i, const Tessel__V1__Device *d)
+{
+    if (d->index >= TSL_REGISTRY_MAX_DEVICES) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "devices[%zu].index: %u is not a CUDA device ordinal of a node (0 to %u)", i,
+                      d->index, TSL_REGISTRY_MAX_DEVICES - 1);
+        return false;
+    }
+    if (d->sm_count > MAX_SM_COUNT) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "devices[%zu].sm_count: %u is more streaming multiprocessors than any GPU "
+                      "has (0: not given, else 1 to %u)",
+                      i, d->sm_count, MAX_SM_COUNT);
+        return false;
+    }
+    return true;
+}
+
 static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *req,
                           tsl_reg_device_t *devs)
 {
@@ -78,6 +108,8 @@ static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *r
         tsl_err_t err = {0};
         if (tsl_request_check_device_memory(i, d->memory_bytes, &err) != 0)
             return tsl_call_fail_err(call, &err), false;
+        if (!check_device_numbers(call, i, d))
+            return false;
         snprintf(field, sizeof field, "devices[%zu].uuid", i);
         if (!check_name(call, field, d->uuid, MAX_NAME, true))
             return false;
@@ -206,20 +238,14 @@ void tsl_handle_heartbeat(tsl_call_t *call)
 
 /* ---- ReportProfile ------------------------------------------------------------------------------ */
 
-/* The labels as a JSON object with sorted keys (one spelling per label set, so
- * that equal labels aggregate together); the "link" label is also returned. */
-static char *labels_json(const Tessel__V1__Measurement *m, const char **link)
+/* The "link" label (the last one given, as in the stored labels): the link class. */
+static const char *link_label(const Tessel__V1__Measurement *m)
 {
-    json_t *o = json_object();
-    *link = "";
-    for (size_t i = 0; o && i < m->n_labels; i++) {
-        json_object_set_new(o, m->labels[i]->key, json_string(m->labels[i]->value));
+    const char *link = "";
+    for (size_t i = 0; i < m->n_labels; i++)
         if (strcmp(m->labels[i]->key, "link") == 0)
-            *link = m->labels[i]->value;
-    }
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(o);
-    return text;
+            link = m->labels[i]->value;
+    return link;
 }
 
 static bool check_measurement(tsl_call_t *call, size_t i, const Tessel__V1__Measurement *m)
@@ -253,8 +279,8 @@ static bool convert_measurements(tsl_call_t *call, const Tessel__V1__ReportProfi
         const Tessel__V1__Measurement *m = req->measurements[i];
         if (!check_measurement(call, i, m))
             return false;
-        const char *link;
-        texts[i] = labels_json(m, &link);
+        /* serialised once: the checks (profile_history.h) and the store read this text */
+        texts[i] = tsl_profile_labels_json(m);
         if (!texts[i]) {
             tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
             return false;
@@ -263,7 +289,7 @@ static bool convert_measurements(tsl_call_t *call, const Tessel__V1__ReportProfi
                                          .unit = m->unit,
                                          .value = m->value,
                                          .labels_json = texts[i],
-                                         .link_class = link,
+                                         .link_class = link_label(m),
                                          .per_device = m->per_device,
                                          .device_index = m->device_index};
     }
@@ -317,7 +343,8 @@ static void report_profile(tsl_call_t *call)
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);
-        else if (convert_measurements(call, req, ms, texts) && tsl_profile_check_call(call, req))
+        else if (convert_measurements(call, req, ms, texts) &&
+                 tsl_profile_check_call(call, req, (const char *const *)texts))
             store_report(call, req, ms);
     }
     for (size_t i = 0; texts && i < n; i++)

@@ -73,13 +73,14 @@ static int load_priors(tsl_store_t *s, const char *worker_id, priors_t *p, tsl_e
     return rc;
 }
 
-bool tsl_profile_check_call(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req)
+bool tsl_profile_check_call(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req,
+                            const char *const *labels)
 {
     priors_t p = {0};
     tsl_err_t err = {0};
     int rc = load_priors(call->srv->store, req->worker_id, &p, &err);
     if (rc == 0)
-        rc = tsl_profile_check_report(req, (int64_t)time(NULL), p.v, p.n, &err);
+        rc = tsl_profile_check_report(req, labels, (int64_t)time(NULL), p.v, p.n, &err);
     priors_free(&p);
     if (rc != 0)
         tsl_call_fail_err(call, &err);

@@ -12,7 +12,9 @@
 #include "tessel/v1/registry.pb-c.h"
 
 /* True when req may be stored; false after answering the call
- * (INVALID_ARGUMENT naming the figure, or INTERNAL when the store failed). */
-bool tsl_profile_check_call(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req);
+ * (INVALID_ARGUMENT naming the figure, or INTERNAL when the store failed).
+ * labels: each measurement's tsl_profile_labels_json text, as the handler stores it. */
+bool tsl_profile_check_call(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req,
+                            const char *const *labels);
 
 #endif

@@ -539,6 +539,17 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return tsl_err_set(err, "cluster: empty spec; " SPEC_FORMAT);
     if (strlen(spec) >= sizeof(buf))
         return tsl_err_set(err, "cluster: spec longer than %zu characters", sizeof(buf) - 1);
+    /* every refusal below quotes the spec: one with a byte no spec is spelt with (a
+     * control byte, a quote, a backslash, a blank, non-ASCII) is refused first, shown
+     * escaped, so that no message carries a raw control byte */
+    for (const char *p = spec; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x21 || ch >= 0x7f || ch == '"' || ch == '\\') {
+            char shown[TSL_ERR_SHOWN_MAX(60)];
+            return tsl_err_set(err, "cluster: '%s' is not a cluster spec; " SPEC_FORMAT,
+                               tsl_err_shown(spec, 60, shown, sizeof shown));
+        }
+    }
     memcpy(buf, spec, strlen(spec) + 1);
     char *colon = strchr(buf, ':');
     if (colon)
@@ -549,8 +560,10 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return -1;
     const tsl_gpu_spec_t *gpu = tsl_gpu_find(type);
     if (gpu == NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(40)]; /* a raw newline would end the message's line */
         list_gpus(known, sizeof(known));
-        return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s", type,
+        return tsl_err_set(err, "cluster: unknown GPU type '%s'%s; known: %s",
+                           tsl_err_shown(type, 40, shown, sizeof shown),
                            gpu_hint(type, hint, sizeof hint), known);
     }
     uint32_t nics = 0; /* 0: not stated, one NIC (tsl_cluster_nic_warning) */

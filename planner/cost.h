@@ -167,6 +167,7 @@
 #include "opt_step.h"
 #include "recompute.h"
 #include "relayout.h"
+#include "request_fields.h"
 #include "roofline.h"
 #include "strategy.h"
 
@@ -1314,8 +1315,8 @@ void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved);
  * 0 < C <= TSL_COST_MOE_MAX_FACTOR, moe_pad only with one, moe_imbalance 0 or
  * 1 <= X <= TSL_COST_MOE_MAX_IMBALANCE (NaN refused). -1 naming the field (the
  * request's and the plan's name) otherwise. */
-#define TSL_COST_MOE_MAX_FACTOR    64.0   /* the CLI's --moe-capacity-factor range */
-#define TSL_COST_MOE_MAX_IMBALANCE 1024.0 /* the CLI's --moe-imbalance range */
+#define TSL_COST_MOE_MAX_FACTOR    TSL_REQUEST_MOE_MAX_FACTOR /* the request table's range */
+#define TSL_COST_MOE_MAX_IMBALANCE TSL_REQUEST_MOE_MAX_IMBALANCE
 int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
 
 /* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:

@@ -101,14 +101,33 @@ static size_t shown_char(unsigned char c, char out[5])
     return 1;
 }
 
+size_t tsl_err_unicode_control(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+        return 2; /* C1 controls U+0080..U+009F (U+009B: a terminal's CSI) */
+    if (u[0] == 0xe2 && u[1] == 0x80 && u[2] >= 0xa8 && u[2] <= 0xae)
+        return 3; /* U+2028/2029 line and paragraph separators, U+202A..U+202E bidi */
+    if (u[0] == 0xe2 && u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)
+        return 3; /* U+2066..U+2069 bidi isolates */
+    return 0;
+}
+
 const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap)
 {
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, hidden = 0;
     if (cap == 0)
         return buf;
     for (; s && s[i] && i < max_in; i++) {
         char one[5];
-        size_t k = shown_char((unsigned char)s[i], one);
+        if (hidden == 0)
+            hidden = tsl_err_unicode_control(s + i);
+        /* each byte of such a character as \xNN: shown, it would act on the terminal
+         * or reorder the line */
+        size_t k = hidden ? (size_t)snprintf(one, sizeof one, "\\x%02x", (unsigned char)s[i])
+                          : shown_char((unsigned char)s[i], one);
+        if (hidden)
+            hidden--;
         if (n + k >= cap)
             break;
         memcpy(buf + n, one, k);

@@ -67,6 +67,13 @@ int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...) __attribute__((format(p
  * into buf (cap bytes, cap >= 1), cut at a whole character; returns buf.
  */
 #define TSL_ERR_SHOWN_MAX(max_in) (4 * (max_in) + 1) /* a buffer that holds it all */
+/* The byte length (2 or 3) of the UTF-8 character at s when it is one a terminal or a
+ * viewer acts on rather than shows — a C1 control (U+0080..U+009F; U+009B is CSI
+ * to a terminal that reads 8-bit controls), a line or paragraph separator (U+2028,
+ * U+2029), a bidi embedding, override or isolate (U+202A..U+202E, U+2066..U+2069:
+ * a table cell displayed in another order than its bytes) — else 0. tsl_err_shown
+ * shows each of its bytes as \xNN; names.h refuses them in a name. */
+size_t tsl_err_unicode_control(const char *s);
 const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap);
 
 #endif

@@ -34,7 +34,10 @@
  *                    written as 0)
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
- *     min,max  the CLI's accepted range (UINT and REAL; 0, 0 otherwise)
+ *     min,max  the accepted range (UINT and REAL; 0, 0 otherwise; 0 is the default
+ *              and always accepted): the CLI's at parse time, and every request's,
+ *              however it came (gRPC, a plan document), in search.c
+ *              request_bounds_check — a REAL field also refuses NaN and ±inf there
  *     help     one line of tesselctl plan --help ("" when flag is NULL)
  *     proto    the field name in PlanRequest and PlanOptions (a string: looked
  *              up by name in the descriptor). A field with a CLI flag must be
@@ -53,9 +56,14 @@
 #ifndef TSL_REQUEST_FIELDS_H
 #define TSL_REQUEST_FIELDS_H
 
-/* host_op_us's range, µs (search.h tsl_host_op_check holds a request's and a plan's to it) */
+/* host_op_us's range, µs (search.h tsl_host_op_check holds a plan's to it; a request's
+ * is held by the table, as every REAL field's: search.c request_bounds_check) */
 #define TSL_HOST_OP_MIN_US 1.0
 #define TSL_HOST_OP_MAX_US 100000.0
+/* the MoE routing knobs' ranges (cost.h TSL_COST_MOE_MAX_FACTOR, _IMBALANCE hold a
+ * plan's to the same) */
+#define TSL_REQUEST_MOE_MAX_FACTOR    64.0
+#define TSL_REQUEST_MOE_MAX_IMBALANCE 1024.0
 
 #define TSL_REQUEST_FIELDS(X)                                                                      \
     X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)", "pp",   \
@@ -237,7 +245,7 @@
       "fix the expert tensor-parallel degree of MoE layers' routed experts (Megatron-LM "          \
       "--expert-tensor-parallel-size; default: 1, searched beside EP = the expert count)",         \
       "etp", "etp")                                                                                \
-    X(moe_capacity, REAL, "moe-capacity-factor", "C", 0, 64,                                       \
+    X(moe_capacity, REAL, "moe-capacity-factor", "C", 0, TSL_REQUEST_MOE_MAX_FACTOR,               \
       "expert capacity factor: each expert takes at most C x a rank's mean routed tokens, the "    \
       "rest dropped (Megatron-LM --moe-expert-capacity-factor; default: dropless)",                \
       "moe_capacity_factor", "moe_capacity_factor")                                                \
@@ -245,7 +253,7 @@
       "with --moe-capacity-factor: every expert's input padded to its capacity "                   \
       "(--moe-pad-expert-input-to-capacity)",                                                      \
       "moe_pad_to_capacity", "moe_pad_to_capacity")                                                \
-    X(moe_imbalance, REAL, "moe-imbalance", "X", 1, 1024,                                          \
+    X(moe_imbalance, REAL, "moe-imbalance", "X", 1, TSL_REQUEST_MOE_MAX_IMBALANCE,                 \
       "tokens of the busiest expert over the mean, at least 1 (default 1: an even split, "         \
       "assumed; docs/cost-model.md \"Mixture of experts\")",                                       \
       "moe_imbalance", "moe_imbalance")                                                            \
@@ -409,10 +417,6 @@
 #define TSL_REQUEST_CTYPE_BYTES   uint64_t
 #define TSL_REQUEST_CTYPE_TARGET  uint32_t
 #define TSL_REQUEST_CTYPE_REAL    double
-#define TSL_REQUEST_CTYPE_BOOL    bool
-#define TSL_REQUEST_CTYPE_UINT    uint32_t
-#define TSL_REQUEST_CTYPE_BYTES   uint64_t
-#define TSL_REQUEST_CTYPE_TARGET  uint32_t
 #define TSL_REQUEST_CTYPE_MODULES uint32_t
 #define TSL_REQUEST_CTYPE_LOSS    uint32_t
 

@@ -83,12 +83,20 @@ bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf
     return why != NULL;
 }
 
-/* The count fields' ranges (request_fields.h min..max, 0 unset): tesselctl's
- * options hold them at parse time, a gRPC or JSON request only here, which both
- * paths pass through. */
+/* The count and number fields' ranges (request_fields.h min..max, 0 unset):
+ * tesselctl's options hold them at parse time, a gRPC or JSON request only here,
+ * which both paths pass through. */
 static bool uint_out_of_range(uint32_t v, uint32_t min, uint32_t max)
 {
     return max != 0 && v != 0 && (v < min || v > max);
+}
+
+/* A REAL field 0 (the default) or within [min, max]; NaN and ±inf are neither (a
+ * gRPC double carries them, and a NaN compared false against every bound the
+ * pricing applies later). */
+static bool real_out_of_range(double v, double min, double max)
+{
+    return v != 0 && !(v >= min && v <= max);
 }
 #define BOUND_UINT(v, min, max, proto)                                                             \
     if (uint_out_of_range(v, min, max))                                                            \
@@ -97,7 +105,10 @@ static bool uint_out_of_range(uint32_t v, uint32_t min, uint32_t max)
 #define BOUND_BOOL(v, min, max, proto)
 #define BOUND_BYTES(v, min, max, proto)
 #define BOUND_TARGET(v, min, max, proto)
-#define BOUND_REAL(v, min, max, proto)
+#define BOUND_REAL(v, min, max, proto)                                                             \
+    if (real_out_of_range(v, min, max))                                                            \
+        return tsl_err_set(err, "%s: %g is not from %g to %g (0: the default)", proto, (v),        \
+                           (double)(min), (double)(max));
 #define BOUND_MODULES(v, min, max, proto)
 #define BOUND_LOSS(v, min, max, proto)
 static int request_bounds_check(const tsl_request_t *r, tsl_err_t *err)
@@ -379,8 +390,8 @@ static int fp8_param_gather_cluster_ok(const tsl_request_t *r, const tsl_cluster
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
-    if (request_bounds_check(r, err) != 0 || fp32_request_check(r, err) != 0 ||
-        tsl_host_op_check(r->host_op_us, err) != 0)
+    /* host_op_us, moe_capacity_factor, moe_imbalance: their ranges in the table */
+    if (request_bounds_check(r, err) != 0 || fp32_request_check(r, err) != 0)
         return -1;
     if (tsl_grad_width_check("grad_reduce_bytes", r->grad_reduce_bytes, "bf16", err) != 0 ||
         tsl_grad_width_check("grad_buf_bytes", r->grad_buf_bytes, "a 16-bit .grad", err) != 0 ||

@@ -923,7 +923,7 @@ d["request"]["no_mtp"] = False
 d["request"]["mtp_layers"] = 17
 json.dump(d, open(sys.argv[1], "w"))
 PY
-expect 2 "mtp-plan.json: request: mtp_layers: 17 exceeds 16" eval $hfv3 --plan "$dir/mtp-plan.json" \
+expect 2 "mtp-plan.json: request.mtp_layers: 17 is out of range; expected 0..16" eval $hfv3 --plan "$dir/mtp-plan.json" \
     --no-search
 
 # blocks kept bf16 (Megatron-LM --first-last-layers-bf16): a Megatron-LM line's counts and
@@ -2022,7 +2022,7 @@ for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a strin
     'recompute_modules [1.5]|plan: recompute_modules\[0\]: expected a module'"'"'s name, got a number' \
     'recompute_modules [""]|plan: recompute_modules\[0\]: an empty name' \
     'cp_comm 99|eval: cp_comm: 99 is not 0 (p2p), 1 (allgather), 2 (a2a) or 3 (torch-allgather)' \
-    'node_order ["1"]|plan: node_order\[0\]: expected a node index 0..65535' \
+    'node_order ["1"]|plan: node_order\[0\]: expected a node index 0..1023' \
     'label 7|plan: label: expected a string, got a number' \
     'slicer []|plan: slicer: expected an object, got an array' \
     'stages {}|plan: stages: expected an array, got an object'; do

@@ -203,6 +203,33 @@ expect 2 "request.mtp_layers: expected a whole number 0..16, got a string" \
 setkey request no_mtp 1
 expect 2 "request.no_mtp: expected true or false, got a number" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# every request key by request_fields.h's kind and range (plan_json.h
+# tsl_request_json_check), not the MTP keys alone
+setkey request host_op_us 1e300
+expect 2 "plan: $dir/t.json: request.host_op_us: 1e+300 is not from 1 to 100000 (0: the default)" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request paper_cost '"yes"'
+expect 2 "request.paper_cost: expected true or false, got a string" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# a stack's number past the stacks (2^63 - 1 read as no stack), a target's and a
+# granularity's control bytes (echoed raw: the message's line ended there)
+setkey request target 9223372036854775807
+expect 2 "request.target: 9223372036854775807 is not a stack's number (0..4)" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey request target '"\u001b[31m\nx"'
+expect 2 "request.target: '\\\\x1b\[31m\\\\nx' is not one of" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# a node order past what a plan holds: 1025 nodes were read as no order, node 1024 as
+# node 0
+setkey plan node_order "$(python3 -c 'print(list(range(1025)))')"
+expect 2 "plan: node_order: 1025 nodes; a plan orders at most 1024" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey plan node_order '[1024]'
+expect 2 "plan: node_order\[0\]: expected a node index 0..1023" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+setkey plan granularity '"a\nb"'
+expect 2 'plan: granularity: expected "layer" or "sublayer", got a\\nb' \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 setkey model tokens_per_sample 4294967808
 expect 2 "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search

@@ -227,6 +227,9 @@ static void test_malformed(void)
     expect_refused(dir, "magic", "a file that is no .npy");
     write_npy(path, "{'descr': '>i4', 'fortran_order': False, 'shape': (30,), }", v, 30, 0);
     expect_refused(dir, "descr", "an integer array");
+    /* the header's bytes shown escaped (a newline in descr ended the message's line) */
+    write_npy(path, "{'descr': '<\n8', 'fortran_order': False, 'shape': (30,), }", v, 30, 0);
+    expect_refused(dir, "descr: '<\\n8', expected", "a descr with a newline");
     write_npy(path, "{'descr': '<f8', 'fortran_order': True, 'shape': (30,), }", v, 30, 0);
     expect_refused(dir, "fortran_order", "Fortran order");
     write_npy(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (5, 6), }", v, 30, 0);

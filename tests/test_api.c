@@ -399,6 +399,35 @@ static void test_profile_bounds(void)
     CHECK(tsl_profile_check_time(now + 7 * 86400, now, &err) == -1, "a week ahead");
 }
 
+/* The checks as ReportProfile runs them: each figure's labels serialised once
+ * (tsl_profile_labels_json) and handed to every check. */
+static int with_labels(const Tessel__V1__ReportProfileRequest *req, int64_t now,
+                       tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err, bool all)
+{
+    char *texts[4] = {0};
+    size_t n = req->n_measurements < 4 ? req->n_measurements : 4;
+    for (size_t i = 0; i < n; i++)
+        texts[i] = tsl_profile_labels_json(req->measurements[i]);
+    const char *const *t = (const char *const *)texts;
+    int rc = all ? tsl_profile_check_report(req, t, now, prior, n_prior, err)
+                 : tsl_profile_check_outliers(req, t, prior, n_prior, err);
+    for (size_t i = 0; i < n; i++)
+        free(texts[i]);
+    return rc;
+}
+
+static int check_report(const Tessel__V1__ReportProfileRequest *req, int64_t now,
+                        tsl_profile_prior_t *prior, size_t n_prior, tsl_err_t *err)
+{
+    return with_labels(req, now, prior, n_prior, err, true);
+}
+
+static int check_outliers(const Tessel__V1__ReportProfileRequest *req, tsl_profile_prior_t *prior,
+                          size_t n_prior, tsl_err_t *err)
+{
+    return with_labels(req, 0, prior, n_prior, err, false);
+}
+
 static void test_profile_outliers(void)
 {
     Tessel__V1__Measurement m = TESSEL__V1__MEASUREMENT__INIT;
@@ -424,18 +453,18 @@ static void test_profile_outliers(void)
     };
     tsl_err_t err = {0};
     m.value = 0.003;
-    CHECK(tsl_profile_check_report(&req, 1800000000, prior, 4, &err) == 0, "1.5x: %s", err.msg);
+    CHECK(check_report(&req, 1800000000, prior, 4, &err) == 0, "1.5x: %s", err.msg);
     m.value = 0.002 * 1e6;
-    CHECK(tsl_profile_check_report(&req, 1800000000, prior, 4, &err) == -1 &&
+    CHECK(check_report(&req, 1800000000, prior, 4, &err) == -1 &&
               strncmp(err.msg, "measurements[0].value: attention_fwd", 36) == 0 &&
               strstr(err.msg, "1e+06"),
           "x10^6 refused naming the figure: %s", err.msg);
     m.value = 0.002 / 25;
-    CHECK(tsl_profile_check_outliers(&req, prior, 4, &err) == -1, "1/25: %s", err.msg);
+    CHECK(check_outliers(&req, prior, 4, &err) == -1, "1/25: %s", err.msg);
     m.value = 0.002 / 25;
-    CHECK(tsl_profile_check_outliers(&req, prior, 0, &err) == 0, "no history: no comparison");
+    CHECK(check_outliers(&req, prior, 0, &err) == 0, "no history: no comparison");
     m.device_index = 2;
-    CHECK(tsl_profile_check_outliers(&req, prior, 4, &err) == 0, "another device: none stored");
+    CHECK(check_outliers(&req, prior, 4, &err) == 0, "another device: none stored");
 }
 
 /* A report's shape: no empty report, no label twice, numeric labels as the worker
@@ -452,7 +481,7 @@ static void test_profile_shape(void)
     Tessel__V1__ReportProfileRequest req = TESSEL__V1__REPORT_PROFILE_REQUEST__INIT;
     tsl_err_t err = {0};
     int64_t now = 1800000000;
-    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+    CHECK(check_report(&req, now, NULL, 0, &err) == -1 &&
               strcmp(err.msg, "measurements: none given; a report holds at least one figure") == 0,
           "an empty report: %s", err.msg);
     a = (Tessel__V1__Measurement)TESSEL__V1__MEASUREMENT__INIT;
@@ -470,16 +499,16 @@ static void test_profile_shape(void)
     b.n_labels = 1;
     req.measurements = ms;
     req.n_measurements = 2;
-    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == 0, "two figures: %s", err.msg);
+    CHECK(check_report(&req, now, NULL, 0, &err) == 0, "two figures: %s", err.msg);
     l2.key = "m"; /* a map key sent twice on the wire */
-    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+    CHECK(check_report(&req, now, NULL, 0, &err) == -1 &&
               strstr(err.msg, "measurements[0].labels: 'm' is given twice (gemm_fwd)"),
           "a label twice: %s", err.msg);
     l2.key = "n";
     const char *bad[] = {"inf", "1e3", "0x10", "-5", "", " 8", "8.0", "99999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         l1.value = (char *)bad[i];
-        CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+        CHECK(check_report(&req, now, NULL, 0, &err) == -1 &&
                   strstr(err.msg, "measurements[0].labels: m '") &&
                   strstr(err.msg, "is not a whole decimal number 0..4294967295"),
               "m '%s': %s", bad[i], err.msg);
@@ -498,12 +527,30 @@ static void test_profile_shape(void)
     a.name = "gemm_fwd";
     a.labels = lb;
     a.n_labels = 1;
-    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == -1 &&
+    CHECK(check_report(&req, now, NULL, 0, &err) == -1 &&
               strstr(err.msg, "measurements[1]: gemm_fwd {\"n\":\"8192\"} on its device is "
                               "measurements[0] again"),
           "a figure twice: %s", err.msg);
     b.device_index = 1;
-    CHECK(tsl_profile_check_report(&req, now, NULL, 0, &err) == 0, "on two devices: %s", err.msg);
+    CHECK(check_report(&req, now, NULL, 0, &err) == 0, "on two devices: %s", err.msg);
+    /* the checks compare the texts the handler serialised (and stores), not a
+     * serialisation of their own: two figures whose given texts agree are one */
+    b.device_index = 0;
+    l1.key = "m";
+    l1.value = "8192";
+    const char *same[] = {"{\"m\":\"1\"}", "{\"m\":\"1\"}"};
+    const char *given[] = {"{\"m\":\"8192\",\"n\":\"8192\"}", "{\"n\":\"8192\"}"};
+    b.labels = lb;
+    b.n_labels = 1;
+    a.labels = la;
+    a.n_labels = 2;
+    CHECK(tsl_profile_check_duplicates(&req, given, &err) == 0, "the texts given: %s", err.msg);
+    CHECK(tsl_profile_check_duplicates(&req, same, &err) == -1 &&
+              strstr(err.msg, "measurements[1]: gemm_fwd {\"m\":\"1\"} on its device"),
+          "the texts given are the figures' keys: %s", err.msg);
+    char *t = tsl_profile_labels_json(&a);
+    CHECK(t && strcmp(t, given[0]) == 0, "labels → compact JSON, keys sorted: %s", t ? t : "");
+    free(t);
 }
 
 static void test_bounds(void)

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "check.h"
+#include "err.h"
 #include "names.h"
 
 static void accepts(const char *text, uint64_t want)
@@ -59,6 +60,25 @@ static void test_name_rule(void)
     CHECK(tsl_name_bad_char("a\x7f", "") != NULL && tsl_name_bad_char("\x1b[2J", NULL) != NULL &&
               tsl_name_bad_char("a\"b", NULL) != NULL && tsl_name_bad_char("\t", NULL) != NULL,
           "DEL, ESC, a quote and a tab are refused");
+    /* the Unicode controls a terminal or a viewer acts on: an 8-bit CSI, a line
+     * separator, a right-to-left override, an isolate; other non-ASCII stays */
+    const char *u = "node\xe2\x80\xae"
+                    "1";
+    CHECK(tsl_name_bad_char("a\xc2\x9b"
+                            "2J",
+                            NULL) != NULL &&
+              tsl_name_bad_char("a\xe2\x80\xa8"
+                                "b",
+                                NULL) != NULL &&
+              tsl_name_bad_char(u, NULL) == u + 4 &&
+              tsl_name_bad_char("\xe2\x81\xa6"
+                                "x",
+                                NULL) != NULL &&
+              tsl_name_bad_char("\xe4\xb8\xad\xc2\xa0\xe2\x80\xa0", NULL) == NULL,
+          "C1, U+2028, U+202E, U+2066 refused; CJK, NBSP, a dagger kept");
+    char shown[TSL_ERR_SHOWN_MAX(16)];
+    CHECK(strcmp(tsl_err_shown(u, 16, shown, sizeof shown), "node\\xe2\\x80\\xae1") == 0,
+          "shown escaped byte by byte: %s", shown);
     CHECK(tsl_name_bad_char("a/b", NULL) == NULL && tsl_name_bad_char("a/b", "/") != NULL &&
               tsl_name_bad_char("a\\b", "\\") != NULL,
           "a caller's own characters");

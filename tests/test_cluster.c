@@ -239,6 +239,12 @@ static void test_spec_bad(void)
     /* the nearest names, where one is near (nearest.h): a typo, a family without its
      * memory, a vendor's suffix; none for a name far from every one */
     spec_bad("8xH100-80GB", "unknown GPU type 'H100-80GB' (did you mean H100-80G?); known: ");
+    /* control bytes shown escaped: a raw newline would end the message's line */
+    spec_bad("8xA1\n\x1b[0m", "cluster: '8xA1\\n\\x1b[0m' is not a cluster spec");
+    spec_bad("\x01", "cluster: '\\x01' is not a cluster spec");
+    spec_bad("8xA100-80G:ib\xe2\x80\xae"
+             "200",
+             "is not a cluster spec");
     spec_bad("8xA100", "unknown GPU type 'A100' (did you mean A100-40G or A100-80G?); known: ");
     spec_bad("8xmi300", "unknown GPU type 'mi300' (did you mean MI300X-192G?); known: ");
     spec_bad("2x8xA100-40G:roce", "link 'roce' unknown (did you mean roce400?); known: ");

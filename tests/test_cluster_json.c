@@ -277,6 +277,13 @@ static const struct bad_case bad_cases[] = {
     {"{\"nodes\": [{\"gpus\": 8, \"type\": \"A100-80G\", \"count\": 2}], \"links\": "
      "[{\"a\": 0, \"b\": 1, \"gbit\": 1e-300}]}",
      "links[0].gbit: 1.25e-301 GB/s is outside the physical bounds [0.01, 100000]"},
+    /* an unknown type's, base's or link's control bytes shown escaped (echoed raw, the
+     * message's line ended at the newline and the escape sequence reached the terminal) */
+    {"{\"nodes\": [{\"gpus\": 8, \"type\": \"A100\\n\\u001b[31m\"}]}",
+     "nodes[0].type: unknown GPU type 'A100\\n\\x1b[31m'"},
+    {"{\"link\": \"ib\\n1\", \"nodes\": [" NODE "]}", "link: 'ib\\n1' unknown"},
+    {"{\"gpu_types\": {\"X-1G\": {\"base\": \"a\\tb\"}}, \"nodes\": [" NODE "]}",
+     "unknown built-in GPU type 'a\\tb'"},
 };
 
 static void test_errors(void)

@@ -286,8 +286,27 @@ static void test_shapes(void)
 }
 
 /* T5 v1.1 small: gated-gelu, untied head (transformers: 76,961,152). */
+/* An unsupported model_type's or architecture's control bytes shown escaped (echoed
+ * raw, the message's line ended at the newline). */
+static void test_unsupported_shown(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_parse("{\"model_type\": \"a\\n\\u001b[31m\"}", "x", 0, &m, &err) == -1 &&
+              strstr(err.msg, "model_type \"a\\n\\x1b[31m\" is not supported"),
+          "model_type shown escaped: %s", err.msg);
+    CHECK(tsl_hf_config_parse("{\"architectures\": [\"B\\r\"]}", "x", 0, &m, &err) == -1 &&
+              strstr(err.msg, "architectures: \"B\\r\" is not supported"),
+          "architectures shown escaped: %s", err.msg);
+    CHECK(tsl_hf_config_parse("{\"model_type\": \"m\\n\", \"num_experts\": 8}", "x", 0, &m, &err) ==
+                  -1 &&
+              strstr(err.msg, "of model_type m\\n is not supported"),
+          "an MoE's model_type shown escaped: %s", err.msg);
+}
+
 static void test_parse(void)
 {
+    test_unsupported_shown();
     const char *t5v11 = "{\"model_type\": \"t5\", \"d_model\": 512, \"d_ff\": 1024, "
                         "\"d_kv\": 64, \"num_heads\": 6, \"num_layers\": 8, "
                         "\"num_decoder_layers\": 8, \"vocab_size\": 32128, "
@@ -322,6 +341,15 @@ static void test_parse(void)
               strstr(err.msg, "_name_or_path: the model's name 'x?import os' holds a quote or a "
                               "control character"),
           "newline in _name_or_path: %s", err.msg);
+    tsl_model_free(&m);
+    /* a right-to-left override (the name displayed reversed in a table): refused, shown
+     * as ? like a control byte */
+    const char *rtl = "{\"_name_or_path\": \"org/x\\u202ey\", \"model_type\": \"gpt2\", "
+                      "\"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, \"n_ctx\": 128, "
+                      "\"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(rtl, NULL, 0, &m, &err) == -1 &&
+              strstr(err.msg, "the model's name 'x???y' holds a quote or a control character"),
+          "U+202E in _name_or_path: %s", err.msg);
     tsl_model_free(&m);
     const char *quoted = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
                          "\"n_head\": 4, \"n_ctx\": 128, \"vocab_size\": 1000}";

@@ -1,7 +1,8 @@
 /*
  * test_plan_json.c — common/plan_json.h: the request object follows
  * planner/request_fields.h (every field, in the list's order, under its key)
- * and reads back; a search result document carries the fingerprint it is given.
+ * and reads back, and a hand-edited one is checked by the same list; a search
+ * result document carries the fingerprint it is given.
  */
 #include <string.h>
 
@@ -47,8 +48,64 @@ static void test_request_round_trip(void)
     json_decref(partial);
 }
 
+/* The request object checked by request_fields.h (tsl_request_json_check): what
+ * tsl_request_to_json writes for a request in range passes, and each kind's
+ * wrong type or out-of-range value is refused naming the key (each read loosely
+ * before: "no_mtp": 1 as false, "mtp_layers": -1 as 0, "host_op_us": 1e300 or
+ * "moe_imbalance": "2" passed to the pricing). */
+static void test_request_json_check(void)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    json_t *o = tsl_request_to_json(&r);
+    tsl_err_t err = {0};
+    CHECK(tsl_request_json_check(o, &err) == 0, "a default request's JSON: %s", err.msg);
+    r.mtp_layers = 16;
+    r.host_op_us = 57.2;
+    r.moe_imbalance = 1.5;
+    r.no_mtp = true;
+    r.target = TSL_TARGET_MEGATRON;
+    r.mem_budget_bytes = 80ull << 30;
+    json_decref(o);
+    o = tsl_request_to_json(&r);
+    CHECK(tsl_request_json_check(o, &err) == 0, "a request in range: %s", err.msg);
+    static const struct {
+        const char *key, *value, *msg;
+    } bad[] = {
+        {"no_mtp", "1", "request.no_mtp: expected true or false, got a number"},
+        {"mtp_layers", "-1", "request.mtp_layers: -1 is out of range; expected 0..16"},
+        {"mtp_layers", "17", "request.mtp_layers: 17 is out of range; expected 0..16"},
+        {"mtp_layers", "\"2\"", "request.mtp_layers: expected a whole number 0..16, got a string"},
+        {"mtp_layers", "2.5", "request.mtp_layers: expected a whole number 0..16, got a number"},
+        {"host_op_us", "1e300", "request.host_op_us: 1e+300 is not from 1 to 100000"},
+        {"moe_imbalance", "\"2\"", "request.moe_imbalance: expected a number, got a string"},
+        {"moe_capacity_factor", "-1", "request.moe_capacity_factor: -1 is not from 0 to 64"},
+        {"memory_bytes", "-5", "request.memory_bytes: expected a whole number of bytes"},
+        {"recompute_modules", "\"mlp\"", "request.recompute_modules: expected an array"},
+        {"loss_impl", "true", "request.loss_impl: expected an implementation's name"},
+        {"loss_impl", "\"xentropy\"", "request.loss_impl: 'xentropy' is not exec, torch"},
+        {"loss_impl", "9223372036854775807", "request.loss_impl: 9223372036854775807 is not an"},
+        {"recompute_modules", "9223372036854775807",
+         "request.recompute_modules: 9223372036854775807 is not a module bitmask"},
+        {"recompute_modules", "[1.5]",
+         "request.recompute_modules[0]: expected a module's name, got a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *c = json_deep_copy(o);
+        json_object_set_new(c, bad[i].key, json_loads(bad[i].value, JSON_DECODE_ANY, NULL));
+        err.msg[0] = '\0';
+        CHECK(tsl_request_json_check(c, &err) == -1 && strstr(err.msg, bad[i].msg), "%s %s: '%s'",
+              bad[i].key, bad[i].value, err.msg);
+        json_decref(c);
+    }
+    json_object_set_new(o, "mtp_layers", json_null());
+    CHECK(tsl_request_json_check(o, &err) == 0, "null reads as the default: %s", err.msg);
+    json_decref(o);
+}
+
 int main(void)
 {
     test_request_round_trip();
+    test_request_json_check();
     return CHECK_DONE();
 }

@@ -1,6 +1,9 @@
 /* Tests for planner/search: Algorithm 1, baselines, determinism, hooks, errors. */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -490,6 +493,60 @@ static void test_fingerprint_switches(void)
     }
     tsl_model_free(&m);
     tsl_cluster_free(&c);
+}
+
+/* Every REAL field of the request (request_fields.h) is held to its table range
+ * wherever the request comes from (a gRPC double, a plan document's number: no CLI
+ * parse): NaN, ±inf and a value past either bound are refused naming the field,
+ * 0 (the default) and the bounds themselves pass. Before, the table's REAL ranges
+ * bound the CLI alone: a gRPC moe_capacity_factor NaN passed tsl_request_knobs_check. */
+static void test_real_field_bounds(void)
+{
+    struct {
+        size_t off;
+        double min, max;
+        const char *proto;
+    } reals[] = {
+#define REAL_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                        \
+    REAL_FIELD_##kind(name, min, max, proto)
+#define REAL_FIELD_BOOL(name, min, max, proto)
+#define REAL_FIELD_UINT(name, min, max, proto)
+#define REAL_FIELD_BYTES(name, min, max, proto)
+#define REAL_FIELD_TARGET(name, min, max, proto)
+#define REAL_FIELD_MODULES(name, min, max, proto)
+#define REAL_FIELD_LOSS(name, min, max, proto)
+#define REAL_FIELD_REAL(name, min, max, proto) {offsetof(tsl_request_t, name), min, max, proto},
+        TSL_REQUEST_FIELDS(REAL_FIELD_)
+#undef REAL_FIELD_
+    };
+    size_t n = sizeof reals / sizeof *reals;
+    CHECK(n >= 3, "the REAL fields: %zu (host_op_us, moe_capacity_factor, moe_imbalance)", n);
+    for (size_t i = 0; i < n; i++) {
+        const double bad[] = {NAN,  INFINITY,         -INFINITY,
+                              -1.0, reals[i].max * 2, reals[i].min > 0 ? reals[i].min / 2 : -1e-9};
+        const double good[] = {0.0, reals[i].min > 0 ? reals[i].min : reals[i].max / 2,
+                               reals[i].max};
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+            tsl_request_t r;
+            tsl_request_init(&r);
+            *(double *)((char *)&r + reals[i].off) = bad[k];
+            tsl_err_t err = {0};
+            char want[80];
+            snprintf(want, sizeof want, "%s: ", reals[i].proto);
+            CHECK(tsl_request_knobs_check(&r, &err) == -1 &&
+                      strncmp(err.msg, want, strlen(want)) == 0 &&
+                      strstr(err.msg, "(0: the default)"),
+                  "%s %g refused naming it: '%s'", reals[i].proto, bad[k], err.msg);
+        }
+        for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+            tsl_request_t r;
+            tsl_request_init(&r);
+            *(double *)((char *)&r + reals[i].off) = good[k];
+            tsl_err_t err = {0};
+            CHECK(tsl_request_knobs_check(&r, &err) == 0, "%s %g passes: %s", reals[i].proto,
+                  good[k], err.msg);
+        }
+    }
 }
 
 /* GPT-3 175B on 64 A100-40G: the states alone overflow 40 GB in Galvatron's space;
@@ -2448,6 +2505,7 @@ static void test_need_keeps_interleaves(void)
 
 int main(void)
 {
+    test_real_field_bounds();
     test_interleave_any_v();
     test_interleave_past_sim_cap();
     test_megatron_vp5();

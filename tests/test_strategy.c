@@ -471,6 +471,15 @@ static void test_text(void)
         {"sdp65536-dp65536", "overflows"},
         {"singles", "\"singles\""},
         {"+ckpt", "empty"},
+        /* a control byte, a quote, a non-ASCII byte: refused before any token, shown
+         * escaped (a document's strategy echoed raw put its newline in the message) */
+        {"tp2\n-dp2", "strategy \"tp2\\n-dp2\": not a strategy"},
+        {"\x1b[31mtp2", "strategy \"\\x1b[31mtp2\": not a strategy"},
+        {"tp2\"", "strategy \"tp2\\\"\": not a strategy"},
+        {"tp2-dp\xc3\xa9"
+         "2",
+         "not a strategy"},
+        {"tp2 ", "not a strategy"},
     };
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
         tsl_err_t err = {0};

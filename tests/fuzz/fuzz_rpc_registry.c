@@ -8,6 +8,7 @@
  * from the report itself, scaled by the next input byte — and a decoded message
  * is packed again and must come back to the same size.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "fuzz.h"
@@ -39,8 +40,18 @@ static void check_profile(const Tessel__V1__ReportProfileRequest *req, uint8_t s
                                   .device_index = m->per_device ? (int64_t)m->device_index : -1,
                                   .value = m->value * scale};
     }
+    /* each figure's labels serialised once, as the handler does */
+    size_t nm = req->n_measurements;
+    char **texts = calloc(nm ? nm : 1, sizeof *texts);
+    bool ok = texts != NULL;
+    for (size_t i = 0; ok && i < nm; i++)
+        ok = (texts[i] = tsl_profile_labels_json(req->measurements[i])) != NULL;
     tsl_err_t err = {0};
-    (void)tsl_profile_check_report(req, 1764316800, prior, n, &err);
+    if (ok)
+        (void)tsl_profile_check_report(req, (const char *const *)texts, 1764316800, prior, n, &err);
+    for (size_t i = 0; texts && i < nm; i++)
+        free(texts[i]);
+    free(texts);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -117,6 +117,23 @@ print("newline:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToStrin
 r = pb.RegisterRequest(hostname="node-c", devices=[pb.Device(
     index=i, model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-3") for i in (0, 1)])
 print("uuidtwice:", call("RegisterWorker", pb.RegisterResponse, r.SerializeToString())[0])
+# a device index no node has, an SM count no GPU has, a negative sm_count (a 64-bit
+# varint of -1 read as uint32 2^32-1): each was stored and shown as given
+def dev(**kw):
+    return pb.RegisterRequest(hostname="node-d", devices=[pb.Device(
+        model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-4", **kw)])
+print("bigindex:", call("RegisterWorker", pb.RegisterResponse,
+                        dev(index=4096, sm_count=108).SerializeToString())[0])
+print("bigsm:", call("RegisterWorker", pb.RegisterResponse,
+                     dev(index=0, sm_count=1 << 20).SerializeToString())[0])
+negdev = pb.Device(model="NVIDIA A100-SXM4-40GB", memory_bytes=40 << 30, uuid="GPU-4",
+                   sm_count=7).SerializeToString().replace(b"\x20\x07",
+                                                           b"\x20" + b"\xff" * 9 + b"\x01")
+neg = pb.RegisterRequest(hostname="node-d").SerializeToString() + b"\x12" + \
+    bytes([len(negdev)]) + negdev
+print("negsm:", call("RegisterWorker", pb.RegisterResponse, neg)[0])
+print("goodsm:", call("RegisterWorker", pb.RegisterResponse,
+                      dev(index=63, sm_count=108).SerializeToString())[0])
 EOF
 sed 's/^/  /' "$TMPD/registry.out"
 grep_out() {
@@ -138,6 +155,13 @@ grep_out "a figure twice in one report is refused" \
 grep_out "a report after the refusals is stored" '^after: OK'
 grep_out "one UUID on two devices is refused" \
     "^uuidtwice: INVALID_ARGUMENT devices\\[1\\]\\.uuid: 'GPU-3' is devices\\[0\\]'s too"
+grep_out "a device index past a node's CUDA ordinals is refused" \
+    '^bigindex: INVALID_ARGUMENT devices\[0\]\.index: 4096 is not a CUDA device ordinal'
+grep_out "an SM count no GPU has is refused" \
+    '^bigsm: INVALID_ARGUMENT devices\[0\]\.sm_count: 1048576 is more streaming'
+grep_out "a negative SM count is refused" \
+    '^negsm: INVALID_ARGUMENT devices\[0\]\.sm_count: 4294967295 is more streaming'
+grep_out "index 63 with 108 SMs registers" '^goodsm: OK'
 grep_out "a hostname with a newline is refused, shown escaped" \
     "^newline: INVALID_ARGUMENT hostname: 'node-b\\\\nINFO forged' must be 1 to 127 printable"
 
