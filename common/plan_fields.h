@@ -51,6 +51,7 @@
     X(p2p_s, REAL, p2p_s, "p2p_s", ALWAYS)                                                         \
     X(wgrad_s, REAL, wgrad_s, "wgrad_s", NONZERO)                                                  \
     X(fb_save_s, REAL, fb_save_s, "fb_save_s", NONZERO)                                            \
+    X(ep_save_s, REAL, ep_save_s, "ep_save_s", NONZERO)                                            \
     X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
     X(chunk1, CUSTOM, chunk1, "chunk1", ALWAYS)                                                    \
     X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \

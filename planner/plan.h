@@ -46,7 +46,8 @@ typedef struct tsl_plan_stage {
     double ep_save_s;     /* moe_a2a_overlap: what one merged step of a micro-batch's
                              forward and another's backward saves, its EP all-to-alls
                              under the other's compute (tsl_pipesim_fb_save_s over the
-                             stage's ep_s; not in the plan document) */
+                             stage's ep_s; the document's "ep_save_s", so that a plan
+                             read back simulates with it) */
     double fb_save_s;     /* DualPipeV: what one overlapped F&B step (a micro-batch's
                              forward with another's backward) saves against F + B
                              (tsl_pipesim_fb_save_s over the stage's communication) */

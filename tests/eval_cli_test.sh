@@ -1211,6 +1211,10 @@ expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search 
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
     ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
 cp "$out" "$dir/moe-overlap.json"
+# the merged step's saving is in the document (stage "ep_save_s", as fb_save_s is): the
+# iteration's saving is the 3 merged steps' of it, and the key reads back
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; e=b["stages"][0].get("ep_save_s", 0); assert "ep_save_s" not in a["stages"][0] and 0 < e and abs(d - 3*e) <= 1e-9 + 1e-6*d, (d, e)' "$dir/moe-flex16.json" "$dir/moe-overlap.json" &&
+    ok || bad "ep_save_s in the plan document: $(cat "$dir/moe-overlap.json")"
 # under full recompute Megatron-LM runs no overlap (TransformerConfig asserts
 # recompute_granularity != 'full'): its line with the flag is refused, and a plan
 # document asking for the overlap beside full recompute is priced without its saving

@@ -132,6 +132,7 @@ static void test_plan_round_trip(void)
         res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
         res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
         res->best.stages[s].chunk1_wgrad_s = 0.125 * res->best.stages[s].fwd_s;
+        res->best.stages[s].ep_save_s = 0.0625 * res->best.stages[s].fwd_s; /* Stage 18 */
     }
     r.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
     r.bf16_moments = true;
@@ -177,6 +178,8 @@ static void test_plan_round_trip(void)
               st0->chunk1->wgrad_s == res->best.stages[0].chunk1_wgrad_s,
           "a V stage's chunk1 → Stage.chunk1 field for field");
     CHECK(p && p->best && p->best->tie_stage == 1, "tie_stage → PlanFigures.tie_stage");
+    CHECK(st0 && st0->ep_save_s == res->best.stages[0].ep_save_s && st0->ep_save_s > 0,
+          "a stage's ep_save_s → Stage.ep_save_s");
     const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */
     for (size_t b = 0; p && b < p->n_baselines && !plain; b++)
         if (p->baselines[b]->n_stages)
