@@ -171,14 +171,12 @@ expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-
 cp "$out" "$dir/plan.json"
 settarget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]["target"]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$1"; }
 settarget '"megatorn"'
-expect 2 "plan: $dir/t.json: request.target: 'megatorn' is not one of any, megatron, deepspeed, torchtitan, galvatron" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: $dir/t.json: request.target: 'megatorn' is not one of any, megatron, deepspeed, torchtitan, galvatron"
 # checked under --target too: the document is wrong whichever stack prices it
 expect 2 "request.target: 'megatorn' is not one of" \
     eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search --target megatron
 settarget '[1]'
-expect 2 "request.target: a non-string is not one of any, megatron" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.target: a non-string is not one of any, megatron"
 # the names, either case, and the numbers plan --json writes read as before
 for t in '"any"' '"Megatron"' '1' 'null'; do
     settarget "$t"
@@ -186,56 +184,44 @@ for t in '"any"' '"Megatron"' '1' 'null'; do
 done
 # a request that is not an object is not "no request": the target would be lost
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]="megatron"; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
-expect 2 "plan: $dir/t.json: request: not an object" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: $dir/t.json: request: not an object"
 # the request's MTP keys and the model's sequence are read strictly: -1 was none,
 # 2^32 + 512 tokens 512, "512" the preset's own length, each without a word
 setkey() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[sys.argv[3]][sys.argv[4]]=json.loads(sys.argv[5]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$@"; }
+# the edited document t.json refused by eval (exit 2) with the message given
+doc_refused() { expect 2 "$1" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search; }
 setkey request mtp_layers -1
-expect 2 "plan: $dir/t.json: request.mtp_layers: -1 is out of range; expected 0..16" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: $dir/t.json: request.mtp_layers: -1 is out of range; expected 0..16"
 setkey request mtp_layers 4294967297
-expect 2 "request.mtp_layers: 4294967297 is out of range" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.mtp_layers: 4294967297 is out of range"
 setkey request mtp_layers '"1"'
-expect 2 "request.mtp_layers: expected a whole number 0..16, got a string" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.mtp_layers: expected a whole number 0..16, got a string"
 setkey request no_mtp 1
-expect 2 "request.no_mtp: expected true or false, got a number" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.no_mtp: expected true or false, got a number"
 # every request key by request_fields.h's kind and range (plan_json.h
 # tsl_request_json_check), not the MTP keys alone
 setkey request host_op_us 1e300
-expect 2 "plan: $dir/t.json: request.host_op_us: 1e+300 is not from 1 to 100000 (0: the default)" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: $dir/t.json: request.host_op_us: 1e+300 is not from 1 to 100000 (0: the default)"
 setkey request paper_cost '"yes"'
-expect 2 "request.paper_cost: expected true or false, got a string" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.paper_cost: expected true or false, got a string"
 # a stack's number past the stacks (2^63 - 1 read as no stack), a target's and a
 # granularity's control bytes (echoed raw: the message's line ended there)
 setkey request target 9223372036854775807
-expect 2 "request.target: 9223372036854775807 is not a stack's number (0..4)" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.target: 9223372036854775807 is not a stack's number (0..4)"
 setkey request target '"\u001b[31m\nx"'
-expect 2 "request.target: '\\\\x1b\[31m\\\\nx' is not one of" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "request.target: '\\\\x1b\[31m\\\\nx' is not one of"
 # a node order past what a plan holds: 1025 nodes were read as no order, node 1024 as
 # node 0
 setkey plan node_order "$(python3 -c 'print(list(range(1025)))')"
-expect 2 "plan: node_order: 1025 nodes; a plan orders at most 1024" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: node_order: 1025 nodes; a plan orders at most 1024"
 setkey plan node_order '[1024]'
-expect 2 "plan: node_order\[0\]: expected a node index 0..1023" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: node_order\[0\]: expected a node index 0..1023"
 setkey plan granularity '"a\nb"'
-expect 2 'plan: granularity: expected "layer" or "sublayer", got a\\nb' \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused 'plan: granularity: expected "layer" or "sublayer", got a\\nb'
 setkey model tokens_per_sample 4294967808
-expect 2 "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan: $dir/t.json: model.tokens_per_sample: 4294967808 is out of range; expected 1..4294967295"
 setkey model tokens_per_sample '"512"'
-expect 2 "model.tokens_per_sample: expected a whole number >= 1, got a string" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "model.tokens_per_sample: expected a whole number >= 1, got a string"
 for v in 0 -1; do
     setkey model tokens_per_sample "$v"
     expect 2 "model.tokens_per_sample: $v is out of range" \
@@ -278,8 +264,7 @@ echo '{}' >"$dir/t.json"
 expect 2 "plan.stages: missing; a plan document lists its pipeline stages" \
     eval --model GPT2-345M --cluster 8xA100-80G --plan "$dir/t.json" --no-search
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["pp"]=len(d["plan"]["stages"])+1; json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
-expect 2 "plan.pp: [0-9]*, but stages\[\] holds [0-9]* stages" \
-    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+doc_refused "plan.pp: [0-9]*, but stages\[\] holds [0-9]* stages"
 # micro_batch x n_micro checked without wrapping 32 bits (65536 x 65536 read as 0)
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"].update(micro_batch=65536, n_micro=65536, global_batch=0); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json"
 expect 2 "global_batch" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search

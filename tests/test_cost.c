@@ -85,6 +85,28 @@ static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt)
     return strat(1, &d, &deg, ckpt);
 }
 
+/* GPT-2 medium's block (seq 1024, hidden 1024, FFN 4096, 16 heads), derived: the
+ * optimizer-step and host-chain tests' layer. */
+static tsl_layer_t gpt2_medium_block(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
+/* A cluster from its short spec and a cost environment over its first gpus devices. */
+static void spec_env(tsl_cluster_t *c, tsl_cost_env_t *env, const char *spec, uint32_t gpus)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(c, spec, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(env, c, 0, gpus, &err) == 0, "%s", err.msg);
+}
+
 static void make_env(tsl_cluster_t *c, tsl_cost_env_t *env, uint32_t nodes, uint32_t gpn)
 {
     tsl_err_t err = {0};
@@ -1467,12 +1489,7 @@ static void test_tp_sync(void)
 
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "4xT4-16G", &err) == 0, "%s", err.msg);
-    tsl_layer_t g = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
-    CHECK(tsl_layer_derive(&g, &err) == 0, "%s", err.msg);
+    tsl_layer_t g = gpt2_medium_block();
     CHECK(g.tp_allreduces == 2, "a block: two TP all-reduces each way");
     CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
     env.host_op_s = 1.0;
@@ -4764,17 +4781,10 @@ static void test_torch_loop_step(void)
     /* GPT-2 medium's block on one A100-80G, DP: its 12 tensors (Megatron's layout)
      * ten launches each, 92 B per parameter and the 4 B zeroing; under SDP 2, each
      * rank steps half, zeroes the half it keeps, and walks two flat FSDP units */
-    tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = gpt2_medium_block();
     tsl_cluster_t c;
-    CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
-    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    spec_env(&c, &env, "2xA100-80G", 2);
     env.knobs = (tsl_cost_knobs_t){
         .opt_step = TSL_OPT_STEP_TORCH_LOOP, .fp32 = true, .grad_reduce_bytes = 4};
     double P = (double)l.params, W = env.opt_mem_bw, L = 4e-6;
@@ -4827,17 +4837,10 @@ static void test_composer_step(void)
     /* GPT-2 medium's block under SDP 8 on 8 A100-80G: the busiest rank's five pieces
      * (the two norms' four tensors and QKV's first part in Megatron's layout), ten
      * launches and a read each, at h = H / 3; torch's foreach steps the same bytes */
-    tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = gpt2_medium_block();
     tsl_cluster_t c;
-    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
-    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    spec_env(&c, &env, "8xA100-80G", 8);
     env.knobs = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_COMPOSER, .grad_reduce_bytes = 4};
     double P = (double)l.params, W = env.opt_mem_bw, t[TSL_DS_STEP_MAX_TENSORS];
     uint32_t m = tsl_ds_step_tensors(&l, 1, P, t);
@@ -4872,12 +4875,7 @@ static void test_ds_step_host_sync(void)
     CHECK(tsl_host_chain_s(g3, 3, 0.0) == 0.0 && tsl_host_chain_s(g3, 0, 2.0) == 0.0, "none");
 
     tsl_err_t err = {0};
-    tsl_layer_t g = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
-    CHECK(tsl_layer_derive(&g, &err) == 0, "%s", err.msg);
+    tsl_layer_t g = gpt2_medium_block();
     double e[TSL_DS_STEP_MAX_TENSORS], sum = 0;
     uint32_t n = tsl_ds_step_tensors(&g, 1, (double)g.params, e);
     for (uint32_t i = 0; i < n; i++)
