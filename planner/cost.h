@@ -908,8 +908,15 @@ typedef enum tsl_cost_mode {
  * knobs.torch_pipelining (plan field, eval --torch-pipelining; the torchtitan target,
  * its configurations and rows set it), not on opt_step torch, which stood for it: an
  * interleaved plan with torch's optimizer step but not its pipelining (no
- * bench/published row) hides its hops again. Every other plan prices as 167. */
-#define TSL_COST_MODEL_VERSION 168u
+ * bench/published row) hides its hops again. Every other plan prices as 167.
+ * 169: --target torchtitan weighs no context parallelism (search.c target_weighs_cp):
+ * torchtitan main's Python configuration runs CP only as FlexAttention over K/V
+ * all-gathered at the attention (b5bcd76c6 models/common/decoder_sharding.py), which
+ * Tessel does not price, and v0.2.x's job TOML only ring attention, so no CP plan
+ * exports to both forms; a fixed --cp above 1 under the target is refused (cp). The
+ * search space under --target torchtitan shrinks; nothing is priced otherwise: every
+ * plan prices as 168. */
+#define TSL_COST_MODEL_VERSION 169u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -26,6 +26,17 @@ void tsl_request_init(tsl_request_t *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* Why `plan --target torchtitan` weighs no context parallelism (target_weighs_cp):
+ * the short form fits a plan's cp_why (search.h, 192 bytes with "cp 1: not searched: "). */
+#define TORCHTITAN_NO_CP_SHORT                                                                     \
+    "torchtitan main runs CP only as FlexAttention over all-gathered K/V, which Tessel does "      \
+    "not price, and v0.2.x's TOML only ring attention"
+#define TORCHTITAN_NO_CP                                                                           \
+    "torchtitan: its Python configuration (torchtitan main) runs context parallelism only as "     \
+    "FlexAttention over K/V all-gathered at the attention, which Tessel does not price, and its "  \
+    "job TOML (v0.2.x) only ring attention: no CP plan exports to both, so the target weighs "     \
+    "none"
+
 /* Why tp_sync and sequence parallelism do not go together. */
 #define TP_SYNC_NO_SP                                                                              \
     "tp_sync: AMP's Megatron-LM v1.1.5 fork, whose synchronised TP all-reduces tp_sync "           \
@@ -451,8 +462,13 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
     if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cp: %s: Tessel exports no context parallelism to it (--cp %u); "
-                            "megatron and torchtitan run it",
+                            "megatron runs it",
                             tsl_target_name(r->target), r->cp);
+    if (r->cp > 1 && r->target == TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cp: " TORCHTITAN_NO_CP " (--cp %u); plan without --cp, or price a "
+                            "v0.2.x job TOML with context_parallel_degree by eval --torchtitan",
+                            r->cp);
     if (r->ep > 1 && r->no_ep)
         return tsl_err_set(err, "ep: --ep %u with --no-ep", r->ep);
     if ((r->etp > 1 || r->moe_capacity > 0) && r->target && r->target != TSL_TARGET_MEGATRON)
@@ -1280,6 +1296,21 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
 
 /* ---- context parallelism (docs/search-space.md "Context parallelism") ---- */
 
+/* Whether the search weighs CP degrees above 1 under target t. DeepSpeed and
+ * Galvatron: Tessel exports no CP to them. torchtitan: its two exports run two
+ * different CPs — v0.2.x's job TOML torch's ring attention (context_parallel_rotate_method,
+ * priced p2p), main's Python configuration only FlexAttention over K/V all-gathered at
+ * the attention's local_map, held to the backward, dK/dV reduce-scattered
+ * (models/common/decoder_sharding.py set_gqa_inner_attention_local_map at b5bcd76c6;
+ * the rotation removed in 8e5554449), which Tessel does not price — so no CP plan
+ * exports to both, and a plan searched for a stack exports to each of its forms
+ * (target.h). The target's predicate still admits ring attention: the TOML export
+ * writes it for a plan priced so (eval, Tessel's own space). */
+static bool target_weighs_cp(uint32_t t)
+{
+    return t != TSL_TARGET_DEEPSPEED && t != TSL_TARGET_GALVATRON && t != TSL_TARGET_TORCHTITAN;
+}
+
 /* The CP degrees the search tries for a request: 1, and from sequences of
  * TSL_SEARCH_CP_MIN_SEQ tokens the divisors c ≤ TSL_SEARCH_CP_MAX of the device
  * count with 2·c | s (two chunks per rank) and s / c ≥ TSL_SEARCH_CP_MIN_TOKENS;
@@ -1291,8 +1322,7 @@ static uint32_t cp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const t
 {
     uint32_t s = m->tokens_per_sample, n = 0;
     out[n++] = 1;
-    if (r->no_cp || r->cp == 1 || r->paper_cost || r->target == TSL_TARGET_DEEPSPEED ||
-        r->target == TSL_TARGET_GALVATRON)
+    if (r->no_cp || r->cp == 1 || r->paper_cost || !target_weighs_cp(r->target))
         return n;
     if (r->cp > 1) {
         out[0] = r->cp;
@@ -1326,6 +1356,9 @@ static void cp_reason(tsl_search_result_t *res, const tsl_request_t *r, const ts
              comm ? ")" : "");
     if (r->cp > 1)
         snprintf(res->cp_why, sizeof res->cp_why, "%s as asked (--cp %u)", head, r->cp);
+    else if (r->target == TSL_TARGET_TORCHTITAN && !r->no_cp && r->cp != 1 && !r->paper_cost &&
+             m->tokens_per_sample >= TSL_SEARCH_CP_MIN_SEQ)
+        snprintf(res->cp_why, sizeof res->cp_why, "cp 1: not searched: %s", TORCHTITAN_NO_CP_SHORT);
     else if (r->no_cp || r->cp == 1 || n_degrees <= 1)
         res->cp_why[0] = '\0'; /* not searched: nothing to say */
     else if (cp > 1 && !b->valid)
@@ -1354,16 +1387,17 @@ static void keep_failure(tsl_err_t *kept, const tsl_err_t *e)
         *kept = *e;
 }
 
-/* The engine over every CP degree (and, above 1, each exchange the target runs:
- * p2p and Ulysses a2a; allgather moves the bytes of p2p with none hidden, so it
- * never wins and is priced by eval only). Fills res->cp_why. */
+/* The engine over every CP degree (and, above 1, each exchange: p2p and Ulysses
+ * a2a; allgather moves the bytes of p2p with none hidden, so it never wins and is
+ * priced by eval only; the targets that weigh CP, Tessel's own space and megatron,
+ * run both). Fills res->cp_why. */
 static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_search_hooks_t *hooks, tsl_cost_walks_t *walks,
                      tsl_search_result_t *res, double hi, tsl_err_t *err)
 {
     uint32_t deg[TSL_SEARCH_CP_MAX + 1], n = cp_degrees(m, c, r, deg);
     static const uint32_t comms[] = {TSL_CP_P2P, TSL_CP_A2A};
-    uint32_t n_comm = r->target == TSL_TARGET_TORCHTITAN ? 1 : 2; /* ring attention only */
+    uint32_t n_comm = 2;
     cp_base_t base = {0};
     tsl_err_t first = {0};
     int any_ok = 0, rc = TSL_SEARCH_ERR;

@@ -5,7 +5,11 @@
  * The exporters (common/export_*.c) refuse exactly what tsl_target_check refuses,
  * and `plan --target STACK` (request field `target`) admits exactly what it
  * admits: the search engine drops every configuration the predicate refuses, so
- * a plan searched for a stack exports to it by construction.
+ * a plan searched for a stack exports to it by construction. One exception, on
+ * the search's side: torchtitan's predicate admits ring-attention CP, which its
+ * job TOML (v0.2.x) writes and its Python form (main) refuses, so the search under
+ * torchtitan weighs no CP degree (search.c target_weighs_cp) and its plans export
+ * to both forms.
  *
  *   megatron    Megatron-LM: one strategy for every layer, TP innermost, DP with
  *               or without the distributed optimizer (ZeRO-1), or SDP over every

@@ -1301,8 +1301,10 @@ static int check_schedule(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
  * --cp-comm-type Tessel prices (p2p, a2a, allgather; TransformerEngine's
  * context-parallel attention; not torch-allgather, torch's); torchtitan ring attention only
  * (context_parallel_degree, torch.distributed.tensor.experimental.context_parallel:
- * K/V rotated by all-gather or all-to-all, no head split); DeepSpeed's Ulysses
- * (sequence_parallel_size) is not exported, Galvatron has none. */
+ * K/V rotated by all-gather or all-to-all, no head split) — v0.2.x's, its TOML export;
+ * main's Python export refuses it and the search under the target weighs no CP
+ * (search.c target_weighs_cp); DeepSpeed's Ulysses (sequence_parallel_size) is not
+ * exported, Galvatron has none. */
 static int check_cp(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
 {
     uint32_t cp = v->plan->cp, comm = v->plan->cp_comm;

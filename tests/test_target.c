@@ -16,6 +16,7 @@
 #include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
+#include "mtp.h"
 #include "pipeline.h"
 #include "search.h"
 
@@ -45,17 +46,25 @@ static void random_model(tsl_model_t *m, char *name, size_t cap)
     CHECK(tsl_model_build(&s, name, m, &err) == 0, "%s: %s", name, err.msg);
 }
 
+/* Every plan of res (the best and the alternatives) exports to target t in each of
+ * its forms: torchtitan's Python configuration (main) and its job TOML (v0.2.x) both,
+ * a model with MTP depths aside for the TOML (v0.2.x has no module for them: a model
+ * the release cannot build, not a plan the search could have avoided). */
 static void check_exports(uint32_t t, const tsl_search_result_t *res, const tsl_model_t *m,
                           const char *what)
 {
-    for (uint32_t i = 0; i < res->n_top; i++) {
-        char *text = NULL;
-        size_t len = 0;
-        tsl_err_t err = {0};
-        int rc = tsl_export((tsl_export_format_t)(t - 1), &res->top[i], m, &text, &len, &err);
-        CHECK(rc == 0, "%s: plan #%u exports to %s: %s", what, i + 1, tsl_target_name(t), err.msg);
-        free(text);
-    }
+    tsl_export_format_t forms[2] = {(tsl_export_format_t)(t - 1), TSL_EXPORT_TORCHTITAN_TOML};
+    size_t n_forms = t == TSL_TARGET_TORCHTITAN && tsl_mtp_depths(m) == 0 ? 2 : 1;
+    for (uint32_t i = 0; i < res->n_top; i++)
+        for (size_t f = 0; f < n_forms; f++) {
+            char *text = NULL;
+            size_t len = 0;
+            tsl_err_t err = {0};
+            int rc = tsl_export(forms[f], &res->top[i], m, &text, &len, &err);
+            CHECK(rc == 0, "%s: plan #%u (cp %u, ep %u) exports to %s: %s", what, i + 1,
+                  res->top[i].cp, res->top[i].ep, tsl_export_format_name(forms[f]), err.msg);
+            free(text);
+        }
 }
 
 static void test_property(void)
@@ -675,7 +684,6 @@ static void test_torchtitan_interleave(void)
     fixture_target(&f, "Llama3-8B", "2x8xH100-80G:8xib400", TSL_TARGET_TORCHTITAN);
     f.r.global_batch = 16;
     f.r.pp = 4;
-    f.r.no_cp = true; /* torchtitan main's export refuses ring attention (export_torchtitan.c) */
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "torchtitan: %s",
           err.msg);
     const tsl_plan_t *best = &f.res->best;
@@ -691,6 +699,145 @@ static void test_torchtitan_interleave(void)
           "plain 1F1B: v %u, %.3f samples/s against %.3f interleaved: %s", f.res->best.interleave,
           f.res->best.samples_per_s, chunked, err.msg);
     fixture_free(&f);
+}
+
+/* Every dimension `plan --target torchtitan` lets the search choose is one both of
+ * torchtitan's exports write and the torchtitan they cite runs: walked on long
+ * sequences (where the search weighs context parallelism: torchtitan main runs CP only
+ * as FlexAttention over all-gathered K/V, which Tessel does not price, so the target
+ * weighs none), a MoE model (expert parallelism on the sparse mesh), FP8 and eager
+ * plans on H100s, FSDP kept over the backward, HSDP over nodes and a tied head; each
+ * search's every plan exports in both forms (check_exports). A CP degree asked of the
+ * target is refused up front, naming the field. */
+typedef struct titan_case {
+    const char *what, *cluster;
+    tsl_arch_spec_t spec;
+    uint32_t batch, budget_gib;
+    bool keep_weights, eager, fp8;
+} titan_case_t;
+
+static void test_torchtitan_space_exports(void)
+{
+    static const titan_case_t cases[] = {
+        {"llama 32k tokens",
+         "1x8xH100-80G",
+         {.arch = TSL_ARCH_LLAMA,
+          .layers = 4,
+          .hidden = 1024,
+          .ffn_hidden = 2816,
+          .heads = 16,
+          .kv_heads = 4,
+          .seq_len = 32768,
+          .vocab = 32000,
+          .gated_ffn = true},
+         8,
+         20,
+         false,
+         false,
+         false},
+        {"llama 16k tokens, 2 nodes",
+         "2x8xH100-80G:8xib400",
+         {.arch = TSL_ARCH_LLAMA,
+          .layers = 6,
+          .hidden = 2048,
+          .ffn_hidden = 5632,
+          .heads = 16,
+          .kv_heads = 8,
+          .seq_len = 16384,
+          .vocab = 32000,
+          .gated_ffn = true},
+         16,
+         40,
+         false,
+         false,
+         true},
+        {"moe 8 experts",
+         "2x8xH100-80G:8xib400",
+         {.arch = TSL_ARCH_LLAMA,
+          .layers = 4,
+          .hidden = 1024,
+          .ffn_hidden = 2816,
+          .heads = 16,
+          .kv_heads = 4,
+          .seq_len = 4096,
+          .vocab = 32000,
+          .gated_ffn = true,
+          .experts = 8,
+          .experts_per_tok = 2,
+          .moe_ffn_hidden = 704},
+         32,
+         24,
+         false,
+         false,
+         true},
+        {"llama eager, kept weights",
+         "1x8xA100-80G",
+         {.arch = TSL_ARCH_LLAMA,
+          .layers = 8,
+          .hidden = 1536,
+          .ffn_hidden = 4096,
+          .heads = 12,
+          .seq_len = 8192,
+          .vocab = 32000,
+          .gated_ffn = true},
+         16,
+         30,
+         true,
+         true,
+         false},
+        {"gpt tied head",
+         "1x4xA100-40G",
+         {.arch = TSL_ARCH_GPT,
+          .layers = 6,
+          .hidden = 1024,
+          .ffn_hidden = 4096,
+          .heads = 16,
+          .seq_len = 16384,
+          .vocab = 32000,
+          .positions = 16384,
+          .tied_head = true},
+         8,
+         16,
+         false,
+         false,
+         false},
+    };
+    tsl_search_result_t *res = malloc(sizeof(*res));
+    int searched = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const titan_case_t *k = &cases[i];
+        tsl_model_t m = {0};
+        tsl_cluster_t c = {0};
+        tsl_err_t err = {0};
+        CHECK(tsl_model_build(&k->spec, k->what, &m, &err) == 0, "%s: %s", k->what, err.msg);
+        CHECK(tsl_cluster_parse_spec(&c, k->cluster, NULL) == 0, "%s", k->cluster);
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.target = TSL_TARGET_TORCHTITAN;
+        r.global_batch = r.max_batch = k->batch;
+        r.mem_budget_bytes = (uint64_t)k->budget_gib << 30;
+        r.no_baselines = true;
+        r.sdp_keep_weights = k->keep_weights;
+        r.eager = k->eager;
+        r.no_fp8 = !k->fp8;
+        int rc = tsl_search(&m, &c, &r, NULL, res, &err);
+        CHECK(rc == TSL_SEARCH_OK || tsl_err_code(&err) == TSL_E_NOFIT, "%s: %s", k->what, err.msg);
+        if (rc == TSL_SEARCH_OK) {
+            searched++;
+            for (uint32_t j = 0; j < res->n_top; j++)
+                CHECK(res->top[j].cp <= 1, "%s: plan #%u splits the sequence (cp %u)", k->what,
+                      j + 1, res->top[j].cp);
+            check_exports(TSL_TARGET_TORCHTITAN, res, &m, k->what);
+        }
+        r.cp = 2;
+        CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "cp: torchtitan"),
+              "%s: --cp 2 under torchtitan: %s", k->what, err.msg);
+        tsl_cluster_free(&c);
+        tsl_model_free(&m);
+    }
+    CHECK(searched >= 4, "%d of the torchtitan searches found a plan", searched);
+    free(res);
 }
 
 /* Galvatron runs Megatron sequence parallelism on every TP layer by default: its
@@ -995,6 +1142,7 @@ int main(void)
     test_torchtitan_tied_pp();
     test_torchtitan_interleave();
     test_torchtitan_keep_weights();
+    test_torchtitan_space_exports();
     test_galvatron_sp();
     test_property();
     test_refusal_matches_export();
