@@ -923,6 +923,19 @@ static double fp8_stash_save_bytes(uint32_t recipe)
     return TSL_ACT_DTYPE_BYTES - tsl_fp8_copy_bytes(recipe);
 }
 
+/* Whether the attention output projection's input is held twice under TE's default
+ * (cost model 170): a fused core (flash / cuDNN: FlashAttention's backward reads its
+ * output O, saved by the core — TE's FusedAttnFunc and flash-attn alike) keeps that
+ * bf16 tensor for its own backward, and TE's Linear keeps its own FP8 columnwise copy
+ * of the same tensor (linear.py: saved_inputmat = the quantised input): 2 + 1 B per
+ * element where the stash counts the copy alone. Not where the core is unfused (its
+ * backward reads the probabilities and V, not its output), nor where it is recomputed
+ * (+selckpt: core_attn's checkpoint keeps only its inputs), nor under a full CKPT. */
+static bool proj_copy_beside_core(const tsl_layer_t *l, const tsl_strategy_t *s)
+{
+    return !l->unfused_attn && !s->selective && !s->ckpt;
+}
+
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
                          tsl_cost_mode_t mode, bool fp8, bool any_layout, bool held,
@@ -953,14 +966,20 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
         shift_bytes(&out->ms_bytes, fp8_weight_bytes(k, any_layout) * w8);
-        /* Megatron-core's linear_proj keeps the core's bf16 output, no FP8 copy (cost
-         * model 166): that input saves nothing */
-        if (tsl_cost_proj_orig_input(k))
-            shard -= tsl_roofline_proj_fp8_elems(l, g.t);
+        /* the projection's input: Megatron-core's linear_proj keeps the core's bf16
+         * output, no FP8 copy (cost model 166), and saves nothing; TE's default keeps
+         * its FP8 copy beside that output where a fused core saves it (170) */
+        double proj = tsl_roofline_proj_fp8_elems(l, g.t), beside = 0.0;
+        bool orig = tsl_cost_proj_orig_input(k), twice = !orig && proj_copy_beside_core(l, s);
+        if (orig || twice)
+            shard -= proj;
+        if (twice)
+            beside = tsl_fp8_copy_bytes(k->fp8) * proj * (double)mb / (double)w;
         uint64_t save =
             (uint64_t)(fp8_stash_save_bytes(k->fp8) *
                        (repl * (double)mb / (double)split + shard * (double)mb / (double)w));
         act = act > save ? act - save : 0;
+        act += (uint64_t)ceil(beside);
     }
     if (k->autocast) { /* fp32 norm inputs, the fp32 softmax beside its bf16 copy */
         double x_repl, x_score;
@@ -1135,6 +1154,8 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
         dev->proj_orig_input = tsl_cost_proj_orig_input(&env->knobs);
+        dev->shared_orig = tsl_cost_shared_fc1_orig_input(&env->knobs);
+        dev->down_orig = tsl_cost_mla_down_orig_input(&env->knobs);
     }
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
@@ -2968,6 +2989,16 @@ bool tsl_cost_proj_orig_input(const tsl_cost_knobs_t *k)
 {
     return k->fp8 != TSL_FP8_NONE && k->fp8 != TSL_FP8_DELAYED && k->fp8_impl == TSL_FP8_IMPL_TE &&
            tsl_opt_step_megatron_core(k->opt_step);
+}
+
+bool tsl_cost_shared_fc1_orig_input(const tsl_cost_knobs_t *k)
+{
+    return tsl_cost_proj_orig_input(k) && !(k->recompute_modules & TSL_RECOMPUTE_SHARED_EXPERTS);
+}
+
+bool tsl_cost_mla_down_orig_input(const tsl_cost_knobs_t *k)
+{
+    return tsl_cost_proj_orig_input(k) && (k->recompute_modules & TSL_RECOMPUTE_LAYERNORM);
 }
 
 bool tsl_cost_p2p_rendezvous(const tsl_cost_knobs_t *k)

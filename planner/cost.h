@@ -915,8 +915,20 @@ typedef enum tsl_cost_mode {
  * Tessel does not price, and v0.2.x's job TOML only ring attention, so no CP plan
  * exports to both forms; a fixed --cp above 1 under the target is refused (cp). The
  * search space under --target torchtitan shrinks; nothing is priced otherwise: every
- * plan prices as 168. */
-#define TSL_COST_MODEL_VERSION 169u
+ * plan prices as 168.
+ * 170: Megatron-core's other set_save_original_input sites (bench/published README.md
+ * "The other kept-original inputs"; tsl_cost_shared_fc1_orig_input,
+ * tsl_cost_mla_down_orig_input): the shared experts' linear_fc1 unless shared_experts
+ * is recomputed, and under a layernorm recompute latent attention's down projections,
+ * cast as linear_proj's at 166 (roofline.c orig_input_s; the shared FC1's input
+ * gathered under SP: current scaling's forward saves nothing there, its backward
+ * recasts the rowwise copy alone). And TE's default memory: a fused core keeps its
+ * bf16 output for its own backward beside TE's FP8 copy of it, so the output
+ * projection's input costs 2 B + one copy per element where 1 copy was counted
+ * (cost.c proj_copy_beside_core; not with +selckpt, an unfused core or full CKPT). A
+ * plan without FP8 (or FP4), or under Megatron-core without shared experts and
+ * without a layernorm recompute of latent attention, prices as 169. */
+#define TSL_COST_MODEL_VERSION 170u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1762,6 +1774,29 @@ bool tsl_cost_vp_blocking(const tsl_cost_knobs_t *k);
  * optimizer (opt_step.h tsl_opt_step_megatron_core: what tells the stack); false for
  * torchao (torchtitan), DeepSpeed and Tessel's own executor, which keep TE's default. */
 bool tsl_cost_proj_orig_input(const tsl_cost_knobs_t *k);
+
+/* Megatron-core's other set_save_original_input sites (cost model 170), each under
+ * tsl_cost_proj_orig_input's condition (a TE recipe other than delayed, or FP4, under
+ * Megatron-core's optimizer); TE's Linear then runs them as it runs linear_proj
+ * (roofline.c orig_input_s). Checked at Megatron-LM 44151194 (the 26.04.01 presets'),
+ * 0d8e0714cd and d98e8a64dd:
+ *   shared_fc1  the MoE layer's shared experts' linear_fc1 (moe/shared_experts.py
+ *               SharedExpertMLP.__init__), unless recompute_modules names
+ *               shared_experts: its input is the pre-MLP norm's output, which the
+ *               router keeps in bf16. The same site set again under a layernorm
+ *               recompute (moe_layer.py set_for_recompute_pre_mlp_layernorm).
+ *   mla_down    under a layernorm recompute (transformer_layer.py:
+ *               set_for_recompute_input_layernorm where input_layernorm is a module
+ *               of its own), latent attention's linear_q_down_proj (with a query
+ *               latent) and linear_kv_down_proj (multi_latent_attention.py), so
+ *               the discarded norm output is all they keep. Megatron sets it under
+ *               delayed scaling too, where TE refuses it (Float8Quantizer): a run
+ *               that does not start, priced as TE's default.
+ * Not sites in the TransformerEngine spec: linear_qkv and the dense linear_fc1
+ * (set only where input_layernorm / pre_mlp_layernorm stand apart; the GPT and
+ * hybrid specs fuse them into TELayerNormColumnParallelLinear, IdentityOp). */
+bool tsl_cost_shared_fc1_orig_input(const tsl_cost_knobs_t *k);
+bool tsl_cost_mla_down_orig_input(const tsl_cost_knobs_t *k);
 
 /* The attention mask DeepSpeed's engine sends with every activation of a GPT-2
  * pipe (AMP's fork, engine.py _exec_send_activations: Megatron's 1 × 1 × s × s

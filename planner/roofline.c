@@ -44,6 +44,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->tp_whole_heads = false;
     d->moe_fp8 = false;
     d->proj_orig_input = false;
+    d->shared_orig = false;
+    d->down_orig = false;
     d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
     d->moe_unfused = false;
@@ -322,37 +324,51 @@ static double fp8_copy_s(const tsl_roofline_dev_t *d, double elems)
  * 2.18): the module keeps its bf16 input for the backward, so its forward cast writes
  * the rowwise copy alone (columnwise usage off), and its backward quantises the kept
  * input again for the wgrad. The forward's columnwise copy not written, where the
- * recipe's cast writes one (none where one copy serves both layouts). */
-static double orig_fwd_saved_s(const pass_t *p, double elems)
+ * recipe's cast writes one (none where one copy serves both layouts; none for a
+ * current-scaling input gathered under SP, whose default cast wrote the rowwise copy
+ * alone already: "All-gather is not supported with FP8 column-wise data"). */
+static double orig_fwd_saved_s(const pass_t *p, double elems, bool gathered)
 {
     const tsl_roofline_dev_t *d = p->d;
-    return tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout) ? 0.0 : fp8_copy_s(d, elems);
+    bool one = tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout);
+    return one || (gathered && d->fp8 == TSL_FP8_TENSORWISE) ? 0.0 : fp8_copy_s(d, elems);
 }
 
 /* ... and the backward's cast of the kept input, over b tensors (grouped_cast_s):
  * current scaling writes both copies with a fresh amax (Float8CurrentScalingQuantizer
  * supports_only_rowwise_all_gather: set_usage rowwise and columnwise, no amax
- * reduction for an input that is not gathered), the block-scaled recipes the
- * columnwise copy alone. */
-static double orig_bwd_cast_s(pass_t *p, double elems, double b)
+ * reduction for an input that is not gathered) — the rowwise copy alone where the
+ * input is gathered under SP (columnwise = not backward_input_needs_gather: the
+ * gathered copy is transposed after the gather, as TE's default does) — the
+ * block-scaled recipes the columnwise copy alone. */
+static double orig_bwd_cast_s(pass_t *p, double elems, double b, bool gathered)
 {
     const tsl_roofline_dev_t *d = p->d;
-    bool both =
-        d->fp8 == TSL_FP8_TENSORWISE || tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout);
+    bool both = tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout) ||
+                (d->fp8 == TSL_FP8_TENSORWISE && !gathered);
     return grouped_cast_s(p, elems, b) - (both ? 0.0 : fp8_copy_s(d, elems));
 }
 
-/* Megatron-core's set_save_original_input(linear_proj) (dev.proj_orig_input, cost.h
- * tsl_cost_proj_orig_input; cost model 166) on the output projection just priced
- * (the last lin(), over `elems` input elements): in the forward its cast less the
- * columnwise copy, in the backward the recast for the wgrad. Nothing where the
- * projection ran in bf16. Under SP the input is the local head-split core output
- * (a row-parallel linear's input is not gathered). */
+/* A Megatron-core set_save_original_input site (`on`: dev.proj_orig_input,
+ * shared_orig, down_orig; cost.h tsl_cost_proj_orig_input and
+ * the two after it) on the linear just priced (the last lin(), over `elems` input
+ * elements on this rank, `gathered` where TE all-gathers that input under SP): in the
+ * forward its cast less the columnwise copy, in the backward the recast for the
+ * wgrad. Nothing where the linear ran in bf16. */
+static double orig_input_s(pass_t *p, bool on, double elems, bool gathered)
+{
+    if (!on || !p->lin_fp8)
+        return 0.0;
+    return p->bwd ? orig_bwd_cast_s(p, elems, 1.0, gathered)
+                  : -orig_fwd_saved_s(p, elems, gathered);
+}
+
+/* Megatron-core's set_save_original_input(linear_proj) (cost model 166) on the
+ * output projection just priced: orig_input_s over the local head-split core output
+ * (a row-parallel linear's input is not gathered under SP). */
 static double proj_orig_s(pass_t *p, double elems)
 {
-    if (!p->d->proj_orig_input || !p->lin_fp8)
-        return 0.0;
-    return p->bwd ? orig_bwd_cast_s(p, elems, 1.0) : -orig_fwd_saved_s(p, elems);
+    return orig_input_s(p, p->d->proj_orig_input, elems, false);
 }
 
 /* A per-use implementation's cast of `elems` weight elements in this pass
@@ -914,9 +930,18 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
 {
     double T = S * x->s, a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
     double q = l->q_lora_rank, c = l->kv_lora_rank;
-    double qp = q ? lin(p, T, q, x->h) + ln_lin_col(p, T, a * (n + r) / t, q)
-                  : lin_col(p, T, a * (n + r) / t, x->h);
-    double kv = lin(p, T, c + r, x->h) + ln_lin_col(p, T, a * (n + v) / t, c);
+    /* the down projections keep the input norm's bf16 output under a layernorm
+     * recompute (dev.down_orig, cost model 170) */
+    bool down = p->d->down_orig;
+    double qp = 0.0;
+    if (q) {
+        qp = lin(p, T, q, x->h);
+        qp += orig_input_s(p, down, T * x->h, false) + ln_lin_col(p, T, a * (n + r) / t, q);
+    } else {
+        qp = lin_col(p, T, a * (n + r) / t, x->h);
+    }
+    double kv = lin(p, T, c + r, x->h);
+    kv += orig_input_s(p, down, T * x->h, false) + ln_lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     p->open = false; /* no userbuffers block: its projection is plain lin() */
     double out = lin(p, T, x->h, a * v / t);
@@ -1127,8 +1152,11 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += unfused_permute_s(p, moved * R * r, k);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
-        c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
-             lin(p, T, x->h, fs / t);
+        c += lin_col(p, T, x->g * fs / t, x->h);
+        /* FC1 keeps the pre-MLP norm's bf16 output (dev.shared_orig, cost
+         * model 170): the local rows, gathered by TE under SP */
+        c += orig_input_s(p, p->d->shared_orig, T / split * x->h, split > 1.0);
+        c += mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) + lin(p, T, x->h, fs / t);
     }
     return c + block_elementwise_s(p, l, x, S, split);
 }
@@ -1762,7 +1790,7 @@ static double fc2_recast_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
         d->fp8_impl != TSL_FP8_IMPL_TE || d->moe_fused_mlp || !fp8_dims(fe, r) || !(local > 0))
         return 0.0;
     double elems = l->experts_per_tok * T / tt * d->moe_busy * x->f; /* moe_act_fwd_s's */
-    return orig_bwd_cast_s(p, elems, local) - orig_fwd_saved_s(p, elems);
+    return orig_bwd_cast_s(p, elems, local, false) - orig_fwd_saved_s(p, elems, false);
 }
 
 double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,

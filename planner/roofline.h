@@ -775,6 +775,12 @@ typedef struct tsl_roofline_dev {
                              tsl_cost_proj_orig_input: Megatron-core's
                              set_save_original_input(linear_proj), cost model 166); false
                              after init: TE's default, the FP8 copy kept */
+    bool shared_orig;       /* with fp8: the MoE shared experts' linear_fc1 likewise (cost.h
+                             tsl_cost_shared_fc1_orig_input, cost model 170); false after
+                             init */
+    bool down_orig;         /* with fp8: latent attention's down projections likewise under
+                             a layernorm recompute (cost.h tsl_cost_mla_down_orig_input,
+                             cost model 170); false after init */
     double wgrad_acc_bytes; /* g > 0: the linears' weight-gradient GEMMs (bf16 and FP8)
                               accumulate into a kept gradient buffer of g-byte elements
                               in their epilogue, C read with beta 1 and D written: 2·g

@@ -114,8 +114,10 @@ static void test_pricing(void)
     CHECK(memcmp(&kb, &b, sizeof b) == 0, "bf16 plan: the mark prices nothing");
     CHECK(f4.ms_bytes - b.ms_bytes == 113246208ull, "NVFP4 weight copies: %llu",
           (unsigned long long)(f4.ms_bytes - b.ms_bytes));
-    CHECK(b.fwd_bytes - f4.fwd_bytes == 168820736ull, "NVFP4 stashes: %llu",
-          (unsigned long long)(b.fwd_bytes - f4.fwd_bytes));
+    /* the projection's input beside the fused core's output (cost model 170): 4 samples
+     * of 2048 · 4096/2 elements lose their 1.4375 B saving and add a 0.5625 B copy */
+    CHECK(b.fwd_bytes - f4.fwd_bytes == 168820736ull - 2ull * 4 * 2048 * 4096 / 2,
+          "NVFP4 stashes: %llu", (unsigned long long)(b.fwd_bytes - f4.fwd_bytes));
     CHECK(f4.fwd_s < b.fwd_s && f4.bwd_s < b.bwd_s, "NVFP4 faster on this layer");
     CHECK(k4.ms_bytes == b.ms_bytes && k4.fwd_bytes == b.fwd_bytes && k4.bwd_bytes == b.bwd_bytes,
           "kept bf16: bf16's memory (%llu, %llu)", (unsigned long long)k4.ms_bytes,

@@ -2880,8 +2880,11 @@ static void test_fp8_memory(void)
     double stash = 4 * (2.0 * 2048 * 4096 / 2 + 2048.0 * (4096 + 16384) / 2);
     CHECK(f8.ms_bytes - b.ms_bytes == (uint64_t)(2 * w8), "FP8 weight copies: %llu",
           (unsigned long long)(f8.ms_bytes - b.ms_bytes));
-    CHECK(b.fwd_bytes - f8.fwd_bytes == (uint64_t)stash, "FP8 stashes: %llu vs %g",
-          (unsigned long long)(b.fwd_bytes - f8.fwd_bytes), stash);
+    /* ... but the output projection's input (cost model 170): the fused core keeps
+     * its bf16 output and TE its FP8 copy beside it, 3 B where bf16 counts 2 */
+    double proj = 4 * 2048.0 * 4096 / 2;
+    CHECK(b.fwd_bytes - f8.fwd_bytes == (uint64_t)(stash - 2 * proj), "FP8 stashes: %llu vs %g",
+          (unsigned long long)(b.fwd_bytes - f8.fwd_bytes), stash - 2 * proj);
     CHECK(tw.ms_bytes == b.ms_bytes && tw.fwd_bytes == b.fwd_bytes,
           "torchao tensorwise: bf16 stashes, no weight copies kept");
     CHECK(f8.fwd_s < b.fwd_s && f8.bwd_s < b.bwd_s, "FP8 faster on this layer");
@@ -3416,7 +3419,11 @@ static void test_fp8_cs_amax_reduce(void)
  * 4 samples, MXFP8 under TE. The projection's input is the core's output, E =
  * 4 · 2048 · 4096/2 elements per rank. Megatron-core's optimizer (opt_step megatron)
  * against Tessel's executor (opt_step fused: TE's default):
- *   memory    the input kept bf16, no FP8 copy: (2 − 1) B · E more stash
+ *   memory    the input kept bf16, no FP8 copy: 2 B · E, where TE's default keeps
+ *             the fused core's bf16 output and its FP8 copy, 3 B · E (cost model
+ *             170): 1 B · E less; with the core recomputed (+selckpt) or unfused
+ *             nothing keeps the core's output but TE: 1 B · E under the default,
+ *             (2 − 1) B · E more with the flag
  *   forward   the cast's columnwise copy not written: −(1 + 1/32) B · E
  *   backward  the kept input cast again, columnwise: 2 B read, (1 + 1/32) written,
  *             one kernel: (3 + 1/32) B · E / W + L
@@ -3443,8 +3450,21 @@ static void test_proj_orig_input(void)
     env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
     CHECK(tsl_cost_proj_orig_input(&env.knobs), "Megatron-core under MXFP8");
     tsl_cost_layer(&env, &l, &s, &bw, 4, &mc);
-    CHECK(mc.fwd_bytes - te.fwd_bytes == (uint64_t)E, "the input kept bf16: %llu B more, %g",
-          (unsigned long long)(mc.fwd_bytes - te.fwd_bytes), E);
+    CHECK(te.fwd_bytes - mc.fwd_bytes == (uint64_t)E,
+          "the fused core's output and TE's copy against the output alone: %llu B, %g",
+          (unsigned long long)(te.fwd_bytes - mc.fwd_bytes), E);
+    {
+        tsl_strategy_t sel = s;
+        sel.selective = true; /* the core recomputed: its output not kept by it */
+        tsl_layer_cost_t te_sel, mc_sel;
+        tsl_cost_layer(&env, &l, &sel, &bw, 4, &mc_sel);
+        env.knobs.opt_step = TSL_OPT_STEP_FUSED;
+        tsl_cost_layer(&env, &l, &sel, &bw, 4, &te_sel);
+        env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
+        CHECK(mc_sel.fwd_bytes - te_sel.fwd_bytes == (uint64_t)E,
+              "+selckpt: the input kept bf16, %llu B more than the FP8 copy, %g",
+              (unsigned long long)(mc_sel.fwd_bytes - te_sel.fwd_bytes), E);
+    }
     CHECK_NEAR(mc.fwd_s - te.fwd_s, -(1.0 + 1.0 / 32) * E / W, 1e-12,
                "forward: no columnwise copy, %g", mc.fwd_s - te.fwd_s);
     CHECK_NEAR(mc.bwd_s - te.bwd_s, (3.0 + 1.0 / 32) * E / W + L, 1e-12,
@@ -3469,6 +3489,19 @@ static void test_proj_orig_input(void)
     env.knobs.fp8 = TSL_FP8_NVFP4;
     env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
     CHECK(tsl_cost_proj_orig_input(&env.knobs), "FP4 under Megatron-core");
+    /* the other sites (cost model 170): the shared experts' FC1 unless they are
+     * recomputed, latent attention's down projections under a layernorm recompute */
+    CHECK(tsl_cost_shared_fc1_orig_input(&env.knobs) && !tsl_cost_mla_down_orig_input(&env.knobs),
+          "no recompute: the shared FC1, not the down projections");
+    env.knobs.recompute_modules = TSL_RECOMPUTE_LAYERNORM | TSL_RECOMPUTE_SHARED_EXPERTS;
+    CHECK(!tsl_cost_shared_fc1_orig_input(&env.knobs) && tsl_cost_mla_down_orig_input(&env.knobs),
+          "layernorm, shared_experts: the down projections, not the shared FC1");
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_LAYERNORM;
+    CHECK(tsl_cost_shared_fc1_orig_input(&env.knobs), "moe: the shared FC1 still (its flag)");
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    CHECK(!tsl_cost_shared_fc1_orig_input(&env.knobs) && !tsl_cost_mla_down_orig_input(&env.knobs),
+          "delayed: neither (TE refuses the flag)");
+    env.knobs.recompute_modules = 0;
     tsl_cluster_free(&c);
 }
 
@@ -3517,8 +3550,12 @@ static void test_nvfp4_memory(void)
           (unsigned long long)(f4.ms_bytes - b.ms_bytes), 1.125 * w8);
     CHECK(b.ms_bytes - p4.ms_bytes == (uint64_t)(0.875 * w8), "FP4 weights: %llu less vs %g",
           (unsigned long long)(b.ms_bytes - p4.ms_bytes), 0.875 * w8);
-    CHECK(b.fwd_bytes - f4.fwd_bytes == (uint64_t)(1.4375 * kept), "NVFP4 stash: %llu vs %g",
-          (unsigned long long)(b.fwd_bytes - f4.fwd_bytes), 1.4375 * kept);
+    /* the projection's input beside the fused core's output (cost model 170): its
+     * 1.4375 B saving gone, its 0.5625 B copy added */
+    double proj = 4 * 2048.0 * 4096 / 2;
+    CHECK(b.fwd_bytes - f4.fwd_bytes == (uint64_t)(1.4375 * kept - 2.0 * proj),
+          "NVFP4 stash: %llu vs %g", (unsigned long long)(b.fwd_bytes - f4.fwd_bytes),
+          1.4375 * kept - 2.0 * proj);
     CHECK(f4.fwd_s < m8.fwd_s && f4.bwd_s < m8.bwd_s,
           "NVFP4 faster than MXFP8: %g %g vs %g %g (bf16 %g %g)", f4.fwd_s, f4.bwd_s, m8.fwd_s,
           m8.bwd_s, b.fwd_s, b.bwd_s);

@@ -2744,6 +2744,84 @@ static void test_proj_orig_input(void)
           "a bf16 projection: no recast, no FP8 input");
 }
 
+/* Megatron-core's other set_save_original_input sites (cost model 170; roofline.c
+ * orig_input_s), each against TE's default on an H100 (one sample):
+ *   the shared experts' linear_fc1 (dev.shared_orig): a MoE FFN of 8
+ *     experts, top 2, one shared expert 2048 wide, s 4096, h 4096. At TP 1 its input,
+ *     E = s·h, is cast as linear_proj's: tensorwise forward −1 B·E, backward the
+ *     whole cast 6 B·E + 4 L; MXFP8 −(1 + 1/32) B·E, (3 + 1/32) B·E + L. At TP 2 +
+ *     SP TE gathers it: the local rows E/2, and under current scaling the default
+ *     forward wrote the rowwise copy alone (nothing saved) and the backward recasts
+ *     the rowwise copy alone (5 B·E/2 + 4 L); MXFP8 as at TP 1 over E/2.
+ *   latent attention's two down projections under a layernorm recompute
+ *     (dev.down_orig): DeepSeek-V3's block at TP 1, MXFP8, each reads the
+ *     norm's output, s·h = 4096·7168: the backward 2 × ((3 + 1/32) B·s·h + L).
+ * Nothing in bf16, nor on a layer without the site. */
+static void test_orig_input_sites(void)
+{
+    tsl_roofline_dev_t d = h100();
+    d.fp8_flops = 1979e12 * 0.688;
+    d.moe_fp8 = true;
+    const double W = d.mem_bw, L = d.launch_s;
+    tsl_err_t err = {0};
+    tsl_layer_t l = moe_ffn(4096, 4096, 14336, 32, true, 8, 2);
+    l.shared_experts = 1;
+    l.shared_ffn_hidden = 2048;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double E = 4096.0 * 4096;
+    struct {
+        uint32_t fp8, t;
+        double fwd_b, bwd_b, bwd_k;
+    } cases[] = {{TSL_FP8_TENSORWISE, 1, -1.0, 6.0, 4.0},
+                 {TSL_FP8_MXFP8, 1, -(1.0 + 1.0 / 32), 3.0 + 1.0 / 32, 1.0},
+                 {TSL_FP8_TENSORWISE, 2, 0.0, 5.0 / 2, 4.0},
+                 {TSL_FP8_MXFP8, 2, -(1.0 + 1.0 / 32) / 2, (3.0 + 1.0 / 32) / 2, 1.0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_roofline_dev_t te = d, mc;
+        te.fp8 = cases[i].fp8;
+        mc = te;
+        mc.shared_orig = true;
+        uint32_t t = cases[i].t;
+        double f = tsl_roofline_layer_fwd_s(&mc, &l, 1, t, t > 1, 0) -
+                   tsl_roofline_layer_fwd_s(&te, &l, 1, t, t > 1, 0);
+        double b = tsl_roofline_layer_bwd_s(&mc, &l, 1, t, t > 1, 0) -
+                   tsl_roofline_layer_bwd_s(&te, &l, 1, t, t > 1, 0);
+        CHECK_NEAR(f, cases[i].fwd_b * E / W, 1e-12, "shared fc1 %s TP %u forward: %g, by hand %g",
+                   tsl_fp8_recipe_name(cases[i].fp8), t, f, cases[i].fwd_b * E / W);
+        CHECK_NEAR(b, cases[i].bwd_b * E / W + cases[i].bwd_k * L, 1e-12,
+                   "shared fc1 %s TP %u backward: %g, by hand %g",
+                   tsl_fp8_recipe_name(cases[i].fp8), t, b,
+                   cases[i].bwd_b * E / W + cases[i].bwd_k * L);
+    }
+    /* latent attention's down projections */
+    tsl_layer_t a = dsv3_mla_attention();
+    CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t te = d, mc;
+    te.fp8 = TSL_FP8_MXFP8;
+    mc = te;
+    mc.down_orig = true;
+    const double Ea = 4096.0 * 7168;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&mc, &a, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&te, &a, 1, 1, false, 0),
+               2.0 * ((3.0 + 1.0 / 32) * Ea / W + L), 1e-12, "MLA's down projections recast");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&mc, &a, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&te, &a, 1, 1, false, 0),
+               -2.0 * (1.0 + 1.0 / 32) * Ea / W, 1e-12, "MLA's down projections: no columnwise");
+    /* the sites apart: the MoE flag leaves attention alone, and bf16 has no cast */
+    tsl_roofline_dev_t sh = te;
+    sh.shared_orig = true;
+    CHECK(tsl_roofline_layer_bwd_s(&sh, &a, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&te, &a, 1, 1, false, 0),
+          "no shared experts in an attention block");
+    tsl_roofline_dev_t bf = h100(), bfo = bf;
+    bfo.shared_orig = bfo.down_orig = true;
+    CHECK(tsl_roofline_layer_bwd_s(&bfo, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&bf, &l, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&bfo, &a, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&bf, &a, 1, 1, false, 0),
+          "bf16: no recast");
+}
+
 /* Transformer Engine's split_quantize of a grouped GEMM (cost model 159): under current
  * scaling (tensorwise), blockwise and MXFP8 each local expert's tensor is quantised by
  * its own quantizer (amax, scale and cast: 3 kernels; MXFP8's cast: 1), where the group's
@@ -3145,6 +3223,7 @@ int main(void)
     test_grouped_split_quantize();
     test_fc2_recast();
     test_proj_orig_input();
+    test_orig_input_sites();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();

@@ -1709,8 +1709,8 @@ static void test_rank_micro_counts(void)
 
 /* Mixtral-8x7B on two 8-GPU H100 nodes over 8 × 400 Gb/s NICs: the search takes an
  * EP degree above 1 (docs/search-space.md "Expert parallelism") with each EP group
- * inside a node (its stage block starts on a node boundary and ep divides it and
- * the node), and --no-ep keeps ep 1 at a lower throughput. Dense models never
+ * inside a node (ep divides the stage's block and each group of ep consecutive devices
+ * sits on one node), and --no-ep keeps ep 1 at a lower throughput. Dense models never
  * get an EP degree (their plans are the tests above). */
 static void test_moe_ep(void)
 {
@@ -1738,10 +1738,17 @@ static void test_moe_ep(void)
           "%s", err.msg);
     const tsl_plan_t *p = &res.best;
     CHECK(p->valid && p->ep > 1 && p->ep <= 8, "Mixtral: ep %u", p->ep);
-    for (uint32_t i = 0; i < p->pp; i++)
-        CHECK(p->stages[i].n_devices % p->ep == 0 && p->stages[i].first_device % 8 == 0 &&
-                  (p->stages[i].n_devices <= 8 || 8 % p->ep == 0),
-              "stage %u: the EP group of %u inside a node", i, p->ep);
+    /* each EP group of ep consecutive devices of a stage inside one node (a stage of 4
+     * devices may start mid-node: since cost model 170 TE's FP8 copy of the projection
+     * input beside the fused core's output moves the best plan to pp 4) */
+    for (uint32_t i = 0; i < p->pp; i++) {
+        uint32_t first = p->stages[i].first_device, n = p->stages[i].n_devices;
+        bool inside = n % p->ep == 0;
+        for (uint32_t g = first; inside && g < first + n; g += p->ep)
+            inside = g / 8 == (g + p->ep - 1) / 8;
+        CHECK(inside, "stage %u (devices %u-%u): each EP group of %u inside a node", i, first,
+              first + n - 1, p->ep);
+    }
     CHECK(strstr(res.ep_why, "tokens/s against") != NULL, "ep why: %s", res.ep_why);
     double with_ep = p->samples_per_s;
     r.no_ep = true;
