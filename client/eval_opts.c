@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "attn_kernel.h"
+#include "cuda_graph.h"
 #include "eval_cmd.h"
 #include "remote.h"
 #include "target.h"
@@ -98,6 +99,13 @@ static const char eval_usage[] =
     "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts;\n"
     "                      or torchtitan_op: torchtitan's op-level selective AC\n"
     "                      (with --ckpt none)\n"
+    "  --cuda-graph-modules LIST\n"
+    "                      Megatron-core's per-layer CUDA graphs of these modules\n"
+    "                      (cuda_graph_impl transformer_engine or local): attn,\n"
+    "                      mlp, moe, moe_router, moe_preprocess (with moe_router),\n"
+    "                      mamba; their ops off the host's dispatch, one graph\n"
+    "                      launch each per pass (docs/cost-model.md \"CUDA-graphed\n"
+    "                      modules\"); a full-iteration graph is --no-host-floor\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -175,9 +183,9 @@ static const char eval_usage[] =
     "  --host-op-us US     the stack's host time per eager op, microseconds, from\n"
     "                      1 to 100000, measured on its own host and PyTorch\n"
     "                      (default 57.2: PyTorch 2.11 on an H100 host, x 2.75\n"
-    "                      on a GB200's Grace for a MoE forward's experts after\n"
-    "                      the sync; a given figure is its own host's, not\n"
-    "                      scaled; docs/cost-model.md \"Host dispatch\");\n"
+    "                      on a GB200's Grace host; a given figure is its own\n"
+    "                      host's, not scaled; docs/cost-model.md \"Host\n"
+    "                      dispatch\");\n"
     "                      default: a --plan document's host_op_us\n"
     "  --attn-kernel KERNEL\n"
     "                      the fused attention kernel the stack runs, priced on\n"
@@ -423,6 +431,7 @@ enum {
     OPT_IMBALANCE,
     OPT_SCHEDULE,
     OPT_RECOMPUTE_MODULES,
+    OPT_CUDA_GRAPH_MODULES,
     OPT_BF16_MOMENTS,
     OPT_LAZY_GRADS,
     OPT_INTERLEAVE,
@@ -525,6 +534,7 @@ static const struct option eval_long[] = {
     {"moe-imbalance", required_argument, 0, OPT_IMBALANCE},
     {"schedule", required_argument, 0, OPT_SCHEDULE},
     {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
+    {"cuda-graph-modules", required_argument, 0, OPT_CUDA_GRAPH_MODULES},
     {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
     {"lazy-grads", no_argument, 0, OPT_LAZY_GRADS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
@@ -710,6 +720,8 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_PAD: c->knobs.moe_pad = true; return 0;
     case OPT_SCHEDULE: return parse_schedule(optarg, c, err);
     case OPT_RECOMPUTE_MODULES: return parse_modules(optarg, eo, err);
+    case OPT_CUDA_GRAPH_MODULES:
+        return tsl_cuda_graph_modules_parse(optarg, &c->knobs.cuda_graph_modules, err);
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;

@@ -11,6 +11,7 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "cost.h"
+#include "cuda_graph.h"
 #include "export.h"
 #include "gemm_eff.h"
 #include "mtp.h"
@@ -457,6 +458,16 @@ static void print_host_op(FILE *out, json_t *plan)
                 "  stack:     eager ops at %.1f us of host time each (the stack's own figure; "
                 "built-in: %.1f us)\n",
                 us, TSL_ROOFLINE_HOST_OP_S * 1e6);
+    /* Megatron-core's per-layer CUDA graphs (docs/cost-model.md "CUDA-graphed modules") */
+    uint32_t graphs = (uint32_t)json_integer_value(json_object_get(plan, "cuda_graph_modules"));
+    if (graphs) {
+        char names[128];
+        tsl_cuda_graph_modules_format(graphs, names, sizeof names);
+        fprintf(out,
+                "  stack:     CUDA graphs of %s: their host ops replayed as one graph launch "
+                "each per pass\n",
+                names);
+    }
 }
 
 static const switch_line_t stack_lines_b[] = {

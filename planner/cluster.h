@@ -72,7 +72,8 @@ typedef struct tsl_gpu_spec {
     double host_scale;      /* host CPU time per eager PyTorch op of the system this part ships
                                in, over the x86 host TSL_ROOFLINE_HOST_OP_S was measured on (a
                                published pair: cluster_hw.c); 0 = 1, an x86 host. Priced where
-                               the host has no lead to hide behind (cost.c moe_sync_stretch) */
+                               the built-in host op is used (cost.c tsl_cost_env_init; cost
+                               model 171, before only the MoE stretch after the sync) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

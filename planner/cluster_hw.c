@@ -173,9 +173,10 @@
  * host_scale   host CPU time per eager PyTorch op of the system a part ships in, over the
  *              x86 host of TSL_ROOFLINE_HOST_OP_S (roofline.h): GB200's Grace 2.75
  *              (HOST_SCALE_GRACE below, a published pair of host times of one op); every
- *              other part 0 = 1 (DGX/HGX x86 hosts). Used where the host has no lead to
- *              hide behind, the routed experts after a MoE layer's device-to-host sync
- *              (cost.c moe_sync_stretch; docs/cost-model.md "The experts after the sync").
+ *              other part 0 = 1 (DGX/HGX x86 hosts). Scales the built-in host op on every
+ *              use, the floor of each eager pass included (cost.c tsl_cost_env_init; cost
+ *              model 171; docs/cost-model.md "CUDA-graphed modules"): the graphed modules'
+ *              ops leave that floor, so the factor prices the eager ops that remain.
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).

@@ -82,7 +82,9 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
 }
 
 /* The block's host CPU over the x86 host of TSL_ROOFLINE_HOST_OP_S: the largest
- * host_scale of its GPU types (the slowest host sets the pace), 1 where none is given. */
+ * host_scale of its GPU types (the slowest host sets the pace), 1 where none is given.
+ * It scales the built-in host op on every use (cost model 171: the floor of every pass,
+ * not only the experts after the sync); a request's own host_op_us is not scaled. */
 static double block_host_scale(const tsl_cluster_t *c, uint32_t first, uint32_t size)
 {
     double x = 1.0;
@@ -117,8 +119,9 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->slowest = slowest;
     env->device_fp32_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, false);
     env->device_fp32_fma_flops = tsl_cluster_block_fp32_flops(c, block_first, block_size, true);
-    env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->host_scale = block_host_scale(c, block_first, block_size);
+    /* the stacks Tessel targets run eager PyTorch, at the pace of the block's host CPU */
+    env->host_op_s = TSL_ROOFLINE_HOST_OP_S * env->host_scale;
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
     env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* trials' fit */
@@ -1161,6 +1164,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->moe_unfused = env->knobs.moe_unfused_permute;
     dev->moe_fused_mlp = env->knobs.moe_fused_mlp;
+    dev->cuda_graphs = env->knobs.cuda_graph_modules;
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
     dev->autocast = env->knobs.autocast;
@@ -1259,22 +1263,25 @@ static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
  * issues after it — the dispatch, TE's per-expert quantize and GEMM calls, the
  * activation, the combine — runs at the slower of the host and the GPU, with no lead
  * from the layers before. Shows max(0, host − GPU) of that stretch: its ops
- * (kern->fwd.expert_ops) at host_op_s × the block's host_scale (the host CPU) against
+ * (kern->fwd.expert_ops) at host_op_s (the block's host CPU's: tsl_cost_env_init) against
  * its kernels and the forward's EP collectives (ep_fwd: the dispatch and combine queue
- * behind it), less what a host-bound pass's floor already adds over its kernels. None
+ * behind it), less what a host-bound pass's floor already adds over its kernels beyond
+ * what of it hid those collectives (ep_hidden: ep_host_lead's share). None
  * in PAPER mode, without a host floor, with synchronous launches (the
  * host never leads: launch_blocking prices it), with a capacity factor (a fixed budget:
  * HybridEP's setup_metadata, no sync) or under TE's op fuser (expert_ops 0). */
 static double moe_sync_stretch(const tsl_cost_env_t *env, const layer_kernels_t *kern,
-                               double ep_fwd)
+                               double ep_fwd, double ep_hidden)
 {
     if (env->mode == TSL_COST_PAPER || !(env->host_op_s > 0) || env->knobs.launch_blocking ||
         env->knobs.moe_capacity > 0 || !(kern->fwd.expert_ops > 0))
         return 0.0;
-    double host = kern->fwd.expert_ops * env->host_op_s * fmax(1.0, env->host_scale);
+    double host = kern->fwd.expert_ops * env->host_op_s;
     /* a host-bound pass's floor charges its ops already: what it adds over the kernels
-     * is not charged twice */
-    double floor = fmax(0.0, kern->fwd.s - kern->fwd.gpu_s);
+     * is not charged twice — less what of it already hid the forward's EP collectives
+     * (ep_host_lead, ep_hidden): one idle span is not spent twice, so more host time
+     * never prices a shorter pass */
+    double floor = fmax(0.0, kern->fwd.s - kern->fwd.gpu_s - ep_hidden);
     return fmax(0.0, host - kern->fwd.expert_gpu_s - ep_fwd - floor);
 }
 
@@ -2754,7 +2761,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
                      &ep_f, &ep_b);
     ep_lead -= ep_f + ep_b;        /* what the host's lead hid (layer_cost_t.ep_lead_s) */
     if (l->experts && !profiled) { /* the stretch the sync leaves without a host lead */
-        double stretch = moe_sync_stretch(env, &kern, ep_rf);
+        double stretch = moe_sync_stretch(env, &kern, ep_rf, ep_rf - ep_f);
         ep_f += stretch;
         ep_rf += stretch; /* a recomputed MoE forward syncs again */
     }

@@ -927,8 +927,21 @@ typedef enum tsl_cost_mode {
  * projection's input costs 2 B + one copy per element where 1 copy was counted
  * (cost.c proj_copy_beside_core; not with +selckpt, an unfused core or full CKPT). A
  * plan without FP8 (or FP4), or under Megatron-core without shared experts and
- * without a layernorm recompute of latent attention, prices as 169. */
-#define TSL_COST_MODEL_VERSION 170u
+ * without a layernorm recompute of latent attention, prices as 169.
+ * 171: CUDA-graphed modules and the host's pace everywhere —
+ * a plan's cuda_graph_modules (cuda_graph.h; plan field and tessel.v1 field 146, eval
+ * --cuda-graph-modules: Megatron-core's per-layer graphs of attn, mlp, moe,
+ * moe_router(+moe_preprocess), mamba) takes each graphed module's ops off the pass's
+ * host floor, one graph launch (TSL_ROOFLINE_GRAPH_LAUNCH_OPS) per module and pass in
+ * their place (roofline.c graphed); the GPU type's host_scale (GB200's Grace 2.75)
+ * scales the built-in host op on every use (tsl_cost_env_init: the floor, EP's host
+ * lead, the step's host reads, ...), not only the experts after the sync; and that
+ * stretch no longer subtracts the part of the pass's floor that already hid the
+ * forward's EP collectives (cost.c moe_sync_stretch: more host time priced a shorter
+ * forward). A plan without cuda_graph_modules on x86 hosts prices as 170 (no
+ * bench/published x86 row moves but those carrying graphs); on a GB200 every eager
+ * host-bound pass is slower (docs/cost-model.md "CUDA-graphed modules"). */
+#define TSL_COST_MODEL_VERSION 171u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1012,6 +1025,10 @@ typedef struct tsl_cost_knobs {
                                    unfused path runs eagerly around the grouped GEMMs
                                    (gpt-oss's clamp and offset copy, the per-expert FFN-out
                                    bias; roofline.h); false: that path */
+    /* the modules Megatron-core replays as CUDA graphs (cuda_graph.h bits; TransformerConfig
+     * cuda_graph_modules): their ops off the host floor, a graph launch each in their
+     * place (roofline.h TSL_ROOFLINE_GRAPH_LAUNCH_OPS); 0: every op eager */
+    uint32_t cuda_graph_modules;
     bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
                                    --delay-wgrad-compute): in the 1F1B steady state one
                                    micro-batch's forward and another's backward run as one
@@ -1481,13 +1498,15 @@ typedef struct tsl_cost_env {
                                           by the caller (false after tsl_cost_env_init) */
     tsl_gemm_eff_t gemm_shape;         /* the slowest device's GEMM shape curve (gemm_eff.h) */
     double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
-                                          TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
-                                          tsl_cost_env_init; 0: the GPU's time alone */
-    double host_scale;                 /* the block's host CPU over host_op_s's x86 host
-                                          (cluster.h tsl_gpu_spec_t.host_scale; the largest
-                                          of its GPU types', 1 for an x86 host) after
-                                          tsl_cost_env_init; 1 where the request gives its
-                                          own host_op_us (measured on its own host) */
+                                          TSL_ROOFLINE_HOST_OP_S (eager PyTorch) × host_scale
+                                          after tsl_cost_env_init; 0: the GPU's time alone */
+    double host_scale;                 /* the block's host CPU over the x86 host of
+                                          TSL_ROOFLINE_HOST_OP_S (cluster.h
+                                          tsl_gpu_spec_t.host_scale; the largest of its GPU
+                                          types', 1 for an x86 host) after
+                                          tsl_cost_env_init, which prices host_op_s at it;
+                                          1 where the request gives its own host_op_us
+                                          (measured on its own host) */
     double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8

@@ -10,6 +10,7 @@
 
 #include "attn_kernel.h"
 #include "cost.h"
+#include "cuda_graph.h"
 #include "eval.h"
 #include "offload.h"
 #include "partition.h"
@@ -622,6 +623,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
      * such (target_runs) */
     if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)
         return -1;
+    if (tsl_cuda_graph_modules_check(given->cuda_graph_modules, err) != 0)
+        return -1; /* a plan document's bits, as the flag's names */
     /* DeepSpeed's TrainSchedule is plain 1F1B: its engine's p2p prices no other schedule */
     if (given->ds_pipe_engine && (given->interleave > 1 || given->schedule))
         return tsl_err_set(err, "ds_pipe_engine: DeepSpeed's PipelineEngine runs plain 1F1B "

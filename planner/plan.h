@@ -198,6 +198,8 @@ typedef struct tsl_plan {
     bool sdp_nosync;       /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* SDP keeps the forward's gathered weights to the backward (cost.h knobs) */
     bool sdp_keep_weights;
+    /* the modules Megatron-core replays as CUDA graphs (cuda_graph.h bits; cost.h knobs) */
+    uint32_t cuda_graph_modules;
     /* SDP as fairscale's FSDP with a root per layer (cost.h knobs) */
     bool sdp_layer_roots;
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */

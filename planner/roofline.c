@@ -5,6 +5,7 @@
  */
 #include "roofline.h"
 #include "attn_kernel.h"
+#include "cuda_graph.h"
 #include "loss_impl.h"
 #include "mamba.h"
 #include "recompute.h"
@@ -50,6 +51,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_a2a = false;
     d->moe_unfused = false;
     d->moe_fused_mlp = false;
+    d->cuda_graphs = 0;
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
@@ -178,7 +180,23 @@ typedef struct pass {
 
     /* forward: the routed experts after the dispatcher's sync (tsl_roofline_fwd_t) */
     double expert_gpu_s, expert_ops;
+
+    /* CUDA-graphed modules (dev.cuda_graphs): the ops their graphs took off the host's
+     * dispatch, and the graph launches in their place (host_floor) */
+    double graphed_ops, graphs;
 } pass_t;
+
+/* The ops counted since `ops0` ran inside a CUDA graph (`share` of them: 1 for a whole
+ * module) when the device graphs `module` (cuda_graph.h bits): they leave the host's
+ * dispatch, one graph launch in their place (launch: false where another module's graph
+ * already counted it, moe_preprocess in the router's). */
+static void graphed(pass_t *p, uint32_t module, double ops0, double share, bool launch)
+{
+    if (!(p->d->cuda_graphs & module))
+        return;
+    p->graphed_ops += share * (p->ops - ops0);
+    p->graphs += launch ? 1.0 : 0.0;
+}
 
 /* b bf16 GEMMs of (m × k)·(k × n) whose epilogue moves `epi` bytes per output
  * element: tsl_roofline_gemm_s with its tile's fixed cost in depth scaled by epi / 2
@@ -996,6 +1014,16 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
 
+/* A layer's self-attention block, a graph when the device graphs attn (cuda_graph.h:
+ * _forward_attention's norm, attention and residual add) */
+static double self_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                               double t, double split)
+{
+    double ops0 = p->ops, c = attention_s(p, l, x, S, t, split, false);
+    graphed(p, TSL_CUDA_GRAPH_ATTN, ops0, 1.0, true);
+    return c;
+}
+
 /* The clamp before a clamped gated activation (gpt-oss; roofline.h
  * TSL_ROOFLINE_GLU_CLAMP_*), over elems elements of FFN-in's output: the clamps and
  * the cat forward, autograd's masks, wheres and cat backward. */
@@ -1124,7 +1152,10 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     double moved = p->d->moe_moved > 0 ? p->d->moe_moved : 1.0;
     double R = k * Tr, local = E / ep, m = etp * ep * R / E * busy, fe = x->f / etp;
     double r = tsl_layer_expert_width(l); /* the routed rows' width: ℓ under latent MoE */
-    double c = gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * r, 2);
+    double block0 = p->ops, router0 = p->ops;
+    double c = gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2);
+    graphed(p, TSL_CUDA_GRAPH_MOE_ROUTER, router0, 1.0, true); /* the router's graph */
+    c += mem(p, 8.0 * moved * R * r, 2);
     if (l->moe_latent) /* fc1_latent before the dispatch, fc2_latent after the combine:
                           replicated linears over the rank's Tr tokens (model.h) */
         c += lin(p, Tr, r, x->h) + lin(p, Tr, x->h, r);
@@ -1142,7 +1173,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     if (!l->no_bias && eager_experts(p->d)) /* experts with biases (gpt-oss): Megatron-LM
                                                 adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, r, local);
-    if (!p->bwd && eager_experts(p->d)) {
+    if (!p->bwd && eager_experts(p->d) && !(p->d->cuda_graphs & TSL_CUDA_GRAPH_MOE)) {
         p->expert_gpu_s = c - c0;
         p->expert_ops = p->ops - ops0 + te_expert_calls(p->d, local, lin_ops);
     }
@@ -1152,19 +1183,28 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += unfused_permute_s(p, moved * R * r, k);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
+        double shared0 = p->ops;
         c += lin_col(p, T, x->g * fs / t, x->h);
         /* FC1 keeps the pre-MLP norm's bf16 output (dev.shared_orig, cost
          * model 170): the local rows, gathered by TE under SP */
         c += orig_input_s(p, p->d->shared_orig, T / split * x->h, split > 1.0);
         c += mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) + lin(p, T, x->h, fs / t);
+        /* not overlapped with the EP exchange: in the router's graph (cuda_graph.h) */
+        graphed(p, TSL_CUDA_GRAPH_MOE_ROUTER, shared0, 1.0, false);
     }
-    return c + block_elementwise_s(p, l, x, S, split);
+    double norm0 = p->ops;
+    c += block_elementwise_s(p, l, x, S, split);
+    /* the pre-MLP norm, one of the block's two elementwise kernels, opens the router's
+     * graph; the residual add after the combine is eager */
+    graphed(p, TSL_CUDA_GRAPH_MOE_ROUTER, norm0, 0.5, false);
+    graphed(p, TSL_CUDA_GRAPH_MOE, block0, 1.0, true); /* drop-and-pad: the block whole */
+    return c;
 }
 
 static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                     double split)
 {
-    double T = S * x->s;
+    double T = S * x->s, ops0 = p->ops;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
     double up = ln_lin_col(p, T, x->g * x->f / t, x->h);
@@ -1173,8 +1213,10 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
         act += mem(p, 5.0 * x->f / t * T, 1);
     double down = lin_row(p, T, x->h, x->f / t);
     double adds = unfused_adds_s(p, l, T * x->g * x->f / t, T / split * x->h, 0.0);
-    return up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
-           block_elementwise_s(p, l, x, S, split);
+    double c = up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+               block_elementwise_s(p, l, x, S, split);
+    graphed(p, TSL_CUDA_GRAPH_MLP, ops0, 1.0, true); /* a dense block's graph */
+    return c;
 }
 
 static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
@@ -1284,10 +1326,12 @@ static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double s
  * shorter than the host's ops × host_op_s (docs/cost-model.md, "Host dispatch").
  * With synchronous launches (launch_blocking) the host dispatches each op only after
  * the kernel before it has ended: nothing runs ahead, and the two add
- * (docs/cost-model.md, "Synchronous launches"). */
+ * (docs/cost-model.md, "Synchronous launches"). A CUDA-graphed module's ops are not
+ * the host's: one graph launch stands for them (graphed; "CUDA-graphed modules"). */
 static double host_floor(const pass_t *p, double gpu_s)
 {
-    double host = p->ops * p->d->host_op_s;
+    double eager = p->ops - p->graphed_ops + p->graphs * TSL_ROOFLINE_GRAPH_LAUNCH_OPS;
+    double host = eager * p->d->host_op_s;
     return p->d->launch_blocking ? gpu_s + host : fmax(gpu_s, host);
 }
 
@@ -1389,15 +1433,19 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
         extra += hf_gpt2_eager_s(p, &x, samples, tt);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
-        return extra + attention_s(p, l, &x, samples, tt, split, false) +
+        return extra + self_attention_s(p, l, &x, samples, tt, split) +
                ffn_s(p, l, &x, samples, tt, split);
-    case TSL_LAYER_DECODER:
-        return extra + attention_s(p, l, &x, samples, tt, split, false) +
+    case TSL_LAYER_DECODER: /* _forward_attention: self- and cross-attention */
+        return extra + self_attention_s(p, l, &x, samples, tt, split) +
                attention_s(p, l, &x, samples, tt, split, true) +
                ffn_s(p, l, &x, samples, tt, split);
-    case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
+    case TSL_LAYER_ATTENTION: return extra + self_attention_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_FFN: return extra + ffn_s(p, l, &x, samples, tt, split);
-    case TSL_LAYER_MAMBA: return extra + mamba_s(p, l, &x, samples, tt, split);
+    case TSL_LAYER_MAMBA: {
+        double ops0 = p->ops, c = mamba_s(p, l, &x, samples, tt, split);
+        graphed(p, TSL_CUDA_GRAPH_MAMBA, ops0, 1.0, true);
+        return extra + c;
+    }
     case TSL_LAYER_MTP: return extra + mtp_s(p, &x, samples, tt, split);
     default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
     }

@@ -469,6 +469,16 @@
  * whose ops are counted as written (cost_host_sync.h). An assumption for any other host
  * and PyTorch: docs/cost-model.md "The step as the stack runs it". */
 #define TSL_ROOFLINE_FRAMEWORK_OPS 3.0
+/* Host ops (units of host_op_s) one replay of a CUDA-graphed module costs in its place
+ * (dev.cuda_graphs; cuda_graph.h): Megatron-core's graphed callable is one
+ * torch.autograd.Function call per pass (TE's make_graphed_callables, transformer_engine
+ * pytorch/graph.py Graphed.forward / backward; the local impl's CudaGraphRunner, Megatron-LM
+ * megatron/core/transformer/cuda_graphs.py), whose body copies the inputs that are not
+ * already the graph's static buffers and calls one cudaGraphLaunch: taken as one eager
+ * op's host time, as a module call with its launch (assumed: no published host time of a
+ * graph replay beside TSL_ROOFLINE_HOST_OP_S's step). docs/cost-model.md "CUDA-graphed
+ * modules". */
+#define TSL_ROOFLINE_GRAPH_LAUNCH_OPS 1.0
 
 /*
  * torch.autocast (dev.autocast; docs/cost-model.md "Autocast"): PyTorch eager
@@ -795,6 +805,10 @@ typedef struct tsl_roofline_dev {
     bool moe_fused_mlp;     /* the experts' MLP through TE's op fuser (cost.h knobs): no
                              eager clamp, offset copy or per-expert bias; false after
                              init: TEGroupedMLP's unfused path */
+    uint32_t cuda_graphs;   /* the modules replayed as CUDA graphs (cuda_graph.h bits;
+                             cost.h knobs.cuda_graph_modules): their ops leave the host
+                             floor, TSL_ROOFLINE_GRAPH_LAUNCH_OPS each graph in their
+                             place; 0 after init: every op eager */
     bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */

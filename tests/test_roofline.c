@@ -13,6 +13,7 @@
 
 #include "attn_kernel.h"
 #include "check.h"
+#include "cuda_graph.h"
 #include "fp8_sp_gather_bytes.h"
 #include "cluster.h"
 #include "gemm_eff.h"
@@ -1283,6 +1284,76 @@ static void test_host_floor(void)
     flat.host_op_s = 1.0;
     CHECK(tsl_roofline_layer_fwd_s(&flat, &l, 1, 1, false, 0) < 1.0,
           "no bandwidth: the FLOP count alone, no floor");
+}
+
+/* Megatron-core's per-layer CUDA graphs (dev.cuda_graphs, cost model 171): a graphed
+ * module's ops leave the pass's host floor, one graph launch in their place, its kernels
+ * the same. The GPT-2 layer of test_host_floor, 12 ops forward and 20 backward, every
+ * one in its attention or its MLP block: both graphed, 2 launches a pass; a GPU-bound
+ * pass is unchanged. A MoE FFN's router graph takes the router GEMM and its two kernels
+ * and the pre-MLP norm (one of the block's two elementwise kernels) for one launch; a
+ * MoE block graphed whole (drop-and-pad) leaves no expert stretch after the sync. */
+static void test_cuda_graphs(void)
+{
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
+    tsl_layer_t l = layer(1024, 1024, 16);
+    tsl_roofline_dev_t ops = d, g = d; /* one second an op: the pass's host ops */
+    ops.host_op_s = 1.0;
+    tsl_roofline_dev_t gops = ops;
+    gops.cuda_graphs = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
+    CHECK(tsl_roofline_layer_fwd_s(&gops, &l, 1, 1, false, 0) == 2 &&
+              tsl_roofline_layer_bwd_s(&gops, &l, 1, 1, false, 0) == 2,
+          "attn and mlp graphed: two launches a pass, %g / %g",
+          tsl_roofline_layer_fwd_s(&gops, &l, 1, 1, false, 0),
+          tsl_roofline_layer_bwd_s(&gops, &l, 1, 1, false, 0));
+    gops.cuda_graphs = TSL_CUDA_GRAPH_ATTN;
+    double attn_f = tsl_roofline_layer_fwd_s(&gops, &l, 1, 1, false, 0);
+    CHECK(attn_f > 2 && attn_f < 12, "attn alone: the MLP's ops stay eager, %g", attn_f);
+    gops.cuda_graphs = TSL_CUDA_GRAPH_MAMBA | TSL_CUDA_GRAPH_MOE_ROUTER;
+    CHECK(tsl_roofline_layer_fwd_s(&gops, &l, 1, 1, false, 0) == 12,
+          "scopes a dense encoder layer does not have: every op eager");
+    d.host_op_s = g.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    g.cuda_graphs = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) > 12 * TSL_ROOFLINE_HOST_OP_S * 0.99 &&
+              tsl_roofline_layer_fwd_s(&g, &l, 1, 1, false, 0) <
+                  tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) / 2,
+          "one sample: host-bound eager, much less graphed");
+    CHECK(tsl_roofline_layer_fwd_s(&g, &l, 16, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&g, &l, 16, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
+          "16 samples: GPU-bound, the same kernels");
+
+    tsl_roofline_dev_t m;
+    tsl_roofline_dev_init(&m, 2250e12 * 0.7, 8000e9);
+    m.ep = 8;
+    m.moe_busy = 1.0;
+    m.host_op_s = 1.0;
+    tsl_layer_t e = moe_ffn(8192, 2688, 1856, 32, true, 128, 6);
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t router = m;
+    router.cuda_graphs = TSL_CUDA_GRAPH_MOE_ROUTER | TSL_CUDA_GRAPH_MOE_PREPROCESS;
+    double eager = tsl_roofline_layer_fwd_s(&m, &e, 1, 1, false, 0);
+    CHECK(tsl_roofline_layer_fwd_s(&router, &e, 1, 1, false, 0) == eager - 3 &&
+              tsl_roofline_layer_bwd_s(&router, &e, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&m, &e, 1, 1, false, 0) - 4,
+          "the router's graph: 3 + 1 ops forward, 4 + 1 backward (the GEMM's dX and dW) "
+          "for one launch: %g against %g, %g against %g",
+          tsl_roofline_layer_fwd_s(&router, &e, 1, 1, false, 0), eager,
+          tsl_roofline_layer_bwd_s(&router, &e, 1, 1, false, 0),
+          tsl_roofline_layer_bwd_s(&m, &e, 1, 1, false, 0));
+    tsl_roofline_fwd_t fe, fr, fw;
+    tsl_roofline_layer_fwd(&m, &e, 1, 1, false, 0, &fe);
+    tsl_roofline_layer_fwd(&router, &e, 1, 1, false, 0, &fr);
+    tsl_roofline_dev_t whole = m;
+    whole.cuda_graphs = TSL_CUDA_GRAPH_MOE;
+    tsl_roofline_layer_fwd(&whole, &e, 1, 1, false, 0, &fw);
+    CHECK(fe.expert_ops > 0 && fr.expert_ops == fe.expert_ops && fw.expert_ops == 0 &&
+              fw.expert_gpu_s == 0 && fw.s == 1 && fw.gpu_s == fe.gpu_s,
+          "experts after the sync: eager under the router's graph (%g), none in the block's "
+          "(%g; %g launch)",
+          fr.expert_ops, fw.expert_ops, fw.s);
 }
 
 /* Synchronous launches (launch_blocking, CUDA_LAUNCH_BLOCKING=1): the host dispatches
@@ -3254,6 +3325,7 @@ int main(void)
     test_cp_ring_fixed_tokens();
     test_loss();
     test_host_floor();
+    test_cuda_graphs();
     test_launch_blocking();
     test_autocast();
     test_eager();
