@@ -4365,6 +4365,7 @@ static void test_moe_sync_stretch(void)
         env.host_op_s = TSL_ROOFLINE_HOST_OP_S * scale;
         tsl_cost_layer(&env, &l, &s, NULL, 32, &b);
         CHECK(a.fwd_s == b.fwd_s, "%s: TE's op fuser, no per-expert calls", spec[i]);
+        tsl_cluster_free(&c);
     }
 }
 
