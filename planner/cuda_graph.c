@@ -2,8 +2,8 @@
  * cuda_graph.c — the CUDA-graphed modules' names (cuda_graph.h).
  */
 #include "cuda_graph.h"
+#include "name_list.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const char *const names[TSL_CUDA_GRAPH_COUNT] = {
@@ -64,15 +64,5 @@ int tsl_cuda_graph_modules_check(uint32_t mask, tsl_err_t *err)
 
 size_t tsl_cuda_graph_modules_format(uint32_t mask, char *buf, size_t cap)
 {
-    size_t len = 0;
-    if (cap > 0)
-        buf[0] = '\0';
-    for (uint32_t i = 0; i < TSL_CUDA_GRAPH_COUNT; i++) {
-        if (!(mask & (1u << i)))
-            continue;
-        int k = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%s",
-                         len ? "," : "", names[i]);
-        len += k > 0 ? (size_t)k : 0;
-    }
-    return len;
+    return tsl_name_list_format(names, TSL_CUDA_GRAPH_COUNT, mask, buf, cap);
 }

@@ -3,8 +3,8 @@
  * to, and the stash each drops (recompute.h).
  */
 #include "recompute.h"
+#include "name_list.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const char *const names[TSL_RECOMPUTE_COUNT] = {
@@ -108,17 +108,7 @@ int tsl_recompute_modules_check(uint32_t mask, tsl_err_t *err)
 
 size_t tsl_recompute_modules_format(uint32_t mask, char *buf, size_t cap)
 {
-    size_t len = 0;
-    if (cap > 0)
-        buf[0] = '\0';
-    for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++) {
-        if (!(mask & (1u << i)))
-            continue;
-        int k = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%s",
-                         len ? "," : "", names[i]);
-        len += k > 0 ? (size_t)k : 0;
-    }
-    return len;
+    return tsl_name_list_format(names, TSL_RECOMPUTE_COUNT, mask, buf, cap);
 }
 
 uint32_t tsl_recompute_applies(const tsl_layer_t *l, uint32_t mask)
