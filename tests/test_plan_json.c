@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "cuda_graph.h"
+#include "name_list.h"
 #include "plan_json.h"
+#include "recompute.h"
 
 static void test_request_round_trip(void)
 {
@@ -103,9 +106,34 @@ static void test_request_json_check(void)
     json_decref(o);
 }
 
+/* A bitmask's names as the document and the stack line write them (name_list.h):
+ * in the table's order, comma-separated, the whole length returned where the buffer
+ * cuts the list, and bits past the table ignored. */
+static void test_name_list_format(void)
+{
+    static const char *const names[3] = {"a", "bb", "ccc"};
+    char buf[64];
+    CHECK(tsl_name_list_format(names, 3, 0x5, buf, sizeof buf) == 5 && strcmp(buf, "a,ccc") == 0,
+          "bits 0 and 2: '%s'", buf);
+    CHECK(tsl_name_list_format(names, 3, 0, buf, sizeof buf) == 0 && buf[0] == '\0', "no bit");
+    CHECK(tsl_name_list_format(names, 3, 0x8 | 0x2, buf, sizeof buf) == 2 && strcmp(buf, "bb") == 0,
+          "a bit past the table ignored: '%s'", buf);
+    CHECK(tsl_name_list_format(names, 3, 0x7, buf, 4) == 8 && strcmp(buf, "a,b") == 0,
+          "cut at the buffer, the whole length returned: '%s'", buf);
+    CHECK(tsl_cuda_graph_modules_format(TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MOE_ROUTER, buf,
+                                        sizeof buf) > 0 &&
+              strcmp(buf, "attn,moe_router") == 0,
+          "cuda_graph_modules: '%s'", buf);
+    CHECK(tsl_recompute_modules_format(TSL_RECOMPUTE_MLP | TSL_RECOMPUTE_MOE, buf, sizeof buf) >
+                  0 &&
+              strcmp(buf, "mlp,moe") == 0,
+          "recompute_modules: '%s'", buf);
+}
+
 int main(void)
 {
     test_request_round_trip();
+    test_name_list_format();
     test_request_json_check();
     return CHECK_DONE();
 }
