@@ -1315,7 +1315,8 @@ static bool target_weighs_cp(uint32_t t)
  * TSL_SEARCH_CP_MIN_SEQ tokens the divisors c ≤ TSL_SEARCH_CP_MAX of the device
  * count with 2·c | s (two chunks per rank) and s / c ≥ TSL_SEARCH_CP_MIN_TOKENS;
  * below TSL_SEARCH_CP_ALL_SEQ tokens c = 2 alone (what the presets run there).
- * Only 1 under --no-cp, for the stacks without CP (deepspeed, galvatron) and for
+ * Only 1 under --no-cp, for the stacks without CP (deepspeed, galvatron), under
+ * torchtitan (no CP plan exports to both its forms: the note at the top) and for
  * a 1-stack baseline's cost mode (paper_cost); only r->cp when one is fixed. */
 static uint32_t cp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                            uint32_t *out)
