@@ -542,13 +542,10 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
     /* every refusal below quotes the spec: one with a byte no spec is spelt with (a
      * control byte, a quote, a backslash, a blank, non-ASCII) is refused first, shown
      * escaped, so that no message carries a raw control byte */
-    for (const char *p = spec; *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch < 0x21 || ch >= 0x7f || ch == '"' || ch == '\\') {
-            char shown[TSL_ERR_SHOWN_MAX(60)];
-            return tsl_err_set(err, "cluster: '%s' is not a cluster spec; " SPEC_FORMAT,
-                               tsl_err_shown(spec, 60, shown, sizeof shown));
-        }
+    if (tsl_err_token_bad_byte(spec) != NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(60)];
+        return tsl_err_set(err, "cluster: '%s' is not a cluster spec; " SPEC_FORMAT,
+                           tsl_err_shown(spec, 60, shown, sizeof shown));
     }
     memcpy(buf, spec, strlen(spec) + 1);
     char *colon = strchr(buf, ':');

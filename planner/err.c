@@ -113,6 +113,16 @@ size_t tsl_err_unicode_control(const char *s)
     return 0;
 }
 
+const char *tsl_err_token_bad_byte(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x21 || ch >= 0x7f || ch == '"' || ch == '\\')
+            return s;
+    }
+    return NULL;
+}
+
 const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap)
 {
     size_t n = 0, i = 0, hidden = 0;

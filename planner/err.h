@@ -74,6 +74,11 @@ int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...) __attribute__((format(p
  * a table cell displayed in another order than its bytes) — else 0. tsl_err_shown
  * shows each of its bytes as \xNN; names.h refuses them in a name. */
 size_t tsl_err_unicode_control(const char *s);
+/* The first byte of s that no token Tessel parses from a line (a cluster spec, a
+ * strategy) is spelt with — a control byte, a blank, a double quote, a backslash or a
+ * byte past ASCII — or NULL where s holds none: text with one is refused whole and
+ * shown through tsl_err_shown, so no message carries it raw. */
+const char *tsl_err_token_bad_byte(const char *s);
 const char *tsl_err_shown(const char *s, size_t max_in, char *buf, size_t cap);
 
 #endif

@@ -39,6 +39,13 @@ int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)
     return 0;
 }
 
+/* TE's current scaling (Float8CurrentScalingQuantizer): the recipe whose casts run
+ * the amax, zero-amax and scale kernels and whose amax TE reduces over TP. */
+static bool te_current_scaling(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE;
+}
+
 bool tsl_fp8_impl_caches(uint32_t impl)
 {
     return impl == TSL_FP8_IMPL_TE;
@@ -46,7 +53,7 @@ bool tsl_fp8_impl_caches(uint32_t impl)
 
 uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl)
 {
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+    return te_current_scaling(recipe, impl) ? 1u : 0u;
 }
 
 bool tsl_fp8_impl_split_per_tensor(uint32_t recipe, uint32_t impl)
@@ -57,22 +64,22 @@ bool tsl_fp8_impl_split_per_tensor(uint32_t recipe, uint32_t impl)
 
 uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl)
 {
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+    return te_current_scaling(recipe, impl) ? 1u : 0u;
 }
 
 bool tsl_fp8_impl_amax_reduced(uint32_t recipe, uint32_t impl)
 {
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE;
+    return te_current_scaling(recipe, impl);
 }
 
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)
 {
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 2.0 : 0.0;
+    return te_current_scaling(recipe, impl) ? 2.0 : 0.0;
 }
 
 uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl)
 {
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+    return te_current_scaling(recipe, impl) ? 1u : 0u;
 }
 
 bool tsl_fp8_impl_recasts_input(uint32_t recipe, uint32_t impl)

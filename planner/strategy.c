@@ -455,15 +455,12 @@ int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err)
      * strategy's length) is refused first, shown escaped, so that no message
      * carries a raw newline or escape sequence (a document's "strategy") */
     size_t len = strlen(text);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch < 0x21 || ch >= 0x7f || ch == '"' || ch == '\\' || len > 256) {
-            char shown[TSL_ERR_SHOWN_MAX(60)];
-            return tsl_err_set(err,
-                               "strategy \"%s\": not a strategy (letters, digits, '-' and '+', "
-                               "at most 256 characters; e.g. \"tp2-dp4+ckpt\")",
-                               tsl_err_shown(text, 60, shown, sizeof shown));
-        }
+    if (len > 256 || tsl_err_token_bad_byte(text) != NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(60)];
+        return tsl_err_set(err,
+                           "strategy \"%s\": not a strategy (letters, digits, '-' and '+', "
+                           "at most 256 characters; e.g. \"tp2-dp4+ckpt\")",
+                           tsl_err_shown(text, 60, shown, sizeof shown));
     }
     const char *plus = strchr(text, '+');
     size_t body = plus ? (size_t)(plus - text) : len;
