@@ -160,10 +160,7 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_LOSS: {
         int i = tsl_loss_impl_parse(arg);
         if (i < 0)
-            return tsl_err_set(err,
-                               "%s: '%s' is not exec, torch, megatron, te, torch-compile, "
-                               "fused-xentropy or composer",
-                               o->flag, arg);
+            return tsl_err_set(err, "%s: '%s' is not " TSL_LOSS_IMPL_NAMES, o->flag, arg);
         *(uint32_t *)field = (uint32_t)i;
         return 0;
     }

@@ -284,9 +284,7 @@ static int req_loss(const json_t *v, tsl_err_t *err)
 {
     char shown[TSL_ERR_SHOWN_MAX(40)];
     if (json_is_string(v) && tsl_loss_impl_parse(json_string_value(v)) < 0)
-        return tsl_err_set(err,
-                           "request.loss_impl: '%s' is not exec, torch, megatron, te, "
-                           "torch-compile, fused-xentropy or composer",
+        return tsl_err_set(err, "request.loss_impl: '%s' is not " TSL_LOSS_IMPL_NAMES,
                            tsl_err_shown(json_string_value(v), 40, shown, sizeof shown));
     if (json_is_integer(v) &&
         (json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)TSL_LOSS_IMPL_COUNT))

@@ -186,6 +186,8 @@ typedef enum tsl_loss_impl {
 const char *tsl_loss_impl_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_loss_impl_parse(const char *name);
+/* The names above as a refusal lists them. */
+#define TSL_LOSS_IMPL_NAMES "exec, torch, megatron, te, torch-compile, fused-xentropy or composer"
 /* 0 when impl is an implementation that can price the plan, else -1 with err
  * naming the field loss_impl: under autocast the script's loss is torch's (exec,
  * the default, stands for it; the others are refused). */

@@ -3006,6 +3006,8 @@ static void test_loss_impl(void)
     const uint64_t peak_tp[] = {2, 12, 2, 0, 2, 0, 2};
     tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
+        CHECK(strstr(TSL_LOSS_IMPL_NAMES, tsl_loss_impl_name(i)) != NULL,
+              "the refusals' list names %s", tsl_loss_impl_name(i));
         tsl_layer_cost_t a, b;
         env.knobs.loss_impl = i;
         tsl_cost_layer(&env, &h, &s1, NULL, 2, &a);
