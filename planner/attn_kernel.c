@@ -119,6 +119,14 @@ double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys)
            TSL_ATTN_GH100_SETTLED;
 }
 
+double tsl_attn_hopper_default_bwd_keys(double hd, double keys)
+{
+    if (!(keys > 0) || !(hd > 0))
+        return 1.0;
+    const double(*fa2_bwd)[SWEEP_POINTS] = fa3_figs[TSL_ATTN_KERNEL_FLASH2 - 1][1];
+    return by_shape(fa2_bwd, hd, keys) / by_shape(fa2_bwd, hd, TSL_ATTN_H100_BWD_KEYS);
+}
+
 /* A forward + backward TFLOP/s of Fig. 4 split at forward : backward = r (forward r·c,
  * backward c, 3.5 / f = 1 / (r·c) + 2.5 / c), as a share of the A100's peak. */
 static double split_fwd_bwd(double fwd_bwd_tflops, double r, bool bwd)

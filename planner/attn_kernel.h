@@ -4,7 +4,9 @@
  * attention's rate", "Hopper by kernel and shape", "The A100 by kernel").
  *
  *   default  no kernel named: on Hopper the H100 family's one figure (gemm_eff.h
- *            TSL_ATTN_H100_FWD_EFF / _BWD_EFF, 0.35 / 0.18), as before; on the
+ *            TSL_ATTN_H100_FWD_EFF / _BWD_EFF, 0.35 / 0.18; the backward carried
+ *            from its 1,024 measured keys along FlashAttention-2's published
+ *            backward since cost model 172: tsl_attn_hopper_default_bwd_keys); on the
  *            A100 FlashAttention-2's shares by shape (below: what Megatron-LM and
  *            TE (FlashAttention-2 on sm80) and PyTorch SDPA run there);
  *   flash2   FlashAttention-2 (PyTorch SDPA's flash backend: torchtitan's rows,
@@ -107,6 +109,15 @@ double tsl_attn_kernel_run_hd(uint32_t kernel, double hd);
  * sweep); 0 for the default kernel or one out of range (the caller keeps the GPU
  * family's figure). */
 double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys);
+
+/* The H100 family's one backward figure (gemm_eff.h TSL_ATTN_H100_BWD_EFF, measured
+ * at TSL_ATTN_H100_BWD_KEYS keys through PyTorch SDPA, whose flash backend is
+ * FlashAttention-2) carried to `keys` keys per query: FlashAttention-2's published
+ * backward share at head dimension hd and `keys` over its share at hd and the measured
+ * keys (the FA3 paper's Fig. 6, flat past 16k as the table is). 1 at the measured keys,
+ * and for keys or hd not above 0. The head dimension stays as flat as before: only the
+ * keys move (cost model 172). */
+double tsl_attn_hopper_default_bwd_keys(double hd, double keys);
 
 /* The kernel's unmasked share of the A100's dense bf16 peak (312 TFLOP/s, 40 and
  * 80 GB alike), forward or backward, at head dimension hd and `keys` keys per query:

@@ -940,8 +940,18 @@ typedef enum tsl_cost_mode {
  * forward's EP collectives (cost.c moe_sync_stretch: more host time priced a shorter
  * forward). A plan without cuda_graph_modules on x86 hosts prices as 170 (no
  * bench/published x86 row moves but those carrying graphs); on a GB200 every eager
- * host-bound pass is slower (docs/cost-model.md "CUDA-graphed modules"). */
-#define TSL_COST_MODEL_VERSION 171u
+ * host-bound pass is slower (docs/cost-model.md "CUDA-graphed modules").
+ * 172: Hopper's default fused-attention backward at its keys (roofline.c flash_s,
+ * attn_kernel.c tsl_attn_hopper_default_bwd_keys): the H100 family's one backward share,
+ * 0.18, was measured at 1,024 keys (gemm_eff.h TSL_ATTN_H100_BWD_KEYS), and a flash
+ * backward's per-query work amortises over the keys a query sees, so the share is now
+ * 0.18 × FlashAttention-2's published backward at the kernel's keys over its own at
+ * 1,024 (the FA3 paper's Fig. 6; flat past 16k): 1.22 × at 8k, 1.24 × from 16k at head
+ * dimension 128. The forward's 0.35 (FlashAttention-2's long-sequence utilisation) and
+ * every named kernel keep their figures. A plan on a GPU other than H100, H200 and H800,
+ * with a named attn_kernel, an unfused core, or whose fused cores see 1,024 keys, prices
+ * as 171. */
+#define TSL_COST_MODEL_VERSION 172u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -48,6 +48,14 @@
  * share by shape instead (attn_kernel.h, the tsl_gemm_eff_t's attn_kernel_peak). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
+/* The key length that backward figure was measured at (torch_blocks-h100.json: s 1024,
+ * head dimension 64, non-causal). A flash backward's per-query work (the dO·O row sums
+ * before the main loop, the fp32 dQ's conversion after it, the tile prologues) is paid
+ * once per query block whatever the keys, so the share rises with the keys a query sees:
+ * since cost model 172 the default backward is 0.18 × FlashAttention-2's published
+ * backward at those keys over its own at these (attn_kernel.h
+ * tsl_attn_hopper_default_bwd_keys). */
+#define TSL_ATTN_H100_BWD_KEYS 1024.0
 /* Every Hopper attention figure above and in attn_kernel.h is a burst timing: FA3's
  * Figs. 5-6 and Sec. 1 time kernels back to back for milliseconds, and
  * torch_blocks-h100.json takes 3 warm-up and 10 timed calls (its 8192^3 reference GEMM

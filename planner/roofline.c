@@ -611,6 +611,10 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
                        : tsl_attn_hopper_share(d->attn_kernel, p->bwd, hd, keys);
     if (share > 0)
         flash = d->shape.attn_kernel_peak * share;
+    else if (p->bwd && d->attn_kernel == TSL_ATTN_KERNEL_DEFAULT && d->shape.attn_kernel_peak > 0 &&
+             !d->shape.attn_kernel_ampere)
+        /* Hopper's one backward figure was measured at 1,024 keys: at these keys */
+        flash *= tsl_attn_hopper_default_bwd_keys(hd, keys);
     double occ = tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b);
     double rate = flash > 0 ? fmin(d->gemm_flops, flash) * occ
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);

@@ -579,6 +579,50 @@ static void test_flash(void)
           "unfused: the GEMM curve");
 }
 
+/* The H100 family's default backward at its keys (cost model 172; attn_kernel.h
+ * tsl_attn_hopper_default_bwd_keys): 0.18, measured at 1,024 keys, carried along the keys
+ * by FlashAttention-2's published backward at the layer's head dimension (the FA3 paper's
+ * Fig. 6: at 128, 260 TFLOP/s at 1k, 318 at 8k, 322 at 16k and flat past it; at 64, 238
+ * and 291). One non-causal layer of 16,384 tokens, 16 heads of 128 on an H100 (2,048
+ * query blocks: occupancy 1): 4 · 16384² · 2048 = 2.199 TFLOP forward, 2.5 × that
+ * backward at 0.18 · 0.8415 · 989 TFLOP/s = 36.69 ms flat, ÷ 322/260 = 29.63 ms keyed.
+ * flash1-triton keeps the family's figure flat (the MPT rows): the two layers' backwards
+ * differ by the core alone. At 1,024 keys nothing moves (test_flash). */
+static void test_default_bwd_keys(void)
+{
+    CHECK_NEAR(tsl_attn_hopper_default_bwd_keys(128, 1024), 1.0, 1e-12, "1 at 1k");
+    CHECK_NEAR(tsl_attn_hopper_default_bwd_keys(128, 8192), 318.0 / 260.0, 1e-12, "8k: %g",
+               tsl_attn_hopper_default_bwd_keys(128, 8192));
+    CHECK_NEAR(tsl_attn_hopper_default_bwd_keys(128, 131072), 322.0 / 260.0, 1e-12, "128k: %g",
+               tsl_attn_hopper_default_bwd_keys(128, 131072));
+    CHECK_NEAR(tsl_attn_hopper_default_bwd_keys(64, 16384), 291.0 / 238.0, 1e-12, "64, 16k: %g",
+               tsl_attn_hopper_default_bwd_keys(64, 16384));
+    CHECK_NEAR(tsl_attn_hopper_default_bwd_keys(128, 512), 214.0 / 260.0, 1e-12, "512: %g",
+               tsl_attn_hopper_default_bwd_keys(128, 512));
+    CHECK(tsl_attn_hopper_default_bwd_keys(128, 0) == 1.0 &&
+              tsl_attn_hopper_default_bwd_keys(0, 8192) == 1.0,
+          "no keys or no head: 1");
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
+    const double settled = 708.5 / 841.9;
+    tsl_layer_t l = layer(16384, 2048, 16);
+    const double flops = 4.0 * 16384 * 16384 * 2048;
+    const double flat = 2.5 * flops / (0.18 * settled * 989e12), keyed = flat / (322.0 / 260.0);
+    CHECK_NEAR(flat, 36.69e-3, 1e-3, "flat by hand %.2f ms", flat * 1e3);
+    CHECK_NEAR(keyed, 29.63e-3, 1e-3, "keyed by hand %.2f ms", keyed * 1e3);
+    tsl_roofline_dev_t triton = d;
+    triton.attn_kernel = TSL_ATTN_KERNEL_FLASH1_TRITON;
+    double b = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+           bt = tsl_roofline_layer_bwd_s(&triton, &l, 1, 1, false, 0);
+    CHECK_NEAR(bt - b, flat - keyed, 1e-9, "the default's core %.3f ms faster, by hand %.3f",
+               (bt - b) * 1e3, (flat - keyed) * 1e3);
+    CHECK(tsl_roofline_core_fwd_s(&d, &l, 1, 1) == tsl_roofline_core_fwd_s(&triton, &l, 1, 1),
+          "the forward keeps its figure");
+    /* at 1,024 keys the default and the flat figure agree */
+    tsl_layer_t s1k = layer(1024, 2048, 16);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &s1k, 16, 1, false, 0),
+               tsl_roofline_layer_bwd_s(&triton, &s1k, 16, 1, false, 0), 1e-12, "1k: as before");
+}
+
 /* Blackwell's fused attention (gemm_eff.h TSL_ATTN_GB100_*, cuDNN's published GB200
  * sweeps): 0.67 forward, 0.54 backward of the bf16 peak on B200 and GB200, burst timings
  * taken since cost model 145 at a dense step's settled clock, × the B200's MSMF / MAMF
@@ -3314,6 +3358,7 @@ int main(void)
     test_unfused_elementwise();
     test_backward();
     test_flash();
+    test_default_bwd_keys();
     test_blackwell_flash();
     test_a100_flash();
     test_padded_head();
