@@ -616,20 +616,6 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     return vp_group(cfg, out, err);
 }
 
-void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
-{
-    size_t n = strlen(cfg->notes);
-    va_list ap;
-    if (n + 2 >= sizeof cfg->notes)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(cfg->notes + n, sizeof cfg->notes - n - 1, fmt, ap);
-    va_end(ap);
-    n = strlen(cfg->notes);
-    cfg->notes[n] = '\n';
-    cfg->notes[n + 1] = '\0';
-}
-
 /* ---- Megatron-LM arguments ------------------------------------------------------ */
 
 /* Megatron-LM's flags as of NVIDIA/Megatron-LM d98e8a6 (megatron/training/arguments.py,
