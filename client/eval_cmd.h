@@ -125,10 +125,13 @@ typedef struct tsl_eval_input {
     /* the configuration's attention core: a Megatron-LM line's --attention-backend
      * unfused (eval_cfg.h unfused_attn), priced as --unfused-attn */
     bool unfused_attn;
+    /* a Megatron-LM line's full-iteration CUDA graph (eval_cfg.h no_host_floor), priced
+     * as --no-host-floor */
+    bool no_host_floor;
 } tsl_eval_input_t;
 
 /* The request of tsl_eval_request under what *in loaded: its target (--target, else
- * the plan document's) and the configuration's attention core. Both modes price the
+ * the plan document's), the configuration's attention core and its full-iteration graph. Both modes price the
  * plan under it. */
 void tsl_eval_input_request(const tsl_eval_opts_t *eo, const tsl_eval_input_t *in,
                             tsl_request_t *r);

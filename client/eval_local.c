@@ -566,6 +566,7 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
         return -1;
     note_figures(in->doc, &in->figures);
     in->unfused_attn = cfg.unfused_attn;
+    in->no_host_floor = cfg.no_host_floor;
     if (check_megatron_gpus(eo, &cfg, in, err) != 0)
         return -1;
     return given_plan(&e, &cfg, in, err);
@@ -645,6 +646,7 @@ void tsl_eval_input_request(const tsl_eval_opts_t *eo, const tsl_eval_input_t *i
     tsl_eval_request(eo, r);
     r->target = in->target;
     r->unfused_attn |= in->unfused_attn;
+    r->no_host_floor |= in->no_host_floor;
 }
 
 int tsl_eval_input_exit(const tsl_err_t *err)

@@ -199,7 +199,7 @@ static const char *gpu_hint(const char *name, const tsl_gpu_spec_t *file_types, 
 
 static const char *const gpu_keys[] = {"base",        "memory_gb",   "peak_tflops", "efficiency",
                                        "intra_gbps",  "intra_gbit",  "pcie_gbps",   "pcie_gbit",
-                                       "fp32_tflops", "tf32_tflops", NULL};
+                                       "fp32_tflops", "tf32_tflops", "host_scale",  NULL};
 
 /* Where a file type starts from: its "base", the built-in of its own name, or
  * nothing (a custom type that must give every figure). Returns 1 when it starts
@@ -281,6 +281,26 @@ static int gpu_fp32_fields(loader_t *ld, json_t *obj, const char *path, tsl_gpu_
     return 0;
 }
 
+/* host_scale (docs/cluster-format.md): the host CPU's time per eager PyTorch op over the
+ * x86 host the built-in figure was measured on (planner/cluster_hw.c: GB200's Grace
+ * 2.75), a positive number; absent, the built-in's (0: an x86 host, 1). Optional, custom
+ * types too. The beyond-any-host bound keeps a typo from pricing a step at 10^30 s. */
+static int gpu_host_scale(loader_t *ld, json_t *obj, const char *path, tsl_gpu_spec_t *g)
+{
+    char at[PATH_MAX_LEN];
+    double x = g->host_scale;
+    bool present;
+    if (opt_positive(obj, path, "host_scale", &x, &present, ld->err) != 0)
+        return -1;
+    if (present && x > 1000) {
+        join(at, path, "host_scale");
+        return tsl_err_set(ld->err, "%s: %g is beyond any host (at most 1000 x the x86 one)", at,
+                           x);
+    }
+    g->host_scale = x;
+    return 0;
+}
+
 static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
 {
     char path[PATH_MAX_LEN];
@@ -303,7 +323,7 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
         gpu_field(ld, obj, path, "efficiency", false, custom, &g.efficiency) != 0 ||
         gpu_field(ld, obj, path, "intra", true, custom, &g.intra_bw) != 0 ||
         gpu_field(ld, obj, path, "pcie", true, custom, &g.pcie_bw) != 0 ||
-        gpu_fp32_fields(ld, obj, path, &g) != 0)
+        gpu_fp32_fields(ld, obj, path, &g) != 0 || gpu_host_scale(ld, obj, path, &g) != 0)
         return -1;
     if (g.efficiency > 1)
         return tsl_err_set(ld->err, "%s.efficiency: %g is outside (0, 1]", path, g.efficiency);
@@ -802,11 +822,12 @@ static bool builtin_as_is(const tsl_gpu_spec_t *g)
     return b != NULL && strcmp(b->name, g->name) == 0 && b->mem_bytes == g->mem_bytes &&
            b->peak_flops == g->peak_flops && b->efficiency == g->efficiency &&
            b->intra_bw == g->intra_bw && b->pcie_bw == g->pcie_bw &&
-           b->fp32_peak_flops == g->fp32_peak_flops && b->tf32_peak_flops == g->tf32_peak_flops;
+           b->fp32_peak_flops == g->fp32_peak_flops && b->tf32_peak_flops == g->tf32_peak_flops &&
+           b->host_scale == g->host_scale;
 }
 
 /* Every figure of a type; the fp32 pair when either is known (tf32_tflops 0 written
- * beside an fp32 figure: a type without TF32 reads back so). */
+ * beside an fp32 figure: a type without TF32 reads back so); host_scale where given. */
 static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
 {
     json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f}", "memory_gb", (double)g->mem_bytes / GIB,
@@ -816,6 +837,8 @@ static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
         json_object_set_new(o, "fp32_tflops", json_real(g->fp32_peak_flops / TFLOPS));
     if (o && (g->fp32_peak_flops > 0 || g->tf32_peak_flops > 0))
         json_object_set_new(o, "tf32_tflops", json_real(g->tf32_peak_flops / TFLOPS));
+    if (o && g->host_scale > 0) /* 0: an x86 host, what a file without the key reads as */
+        json_object_set_new(o, "host_scale", json_real(g->host_scale));
     return o;
 }
 

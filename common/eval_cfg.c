@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "eval_cfg.h"
+#include "eval_cgraph.h"
 #include "megatron_flags.h"
 #include "mtp.h"
 #include "partition.h"
@@ -596,6 +597,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         out->interleave = 0;
     }
     tsl_plan_set_knobs(out, &cfg->knobs);
+    if (tsl_eval_cgraph_plan(cfg, m, out, err) != 0) /* a line's per-layer CUDA graphs */
+        return -1;
     if (P <= 1) { /* FSDP2 reshards every micro-batch without PP (cost.h sdp_nosync) */
         out->sdp_nosync = false;
         out->torch_pipelining = false; /* and no stages run torch's pipelining */
@@ -611,20 +614,6 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         return -1;
     }
     return vp_group(cfg, out, err);
-}
-
-void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
-{
-    size_t n = strlen(cfg->notes);
-    va_list ap;
-    if (n + 2 >= sizeof cfg->notes)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(cfg->notes + n, sizeof cfg->notes - n - 1, fmt, ap);
-    va_end(ap);
-    n = strlen(cfg->notes);
-    cfg->notes[n] = '\n';
-    cfg->notes[n + 1] = '\0';
 }
 
 /* ---- Megatron-LM arguments ------------------------------------------------------ */
@@ -814,15 +803,7 @@ static const mg_why_t mg_refused[] = {
  * no knob of Tessel's prices them, so the line is priced as if they were absent
  * (what the note says it is priced as). Their values are not read. */
 static const mg_why_t mg_unmodelled[] = {
-    /* CUDA graphs: TransformerConfig cuda_graph_impl (local, transformer_engine,
-     * full_iteration; --enable-cuda-graph and --external-cuda-graph the deprecated
-     * spellings of the first two), their scope and the optimizer's */
-    {"cuda-graph-impl", "CUDA graphs; priced with every kernel launched from the host"},
-    {"enable-cuda-graph", "CUDA graphs; priced with every kernel launched from the host"},
-    {"external-cuda-graph", "CUDA graphs; priced with every kernel launched from the host"},
-    {"cuda-graph-modules", "CUDA graphs; priced with every kernel launched from the host"},
-    {"cuda-graph-scope", "CUDA graphs; priced with every kernel launched from the host"},
-    {"cuda-graph-warmup-steps", "CUDA graphs; priced with every kernel launched from the host"},
+    /* the optimizer step's CUDA graph (the layers' and the iteration's: eval_cgraph.h) */
     {"optimizer-cuda-graph", "a CUDA graph of the optimizer step; priced launched from the host"},
     {"moe-router-dtype", "the router's softmax and routing weights in fp32/fp64; priced in "
                          "the model's dtype, fp32 only under a flex or FP8 dispatch"},
@@ -1098,7 +1079,6 @@ static const char *const mg_no_effect[] = {
     "ddp-average-in-collective",
     "use-flash-attn", /* defined, read nowhere in megatron/ at d98e8a6 */
     "use-cpu-initialization",
-    "no-check-for-nan-in-loss-and-grad",
     "data-path",
     "split",
     "train-data-path",
@@ -1612,6 +1592,7 @@ typedef struct mg_state {
     /* --no-masked-softmax-fusion or --no-persist-layer-norm, as given: read by the
      * local modules only (mg_finish notes it under --transformer-impl local) */
     const char *local_fusion_off;
+    tsl_eval_cgraph_t cgraph; /* the CUDA-graph flags (eval_cgraph.h) */
 } mg_state_t;
 
 /* --first-last-layers-bf16: the first --num-layers-at-start-in-bf16 and the last
@@ -2046,24 +2027,16 @@ static int mg_attention_backend(const char *val, tsl_eval_cfg_t *c, tsl_err_t *e
 }
 
 /* The flags of mg_unmodelled whose value decides whether they change anything, or
- * that Megatron-LM checks: --cuda-graph-impl none is no CUDA graph, the default;
- * --num-distributed-optimizer-instances 1 the one instance Tessel prices (more keep
+ * that Megatron-LM checks: --num-distributed-optimizer-instances 1 the one instance Tessel prices (more keep
  * the optimizer states once per instance, memory Tessel does not count);
  * --moe-router-dtype fp32 or fp64 (TransformerConfig's Literal); --rerun-mode
  * disabled or validate_results (its default) no effect, report_stats refused.
  * 1: not one of them. */
 static int mg_unmodelled_value(const char *key, const char *val, tsl_err_t *err)
 {
-    static const char *const graph_impls[] = {"none", "local", "transformer_engine",
-                                              "full_iteration"};
     static const char *const router_dtypes[] = {"fp32", "fp64"};
     static const char *const rerun_modes[] = {"disabled", "validate_results", "report_stats"};
     size_t i;
-    if (strcmp(key, "cuda-graph-impl") == 0) {
-        if (tsl_parse_choice("megatron: --cuda-graph-impl", val, graph_impls, 4, &i, err) != 0)
-            return -1;
-        return i == 0 ? 0 : 1; /* none: nothing to note */
-    }
     if (strcmp(key, "moe-router-dtype") == 0) {
         if (tsl_parse_choice("megatron: --moe-router-dtype", val, router_dtypes, 2, &i, err) != 0)
             return -1;
@@ -2260,6 +2233,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     int r = mg_fsdp_read(key, val, st, err);
     if (r <= 0)
+        return r;
+    if ((r = tsl_eval_cgraph_read(key, val, all, &st->cgraph, err)) <= 0)
         return r;
     if ((r = mg_unmodelled_value(key, val, err)) <= 0)
         return r;
@@ -2754,7 +2729,7 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     c->knobs.tp_comm_overlap = st->tp_overlap;
     if (tsl_target_tp_comm_overlap_ok(c->knobs.fp8, c->knobs.tp_comm_overlap, err) != 0)
         return tsl_err_prefix(err, "megatron: --tp-comm-overlap with --fp4-format e2m1");
-    if (mg_recompute(c, st, err) != 0)
+    if (mg_recompute(c, st, err) != 0 || tsl_eval_cgraph_finish(&st->cgraph, c, err) != 0)
         return -1;
     return mg_a2a_overlap(c, st, err);
 }

@@ -28,6 +28,14 @@ typedef enum tsl_eval_ckpt {
     TSL_EVAL_CKPT_SELECTIVE,
 } tsl_eval_ckpt_t;
 
+/* A Megatron-LM line's TransformerConfig.cuda_graph_impl (eval_cgraph.h). */
+typedef enum tsl_eval_cgraph_impl {
+    TSL_EVAL_CGRAPH_NONE = 0,
+    TSL_EVAL_CGRAPH_LOCAL,
+    TSL_EVAL_CGRAPH_TE, /* transformer_engine */
+    TSL_EVAL_CGRAPH_FULL_ITERATION,
+} tsl_eval_cgraph_impl_t;
+
 typedef struct tsl_eval_cfg {
     uint32_t tp, pp, dp, sdp; /* 0: unset (tp, pp, sdp 1; dp the rest of a stage's devices) */
     bool sdp_rest;            /* sdp is the rest instead (torchtitan's shard degree -1) */
@@ -138,6 +146,14 @@ typedef struct tsl_eval_cfg {
      * get_gpt_layer_local_spec at d98e8a6): priced as unfused_attn, and the switches
      * that run in Transformer Engine refused (tsl_target_te_only_knob) */
     bool local_impl;
+    /* a Megatron-LM line's CUDA graphs (eval_cgraph.h): the impl it resolves to
+     * (tsl_eval_cgraph_impl_t; per-layer modules in knobs.cuda_graph_modules);
+     * cuda_graph_whole, a per-layer impl without modules (every layer one graph: its
+     * modules set on the model by tsl_eval_cfg_plan); no_host_floor, a full-iteration
+     * graph, priced as the request's no_host_floor (--no-host-floor) */
+    uint8_t cuda_graph_impl;
+    bool cuda_graph_whole;
+    bool no_host_floor;
     /* a Megatron-LM line's model shape (--hidden-size, --num-experts, ...), checked
      * against the model (eval_shape.h); all 0: none given */
     tsl_eval_shape_t shape;

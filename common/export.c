@@ -4,6 +4,7 @@
  * the way back from a stored plan document.
  */
 #include "export.h"
+#include "cuda_graph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,8 +114,8 @@ static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, t
 }
 
 /* What of the plan's pricing only Megatron-LM runs (docs/exports.md): its
- * recompute of named modules, its precision-aware optimizer's bf16 moments and its
- * activation CPU offloading.
+ * recompute of named modules, its precision-aware optimizer's bf16 moments, its
+ * activation CPU offloading, its per-layer CUDA graphs and TE's userbuffers.
  * Another stack's file would drop them silently: refused. */
 static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_err_t *err)
 {
@@ -141,6 +142,14 @@ static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_e
                             "(cpu_offload_layers, Megatron-LM's --cpu-offloading-num-layers); "
                             "this export writes no such setting",
                             tsl_export_format_name(f), p->cpu_offload_layers);
+    if (p->cuda_graph_modules) { /* priced with their ops off the host: not dropped */
+        tsl_cuda_graph_modules_format(p->cuda_graph_modules, mods, sizeof mods);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan was priced with Megatron-core's CUDA graphs of %s "
+                            "(cuda_graph_modules, Megatron-LM's --cuda-graph-modules); this "
+                            "stack has no such setting",
+                            tsl_export_format_name(f), mods);
+    }
     if (p->tp_comm_overlap) /* priced with it: refused, as cpu_offload_layers, not dropped */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan was priced with TransformerEngine's userbuffers "

@@ -13,11 +13,13 @@
  * counted as a layer (--account-for-embedding/loss-in-pipeline-split), or
  * --num-virtual-stages-per-pipeline-rank under uneven first/last stages. A hybrid
  * Mamba model (Nemotron-H, Nemotron 3) as pretrain_hybrid.py's --hybrid-layer-pattern
- * (write_hybrid).
+ * (write_hybrid). Megatron-core's per-layer CUDA graphs by name under Transformer Engine's
+ * impl (write_cuda_graphs).
  */
 #include <stdbool.h>
 #include <string.h>
 
+#include "cuda_graph.h"
 #include "export.h"
 #include "mtp.h"
 #include "pipeline.h"
@@ -725,6 +727,38 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
         fputs("--fp8-param-gather\n", out);
 }
 
+/* Megatron-core's per-layer CUDA graphs as priced (cuda_graph.h): cuda_graph_impl
+ * transformer_engine, TE's make_graphed_callables (a forward and a backward graph per
+ * module, what the cost model prices), and the modules by name (--cuda-graph-modules,
+ * nargs '+'; arguments.py at d98e8a64dd). Under that impl Megatron-LM graphs what is
+ * named and nothing more (local would add moe_preprocess to moe_router). */
+static void write_cuda_graphs(const tsl_plan_t *p, FILE *out)
+{
+    if (!p->cuda_graph_modules)
+        return;
+    fputs("--cuda-graph-impl transformer_engine\n--cuda-graph-modules", out);
+    for (uint32_t i = 0; i < TSL_CUDA_GRAPH_COUNT; i++)
+        if (p->cuda_graph_modules & (1u << i))
+            fprintf(out, " %s", tsl_cuda_graph_module_name(i));
+    fputc('\n', out);
+}
+
+/* What Megatron-LM asserts of the graphs (tsl_cuda_graph_megatron_check), and TE's impl
+ * where the plan runs Megatron-LM's local modules (a GPU TE does not run on). */
+static int check_cuda_graphs(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
+                             tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    if (p->cuda_graph_modules && p->stack_unfused_attn)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: cuda_graph_modules: the graphs are Transformer Engine's "
+                            "(--cuda-graph-impl transformer_engine), which the plan's GPUs do "
+                            "not run (it runs --transformer-impl local)");
+    if (tsl_cuda_graph_megatron_check(p, v->model, u->ckpt_blocks > 0, true, err) != 0)
+        return tsl_err_prefix(err, "megatron");
+    return 0;
+}
+
 static void write_knobs(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE *out)
 {
     /* --bf16 reduces in fp32 unless told; --fp16 in fp16 unless told (validate_args);
@@ -754,6 +788,7 @@ static void write_knobs(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE
     if (p->unfused_grad_accum) /* the DDP hook's add instead of the fused wgrad GEMM */
         fputs("--no-gradient-accumulation-fusion\n", out);
     write_fp8(p, out);
+    write_cuda_graphs(p, out);
 }
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
@@ -764,6 +799,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
+        check_cuda_graphs(v, &u, err) != 0 ||
         check_form(v->model, first_block(v, true), tsl_model_first_moe(v->model), err) != 0)
         return -1;
     char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */

@@ -71,9 +71,11 @@ typedef struct tsl_gpu_spec {
                                peak_flops, as on every part from Ampere and CDNA3 on */
     double host_scale;      /* host CPU time per eager PyTorch op of the system this part ships
                                in, over the x86 host TSL_ROOFLINE_HOST_OP_S was measured on (a
-                               published pair: cluster_hw.c); 0 = 1, an x86 host. Priced where
-                               the built-in host op is used (cost.c tsl_cost_env_init; cost
-                               model 171, before only the MoE stretch after the sync) */
+                               published pair: cluster_hw.c; a cluster file's gpu_types
+                               may give one, docs/cluster-format.md); 0 = 1, an x86 host.
+                               Priced where the built-in host op is used (cost.c
+                               tsl_cost_env_init; cost model 171, before only the MoE
+                               stretch after the sync) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

@@ -82,17 +82,21 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
 }
 
 /* The block's host CPU over the x86 host of TSL_ROOFLINE_HOST_OP_S: the largest
- * host_scale of its GPU types (the slowest host sets the pace), 1 where none is given.
+ * host_scale of its GPU types (the slowest host sets the pace), a type without one (0)
+ * counted as 1 (an x86 host); a cluster file's faster host (below 1) paces a block of it
+ * alone.
  * It scales the built-in host op on every use (cost model 171: the floor of every pass,
  * not only the experts after the sync); a request's own host_op_us is not scaled. */
 static double block_host_scale(const tsl_cluster_t *c, uint32_t first, uint32_t size)
 {
-    double x = 1.0;
+    double x = 0.0;
     uint32_t dev = first, seen = UINT32_MAX;
-    for (const tsl_gpu_spec_t *gpu; (gpu = tsl_cluster_next_type(c, &dev, first + size, &seen));)
-        if (gpu->host_scale > x)
-            x = gpu->host_scale;
-    return x;
+    for (const tsl_gpu_spec_t *gpu; (gpu = tsl_cluster_next_type(c, &dev, first + size, &seen));) {
+        double h = gpu->host_scale > 0 ? gpu->host_scale : 1.0;
+        if (h > x)
+            x = h;
+    }
+    return x > 0 ? x : 1.0;
 }
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,

@@ -34,6 +34,8 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "model.h"
+#include "plan.h"
 
 enum {
     TSL_CUDA_GRAPH_ATTN = 1u << 0,
@@ -59,5 +61,31 @@ int tsl_cuda_graph_modules_check(uint32_t mask, tsl_err_t *err);
 /* The names of mask's modules, comma-separated, into buf (snprintf's contract); the
  * length the whole list needs. */
 size_t tsl_cuda_graph_modules_format(uint32_t mask, char *buf, size_t cap);
+
+/* Module i's name ("attn", ... in the order above); NULL past TSL_CUDA_GRAPH_COUNT. */
+const char *tsl_cuda_graph_module_name(uint32_t i);
+
+/* The modules of one graph of a whole layer (Megatron-LM's per-layer impl without
+ * cuda_graph_modules) on m: attn where m has self-attention, mlp where it has a dense
+ * FFN, moe where it has routed experts, mamba where it has Mamba layers. Tessel prices
+ * them as one graph each: a launch per module and pass, where Megatron-LM launches one
+ * per layer (a launch's host time is one op's: roofline.h). */
+uint32_t tsl_cuda_graph_whole_layer(const tsl_model_t *m);
+
+/* What Megatron-LM asserts of per-layer graphs of plan p's cuda_graph_modules on model m
+ * (TransformerConfig.__post_init__ at d98e8a64dd, transformer_config.py "Check cuda graph
+ * scopes for per-layer implementations"), for a line Megatron-LM would refuse to be
+ * refused rather than priced or exported: moe, moe_router or moe_preprocess on a model
+ * without routed experts; mlp on a MoE model without a dense FFN layer; moe without
+ * drop-and-pad (moe_capacity with moe_pad); moe_preprocess under the all-to-all
+ * dispatcher with a capacity factor (its preprocess copies to the host); graphs beside
+ * full recompute (full_recompute: "only supported with full iteration CUDA graph") or
+ * beside activation offloading (cpu_offload_layers); under te_impl (cuda_graph_impl
+ * transformer_engine) moe_router beside the moe module's recompute; on a model with
+ * dropout, attn beside the attention core's recompute (+selckpt) and mlp / moe beside
+ * their own recompute. 0 for a plan without graphs; else -1 (TSL_E_UNSUPPORTED) with err
+ * naming the module and rule. */
+int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m, bool full_recompute,
+                                  bool te_impl, tsl_err_t *err);
 
 #endif

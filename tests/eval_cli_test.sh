@@ -1168,7 +1168,31 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "moe
     ok || bad "a dense model's line prices an unfused permutation: $(cat "$out")"
 # flags that change what runs but have no knob: accepted, each named on stderr as not
 # modelled; a Megatron-LM flag Tessel does not read, and a misspelt one, refused
-expect 0 "megatron: --cuda-graph-impl: not modelled by Tessel" eval $m345 --no-search --megatron-args "--bf16 --cuda-graph-impl transformer_engine"
+expect 0 "megatron: --optimizer-cuda-graph: not modelled by Tessel" eval $m345 --no-search --megatron-args "--bf16 --optimizer-cuda-graph"
+# Megatron-core's CUDA graphs (common/eval_cgraph.c): per-layer modules are the plan's
+# cuda_graph_modules, priced as --cuda-graph-modules prices them; full_iteration is
+# --no-host-floor; what Megatron-LM refuses refused (exit 2), a whole MoE layer unpriced
+# (exit 4). Before, every CUDA-graph flag was noted as not modelled and priced eager.
+gb="--model GPT2-345M --cluster 8xGB200 --no-search --json"
+cgl="--bf16 --tensor-model-parallel-size 2 --global-batch-size 64"
+expect 0 "" eval $gb --megatron-args "$cgl"
+cp "$out" "$dir/cg-eager.json"
+expect 0 "" eval $gb --megatron-args "$cgl --cuda-graph-impl transformer_engine --cuda-graph-modules attn mlp"
+cp "$out" "$dir/cg-flags.json"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "cuda_graph_modules" not in a and b["cuda_graph_modules"] == 3 and b["iter_time_s"] <= a["iter_time_s"], (b.get("cuda_graph_modules"), a["iter_time_s"], b["iter_time_s"])' "$dir/cg-eager.json" "$out" &&
+    ok || bad "--cuda-graph-modules attn mlp is not read into cuda_graph_modules: $(cat "$out")"
+expect 0 "every layer one graph" eval $gb --megatron-args "$cgl --enable-cuda-graph"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["cuda_graph_modules"] == b["cuda_graph_modules"] and a["iter_time_s"] == b["iter_time_s"]' "$dir/cg-flags.json" "$out" &&
+    ok || bad "a whole layer is not attn and mlp: $(cat "$out")"
+expect 0 "" eval $gb --no-host-floor --megatron-args "$cgl"
+cp "$out" "$dir/cg-nhf.json"
+expect 0 "priced without the host's eager dispatch (as --no-host-floor)" eval $gb --megatron-args "$cgl --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad"
+python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); assert a["plan"]["iter_time_s"] == b["plan"]["iter_time_s"] and "cuda_graph_modules" not in b["plan"], (a["plan"]["iter_time_s"], b["plan"]["iter_time_s"])' "$dir/cg-nhf.json" "$out" &&
+    ok || bad "full_iteration is not priced as --no-host-floor: $(cat "$out")"
+expect 2 "megatron: --cuda-graph-impl full_iteration needs --no-check-for-nan-in-loss-and-grad" eval $gb --megatron-args "$cgl --cuda-graph-impl full_iteration"
+expect 2 "megatron: --cuda-graph-modules: 'router' is not attn, mlp" eval $gb --megatron-args "$cgl --cuda-graph-impl local --cuda-graph-modules router"
+expect 2 "moe, moe_router and moe_preprocess need a MoE model" eval $gb --megatron-args "$cgl --cuda-graph-impl local --cuda-graph-modules moe_router"
+expect 4 "captures every layer whole" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --cuda-graph-impl transformer_engine"
 expect 0 "megatron: --moe-shared-expert-overlap: not modelled by Tessel" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-shared-expert-overlap"
 expect 4 "megatron: --moe-use-upcycling: a Megatron-LM flag Tessel does not read" eval $m345 --no-search --megatron-args "--bf16 --moe-use-upcycling"
 expect 2 "did you mean --moe-permute-fusion?" eval $m345 --no-search --megatron-args "--bf16 --moe-permute-fuson"

@@ -20,8 +20,7 @@ import sys
 # spellings of older Megatron-LM trees that eval_cfg.c accepts on purpose
 OLDER = {"log-loss-scale-to-tensorboard"}
 # a value Megatron-LM takes, for the unmodelled flags that need one
-VALUES = {"cuda-graph-impl": "local", "cuda-graph-modules": "attn", "cuda-graph-scope": "attn",
-          "cuda-graph-warmup-steps": "3", "moe-router-dtype": "fp32", "ddp-bucket-size": "40000000",
+VALUES = {"moe-router-dtype": "fp32", "ddp-bucket-size": "40000000",
           "ddp-num-buckets": "4", "tp-comm-overlap-cfg": "ub.yaml"}
 
 

@@ -13,6 +13,8 @@
 
 #include "check.h"
 #include "cluster_json.h"
+#include "cost.h"
+#include "roofline.h"
 
 #define GB  1e9
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -264,6 +266,19 @@ static const struct bad_case bad_cases[] = {
      "gpu_types.A100-80G.tf32_tflops: must be a number"},
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"tf32_tflops\": 1e305}}}",
      "gpu_types.A100-80G.tf32_tflops: 1e+305 is beyond any GPU"},
+    /* the host's pace (host_scale): a positive number up to 1000, named */
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"host_scale\": 0}}}",
+     "gpu_types.A100-80G.host_scale: must be a positive number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"host_scale\": -2.75}}}",
+     "gpu_types.A100-80G.host_scale: must be a positive number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"host_scale\": \"2.75\"}}}",
+     "gpu_types.A100-80G.host_scale: must be a number"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"host_scale\": 1e6}}}",
+     "gpu_types.A100-80G.host_scale: 1e+06 is beyond any host"},
+    {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"host_scal\": 2}}}",
+     "gpu_types.A100-80G.host_scal: unknown key; known: base, memory_gb, peak_tflops, "
+     "efficiency, intra_gbps, intra_gbit, pcie_gbps, pcie_gbit, fp32_tflops, tf32_tflops, "
+     "host_scale"},
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"A100-80G\": {\"fp32_tflop\": 19.5}}}",
      "gpu_types.A100-80G.fp32_tflop: unknown key; known: base, memory_gb, peak_tflops, "
      "efficiency, intra_gbps, intra_gbit, pcie_gbps, pcie_gbit, fp32_tflops, tf32_tflops"},
@@ -394,6 +409,50 @@ static void test_fp32_rates(void)
         CHECK(x->fp32_peak_flops == y->fp32_peak_flops && x->tf32_peak_flops == y->tf32_peak_flops,
               "%s: the fp32 pair read back", x->name);
     }
+    free(text);
+    json_decref(j);
+    tsl_cluster_free(&d);
+    tsl_cluster_free(&c);
+}
+
+/* The host's pace of a type (host_scale, docs/cluster-format.md): an override replaces
+ * the built-in's (GB200's Grace 2.75), a derived type inherits its base's, a custom type
+ * and the x86 parts have none (1); priced on the block's built-in host op (cost.c
+ * tsl_cost_env_init: the slowest host of the block, a faster one alone); written back
+ * and read again unchanged. Before, a cluster file could not say it. */
+static void test_host_scale(void)
+{
+    tsl_cluster_t c, d;
+    tsl_err_t err = {0};
+    const char *json =
+        "{\"gpu_types\": {\"GB200\": {\"host_scale\": 2.2}, \"H100-80G\": {\"host_scale\": 0.5},"
+        " \"G-slow\": {\"base\": \"GB200\", \"efficiency\": 0.5},"
+        " \"X-24G\": {\"memory_gb\": 24, \"peak_tflops\": 100, \"efficiency\": 0.5,"
+        " \"intra_gbps\": 20, \"pcie_gbps\": 24}},"
+        " \"nodes\": [{\"type\": \"GB200\", \"gpus\": 2}, {\"type\": \"H100-80G\", \"gpus\": 2},"
+        "             {\"type\": \"G-slow\", \"gpus\": 2}, {\"type\": \"X-24G\", \"gpus\": 2}],"
+        " \"inter_gbps\": 10}";
+    CHECK(tsl_cluster_json_parse(json, &c, &err) == 0, "%s", err.msg);
+    const double want[4] = {2.2, 0.5, 2.75, 0};
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK(tsl_cluster_device_gpu(&c, 2 * i)->host_scale == want[i], "node %u: host_scale %g", i,
+              tsl_cluster_device_gpu(&c, 2 * i)->host_scale);
+    /* the built-in op's host time on a block: its slowest host; 0 counts as 1 */
+    const uint32_t first[5] = {0, 2, 4, 6, 2}, size[5] = {2, 2, 2, 2, 6};
+    const double pace[5] = {2.2, 0.5, 2.75, 1.0, 2.75};
+    for (uint32_t i = 0; i < 5; i++) {
+        tsl_cost_env_t env;
+        CHECK(tsl_cost_env_init(&env, &c, first[i], size[i], &err) == 0 &&
+                  env.host_scale == pace[i] && env.host_op_s == TSL_ROOFLINE_HOST_OP_S * pace[i],
+              "block %u+%u: host_scale %g (%s)", first[i], size[i], env.host_scale, err.msg);
+    }
+    json_t *j = tsl_cluster_to_json(&c);
+    char *text = json_dumps(j, JSON_INDENT(2));
+    CHECK(tsl_cluster_json_parse(text, &d, &err) == 0, "%s\n%s", err.msg, text);
+    for (uint32_t dev = 0; dev < c.n_devices && dev < d.n_devices; dev += 2)
+        CHECK(tsl_cluster_device_gpu(&c, dev)->host_scale ==
+                  tsl_cluster_device_gpu(&d, dev)->host_scale,
+              "device %u: host_scale read back\n%s", dev, text);
     free(text);
     json_decref(j);
     tsl_cluster_free(&d);
@@ -661,6 +720,7 @@ int main(void)
     test_inline_good();
     test_round_trip();
     test_fp32_rates();
+    test_host_scale();
     test_from_arg();
     test_galvatron_fixture();
     return CHECK_DONE();

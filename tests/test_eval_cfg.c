@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cuda_graph.h"
 #include "eval.h"
 #include "eval_cfg.h"
 #include "megatron_flags.h"
@@ -91,6 +92,8 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0) &&
               a.recompute_modules == b.recompute_modules &&
               a.recompute_modules == cfg->knobs.recompute_modules &&
+              a.cuda_graph_modules == b.cuda_graph_modules &&
+              a.cuda_graph_modules == cfg->knobs.cuda_graph_modules &&
               a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments &&
               a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl &&
               a.opt_step == b.opt_step && a.opt_step == cfg->knobs.opt_step && a.fp32 == b.fp32 &&
@@ -163,6 +166,16 @@ static void test_round_trips(void)
     moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_LAYERNORM;
     moe.knobs.bf16_moments = true;
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    /* Megatron-core's per-layer CUDA graphs (cuda_graph_modules): written as
+     * --cuda-graph-impl transformer_engine --cuda-graph-modules ..., read back the same */
+    moe.knobs.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MOE_ROUTER;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    moe.knobs.cuda_graph_modules |= TSL_CUDA_GRAPH_MOE_PREPROCESS;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    moe.knobs.cuda_graph_modules = 0;
+    tsl_eval_cfg_t dense = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
+    dense.knobs.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
+    round_trip("GPT2-345M", "8xA100-80G", &dense, TSL_EXPORT_MEGATRON);
     moe.ckpt = TSL_EVAL_CKPT_NONE; /* modules without the attention core */
     moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
     moe.knobs.grad_reduce_bytes = 4;
@@ -1489,13 +1502,12 @@ static void test_megatron_audit(void)
           "--moe-permute-fusion: fused: %s / %s", err.msg, c.notes);
     mg_refuses("--moe-permute-fusion 1", "--moe-permute-fusion takes no value");
     /* unmodelled: accepted, each named in a note, nothing else changed */
-    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules "
-                                "attn mlp --moe-router-dtype fp32 --moe-shared-expert-overlap "
+    CHECK(tsl_eval_cfg_megatron("--bf16 --optimizer-cuda-graph --moe-router-dtype fp32 "
+                                "--moe-shared-expert-overlap "
                                 "--no-fp8-wgrad --deterministic-mode --no-bias-swiglu-fusion "
                                 "--ddp-bucket-size 40000000",
                                 &c, &err) == 0 &&
-              strstr(c.notes, "--cuda-graph-impl: not modelled by Tessel (CUDA graphs") &&
-              strstr(c.notes, "--cuda-graph-modules: not modelled") &&
+              strstr(c.notes, "--optimizer-cuda-graph: not modelled by Tessel (a CUDA graph") &&
               strstr(c.notes, "--moe-router-dtype: not modelled") &&
               strstr(c.notes, "--moe-shared-expert-overlap: not modelled") &&
               strstr(c.notes, "--no-fp8-wgrad: not modelled") &&
@@ -1503,10 +1515,6 @@ static void test_megatron_audit(void)
               strstr(c.notes, "--no-bias-swiglu-fusion: not modelled") &&
               strstr(c.notes, "--ddp-bucket-size: not modelled"),
           "unmodelled flags noted: %s / %s", err.msg, c.notes);
-    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl none", &c, &err) == 0 &&
-              c.notes[0] == '\0',
-          "--cuda-graph-impl none: no CUDA graph, nothing to note: %s / %s", err.msg, c.notes);
-    mg_refuses("--cuda-graph-impl te", "--cuda-graph-impl: 'te' is not none, local");
     mg_refuses("--moe-router-dtype bf16", "--moe-router-dtype: 'bf16' is not fp32 or fp64");
     /* the local modules' fusion switches: noted only where those modules run */
     CHECK(tsl_eval_cfg_megatron("--bf16 --no-masked-softmax-fusion", &c, &err) == 0 &&
@@ -1564,6 +1572,157 @@ static void test_megatron_audit(void)
           "Megatron-LM d98e8a6's flags");
 }
 
+/* A Megatron-LM line's CUDA-graph flags as read (eval_cgraph.h). */
+static void mg_graphs(const char *line, uint8_t impl, uint32_t mods, bool whole, bool nhf)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.cuda_graph_impl == impl &&
+              c.knobs.cuda_graph_modules == mods && c.cuda_graph_whole == whole &&
+              c.no_host_floor == nhf,
+          "'%s': %s (impl %u modules 0x%x whole %d no_host_floor %d)", line, err.msg,
+          c.cuda_graph_impl, c.knobs.cuda_graph_modules, c.cuda_graph_whole, c.no_host_floor);
+}
+
+/* line on model over n devices: 0 and *g, or -1 with err's code. */
+static int mg_plan(const char *model, const char *line, uint32_t n, tsl_plan_t *g, tsl_err_t *err)
+{
+    tsl_model_t m;
+    tsl_cluster_t cl;
+    tsl_eval_cfg_t c;
+    load(model, "8xH100-80G", &m, &cl);
+    int rc = tsl_eval_cfg_megatron(line, &c, err) == 0 ? tsl_eval_cfg_plan(&c, &m, n, g, err) : -1;
+    tsl_model_free(&m);
+    tsl_cluster_free(&cl);
+    return rc;
+}
+
+static void mg_plan_refuses(const char *model, const char *line, tsl_errcode_t code,
+                            const char *want)
+{
+    static tsl_plan_t g;
+    tsl_err_t err = {0};
+    CHECK(mg_plan(model, line, 8, &g, &err) == -1 && tsl_err_code(&err) == code &&
+              strstr(err.msg, want),
+          "%s '%s': want code %d and '%s', got %d '%s'", model, line, (int)code, want,
+          (int)tsl_err_code(&err), err.msg);
+}
+
+/* Megatron-LM d98e8a6's CUDA graphs (validate_args, TransformerConfig.__post_init__):
+ * a per-layer impl is the plan's cuda_graph_modules (local adds moe_preprocess to
+ * moe_router and back), no modules the whole layer (its modules on the model),
+ * full_iteration the request's no_host_floor; what Megatron-LM refuses refused. Before,
+ * every flag was accepted as not modelled and priced eager. */
+static void test_megatron_cuda_graphs(void)
+{
+    const uint32_t A = TSL_CUDA_GRAPH_ATTN, ML = TSL_CUDA_GRAPH_MLP, R = TSL_CUDA_GRAPH_MOE_ROUTER,
+                   P = TSL_CUDA_GRAPH_MOE_PREPROCESS, MB = TSL_CUDA_GRAPH_MAMBA;
+    const char *te = "--bf16 --cuda-graph-impl transformer_engine";
+    char line[256];
+    mg_graphs("--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router",
+              TSL_EVAL_CGRAPH_TE, A | R, false, false);
+    mg_graphs("--bf16 --cuda-graph-impl local --cuda-graph-modules attn moe_router",
+              TSL_EVAL_CGRAPH_LOCAL, A | R | P, false, false);
+    mg_graphs("--bf16 --cuda-graph-impl local --cuda-graph-modules moe_preprocess",
+              TSL_EVAL_CGRAPH_LOCAL, R | P, false, false);
+    mg_graphs("--bf16 --external-cuda-graph --cuda-graph-scope attn mamba", TSL_EVAL_CGRAPH_TE,
+              A | MB, false, false);
+    mg_graphs("--bf16 --enable-cuda-graph --cuda-graph-warmup-steps 2", TSL_EVAL_CGRAPH_LOCAL, 0,
+              true, false);
+    mg_graphs("--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules full",
+              TSL_EVAL_CGRAPH_TE, 0, true, false);
+    mg_graphs("--bf16 --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad",
+              TSL_EVAL_CGRAPH_FULL_ITERATION, 0, false, true);
+    mg_graphs("--bf16 --cuda-graph-impl local --cuda-graph-modules full_iteration "
+              "--no-check-for-nan-in-loss-and-grad",
+              TSL_EVAL_CGRAPH_FULL_ITERATION, 0, false, true);
+    mg_graphs("--bf16 --cuda-graph-modules=full_iteration --no-check-for-nan-in-loss-and-grad",
+              TSL_EVAL_CGRAPH_FULL_ITERATION, 0, false, true);
+    mg_graphs("--bf16 --cuda-graph-modules attn", TSL_EVAL_CGRAPH_NONE, 0, false, false);
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-modules attn", &c, &err) == 0 &&
+              strstr(c.notes, "--cuda-graph-modules without --cuda-graph-impl: no CUDA graph"),
+          "modules without an impl noted: %s", c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl full_iteration "
+                                "--no-check-for-nan-in-loss-and-grad",
+                                &c, &err) == 0 &&
+              strstr(c.notes, "full_iteration: one CUDA graph") &&
+              strstr(c.notes, "(as --no-host-floor)"),
+          "full_iteration noted: %s", c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --cuda-graph-impl none --cuda-graph-warmup-steps 3", &c,
+                                &err) == 0 &&
+              c.notes[0] == '\0' && !c.knobs.cuda_graph_modules && !c.no_host_floor,
+          "--cuda-graph-impl none: no CUDA graph, nothing to note: %s / %s", err.msg, c.notes);
+    mg_refuses("--cuda-graph-impl te", "--cuda-graph-impl: 'te' is not none, local");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-modules attn router",
+               "--cuda-graph-modules: 'router' is not attn, mlp");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-modules", "needs one or more modules");
+    mg_refuses("--enable-cuda-graph 1", "--enable-cuda-graph takes no value");
+    mg_refuses("--cuda-graph-impl local --enable-cuda-graph", "refuses the deprecated flag");
+    mg_refuses("--enable-cuda-graph --external-cuda-graph", "cannot be enabled at the same time");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-scope attn --cuda-graph-modules mlp",
+               "cannot be used together");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-modules full attn",
+               "full cannot be used with other scopes");
+    mg_refuses("--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad "
+               "--cuda-graph-modules attn",
+               "--cuda-graph-modules must be empty with --cuda-graph-impl full_iteration");
+    mg_refuses("--cuda-graph-impl full_iteration", "needs --no-check-for-nan-in-loss-and-grad");
+    mg_refuses("--cuda-graph-impl transformer_engine --cuda-graph-modules full_iteration",
+               "cannot be combined with --cuda-graph-impl transformer_engine");
+    mg_refuses("--cuda-graph-impl transformer_engine --cuda-graph-modules moe_preprocess",
+               "moe_preprocess is captured with the router");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-modules moe moe_router",
+               "moe graphs the whole MoE block");
+    mg_refuses("--cuda-graph-impl local --cuda-graph-modules full_iteration_inference",
+               "an inference graph scope");
+
+    /* on the model: a whole layer is its modules; what TransformerConfig asserts refused
+     * (exit 2), a whole MoE layer unpriced (exit 4) */
+    static tsl_plan_t g;
+    CHECK(mg_plan("GPT2-345M", te, 8, &g, &err) == 0 && g.cuda_graph_modules == (A | ML),
+          "a whole GPT layer: attn and mlp: %s (0x%x)", err.msg, g.cuda_graph_modules);
+    snprintf(line, sizeof line, "%s --cuda-graph-modules attn", te);
+    CHECK(mg_plan("GPT2-345M", line, 8, &g, &err) == 0 && g.cuda_graph_modules == A,
+          "attn on GPT: %s (0x%x)", err.msg, g.cuda_graph_modules);
+    mg_plan_refuses("Mixtral-8x7B", te, TSL_E_UNSUPPORTED, "captures every layer whole");
+    snprintf(line, sizeof line, "%s --cuda-graph-modules attn moe_router", te);
+    mg_plan_refuses("GPT2-345M", line, TSL_E_INVALID, "has no routed experts");
+    CHECK(mg_plan("Mixtral-8x7B", line, 8, &g, &err) == 0 && g.cuda_graph_modules == (A | R),
+          "attn and the router on Mixtral: %s (0x%x)", err.msg, g.cuda_graph_modules);
+    snprintf(line, sizeof line, "%s --cuda-graph-modules mlp", te);
+    mg_plan_refuses("Mixtral-8x7B", line, TSL_E_INVALID, "every FFN of");
+    snprintf(line, sizeof line, "%s --cuda-graph-modules moe", te);
+    mg_plan_refuses("Mixtral-8x7B", line, TSL_E_INVALID, "drop-and-pad");
+    snprintf(line, sizeof line,
+             "%s --cuda-graph-modules moe --moe-expert-capacity-factor 1 "
+             "--moe-pad-expert-input-to-capacity",
+             te);
+    CHECK(mg_plan("Mixtral-8x7B", line, 8, &g, &err) == 0 &&
+              g.cuda_graph_modules == TSL_CUDA_GRAPH_MOE,
+          "moe under drop-and-pad: %s", err.msg);
+    snprintf(line, sizeof line,
+             "%s --cuda-graph-modules attn --recompute-granularity full --recompute-method "
+             "uniform --recompute-num-layers 1",
+             te);
+    mg_plan_refuses("GPT2-345M", line, TSL_E_INVALID, "beside full recompute");
+    snprintf(line, sizeof line, "%s --cuda-graph-modules attn --cpu-offloading-num-layers 2", te);
+    mg_plan_refuses("GPT2-345M", line, TSL_E_INVALID, "not supported with CPU offloading");
+    const char *rec = "--cuda-graph-modules moe_router moe_preprocess --recompute-granularity "
+                      "selective --recompute-modules moe";
+    snprintf(line, sizeof line, "%s %s", te, rec);
+    mg_plan_refuses("Mixtral-8x7B", line, TSL_E_INVALID, "beside the moe module's recompute");
+    snprintf(line, sizeof line, "--bf16 --cuda-graph-impl local %s", rec);
+    CHECK(mg_plan("Mixtral-8x7B", line, 8, &g, &err) == 0 && g.cuda_graph_modules == (R | P),
+          "local: the router beside moe recompute: %s", err.msg);
+    snprintf(line, sizeof line,
+             "%s --cuda-graph-modules moe_router moe_preprocess --moe-token-dispatcher-type "
+             "alltoall --moe-expert-capacity-factor 1.5",
+             te);
+    mg_plan_refuses("Mixtral-8x7B", line, TSL_E_INVALID, "moe_preprocess under the all-to-all");
+}
+
 int main(void)
 {
     test_megatron_line();
@@ -1581,5 +1740,6 @@ int main(void)
     test_knobs();
     test_megatron_mtp();
     test_megatron_defaults();
+    test_megatron_cuda_graphs();
     return CHECK_DONE();
 }

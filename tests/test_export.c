@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cuda_graph.h"
 #include "eval_cfg.h"
 #include "export.h"
 #include "mtp.h"
@@ -2346,6 +2347,70 @@ static void test_tp_comm_overlap(void)
             expect_refused((tsl_export_format_t)f, &plan, "userbuffers (tp_comm_overlap");
 }
 
+/* Megatron-core's per-layer CUDA graphs (cuda_graph_modules, cost model 171): megatron
+ * writes --cuda-graph-impl transformer_engine --cuda-graph-modules by name, and its
+ * --megatron-args reads the modules back; what Megatron-LM's TransformerConfig asserts
+ * (d98e8a6) is refused naming the rule — on GPT2-345M the MoE modules, graphs beside
+ * offloading or full recompute, the graphed attention beside its core's recompute under
+ * dropout; on Mixtral drop-and-pad for moe, mlp with no dense FFN — and the other exports
+ * refuse the plan naming cuda_graph_modules. Before, megatron wrote no graph and the
+ * others dropped the graphs silently. */
+static void test_cuda_graphs(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-dp4+sp", 8, 4);
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg &&
+              strstr(text, "--cuda-graph-impl transformer_engine\n"
+                           "--cuda-graph-modules attn mlp\n") &&
+              tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              cfg->knobs.cuda_graph_modules == plan.cuda_graph_modules &&
+              cfg->cuda_graph_impl == TSL_EVAL_CGRAPH_TE,
+          "megatron (read back: %s):\n%s", err.msg, text);
+    free(text);
+    free(cfg);
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++)
+        if (f != TSL_EXPORT_MEGATRON)
+            expect_refused((tsl_export_format_t)f, &plan,
+                           "CUDA graphs of attn,mlp (cuda_graph_modules");
+    expect_refused(TSL_EXPORT_TORCHTITAN_TOML, &plan, "(cuda_graph_modules");
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MOE_ROUTER;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: cuda_graph_modules: moe, moe_router and moe_preprocess need a "
+                   "MoE model");
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN;
+    plan.cpu_offload_layers = 2;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "not supported with CPU offloading");
+    plan.cpu_offload_layers = 0;
+    set_layers(&plan, 1, model.n_layers - 2, "tp2-dp4+sp+ckpt");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "beside full recompute");
+    set_layers(&plan, 1, model.n_layers - 2, "tp2-dp4+sp+selckpt");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "attention dropout is not supported");
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_MLP; /* the core's recompute outside the graph */
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--cuda-graph-modules mlp\n") != NULL, "mlp beside +selckpt:\n%s", text);
+    free(text);
+    plan.cuda_graph_modules = 0;
+
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("Mixtral-8x7B", &model, NULL) == 0, "Mixtral-8x7B");
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 8, "dp8", 8, 4);
+    plan.ep = 8;
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_MLP;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "mlp cuda graph is only supported for dense");
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_MOE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "with drop-and-pad only");
+    plan.cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MOE_ROUTER;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--cuda-graph-modules attn moe_router\n") != NULL, "Mixtral:\n%s", text);
+    free(text);
+    plan.cuda_graph_modules = 0;
+    tsl_model_free(&model);
+    model = saved;
+}
+
 /* The flex dispatcher and the EP all-to-all overlap on Mixtral-8x7B at EP 8:
  * megatron writes them where Megatron-LM runs them and reads them back; DeepEP
  * (its default backend) raises on padding to capacity, so a padded plan gets
@@ -2679,6 +2744,7 @@ int main(void)
     test_cpu_offload();
     test_mxfp8_param_ag();
     test_tp_comm_overlap();
+    test_cuda_graphs();
     test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();
