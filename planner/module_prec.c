@@ -18,6 +18,11 @@ static const char *const names[TSL_MODULE_COUNT] = {
     "fc2_latent_proj"
 #define PRECS_LIST "bf16, tensorwise, blockwise, mxfp8, nvfp4"
 
+/* The precisions by tsl_fp8_recipe_t, as roofline.c names the recipes (its table is not
+ * called from here: roofline.c calls this file); delayed's NULL, no per-module one. */
+static const char *const precs[TSL_FP8_COUNT] = {"bf16",      NULL,    "tensorwise",
+                                                 "blockwise", "mxfp8", "nvfp4"};
+
 const char *tsl_module_name(uint32_t m)
 {
     return m < TSL_MODULE_COUNT ? names[m] : NULL;
@@ -32,7 +37,7 @@ uint32_t tsl_module_prec_recipe(uint32_t prec, uint32_t m, uint32_t recipe)
 static int find(const char *w, size_t n, const char *const *table, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)
-        if (strlen(table[i]) == n && strncmp(w, table[i], n) == 0)
+        if (table[i] != NULL && strlen(table[i]) == n && strncmp(w, table[i], n) == 0)
             return (int)i;
     return -1;
 }
@@ -46,18 +51,16 @@ static int one_item(const char *w, size_t n, uint32_t *prec, tsl_err_t *err)
         return tsl_err_set(err, "module_precision: an empty item; give module=precision "
                                 "items separated by single commas (linear_qkv=bf16)");
     if (eq == NULL)
-        return tsl_err_set(err, "module_precision: '%.*s' has no '='; give module=precision",
-                           shown, w);
+        return tsl_err_set(err, "module_precision: '%.*s' has no '='; give module=precision", shown,
+                           w);
     int m = find(w, (size_t)(eq - w), names, TSL_MODULE_COUNT);
     if (m < 0)
-        return tsl_err_set(err, "module_precision: '%.*s' names no module Tessel prices (" NAMES_LIST
-                           ")", (int)(eq - w > 64 ? 64 : eq - w), w);
+        return tsl_err_set(
+            err, "module_precision: '%.*s' names no module Tessel prices (" NAMES_LIST ")",
+            (int)(eq - w > 64 ? 64 : eq - w), w);
     size_t pn = n - (size_t)(eq - w) - 1;
-    char pr[16] = "";
-    if (pn < sizeof pr)
-        memcpy(pr, eq + 1, pn), pr[pn] = '\0';
-    int r = pn < sizeof pr ? tsl_fp8_recipe_parse(pr) : -1;
-    if (r < 0 || r == TSL_FP8_DELAYED)
+    int r = find(eq + 1, pn, precs, TSL_FP8_COUNT);
+    if (r < 0)
         return tsl_err_set(err,
                            "module_precision: %s: '%.*s' is not a precision of Megatron-core's "
                            "per-module config (" PRECS_LIST "; delayed scaling is not one)",
@@ -105,7 +108,7 @@ size_t tsl_module_prec_format(uint32_t prec, char *buf, size_t cap)
         buf[0] = '\0';
     for (uint32_t m = 0; m < TSL_MODULE_COUNT; m++) {
         uint32_t v = (prec >> (4 * m)) & 0xfu;
-        const char *r = v ? tsl_fp8_recipe_name(v - 1) : NULL;
+        const char *r = v && v <= TSL_FP8_COUNT ? precs[v - 1] : NULL;
         if (r == NULL)
             continue;
         int k = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%s=%s",

@@ -196,8 +196,9 @@ static void test_split(void)
     uint32_t p = BF16(TSL_MODULE_LINEAR_FC1) | MX8(TSL_MODULE_LINEAR_FC2);
     tsl_roofline_fp8_split(&l, 2, 0, p, TSL_FP8_NVFP4, &s);
     CHECK(s.weights[TSL_FP8_NVFP4] == 0 && s.repl[TSL_FP8_NVFP4] == 0 &&
-              s.weights[TSL_FP8_MXFP8] == 8192.0 * 4096 && s.shard[TSL_FP8_MXFP8] == 2048.0 * 8192 &&
-              s.repl[TSL_FP8_MXFP8] == 0 && s.weights[TSL_FP8_NONE] == 0,
+              s.weights[TSL_FP8_MXFP8] == 8192.0 * 4096 &&
+              s.shard[TSL_FP8_MXFP8] == 2048.0 * 8192 && s.repl[TSL_FP8_MXFP8] == 0 &&
+              s.weights[TSL_FP8_NONE] == 0,
           "FFN-in bf16 counted nowhere, FFN-out in MXFP8's slot");
     tsl_roofline_fp8_split(&l, 2, 0, p, TSL_FP8_NONE, &s);
     double sum = 0;
