@@ -229,6 +229,12 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
                            "runs an FP8 recipe; give --fp8 RECIPE, or drop --fp8-impl",
                            tsl_fp8_impl_name((uint32_t)eo->fp8_impl),
                            eo->no_fp8 ? "--no-fp8" : "no --fp8, and none in the plan");
+    if ((eo->cfg.knobs.module_prec || g->module_prec) && fp8 == 0)
+        return tsl_err_set(err,
+                           "module_precision: per-module precision on a plan without FP8 (%s): "
+                           "Megatron-core overrides only a quantized recipe's modules; give "
+                           "--fp8 RECIPE, or drop --module-precision",
+                           eo->no_fp8 ? "--no-fp8" : "no --fp8, and none in the plan");
     if (eo->cp_comm_given && g->cp <= 1)
         return tsl_err_set(err,
                            "cp_comm: --cp-comm %s with CP 1: it names the attention exchange "

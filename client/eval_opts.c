@@ -10,6 +10,7 @@
 #include "attn_kernel.h"
 #include "cuda_graph.h"
 #include "eval_cmd.h"
+#include "module_prec.h"
 #include "remote.h"
 #include "target.h"
 
@@ -108,6 +109,17 @@ static const char eval_usage[] =
     "                      modules\"); a full-iteration graph is --no-host-floor;\n"
     "                      a --megatron-args line's --cuda-graph-impl and\n"
     "                      --cuda-graph-modules are read into both\n"
+    "  --module-precision LIST\n"
+    "                      Megatron-core's per-module quantization config (a\n"
+    "                      quant_recipe such as Megatron-Bridge's te_quant.cfg):\n"
+    "                      MODULE=PRECISION items, comma-separated; modules\n"
+    "                      linear_qkv, linear_proj, linear_fc1, linear_fc2 (a dense\n"
+    "                      MLP's), in_proj, out_proj (Mamba's), fc1_latent_proj,\n"
+    "                      fc2_latent_proj; precisions bf16, tensorwise,\n"
+    "                      blockwise, mxfp8, nvfp4; each module's GEMMs, casts,\n"
+    "                      weight copies and stashes at its own, in the blocks the\n"
+    "                      --fp8 recipe runs (docs/cost-model.md \"Per-module\n"
+    "                      precision\")\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -434,6 +446,7 @@ enum {
     OPT_SCHEDULE,
     OPT_RECOMPUTE_MODULES,
     OPT_CUDA_GRAPH_MODULES,
+    OPT_MODULE_PRECISION,
     OPT_BF16_MOMENTS,
     OPT_LAZY_GRADS,
     OPT_INTERLEAVE,
@@ -537,6 +550,7 @@ static const struct option eval_long[] = {
     {"schedule", required_argument, 0, OPT_SCHEDULE},
     {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
     {"cuda-graph-modules", required_argument, 0, OPT_CUDA_GRAPH_MODULES},
+    {"module-precision", required_argument, 0, OPT_MODULE_PRECISION},
     {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
     {"lazy-grads", no_argument, 0, OPT_LAZY_GRADS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
@@ -724,6 +738,7 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_RECOMPUTE_MODULES: return parse_modules(optarg, eo, err);
     case OPT_CUDA_GRAPH_MODULES:
         return tsl_cuda_graph_modules_parse(optarg, &c->knobs.cuda_graph_modules, err);
+    case OPT_MODULE_PRECISION: return tsl_module_prec_parse(optarg, &c->knobs.module_prec, err);
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;

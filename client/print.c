@@ -14,6 +14,7 @@
 #include "cuda_graph.h"
 #include "export.h"
 #include "gemm_eff.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipesim.h"
 #include "strategy.h"
@@ -470,6 +471,18 @@ static void print_host_op(FILE *out, json_t *plan)
     }
 }
 
+/* Megatron-core's per-module quantization config (docs/cost-model.md "Per-module
+ * precision"): the linears priced at their own precision */
+static void print_module_prec(FILE *out, json_t *plan)
+{
+    uint32_t prec = (uint32_t)json_integer_value(json_object_get(plan, "module_precision"));
+    if (prec) {
+        char list[256];
+        tsl_module_prec_format(prec, list, sizeof list);
+        fprintf(out, "  stack:     linears at their own precision: %s\n", list);
+    }
+}
+
 static const switch_line_t stack_lines_b[] = {
     {"tp_sync", "  stack:     every TP all-reduce between two device synchronisations (AMP's "
                 "Megatron-LM v1.1.5 fork)\n"},
@@ -712,6 +725,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     print_switch_lines(out, plan, target, stack_lines_b,
                        sizeof stack_lines_b / sizeof stack_lines_b[0]);
     print_host_op(out, plan);
+    print_module_prec(out, plan);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));

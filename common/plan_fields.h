@@ -131,6 +131,7 @@
     X(ds_grad_bucket, BOOL, ds_grad_bucket, "ds_grad_bucket", NONZERO)                             \
     X(torch_pipelining, BOOL, torch_pipelining, "torch_pipelining", NONZERO)                       \
     X(cuda_graph_modules, U32, cuda_graph_modules, "cuda_graph_modules", NONZERO)                  \
+    X(module_prec, U32, module_precision, "module_precision", NONZERO)                             \
     X(tp_whole_heads, BOOL, tp_whole_heads, "tp_whole_heads", NONZERO)                             \
     X(sdp_layer_roots, BOOL, sdp_layer_roots, "sdp_layer_roots", NONZERO)                          \
     X(sdp_nosync, BOOL, sdp_nosync, "sdp_nosync", NONZERO)                                         \

@@ -4,6 +4,7 @@
  * no allocation, no strings, no bandwidth lookups when the caller passes them.
  */
 #include "cost.h"
+#include "module_prec.h"
 #include "mamba.h"
 #include "profile.h"
 
@@ -913,14 +914,24 @@ static double pp_logits_held_bytes(const tsl_layer_t *l, const tsl_cost_env_t *e
  * fp8_param_gather the copies are the weight itself, in place of its 2 bf16 bytes
  * (FP8 0, nvfp4 -0.875: Megatron-LM --fp8-param-gather / --fp4-param-gather, "keep
  * the compute param in fp8/fp4"). None under torchao: it keeps no copy (fp8_impl.h). */
-static double fp8_weight_bytes(const tsl_cost_knobs_t *k, bool any_layout)
+static double fp8_weight_bytes(const tsl_cost_knobs_t *k, uint32_t recipe, bool any_layout)
 {
     if (!tsl_fp8_impl_caches(k->fp8_impl))
         return 0.0;
     /* one copy where the GEMMs take any layout (Blackwell, per-tensor recipes) */
-    double n = tsl_fp8_one_copy(k->fp8, k->fp8_impl, any_layout) ? 1.0 : 2.0;
-    double copies = n * tsl_fp8_copy_bytes(k->fp8);
-    return k->fp8_param_gather ? copies - TSL_BYTES_PER_PARAM_FP16 : copies;
+    double n = tsl_fp8_one_copy(recipe, k->fp8_impl, any_layout) ? 1.0 : 2.0;
+    double copies = n * tsl_fp8_copy_bytes(recipe);
+    /* a module at its own precision keeps a bf16 weight: TEQuantizationRecipe's
+     * fp8_param / fp4_param default false, its fp8_model_init disabled (module_prec.h) */
+    return k->fp8_param_gather && recipe == k->fp8 ? copies - TSL_BYTES_PER_PARAM_FP16 : copies;
+}
+
+/* The layer's FP8 linears on one TP rank by the recipe each runs at (module_prec.h:
+ * the plan's recipe but where knobs.module_prec overrides a module). */
+static void fp8_split(const tsl_layer_t *l, uint32_t t, uint32_t mods, const tsl_cost_knobs_t *k,
+                      tsl_roofline_fp8_split_t *out)
+{
+    tsl_roofline_fp8_split(l, t, mods, k->module_prec, k->fp8, out);
 }
 
 /* Bytes saved per element of a linear input TE keeps for the backward in the
@@ -941,6 +952,35 @@ static double fp8_stash_save_bytes(uint32_t recipe)
 static bool proj_copy_beside_core(const tsl_layer_t *l, const tsl_strategy_t *s)
 {
     return !l->unfused_attn && !s->selective && !s->ckpt;
+}
+
+/* TE's FP8 weight caches (into *ms) and the activations act less what the FP8 stashes
+ * save, each linear at the recipe it runs at (fp8_split). The projection's input:
+ * Megatron-core's linear_proj keeps the core's bf16 output, no FP8 copy (cost model
+ * 166), and saves nothing; TE's default keeps its FP8 copy beside that output where a
+ * fused core saves it (170); a projection kept bf16 (module_prec) neither. */
+static uint64_t fp8_stash_act(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g,
+                              uint64_t mb, uint64_t w, uint64_t split, uint32_t mods,
+                              const tsl_cost_knobs_t *k, bool any_layout, uint64_t act,
+                              uint64_t *ms)
+{
+    tsl_roofline_fp8_split_t e;
+    fp8_split(l, g.t, mods, k, &e);
+    uint32_t pr = tsl_module_prec_recipe(k->module_prec, TSL_MODULE_LINEAR_PROJ, k->fp8);
+    double proj = pr != TSL_FP8_NONE ? tsl_roofline_proj_fp8_elems(l, g.t) : 0.0;
+    bool orig = tsl_cost_proj_orig_input(k), twice = !orig && proj_copy_beside_core(l, s);
+    double save = 0.0, beside = 0.0;
+    for (uint32_t r = 1; r < TSL_FP8_COUNT; r++) {
+        double shard = e.shard[r] - (r == pr && (orig || twice) ? proj : 0.0);
+        shift_bytes(ms, fp8_weight_bytes(k, r, any_layout) * e.weights[r]);
+        save += fp8_stash_save_bytes(r) *
+                (e.repl[r] * (double)mb / (double)split + shard * (double)mb / (double)w);
+    }
+    if (twice && proj > 0)
+        beside = tsl_fp8_copy_bytes(pr) * proj * (double)mb / (double)w;
+    uint64_t saved = (uint64_t)save;
+    act = act > saved ? act - saved : 0;
+    return act + (uint64_t)ceil(beside);
 }
 
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
@@ -970,23 +1010,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
                    div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp) +
                    div_ceil(whole * mb, w);
     if (fp8 && tsl_fp8_impl_caches(k->fp8_impl)) { /* TE: FP8 weight caches, FP8 stashes */
-        double w8, repl, shard;
-        tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
-        shift_bytes(&out->ms_bytes, fp8_weight_bytes(k, any_layout) * w8);
-        /* the projection's input: Megatron-core's linear_proj keeps the core's bf16
-         * output, no FP8 copy (cost model 166), and saves nothing; TE's default keeps
-         * its FP8 copy beside that output where a fused core saves it (170) */
-        double proj = tsl_roofline_proj_fp8_elems(l, g.t), beside = 0.0;
-        bool orig = tsl_cost_proj_orig_input(k), twice = !orig && proj_copy_beside_core(l, s);
-        if (orig || twice)
-            shard -= proj;
-        if (twice)
-            beside = tsl_fp8_copy_bytes(k->fp8) * proj * (double)mb / (double)w;
-        uint64_t save =
-            (uint64_t)(fp8_stash_save_bytes(k->fp8) *
-                       (repl * (double)mb / (double)split + shard * (double)mb / (double)w));
-        act = act > save ? act - save : 0;
-        act += (uint64_t)ceil(beside);
+        act = fp8_stash_act(l, s, g, mb, w, split, mods, k, any_layout, act, &out->ms_bytes);
     }
     if (k->autocast) { /* fp32 norm inputs, the fp32 softmax beside its bf16 copy */
         double x_repl, x_score;
@@ -1011,10 +1035,11 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->bwd_bytes += (uint64_t)ceil((weight_elem_bytes(k) + gb) * p * (g.z - 1) / g.z);
     if (sdp_holds_unsharded(k, g) && fp8 && k->fp8_param_gather) {
         /* the held weights are what FSDP gathered: FP8 ones 1 byte (torchao's
-         * enable_fsdp_float8_all_gather, Megatron-FSDP's FP8 gather) */
-        double w8, repl, shard;
-        tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
-        shift_bytes(&out->ms_bytes, -(TSL_BYTES_PER_PARAM_FP16 - 1.0) * w8);
+         * enable_fsdp_float8_all_gather, Megatron-FSDP's FP8 gather); a module at its
+         * own precision keeps a bf16 weight (fp8_weight_bytes) */
+        tsl_roofline_fp8_split_t e;
+        fp8_split(l, g.t, mods, k, &e);
+        shift_bytes(&out->ms_bytes, -(TSL_BYTES_PER_PARAM_FP16 - 1.0) * e.weights[k->fp8]);
     }
     if (s->zero >= 2 && g.d > 1)
         out->bwd_bytes += (uint64_t)ceil(gb * p / g.z * (1.0 - 1.0 / g.d));
@@ -1076,13 +1101,15 @@ static bool mxfp8_bf16_param_ag(const tsl_cost_env_t *env, const tsl_strategy_t 
 }
 
 /* The weight elements of the layer's FP8 linears on one TP rank of t (the routed
- * experts apart); 0 where FP8 is not priced. */
-static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t)
+ * experts apart) by the recipe each runs at (fp8_split); all 0 where FP8 is not
+ * priced. */
+static void fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t,
+                        tsl_roofline_fp8_split_t *out)
 {
-    double w8 = 0.0, repl, shard;
     if (fp8_priced(env))
-        tsl_roofline_fp8_elems(l, t, 0, &w8, &repl, &shard); /* weights: any recompute */
-    return w8;
+        fp8_split(l, t, 0, &env->knobs, out); /* weights: any recompute */
+    else
+        memset(out, 0, sizeof(*out));
 }
 
 /* Transformer Engine's FP8 weight copies are cast once per iteration, not per
@@ -1091,19 +1118,22 @@ static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint3
  * The cast of this rank's w8 FP8 weight elements, in the step (opt_s): the recipe's
  * bytes and the implementation's kernels (current scaling: amax, scale, cast). None
  * under torchao (it casts per use: in the roofline) or with fp8_param_gather (the
- * weights are FP8 themselves: the optimizer step writes them). */
-static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8, bool bf16_ag)
+ * weights are FP8 themselves: the optimizer step writes them). The copies of w8
+ * elements at `recipe`: a module at its own precision (module_prec.h) keeps a bf16
+ * weight (fp8_weight_bytes), whose copies TE casts so under any param gather too. */
+static double fp8_weight_cast_s(const tsl_cost_env_t *env, uint32_t recipe, double w8, bool bf16_ag)
 {
+    bool own = recipe != env->knobs.fp8;
     if (!fp8_priced(env) || !tsl_fp8_impl_caches(env->knobs.fp8_impl) ||
-        (env->knobs.fp8_param_gather && !bf16_ag) || !(w8 > 0))
+        (env->knobs.fp8_param_gather && !bf16_ag && !own) || !(w8 > 0) || recipe == TSL_FP8_NONE)
         return 0.0;
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
-    dev.fp8 = env->knobs.fp8;
+    dev.fp8 = recipe;
     dev.fp8_impl = env->knobs.fp8_impl;
     dev.fp8_any_layout = env->device_fp8_any_layout;
     double t = tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
-    if (bf16_ag) /* the bucket's bf16 view zeroed after the copy: 2 B written, a kernel */
+    if (bf16_ag && !own) /* the bucket's bf16 view zeroed after the copy: 2 B, a kernel */
         t += tsl_roofline_mem_s(&dev, TSL_BYTES_PER_PARAM_FP16 * w8, 1);
     return t;
 }
@@ -1159,6 +1189,9 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_impl = env->knobs.fp8_impl;
         dev->fp8_any_layout = env->device_fp8_any_layout;
         dev->fp8_flops = fp8_recipe_flops(env);
+        dev->module_prec = env->knobs.module_prec; /* module_prec.h: its linears' own */
+        dev->f8_flops = env->device_fp8_flops;
+        dev->f4_flops = env->device_fp4_flops;
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
         dev->proj_orig_input = tsl_cost_proj_orig_input(&env->knobs);
         dev->shared_orig = tsl_cost_shared_fc1_orig_input(&env->knobs);
@@ -2380,7 +2413,7 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
 {
     if (!experts_fp8(env, l) || !tsl_fp8_impl_caches(env->knobs.fp8_impl))
         return 0.0;
-    return fp8_weight_bytes(&env->knobs, env->device_fp8_any_layout) * p;
+    return fp8_weight_bytes(&env->knobs, env->knobs.fp8, env->device_fp8_any_layout) * p;
 }
 
 /*
@@ -2739,9 +2772,11 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     tp_sp_t sp; /* the SP all-gathers of FP8 linears, as shares of bf16's */
     tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &kern.fwd, &sp);
-    double w8 = l->shared_weights ? 0.0 : fp8_weights(env, l, g.t); /* FP8 weights (0: bf16) */
-    bool bf16_ag = mxfp8_bf16_param_ag(env, s, g);                  /* MXFP8's bf16 gather */
-    double pg = gather_bytes(env, own, w8, bf16_ag);                /* 2 per weight, FP8 ones 1 */
+    tsl_roofline_fp8_split_t w8s; /* FP8 weights by recipe (all 0: bf16) */
+    fp8_weights(env, l, g.t, &w8s);
+    double w8 = l->shared_weights ? 0.0 : w8s.weights[env->knobs.fp8]; /* the recipe's */
+    bool bf16_ag = mxfp8_bf16_param_ag(env, s, g);                     /* MXFP8's bf16 gather */
+    double pg = gather_bytes(env, own, w8, bf16_ag); /* 2 per weight, FP8 ones 1 */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
@@ -2916,7 +2951,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;
     if (ds03) /* the persistent tensors' gather after the step */
         out->opt_s += ds3.step_s;
-    out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
+    out->opt_s += fp8_weight_cast_s(env, env->knobs.fp8, w8 + moe.w8, bf16_ag);
+    for (uint32_t r = 1; r < TSL_FP8_COUNT && !l->shared_weights; r++) /* module_prec's */
+        if (r != env->knobs.fp8)
+            out->opt_s += fp8_weight_cast_s(env, r, w8s.weights[r], bf16_ag);
     out->step_bytes = (uint64_t)ceil(pp_logits_held_bytes(l, env, (double)mb / ((double)g.t * w)));
     layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
                  env->device_fp8_any_layout, out->step_bytes > 0, out);

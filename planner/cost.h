@@ -950,8 +950,18 @@ typedef enum tsl_cost_mode {
  * dimension 128. The forward's 0.35 (FlashAttention-2's long-sequence utilisation) and
  * every named kernel keep their figures. A plan on a GPU other than H100, H200 and H800,
  * with a named attn_kernel, an unfused core, or whose fused cores see 1,024 keys, prices
- * as 171. */
-#define TSL_COST_MODEL_VERSION 172u
+ * as 171.
+ * 173: per-module precision — a plan's module_precision (module_prec.h; plan field and
+ * tessel.v1 field 148, eval --module-precision: Megatron-core's per-module quant_recipe,
+ * Megatron-Bridge's te_quant.cfg) prices each named linear (linear_qkv, linear_proj, a
+ * dense MLP's linear_fc1/fc2, Mamba's in_proj/out_proj, latent MoE's fc1/fc2_latent_proj)
+ * at its own precision inside the layers the recipe quantizes: its forward, dgrad and
+ * wgrad GEMMs at that recipe's rate (bf16 at F; roofline.c prec_enter), its input and
+ * dY casts at its bytes, its SP gathers in bf16 where it is bf16, its TE weight copies,
+ * their per-iteration cast and its kept input at its recipe's bytes (none in bf16;
+ * cost.c fp8_stash_act, fp8_weight_cast_s). A plan without module_precision prices as
+ * 172. */
+#define TSL_COST_MODEL_VERSION 173u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1039,6 +1049,10 @@ typedef struct tsl_cost_knobs {
      * cuda_graph_modules): their ops off the host floor, a graph launch each in their
      * place (roofline.h TSL_ROOFLINE_GRAPH_LAUNCH_OPS); 0: every op eager */
     uint32_t cuda_graph_modules;
+    /* the linears run at another precision than the recipe (module_prec.h nibbles;
+     * Megatron-core's per-module quant_recipe): their GEMMs, casts, copies and stashes
+     * at their own; 0: every linear at the recipe */
+    uint32_t module_prec;
     bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
                                    --delay-wgrad-compute): in the 1F1B steady state one
                                    micro-batch's forward and another's backward run as one

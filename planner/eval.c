@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "cuda_graph.h"
 #include "eval.h"
+#include "module_prec.h"
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -417,6 +418,10 @@ static int given_switches_ok(const tsl_request_t *r, const tsl_plan_t *g, tsl_er
                            "names who runs an FP8 recipe; drop fp8_impl, or give --fp8 RECIPE",
                            g->fp8_impl,
                            tsl_fp8_impl_name(g->fp8_impl) ? tsl_fp8_impl_name(g->fp8_impl) : "?");
+    if (g->module_prec && !g->fp8_recipe && !r->fp8_recipe)
+        return tsl_err_set(err, "eval: module_precision: per-module precision on a plan without "
+                                "FP8 (no fp8_recipe): Megatron-core overrides only a quantized "
+                                "recipe's modules; drop module_precision, or give --fp8 RECIPE");
     if (g->cp_comm && g->cp <= 1)
         return tsl_err_set(
             err,
@@ -623,7 +628,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
      * such (target_runs) */
     if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)
         return -1;
-    if (tsl_cuda_graph_modules_check(given->cuda_graph_modules, err) != 0)
+    if (tsl_cuda_graph_modules_check(given->cuda_graph_modules, err) != 0 ||
+        tsl_module_prec_check(given->module_prec, err) != 0)
         return -1; /* a plan document's bits, as the flag's names */
     /* DeepSpeed's TrainSchedule is plain 1F1B: its engine's p2p prices no other schedule */
     if (given->ds_pipe_engine && (given->interleave > 1 || given->schedule))

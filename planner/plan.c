@@ -457,6 +457,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_engine = p->ds_pipe_engine;
     k->torch_pipelining = p->torch_pipelining;
     k->cuda_graph_modules = p->cuda_graph_modules;
+    k->module_prec = p->module_prec;
     k->ds_grad_bucket = p->ds_grad_bucket;
     k->tp_whole_heads = p->tp_whole_heads;
     k->sdp_layer_roots = p->sdp_layer_roots;
@@ -488,6 +489,8 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_engine |= p->ds_pipe_engine; /* its stages by that engine's blocking p2p */
     k->torch_pipelining |= p->torch_pipelining;     /* its stages by torch's pipelining */
     k->cuda_graph_modules |= p->cuda_graph_modules; /* its modules its CUDA graphs replay */
+    if (p->module_prec)                             /* its linears at their own precision */
+        k->module_prec = p->module_prec;
     k->ds_wall_clock |= p->ds_wall_clock; /* its instructions between synchronising timers */
     k->ds_zero3_v03 |= p->ds_zero3_v03;   /* its ZeRO-3 as DeepSpeed 0.3 ran it */
     k->unfused_elementwise |= p->unfused_elementwise; /* its blocks' unfused kernels */
@@ -548,6 +551,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_pipe_engine = k->ds_pipe_engine;
     p->torch_pipelining = k->torch_pipelining;
     p->cuda_graph_modules = k->cuda_graph_modules;
+    p->module_prec = k->module_prec; /* eval refuses it without a recipe */
     p->ds_grad_bucket = k->ds_grad_bucket;
     p->tp_whole_heads = k->tp_whole_heads;
     p->sdp_layer_roots = k->sdp_layer_roots;

@@ -200,6 +200,8 @@ typedef struct tsl_plan {
     bool sdp_keep_weights;
     /* the modules Megatron-core replays as CUDA graphs (cuda_graph.h bits; cost.h knobs) */
     uint32_t cuda_graph_modules;
+    /* the linears run at their own precision (module_prec.h nibbles; cost.h knobs) */
+    uint32_t module_prec;
     /* SDP as fairscale's FSDP with a root per layer (cost.h knobs) */
     bool sdp_layer_roots;
     /* DeepSpeed's BF16_Optimizer under pipeline stages (cost.h knobs) */

@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "module_prec.h"
 #include "attn_kernel.h"
 #include "cuda_graph.h"
 #include "loss_impl.h"
@@ -15,6 +16,8 @@
 
 void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double datasheet_mem_bw)
 {
+    d->module_prec = 0; /* every linear at the recipe */
+    d->f8_flops = d->f4_flops = 0.0;
     d->gemm_flops = gemm_flops;
     d->mem_bw = datasheet_mem_bw > 0 ? TSL_ROOFLINE_MEM_EFF * datasheet_mem_bw : 0.0;
     d->launch_s = TSL_ROOFLINE_LAUNCH_S;
@@ -437,6 +440,69 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b, bool li
     else if (per_use)
         c += cast_s(p, m * k * b, false) + cast_s(p, k * n * b, false);
     return c + p->dx_s + p->dw_s;
+}
+
+/* A linear of `module` (module_prec.h) priced at its own precision where the device's
+ * module_prec overrides the recipe: the pass runs on a copy of the device with that
+ * recipe and its tensor cores' rate (bf16: no recipe) until prec_leave. Megatron-core's
+ * TE linear enters its own autocast around its forward, and TE's backward runs dgrad
+ * and wgrad at the forward's recipe (ctx.fp8_recipe): every GEMM and cast of the
+ * linear, forward and backward, at the module's precision. A layer priced without a
+ * recipe (bf16, a block kept bf16: d->fp8 NONE) keeps it: the override applies inside
+ * a quantized autocast only (override_nonquantized_autocast false). */
+typedef struct prec_scope {
+    const tsl_roofline_dev_t *d;
+    tsl_roofline_dev_t own;
+} prec_scope_t;
+
+static void prec_enter(pass_t *p, uint32_t module, prec_scope_t *sc)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    sc->d = d;
+    uint32_t r = tsl_module_prec_recipe(d->module_prec, module, d->fp8);
+    if (r == d->fp8 || !(d->fp8_flops > 0))
+        return;
+    sc->own = *d;
+    sc->own.fp8 = r;
+    sc->own.fp8_flops = r == TSL_FP8_NVFP4 ? d->f4_flops : r != TSL_FP8_NONE ? d->f8_flops : 0.0;
+    p->d = &sc->own;
+}
+
+static void prec_leave(pass_t *p, const prec_scope_t *sc)
+{
+    p->d = sc->d;
+}
+
+static double lin(pass_t *p, double m, double n, double k);
+static double lin_row(pass_t *p, double m, double n, double k);
+static double ln_lin_col(pass_t *p, double m, double n, double k);
+
+/* lin(), lin_row() and ln_lin_col() of a named module, at its precision (prec_enter) */
+static double lin_of(pass_t *p, uint32_t module, double m, double n, double k)
+{
+    prec_scope_t sc;
+    prec_enter(p, module, &sc);
+    double c = lin(p, m, n, k);
+    prec_leave(p, &sc);
+    return c;
+}
+
+static double lin_row_of(pass_t *p, uint32_t module, double m, double n, double k)
+{
+    prec_scope_t sc;
+    prec_enter(p, module, &sc);
+    double c = lin_row(p, m, n, k);
+    prec_leave(p, &sc);
+    return c;
+}
+
+static double ln_lin_col_of(pass_t *p, uint32_t module, double m, double n, double k)
+{
+    prec_scope_t sc;
+    prec_enter(p, module, &sc);
+    double c = ln_lin_col(p, m, n, k);
+    prec_leave(p, &sc);
+    return c;
 }
 
 /* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8
@@ -966,8 +1032,11 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
     kv += orig_input_s(p, down, T * x->h, false) + ln_lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     p->open = false; /* no userbuffers block: its projection is plain lin() */
+    prec_scope_t sc; /* linear_proj at its own precision (module_prec.h) */
+    prec_enter(p, TSL_MODULE_LINEAR_PROJ, &sc);
     double out = lin(p, T, x->h, a * v / t);
     out += proj_orig_s(p, T * a * v / t);
+    prec_leave(p, &sc);
     return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + out +
            block_elementwise_s(p, l, x, S, split);
 }
@@ -1005,14 +1074,18 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         q = ln_lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = ln_lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
+        q = ln_lin_col_of(p, TSL_MODULE_LINEAR_QKV, T, (x->d + 2.0 * x->e) / t, x->h);
         q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t) +
              yarn_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */
+    prec_scope_t sc;             /* linear_proj at its own precision (module_prec.h); not cross-
+                        attention's (Tessel names no module of it) */
+    prec_enter(p, cross ? TSL_MODULE_COUNT : TSL_MODULE_LINEAR_PROJ, &sc);
     double out = lin_row(p, T, x->h, x->d / t);
     out += proj_orig_s(p, T * x->d / t);
+    prec_leave(p, &sc);
     double adds = cross ? 0.0 : unfused_adds_s(p, l, col, T / split * x->h, T * x->d / t);
     return q + core_s(p, l, x, S, t, keys, visited) + out + adds +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
@@ -1162,7 +1235,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     c += mem(p, 8.0 * moved * R * r, 2);
     if (l->moe_latent) /* fc1_latent before the dispatch, fc2_latent after the combine:
                           replicated linears over the rank's Tr tokens (model.h) */
-        c += lin(p, Tr, r, x->h) + lin(p, Tr, x->h, r);
+        c += lin_of(p, TSL_MODULE_FC1_LATENT, Tr, r, x->h) +
+             lin_of(p, TSL_MODULE_FC2_LATENT, Tr, x->h, r);
     double c0 = c, ops0 = p->ops;
     c += grouped_lin(p, m, x->g * fe, r, local);
     double lin_ops = p->ops - ops0; /* FC1's GEMM and casts as counted */
@@ -1211,11 +1285,11 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s, ops0 = p->ops;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    double up = ln_lin_col(p, T, x->g * x->f / t, x->h);
+    double up = ln_lin_col_of(p, TSL_MODULE_LINEAR_FC1, T, x->g * x->f / t, x->h);
     double act = ffn_act_s(p, x, x->f / t * T);
     if (l->ffn_dropout && x->dropout) /* HF T5's dropout before wo: 5 bytes, as a block's */
         act += mem(p, 5.0 * x->f / t * T, 1);
-    double down = lin_row(p, T, x->h, x->f / t);
+    double down = lin_row_of(p, TSL_MODULE_LINEAR_FC2, T, x->h, x->f / t);
     double adds = unfused_adds_s(p, l, T * x->g * x->f / t, T / split * x->h, 0.0);
     double c = up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
                block_elementwise_s(p, l, x, S, split);
@@ -1297,8 +1371,9 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
                       double split)
 {
     double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
-    double c = ln_lin_col(p, T, win, x->h) + ssd_s(p, l, T, t) + mem(p, 4.0 * T * di, 1) +
-               lin_row(p, T, x->h, di) + block_elementwise_s(p, l, x, S, split);
+    double c = ln_lin_col_of(p, TSL_MODULE_IN_PROJ, T, win, x->h) + ssd_s(p, l, T, t) +
+               mem(p, 4.0 * T * di, 1) + lin_row_of(p, TSL_MODULE_OUT_PROJ, T, x->h, di) +
+               block_elementwise_s(p, l, x, S, split);
     if (S > 1.0)
         c += mem(p, 4.0 * T * (win + di), 2);
     return c;
@@ -1676,14 +1751,29 @@ double tsl_roofline_hf_gpt2_act(const tsl_layer_t *l)
     return TSL_ROOFLINE_HF_GPT2_F_KEPT_BYTES * (double)l->seq_len * (double)l->ffn_hidden;
 }
 
-/* One FP8 linear of (k × n) weights per TP rank taking `in` input elements per
- * sample that the backward keeps: counted where TE/torchao convert it (fp8_dims). */
-static void fp8_count(double k, double n, double in, double *weights, double *kept)
+/* Where fp8_count tallies: each linear's elements by the recipe it runs at (the
+ * module's own, module_prec.h; bf16 ones not counted), its kept input among the
+ * replicated or sharded ones or none (an input kept by two linears: no saving). */
+typedef enum { KEPT_NONE, KEPT_REPL, KEPT_SHARD } kept_t;
+typedef struct fp8_tally {
+    uint32_t prec, recipe;
+    tsl_roofline_fp8_split_t *out;
+} fp8_tally_t;
+
+/* One FP8 linear of `module` (TSL_MODULE_COUNT: one module_prec names not) of (k × n)
+ * weights per TP rank taking `in` input elements per sample that the backward keeps:
+ * counted where TE/torchao convert it (fp8_dims), at its precision. */
+static void fp8_count(const fp8_tally_t *ty, uint32_t module, double k, double n, double in,
+                      kept_t kept)
 {
-    if (!fp8_dims(k, n))
+    uint32_t r = tsl_module_prec_recipe(ty->prec, module, ty->recipe);
+    if (!fp8_dims(k, n) || r == TSL_FP8_NONE || r >= TSL_FP8_COUNT)
         return;
-    *weights += k * n;
-    *kept += in;
+    ty->out->weights[r] += k * n;
+    if (kept == KEPT_REPL)
+        ty->out->repl[r] += in;
+    else if (kept == KEPT_SHARD)
+        ty->out->shard[r] += in;
 }
 
 /* The attention output projection's input width per TP rank: the core's output,
@@ -1710,12 +1800,14 @@ double tsl_roofline_proj_fp8_elems(const tsl_layer_t *l, uint32_t t)
  * moe_terms, by EP, expert TP and the rows moved). Inputs inside a module the
  * plan recomputes (recompute.h) are not kept at all: not counted. */
 static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods,
-                          double *w, double *repl, double *shard)
+                          const fp8_tally_t *ty)
 {
-    double none = 0.0;      /* inputs kept in FP8 by two linears: no saving */
+    const uint32_t other = TSL_MODULE_COUNT; /* a linear module_prec does not name */
+    double pw = proj_width(l, x, tt);
     if (!l->kv_lora_rank) { /* QKV from the norm's output, the output projection from the core's */
-        fp8_count(x->h, (x->d + 2.0 * x->e) / tt, x->s * x->h, w, repl);
-        fp8_count(proj_width(l, x, tt), x->h, x->s * proj_width(l, x, tt), w, shard);
+        fp8_count(ty, TSL_MODULE_LINEAR_QKV, x->h, (x->d + 2.0 * x->e) / tt, x->s * x->h,
+                  KEPT_REPL);
+        fp8_count(ty, TSL_MODULE_LINEAR_PROJ, pw, x->h, x->s * pw, KEPT_SHARD);
         return;
     }
     /* latent attention (latent_attention_s): the norm's output feeds the two down
@@ -1726,24 +1818,23 @@ static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uin
     double q = l->q_lora_rank, c = l->kv_lora_rank;
     double up = (mods & TSL_RECOMPUTE_MLA_UP_PROJ) ? 0.0 : x->s;
     if (q) {
-        fp8_count(x->h, q, 0.0, w, &none);
-        fp8_count(q, a * (n + r) / tt, up * q, w, repl);
+        fp8_count(ty, other, x->h, q, 0.0, KEPT_NONE);
+        fp8_count(ty, other, q, a * (n + r) / tt, up * q, KEPT_REPL);
     } else {
-        fp8_count(x->h, a * (n + r) / tt, 0.0, w, &none);
+        fp8_count(ty, other, x->h, a * (n + r) / tt, 0.0, KEPT_NONE);
     }
-    fp8_count(x->h, c + r, 0.0, w, &none);
-    fp8_count(c, a * (n + v) / tt, up * c, w, repl);
-    fp8_count(proj_width(l, x, tt), x->h, x->s * proj_width(l, x, tt), w, shard);
+    fp8_count(ty, other, x->h, c + r, 0.0, KEPT_NONE);
+    fp8_count(ty, other, c, a * (n + v) / tt, up * c, KEPT_REPL);
+    fp8_count(ty, TSL_MODULE_LINEAR_PROJ, pw, x->h, x->s * pw, KEPT_SHARD);
 }
 
-static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods, double *w,
-                    double *repl, double *shard)
+static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods,
+                    const fp8_tally_t *ty)
 {
-    double none = 0.0;
     if (!l->experts) { /* FFN-in from the norm's output, FFN-out from the activation's */
         double kept = (mods & TSL_RECOMPUTE_MLP) ? 0.0 : x->s;
-        fp8_count(x->h, x->g * x->f / tt, kept * x->h, w, repl);
-        fp8_count(x->f / tt, x->h, kept * x->f / tt, w, shard);
+        fp8_count(ty, TSL_MODULE_LINEAR_FC1, x->h, x->g * x->f / tt, kept * x->h, KEPT_REPL);
+        fp8_count(ty, TSL_MODULE_LINEAR_FC2, x->f / tt, x->h, kept * x->f / tt, KEPT_SHARD);
         return;
     }
     /* the shared experts, one dense FFN; their FFN-out input is not kept when moe
@@ -1752,28 +1843,39 @@ static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t 
     if (!(fs > 0))
         return;
     double kept = (mods & (TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_SHARED_EXPERTS)) ? 0.0 : x->s;
-    fp8_count(x->h, x->g * fs / tt, 0.0, w, &none);
-    fp8_count(fs / tt, x->h, kept * fs / tt, w, shard);
+    fp8_count(ty, TSL_MODULE_COUNT, x->h, x->g * fs / tt, 0.0, KEPT_NONE);
+    fp8_count(ty, TSL_MODULE_COUNT, fs / tt, x->h, kept * fs / tt, KEPT_SHARD);
 }
 
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
-                            double *repl, double *shard)
+void tsl_roofline_fp8_split(const tsl_layer_t *l, uint32_t t, uint32_t recompute,
+                            uint32_t module_prec, uint32_t recipe, tsl_roofline_fp8_split_t *out)
 {
     double tt = t ? t : 1;
     shape_t x = shape_of(l);
     uint32_t mods = tsl_recompute_applies(l, recompute);
     bool attn = tsl_layer_has_attention(l), ffn = tsl_layer_has_ffn(l);
-    *weights = *repl = *shard = 0.0;
+    memset(out, 0, sizeof(*out));
+    fp8_tally_t ty = {.prec = module_prec, .recipe = recipe, .out = out};
     if (attn)
-        fp8_attention(l, &x, tt, mods, weights, repl, shard);
+        fp8_attention(l, &x, tt, mods, &ty);
     if (ffn)
-        fp8_ffn(l, &x, tt, mods, weights, repl, shard);
+        fp8_ffn(l, &x, tt, mods, &ty);
     if (l->kind == TSL_LAYER_MAMBA) { /* in_proj from the norm's output, out_proj from the
                                          gated norm's (mamba_s) */
         double di = tsl_mamba_inner(l) / tt;
-        fp8_count(x.h, tsl_mamba_in_width(l) / tt, x.s * x.h, weights, repl);
-        fp8_count(di, x.h, x.s * di, weights, shard);
+        fp8_count(&ty, TSL_MODULE_IN_PROJ, x.h, tsl_mamba_in_width(l) / tt, x.s * x.h, KEPT_REPL);
+        fp8_count(&ty, TSL_MODULE_OUT_PROJ, di, x.h, x.s * di, KEPT_SHARD);
     }
+}
+
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard)
+{
+    tsl_roofline_fp8_split_t s;
+    tsl_roofline_fp8_split(l, t, recompute, 0, TSL_FP8_DELAYED, &s); /* every linear one slot */
+    *weights = s.weights[TSL_FP8_DELAYED];
+    *repl = s.repl[TSL_FP8_DELAYED];
+    *shard = s.shard[TSL_FP8_DELAYED];
 }
 
 /* ---- the forward of the modules a plan recomputes (recompute.h) ---- */
@@ -1867,8 +1969,9 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
              lin(&p, T, a * (n + v) / tt, kv) + mem(&p, 4.0 * T * (q + kv), q ? 2 : 1);
     }
     if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
-        c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
-             mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+        c += mem(&p, norm, 1) + lin_of(&p, TSL_MODULE_LINEAR_FC1, T, x.g * x.f / tt, x.h) +
+             mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) +
+             lin_of(&p, TSL_MODULE_LINEAR_FC2, T, x.h, x.f / tt);
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) { /* the block but its core and half its linears */
         pass_t b = {.d = d};
         c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -

@@ -729,6 +729,14 @@ double tsl_fp8_data_bytes(uint32_t recipe);
  * saving, not counted. All 0 for a layer without. */
 void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
                             double *repl, double *shard);
+/* tsl_roofline_fp8_elems's counts by the recipe each linear runs at in a layer of
+ * `recipe` whose linears module_prec overrides (module_prec.h): index r of each array
+ * the elements of the linears at recipe r; a linear overridden to bf16 in none. */
+typedef struct tsl_roofline_fp8_split {
+    double weights[TSL_FP8_COUNT], repl[TSL_FP8_COUNT], shard[TSL_FP8_COUNT];
+} tsl_roofline_fp8_split_t;
+void tsl_roofline_fp8_split(const tsl_layer_t *l, uint32_t t, uint32_t recompute,
+                            uint32_t module_prec, uint32_t recipe, tsl_roofline_fp8_split_t *out);
 /* Elements per sample of the attention output projection's input on one TP rank
  * among tsl_roofline_fp8_elems's shard (the core's output: s·d/t, latent attention's
  * s·a·v/t), 0 where the layer has no self-attention or the projection is not FP8
@@ -809,6 +817,13 @@ typedef struct tsl_roofline_dev {
                              cost.h knobs.cuda_graph_modules): their ops leave the host
                              floor, TSL_ROOFLINE_GRAPH_LAUNCH_OPS each graph in their
                              place; 0 after init: every op eager */
+    uint32_t module_prec;   /* with fp8: the linears run at their own precision (module_prec.h
+                             nibbles; cost.h knobs.module_prec, Megatron-core's quant_recipe):
+                             each such linear priced on this device with its recipe for fp8,
+                             at f8_flops (f4_flops under nvfp4), its casts, GEMMs and SP
+                             gathers its own; 0 after init: every linear at fp8 */
+    double f8_flops;        /* the FP8 and FP4 tensor cores' sustained rates (fp8_flops holds */
+    double f4_flops;        /* the recipe's one) for module_prec's; 0 after init */
     bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */

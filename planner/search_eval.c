@@ -384,7 +384,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
-            (uint64_t)k->cuda_graph_modules << 8,
+            (uint64_t)k->cuda_graph_modules << 8 | (uint64_t)k->module_prec << 16,
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
         (uint64_t)k->ds_bf16_zero0 << 1 | (uint64_t)(k->ds_bf16_zero0 && env->pipelined),

@@ -426,6 +426,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--no-host-floor"]
     if p.get("cuda_graph_modules"):  # Megatron-core's per-layer CUDA graphs (cuda_graph_modules)
         cmd += ["--cuda-graph-modules", p["cuda_graph_modules"]]
+    if p.get("module_precision"):  # Megatron-core's per-module quant_recipe (te_quant.cfg)
+        cmd += ["--module-precision", p["module_precision"]]
     return cmd
 
 

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Per-module precision (cost model 173, docs/cost-model.md "Per-module precision"):
+# Megatron-Bridge's Nemotron 3 Super NVFP4 plan with te_quant.cfg's overrides (attention
+# QKV / projection and the latent projections bf16, Mamba out_proj MXFP8) prices a slower
+# iteration and a larger peak than every linear in NVFP4, records module_precision in its
+# document and reads it back to the same figures; bad lists and documents are refused
+# naming the field.
+set -u
+ctl=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+hf=$root/tests/data/hf
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+model="--hf-config $hf/nemotron_3_super.json --name Nemotron-3-Super-120B-A12B --seq-len 8192
+ --mtp-layers 2 --cluster 16x4xGB200-186G:nvl72:4xib400 --memory 186G"
+plan="--tp 2 --pp 1 --dp 32 --sdp 1 --mbs 1 --batch 512 --ckpt none --zero 1 --sp --ep 64
+ --bf16-layers-end 14 --attn-kernel cudnn --grad-reduce-bytes 2 --opt-step megatron
+ --overlap-grad-reduce --overlap-param-gather --overlap-tp-dgrad --fp8 nvfp4 --loss-impl te
+ --moe-flex-dispatcher --cuda-graph-modules attn,mamba,moe_router,moe_preprocess"
+cfg="linear_qkv=bf16,linear_proj=bf16,out_proj=mxfp8,fc1_latent_proj=bf16,fc2_latent_proj=bf16"
+# shellcheck disable=SC2086
+"$ctl" eval --local --no-search --json $model $plan >"$tmp/all.json" &&
+    "$ctl" eval --local --no-search --json $model $plan --module-precision "$cfg" >"$tmp/own.json" &&
+    "$ctl" eval --local --no-search --json $model --plan "$tmp/own.json" >"$tmp/back.json" || fail=1
+if python3 - "$tmp/all.json" "$tmp/own.json" "$tmp/back.json" <<'PY'; then
+import json, sys
+a, o, b = (json.load(open(f))["plan"] for f in sys.argv[1:4])
+assert "module_precision" not in a and o["module_precision"] == 0x11500011, o.get("module_precision")
+# slower and larger, by less than the overridden GEMMs could add (a few per cent)
+assert a["iter_time_s"] < o["iter_time_s"] < 1.1 * a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
+assert a["peak_bytes"] < o["peak_bytes"], (a["peak_bytes"], o["peak_bytes"])
+assert b["module_precision"] == o["module_precision"], b.get("module_precision")
+assert abs(b["iter_time_s"] - o["iter_time_s"]) <= 1e-9 * o["iter_time_s"], (b["iter_time_s"], o["iter_time_s"])
+assert b["peak_bytes"] == o["peak_bytes"], (b["peak_bytes"], o["peak_bytes"])
+PY
+    echo "ok super-gb200-nvfp4: te_quant.cfg's overrides priced, recorded and read back"
+else
+    echo "FAIL super-gb200-nvfp4: module_precision"
+    fail=1
+fi
+refused() { # PATTERN SWITCHES...
+    local pat=$1
+    shift
+    # shellcheck disable=SC2086
+    if "$ctl" eval --local --no-search --json "$@" >/dev/null 2>"$tmp/err"; then
+        echo "FAIL refused: $* accepted"
+        fail=1
+    elif grep -q "$pat" "$tmp/err"; then
+        echo "ok refused: $pat"
+    else
+        echo "FAIL refused: $* said $(cat "$tmp/err")"
+        fail=1
+    fi
+}
+# shellcheck disable=SC2086
+refused "module_precision: 'qkv' names no module" $model $plan --module-precision qkv=bf16
+# shellcheck disable=SC2086
+refused "module_precision: out_proj: 'fp4' is not a precision" $model $plan --module-precision out_proj=fp4
+# shellcheck disable=SC2086
+refused "delayed scaling is not one" $model $plan --module-precision out_proj=delayed
+# shellcheck disable=SC2086
+refused "module_precision: an empty item" $model $plan --module-precision "linear_qkv=bf16,,out_proj=mxfp8"
+# shellcheck disable=SC2086
+refused "module_precision: per-module precision on a plan without FP8" $model ${plan/--fp8 nvfp4/} --module-precision "$cfg"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["module_precision"]=7; json.dump(d, open(sys.argv[2], "w"))' "$tmp/own.json" "$tmp/bad.json"
+# shellcheck disable=SC2086
+refused "module_precision: 0x7: linear_qkv's value 7 is no precision" $model --plan "$tmp/bad.json"
+exit $fail
