@@ -477,30 +477,14 @@ static double lin(pass_t *p, double m, double n, double k);
 static double lin_row(pass_t *p, double m, double n, double k);
 static double ln_lin_col(pass_t *p, double m, double n, double k);
 
-/* lin(), lin_row() and ln_lin_col() of a named module, at its precision (prec_enter) */
-static double lin_of(pass_t *p, uint32_t module, double m, double n, double k)
-{
-    prec_scope_t sc;
-    prec_enter(p, module, &sc);
-    double c = lin(p, m, n, k);
-    prec_leave(p, &sc);
-    return c;
-}
+typedef double (*lin_fn)(pass_t *p, double m, double n, double k);
 
-static double lin_row_of(pass_t *p, uint32_t module, double m, double n, double k)
+/* lin(), lin_row() or ln_lin_col() of a named module, at its precision (prec_enter) */
+static double lin_at(pass_t *p, uint32_t module, lin_fn f, double m, double n, double k)
 {
     prec_scope_t sc;
     prec_enter(p, module, &sc);
-    double c = lin_row(p, m, n, k);
-    prec_leave(p, &sc);
-    return c;
-}
-
-static double ln_lin_col_of(pass_t *p, uint32_t module, double m, double n, double k)
-{
-    prec_scope_t sc;
-    prec_enter(p, module, &sc);
-    double c = ln_lin_col(p, m, n, k);
+    double c = f(p, m, n, k);
     prec_leave(p, &sc);
     return c;
 }
@@ -1074,7 +1058,7 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         q = ln_lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = ln_lin_col_of(p, TSL_MODULE_LINEAR_QKV, T, (x->d + 2.0 * x->e) / t, x->h);
+        q = lin_at(p, TSL_MODULE_LINEAR_QKV, ln_lin_col, T, (x->d + 2.0 * x->e) / t, x->h);
         q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t) +
              yarn_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
@@ -1235,8 +1219,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     c += mem(p, 8.0 * moved * R * r, 2);
     if (l->moe_latent) /* fc1_latent before the dispatch, fc2_latent after the combine:
                           replicated linears over the rank's Tr tokens (model.h) */
-        c += lin_of(p, TSL_MODULE_FC1_LATENT, Tr, r, x->h) +
-             lin_of(p, TSL_MODULE_FC2_LATENT, Tr, x->h, r);
+        c += lin_at(p, TSL_MODULE_FC1_LATENT, lin, Tr, r, x->h) +
+             lin_at(p, TSL_MODULE_FC2_LATENT, lin, Tr, x->h, r);
     double c0 = c, ops0 = p->ops;
     c += grouped_lin(p, m, x->g * fe, r, local);
     double lin_ops = p->ops - ops0; /* FC1's GEMM and casts as counted */
@@ -1285,11 +1269,11 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s, ops0 = p->ops;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    double up = ln_lin_col_of(p, TSL_MODULE_LINEAR_FC1, T, x->g * x->f / t, x->h);
+    double up = lin_at(p, TSL_MODULE_LINEAR_FC1, ln_lin_col, T, x->g * x->f / t, x->h);
     double act = ffn_act_s(p, x, x->f / t * T);
     if (l->ffn_dropout && x->dropout) /* HF T5's dropout before wo: 5 bytes, as a block's */
         act += mem(p, 5.0 * x->f / t * T, 1);
-    double down = lin_row_of(p, TSL_MODULE_LINEAR_FC2, T, x->h, x->f / t);
+    double down = lin_at(p, TSL_MODULE_LINEAR_FC2, lin_row, T, x->h, x->f / t);
     double adds = unfused_adds_s(p, l, T * x->g * x->f / t, T / split * x->h, 0.0);
     double c = up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
                block_elementwise_s(p, l, x, S, split);
@@ -1371,8 +1355,8 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
                       double split)
 {
     double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
-    double c = ln_lin_col_of(p, TSL_MODULE_IN_PROJ, T, win, x->h) + ssd_s(p, l, T, t) +
-               mem(p, 4.0 * T * di, 1) + lin_row_of(p, TSL_MODULE_OUT_PROJ, T, x->h, di) +
+    double c = lin_at(p, TSL_MODULE_IN_PROJ, ln_lin_col, T, win, x->h) + ssd_s(p, l, T, t) +
+               mem(p, 4.0 * T * di, 1) + lin_at(p, TSL_MODULE_OUT_PROJ, lin_row, T, x->h, di) +
                block_elementwise_s(p, l, x, S, split);
     if (S > 1.0)
         c += mem(p, 4.0 * T * (win + di), 2);
@@ -1969,9 +1953,9 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
              lin(&p, T, a * (n + v) / tt, kv) + mem(&p, 4.0 * T * (q + kv), q ? 2 : 1);
     }
     if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
-        c += mem(&p, norm, 1) + lin_of(&p, TSL_MODULE_LINEAR_FC1, T, x.g * x.f / tt, x.h) +
+        c += mem(&p, norm, 1) + lin_at(&p, TSL_MODULE_LINEAR_FC1, lin, T, x.g * x.f / tt, x.h) +
              mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) +
-             lin_of(&p, TSL_MODULE_LINEAR_FC2, T, x.h, x.f / tt);
+             lin_at(&p, TSL_MODULE_LINEAR_FC2, lin, T, x.h, x.f / tt);
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) { /* the block but its core and half its linears */
         pass_t b = {.d = d};
         c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -

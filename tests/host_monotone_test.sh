@@ -130,20 +130,8 @@ else
 fi
 # Bad scopes are refused naming the field: an unknown name, moe_preprocess without
 # moe_router, moe beside moe_router, a document's bit no module has
-refused() { # PATTERN SWITCHES...
-    local pat=$1
-    shift
-    # shellcheck disable=SC2086
-    if "$ctl" eval --local --no-search --json "$@" >/dev/null 2>"$tmp/err"; then
-        echo "FAIL refused: $* accepted"
-        fail=1
-    elif grep -q "$pat" "$tmp/err"; then
-        echo "ok refused: $pat"
-    else
-        echo "FAIL refused: $* said $(cat "$tmp/err")"
-        fail=1
-    fi
-}
+# shellcheck source=tests/eval_refused.sh
+. "$root/tests/eval_refused.sh"
 # shellcheck disable=SC2086
 refused "cuda_graph_modules: 'router' is not a module" $sgb --cuda-graph-modules attn,router
 # shellcheck disable=SC2086

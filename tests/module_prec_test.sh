@@ -40,20 +40,8 @@ else
     echo "FAIL super-gb200-nvfp4: module_precision"
     fail=1
 fi
-refused() { # PATTERN SWITCHES...
-    local pat=$1
-    shift
-    # shellcheck disable=SC2086
-    if "$ctl" eval --local --no-search --json "$@" >/dev/null 2>"$tmp/err"; then
-        echo "FAIL refused: $* accepted"
-        fail=1
-    elif grep -q "$pat" "$tmp/err"; then
-        echo "ok refused: $pat"
-    else
-        echo "FAIL refused: $* said $(cat "$tmp/err")"
-        fail=1
-    fi
-}
+# shellcheck source=tests/eval_refused.sh
+. "$root/tests/eval_refused.sh"
 # shellcheck disable=SC2086
 refused "module_precision: 'qkv' names no module" $model $plan --module-precision qkv=bf16
 # shellcheck disable=SC2086
