@@ -82,6 +82,7 @@ typedef struct tsl_eval_opts {
     bool ds_pipe_p2p;      /* --ds-pipe-p2p: the given plan's ds_pipe_p2p */
     bool ds_pipe_engine;   /* --ds-pipe-engine: the given plan's ds_pipe_engine */
     bool torch_pipelining; /* --torch-pipelining: the given plan's torch_pipelining */
+    bool nccl_no_tree;     /* --nccl-no-tree: the given plan's nccl_no_tree */
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
      * --moe-alltoall-dispatcher: its moe_alltoall; --moe-flex-dispatcher: its moe_flex;
      * --moe-a2a-overlap: its moe_a2a_overlap; --moe-unfused-permute: its

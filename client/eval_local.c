@@ -244,9 +244,9 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
 }
 
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
- * --tp-sync, --ds-pipe-p2p, --ds-pipe-engine and --torch-pipelining set its
- * fp8_param_gather, fp8_impl, loss_impl, opt_step, tp_sync, ds_pipe_p2p, ds_pipe_engine
- * and torch_pipelining (and the plan document's,
+ * --tp-sync, --ds-pipe-p2p, --ds-pipe-engine, --torch-pipelining and --nccl-no-tree set its
+ * fp8_param_gather, fp8_impl, loss_impl, opt_step, tp_sync, ds_pipe_p2p, ds_pipe_engine,
+ * torch_pipelining and nccl_no_tree (and the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -294,6 +294,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->torch_pipelining = true;
         if (json_is_object(p))
             json_object_set_new(p, "torch_pipelining", json_true());
+    }
+    if (eo->nccl_no_tree) { /* --nccl-no-tree: the stack's NCCL_ALGO=^tree */
+        in->given->nccl_no_tree = true;
+        if (json_is_object(p))
+            json_object_set_new(p, "nccl_no_tree", json_true());
     }
     char note[160]; /* tp_sync on a plan without TP: said, not refused (search.h) */
     if (tsl_tp_sync_note(NULL, 0, in->given, note, sizeof note))

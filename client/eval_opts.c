@@ -20,7 +20,7 @@ static const char eval_usage[] =
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p] [--ds-pipe-engine]\n"
-    "                      [--torch-pipelining] [--tp-whole-heads]\n"
+    "                      [--torch-pipelining] [--nccl-no-tree] [--tp-whole-heads]\n"
     "                      [--paper-cost] [--no-host-floor] [--host-op-us US]\n"
     "                      [--attn-kernel KERNEL]\n"
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
@@ -180,6 +180,10 @@ static const char eval_usage[] =
     "                      its interleaved 1F1B waits on every chunk's exchange\n"
     "                      before the next op (docs/cost-model.md \"Interleaved\n"
     "                      1F1B\"); --torchtitan and --target torchtitan set it\n"
+    "  --nccl-no-tree      the stack ran NCCL with its tree turned off\n"
+    "                      (NCCL_ALGO=^tree, AMP's fork): every all-reduce priced\n"
+    "                      on the ring (docs/cost-model.md \"NCCL's tree on two\n"
+    "                      nodes\")\n"
     "  --eager             the model's modules run eagerly, no torch.compile\n"
     "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
     "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
@@ -508,6 +512,7 @@ enum {
     OPT_DS_PIPE_P2P,
     OPT_DS_PIPE_ENGINE,
     OPT_TORCH_PIPELINING,
+    OPT_NCCL_NO_TREE,
     OPT_MOE_BF16,
     OPT_BF16_START,
     OPT_BF16_END,
@@ -611,6 +616,7 @@ static const struct option eval_long[] = {
     {"ds-pipe-p2p", no_argument, 0, OPT_DS_PIPE_P2P},
     {"ds-pipe-engine", no_argument, 0, OPT_DS_PIPE_ENGINE},
     {"torch-pipelining", no_argument, 0, OPT_TORCH_PIPELINING},
+    {"nccl-no-tree", no_argument, 0, OPT_NCCL_NO_TREE},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"bf16-layers-start", required_argument, 0, OPT_BF16_START},
     {"bf16-layers-end", required_argument, 0, OPT_BF16_END},
@@ -854,6 +860,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;
     case OPT_DS_PIPE_ENGINE: eo->ds_pipe_engine = true; return 0;
     case OPT_TORCH_PIPELINING: eo->torch_pipelining = true; return 0;
+    case OPT_NCCL_NO_TREE: eo->nccl_no_tree = true; return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_BF16_START:
         return tsl_parse_u32("bf16-layers-start", optarg, 1, 1024, &eo->bf16_layers_start, err);

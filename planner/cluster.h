@@ -372,7 +372,10 @@ typedef struct tsl_coll_lat {
     double ar_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-reduce */
     double ag_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-gather or reduce-scatter */
     double ll_cap_bw;                             /* cap_LL, bytes/s */
-    const struct tsl_ar_curve *ar_curve;          /* the part's measured all-reduce curve inside one
+    /* the tree's bus figure over the ring's: > 1 on exactly two NVLink domains whose NICs
+     * bind the ring (NCCL's speedIntra raised up to 2 × speedInter); 0 or 1: the ring's */
+    double tree_gain;
+    const struct tsl_ar_curve *ar_curve; /* the part's measured all-reduce curve inside one
                                             NVLink domain (k = 1; tsl_gpu_ar_curve), or NULL */
 } tsl_coll_lat_t;
 
@@ -389,6 +392,9 @@ const char *tsl_nccl_proto_name(unsigned proto);
 /* Fills out with the α's of n ranks on k NVLink domains (k clamped to [1, n]);
  * n ≤ 1 gives all zero. */
 void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out);
+/* NCCL with its tree turned off (NCCL_ALGO=^tree): lat's tree α's +INFINITY, so every
+ * all-reduce takes a ring choice (cost.h knobs.nccl_no_tree). No model (n ≤ 1): as is. */
+void tsl_cluster_coll_lat_no_tree(tsl_coll_lat_t *lat);
 
 /* NCCL's predicted time of an all-reduce (all-gather, reduce-scatter) of M = bytes
  * over n ranks at bus bandwidth bw (bytes/s): the least over the choices above,

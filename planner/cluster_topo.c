@@ -227,20 +227,27 @@ static bool next_domain(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t f
 }
 
 static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first, bool a2a,
-                          uint32_t *domains)
+                          uint32_t *domains, double *tree)
 {
     bool crosses = group_crosses(c, d, first);
     double rail = crosses ? group_rail_bw(c, d, first) : 0.0, bw = INFINITY;
     uint32_t k = 0;
     dom_run_t r;
     *domains = 0;
+    *tree = INFINITY;
     while (next_domain(c, d, first, rail, a2a, &k, &r)) {
         (*domains)++;
-        if (r.members >= 2)
+        if (r.members >= 2) {
             bw = tsl_min(bw, r.intra);
-        if (crosses)
+            *tree = tsl_min(*tree, r.intra);
+        }
+        if (crosses) {
             bw = tsl_min(bw, domain_nic_bw(c, r.cap, r.members, d->count, a2a));
+            *tree = tsl_min(*tree, 2.0 * r.cap);
+        }
     }
+    if (*domains != 2)
+        *tree = bw;
     return bw;
 }
 
@@ -363,6 +370,15 @@ void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out)
     out->ll_cap_bw = 1e9 * (k == 1 ? LL_CAP_ONE_GBPS : k == 2 ? LL_CAP_TWO_GBPS : LL_CAP_MORE_GBPS);
 }
 
+void tsl_cluster_coll_lat_no_tree(tsl_coll_lat_t *lat)
+{
+    if (lat->n <= 1)
+        return;
+    for (int p = 0; p < TSL_NCCL_PROTOS; p++)
+        lat->ar_s[TSL_NCCL_TREE][p] = INFINITY;
+    lat->tree_gain = 0.0;
+}
+
 /* Bus bandwidth of choice (a, p) on a group of bus bandwidth bw, NCCL's factors. */
 static double choice_bw(const tsl_coll_lat_t *lat, int a, int p, double bw, double bytes)
 {
@@ -372,7 +388,7 @@ static double choice_bw(const tsl_coll_lat_t *lat, int a, int p, double bw, doub
         return p == TSL_NCCL_LL      ? tsl_min(LL_FACTOR * bw, lat->ll_cap_bw)
                : p == TSL_NCCL_LL128 ? LL128_FACTOR * bw
                                      : bw;
-    double t = TREE_FACTOR * bw;
+    double t = TREE_FACTOR * bw * (lat->tree_gain > 1.0 ? lat->tree_gain : 1.0);
     t = p == TSL_NCCL_LL      ? tsl_min(t / TREE_LL_DIV, lat->ll_cap_bw)
         : p == TSL_NCCL_LL128 ? t * (lat->k == 1 ? TREE_LL128_ONE : TREE_LL128_MORE)
                               : t;
@@ -546,7 +562,7 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
         cross_memo_init(&memo);
         d.memo = &memo;
     }
-    double bw = INFINITY;
+    double bw = INFINITY, tree = INFINITY, t;
     uint32_t widest = 1, domains, gpn = fast ? block_node_gpus(c, &d) : 0;
     uint64_t spans = fast ? spans_to_walk(c, &d) : block_size / d.span;
     for (uint64_t q = 0; q < spans; q++)
@@ -554,11 +570,14 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
             uint64_t first = group_first(&d, q, r);
             if (fast && r > 0 && same_nodes_as_previous(c, &d, gpn, first))
                 continue; /* the previous group's figures: already in bw, widest */
-            bw = fmin(bw, group_busbw(c, &d, first, a2a, &domains));
+            bw = fmin(bw, group_busbw(c, &d, first, a2a, &domains, &t));
+            tree = fmin(tree, t);
             widest = domains > widest ? domains : widest;
         }
     if (lat != NULL) {
         tsl_cluster_coll_lat(count, widest, lat);
+        if (widest == 2 && !a2a && bw > 0 && isfinite(tree) && tree > bw)
+            lat->tree_gain = tree / bw;
         if (widest == 1) /* inside one NVLink domain: its part's measured curve, if any */
             lat->ar_curve = tsl_gpu_ar_curve(tsl_cluster_device_gpu(c, block_first));
     }

@@ -233,7 +233,10 @@ static double walk_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
-    return kept_walk(env, stride, degree, 1, lat);
+    double bw = kept_walk(env, stride, degree, 1, lat);
+    if (env->knobs.nccl_no_tree) /* the stack's NCCL_ALGO=^tree: rings only */
+        tsl_cluster_coll_lat_no_tree(lat);
+    return bw;
 }
 
 /* walk_bw, each group's figures walked once per memo (NULL: every time). */

@@ -960,8 +960,19 @@ typedef enum tsl_cost_mode {
  * dY casts at its bytes, its SP gathers in bf16 where it is bf16, its TE weight copies,
  * their per-iteration cast and its kept input at its recipe's bytes (none in bf16;
  * cost.c fp8_stash_act, fp8_weight_cast_s). A plan without module_precision prices as
- * 172. */
-#define TSL_COST_MODEL_VERSION 173u
+ * 172.
+ * 174: NCCL's tree on exactly two NVLink domains at the bus figure NCCL gives it — its
+ * search raises a tree graph's speedIntra up to 2 × speedInter where the node's links
+ * carry it and its tuner prices trees on ≤ 2 nodes by speedIntra (NVIDIA/nccl v2.10.3-1
+ * src/graph/search.cc pass 2, tuning.cc; the same since v2.7.8 and in v2.30.7):
+ * min(intra, 2 × the NICs' share) against the ring's min(intra, the NICs' share)
+ * (cluster_topo.c group_busbw, tsl_coll_lat_t.tree_gain). A plan's nccl_no_tree (plan
+ * field and tessel.v1 field 156, eval --nccl-no-tree: NCCL_ALGO=^tree, AMP's fork)
+ * prices every all-reduce on the ring (tsl_cluster_coll_lat_no_tree). A plan without
+ * nccl_no_tree whose all-reduce groups do not span exactly two domains bound by their
+ * NICs, or one with it that never chose a tree, prices as 173 (docs/cost-model.md
+ * "NCCL's tree on two nodes"). */
+#define TSL_COST_MODEL_VERSION 174u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1199,6 +1210,10 @@ typedef struct tsl_cost_knobs {
                               PipelineSchedule*): its interleaved 1F1B waits on every
                               time step's batched exchange (tsl_cost_vp_blocking); the
                               torchtitan target and configurations set it */
+    bool nccl_no_tree;     /* the stack ran NCCL with its tree turned off (NCCL_ALGO=^tree:
+                              AMP's fork, .deepspeed_env beside its launch scripts): every
+                              all-reduce priced on the ring (tsl_cluster_coll_lat_no_tree);
+                              docs/cost-model.md "NCCL's tree on two nodes" */
     bool ds_grad_bucket;   /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
                             (runtime/engine.py buffered_allreduce_fallback ->
                             allreduce_and_copy -> allreduce_bucket): the stage's

@@ -456,6 +456,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_p2p = p->ds_pipe_p2p;
     k->ds_pipe_engine = p->ds_pipe_engine;
     k->torch_pipelining = p->torch_pipelining;
+    k->nccl_no_tree = p->nccl_no_tree;
     k->cuda_graph_modules = p->cuda_graph_modules;
     k->module_prec = p->module_prec;
     k->ds_grad_bucket = p->ds_grad_bucket;
@@ -488,6 +489,7 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_p2p |= p->ds_pipe_p2p;       /* its boundaries by DeepSpeed's pipeline engine */
     k->ds_pipe_engine |= p->ds_pipe_engine; /* its stages by that engine's blocking p2p */
     k->torch_pipelining |= p->torch_pipelining;     /* its stages by torch's pipelining */
+    k->nccl_no_tree |= p->nccl_no_tree;             /* its NCCL without the tree */
     k->cuda_graph_modules |= p->cuda_graph_modules; /* its modules its CUDA graphs replay */
     if (p->module_prec)                             /* its linears at their own precision */
         k->module_prec = p->module_prec;
@@ -550,6 +552,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_pipe_p2p = k->ds_pipe_p2p;
     p->ds_pipe_engine = k->ds_pipe_engine;
     p->torch_pipelining = k->torch_pipelining;
+    p->nccl_no_tree = k->nccl_no_tree;
     p->cuda_graph_modules = k->cuda_graph_modules;
     p->module_prec = k->module_prec; /* eval refuses it without a recipe */
     p->ds_grad_bucket = k->ds_grad_bucket;

@@ -3089,12 +3089,42 @@ static double plain_1f1b_s(tsl_engine_t *e, const tsl_group_strategies_t *g, uin
     return scratch->valid ? scratch->iter_time_s : 0;
 }
 
+/* A zero-bubble schedule on the plain configuration's strategies (e->alt, just
+ * costed) that is over the memory budget: the schedule holds more in flight than
+ * 1F1B did (a V: up to 2P + 1 micro-batches on rank 0, pipeline.h), so the
+ * strategies 1F1B chose with room to spare may not fit it while leaner ones do.
+ * Then the layer DP solves the schedule's own strategies under its own held counts
+ * (eval_stage: v_held, tsl_pipeline_inflight_zb) into e->alt. GPT3-65B on 8x8 A100
+ * at PP 4, m 128: at cost model 174 the DP-4 all-reduce over two nodes takes NCCL's
+ * tree, plain DP beats ZeRO-1 under 1F1B by 0.06 % at 74 GiB, and DualPipeV on those
+ * strategies needs 81 GiB; on its own ZeRO-1 strategies it fits at 64 GiB. True
+ * where it did. */
+static bool zb_own_choice(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                          uint32_t m, const uint32_t *first_layer, uint32_t sched,
+                          double best_samples_per_s)
+{
+    if (!e->alt->valid || fits(e, e->alt))
+        return false;
+    /* of use only above the configuration's best so far and the sweep's bar: its own
+     * stages prune it below them (below_bar, as each V is pruned on its stages) */
+    bool prune = e->prune_below_bar;
+    double bar = e->bar_samples_per_s;
+    e->prune_below_bar = true;
+    e->bar_samples_per_s = fmax(bar, best_samples_per_s);
+    tsl_plan_init(e->alt);
+    eval_config(e, g, B, P, m, 1, sched, first_layer, NULL, e->alt);
+    e->prune_below_bar = prune;
+    e->bar_samples_per_s = bar;
+    return true;
+}
+
 /* plan (1F1B or interleaved, the fastest so far) against ZB-H1 and ZBV on the same
  * configuration and layer strategies, each with its own memory in flight (min(P, m)
  * on every stage, pipeline.h); the fastest that fits, recording what the same
- * stages take under 1F1B. The layer DP is not run again: a zero-bubble schedule
- * holds stage 0's 1F1B activations on every stage, so where the later stages
- * have room the 1F1B choice stands (and the search's time stays within 10 %). */
+ * stages take under 1F1B. The layer DP is not run again where the schedule fits: a
+ * zero-bubble schedule holds stage 0's 1F1B activations on every stage, so where the
+ * later stages have room the 1F1B choice stands (and the search's time stays within
+ * 10 %); where it does not fit, zb_own_choice solves the schedule's own. */
 static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
                              uint32_t P, uint32_t m, const uint32_t *first_layer, double v_floor_s,
                              tsl_plan_t *plan)
@@ -3123,18 +3153,24 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
         return;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV,
                                TSL_PIPESIM_SCHED_DUALPIPEV};
+    bool own = false; /* plan's strategies its own layer DP's (zb_own_choice) */
     for (uint32_t k = 0; k < 3; k++) {
         if (!(mask & (1u << scheds[k])))
             continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, 1, scheds[k], first_layer, e->zb_choice, e->alt);
+        bool solved = zb_own_choice(e, g, B, P, m, first_layer, scheds[k], plan->samples_per_s);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !fits(e, e->alt) ||
             !admits(e, e->alt))
             continue;
         *plan = *e->alt;
+        own = solved;
     }
-    /* the same stages under plain 1F1B: the base itself unless it was interleaved */
-    if (plan->schedule)
+    /* the same stages under plain 1F1B: the base itself unless it was interleaved or
+     * the schedule chose its own strategies */
+    if (plan->schedule && own && plan_choices(e, g, plan))
+        plan->iter_time_1f1b_s = plain_1f1b_s(e, g, B, P, m, first_layer, e->zb_choice, e->alt);
+    else if (plan->schedule && !own)
         plan->iter_time_1f1b_s =
             base_v > 1 ? plain_1f1b_s(e, g, B, P, m, first_layer, e->zb_choice, e->alt) : base;
 }

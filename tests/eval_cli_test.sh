@@ -480,6 +480,22 @@ expect 4 "ds_pipe_engine: a megatron configuration does not run DeepSpeed's pipe
     eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --ds-pipe-engine
 expect 4 "megatron: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_engine" \
     eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-engine --target megatron
+sw nccl_no_tree 1 2 "eval: plan: nccl_no_tree: expected true or false, got a number"
+sw nccl_no_tree true 0 ""
+# --nccl-no-tree (the stack's NCCL_ALGO=^tree, AMP's fork): since cost model 174 NCCL's
+# tree on two nodes runs at up to 2 x the NIC (its speedIntra), so TP 16 over two A100
+# nodes of one EDR card all-reduces faster than the ring; with the switch the ring
+# prices it as before 174, and the plan records it
+nt="--model BERT-Huge-32 --cluster 2x8xA100-40G:1xib100 --tp 16 --mbs 16 --batch 16 --no-search --json"
+expect 0 "" eval $nt
+cp "$out" "$dir/nt-off.json"
+expect 0 "" eval $nt --nccl-no-tree
+python3 - "$dir/nt-off.json" "$out" <<'PY' && ok || bad "--nccl-no-tree: $(cat "$out")"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "nccl_no_tree" not in a and b["nccl_no_tree"] is True, (a, b)
+assert b["iter_time_s"] > 1.2 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+PY
 sw torch_pipelining 1 2 "eval: plan: torch_pipelining: expected true or false, got a number"
 sw torch_pipelining true 0 ""
 # --torch-pipelining (the stages by torch.distributed.pipelining, torchtitan's): since cost

@@ -722,6 +722,49 @@ static void test_spec_nics(void)
               "%s refused: %s", bad[i], err.msg);
 }
 
+/*
+ * NCCL's tree on exactly two NVLink domains (cost model 174): its search raises a tree
+ * graph's speedIntra up to 2 × speedInter where the node's links carry it, and its
+ * tuner prices trees on ≤ 2 nodes by speedIntra (NVIDIA/nccl v2.10.3-1 search.cc
+ * pass 2, tuning.cc). TP16 over two nodes of one HDR NIC: the ring's 24 GB/s, the
+ * tree's min(150, 2 · 24) = 48, a gain of 2; with eight NICs NVLink binds both (no
+ * gain); on four nodes NCCL prices trees by speedInter (no gain).
+ */
+static void test_two_node_tree(const tsl_cluster_t *c8, const tsl_cluster_t *c1, double rail,
+                               double intra)
+{
+    tsl_coll_lat_t lat, off;
+    tsl_coll_choice_t ch;
+    double M = 64e6;
+    CHECK_NEAR(tsl_cluster_dim_busbw(c1, 0, 16, 1, 16, &lat), rail, 1e-12, "tree: ring figure");
+    CHECK_NEAR(lat.tree_gain, 2.0, 1e-12, "tree: 2 x the NIC on two nodes (%g)", lat.tree_gain);
+    /* 64 MB: the tree with LL128 at 2·M over 0.92 · 48 GB/s · 120/128 · 0.9 (the
+     * correction for 2^20 · 64 B), where the ring needs 1.875·M / 24 GB/s: 3.1 ms
+     * against 5.0 (before 174 the tree at 24 GB/s lost to the ring) */
+    double t = tsl_cluster_coll_allreduce_s(&lat, M, 16, rail, &ch);
+    CHECK(ch.algo == TSL_NCCL_TREE && ch.proto == TSL_NCCL_LL128, "tree LL128 (%s %s)",
+          tsl_nccl_algo_name(ch.algo), tsl_nccl_proto_name(ch.proto));
+    CHECK_NEAR(
+        t, lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_LL128] + 2 * M / (0.92 * 2 * rail * 120 / 128 * 0.9),
+        1e-12, "tree at 2 x the NIC: %g", t);
+    CHECK(t < 1.875 * M / rail * 0.7, "tree beats the ring by > 1.4x: %g", t);
+    /* NCCL_ALGO=^tree (knobs.nccl_no_tree): the ring, Simple, as before */
+    off = lat;
+    tsl_cluster_coll_lat_no_tree(&off);
+    t = tsl_cluster_coll_allreduce_s(&off, M, 16, rail, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && isinf(off.ar_s[TSL_NCCL_TREE][TSL_NCCL_SIMPLE]) &&
+              off.tree_gain == 0.0,
+          "no tree: ring (%s)", tsl_nccl_algo_name(ch.algo));
+    CHECK_NEAR(t, off.ar_s[TSL_NCCL_RING][ch.proto] + 1.875 * M / rail, 1e-9 * t, "ring: %g", t);
+    CHECK(tsl_cluster_dim_busbw(c8, 0, 16, 1, 16, &lat) == intra && lat.tree_gain == 0.0,
+          "eight NICs: NVLink binds the tree too (%g)", lat.tree_gain);
+    CHECK_NEAR(tsl_cluster_dim_busbw(c1, 0, 32, 1, 32, &lat), rail, 1e-12, "TP32, 1 NIC");
+    CHECK(lat.k == 4 && lat.tree_gain == 0.0, "four nodes: no gain (%g)", lat.tree_gain);
+    tsl_coll_lat_t none = {0};
+    tsl_cluster_coll_lat_no_tree(&none);
+    CHECK(none.n == 0 && none.ar_s[TSL_NCCL_TREE][TSL_NCCL_LL] == 0.0, "no model: as is");
+}
+
 /* Hand-computed with rail = ib200 = 24 GB/s, intra 150 GB/s (A100). */
 static void test_dim_busbw(void)
 {
@@ -771,6 +814,7 @@ static void test_dim_busbw(void)
     CHECK_NEAR(lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_SIMPLE], 92.4e-6, 1e-12, "TP16 tree Simple");
     CHECK(lat.ll_cap_bw == 39.0e9, "TP16: LL capped at 39 GB/s on 2 nodes");
     CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 16, 1, 16, NULL), rail, 1e-12, "TP16, 1 NIC");
+    test_two_node_tree(&c8, &c1, rail, intra);
 
     /* DP2 inner × TP8 outer on two nodes: TP groups {0,2,...,14}, {1,3,...,15}, 4
      * members per node, 2 groups crossing each node: 8 NICs give each

@@ -379,6 +379,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--ds-pipe-p2p"]
     if p.get("ds_pipe_engine"):  # DeepSpeed's PipelineEngine's blocking one-way p2p (cost-model.md "DeepSpeed's pipeline engine")
         cmd += ["--ds-pipe-engine"]
+    if p.get("nccl_no_tree"):  # the stack's NCCL_ALGO=^tree (cost-model.md "NCCL's tree on two nodes")
+        cmd += ["--nccl-no-tree"]
     if p.get("torch_pipelining"):  # torch.distributed.pipelining's stages (cost-model.md "Interleaved 1F1B", its blocking stacks)
         cmd += ["--torch-pipelining"]
     if p.get("tp_sync"):  # TP all-reduces between device syncs (cost-model.md "Synchronised TP collectives")
