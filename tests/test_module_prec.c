@@ -99,12 +99,8 @@ static double bwd_of(const tsl_roofline_dev_t *d, const tsl_layer_t *l, uint32_t
 #define BF16(m) (1u << (4 * (m)))
 #define MX8(m)  ((1u + TSL_FP8_MXFP8) << (4 * (m)))
 
-/* A dense FFN whose two linears are overridden prices as the layer at that precision,
- * forward and backward, and one linear's override adds that linear's difference alone:
- * its bf16 GEMM in place of the FP4 one and the input's NVFP4 cast (5.125 B an element,
- * 2 kernels). Under NVFP4 on a GB200 a bf16 FFN-in's forward GEMM is F4 / F = 3.9 times
- * the FP4 one's. */
-static void test_ffn_priced(void)
+/* The dense FFN both priced tests run: h 4096, FFN 16384, 2048 tokens, no dropout or bias. */
+static tsl_layer_t ffn_4k(void)
 {
     tsl_err_t err = {0};
     tsl_layer_t l = {.kind = TSL_LAYER_FFN,
@@ -115,6 +111,17 @@ static void test_ffn_priced(void)
                      .no_dropout = true,
                      .no_bias = true};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
+/* A dense FFN whose two linears are overridden prices as the layer at that precision,
+ * forward and backward, and one linear's override adds that linear's difference alone:
+ * its bf16 GEMM in place of the FP4 one and the input's NVFP4 cast (5.125 B an element,
+ * 2 kernels). Under NVFP4 on a GB200 a bf16 FFN-in's forward GEMM is F4 / F = 3.9 times
+ * the FP4 one's. */
+static void test_ffn_priced(void)
+{
+    tsl_layer_t l = ffn_4k();
     tsl_roofline_dev_t n4 = gb200_dev(TSL_FP8_NVFP4), m8 = gb200_dev(TSL_FP8_MXFP8);
     tsl_roofline_dev_t bf = gb200_dev(TSL_FP8_NONE);
     uint32_t both_bf16 = BF16(TSL_MODULE_LINEAR_FC1) | BF16(TSL_MODULE_LINEAR_FC2);
@@ -177,15 +184,7 @@ static void test_mamba_priced(void)
  * MXFP8's slot; without overrides tsl_roofline_fp8_elems's counts in the recipe's. */
 static void test_split(void)
 {
-    tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = ffn_4k();
     tsl_roofline_fp8_split_t s;
     double w, repl, shard;
     tsl_roofline_fp8_elems(&l, 2, 0, &w, &repl, &shard);
