@@ -687,6 +687,8 @@ static int megatron_fp8_param_gather_ok(const tsl_target_view_t *v, const tsl_ta
 static int megatron_cuda_graphs(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
                                 tsl_err_t *err)
 {
+    if (!v->plan->cuda_graph_modules) /* the search's plans: no graphs */
+        return 0;
     tsl_cuda_graph_line_t line = {.full_recompute = u->ckpt_blocks > 0,
                                   .te_impl = true,
                                   .delay_wgrad = tsl_plan_ep_overlap_runs(v->plan)};
