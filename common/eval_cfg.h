@@ -154,6 +154,9 @@ typedef struct tsl_eval_cfg {
     uint8_t cuda_graph_impl;
     bool cuda_graph_whole;
     bool no_host_floor;
+    /* a Megatron-LM line's --delay-wgrad-compute: priced as part of the EP overlap, and
+     * what Megatron-LM asserts of it beside the graphs (tsl_cuda_graph_megatron_check) */
+    bool delay_wgrad;
     /* a Megatron-LM line's model shape (--hidden-size, --num-experts, ...), checked
      * against the model (eval_shape.h); all 0: none given */
     tsl_eval_shape_t shape;

@@ -193,8 +193,10 @@ int tsl_eval_cgraph_plan(const tsl_eval_cfg_t *c, const tsl_model_t *m, tsl_plan
                                 impls[c->cuda_graph_impl], m->name);
         out->cuda_graph_modules = tsl_cuda_graph_whole_layer(m);
     }
-    if (tsl_cuda_graph_megatron_check(out, m, c->ckpt == TSL_EVAL_CKPT_FULL,
-                                      c->cuda_graph_impl == TSL_EVAL_CGRAPH_TE, err) == 0)
+    tsl_cuda_graph_line_t line = {.full_recompute = c->ckpt == TSL_EVAL_CKPT_FULL,
+                                  .te_impl = c->cuda_graph_impl == TSL_EVAL_CGRAPH_TE,
+                                  .delay_wgrad = c->delay_wgrad};
+    if (tsl_cuda_graph_megatron_check(out, m, &line, err) == 0)
         return 0;
     if (err) /* a line Megatron-LM refuses: bad input, as its other refusals here */
         err->code = TSL_E_INVALID;

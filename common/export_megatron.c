@@ -743,10 +743,10 @@ static void write_cuda_graphs(const tsl_plan_t *p, FILE *out)
     fputc('\n', out);
 }
 
-/* What Megatron-LM asserts of the graphs (tsl_cuda_graph_megatron_check), and TE's impl
- * where the plan runs Megatron-LM's local modules (a GPU TE does not run on). */
-static int check_cuda_graphs(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
-                             tsl_err_t *err)
+/* TE's impl where the plan runs Megatron-LM's local modules (a GPU TE does not run on);
+ * what Megatron-LM asserts of the graphs is the target's rule (target_rules.c
+ * megatron_cuda_graphs). */
+static int check_cuda_graphs(const tsl_export_view_t *v, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
     if (p->cuda_graph_modules && p->stack_unfused_attn)
@@ -754,8 +754,6 @@ static int check_cuda_graphs(const tsl_export_view_t *v, const tsl_export_unifor
                             "megatron: cuda_graph_modules: the graphs are Transformer Engine's "
                             "(--cuda-graph-impl transformer_engine), which the plan's GPUs do "
                             "not run (it runs --transformer-impl local)");
-    if (tsl_cuda_graph_megatron_check(p, v->model, u->ckpt_blocks > 0, true, err) != 0)
-        return tsl_err_prefix(err, "megatron");
     return 0;
 }
 
@@ -799,7 +797,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
     if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0 ||
-        check_cuda_graphs(v, &u, err) != 0 ||
+        check_cuda_graphs(v, err) != 0 ||
         check_form(v->model, first_block(v, true), tsl_model_first_moe(v->model), err) != 0)
         return -1;
     char cp[24] = ""; /* Megatron-LM's DP is world / (TP x CP x PP) */

@@ -978,9 +978,11 @@ static uint64_t fp8_stash_act(const tsl_layer_t *l, const tsl_strategy_t *s, deg
         shift_bytes(ms, fp8_weight_bytes(k, r, any_layout) * e.weights[r]);
         save += fp8_stash_save_bytes(r) *
                 (e.repl[r] * (double)mb / (double)split + shard * (double)mb / (double)w);
+        /* FP8 copies kept beside a bf16 one (fc1_latent_proj's input: cost model 175) */
+        beside += tsl_fp8_copy_bytes(r) * e.beside[r] * (double)mb / (double)split;
     }
     if (twice && proj > 0)
-        beside = tsl_fp8_copy_bytes(pr) * proj * (double)mb / (double)w;
+        beside += tsl_fp8_copy_bytes(pr) * proj * (double)mb / (double)w;
     uint64_t saved = (uint64_t)save;
     act = act > saved ? act - saved : 0;
     return act + (uint64_t)ceil(beside);

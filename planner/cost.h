@@ -971,8 +971,17 @@ typedef enum tsl_cost_mode {
  * prices every all-reduce on the ring (tsl_cluster_coll_lat_no_tree). A plan without
  * nccl_no_tree whose all-reduce groups do not span exactly two domains bound by their
  * NICs, or one with it that never chose a tree, prices as 173 (docs/cost-model.md
- * "NCCL's tree on two nodes"). */
-#define TSL_COST_MODEL_VERSION 174u
+ * "NCCL's tree on two nodes").
+ * 175: latent MoE's projections in FP8 memory — fc1_latent_proj and fc2_latent_proj
+ * (Nemotron 3 Super; TELinear "duplicated", Megatron-LM moe_layer.py at d98e8a6) keep
+ * TE's FP8 weight copies (h × ℓ each, whole on every TP rank) at the recipe each runs
+ * at, cast once per iteration; fc2_latent_proj keeps its input (the combined ℓ-wide
+ * rows) in FP8 in place of their bf16 stash, and fc1_latent_proj keeps an FP8 copy of
+ * the pre-MLP norm's output beside the bf16 one the router keeps (roofline.c fp8_ffn,
+ * tsl_roofline_fp8_split_t.beside; cost.c fp8_stash_act); neither where module_precision
+ * keeps it bf16, no input under the moe module's recompute. A plan without latent MoE
+ * layers priced in FP8 prices as 174 (docs/cost-model.md "Latent MoE in FP8"). */
+#define TSL_COST_MODEL_VERSION 175u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -123,15 +123,24 @@ static int moe_rules(const tsl_plan_t *p, const tsl_model_t *m, bool te_impl, ts
                             "cuda_graph_modules: moe graphs the whole MoE block, which "
                             "Megatron-LM captures with drop-and-pad only (a capacity factor "
                             "and its padding); the plan routes dropless: graph moe_router");
-    if ((g & TSL_CUDA_GRAPH_MOE_PREPROCESS) && p->moe_alltoall && p->moe_capacity > 0)
+    /* inside Megatron-LM's "not drop-and-pad" branch: a padded capacity passes */
+    if ((g & TSL_CUDA_GRAPH_MOE_PREPROCESS) && p->moe_alltoall && p->moe_capacity > 0 &&
+        !p->moe_pad)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cuda_graph_modules: moe_preprocess under the all-to-all dispatcher "
-                            "with a capacity factor, whose preprocess copies to the host "
-                            "(Megatron-LM refuses it)");
+                            "with a capacity factor and no padding, whose preprocess copies to "
+                            "the host (Megatron-LM refuses it)");
     if (te_impl && (g & TSL_CUDA_GRAPH_MOE_ROUTER) && (p->recompute_modules & TSL_RECOMPUTE_MOE))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cuda_graph_modules: moe_router beside the moe module's recompute "
                             "under cuda_graph_impl transformer_engine (Megatron-LM refuses it)");
+    if (te_impl && (g & (TSL_CUDA_GRAPH_MOE | TSL_CUDA_GRAPH_MLP)) && tsl_plan_ep_overlap_runs(p))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cuda_graph_modules: %s beside the EP all-to-all overlap "
+                            "(moe_a2a_overlap) under cuda_graph_impl transformer_engine "
+                            "(Megatron-LM: \"CUDA graph scope on moe and mlp is not supported "
+                            "with overlap_moe_expert_parallel_comm\")",
+                            (g & TSL_CUDA_GRAPH_MOE) ? "moe" : "mlp");
     return 0;
 }
 
@@ -171,12 +180,53 @@ static int dropout_rules(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *e
     return 0;
 }
 
-int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m, bool full_recompute,
-                                  bool te_impl, tsl_err_t *err)
+/* Whether an attention layer of m has linear biases (Megatron-LM's add_bias_linear or
+ * add_qkv_bias). */
+static bool attention_bias(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (tsl_layer_has_attention(&m->layers[i]) && (!m->layers[i].no_bias || m->qkv_bias))
+            return true;
+    return false;
+}
+
+/* arguments.py validate_args, delay_wgrad_compute with overlap_grad_reduce: a graph that
+ * holds a weight gradient TE delays (attn; moe_router with shared experts not
+ * overlapped, Tessel's only shared experts) needs the fused wgrad accumulation ("the
+ * default gradient accumulation does not use static memory addresses") and, for attn,
+ * no attention bias. */
+static int delay_wgrad_rules(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t g = p->cuda_graph_modules;
+    bool shared = false;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        shared |= m->layers[i].experts > 0 && m->layers[i].shared_experts > 0;
+    bool in_graph = (g & TSL_CUDA_GRAPH_ATTN) || ((g & TSL_CUDA_GRAPH_MOE_ROUTER) && shared);
+    if (!in_graph || (p->grad_reduce_exposed && !tsl_plan_has_sdp(p)))
+        return 0;
+    if (p->unfused_grad_accum)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cuda_graph_modules: %s beside --delay-wgrad-compute and the "
+                            "overlapped DP reduce needs the fused weight-gradient accumulation; "
+                            "the plan has unfused_grad_accum (Megatron-LM: \"CUDA graph with "
+                            "delay_wgrad_compute requires gradient_accumulation_fusion\")",
+                            (g & TSL_CUDA_GRAPH_ATTN) ? "attn" : "moe_router");
+    if ((g & TSL_CUDA_GRAPH_ATTN) && attention_bias(m))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cuda_graph_modules: attn beside --delay-wgrad-compute and the "
+                            "overlapped DP reduce on %s, whose attention has linear biases "
+                            "(Megatron-LM: \"CUDA graph with delay_wgrad_compute doesn't "
+                            "support attn bias for now\")",
+                            m->name);
+    return 0;
+}
+
+int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m,
+                                  const tsl_cuda_graph_line_t *line, tsl_err_t *err)
 {
     if (!p->cuda_graph_modules)
         return 0;
-    if (full_recompute)
+    if (line->full_recompute)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cuda_graph_modules: per-layer CUDA graphs beside full recompute "
                             "(Megatron-LM: \"full recompute is only supported with full "
@@ -187,7 +237,7 @@ int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m, boo
                             "activations offloaded (Megatron-LM: \"CUDA graphs not supported "
                             "with CPU offloading\")",
                             p->cpu_offload_layers);
-    if (moe_rules(p, m, te_impl, err) != 0)
+    if (moe_rules(p, m, line->te_impl, err) != 0 || dropout_rules(p, m, err) != 0)
         return -1;
-    return dropout_rules(p, m, err);
+    return line->delay_wgrad ? delay_wgrad_rules(p, m, err) : 0;
 }

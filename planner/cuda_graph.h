@@ -72,20 +72,36 @@ const char *tsl_cuda_graph_module_name(uint32_t i);
  * per layer (a launch's host time is one op's: roofline.h). */
 uint32_t tsl_cuda_graph_whole_layer(const tsl_model_t *m);
 
+/* How the Megatron-LM line that runs the graphs is launched, beside the plan's fields:
+ * what tsl_cuda_graph_megatron_check reads that a plan does not carry. */
+typedef struct tsl_cuda_graph_line {
+    bool full_recompute; /* --recompute-granularity full (a layer under CKPT) */
+    bool te_impl;        /* --cuda-graph-impl transformer_engine (else local) */
+    bool delay_wgrad;    /* --delay-wgrad-compute (the megatron export writes it with the EP
+                            all-to-all overlap: tsl_plan_ep_overlap_runs) */
+} tsl_cuda_graph_line_t;
+
 /* What Megatron-LM asserts of per-layer graphs of plan p's cuda_graph_modules on model m
  * (TransformerConfig.__post_init__ at d98e8a64dd, transformer_config.py "Check cuda graph
- * scopes for per-layer implementations"), for a line Megatron-LM would refuse to be
- * refused rather than priced or exported: moe, moe_router or moe_preprocess on a model
- * without routed experts; mlp on a MoE model without a dense FFN layer; moe without
- * drop-and-pad (moe_capacity with moe_pad); moe_preprocess under the all-to-all
- * dispatcher with a capacity factor (its preprocess copies to the host); graphs beside
- * full recompute (full_recompute: "only supported with full iteration CUDA graph") or
- * beside activation offloading (cpu_offload_layers); under te_impl (cuda_graph_impl
- * transformer_engine) moe_router beside the moe module's recompute; on a model with
- * dropout, attn beside the attention core's recompute (+selckpt) and mlp / moe beside
- * their own recompute. 0 for a plan without graphs; else -1 (TSL_E_UNSUPPORTED) with err
- * naming the module and rule. */
-int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m, bool full_recompute,
-                                  bool te_impl, tsl_err_t *err);
+ * scopes for per-layer implementations" and the overlap_moe_expert_parallel_comm block;
+ * megatron/training/arguments.py validate_args, delay_wgrad_compute), for a line
+ * Megatron-LM would refuse to be refused rather than priced or exported: moe, moe_router
+ * or moe_preprocess on a model without routed experts; mlp on a MoE model without a
+ * dense FFN layer; moe without drop-and-pad (moe_capacity with moe_pad); moe_preprocess
+ * under the all-to-all dispatcher with a capacity factor but no padding (its preprocess
+ * copies to the host); graphs beside full recompute (line->full_recompute: "only
+ * supported with full iteration CUDA graph") or beside activation offloading
+ * (cpu_offload_layers); under line->te_impl moe_router beside the moe module's
+ * recompute, and moe or mlp beside the EP all-to-all overlap (moe_a2a_overlap where it
+ * runs); on a model with dropout, attn beside the attention core's recompute (+selckpt)
+ * and mlp / moe beside their own recompute; under line->delay_wgrad with the DP reduce
+ * overlapped (no grad_reduce_exposed, or an SDP level) and a weight gradient inside a
+ * graph (attn, or moe_router on a model with shared experts, which Tessel prices not
+ * overlapped with the dispatcher): the wgrad GEMMs' fused accumulation
+ * (unfused_grad_accum refused) and, with attn graphed, attention without linear biases.
+ * Megatron-LM's TE-version asserts are not checked (no field). 0 for a plan without
+ * graphs; else -1 (TSL_E_UNSUPPORTED) with err naming the module and rule. */
+int tsl_cuda_graph_megatron_check(const tsl_plan_t *p, const tsl_model_t *m,
+                                  const tsl_cuda_graph_line_t *line, tsl_err_t *err);
 
 #endif

@@ -1738,7 +1738,7 @@ double tsl_roofline_hf_gpt2_act(const tsl_layer_t *l)
 /* Where fp8_count tallies: each linear's elements by the recipe it runs at (the
  * module's own, module_prec.h; bf16 ones not counted), its kept input among the
  * replicated or sharded ones or none (an input kept by two linears: no saving). */
-typedef enum { KEPT_NONE, KEPT_REPL, KEPT_SHARD } kept_t;
+typedef enum { KEPT_NONE, KEPT_REPL, KEPT_SHARD, KEPT_BESIDE } kept_t;
 typedef struct fp8_tally {
     uint32_t prec, recipe;
     tsl_roofline_fp8_split_t *out;
@@ -1758,6 +1758,8 @@ static void fp8_count(const fp8_tally_t *ty, uint32_t module, double k, double n
         ty->out->repl[r] += in;
     else if (kept == KEPT_SHARD)
         ty->out->shard[r] += in;
+    else if (kept == KEPT_BESIDE)
+        ty->out->beside[r] += in;
 }
 
 /* The attention output projection's input width per TP rank: the core's output,
@@ -1821,12 +1823,24 @@ static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t 
         fp8_count(ty, TSL_MODULE_LINEAR_FC2, x->f / tt, x->h, kept * x->f / tt, KEPT_SHARD);
         return;
     }
+    /* latent MoE's two TELinears, duplicated over TP (h x l and l x h whole on every
+     * rank; Megatron-LM moe_layer.py at d98e8a6): fc1_latent_proj's FP8 copy of the
+     * pre-MLP norm's output is kept beside the bf16 one the router keeps
+     * (RouterGatingLinearFunction saves its input): no saving, a copy more;
+     * fc2_latent_proj's of the combined rows replaces their bf16 stash (model.h: 2·s·l).
+     * Inside the moe module's recompute neither is kept */
+    double moe_in = (mods & TSL_RECOMPUTE_MOE) ? 0.0 : x->s;
+    if (l->moe_latent) {
+        double r = l->moe_latent;
+        fp8_count(ty, TSL_MODULE_FC1_LATENT, x->h, r, moe_in * x->h, KEPT_BESIDE);
+        fp8_count(ty, TSL_MODULE_FC2_LATENT, r, x->h, moe_in * r, KEPT_REPL);
+    }
     /* the shared experts, one dense FFN; their FFN-out input is not kept when moe
      * or shared_experts recomputes them */
     double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
     if (!(fs > 0))
         return;
-    double kept = (mods & (TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_SHARED_EXPERTS)) ? 0.0 : x->s;
+    double kept = (mods & TSL_RECOMPUTE_SHARED_EXPERTS) ? 0.0 : moe_in;
     fp8_count(ty, TSL_MODULE_COUNT, x->h, x->g * fs / tt, 0.0, KEPT_NONE);
     fp8_count(ty, TSL_MODULE_COUNT, fs / tt, x->h, kept * fs / tt, KEPT_SHARD);
 }

@@ -717,23 +717,30 @@ double tsl_fp8_data_bytes(uint32_t recipe);
 
 /* The FP8 GEMMs of layer l per sample on one TP rank of t (sp: sequence
  * parallel): their weight elements (*weights; a MoE FFN's routed experts are
- * not in it: cost.c adds them by the EP degree), and the elements of the linear
+ * not in it: cost.c adds them by the EP degree; latent MoE's two projections are,
+ * whole on every TP rank), and the elements of the linear
  * inputs the backward keeps, replicated over the TP group (*repl: the norm
- * outputs feeding QKV and FFN-in, MLA's latents feeding its up projections;
- * divided by t under SP) and sharded (*shard: the attention output, the FFN's
+ * outputs feeding QKV and FFN-in, MLA's latents feeding its up projections,
+ * the combined rows feeding fc2_latent_proj; divided by t under SP) and sharded (*shard: the attention output, the FFN's
  * activation, the shared experts'), each linear counted where TE/torchao run it
  * in FP8 (k and n multiples of 16). The routed experts' inputs are not in them
  * either: cost.c prices their FP8 stash with the expert layout. An input inside
  * a module of `recompute` (recompute.h) is not kept: not counted. A linear
  * input read by two linears (MLA's down projections) is kept in FP8 by each: no
- * saving, not counted. All 0 for a layer without. */
+ * saving, not counted; one whose bf16 copy another reader keeps (fc1_latent_proj's)
+ * is a copy more: tsl_roofline_fp8_split's beside. All 0 for a layer without. */
 void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
                             double *repl, double *shard);
 /* tsl_roofline_fp8_elems's counts by the recipe each linear runs at in a layer of
  * `recipe` whose linears module_prec overrides (module_prec.h): index r of each array
- * the elements of the linears at recipe r; a linear overridden to bf16 in none. */
+ * the elements of the linears at recipe r; a linear overridden to bf16 in none. beside:
+ * the elements of linear inputs TE keeps in FP8 beside a bf16 copy another reader keeps
+ * (latent MoE's fc1_latent_proj reads the pre-MLP norm's output the router keeps):
+ * replicated over the TP group as repl (divided by t under SP), a copy more, not a
+ * saving; tsl_roofline_fp8_elems leaves them out. */
 typedef struct tsl_roofline_fp8_split {
     double weights[TSL_FP8_COUNT], repl[TSL_FP8_COUNT], shard[TSL_FP8_COUNT];
+    double beside[TSL_FP8_COUNT];
 } tsl_roofline_fp8_split_t;
 void tsl_roofline_fp8_split(const tsl_layer_t *l, uint32_t t, uint32_t recompute,
                             uint32_t module_prec, uint32_t recipe, tsl_roofline_fp8_split_t *out);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_graph.h"
 #include "mtp.h"
 #include "pipeline.h"
 #include "target.h"
@@ -680,6 +681,22 @@ static int megatron_fp8_param_gather_ok(const tsl_target_view_t *v, const tsl_ta
     return 0;
 }
 
+/* What Megatron-LM asserts of the plan's per-layer CUDA graphs (cuda_graph.h), as the
+ * export launches them: --cuda-graph-impl transformer_engine, full recompute where a
+ * layer has CKPT, --delay-wgrad-compute with the EP overlap where it runs. */
+static int megatron_cuda_graphs(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                                tsl_err_t *err)
+{
+    if (!v->plan->cuda_graph_modules) /* the search's plans: no graphs */
+        return 0;
+    tsl_cuda_graph_line_t line = {.full_recompute = u->ckpt_blocks > 0,
+                                  .te_impl = true,
+                                  .delay_wgrad = tsl_plan_ep_overlap_runs(v->plan)};
+    if (tsl_cuda_graph_megatron_check(v->plan, v->model, &line, err) != 0)
+        return tsl_err_prefix(err, "megatron");
+    return 0;
+}
+
 static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
 {
     tsl_target_uniform_t u;
@@ -687,7 +704,7 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
     if (tsl_target_uniform(v, &u, err) != 0 || megatron_hybrid_split(v, &u, err) != 0 ||
         megatron_layout(v, &u, err) != 0 || check_features(v, &u, true, true, 1, true, err) != 0 ||
         megatron_fp8_param_gather_ok(v, &u, err) != 0 ||
-        tsl_target_megatron_shapes(v->model, err) != 0)
+        tsl_target_megatron_shapes(v->model, err) != 0 || megatron_cuda_graphs(v, &u, err) != 0)
         return -1;
     if (tsl_model_moe_layers(v->model) && u.tp > 1 && !u.s.sp) /* arguments.py validate_args */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -1728,6 +1745,36 @@ static int fp16_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
     return 0;
 }
 
+/* A plan priced with Megatron-core's per-layer CUDA graphs (cuda_graph_modules: their
+ * ops off the host's dispatch) is the megatron target's; no other stack captures a
+ * module: DeepSpeed's enable_cuda_graph is its inference engine's (DeepSpeedInferenceConfig,
+ * one graph of the whole forward; the training engine's graph_harvesting graphs the
+ * optimizer's norm and overflow checks: deepspeed/inference/engine.py,
+ * runtime/config.py at edaa722); torchtitan's job config has no CUDA-graph option at the
+ * rows' 9dec370, e7c0cae and 820504e, and from f84224af0 (b5bcd76c6 included) only
+ * TrainingConfig.disable_cuda_graphs over the whole forward-backward step; Galvatron
+ * (v2.4.0, cea12ff) captures none. */
+static int cuda_graphs_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    static const char *const why[TSL_TARGET_COUNT] = {
+        [TSL_TARGET_DEEPSPEED] =
+            "DeepSpeed's training engine captures no module (enable_cuda_graph "
+            "is its inference engine's whole forward)",
+        [TSL_TARGET_TORCHTITAN] = "torchtitan's job config names no module to capture (its "
+                                  "training.disable_cuda_graphs, from f84224af0 on, is the whole "
+                                  "forward-backward step)",
+        [TSL_TARGET_GALVATRON] = "Galvatron's runtime captures no CUDA graph",
+    };
+    char mods[96];
+    if (!p->cuda_graph_modules || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT || !why[t])
+        return 0;
+    tsl_cuda_graph_modules_format(p->cuda_graph_modules, mods, sizeof mods);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan was priced with Megatron-core's CUDA graphs of %s "
+                        "(cuda_graph_modules); %s",
+                        tsl_target_name(t), mods, why[t]);
+}
+
 bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c)
 {
     return t == TSL_TARGET_MEGATRON && tsl_cluster_no_flash(c) != NULL;
@@ -1845,7 +1892,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
         launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
         ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
-        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0)
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0 ||
+        cuda_graphs_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -1209,6 +1209,14 @@ expect 2 "megatron: --cuda-graph-impl full_iteration needs --no-check-for-nan-in
 expect 2 "megatron: --cuda-graph-modules: 'router' is not attn, mlp" eval $gb --megatron-args "$cgl --cuda-graph-impl local --cuda-graph-modules router"
 expect 2 "moe, moe_router and moe_preprocess need a MoE model" eval $gb --megatron-args "$cgl --cuda-graph-impl local --cuda-graph-modules moe_router"
 expect 4 "captures every layer whole" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --cuda-graph-impl transformer_engine"
+# no stack but Megatron-LM captures a module: the other targets refuse the graphs by name
+# (target_rules.c cuda_graphs_ok); megatron checks Megatron-LM's asserts (before, all
+# four priced them)
+expect 4 "eval: torchtitan: the plan was priced with Megatron-core's CUDA graphs of attn,mlp (cuda_graph_modules)" eval $gb --target torchtitan --cuda-graph-modules attn,mlp
+expect 4 "eval: deepspeed: the plan was priced with Megatron-core's CUDA graphs of attn (cuda_graph_modules)" eval $gb --target deepspeed --cuda-graph-modules attn
+expect 4 "eval: galvatron: the plan was priced with Megatron-core's CUDA graphs of mlp (cuda_graph_modules)" eval $gb --target galvatron --cuda-graph-modules mlp
+expect 4 "eval: megatron: cuda_graph_modules: moe, moe_router and moe_preprocess need a MoE model" eval $gb --target megatron --cuda-graph-modules attn,moe_router
+expect 0 "" eval $gb --target megatron --cuda-graph-modules attn,mlp
 expect 0 "megatron: --moe-shared-expert-overlap: not modelled by Tessel" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-shared-expert-overlap"
 expect 4 "megatron: --moe-use-upcycling: a Megatron-LM flag Tessel does not read" eval $m345 --no-search --megatron-args "--bf16 --moe-use-upcycling"
 expect 2 "did you mean --moe-permute-fusion?" eval $m345 --no-search --megatron-args "--bf16 --moe-permute-fuson"
@@ -1251,6 +1259,10 @@ python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1
 # m − 1 = 3 merged steps each save what hides of the stage's EP all-to-alls, at most its
 # F&B saving over all its communication (fb_save_s); the line's flag says the same
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+# validate_args: --delay-wgrad-compute with --overlap-grad-reduce and a graphed attn on
+# gpt-oss, whose attention has biases: refused (exit 2); without the overlapped reduce not
+expect 2 "doesn't support attn bias for now" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm --delay-wgrad-compute --overlap-grad-reduce --cuda-graph-impl transformer_engine --cuda-graph-modules attn"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm --delay-wgrad-compute --cuda-graph-impl transformer_engine --cuda-graph-modules attn"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
     ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
 cp "$out" "$dir/moe-overlap.json"

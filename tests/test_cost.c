@@ -19,6 +19,7 @@
 #include "cost_host_sync.h"
 #include "layer_dsv3.h"
 #include "minmax.h"
+#include "module_prec.h"
 #include "pipesim.h"
 #include "sdp_roots.h"
 #include "roofline.h"
@@ -3598,6 +3599,61 @@ static void test_nvfp4_memory(void)
     tsl_cluster_free(&c);
 }
 
+/* Latent MoE in FP8 (cost model 175; docs/cost-model.md "Latent MoE in FP8"): the
+ * Mixtral FFN of test_fp8_moe with ℓ = 1024 (Nemotron 3 Super's latent) on 8 GB200s at
+ * DP 8 and EP 8, MXFP8, one sample a rank. Its fc1_latent_proj and fc2_latent_proj
+ * (h × ℓ each, whole on every rank) keep TE's two MXFP8 weight copies, 4·h·ℓ bytes;
+ * fc2_latent_proj keeps its input in 1 B instead of 2 (T·ℓ less) and fc1_latent_proj an
+ * FP8 copy of the norm's output beside the router's bf16 one (T·h more). Kept bf16 by
+ * module_precision, neither (one overridden: its own part); under the moe module's
+ * recompute no input is kept, the weight copies are. Before, every term was 0. */
+static void test_fp8_latent_moe(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    const double h = 4096, r = 1024, T = 4096;
+    tsl_layer_t l = mixtral_ffn(&err);
+    l.moe_latent = (uint32_t)r;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    env.host_op_s = 0;
+    env.knobs.ep = 8;
+    env.knobs.fp8 = TSL_FP8_MXFP8;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    const uint32_t fc1 = 1u << (4 * TSL_MODULE_FC1_LATENT), fc2 = 1u << (4 * TSL_MODULE_FC2_LATENT);
+    tsl_layer_cost_t f8, kb, k1, m8, mkb;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &f8);
+    env.knobs.module_prec = fc1 | fc2; /* te_quant.cfg's *mlp.fc[12]_latent_proj bf16 */
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &kb);
+    env.knobs.module_prec = fc1;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &k1);
+    CHECK_NEAR((double)f8.ms_bytes - (double)kb.ms_bytes, 4 * h * r, 2,
+               "the two projections' MXFP8 weight copies: %g B",
+               (double)f8.ms_bytes - (double)kb.ms_bytes);
+    CHECK_NEAR((double)f8.fwd_bytes - (double)kb.fwd_bytes, T * h - T * r, 2,
+               "fc1_latent's FP8 copy beside the router's input, fc2_latent's input in 1 B: %g",
+               (double)f8.fwd_bytes - (double)kb.fwd_bytes);
+    CHECK_NEAR((double)k1.ms_bytes - (double)kb.ms_bytes, 2 * h * r, 2,
+               "fc2_latent alone in MXFP8: its copies");
+    CHECK_NEAR((double)kb.fwd_bytes - (double)k1.fwd_bytes, T * r, 2,
+               "fc2_latent alone in MXFP8: its input's byte saved");
+    CHECK(f8.opt_s > kb.opt_s, "the projections' weights cast once per step: %g vs %g s", f8.opt_s,
+          kb.opt_s);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    env.knobs.module_prec = 0;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &m8);
+    env.knobs.module_prec = fc1 | fc2;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &mkb);
+    CHECK(m8.fwd_bytes == mkb.fwd_bytes &&
+              fabs((double)m8.ms_bytes - (double)mkb.ms_bytes - 4 * h * r) <= 2,
+          "moe recomputed: no input kept (%llu vs %llu), the copies are",
+          (unsigned long long)m8.fwd_bytes, (unsigned long long)mkb.fwd_bytes);
+    tsl_cluster_free(&c);
+}
+
 /* One FP8 MoE layer: test_moe's Mixtral FFN on 8xH100-80G at EP 8 (one expert per
  * rank, m = R = 2T rows), DP 8, PAPER mode, delayed scaling (docs/cost-model.md
  * "FP8" and "Mixture of experts"):
@@ -5145,6 +5201,7 @@ int main(void)
     test_fp8_cs_amax_reduce();
     test_proj_orig_input();
     test_fp8_moe();
+    test_fp8_latent_moe();
     test_recompute_modules();
     test_mla();
     return CHECK_DONE();

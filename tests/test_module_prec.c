@@ -12,6 +12,7 @@
 #include "mamba.h"
 #include "model.h"
 #include "module_prec.h"
+#include "recompute.h"
 #include "roofline.h"
 
 static void refused(const char *list, const char *what)
@@ -206,11 +207,58 @@ static void test_split(void)
     CHECK(sum == 0, "a bf16 layer: nothing (%g)", sum);
 }
 
+/* Latent MoE's projections (cost model 175): h x l weights each, whole at TP 2;
+ * fc2_latent_proj's input (s·l) among the kept ones, fc1_latent_proj's (s·h) beside the
+ * router's bf16 copy; kept bf16, in no slot; fc2 alone in MXFP8, in MXFP8's. Before,
+ * none of them was counted. */
+static void test_split_latent(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 2688,
+                     .heads = 32,
+                     .gated_ffn = false,
+                     .no_dropout = true,
+                     .no_bias = true,
+                     .experts = 16,
+                     .experts_per_tok = 4,
+                     .moe_latent = 1024};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_fp8_split_t s;
+    const double h = 4096, r = 1024, n = 2048;
+    tsl_roofline_fp8_split(&l, 2, 0, 0, TSL_FP8_NVFP4, &s);
+    CHECK(s.weights[TSL_FP8_NVFP4] == 2.0 * h * r && s.repl[TSL_FP8_NVFP4] == n * r &&
+              s.beside[TSL_FP8_NVFP4] == n * h && s.shard[TSL_FP8_NVFP4] == 0,
+          "the projections: %g weights, %g kept, %g beside", s.weights[TSL_FP8_NVFP4],
+          s.repl[TSL_FP8_NVFP4], s.beside[TSL_FP8_NVFP4]);
+    double w, repl, shard;
+    tsl_roofline_fp8_elems(&l, 2, 0, &w, &repl, &shard);
+    CHECK(w == 2.0 * h * r && repl == n * r && shard == 0, "fp8_elems: %g %g", w, repl);
+    tsl_roofline_fp8_split(&l, 2, TSL_RECOMPUTE_MOE, 0, TSL_FP8_NVFP4, &s);
+    CHECK(s.weights[TSL_FP8_NVFP4] == 2.0 * h * r && s.repl[TSL_FP8_NVFP4] == 0 &&
+              s.beside[TSL_FP8_NVFP4] == 0,
+          "moe recomputed: the weights alone");
+    uint32_t p = BF16(TSL_MODULE_FC1_LATENT) | BF16(TSL_MODULE_FC2_LATENT);
+    tsl_roofline_fp8_split(&l, 2, 0, p, TSL_FP8_NVFP4, &s);
+    double sum = 0;
+    for (uint32_t k = 0; k < TSL_FP8_COUNT; k++)
+        sum += s.weights[k] + s.repl[k] + s.shard[k] + s.beside[k];
+    CHECK(sum == 0, "te_quant.cfg's latent projections bf16: nothing (%g)", sum);
+    tsl_roofline_fp8_split(&l, 2, 0, BF16(TSL_MODULE_FC1_LATENT) | MX8(TSL_MODULE_FC2_LATENT),
+                           TSL_FP8_NVFP4, &s);
+    CHECK(s.weights[TSL_FP8_MXFP8] == h * r && s.repl[TSL_FP8_MXFP8] == n * r &&
+              s.beside[TSL_FP8_MXFP8] == 0 && s.weights[TSL_FP8_NVFP4] == 0,
+          "fc2_latent in MXFP8's slot alone");
+}
+
 int main(void)
 {
     test_parse();
     test_ffn_priced();
     test_mamba_priced();
     test_split();
+    test_split_latent();
     return CHECK_DONE();
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cuda_graph.h"
 #include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
@@ -1135,6 +1136,131 @@ static void test_hybrid(void)
     fixture_free(&f);
 }
 
+/* Megatron-core's per-layer CUDA graphs (cuda_graph_modules) under each target: the
+ * megatron target checks what Megatron-LM asserts of them (cuda_graph.h), the others
+ * refuse them by name — no other stack captures a module (target_rules.c
+ * cuda_graphs_ok). Before, eval --target torchtitan / deepspeed / galvatron priced them
+ * and eval --target megatron left Megatron-LM's asserts to the export. */
+static void test_cuda_graph_targets(void)
+{
+    tsl_model_t m = {0};
+    CHECK(tsl_model_preset("Llama2-7B", &m, NULL) == 0, "Llama2-7B");
+    tsl_plan_t *p = two_stage_plan(&m, 17);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
+    p->sdp_nosync = true;
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "%s", err.msg);
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
+    static const struct {
+        uint32_t t;
+        const char *why;
+    } refused[] = {{TSL_TARGET_TORCHTITAN, "names no module to capture"},
+                   {TSL_TARGET_DEEPSPEED, "captures no module"},
+                   {TSL_TARGET_GALVATRON, "captures no CUDA graph"}};
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        err = (tsl_err_t){0};
+        p->sdp_nosync = refused[k].t == TSL_TARGET_TORCHTITAN; /* torchtitan's FSDP2 alone */
+        CHECK(tsl_target_check(refused[k].t, p, &m, v, &err) != 0 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                  strncmp(err.msg, tsl_target_name(refused[k].t),
+                          strlen(tsl_target_name(refused[k].t))) == 0 &&
+                  strstr(err.msg, "CUDA graphs of attn,mlp (cuda_graph_modules)") &&
+                  strstr(err.msg, refused[k].why),
+              "%s: %s", tsl_target_name(refused[k].t), err.msg);
+    }
+    CHECK(tsl_target_check(TSL_TARGET_ANY, p, &m, v, &err) == 0, "Tessel's own space");
+    p->sdp_nosync = false;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "attn, mlp: %s", err.msg);
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MOE_ROUTER;
+    err = (tsl_err_t){0};
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "megatron: cuda_graph_modules: moe, moe_router and "
+                              "moe_preprocess need a MoE model"),
+          "megatron checks Megatron-LM's asserts: %s", err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
+static void graphs_refused(const tsl_plan_t *p, const tsl_model_t *m,
+                           const tsl_cuda_graph_line_t *line, const char *what)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cuda_graph_megatron_check(p, m, line, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "cuda_graph_modules: ") &&
+              strstr(err.msg, what),
+          "refused with '%s': %s", what, err.msg);
+}
+
+static void graphs_pass(const tsl_plan_t *p, const tsl_model_t *m,
+                        const tsl_cuda_graph_line_t *line, const char *why)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cuda_graph_megatron_check(p, m, line, &err) == 0, "%s: %s", why, err.msg);
+}
+
+/* Megatron-LM's CUDA-graph asserts at d98e8a6 that Tessel has the fields for (cuda_graph.h
+ * tsl_cuda_graph_megatron_check): TransformerConfig's moe / mlp graphs under TE beside the
+ * EP all-to-all overlap; moe_preprocess under the all-to-all dispatcher with a capacity
+ * factor only without padding (inside its "not drop-and-pad" branch: before, a padded
+ * capacity was refused too); arguments.py's --delay-wgrad-compute with the DP reduce
+ * overlapped and a weight gradient in a graph (attn; moe_router with shared experts):
+ * the fused wgrad accumulation, and no attention bias under attn. */
+static void test_cuda_graph_megatron_rules(void)
+{
+    tsl_model_t mx = {0}, gpt = {0}, ll = {0}, ds = {0};
+    CHECK(tsl_model_preset("Mixtral-8x7B", &mx, NULL) == 0 &&
+              tsl_model_preset("GPT2-345M", &gpt, NULL) == 0 &&
+              tsl_model_preset("Llama2-7B", &ll, NULL) == 0 &&
+              tsl_model_preset("DeepSeek-V3", &ds, NULL) == 0,
+          "presets");
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_plan_init(p);
+    p->valid = true, p->pp = 1, p->ep = 8;
+    tsl_cuda_graph_line_t te = {.te_impl = true}, local = {0},
+                          dw = {.te_impl = true, .delay_wgrad = true};
+    /* overlap_moe_expert_parallel_comm: "CUDA graph scope on moe and mlp is not supported" */
+    p->moe_capacity = 1.0, p->moe_pad = true;
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_MOE;
+    graphs_pass(p, &mx, &te, "moe, drop-and-pad, no overlap");
+    p->moe_a2a_overlap = true;
+    graphs_refused(p, &mx, &te, "moe beside the EP all-to-all overlap");
+    graphs_pass(p, &mx, &local, "the local impl");
+    p->ep = 1; /* the overlap does not run (tsl_plan_ep_overlap_runs) */
+    graphs_pass(p, &mx, &te, "EP 1: no overlap runs");
+    p->ep = 8, p->moe_a2a_overlap = false;
+    /* moe_preprocess: refused under alltoall with a capacity and no padding only */
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_MOE_ROUTER | TSL_CUDA_GRAPH_MOE_PREPROCESS;
+    p->moe_alltoall = true;
+    graphs_pass(p, &mx, &te, "moe_preprocess with a padded capacity");
+    p->moe_pad = false;
+    graphs_refused(p, &mx, &te, "with a capacity factor and no padding");
+    p->moe_capacity = 0, p->moe_alltoall = false;
+    /* --delay-wgrad-compute, --overlap-grad-reduce: attn bias, the fused accumulation */
+    p->ep = 1;
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_ATTN;
+    graphs_refused(p, &gpt, &dw, "doesn't support attn bias");
+    graphs_pass(p, &gpt, &te, "no --delay-wgrad-compute");
+    p->grad_reduce_exposed = true;
+    graphs_pass(p, &gpt, &dw, "the DP reduce after the backward (no --overlap-grad-reduce)");
+    p->grad_reduce_exposed = false;
+    graphs_pass(p, &ll, &dw, "Llama 2 has no attention bias");
+    p->unfused_grad_accum = true;
+    graphs_refused(p, &ll, &dw, "requires gradient_accumulation_fusion");
+    p->cuda_graph_modules = TSL_CUDA_GRAPH_MOE_ROUTER;
+    graphs_pass(p, &mx, &dw, "moe_router without shared experts: no wgrad in the graph");
+    graphs_refused(p, &ds, &dw, "moe_router beside --delay-wgrad-compute");
+    free(p);
+    tsl_model_free(&mx);
+    tsl_model_free(&gpt);
+    tsl_model_free(&ll);
+    tsl_model_free(&ds);
+}
+
 int main(void)
 {
     test_hybrid();
@@ -1156,5 +1282,7 @@ int main(void)
     test_recompute_rule();
     test_knobs();
     test_megatron_fsdp();
+    test_cuda_graph_targets();
+    test_cuda_graph_megatron_rules();
     return CHECK_DONE();
 }
