@@ -971,8 +971,19 @@ typedef enum tsl_cost_mode {
  * prices every all-reduce on the ring (tsl_cluster_coll_lat_no_tree). A plan without
  * nccl_no_tree whose all-reduce groups do not span exactly two domains bound by their
  * NICs, or one with it that never chose a tree, prices as 173 (docs/cost-model.md
- * "NCCL's tree on two nodes"). */
-#define TSL_COST_MODEL_VERSION 174u
+ * "NCCL's tree on two nodes").
+ * 175: the QK norms (tsl_layer_t.qk_norm: Qwen3, Gemma 3, OLMo 2, Llama 4's L2 norm) are
+ * priced at the bandwidth, in the attention block (roofline.c qk_norm_s, roofline.h "QK
+ * norms"): Megatron-core's TENorm q_layernorm / k_layernorm (Megatron-LM 44151194
+ * attention.py, TE release_v2.16 ops/basic/rmsnorm.py) read and write 2 B an element of
+ * the rank's queries and keys forward, copy the strided key first (and the query where
+ * its reshape was a view), and move 6 B an element backward in two kernels a tensor (the
+ * fused kernel and the dγ finalize); Megatron's L2Norm one compiled kernel a tensor each
+ * way; an eager stack its RMSNorm chain; one host op a kernel. Their input, which the
+ * norm keeps, counts with the heads (act_shard: divided by TP without SP, where it was
+ * replicated), their FLOPs once, and two weight tensors more where a .grad accumulation
+ * kernel runs per tensor. A plan on a model without qk_norm prices as 174. */
+#define TSL_COST_MODEL_VERSION 175u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
