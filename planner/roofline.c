@@ -1569,7 +1569,8 @@ uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l)
     case TSL_LAYER_MTP: return 4;   /* eh_proj and three norms (mtp.h) */
     default: lin = 2, norms = 1; break;
     }
-    bool qk_w = l->qk_norm == TSL_QK_NORM_PER_HEAD || l->qk_norm == TSL_QK_NORM_FULL;
+    bool qk_w = tsl_layer_has_attention(l) &&
+                (l->qk_norm == TSL_QK_NORM_PER_HEAD || l->qk_norm == TSL_QK_NORM_FULL);
     return per * (lin + norms) + (qk_w ? 2u : 0u); /* q_layernorm, k_layernorm: no bias */
 }
 

@@ -3168,6 +3168,14 @@ static void test_qk_norm(void)
     CHECK(tsl_roofline_param_tensors(&qk) == tsl_roofline_param_tensors(&l) + 2 &&
               tsl_roofline_param_tensors(&l2) == tsl_roofline_param_tensors(&l),
           "two weight tensors, none for L2");
+    tsl_layer_t ffn = qk, ffn0 = l; /* a split layer's FFN block keeps the field, not the norms */
+    ffn.kind = ffn0.kind = TSL_LAYER_FFN;
+    CHECK(tsl_layer_derive(&ffn, &err) == 0 && tsl_layer_derive(&ffn0, &err) == 0 &&
+              tsl_roofline_param_tensors(&ffn) == tsl_roofline_param_tensors(&ffn0) &&
+              tsl_roofline_layer_bwd_s(&d, &ffn, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &ffn0, 1, 1, false, 0) &&
+              ffn.act_shard_bytes == ffn0.act_shard_bytes,
+          "an FFN block: nothing of the QK norms");
     tsl_layer_t bad = qk;
     bad.qk_norm = TSL_QK_NORM_L2 + 1;
     CHECK(tsl_layer_derive(&bad, &err) == -1 && strstr(err.msg, "qk_norm") != NULL, "%s", err.msg);
