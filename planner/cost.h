@@ -980,8 +980,19 @@ typedef enum tsl_cost_mode {
  * the pre-MLP norm's output beside the bf16 one the router keeps (roofline.c fp8_ffn,
  * tsl_roofline_fp8_split_t.beside; cost.c fp8_stash_act); neither where module_precision
  * keeps it bf16, no input under the moe module's recompute. A plan without latent MoE
- * layers priced in FP8 prices as 174 (docs/cost-model.md "Latent MoE in FP8"). */
-#define TSL_COST_MODEL_VERSION 175u
+ * layers priced in FP8 prices as 174 (docs/cost-model.md "Latent MoE in FP8").
+ * 176: the QK norms (tsl_layer_t.qk_norm: Qwen3, Gemma 3, OLMo 2, Llama 4's L2 norm) are
+ * priced at the bandwidth, in the attention block (roofline.c qk_norm_s, roofline.h "QK
+ * norms"): Megatron-core's TENorm q_layernorm / k_layernorm (Megatron-LM 44151194
+ * attention.py, TE release_v2.16 ops/basic/rmsnorm.py) read and write 2 B an element of
+ * the rank's queries and keys forward, copy the strided key first (and the query where
+ * its reshape was a view), and move 6 B an element backward in two kernels a tensor (the
+ * fused kernel and the dγ finalize); Megatron's L2Norm one compiled kernel a tensor each
+ * way; an eager stack its RMSNorm chain; one host op a kernel. Their input, which the
+ * norm keeps, counts with the heads (act_shard: divided by TP without SP, where it was
+ * replicated), their FLOPs once, and two weight tensors more where a .grad accumulation
+ * kernel runs per tensor. A plan on a model without qk_norm prices as 175. */
+#define TSL_COST_MODEL_VERSION 176u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

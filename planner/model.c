@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXACT_MAX 9007199254740992.0 /* 2^53 */
+#define EXACT_MAX              9007199254740992.0 /* 2^53 */
+#define QK_NORM_FLOPS_PER_ELEM 4.0 /* a norm's square, sum, scale and weight (model_presets.c) */
 
 static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
     [TSL_LAYER_EMBEDDING] = "embedding",
@@ -127,6 +128,17 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
         return tsl_err_set(err, "%s layer: embed_norm: only an embedding layer has one", kn);
     if (l->alibi && !tsl_layer_has_attention(l))
         return tsl_err_set(err, "%s layer: alibi: the layer has no self-attention to bias", kn);
+    if (l->qk_norm > TSL_QK_NORM_L2)
+        return tsl_err_set(err,
+                           "%s layer: qk_norm: %u is not 0 (none), 1 (per head), 2 (full) or "
+                           "3 (L2)",
+                           kn, l->qk_norm);
+    /* a block without self-attention (a split layer's FFN) ignores it */
+    if (l->qk_norm && l->kv_lora_rank)
+        return tsl_err_set(err,
+                           "%s layer: qk_norm: latent attention normalises its latents, not "
+                           "query and key heads; set qk_norm 0",
+                           kn);
     if (l->eager_norm && !l->rms_norm)
         return tsl_err_set(err,
                            "%s layer: eager_norm: HF T5's eager norm is an RMSNorm; set "
@@ -343,6 +355,10 @@ static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t 
         return;
     }
     add_attention(l, x, x->w, l->causal ? x->s : x->w, x->s, fg);
+    if (l->qk_norm != TSL_QK_NORM_NONE) { /* the norms' FLOPs and inputs (model.h) */
+        fg->flops += QK_NORM_FLOPS_PER_ELEM * x->s * (x->d + x->e);
+        fg->shard += 2.0 * x->s * (x->d + x->e) * x->u;
+    }
 }
 
 static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)

@@ -300,6 +300,13 @@ typedef struct tsl_layer {
      * eager _apply_rotary_pos_emb_bshd chain. Set by tsl_model_set_rope; time only
      * (roofline.h TSL_ROOFLINE_YARN_ROPE_*) */
     bool yarn_eager_rope;
+    /* self-attention's QK-norm (TSL_QK_NORM_*, below; 0: none): a norm of each token's
+     * queries and keys after the QKV projection, on the TP rank's heads. Its FLOPs
+     * (4 per element) and its input, which the norm's backward keeps (2 bytes an
+     * element, act_shard), are counted with the attention's; its parameters stay in
+     * extra_params. The roofline prices its kernels (roofline.h "QK norms"); latent
+     * attention normalises its latents instead and takes none */
+    uint8_t qk_norm;
     /* mixture of experts (see "Mixture of experts" above); experts = 0: a dense FFN */
     uint32_t experts;           /* E routed experts; ffn_hidden is then one expert's width */
     uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
@@ -630,10 +637,11 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  *         final norm and a head tied or not. Also Qwen3, Phi-3 and OLMo 2
  *         (qk_norm), and Gemma 2/3: head_dim ≠ h/a (attention d = a·head_dim
  *         wide), sandwich_norm, embed_scale, soft-capping and a window on all
- *         layers but full_attn_layers. Their elementwise work (QK-norm, the extra
- *         norms, the √h scale, soft-capping) is counted in the layers' extra_*:
- *         an RMSNorm 4 FLOPs per element and its input stashed (2 bytes), a
- *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md). With
+ *         layers but full_attn_layers. Their elementwise work (the extra norms,
+ *         the √h scale, soft-capping) is counted in the layers' extra_*: an
+ *         RMSNorm 4 FLOPs per element and its input stashed (2 bytes), a
+ *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md); QK-norm's
+ *         likewise, with the attention's figures (tsl_layer_t.qk_norm). With
  *         experts: Mixtral, Qwen2-MoE/Qwen3-MoE and, with latent attention,
  *         DeepSeek-V2/V3 (their MoE layers per moe_layers); gpt-oss (biases on
  *         every block linear, attention sinks, a 128-token window on alternate

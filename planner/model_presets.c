@@ -427,9 +427,9 @@ static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t win
     l->attn_window = window;
     l->attn_chunked = sp->attn_chunked && window != 0;
     if (sp->qk_norm != TSL_QK_NORM_NONE && !nope) {
+        /* its FLOPs, stash and kernels: tsl_layer_t.qk_norm (none on latent attention) */
+        l->qk_norm = sp->kv_lora_rank ? TSL_QK_NORM_NONE : sp->qk_norm;
         l->extra_params += qk_norm_params(sp->qk_norm, hd, d, e);
-        l->extra_fwd_flops += NORM_FLOPS_PER_ELEM * s * (double)(d + e);
-        l->extra_act_bytes += 2ull * sp->seq_len * (d + e); /* the norms' inputs */
     }
     /* gpt-oss's sink logits: their exp joins each query's softmax denominator
      * inside the fused kernel, a·s operations: left out as the soft-cap is not */

@@ -935,6 +935,25 @@ static double eager_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
     return c;
 }
 
+/* The QK norms on the rank's T·d/t query and T·e/t key elements (roofline.h "QK
+ * norms"): 0 unless the layer has them. */
+static double qk_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double t)
+{
+    if (l->qk_norm == TSL_QK_NORM_NONE)
+        return 0.0;
+    double q = x->d * T / t, k = x->e * T / t;
+    if (p->d->eager && !p->d->autocast)
+        return eager_norm_s(p, q) + eager_norm_s(p, k);
+    if (l->qk_norm == TSL_QK_NORM_L2)
+        return mem(p, 4.0 * (q + k), 2);
+    double c = mem(p, 4.0 * (q + k), p->bwd ? 2u * TSL_ROOFLINE_TE_NORM_BWD_KERNELS : 2u);
+    if (p->bwd)
+        return c;
+    double groups = x->e / (x->d / x->a) / t, heads = x->a / t; /* the rank's */
+    bool q_view = groups <= 1.0 || heads <= groups;
+    return c + mem(p, 4.0 * (k + (q_view ? q : 0.0)), q_view ? 2 : 1);
+}
+
 /* Megatron-LM's unfused YaRN RoPE on q and k (roofline.h TSL_ROOFLINE_YARN_ROPE_*),
  * T tokens on one TP rank of t, once per tensor: 0 unless the layer has it. */
 static double yarn_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double t)
@@ -1059,8 +1078,8 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
         q = lin_at(p, TSL_MODULE_LINEAR_QKV, ln_lin_col, T, (x->d + 2.0 * x->e) / t, x->h);
-        q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t) +
-             yarn_rope_s(p, l, x, T, t);
+        q += eager_layout_s(p, l, x, S, t) + qk_norm_s(p, l, x, T, t) +
+             eager_rope_s(p, l, x, T, t) + yarn_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     p->open = p->open && !cross; /* userbuffers: self-attention's block only */
@@ -1550,7 +1569,9 @@ uint32_t tsl_roofline_param_tensors(const tsl_layer_t *l)
     case TSL_LAYER_MTP: return 4;   /* eh_proj and three norms (mtp.h) */
     default: lin = 2, norms = 1; break;
     }
-    return per * (lin + norms);
+    bool qk_w = tsl_layer_has_attention(l) &&
+                (l->qk_norm == TSL_QK_NORM_PER_HEAD || l->qk_norm == TSL_QK_NORM_FULL);
+    return per * (lin + norms) + (qk_w ? 2u : 0u); /* q_layernorm, k_layernorm: no bias */
 }
 
 /* A backward pass's time with the gradient accumulation after its kernels (gpu_s:

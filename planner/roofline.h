@@ -618,6 +618,39 @@
 #define TSL_ROOFLINE_YARN_ROPE_BWD_KERNELS 7u
 
 /*
+ * QK norms (tsl_layer_t.qk_norm, cost model 175): the norm of each token's queries
+ * and keys between the QKV projection and RoPE, over the TP rank's T·d/t query and
+ * T·e/t key elements, inside the attention block (a graphed attn scope holds them).
+ * As Megatron-LM 44151194 builds them (gpt_layer_specs.py: q_layernorm and
+ * k_layernorm from backend.layer_norm(for_qk=True), TENorm, i.e. TE's RMSNorm over
+ * head_dim; L2Norm for qk_l2_norm; attention.py get_query_key_value_tensors applies
+ * them to the views SplitAlongDim cut from linear_qkv's output):
+ *   TENorm (per head; over the whole projection assumed the same kernels)
+ *     forward   TE release_v2.16 ops/basic/rmsnorm.py op_forward: input_.contiguous()
+ *               (the key is a strided slice of the fused QKV output: read 2, write 2
+ *               bytes an element, one kernel; the query too where its reshape to
+ *               [s, b, np, hn] was a view — one query group on the rank, or one query
+ *               head per group — elsewhere that reshape already copied it, with or
+ *               without the norm), then rmsnorm_fwd: read x, write y (2 + 2) and the
+ *               fp32 rstdevs (4 B a row of head_dim: left out), one kernel a tensor.
+ *               Saves x and rstdevs (the 2 B stash: model.h)
+ *     backward  rmsnorm_bwd: read dy and x, write dx (6 B, the elementwise backward
+ *               ratio), γ and rstdevs a row's worth; two kernels a tensor, the fused
+ *               kernel and the dγ partials' finalize (common/normalization/rmsnorm/
+ *               rmsnorm_bwd_semi_cuda_kernel.cu launch_rmsnorm_bwd_general_, which
+ *               launches rmsnorm_bwd_finalize_general_kernel after it)
+ *   L2Norm (torch_norm.py, weightless, under jit_fuser): one compiled kernel a tensor
+ *     each way (4 B forward, 6 backward), no copy (the compiled kernel takes strides)
+ *   eager stacks (dev.eager): torchtitan's RMSNorm chain a tensor ("Eager modules"),
+ *     its separate q and k projections contiguous: no copy
+ * RoPE reads its input through its strides (TE apply_rope.cpp fused_rope_forward:
+ * stride_s, stride_b, stride_h, stride_d), so without the norm the key was never
+ * copied: the copy is the norm's. Counted from the code, nothing fitted. Under
+ * autocast (a script's modules) the fused figures are assumed.
+ */
+#define TSL_ROOFLINE_TE_NORM_BWD_KERNELS 2u
+
+/*
  * The same RMSNorm chain in fp32 training (knobs.fp32: activations and weights fp32),
  * as HF T5's T5LayerNorm runs it (transformers 4.16.2 modeling_t5.py, copied by
  * Galvatron df32daa t5/T5ForConditionalGeneration_tensor_parallel.py l.13-31;

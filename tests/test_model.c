@@ -511,9 +511,10 @@ static void test_llama_variants(void)
     sp.sandwich_norm = sp.embed_scale = sp.attn_softcap = sp.logit_softcap = true;
     CHECK(tsl_model_build(&sp, "g", &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].params == plain + 2 * 32 + 2 * 64, "QK-norm 2 x head_dim, 2 norms more");
-    double norms = 4.0 * 256 * (128 + 64) + 2 * 4.0 * 256 * 64;
+    double norms = 2 * 4.0 * 256 * 64; /* the sandwich norms; the QK norms' are the layer's */
     CHECK(m.layers[1].extra_fwd_flops == norms + 3.0 * 4 * 256 * 64 &&
-              m.layers[3].extra_fwd_flops == norms + 3.0 * 4 * 256 * 256,
+              m.layers[3].extra_fwd_flops == norms + 3.0 * 4 * 256 * 256 &&
+              m.layers[1].qk_norm == TSL_QK_NORM_PER_HEAD,
           "soft-cap over the window's scores (%g, %g)", m.layers[1].extra_fwd_flops,
           m.layers[3].extra_fwd_flops);
     CHECK(m.layers[0].extra_fwd_flops == 256.0 * 64 &&
@@ -877,9 +878,16 @@ static void test_gpt_oss_llama4(void)
           "scout layer: %llu (by hand %.0f)", (unsigned long long)l->params, layer);
     double s = 8192;
     CHECK(l->attn_chunked && l->attn_window == 8192 && l->extra_params == 0 &&
-              l->extra_fwd_flops == 4.0 * s * (d + e) && m.layers[4].attn_window == 0 &&
-              !m.layers[4].attn_chunked && m.layers[4].extra_fwd_flops == 0.0,
+              l->qk_norm == TSL_QK_NORM_L2 && l->extra_fwd_flops == 0.0 &&
+              m.layers[4].attn_window == 0 && !m.layers[4].attn_chunked &&
+              m.layers[4].qk_norm == TSL_QK_NORM_NONE,
           "scout: RoPE layers chunked with a weightless L2 QK-norm; layer 3 NoPE, full, none");
+    tsl_layer_t nope = *l; /* the NoPE shape: its FLOPs and stash lack the norms' */
+    nope.qk_norm = TSL_QK_NORM_NONE;
+    CHECK(tsl_layer_derive(&nope, &err) == 0 &&
+              l->fwd_flops == nope.fwd_flops + 4.0 * s * (d + e) &&
+              l->act_shard_bytes == nope.act_shard_bytes + 2ull * 8192 * (5120 + 1024),
+          "scout: the L2 norm's 4 FLOPs and 2 B an element of Q and K");
     CHECK(tsl_model_moe_layers(&m) == 48 && l->shared_experts == 1 &&
               l->shared_ffn_hidden == 8192 && l->experts_per_tok == 1,
           "scout: every layer 1 shared + top-1 of 16");

@@ -3106,6 +3106,81 @@ static void test_yarn_eager_rope(void)
           "host ops: 24 forward, 14 backward");
 }
 
+/* The QK norms (tsl_layer_t.qk_norm, cost model 175) on Qwen3-30B-A3B's attention
+ * (h 2048, 32 query heads and 4 K/V groups of 128, one sample of 4096 tokens, H100
+ * figures), against the same layer without: TENorm forward reads and writes 2 B per
+ * q and k element in a kernel a tensor, and copies the strided key (4 B, one
+ * kernel); its backward moves 6 B in two kernels a tensor; the query is copied too
+ * where its reshape was a view (multi-head attention). The L2 norm is one kernel a
+ * tensor each way, no copy. The norm's input is kept (2 B an element, the rank's
+ * heads), its 4 FLOPs per element counted once. */
+static void test_qk_norm(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_layer_t l = layer(4096, 2048, 32), qk, mha, mha_qk, l2;
+    l.kv_heads = 4;
+    l.attn_dim = 32 * 128;
+    l.rms_norm = l.causal = l.no_dropout = l.no_bias = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    qk = l2 = l;
+    qk.qk_norm = TSL_QK_NORM_PER_HEAD;
+    l2.qk_norm = TSL_QK_NORM_L2;
+    mha = l;
+    mha.kv_heads = 0;
+    mha_qk = mha;
+    mha_qk.qk_norm = TSL_QK_NORM_PER_HEAD;
+    CHECK(tsl_layer_derive(&qk, &err) == 0 && tsl_layer_derive(&l2, &err) == 0 &&
+              tsl_layer_derive(&mha, &err) == 0 && tsl_layer_derive(&mha_qk, &err) == 0,
+          "%s", err.msg);
+    const double W = d.mem_bw, L = d.launch_s, T = 4096, q = 4096, k = 512;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &qk, 1, 1, false, 0) - f0,
+               (4 * (q + k) + 4 * k) * T / W + 3 * L, 1e-9,
+               "forward: two norms and the key's copy");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &qk, 1, 1, false, 0) - b0, 6 * (q + k) * T / W + 4 * L,
+               1e-9, "backward: 6 B, four kernels");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &qk, 1, 2, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 2, false, 0),
+               (4 * (q + k) + 4 * k) * T / 2 / W + 3 * L, 1e-9, "TP 2: the rank's heads");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &mha_qk, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &mha, 1, 1, false, 0),
+               8 * 2 * q * T / W + 4 * L, 1e-9, "multi-head: the query copied as well");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l2, 1, 1, false, 0) - f0, 4 * (q + k) * T / W + 2 * L,
+               1e-9, "L2: two kernels, no copy");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l2, 1, 1, false, 0) - b0, 6 * (q + k) * T / W + 2 * L,
+               1e-9, "L2 backward: two kernels");
+    tsl_roofline_dev_t ops = d;
+    ops.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &qk, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0) + 3 &&
+              tsl_roofline_layer_bwd_s(&ops, &qk, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0) + 4,
+          "host ops: 3 forward, 4 backward");
+    CHECK(qk.act_shard_bytes == l.act_shard_bytes + 2ull * 4096 * (4096 + 512) &&
+              qk.act_repl_bytes == l.act_repl_bytes,
+          "the norms' inputs kept with the heads (%llu, %llu)",
+          (unsigned long long)qk.act_shard_bytes, (unsigned long long)l.act_shard_bytes);
+    CHECK(qk.fwd_flops == l.fwd_flops + 4.0 * 4096 * (4096 + 512) && qk.extra_fwd_flops == 0,
+          "4 FLOPs an element, once");
+    CHECK(tsl_roofline_param_tensors(&qk) == tsl_roofline_param_tensors(&l) + 2 &&
+              tsl_roofline_param_tensors(&l2) == tsl_roofline_param_tensors(&l),
+          "two weight tensors, none for L2");
+    tsl_layer_t ffn = qk, ffn0 = l; /* a split layer's FFN block keeps the field, not the norms */
+    ffn.kind = ffn0.kind = TSL_LAYER_FFN;
+    CHECK(tsl_layer_derive(&ffn, &err) == 0 && tsl_layer_derive(&ffn0, &err) == 0 &&
+              tsl_roofline_param_tensors(&ffn) == tsl_roofline_param_tensors(&ffn0) &&
+              tsl_roofline_layer_bwd_s(&d, &ffn, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &ffn0, 1, 1, false, 0) &&
+              ffn.act_shard_bytes == ffn0.act_shard_bytes,
+          "an FFN block: nothing of the QK norms");
+    tsl_layer_t bad = qk;
+    bad.qk_norm = TSL_QK_NORM_L2 + 1;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && strstr(err.msg, "qk_norm") != NULL, "%s", err.msg);
+}
+
 /* gpt-oss's experts under Megatron-LM (one sample of 4096 tokens, EP 8, 16 local
  * experts of 1024 rows, H100 figures): the clamp before the clamped quick-GeGLU, 8 B
  * per element of FFN-in's output in 3 kernels forward and, as autograd runs
@@ -3331,6 +3406,7 @@ int main(void)
     test_tp_gemms();
     test_gpt_oss_experts();
     test_yarn_eager_rope();
+    test_qk_norm();
     test_expert_probs();
     test_recompute_nested_moe();
     test_alltoall_dispatcher();
