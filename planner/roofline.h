@@ -618,7 +618,7 @@
 #define TSL_ROOFLINE_YARN_ROPE_BWD_KERNELS 7u
 
 /*
- * QK norms (tsl_layer_t.qk_norm, cost model 175): the norm of each token's queries
+ * QK norms (tsl_layer_t.qk_norm, cost model 176): the norm of each token's queries
  * and keys between the QKV projection and RoPE, over the TP rank's T·d/t query and
  * T·e/t key elements, inside the attention block (a graphed attn scope holds them).
  * As Megatron-LM 44151194 builds them (gpt_layer_specs.py: q_layernorm and

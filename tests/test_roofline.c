@@ -3106,7 +3106,7 @@ static void test_yarn_eager_rope(void)
           "host ops: 24 forward, 14 backward");
 }
 
-/* The QK norms (tsl_layer_t.qk_norm, cost model 175) on Qwen3-30B-A3B's attention
+/* The QK norms (tsl_layer_t.qk_norm, cost model 176) on Qwen3-30B-A3B's attention
  * (h 2048, 32 query heads and 4 K/V groups of 128, one sample of 4096 tokens, H100
  * figures), against the same layer without: TENorm forward reads and writes 2 B per
  * q and k element in a kernel a tensor, and copies the strided key (4 B, one
