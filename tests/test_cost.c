@@ -1859,12 +1859,8 @@ static tsl_layer_t mixtral_ffn(tsl_err_t *err)
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
 static tsl_layer_t gpt_layer(void)
 {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 4 * 4096,
-                     .heads = 32,
-                     .unfused_attn = true};
+    tsl_layer_t l = dense_4k(TSL_LAYER_ENCODER); /* f = 4h = 16384 */
+    l.unfused_attn = true;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
