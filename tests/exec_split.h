@@ -4,7 +4,7 @@
  * device ops, two SGD steps from one seed, collect every layer's dense and routed-expert
  * gradients and the loss, and compare a split run with the one-rank run of the same model
  * (each rank's gradients against its part of the reference, within 1e-5 of the largest);
- * and loss_now, the finite-difference checks' loss of one step.
+ * and loss_now (exec_loss.h), the finite-difference checks' loss of one step.
  * Static functions for the one test file that includes it, after check.h, exec.h,
  * commops.h, devops.h, <pthread.h>, <sys/wait.h> and <unistd.h>, with MAXR (ranks),
  * MAXL (layers) and CAP (floats per gradient buffer) defined.
@@ -12,19 +12,10 @@
 #ifndef TSL_TESTS_EXEC_SPLIT_H
 #define TSL_TESTS_EXEC_SPLIT_H
 
+#include "exec_loss.h"
+
 /* The MoE capacity factor of the runs (tsl_exec_opts_t.moe_capacity; 0: dropless). */
 static float split_capacity;
-
-/* Finite-difference checks: the loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
-static double loss_now(tsl_exec_t *e)
-{
-    tsl_err_t err = {0};
-    if (tsl_exec_step(e, NULL, &err)) {
-        fprintf(stderr, "step: %s\n", err.msg);
-        return NAN;
-    }
-    return tsl_exec_loss(e);
-}
 
 /* Called on each rank's comm ops before its run when set: a test's counting wrapper. */
 static void (*split_wrap)(tsl_commops_t *c);

@@ -8,12 +8,8 @@
 # interleaved and plain 1F1B, and Qwen3-30B-A3B's 26.04 GB200 plan, whose experts after
 # the dispatcher's sync show Grace's host (cost model 167, cost.c moe_sync_stretch).
 set -u
-ctl=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-hf=$root/tests/data/hf
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/eval_lib.sh
+. "$(dirname "$0")/eval_lib.sh" "$1" # ctl, root, hf, fail, tmp; refused
 
 q235="--hf-config $hf/qwen3_235b_a22b.json --name Qwen3-235B-A22B --seq-len 4096
  --cluster 32x8xH100-80G:8xib400 --memory 80G --tp 2 --pp 8 --dp 16 --sdp 1 --mbs 1
@@ -130,8 +126,6 @@ else
 fi
 # Bad scopes are refused naming the field: an unknown name, moe_preprocess without
 # moe_router, moe beside moe_router, a document's bit no module has
-# shellcheck source=tests/eval_refused.sh
-. "$root/tests/eval_refused.sh"
 # shellcheck disable=SC2086
 refused "cuda_graph_modules: 'router' is not a module" $sgb --cuda-graph-modules attn,router
 # shellcheck disable=SC2086

@@ -6,12 +6,8 @@
 # document and reads it back to the same figures; bad lists and documents are refused
 # naming the field.
 set -u
-ctl=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-hf=$root/tests/data/hf
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/eval_lib.sh
+. "$(dirname "$0")/eval_lib.sh" "$1" # ctl, root, hf, fail, tmp; refused
 
 model="--hf-config $hf/nemotron_3_super.json --name Nemotron-3-Super-120B-A12B --seq-len 8192
  --mtp-layers 2 --cluster 16x4xGB200-186G:nvl72:4xib400 --memory 186G"
@@ -40,8 +36,6 @@ else
     echo "FAIL super-gb200-nvfp4: module_precision"
     fail=1
 fi
-# shellcheck source=tests/eval_refused.sh
-. "$root/tests/eval_refused.sh"
 # shellcheck disable=SC2086
 refused "module_precision: 'qkv' names no module" $model $plan --module-precision qkv=bf16
 # shellcheck disable=SC2086

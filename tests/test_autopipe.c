@@ -10,18 +10,8 @@
 #include "autopipe.h"
 #include "pipesim.h"
 
-static uint64_t lcg_state = 0xa070b1beu;
-
-static double lcg01(void)
-{
-    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(lcg_state >> 11) / 9007199254740992.0;
-}
-
-static uint32_t lcg_below(uint32_t n)
-{
-    return (uint32_t)(lcg01() * n);
-}
+#define LCG_SEED 0xa070b1beu
+#include "lcg.h"
 
 /* Exhaustive min-max over all partitions of w[0..n) into p non-empty stages. */
 static double brute_minmax(const double *w, uint32_t n, uint32_t p, uint32_t from, double acc_max)
@@ -208,9 +198,7 @@ static void test_pinned(void)
     uint64_t st = 0x1234u;
     double f[64], b[64];
     for (int t = 0; t <= 82; t++) {
-#define R01()                                                                                      \
-    (st = st * 6364136223846793005ull + 1442695040888963407ull,                                    \
-     (double)(st >> 11) / 9007199254740992.0)
+#define R01() lcg_next01(&st)
         tsl_autopipe_in_t in;
         memset(&in, 0, sizeof(in));
         in.n_blocks = 8 + (uint32_t)(R01() * 40);

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "cost.h"
+#include "layer_dense.h"
 #include "mtp.h"
 #include "target.h"
 
@@ -87,12 +88,7 @@ static void test_pricing(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2xB200-180G", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = encoder_4k();
     tsl_layer_t kept = l, mtp = l;
     kept.bf16 = true;
     mtp.mtp_depth = 1;

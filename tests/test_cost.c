@@ -17,6 +17,7 @@
 #include "gemm_eff.h"
 #include "cost.h"
 #include "cost_host_sync.h"
+#include "layer_dense.h"
 #include "layer_dsv3.h"
 #include "minmax.h"
 #include "module_prec.h"
@@ -91,11 +92,7 @@ static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt)
 static tsl_layer_t gpt2_medium_block(void)
 {
     tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
+    tsl_layer_t l = gpt2_medium(1024);
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
 }
@@ -632,8 +629,7 @@ static double unit_flops(const tsl_layer_t *l, void *ctx)
 static void test_sdp_root_units(void)
 {
     tsl_err_t err;
-    tsl_layer_t e = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t e = gpt2_medium(512);
     CHECK(tsl_layer_derive(&e, &err) == 0, "encoder derived");
     tsl_sdp_units_t u;
     tsl_sdp_root_units(&e, unit_flops, NULL, &u);
@@ -1145,12 +1141,8 @@ static void test_fp32(void)
               tsl_gpu_find("MI325X")->tf32_peak_flops == 0.0,
           "MI300X/MI325X: FP32 matrix, TF32 not taken");
 
-    tsl_layer_t e = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 128,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16,
-                     .unfused_attn = true};
+    tsl_layer_t e = gpt2_medium(128);
+    e.unfused_attn = true;
     tsl_layer_t e32 = e;
     e32.fp32_acts = true;
     CHECK(tsl_layer_derive(&e, &err) == 0 && tsl_layer_derive(&e32, &err) == 0, "%s", err.msg);
@@ -1868,12 +1860,8 @@ static tsl_layer_t mixtral_ffn(tsl_err_t *err)
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
 static tsl_layer_t gpt_layer(void)
 {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 4 * 4096,
-                     .heads = 32,
-                     .unfused_attn = true};
+    tsl_layer_t l = dense_4k(TSL_LAYER_ENCODER); /* f = 4h = 16384 */
+    l.unfused_attn = true;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
@@ -2864,12 +2852,7 @@ static void test_fp8_memory(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2xH100-80G", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = encoder_4k();
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     /* FP8 e_max 0.632: the H200's sustained FP8 rate (MSMF), 65.1 %, x 0.97 (cluster_hw.c) */
@@ -2923,14 +2906,8 @@ static void test_autocast_memory(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16,
-                     .causal = true,
-                     .no_dropout = true,
-                     .unfused_attn = true};
+    tsl_layer_t l = gpt2_medium(1024);
+    l.causal = l.no_dropout = l.unfused_attn = true;
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
@@ -3143,12 +3120,7 @@ static void test_fp8_gather(void)
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
     const double h = 4096, f = 16384, w8 = 4 * h * h + 2 * f * h;
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = encoder_4k();
     const double P = (double)l.params;
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
@@ -3206,12 +3178,7 @@ static void test_fp8_blackwell(void)
     CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
     CHECK(tsl_cluster_parse_spec(&h, "8xH100-80G", &err) == 0, "%s", err.msg);
     const double hd = 4096, f = 16384, w8 = 4 * hd * hd + 2 * f * hd;
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = encoder_4k();
     const double P = (double)l.params;
     tsl_cost_env_t env, envh;
     CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
@@ -3277,11 +3244,7 @@ static void gb200_encoder_env(tsl_cluster_t *c, tsl_layer_t *l, tsl_cost_env_t *
 {
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
-    *l = (tsl_layer_t){.kind = TSL_LAYER_ENCODER,
-                       .seq_len = 2048,
-                       .hidden = 4096,
-                       .ffn_hidden = 16384,
-                       .heads = 32};
+    *l = dense_4k(TSL_LAYER_ENCODER);
     CHECK(tsl_layer_derive(l, &err) == 0 && l->tp_allreduces == 2, "%s", err.msg);
     CHECK(tsl_cost_env_init(env, c, 0, 2, &err) == 0, "%s", err.msg);
     env->mode = TSL_COST_STACK;
@@ -3535,12 +3498,7 @@ static void test_nvfp4_memory(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = encoder_4k();
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     CHECK_NEAR(env.device_fp4_flops, 10000e12 * 0.571, 1e-9, "GB200 FP4 rate");

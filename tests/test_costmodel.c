@@ -14,6 +14,7 @@
 #include "calibrate.h"
 #include "check.h"
 #include "cost.h"
+#include "layer_dense.h"
 #include "profile.h"
 #include "search.h"
 
@@ -139,8 +140,7 @@ static void test_switches(tsl_search_result_t *res)
 
 static tsl_layer_t enc_layer(uint32_t seq)
 {
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = seq, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(seq);
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "cost.h"
 #include "eval.h"
+#include "layer_dense.h"
 #include "loss_impl.h"
 #include "mtp.h"
 #include "pipeline.h"
@@ -249,8 +250,7 @@ static void test_refusals(void)
 static void eight_layers(tsl_model_t *m)
 {
     tsl_err_t err = {0};
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(512);
     tsl_model_init(m, "eight-layers");
     for (int i = 0; i < 8; i++)
         CHECK(tsl_model_add(m, &l, &err) == 0, "%s", err.msg);
@@ -582,12 +582,8 @@ static void tied_gpt(tsl_model_t *m)
                        .hidden = 1024,
                        .vocab = 50257,
                        .positions = 1024};
-    tsl_layer_t blk = {.kind = TSL_LAYER_ENCODER,
-                       .seq_len = 1024,
-                       .hidden = 1024,
-                       .ffn_hidden = 4096,
-                       .heads = 16,
-                       .causal = true};
+    tsl_layer_t blk = gpt2_medium(1024);
+    blk.causal = true;
     tsl_layer_t head = {
         .kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 50257, .tied_head = true};
     tsl_model_init(m, "tied-gpt");

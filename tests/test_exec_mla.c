@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "exec.h"
+#include "exec_bufs.h"
 #include "exec_internal.h"
 #include "search.h"
 #include "search_tiny.h"
@@ -34,16 +35,6 @@
 #define CAP  (1u << 18)
 
 #include "exec_split.h"
-
-static tsl_buf_t fb(float *p, size_t n)
-{
-    return (tsl_buf_t){p, n, TSL_DT_F32};
-}
-
-static tsl_buf_t ib(int32_t *p, size_t n)
-{
-    return (tsl_buf_t){p, n, TSL_DT_I32};
-}
 
 /* ---- the device ops by hand (cpu) ---- */
 

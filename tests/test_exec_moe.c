@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "exec.h"
+#include "exec_bufs.h"
 #include "search.h"
 #include "search_tiny.h"
 
@@ -209,16 +210,6 @@ static void all_to_allv(void)
 }
 
 /* ---- the MoE device ops (cpu) by hand ---- */
-
-static tsl_buf_t fb(float *p, size_t n)
-{
-    return (tsl_buf_t){p, n, TSL_DT_F32};
-}
-
-static tsl_buf_t ib(int32_t *p, size_t n)
-{
-    return (tsl_buf_t){p, n, TSL_DT_I32};
-}
 
 static void ops_topk(tsl_devops_t *d)
 {

@@ -11,17 +11,7 @@
 
 #include "check.h"
 #include "exec.h"
-
-/* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
-static double loss_now(tsl_exec_t *e)
-{
-    tsl_err_t err = {0};
-    if (tsl_exec_step(e, NULL, &err)) {
-        fprintf(stderr, "step: %s\n", err.msg);
-        return NAN;
-    }
-    return tsl_exec_loss(e);
-}
+#include "exec_loss.h"
 
 /* Checks layer li's gradient at a spread of indices. */
 static void gradcheck_layer(tsl_exec_t *e, uint32_t li, const char *what)

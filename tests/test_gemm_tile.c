@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "cost.h"
 #include "gemm_eff.h"
+#include "layer_dense.h"
 #include "roofline.h"
 
 /* the factor: the main loop's rate ratio times the epilogue's bytes over 2 */
@@ -57,20 +58,6 @@ static double g8(double m, double n, double k, double F8, double W, double L, do
     return fmax(2.0 * m * n * k / (F8 * u), (m * k + k * n + epi * m * n) / W) + L;
 }
 
-static tsl_layer_t ffn_layer(void)
-{
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    return l;
-}
-
 static void test_fp8_wgrad_layer(void)
 {
     tsl_roofline_dev_t d;
@@ -78,7 +65,7 @@ static void test_fp8_wgrad_layer(void)
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
     d.fp8_flops = 1979e12 * 0.688;
     d.fp8 = TSL_FP8_DELAYED;
-    tsl_layer_t l = ffn_layer();
+    tsl_layer_t l = ffn_4k();
     const double T = 4096, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s, F8 = d.fp8_flops;
     const double kh = 0.705 * 989e12 / 3350e9 * F8 / d.gemm_flops;
     CHECK_NEAR(kh, 368.77, 0.01, "FP8 k_half %g", kh);
@@ -126,7 +113,7 @@ static void test_bf16_wgrad_layer(void)
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
     tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
-    tsl_layer_t l = ffn_layer();
+    tsl_layer_t l = ffn_4k();
     const double T = 4096, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s, F = d.gemm_flops;
     const double kh = 0.705 * 989e12 / 3350e9;
     double plain = tsl_roofline_layer_bwd_s(&d, &l, 2, 1, false, 0);
@@ -208,7 +195,7 @@ static void test_stack_switch(void)
     CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
     env.host_op_s = 0.0; /* the GPU's time alone */
-    tsl_layer_t l = ffn_layer();
+    tsl_layer_t l = ffn_4k();
     double fused2 = sync_bwd(&env, &l);
     env.knobs.grad_reduce_bytes = 4;
     double fused4 = sync_bwd(&env, &l);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "layer_dense.h"
 #include "mamba.h"
 #include "model.h"
 #include "module_prec.h"
@@ -99,21 +100,6 @@ static double bwd_of(const tsl_roofline_dev_t *d, const tsl_layer_t *l, uint32_t
 
 #define BF16(m) (1u << (4 * (m)))
 #define MX8(m)  ((1u + TSL_FP8_MXFP8) << (4 * (m)))
-
-/* The dense FFN both priced tests run: h 4096, FFN 16384, 2048 tokens, no dropout or bias. */
-static tsl_layer_t ffn_4k(void)
-{
-    tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    return l;
-}
 
 /* A dense FFN whose two linears are overridden prices as the layer at that precision,
  * forward and backward, and one linear's override adds that linear's difference alone:

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "cost.h"
+#include "layer_dense.h"
 #include "eval.h"
 #include "offload.h"
 #include "search.h"
@@ -69,8 +70,7 @@ static void test_schedule_by_hand(void)
 static void encoders(tsl_model_t *m, uint32_t n)
 {
     tsl_err_t err;
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(512);
     tsl_model_init(m, "encoders");
     if (tsl_model_add_n(m, &l, n, &err) != 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
@@ -122,8 +122,7 @@ static void refusals(void)
 static void four_layers(tsl_model_t *m)
 {
     tsl_err_t err;
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(512);
     tsl_model_init(m, "four-layers");
     for (int i = 0; i < 4; i++)
         if (tsl_model_add(m, &l, &err) != 0) {

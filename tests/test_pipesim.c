@@ -18,18 +18,8 @@
 #include "pipeline.h"
 #include "pipesim.h"
 
-static uint64_t lcg_state = 0x5eed2024u;
-
-static double lcg01(void)
-{
-    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(lcg_state >> 11) / 9007199254740992.0;
-}
-
-static uint32_t lcg_below(uint32_t n)
-{
-    return (uint32_t)(lcg01() * n);
-}
+#define LCG_SEED 0x5eed2024u
+#include "lcg.h"
 
 static void *ws;
 static size_t ws_bytes;

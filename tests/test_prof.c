@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "exec_block.h"
+#include "layer_dense.h"
 #include "model.h"
 #include "prof.h"
 #include "prof_dev.h"
@@ -60,11 +61,7 @@ static void test_median(void)
 static void test_flops_match_model(void)
 {
     tsl_prof_shape_t s = {.hidden = 1024, .seq_len = 1024, .heads = 16};
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
+    tsl_layer_t l = gpt2_medium(1024);
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double a = tsl_prof_block_flops(TSL_PROF_ATTENTION, &s, 1, 1);

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cost.h"
+#include "layer_dense.h"
 #include "profile.h"
 #include "search.h"
 
@@ -132,11 +133,7 @@ static void test_interpolation(void)
 
 static tsl_layer_t gpt_layer(void)
 {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16};
+    tsl_layer_t l = gpt2_medium(1024);
     tsl_err_t err = {0};
     tsl_layer_derive(&l, &err);
     return l;

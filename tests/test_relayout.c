@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cost.h"
+#include "layer_dense.h"
 #include "eval.h"
 #include "exec_internal.h"
 #include "mixed_cluster.h"
@@ -412,8 +413,7 @@ static void eval_by_hand(void)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(512);
     tsl_model_init(&m, "three-layers");
     for (int i = 0; i < 3; i++)
         CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
@@ -454,8 +454,7 @@ static void boundary_plan(const char *a, const char *b, double *extra, double *e
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
-    tsl_layer_t l = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = gpt2_medium(512);
     tsl_model_init(&m, "four-layers");
     for (int i = 0; i < 4; i++)
         CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);

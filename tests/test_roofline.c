@@ -17,6 +17,7 @@
 #include "fp8_sp_gather_bytes.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "layer_dense.h"
 #include "layer_dsv3.h"
 #include "loss_impl.h"
 #include "mamba.h"
@@ -193,13 +194,9 @@ static void test_window(void)
 {
     tsl_roofline_dev_t d = h100(), flat;
     tsl_roofline_dev_init(&flat, d.gemm_flops, 0);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 1024,
-                     .hidden = 1024,
-                     .ffn_hidden = 4096,
-                     .heads = 16,
-                     .attn_window = 256,
-                     .causal = true};
+    tsl_layer_t l = gpt2_medium(1024);
+    l.attn_window = 256;
+    l.causal = true;
     tsl_layer_t uf = l, ufs = l;
     uf.unfused_attn = ufs.unfused_attn = true;
     ufs.attn_window = 0;
@@ -724,12 +721,8 @@ static void test_a100_flash(void)
     d.attn_kernel = TSL_ATTN_KERNEL_FLASH1_TRITON;
     CHECK(d.shape.attn_fwd_flops == 0.40 * 312e12 && d.shape.attn_bwd_flops == 0.30 * 312e12,
           "A100-80G: %g / %g", d.shape.attn_fwd_flops, d.shape.attn_bwd_flops);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .causal = true};
+    tsl_layer_t l = dense_4k(TSL_LAYER_ENCODER);
+    l.causal = true;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double flops = 4.0 * 2048 * 1024.5 * 4096;
@@ -2223,15 +2216,7 @@ static void test_fp8_layer(void)
     tsl_roofline_dev_t b16 = d;
     d.fp8_flops = 1979e12 * 0.777;
     d.fp8 = TSL_FP8_DELAYED;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    tsl_err_t err = {0};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = ffn_4k();
     const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
     const double F8 = d.fp8_flops;
 #define G8(m, n, k)                                                                                \
@@ -2300,6 +2285,7 @@ static void test_fp8_layer(void)
     /* what stays bf16: a width not a multiple of 16, the LM head */
     d.fp8 = TSL_FP8_DELAYED;
     d.fp8_impl = TSL_FP8_IMPL_TE;
+    tsl_err_t err = {0};
     tsl_layer_t odd = l;
     odd.hidden = 4104;
     CHECK(tsl_layer_derive(&odd, &err) == 0, "%s", err.msg);
@@ -2367,14 +2353,7 @@ static void test_nvfp4_layer(void)
     tsl_roofline_dev_init(&d, 2500e12 * 0.581, 8000e9);
     d.fp8_flops = 10000e12 * 0.571;
     d.fp8 = TSL_FP8_NVFP4;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = ffn_4k();
     const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
     const double F4 = d.fp8_flops, q = 0.5625;
 #define G4(m, n, k)                                                                                \
@@ -2437,15 +2416,7 @@ static void test_mxfp8_gemm_rate(void)
               "recipe %u at F8", others[i]);
     }
 
-    tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 2048,
-                     .hidden = 4096,
-                     .ffn_hidden = 16384,
-                     .heads = 32,
-                     .no_dropout = true,
-                     .no_bias = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = ffn_4k();
     const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
     const double F = d.fp8_flops * TSL_MXFP8_GEMM_RATE;
 #define G8(m, n, k)                                                                                \

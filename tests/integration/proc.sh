@@ -34,6 +34,20 @@ stop_pid() {
     wait "$1" 2>/dev/null
 }
 
+# stop_pids_and_clean — the EXIT trap of a script that started the processes $pids and
+# keeps its logs in $tmp: stops them, shows each log's last 25 lines when a check
+# failed, and removes $tmp.
+stop_pids_and_clean() {
+    for p in "${pids[@]}"; do stop_pid "$p"; done
+    if [ "$failures" -ne 0 ]; then
+        for log in "$tmp"/*.log; do
+            echo "---- $log (last 25 lines)"
+            tail -n 25 "$log"
+        done
+    fi
+    rm -rf "$tmp"
+}
+
 # start_tesseld DAEMON CTL DIR POOL — tesseld on DIR/tesseld.sock with its
 # store DIR/tessel.db and log DIR/tesseld.log, POOL search threads; sets
 # daemon_pid and waits (30 s at most) until `CTL health` answers. Returns 1,

@@ -50,7 +50,7 @@ daemon_pid=
 worker_pid=
 failures=0
 # shellcheck source=proc.sh
-. "$(dirname "$0")/proc.sh"   # stop_pid
+. "$(dirname "$0")/proc.sh" # ok, fail, stop_pid
 cleanup() {
     stop_pid "$worker_pid"
     stop_pid "$daemon_pid"
@@ -59,11 +59,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { printf 'ok: %s\n' "$*"; }
-fail() {
-    printf 'FAIL: %s\n' "$*"
-    failures=$((failures + 1))
-}
 die() {
     printf 'FAIL: %s\n' "$1"
     [ -f "${2:-}" ] && tail -n 40 "$2"

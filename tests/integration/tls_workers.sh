@@ -34,19 +34,9 @@ WTOKEN2=tw-worker-two-c0e5a9
 pids=()
 
 # shellcheck source=proc.sh
-. "$HERE/proc.sh" # ok, fail, expect_rc, stop_pid
+. "$HERE/proc.sh" # ok, fail, expect_rc, stop_pid, stop_pids_and_clean
 
-cleanup() {
-    for p in "${pids[@]}"; do stop_pid "$p"; done
-    if [ "$failures" -ne 0 ]; then
-        for log in "$tmp"/*.log; do
-            echo "---- $log (last 25 lines)"
-            tail -n 25 "$log"
-        done
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap stop_pids_and_clean EXIT
 trap 'exit 1' INT TERM
 
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

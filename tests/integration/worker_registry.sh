@@ -33,26 +33,10 @@ failures=0
 pids=()
 
 # shellcheck source=proc.sh
-. "$(dirname "$0")/proc.sh"   # stop_pid
+. "$(dirname "$0")/proc.sh" # ok, fail, stop_pid, stop_pids_and_clean
 
-cleanup() {
-    for p in "${pids[@]}"; do stop_pid "$p"; done
-    if [ "$failures" -ne 0 ]; then
-        for log in "$tmp"/*.log; do
-            echo "---- $log (last 25 lines)"
-            tail -n 25 "$log"
-        done
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap stop_pids_and_clean EXIT
 trap 'exit 1' INT TERM
-
-ok() { printf 'ok: %s\n' "$*"; }
-fail() {
-    printf 'FAIL: %s\n' "$*"
-    failures=$((failures + 1))
-}
 
 # ctl TOKEN ARGS... — tesselctl on the private socket; stdout $tmp/out, status $rc.
 ctl() {
