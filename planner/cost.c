@@ -163,6 +163,9 @@ void tsl_cost_walks_free(tsl_cost_walks_t *w)
         tsl_kept_free(&w->moves);
         if (w->spare_memo != NULL && w->spare_free != NULL)
             w->spare_free(w->spare_memo);
+        free(w->spare_sim);
+        if (w->spare_dp != NULL && w->spare_dp_free != NULL)
+            w->spare_dp_free(w->spare_dp);
     }
     free(w);
 }

@@ -1514,6 +1514,17 @@ typedef struct tsl_cost_walks {
      * faults on Llama3-405B over 12,500×8 H100s. Freed with the table by spare_free. */
     void *spare_memo;
     void (*spare_free)(void *spare_memo);
+    /* Nor these: the event simulator's workspace an engine left when done (search_eval.c
+     * sim_leave; NULL: none) and its size, taken by the next engine that simulates: each
+     * engine's grown afresh faulted its pages anew (a quarter of Llama3-405B over
+     * 12,500×8 H100s' page faults). Freed with the table. */
+    void *spare_sim;
+    size_t spare_sim_bytes;
+    /* And the layer DP's workspace (a tsl_layerdp_ws_t) an engine left (search_eval.c
+     * dp_ws_leave), taken by the next where it holds that engine's problems, and
+     * freed by spare_dp_free where it does not or with the table. */
+    void *spare_dp;
+    void (*spare_dp_free)(void *spare_dp);
     /* Nor this: what tsl_cost_walks_nodes_alike found of the cluster's nodes (0: not yet),
      * found once for every engine that keeps the table — each engine's start walked a
      * 12,500-node cluster's nodes again, 1 % of GPT3-175B's search over 100,000 GPUs. */

@@ -36,7 +36,12 @@ typedef struct ctx {
     uint64_t budget[TSL_PARTITION_MAX_STAGES];
     tsl_partition_ws_t *ws;
     uint32_t sweeps; /* feasibility sweeps run */
-    uint32_t dps;    /* min-Σ DPs run */
+    /* of the last sweep (feasible): the least a_i above its tcap and the least M_i
+     * above its mcap among the stages it weighed and refused (+INFINITY, UINT64_MAX:
+     * none) — the caps below which no refusal turns, so no sweep's outcome changes */
+    double next_time;
+    uint64_t next_mem;
+    uint32_t dps; /* min-Σ DPs run */
 } ctx_t;
 
 /* ------------------------------------------------------------- workspace */
@@ -292,6 +297,8 @@ static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
 {
     const uint32_t L = c->L, P = c->P;
     tsl_partition_ws_t *ws = c->ws;
+    double next_time = INFINITY;
+    uint64_t next_mem = UINT64_MAX;
     c->sweeps++;
     for (uint32_t j = 0; j < P; j++) {
         uint32_t *pv = ws->prev + (size_t)j * (L + 1);
@@ -307,11 +314,18 @@ static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
             pv[y] = NONE;
             if (last == NONE || (j + 1 < P && y > c->cut)) /* no cut after max_cut */
                 continue;
-            if (stage_time(c, j, ws->T[last], ws->T[y], y) <= tcap &&
-                stage_mem(c, j, ws->O[last], ws->O[y], ws->U[last], ws->U[y]) <= cap)
+            const double a = stage_time(c, j, ws->T[last], ws->T[y], y);
+            const uint64_t mem = stage_mem(c, j, ws->O[last], ws->O[y], ws->U[last], ws->U[y]);
+            if (a <= tcap && mem <= cap) {
                 pv[y] = last;
+                continue;
+            }
+            next_time = a > tcap && a < next_time ? a : next_time;
+            next_mem = mem > mcap && mem < next_mem ? mem : next_mem;
         }
     }
+    c->next_time = next_time;
+    c->next_mem = next_mem;
     return ws->prev[(size_t)(P - 1) * (L + 1) + L] != NONE;
 }
 
@@ -339,6 +353,55 @@ static uint64_t double_bits(double d)
     return b;
 }
 
+/*
+ * The bisections below keep hi feasible and lo infeasible. feasible(C) is exact
+ * (a stage ending at y reachable iff some partition of the layers before y into
+ * that many stages meets the caps) and monotone in each cap, so the answer — the
+ * least feasible cap — is one value whatever bracket holds it, and the bracket
+ * may close from either side by any step that keeps the two true:
+ *  - after a feasible sweep, the partition it found (backtrack) meets the caps
+ *    with its own largest a_i (M_i), computed by the sweep's expression: that
+ *    figure is feasible and no larger than the cap tried, so hi drops to it;
+ *  - after an infeasible sweep at cap C, no cap below the sweep's next figure C'
+ *    (c->next_time, c->next_mem) is feasible either: by induction over the
+ *    sweep's order, each stage it weighed and took is taken under any larger cap
+ *    (a_i, M_i do not depend on it), each it refused on this cap has its figure
+ *    at least C' and is refused under any cap below C' (one refused on the other
+ *    cap or a budget stays refused), so every `last`, every refusal and the
+ *    outcome are the same; lo rises to the pattern just below C'.
+ * The same answer, bit for bit, in a few sweeps where the bisection over every
+ * double's (every uint64's) pattern took about 64.
+ */
+
+/* The largest a_i of the partition the last feasible sweep found. */
+static double found_max_time(const ctx_t *c)
+{
+    uint32_t first[TSL_PARTITION_MAX_STAGES + 1];
+    const double *T = c->ws->T;
+    double most = 0.0;
+    backtrack(c, first);
+    for (uint32_t i = 0; i < c->P; i++) {
+        double a = stage_time(c, i, T[first[i]], T[first[i + 1]], first[i + 1]);
+        most = a > most ? a : most;
+    }
+    return most;
+}
+
+/* The largest M_i of the partition the last feasible sweep found. */
+static uint64_t found_max_mem(const ctx_t *c)
+{
+    uint32_t first[TSL_PARTITION_MAX_STAGES + 1];
+    const uint64_t *O = c->ws->O, *U = c->ws->U;
+    uint64_t most = 0;
+    backtrack(c, first);
+    for (uint32_t i = 0; i < c->P; i++) {
+        uint32_t x = first[i], y = first[i + 1];
+        uint64_t mem = stage_mem(c, i, O[x], O[y], U[x], U[y]);
+        most = mem > most ? mem : most;
+    }
+    return most;
+}
+
 /* The smallest cap C with feasible(C, mcap): bisection over the ordered bit
  * patterns of the non-negative doubles, so C is exact (a stage value). false
  * when no partition meets mcap / the budgets at all. */
@@ -346,17 +409,18 @@ static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out)
 {
     if (!feasible(c, INFINITY, mcap, use_budget))
         return false;
+    uint64_t hi = double_bits(found_max_time(c)); /* lo infeasible, hi feasible */
     if (feasible(c, 0.0, mcap, use_budget)) {
         *out = 0.0;
         return true;
     }
-    uint64_t lo = 0, hi = double_bits(INFINITY); /* lo infeasible, hi feasible */
+    uint64_t lo = 0;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (feasible(c, bits_double(mid), mcap, use_budget))
-            hi = mid;
-        else
-            lo = mid;
+            hi = double_bits(found_max_time(c)); /* ≤ mid */
+        else                                     /* > mid, ≤ the answer, so below hi */
+            lo = double_bits(c->next_time) - 1;
     }
     *out = bits_double(hi);
     return true;
@@ -366,17 +430,18 @@ static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out)
 {
     if (!feasible(c, tcap, UINT64_MAX, use_budget))
         return false;
+    uint64_t hi = found_max_mem(c); /* lo infeasible, hi feasible */
     if (feasible(c, tcap, 0, use_budget)) {
         *out = 0;
         return true;
     }
-    uint64_t lo = 0, hi = UINT64_MAX;
+    uint64_t lo = 0;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (feasible(c, tcap, mid, use_budget))
-            hi = mid;
-        else
-            lo = mid;
+            hi = found_max_mem(c); /* ≤ mid */
+        else                       /* > mid, ≤ the answer, so below hi */
+            lo = c->next_mem - 1;
     }
     *out = hi;
     return true;

@@ -46,9 +46,10 @@
  *     Both: bisection on the cap C over the ordered doubles (time) or integers
  *     (bytes) with an O(P·L) feasibility sweep — a stage ending at y is best
  *     started at the latest reachable start, since a_i and M_i only shrink as
- *     the start moves right. O(64·P·L) time, exact (the cap found is a stage
- *     value of an optimal partition). Ties: the latest cuts, backtracking from
- *     the last stage.
+ *     the start moves right. O(64·P·L) time at most (a sweep's own partition
+ *     and its least refused figure close the bracket from both sides: about ten
+ *     sweeps), exact (the cap found is a stage value of an optimal partition).
+ *     Ties: the latest cuts, backtracking from the last stage.
  * tsl_partition_stats           a partition's a_i, c_i, M_i, α_t, α_m, T, fit.
  * tsl_partition_condition7      Eq. 7: α_t(p_m) ≤ α_t(p) ≤ α_t(p_t) and
  *     α_m(p_t) ≤ α_m(p) ≤ α_m(p_m) (1e-12 slack for rounding).

@@ -341,7 +341,8 @@ void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
  * shares one among the engines of its CP, EP and expert-TP degrees and the baselines',
  * whose groups' walks and moves are the same (cost.h tsl_cost_walks_t). Nothing where w is NULL or another cluster's (a placement's
  * permuted copy keeps the engine's own). Either way (w not NULL) e leaves its
- * layer-cost memo in w when done and takes the one left there (e->spares). w must
+ * layer-cost memo and event-simulator workspace in w when done and takes the ones left
+ * there (e->spares). w must
  * outlive e, and the engines that share it must not run at once. */
 void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w);
 

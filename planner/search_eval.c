@@ -195,6 +195,65 @@ static struct tsl_cost_memo *memo_take(tsl_engine_t *e)
     return e->memo = calloc(1, sizeof(*e->memo));
 }
 
+/* e's event-simulator workspace grown to bytes: first the one an engine before left
+ * in the search's walk table (sim_leave), then realloc, whose mremap keeps the pages
+ * already touched where free and malloc faulted them all in again (the workspace
+ * grows with m·P as the sweep doubles the batch). Scratch: nothing in it is read
+ * before the simulator writes it, so whose pages they were changes no figure. */
+static int sim_grow(tsl_engine_t *e, size_t bytes)
+{
+    tsl_cost_walks_t *w = e->spares;
+    if (e->sim_ws == NULL && w != NULL && w->spare_sim != NULL) {
+        e->sim_ws = w->spare_sim;
+        e->sim_ws_bytes = w->spare_sim_bytes;
+        w->spare_sim = NULL;
+        w->spare_sim_bytes = 0;
+        if (bytes <= e->sim_ws_bytes)
+            return 0;
+    }
+    void *ws = realloc(e->sim_ws, bytes);
+    if (ws == NULL)
+        return -1;
+    e->sim_ws = ws;
+    e->sim_ws_bytes = bytes;
+    return 0;
+}
+
+/* e is done with its simulator's workspace: left in the search's walk table where
+ * that holds none as large (the larger kept), else freed. */
+static void sim_leave(tsl_engine_t *e)
+{
+    tsl_cost_walks_t *w = e->spares;
+    if (w != NULL && e->sim_ws != NULL && e->sim_ws_bytes > w->spare_sim_bytes) {
+        free(w->spare_sim);
+        w->spare_sim = e->sim_ws;
+        w->spare_sim_bytes = e->sim_ws_bytes;
+    } else {
+        free(e->sim_ws);
+    }
+    e->sim_ws = NULL;
+    e->sim_ws_bytes = 0;
+}
+
+static void dp_ws_free_spare(void *ws)
+{
+    tsl_layerdp_ws_free(ws);
+}
+
+/* e is done with its layer-DP workspace: left in the search's walk table where that
+ * holds none, else freed. */
+static void dp_ws_leave(tsl_engine_t *e)
+{
+    tsl_cost_walks_t *w = e->spares;
+    if (w != NULL && e->ws != NULL && w->spare_dp == NULL) {
+        w->spare_dp = e->ws;
+        w->spare_dp_free = dp_ws_free_spare;
+    } else {
+        tsl_layerdp_ws_free(e->ws);
+    }
+    e->ws = NULL;
+}
+
 /* A row of n cells, from the chunk that memo_room readied. */
 static tsl_layer_cost_t *memo_row(struct tsl_cost_memo *m, uint32_t n)
 {
@@ -746,10 +805,10 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->alt);
     free(e->cand);
     free(e->sim);
-    free(e->sim_ws);
+    sim_leave(e);
     free(e->tview);
     free(e->partition);
-    tsl_layerdp_ws_free(e->ws);
+    dp_ws_leave(e);
     memset(e, 0, sizeof(*e));
 }
 
@@ -778,11 +837,25 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     }
 }
 
+/* e's layer-DP workspace: the one an engine before left in the search's walk table
+ * (dp_ws_leave) where it holds e's problems, else a new one (the spare freed first:
+ * the peak holds one). Which pages it has changes no answer: a solve reads only what
+ * it wrote (a lent workspace, ws_lent, is solved in after another engine's solves
+ * too; the layout numbering it keeps is compared by content). */
 int tsl_engine_ws(tsl_engine_t *e)
 {
+    uint32_t L = e->model->n_layers, S = e->max_strategies ? e->max_strategies : 1,
+             E = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
+    tsl_cost_walks_t *w = e->spares;
+    if (e->ws == NULL && w != NULL && w->spare_dp != NULL) {
+        if (tsl_layerdp_ws_holds(w->spare_dp, L, S, E))
+            e->ws = w->spare_dp;
+        else
+            tsl_layerdp_ws_free(w->spare_dp);
+        w->spare_dp = NULL;
+    }
     if (e->ws == NULL)
-        e->ws = tsl_layerdp_ws_new(e->model->n_layers, e->max_strategies ? e->max_strategies : 1,
-                                   tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes));
+        e->ws = tsl_layerdp_ws_new(L, S, E);
     return e->ws != NULL ? 0 : -1;
 }
 
@@ -2441,13 +2514,8 @@ static int zb_iter(tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *
     tsl_plan_sim_t *sim = e->sim;
     tsl_plan_sim_input(plan, tsl_engine_cost_mode(e) == TSL_COST_PAPER, sim);
     size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
-    if (bytes > e->sim_ws_bytes) {
-        free(e->sim_ws);
-        e->sim_ws_bytes = 0;
-        if ((e->sim_ws = malloc(bytes)) == NULL)
-            return -1;
-        e->sim_ws_bytes = bytes;
-    }
+    if (bytes > e->sim_ws_bytes && sim_grow(e, bytes) != 0)
+        return -1;
     tsl_pipesim_out_t out;
     if (bytes == 0 || tsl_pipesim_run(&sim->in, e->sim_ws, bytes, &out, NULL) != 0)
         return -1;

@@ -312,6 +312,61 @@ static void test_balanced_vs_brute(void)
     tsl_partition_ws_free(ws);
 }
 
+/* ---- the bisection's cap: exact, in few sweeps ---- */
+
+typedef struct exact_min {
+    double max_a;   /* least max a_i over the partitions, tsl_partition_stats' figures */
+    uint64_t max_M; /* least max M_i */
+} exact_min_t;
+
+static void exact_visit(const inst_t *s, const uint32_t *first, void *ud)
+{
+    exact_min_t *x = ud;
+    tsl_partition_stats_t st;
+    tsl_err_t err;
+    if (tsl_partition_stats(&s->in, first, &st, &err))
+        return;
+    x->max_a = st.max_time_s < x->max_a ? st.max_time_s : x->max_a;
+    x->max_M = st.max_mem_bytes < x->max_M ? st.max_mem_bytes : x->max_M;
+}
+
+/* C₀ (tsl_partition_amp's min_max_time_s, partition.c min_time_cap) and p_m's max
+ * memory are the exhaustive least max a_i and M_i to the bit (tsl_partition_stats
+ * sums as the sweeps do), and the bracket closes from both sides (the partition a
+ * sweep found, the next figure a refused stage has): C₀ in a handful of sweeps where
+ * the bisection over every double's bit pattern took about 64. */
+static void test_bisect_exact(void)
+{
+    tsl_partition_ws_t *ws = tsl_partition_ws_new(10, 4);
+    CHECK(ws != NULL, "workspace");
+    int n = 0, a_ok = 0, m_ok = 0;
+    uint32_t most = 0;
+    for (int k = 0; k < 400; k++) {
+        inst_t s;
+        inst_random(&s, 10, 4, true);
+        exact_min_t x = {INFINITY, UINT64_MAX};
+        enumerate(&s, exact_visit, &x);
+        tsl_partition_amp_t a;
+        tsl_partition_stats_t st;
+        uint32_t first[MAXP + 1];
+        tsl_err_t err;
+        if (tsl_partition_amp(&s.in, ws, false, &a, &err) != 0 ||
+            tsl_partition_memory_balanced(&s.in, ws, first, &st, &err) != 0)
+            continue;
+        n++;
+        a_ok += a.min_max_time_s == x.max_a;
+        m_ok += st.max_mem_bytes == x.max_M;
+        most = a.bisect_steps > most ? a.bisect_steps : most;
+    }
+    CHECK(n == 400 && a_ok == n, "C0 = the exhaustive least max stage time, bit for bit, %d/%d",
+          a_ok, n);
+    CHECK(m_ok == n, "p_m = the exhaustive least max stage memory %d/%d", m_ok, n);
+    CHECK(most <= 24, "C0 in at most %u feasibility sweeps (the bisection over bit patterns: ~64)",
+          most);
+    printf("C0 and p_m's memory exact on %d random instances, C0 in at most %u sweeps\n", n, most);
+    tsl_partition_ws_free(ws);
+}
+
 /* ---- AMP's DP against brute force ---- */
 
 static void test_amp_vs_brute(void)
@@ -1028,5 +1083,6 @@ int main(void)
     test_heterogeneous();
     test_timing();
     test_errors();
+    test_bisect_exact(); /* last: the instances before it drawn as they were */
     return CHECK_DONE();
 }

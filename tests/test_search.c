@@ -1999,7 +1999,10 @@ static void test_shared_walks(void)
  * rows forgotten, so an engine of another model under the same request and knobs —
  * every memo key alike, the rows' figures not — costs as one with a memo of its own,
  * to the byte; an engine on another cluster leaves and takes it too; one without the
- * search's table frees its own; the table frees the memo left in it. */
+ * search's table frees its own; the table frees the memo left in it. So with the
+ * event simulator's and the layer DP's workspaces (spare_sim, spare_dp): taken with
+ * what the engine before wrote in them (the DP's where it holds the engine's
+ * problems: GPT2-1.3B's more layers do not fit GPT2-345M's), the same plans. */
 static void test_spare_memo(void)
 {
     static const char *const models[] = {"GPT2-345M", "GPT2-1.3B", "GPT2-345M", "GPT2-1.3B"};
@@ -2027,11 +2030,18 @@ static void test_spare_memo(void)
               i == 0 ? "no" : "the last engine's");
         char what[64];
         snprintf(what, sizeof what, "%s with the memo left", models[i]);
+        const void *left_dp = w->spare_dp; /* GPT2-1.3B's holds GPT2-345M's problems */
         compared += engines_cost_alike(&shared, &own, &m, what);
         CHECK(w->spare_memo == NULL && shared.memo != NULL, "%s: the memo left taken", models[i]);
+        CHECK(w->spare_sim == NULL && w->spare_dp == NULL && shared.sim_ws != NULL,
+              "%s: the simulator's and the DP's workspaces left taken (or freed)", models[i]);
+        CHECK(i != 2 || (left_dp != NULL && shared.ws == left_dp),
+              "%s: solved in the DP workspace GPT2-1.3B left", models[i]);
         tsl_engine_free(&shared);
         tsl_engine_free(&own);
         CHECK(w->spare_memo != NULL, "%s: its memo left in the table", models[i]);
+        CHECK(w->spare_sim != NULL && w->spare_dp != NULL,
+              "%s: its simulator's and DP's workspaces left in the table", models[i]);
         tsl_model_free(&m);
     }
     CHECK(compared > 8, "only %d configurations fit", compared);
