@@ -169,6 +169,8 @@ expect 2 "seq-len: 2048, but the configuration says 1024 (torchtitan \[training\
 # ---- a plan document's request.target (common/eval_doc.c) and --target ----
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
 cp "$out" "$dir/plan.json"
+# the edited document t.json refused by eval (exit 2) with the message given
+doc_refused() { expect 2 "$1" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search; }
 settarget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]["target"]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$1"; }
 settarget '"megatorn"'
 doc_refused "plan: $dir/t.json: request.target: 'megatorn' is not one of any, megatron, deepspeed, torchtitan, galvatron"
@@ -188,8 +190,6 @@ doc_refused "plan: $dir/t.json: request: not an object"
 # the request's MTP keys and the model's sequence are read strictly: -1 was none,
 # 2^32 + 512 tokens 512, "512" the preset's own length, each without a word
 setkey() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[sys.argv[3]][sys.argv[4]]=json.loads(sys.argv[5]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$@"; }
-# the edited document t.json refused by eval (exit 2) with the message given
-doc_refused() { expect 2 "$1" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search; }
 setkey request mtp_layers -1
 doc_refused "plan: $dir/t.json: request.mtp_layers: -1 is out of range; expected 0..16"
 setkey request mtp_layers 4294967297
