@@ -570,6 +570,19 @@ static tsl_plan_t *two_stage_plan(const tsl_model_t *m, uint32_t first)
     return p;
 }
 
+/* Llama2-7B's plan for the torchtitan rules: two_stage_plan at layer 17, every layer
+ * ZeRO-3 over the stage's 4 devices, kept unsharded between micro-batches (sdp_nosync)
+ * as torchtitan's FSDP2 runs under pipelining. */
+static tsl_plan_t *llama2_sdp4_plan(tsl_model_t *m)
+{
+    CHECK(tsl_model_preset("Llama2-7B", m, NULL) == 0, "Llama2-7B");
+    tsl_plan_t *p = two_stage_plan(m, 17);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
+    p->sdp_nosync = true;
+    return p;
+}
+
 /* torchtitan raises NotImplementedError for weight tying with pipeline parallelism
  * (b5bcd76c6 models/common/decoder.py): a plan of stages for a tied head is refused
  * by name (and its export with it), a fixed pp > 1 is refused up front, and the
@@ -645,13 +658,9 @@ static void test_torchtitan_tied_pp(void)
 static void test_torchtitan_interleave(void)
 {
     tsl_model_t m = {0};
-    CHECK(tsl_model_preset("Llama2-7B", &m, NULL) == 0, "Llama2-7B");
-    tsl_plan_t *p = two_stage_plan(&m, 17);
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
     tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_err_t err = {0};
-    for (uint32_t i = 0; i < m.n_layers; i++)
-        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
-    p->sdp_nosync = true;
     p->interleave = 2;
     CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "v 2, m 8 at pp 2: %s",
           err.msg);
@@ -1144,13 +1153,9 @@ static void test_hybrid(void)
 static void test_cuda_graph_targets(void)
 {
     tsl_model_t m = {0};
-    CHECK(tsl_model_preset("Llama2-7B", &m, NULL) == 0, "Llama2-7B");
-    tsl_plan_t *p = two_stage_plan(&m, 17);
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
     tsl_target_view_t *v = malloc(sizeof(*v));
     tsl_err_t err = {0};
-    for (uint32_t i = 0; i < m.n_layers; i++)
-        CHECK(tsl_strategy_parse("sdp4", &p->layer[i], NULL) == 0, "sdp4");
-    p->sdp_nosync = true;
     CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "%s", err.msg);
     p->cuda_graph_modules = TSL_CUDA_GRAPH_ATTN | TSL_CUDA_GRAPH_MLP;
     static const struct {
