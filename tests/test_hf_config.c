@@ -572,8 +572,10 @@ static void test_new_families(void)
     CHECK(m.layers[1].extra_params == 256 && m.layers[1].attn_dim == 4096 && !m.qkv_bias,
           "qwen3: QK-norm 2 x 128 parameters per layer (%llu), no Q/K/V bias",
           (unsigned long long)m.layers[1].extra_params);
-    CHECK(m.layers[1].extra_fwd_flops == 4.0 * 4096 * (4096 + 1024),
-          "qwen3: QK-norm 4 FLOPs per element of Q and K (%g)", m.layers[1].extra_fwd_flops);
+    CHECK(m.layers[1].qk_norm == TSL_QK_NORM_PER_HEAD && m.layers[1].extra_fwd_flops == 0.0,
+          "qwen3: a per-head QK norm on the layer, its FLOPs with the attention's, not extra "
+          "(qk_norm %u, extra %g)",
+          m.layers[1].qk_norm, m.layers[1].extra_fwd_flops);
     tsl_model_free(&m);
 
     /* Gemma 2 9B: the report's 917,504,000 embedding + 8,324,201,984 non-embedding;
@@ -984,12 +986,12 @@ static void test_gpt_oss_llama4(void)
         bool nope = (i + 1) % 4 == 0;
         l = &m.layers[1 + i];
         CHECK(l->attn_chunked == !nope && l->attn_window == (nope ? 0u : 8192u) &&
-                  (l->extra_fwd_flops == 0.0) == nope && l->experts == 16 && l->shared_experts == 1,
+                  l->qk_norm == (nope ? TSL_QK_NORM_NONE : TSL_QK_NORM_L2) && l->experts == 16 &&
+                  l->shared_experts == 1,
               "scout layer %u: chunked %d window %u", i, l->attn_chunked, l->attn_window);
     }
-    CHECK(m.layers[1].extra_fwd_flops == 4.0 * 32768 * (5120 + 1024) &&
-              m.layers[1].extra_params == 0,
-          "scout: the L2 QK-norm's 4 FLOPs per element of Q and K, no weights");
+    CHECK(m.layers[1].extra_fwd_flops == 0.0 && m.layers[1].extra_params == 0,
+          "scout: the L2 QK-norm's FLOPs with the attention's (tsl_layer_t.qk_norm), no weights");
     tsl_model_free(&m);
     /* Maverick: interleave_moe_layer_step 2 (odd layers MoE, even dense at
      * intermediate_size_mlp); no QK-norm; no recorded training length */
