@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXACT_MAX              9007199254740992.0 /* 2^53 */
-#define QK_NORM_FLOPS_PER_ELEM 4.0 /* a norm's square, sum, scale and weight (model_presets.c) */
+#define EXACT_MAX 9007199254740992.0 /* 2^53 */
 
 static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
     [TSL_LAYER_EMBEDDING] = "embedding",
@@ -356,7 +355,7 @@ static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t 
     }
     add_attention(l, x, x->w, l->causal ? x->s : x->w, x->s, fg);
     if (l->qk_norm != TSL_QK_NORM_NONE) { /* the norms' FLOPs and inputs (model.h) */
-        fg->flops += QK_NORM_FLOPS_PER_ELEM * x->s * (x->d + x->e);
+        fg->flops += TSL_NORM_FLOPS_PER_ELEM * x->s * (x->d + x->e);
         fg->shard += 2.0 * x->s * (x->d + x->e) * x->u;
     }
 }

@@ -782,6 +782,10 @@ typedef struct tsl_arch_spec {
 #define TSL_QK_NORM_PER_HEAD 1u
 #define TSL_QK_NORM_FULL     2u
 #define TSL_QK_NORM_L2       3u
+/* An RMSNorm's work per element: a square, a sum, a scale by the reciprocal root and a
+ * weight multiply (the QK norms, model.c; the LLAMA variants' sandwich norms,
+ * model_presets.c). */
+#define TSL_NORM_FLOPS_PER_ELEM 4.0
 
 #define TSL_CAUSAL_ARCH 0u
 #define TSL_CAUSAL_ON   1u

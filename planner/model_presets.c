@@ -392,10 +392,8 @@ static int build_vit(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     return tsl_model_add(m, &hd, err);
 }
 
-/* Elementwise work the LLAMA-family variants add (model.h): an RMSNorm is a
- * square, a sum, a scale by the reciprocal root and a weight multiply per element;
- * a soft-cap c·tanh(x/c) a divide, a tanh and a multiply. */
-#define NORM_FLOPS_PER_ELEM    4.0
+/* Elementwise work the LLAMA-family variants add (model.h): an RMSNorm's
+ * TSL_NORM_FLOPS_PER_ELEM; a soft-cap c·tanh(x/c) a divide, a tanh and a multiply. */
 #define SOFTCAP_FLOPS_PER_ELEM 3.0
 
 /* The window of layer i: none on the layers that attend to everything. */
@@ -437,7 +435,7 @@ static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t win
         l->extra_params += sp->heads;
     if (sp->sandwich_norm) {
         l->extra_params += 2ull * sp->hidden;
-        l->extra_fwd_flops += 2.0 * NORM_FLOPS_PER_ELEM * s * h;
+        l->extra_fwd_flops += 2.0 * TSL_NORM_FLOPS_PER_ELEM * s * h;
         l->extra_act_bytes += 4ull * sp->seq_len * sp->hidden;
     }
     if (sp->attn_softcap)
