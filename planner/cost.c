@@ -1420,6 +1420,48 @@ static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
     }
 }
 
+/* TE delayed scaling's amax bookkeeping (cost model 177; docs/cost-model.md "Delayed
+ * scaling's amax reduction"). Each FP8 module appends its amax-history row to one global
+ * buffer per pass (TE 7d576ed25 fp8.py add_fp8_tensors_to_global_buffer); at each
+ * fp8_autocast exit (Megatron-core wraps each model chunk's TransformerBlock.forward in
+ * one, transformer_block.py at 338af5145) and after the first module's backward
+ * (linear.py, layernorm_linear.py: reduce_and_update_bwd_fp8_tensors)
+ * reduce_and_update_fp8_tensors concatenates them (torch.cat), all-reduces the result
+ * (MAX, async_op=False: the compute stream waits) over the autocast's fp8_group — the
+ * amax reduction group, every rank of the stage (parallel_state
+ * get_amax_reduction_group(with_context_parallel=True)) — and rolls every history and
+ * recomputes every scale in one fused kernel
+ * (tex.fused_amax_and_scale_update_after_reduction, delayed_scaling.cu kernel_bulk).
+ * Per pass and chunk: that all-reduce over the block's G ranks plus two launch floors.
+ * Its message, 4 B per amax (3 a GEMM forward, 2 backward) of
+ * TSL_FP8_DELAYED_GEMMS a layer (assumed: the dense block's QKV, projection, FC1 and
+ * FC2), is α-bound. None under current or block scaling (TE reduces nothing there per
+ * pass), torchao, PAPER, or without FP8 priced. */
+#define TSL_FP8_DELAYED_GEMMS   4.0
+#define TSL_FP8_DELAYED_KERNELS 2.0 /* torch.cat and the fused update, each pass */
+
+void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, uint32_t layers, uint32_t chunks,
+                                 double *fwd_s, double *bwd_s)
+{
+    *fwd_s = *bwd_s = 0.0;
+    if (env->mode == TSL_COST_PAPER || !fp8_priced(env) || env->knobs.fp8 != TSL_FP8_DELAYED ||
+        env->knobs.fp8_impl != TSL_FP8_IMPL_TE || layers == 0)
+        return;
+    double c = chunks > 1 ? chunks : 1;
+    double amaxes = TSL_FP8_DELAYED_GEMMS * ceil(layers / c);
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    double f = TSL_FP8_DELAYED_KERNELS * dev.launch_s, b = f;
+    tsl_coll_lat_t lat;
+    double bw = group_bw(env, 1, env->block_size, &lat);
+    if (isfinite(bw) && bw > 0) {
+        f += allreduce_lat_s(3.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
+        b += allreduce_lat_s(2.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
+    }
+    *fwd_s = c * f;
+    *bwd_s = c * b;
+}
+
 /* The layer's SP all-gathers of the inputs (*ag_in) and of dY (*ag_dy) in
  * seconds: half of tp_f each in bf16, each block's FP8 share taken off. */
 static void tp_sp_gathers(const tp_sp_t *sp, uint32_t allreduces, double tp_f, double *ag_in,

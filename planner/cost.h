@@ -991,8 +991,18 @@ typedef enum tsl_cost_mode {
  * way; an eager stack its RMSNorm chain; one host op a kernel. Their input, which the
  * norm keeps, counts with the heads (act_shard: divided by TP without SP, where it was
  * replicated), their FLOPs once, and two weight tensors more where a .grad accumulation
- * kernel runs per tensor. A plan on a model without qk_norm prices as 175. */
-#define TSL_COST_MODEL_VERSION 176u
+ * kernel runs per tensor. A plan on a model without qk_norm prices as 175.
+ * 177: TE delayed scaling's amax reduction is priced per model chunk and pass: at each
+ * fp8_autocast exit (Megatron-core's TransformerBlock.forward, 338af5145) and after the
+ * chunk's backward, TE (7d576ed25 fp8.py reduce_and_update_fp8_tensors) concatenates the
+ * modules' amaxes, all-reduces them (MAX, on the compute stream's path) over the amax
+ * reduction group — TP x DP x CP, the stage's block — and runs one fused history and
+ * scale update (delayed_scaling.cu kernel_bulk): that all-reduce plus two launch floors,
+ * each chunk forward and backward, in the stage's per-micro-batch time
+ * (cost.c tsl_cost_fp8_delayed_amax_s, search_eval.c eval_stage_rows). A plan without
+ * FP8 under the delayed recipe and TE prices as 176 (docs/cost-model.md "Delayed
+ * scaling's amax reduction"). */
+#define TSL_COST_MODEL_VERSION 177u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1912,6 +1922,16 @@ uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l);
  * and under TP the sender's all-gather of its output before the gradient's receive
  * (cost.c). 0 without the knob, under launch_blocking (priced in the passes) or H 0. */
 double tsl_cost_ds_exchange_dispatch_s(const tsl_cost_env_t *env, const tsl_strategy_t *sender);
+/* TE delayed scaling's amax reduction and history update (cost model 177), per
+ * micro-batch of a stage on env's block whose `layers` run in `chunks` model chunks:
+ * each chunk's fp8_autocast exit (*fwd_s) and the end of its backward (*bwd_s) concatenate
+ * the amaxes, all-reduce them (MAX) over the block's ranks — Megatron-core's amax reduction
+ * group, TP x DP x CP of the stage — on the compute stream's path and run the fused
+ * history and scale update: the all-reduce plus two launch floors, each pass and chunk.
+ * Both 0 but under FP8 priced with the delayed recipe and TE (fp8_impl te), STACK
+ * mode; a one-rank block pays the kernels alone. Pure. */
+void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, uint32_t layers, uint32_t chunks,
+                                 double *fwd_s, double *bwd_s);
 
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,

@@ -2437,6 +2437,11 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
         res.peak_bytes = lazy_grad_peak(e, g, first, n);
     st->peak_bytes = res.peak_bytes;
     stage_times(e, &env, g, first, n, st, &st->act_bytes);
+    double amax_f, amax_b; /* TE delayed scaling's amax reduction, each chunk and pass */
+    tsl_cost_fp8_delayed_amax_s(&env, n, v, &amax_f, &amax_b);
+    st->time_s += amax_f + amax_b;
+    st->time_nosync_s += amax_f + amax_b;
+    st->fwd_s += amax_f;
     if (e->knobs.cpu_offload_layers) { /* one stage (pp_allowed, eval's check) */
         double wait = offload_exposed_s(e, first, n, s * G, G, &plan->cpu_offload_bytes);
         st->time_s += wait;

@@ -3342,6 +3342,60 @@ static void test_fp8_sp_gather(void)
     tsl_cluster_free(&c);
 }
 
+/* TE delayed scaling's amax reduction (cost model 177; cost.c
+ * tsl_cost_fp8_delayed_amax_s): on the 2-GPU block of gb200_encoder_env with NCCL's
+ * alphas, 10 layers in 4 chunks (3 layers a chunk, rounded up) — each chunk's forward
+ * all-reduces 3 amaxes of 4 GEMMs a layer, 4 B each, over the block, its backward 2, and
+ * each pays two launch floors more (the concatenation and the fused update): 4 times
+ * (that all-reduce + 2 L) each pass. On one rank the kernels alone; nothing under
+ * current scaling, torchao, PAPER or without FP8. */
+static void test_fp8_delayed_amax_reduce(void)
+{
+    tsl_cluster_t c;
+    tsl_layer_t l;
+    tsl_cost_env_t env;
+    gb200_encoder_env(&c, &l, &env);
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false); /* the block's one group of 2 */
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK(bw.tp_lat.n > 1, "NCCL's alphas priced");
+    double launch = TSL_ROOFLINE_LAUNCH_S;
+    double ar_f = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 3.0 * 4 * 3 * 4.0, 2, bw.tp_bw, NULL);
+    double ar_b = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2.0 * 4 * 3 * 4.0, 2, bw.tp_bw, NULL);
+    CHECK(ar_f > 1e-6 && ar_f < 1e-4, "an amax all-reduce is alpha-bound: %g s", ar_f);
+    double f, b;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    CHECK_NEAR(f, 4.0 * (ar_f + 2.0 * launch), 1e-12, "forward: 4 chunks, %g", f);
+    CHECK_NEAR(b, 4.0 * (ar_b + 2.0 * launch), 1e-12, "backward: 4 chunks, %g", b);
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 0, &f, &b);
+    double one = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 3.0 * 4 * 10 * 4.0, 2, bw.tp_bw, NULL);
+    CHECK_NEAR(f, one + 2.0 * launch, 1e-12, "no interleave: one region, %g", f);
+    tsl_cost_env_t one_rank;
+    CHECK(tsl_cost_env_init(&one_rank, &c, 0, 1, NULL) == 0, "one-rank env");
+    one_rank.mode = TSL_COST_STACK;
+    one_rank.knobs = env.knobs;
+    tsl_cost_fp8_delayed_amax_s(&one_rank, 10, 1, &f, &b);
+    CHECK_NEAR(f, 2.0 * launch, 1e-15, "one rank: the kernels alone, %g", f);
+    CHECK_NEAR(b, 2.0 * launch, 1e-15, "one rank: the kernels alone, %g", b);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    CHECK(f == 0.0 && b == 0.0, "current scaling: none (%g, %g)", f, b);
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    CHECK(f == 0.0 && b == 0.0, "torchao: none (%g, %g)", f, b);
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    CHECK(f == 0.0 && b == 0.0, "bf16: none (%g, %g)", f, b);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    CHECK(f == 0.0 && b == 0.0, "PAPER: none (%g, %g)", f, b);
+    tsl_cluster_free(&c);
+}
+
 /* TE current scaling's amax all-reduces under SP (cost model 163; fp8_impl.h
  * tsl_fp8_impl_amax_reduced, cost.c tp_sp_shares): the encoder layer of
  * test_fp8_sp_gather on 8 GB200s, TP 2 + SP, with NCCL's alphas. Each FP8 gather's
@@ -5157,6 +5211,7 @@ int main(void)
     test_nvfp4_memory();
     test_fp8_sp_gather();
     test_fp8_cs_amax_reduce();
+    test_fp8_delayed_amax_reduce();
     test_proj_orig_input();
     test_fp8_moe();
     test_fp8_latent_moe();
