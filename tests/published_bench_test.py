@@ -272,6 +272,19 @@ def check_bloom_tp(root, tesselctl, rows):
         pass
 
 
+def check_preset_seq(runner):
+    """A preset row's FLOPs are counted at the row's own sequence, the one eval is
+    run at (--seq-len), not the preset's: Llama3-8B at 32768 under 6n is
+    6·matmul params + 12·l·h·s per token at s = 32768."""
+    run = load_runner(runner)
+    row = {"model": {"preset": "Llama3-8B", "seq": 32768}, "plan": {"batch": 2}, "flops": "6n"}
+    shape = dict(run.PRESET_SHAPES["Llama3-8B"], seq=32768)
+    want = 2 * 32768 * (6 * run.matmul_params(shape) + 12 * 32 * 4096 * 32768)
+    got = run.flops_per_iter(row, None)
+    if abs(got - want) > 1e-9 * want:
+        fail("preset at its row's seq: %r FLOPs, want %r (the preset's 8192 counted?)" % (got, want))
+
+
 def check_flop_conventions(runner, rows):
     """The two conventions of the 2021-22 DeepSpeed-pipeline sources. `neox-2022`
     (GPT-NeoX's logged count, 6·N + 60·s·h·l per token with N the row's
@@ -802,6 +815,7 @@ def main():
     check_etp(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
+    check_preset_seq(runner)
     check_mpt(runner, tesselctl, rows)
     check_mpt_siblings(runner, rows)
     check_mpt_second_reading(runner, rows)

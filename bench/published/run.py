@@ -504,8 +504,9 @@ def flops_per_iter(row, tessel_model):
         return batch * s * (6 * m["flops_params"] + 12 * l * h * s)
     if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
         return 3 * m["fwd_gflops_per_sample"] * 1e9 * batch
-    if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
-        m = PRESET_SHAPES[m["preset"]]
+    if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it, at
+        # the row's own sequence where it sets one (eval is run at --seq-len: command())
+        m = dict(PRESET_SHAPES[m["preset"]], **({"seq": m["seq"]} if "seq" in m else {}))
     s, l, h, V = m["seq"], m["layers"], m["hidden"], m["vocab"]
     if row["flops"] == "narayanan21":
         # Narayanan et al. 2021 Eq. (3), full recomputation counted (96 = 4 x 24)
