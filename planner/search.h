@@ -229,6 +229,11 @@ typedef struct tsl_search_stats {
     uint64_t dp_states; /* DP cells evaluated */
     uint64_t configs;   /* (batch, P, m) configurations costed */
     uint32_t batches_tried;
+    /* zero-bubble schedules over the memory budget on the 1F1B plan's strategies
+     * (search_eval.c zb_own_choice): layer DPs solved again under the schedule's own
+     * in-flight counts, and those skipped where its stages' floors prove the result
+     * below the bar (zb_floor_s) */
+    uint64_t zb_resolves, zb_resolves_skipped;
 } tsl_search_stats_t;
 
 typedef struct tsl_search_result {

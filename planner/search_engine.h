@@ -246,7 +246,14 @@ typedef struct tsl_engine {
      * interleave from below (eval_more_chunks) */
     double least_k_s[TSL_PLAN_MAX_STAGES];
     double least_obj_s[TSL_PLAN_MAX_STAGES];
-    tsl_plan_t *cand; /* scratch plan: one strategy of a uniform space */
+    /* each stage (a V's rank) of the zero-bubble plan on given strategies costed last
+     * (eval_zero_bubble: the 1F1B plan's): the least below_bar's K can be on that
+     * stage's rows under any of the group's strategies (search_eval.c zb_floor_stage) —
+     * what zb_own_choice holds its re-solve to before running any layer DP;
+     * zb_floor_fb_s the least F + B alone */
+    double zb_floor_s[TSL_PLAN_MAX_STAGES], zb_floor_fb_s[TSL_PLAN_MAX_STAGES];
+    bool zb_floor_off; /* tests only: every re-solve run, its floors unread */
+    tsl_plan_t *cand;  /* scratch plan: one strategy of a uniform space */
     /* the event simulator's input and workspace for the schedules it prices (search_eval.c
      * zb_iter), kept across configurations and grown to the largest asked: made and
      * freed for each, their churn among the memos' chunks held the heap's pages */

@@ -914,6 +914,8 @@ void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
     into->dp_states += s->dp_states;
     into->configs += s->configs;
     into->batches_tried += s->batches_tried;
+    into->zb_resolves += s->zb_resolves;
+    into->zb_resolves_skipped += s->zb_resolves_skipped;
 }
 
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size)
@@ -1436,6 +1438,131 @@ static void floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 }
 
 static bool interleave_on(const tsl_engine_t *e, uint32_t P, uint32_t m);
+
+/*
+ * The least below_bar's K (time_nosync − p2p − fb_save) can be on stage s of a
+ * zero-bubble schedule whatever strategies its layer DP chooses within the stage's
+ * budget (e->zb_floor_s[s]; zb_own_choice), from the stage's rows (its layers, a
+ * V's rank's: stage_rows), which depend on the stage, never on the choice
+ * (memo_key_t).
+ *
+ * K is the rows' F + B under the chosen strategies plus the moves, boundary, host
+ * and offload terms (stage_times, eval_stage_rows; all ≥ 0), less fb_save =
+ * max(0, A − fb), A = hide + B, hide = F − min(F, lead) (the EP lead, ≥ 0) and
+ * fb ≥ max(c, a), a = min(C, A), c = A − a (tsl_pipesim_fb_save_s, its κ ≥ 1 aside).
+ * So K − fb_save ≥ min(F, lead) + max(c, a) ≥ X = max(F + B − C, min(C, F + B)),
+ * and X = F + B where no step saves (torchtitan, fb_serial). Where no row has an EP
+ * lead under any strategy, hide = F and κ counts too: X is v_fb_least_s's
+ * max(c, a) + (κ − 1)·min(c, a) at c = F + B − C, a = min(C, F + B). X grows with
+ * each of the sums F + B, C and F + B − C, so each may count at its least.
+ *
+ * The least of a sum Σ_i x_i,c over the choices c that fit, by Lagrangian
+ * relaxation as floor_stage bounds an interleave: a choice the DP returns keeps
+ * Σ_i a_i,c ≤ M, its budget (its peak, layerdp.h, is at least its states and
+ * stashes: a_ij = the states, less the gradients under lazy_grads, held_i
+ * micro-batches of stash and m of step_bytes), so for every λ ≥ 0
+ * Σ_i x_i,c ≥ Σ_i min_j (x_ij + λ·a_ij) − λ·M. held is the count this costing
+ * holds (after offload_held): the schedule's in-flight count, or on a V the
+ * chunks' counts at one moment of tsl_pipeline_v_held's walk, where a choice's own
+ * held count is the moment of its largest stash — no fewer bytes. The bound is
+ * concave in λ: its slope, the least terms' bytes less M, is followed by
+ * bisection, every λ tried a bound.
+ */
+static double v_fb_least_s(const tsl_engine_t *e, const double sum[3]);
+
+typedef struct zb_run {
+    const tsl_layer_cost_t *row; /* the class's row of the stage */
+    uint32_t held, n;            /* micro-batches held, rows in the run */
+} zb_run_t;
+
+static double zb_x(const tsl_layer_cost_t *lc, int sum)
+{
+    double fb = lc->fwd_s + lc->bwd_s;
+    return sum == 0 ? fb : sum == 1 ? lc->comm_s : fb - lc->comm_s;
+}
+
+/* Σ_i min_j (x_ij + λ·a_ij) − λ·M over the runs, and its slope in *slope. */
+static double zb_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g, const zb_run_t *run,
+                      uint32_t n_runs, uint32_t m, double M, double lambda, int sum, double *slope)
+{
+    double total = -lambda * M, bytes = -M;
+    for (uint32_t r = 0; r < n_runs; r++) {
+        double least = INFINITY, a_least = 0;
+        for (uint32_t j = 0; j < g->n; j++) {
+            const tsl_layer_cost_t *lc = &run[r].row[j];
+            if (!lc->feasible)
+                continue;
+            double a =
+                (double)(e->knobs.lazy_grads ? lc->ms_bytes - lc->grad_bytes : lc->ms_bytes) +
+                (double)run[r].held * (double)lc->fwd_bytes + (double)m * (double)lc->step_bytes;
+            double y = zb_x(lc, sum) + lambda * a;
+            if (y < least) {
+                least = y;
+                a_least = a;
+            }
+        }
+        total += run[r].n * least;
+        bytes += run[r].n * a_least;
+    }
+    *slope = bytes;
+    return total;
+}
+
+/* The largest Σ_i min_j (x_ij + λ·a_ij) − λ·M found over 0 ≤ λ ≤ most (zb_dual). */
+static double zb_least_sum(const tsl_engine_t *e, const tsl_group_strategies_t *g,
+                           const zb_run_t *run, uint32_t n_runs, uint32_t m, double M, int sum,
+                           double most)
+{
+    double slope, best = zb_dual(e, g, run, n_runs, m, M, 0.0, sum, &slope);
+    double lo = 0, hi = 1e-12; /* s per byte: 1 GB at 1 ms */
+    for (uint32_t k = 0; slope > 0 && isfinite(best) && hi <= most && k < 24; k++) {
+        best = tsl_max(best, zb_dual(e, g, run, n_runs, m, M, hi, sum, &slope));
+        if (slope > 0) {
+            lo = hi;
+            hi *= 8;
+        }
+    }
+    for (uint32_t k = 0; lo > 0 && slope <= 0 && k < 8; k++) {
+        double mid = sqrt(lo * hi), sl;
+        best = tsl_max(best, zb_dual(e, g, run, n_runs, m, M, mid, sum, &sl));
+        if (sl > 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return best;
+}
+
+static void zb_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
+                           uint32_t first, uint32_t n, uint32_t m, const uint32_t *held,
+                           uint64_t budget)
+{
+    zb_run_t run[TSL_PLAN_MAX_LAYERS];
+    uint32_t n_runs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tsl_layer_cost_t *row = e->class_row[e->layer_class[row_layer(e, first, i)]];
+        if (n_runs > 0 && run[n_runs - 1].row == row && run[n_runs - 1].held == held[i])
+            run[n_runs - 1].n++;
+        else
+            run[n_runs++] = (zb_run_t){row, held[i], 1};
+    }
+    /* λ·M at most 10^4 times the stage's fastest F + B: the terms' rounding, relative
+     * to λ·M, stays far below zb_own_choice's margin of 10^-9 of K */
+    double M = (double)budget, slope, sum[3] = {0, 0, 0};
+    double most = 1e4 * zb_dual(e, g, run, n_runs, m, M, 0.0, 0, &slope) / M;
+    sum[0] = zb_least_sum(e, g, run, n_runs, m, M, 0, most);
+    e->zb_floor_fb_s[s] = sum[0];
+    e->zb_floor_s[s] = sum[0];
+    if (e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial)
+        return;
+    bool lead = false;
+    for (uint32_t r = 0; r < n_runs; r++)
+        for (uint32_t j = 0; j < g->n; j++)
+            lead |= run[r].row[j].ep_lead_s > 0;
+    sum[1] = zb_least_sum(e, g, run, n_runs, m, M, 1, most);
+    sum[2] = zb_least_sum(e, g, run, n_runs, m, M, 2, most);
+    e->zb_floor_s[s] = lead ? tsl_max(sum[2], tsl_min(sum[1], sum[0])) : v_fb_least_s(e, sum);
+}
 
 /* DualPipeV's F&B contention k (tsl_pipesim_fb_k) on a stage of env with comm seconds
  * of communication, ep of them the EP exchange: a flex dispatcher's all-to-alls run as
@@ -2378,6 +2505,8 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
             live[i] = 1;
         }
     offload_held(e, first, n, held);
+    if (given && plan->schedule) /* what zb_own_choice's re-solve could reach */
+        zb_floor_stage(e, g, s, first, n, m, held, tsl_engine_stage_budget(e, s * G, G));
     fill_stage_rows(e, g, first, n, m, held, live);
     add_recv_buffers(e, g, &env, plan, s, first, n, m, Bm);
 
@@ -3180,10 +3309,34 @@ static bool zb_own_choice(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
         return false;
     /* of use only above the configuration's best so far and the sweep's bar: its own
      * stages prune it below them (below_bar, as each V is pruned on its stages) */
+    double at = fmax(e->bar_samples_per_s, best_samples_per_s), most = 0, most_fb = 0;
+    /* e->alt, just costed in full on the same rows, left each stage's floors
+     * (zb_floor_stage). Every stage's K in the re-solve is at least zb_floor_s, so
+     * where one stage's reaches the bar below_bar prunes the re-solve on that stage or
+     * an earlier one: it ends as e->alt does here, not valid within the budget. And
+     * ZB-H1 and ZBV overlap no F with a B: no iteration of theirs is shorter than
+     * m·(F + B) of a stage (zb_bound_s, and the V's floor without DualPipeV's saving),
+     * so where one stage's least F + B reaches the configuration's best, the re-solve,
+     * if valid, is no faster and is not kept — unless Megatron-LM's EP overlap takes
+     * from the stage times what no layer shows (tsl_plan_ep_overlap_runs). Either way
+     * nothing is lost by not running it. Less a margin for rounding (the floors sum
+     * their rows in another order than stage_times). */
+    for (uint32_t s = 0; s < P; s++) {
+        most = tsl_max(most, e->zb_floor_s[s]);
+        most_fb = tsl_max(most_fb, e->zb_floor_fb_s[s]);
+    }
+    bool no_fb = sched != TSL_PIPESIM_SCHED_DUALPIPEV && !e->knobs.moe_a2a_overlap;
+    if (!e->zb_floor_off &&
+        ((double)m * (most * (1 - 1e-9)) * at >= B ||
+         (no_fb && (double)m * (most_fb * (1 - 1e-9)) * best_samples_per_s >= B))) {
+        e->stats.zb_resolves_skipped++;
+        return false;
+    }
+    e->stats.zb_resolves++;
     bool prune = e->prune_below_bar;
     double bar = e->bar_samples_per_s;
     e->prune_below_bar = true;
-    e->bar_samples_per_s = fmax(bar, best_samples_per_s);
+    e->bar_samples_per_s = at;
     tsl_plan_init(e->alt);
     eval_config(e, g, B, P, m, 1, sched, first_layer, NULL, e->alt);
     e->prune_below_bar = prune;

@@ -1204,6 +1204,89 @@ static void test_v_floor(void)
           (unsigned long long)res.stats.configs, (unsigned long long)res.stats.dp_runs);
 }
 
+/* zb_own_choice skips a zero-bubble schedule's re-solve only where its stages'
+ * floors prove it would not change the configuration's plan (search_eval.c
+ * zb_floor_stage): configurations of GPT3-65B on 8x8 A100 at batch 1536 cost to the
+ * same plan with the floors read and with every re-solve run (zb_floor_off), with no
+ * bar and under a sweep's bar above some of them, and each re-solve the floors
+ * skipped is one the other engine ran. Some of them the re-solve wins: a zero-bubble
+ * plan on other strategies than the configuration's best without zero-bubble
+ * schedules (whose strategies it would run otherwise). The search still finds
+ * test_v_floor's DualPipeV, which only a re-solve finds, skipping re-solves elsewhere. */
+static bool same_plan(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    if (a->valid != b->valid || !a->valid)
+        return a->valid == b->valid;
+    bool same = a->schedule == b->schedule && a->interleave == b->interleave &&
+                a->samples_per_s == b->samples_per_s &&
+                a->iter_time_1f1b_s == b->iter_time_1f1b_s && a->n_layers == b->n_layers;
+    for (uint32_t i = 0; same && i < a->n_layers; i++)
+        same = tsl_strategy_equal(&a->layer[i], &b->layer[i]);
+    return same;
+}
+
+static void test_zb_own_prune(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT3-65B", "8x8xA100-80G:ib400", &m, &c);
+    tsl_request_t r = fixed_request(1536), r1 = r;
+    r1.no_zero_bubble = true;
+    tsl_space_t sp = tsl_space_tessel(&r), sp1 = tsl_space_tessel(&r1);
+    static tsl_engine_t on, off, plain;
+    static tsl_plan_t a, b, p;
+    tsl_err_t err = {0};
+    CHECK(tsl_engine_init(&on, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    CHECK(tsl_engine_init(&off, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    CHECK(tsl_engine_init(&plain, &m, &c, &r1, NULL, &sp1, &err) == 0, "%s", err.msg);
+    off.zb_floor_off = true;
+    const uint32_t pps[] = {4, 8, 16}, ms[] = {64, 128, 192, 256, 384};
+    const double bars[] = {0.0, 17.0};
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1], won = 0;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t i = 0; i < 3; i++)
+            for (uint32_t j = 0; j < 5; j++) {
+                tsl_partition_by_flops(&m, pps[i], first);
+                on.bar_samples_per_s = off.bar_samples_per_s = bars[k];
+                tsl_plan_init(&a);
+                tsl_plan_init(&b);
+                tsl_plan_init(&p);
+                tsl_engine_eval(&on, 1536, pps[i], ms[j], first, &a);
+                tsl_engine_eval(&off, 1536, pps[i], ms[j], first, &b);
+                tsl_engine_eval(&plain, 1536, pps[i], ms[j], first, &p);
+                CHECK(same_plan(&a, &b), "pp %u m %u bar %g: %s %.6f vs every re-solve %s %.6f",
+                      pps[i], ms[j], bars[k], tsl_pipesim_sched_name(a.schedule, a.interleave),
+                      a.valid ? a.samples_per_s : 0.0,
+                      tsl_pipesim_sched_name(b.schedule, b.interleave),
+                      b.valid ? b.samples_per_s : 0.0);
+                bool own = a.valid && a.schedule && p.valid;
+                for (uint32_t l = 0; own && l < a.n_layers; l++)
+                    own = tsl_strategy_equal(&a.layer[l], &p.layer[l]);
+                won += a.valid && a.schedule && p.valid && !own;
+            }
+    CHECK(won > 0 && on.stats.zb_resolves_skipped > 0 && off.stats.zb_resolves_skipped == 0 &&
+              on.stats.zb_resolves + on.stats.zb_resolves_skipped == off.stats.zb_resolves &&
+              on.stats.dp_runs < off.stats.dp_runs,
+          "%u plans a re-solve won; re-solves run %llu, skipped %llu (DP runs %llu); every one "
+          "run: %llu (%llu)",
+          won, (unsigned long long)on.stats.zb_resolves,
+          (unsigned long long)on.stats.zb_resolves_skipped, (unsigned long long)on.stats.dp_runs,
+          (unsigned long long)off.stats.zb_resolves, (unsigned long long)off.stats.dp_runs);
+    tsl_engine_free(&on);
+    tsl_engine_free(&off);
+    tsl_engine_free(&plain);
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.schedule == TSL_PIPESIM_SCHED_DUALPIPEV && res.best.pp == 8 &&
+              res.best.n_micro == 192 && res.stats.zb_resolves > 0 &&
+              res.stats.zb_resolves_skipped > 0,
+          "GPT3-65B at 1536: %s pp %u m %u; re-solves run %llu, skipped %llu",
+          tsl_pipesim_sched_name(res.best.schedule, res.best.interleave), res.best.pp,
+          res.best.n_micro, (unsigned long long)res.stats.zb_resolves,
+          (unsigned long long)res.stats.zb_resolves_skipped);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* The zero-bubble schedules are weighed per plan: the same 39B case runs one
  * (ZB-H1, ZBV or DualPipeV), faster than the 1F1B figure it records and than the best plan
  * without them; the simulator's time is the plan's; no_zero_bubble holds, and
@@ -2572,6 +2655,7 @@ int main(void)
     test_interleave();
     test_zero_bubble();
     test_v_floor();
+    test_zb_own_prune();
     test_moe_ep();
     test_memo_fresh();
     test_shared_walks();
