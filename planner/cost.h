@@ -991,8 +991,22 @@ typedef enum tsl_cost_mode {
  * way; an eager stack its RMSNorm chain; one host op a kernel. Their input, which the
  * norm keeps, counts with the heads (act_shard: divided by TP without SP, where it was
  * replicated), their FLOPs once, and two weight tensors more where a .grad accumulation
- * kernel runs per tensor. A plan on a model without qk_norm prices as 175. */
-#define TSL_COST_MODEL_VERSION 176u
+ * kernel runs per tensor. A plan on a model without qk_norm prices as 175.
+ * 177: a fused norm's backward is two kernels and two host ops, not one (roofline.h
+ * "QK norms", TSL_ROOFLINE_TE_NORM_BWD_KERNELS; roofline.c norm_kernels): the
+ * elementwise dX kernel and the dγ(/dβ) finalize that sums its per-CTA partials (TE
+ * release_v2.16 common/normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu and
+ * layernorm/ln_bwd_semi_cuda_kernel.cu: the tuned and the general launchers both
+ * launch the finalize kernel after the main one). In every block's norm (TE's
+ * LayerNormLinear calls the same rmsnorm_bwd / layernorm_bwd; an MoE block's
+ * standalone pre_mlp_layernorm, TENorm, likewise), MLA's latent norms, an MTP depth's
+ * enorm, hnorm and final norm, BLOOM's embedding norm; PyTorch's native layer_norm
+ * backward launches two as well (grad input, then gamma/beta), apex's FusedLayerNorm
+ * three (the third unpriced). The dγ partials' bytes are left out (assumed small: a
+ * few rows of h in fp32). Not under autocast (its five kept), nor an eager RMSNorm
+ * chain (its own kernels), nor Mamba's gated norm (mamba_ssm's Triton kernels, not
+ * TE's). A plan on a model without a fused norm prices as 176 (none in practice). */
+#define TSL_COST_MODEL_VERSION 177u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
