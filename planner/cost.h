@@ -1005,8 +1005,16 @@ typedef enum tsl_cost_mode {
  * three (the third unpriced). The dγ partials' bytes are left out (assumed small: a
  * few rows of h in fp32). Not under autocast (its five kept), nor an eager RMSNorm
  * chain (its own kernels), nor Mamba's gated norm (mamba_ssm's Triton kernels, not
- * TE's). A plan on a model without a fused norm prices as 176 (none in practice). */
-#define TSL_COST_MODEL_VERSION 177u
+ * TE's). A plan on a model without a fused norm prices as 176 (none in practice).
+ * 178: the moe recompute module's drop on a latent MoE layer (recompute.c
+ * tsl_recompute_drop, recompute.h): Megatron-LM 44151194 moe_layer.py checkpoints the
+ * whole custom_forward, preprocess's fc1_latent_proj and postprocess's fc2_latent_proj
+ * with it, so it drops the dispatched copies at their width ℓ and fc2_latent_proj's
+ * ℓ-wide input (model.h "Latent MoE": 2·k·s·ℓ + 4·s·E + 2·s·ℓ replicated), not 2·k·s·h
+ * + 4·s·E; the checkpoint's input, the norm's output fc1_latent_proj reads, is kept. The
+ * recompute's time already priced the latent layer. A plan without moe in
+ * recompute_modules on a latent MoE model prices as 177. */
+#define TSL_COST_MODEL_VERSION 178u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
