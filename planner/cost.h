@@ -1001,8 +1001,30 @@ typedef enum tsl_cost_mode {
  * each chunk forward and backward, in the stage's per-micro-batch time
  * (cost.c tsl_cost_fp8_delayed_amax_s, search_eval.c eval_stage_rows). A plan without
  * FP8 under the delayed recipe and TE prices as 176 (docs/cost-model.md "Delayed
- * scaling's amax reduction"). */
-#define TSL_COST_MODEL_VERSION 177u
+ * scaling's amax reduction").
+ * 178: a fused norm's backward is two kernels and two host ops, not one (roofline.h
+ * "QK norms", TSL_ROOFLINE_TE_NORM_BWD_KERNELS; roofline.c norm_kernels): the
+ * elementwise dX kernel and the dγ(/dβ) finalize that sums its per-CTA partials (TE
+ * release_v2.16 common/normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu and
+ * layernorm/ln_bwd_semi_cuda_kernel.cu: the tuned and the general launchers both
+ * launch the finalize kernel after the main one). In every block's norm (TE's
+ * LayerNormLinear calls the same rmsnorm_bwd / layernorm_bwd; an MoE block's
+ * standalone pre_mlp_layernorm, TENorm, likewise), MLA's latent norms, an MTP depth's
+ * enorm, hnorm and final norm, BLOOM's embedding norm; PyTorch's native layer_norm
+ * backward launches two as well (grad input, then gamma/beta), apex's FusedLayerNorm
+ * three (the third unpriced). The dγ partials' bytes are left out (assumed small: a
+ * few rows of h in fp32). Not under autocast (its five kept), nor an eager RMSNorm
+ * chain (its own kernels), nor Mamba's gated norm (mamba_ssm's Triton kernels, not
+ * TE's). A plan on a model without a fused norm prices as 177 (none in practice).
+ * 179: the moe recompute module's drop on a latent MoE layer (recompute.c
+ * tsl_recompute_drop, recompute.h): Megatron-LM 44151194 moe_layer.py checkpoints the
+ * whole custom_forward, preprocess's fc1_latent_proj and postprocess's fc2_latent_proj
+ * with it, so it drops the dispatched copies at their width ℓ and fc2_latent_proj's
+ * ℓ-wide input (model.h "Latent MoE": 2·k·s·ℓ + 4·s·E + 2·s·ℓ replicated), not 2·k·s·h
+ * + 4·s·E; the checkpoint's input, the norm's output fc1_latent_proj reads, is kept. The
+ * recompute's time already priced the latent layer. A plan without moe in
+ * recompute_modules on a latent MoE model prices as 178. */
+#define TSL_COST_MODEL_VERSION 179u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -150,7 +150,11 @@ void tsl_recompute_drop(const tsl_layer_t *l, uint32_t mask, uint64_t *repl, uin
         sh += 2.0 * g * s * f + 2.0 * s * f;
     }
     if (m & TSL_RECOMPUTE_MOE) {
-        rp += 2.0 * k * s * h + 4.0 * s * E;
+        /* the whole of moe_layer.py's custom_forward: the routed copies at their width
+         * (ℓ under latent MoE) and fc2_latent_proj's ℓ-wide input, which the
+         * checkpoint's forward runs too; its own input, the norm's output, is kept */
+        double w = tsl_layer_expert_width(l);
+        rp += 2.0 * k * s * w + 4.0 * s * E + (l->moe_latent ? 2.0 * s * w : 0.0);
         sh += k * (2.0 * g * s * f + 2.0 * s * f) + shared;
     } else {
         if (m & TSL_RECOMPUTE_MOE_ACT)

@@ -55,7 +55,12 @@
  *   mlp             repl 2·s·h (the fused norm's output); shard 2·g·s·f + 2·s·f
  *   moe             repl 2·k·s·h + 4·s·E; shard k·(2·g·s·f + 2·s·f) + S·(2·g·s·f_s
  *                   + 2·s·f_s): all of the MoE FFN's stash but its input (moe_act
- *                   and shared_experts then add nothing)
+ *                   and shared_experts then add nothing). Latent MoE (ℓ = moe_latent;
+ *                   cost model 179): repl 2·k·s·ℓ + 4·s·E + 2·s·ℓ — the dispatched
+ *                   copies are ℓ wide, and fc1_latent_proj / fc2_latent_proj run
+ *                   inside the checkpointed custom_forward (Megatron-LM 44151194
+ *                   moe_layer.py preprocess / postprocess), so fc2_latent_proj's
+ *                   ℓ-wide input goes too; fc1_latent_proj reads the kept input
  *   moe_act         shard 2·k·s·f (the routed copies' activation outputs)
  *   shared_experts  shard S·(2·g·s·f_s + 2·s·f_s)
  *   torchtitan_op   all of the block's stash but what it saves: the larger of the

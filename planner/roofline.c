@@ -935,6 +935,14 @@ static double eager_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
     return c;
 }
 
+/* The kernels of `norms` fused norms (TE's RMSNorm / LayerNorm, roofline.h "TE
+ * norms"): one a norm forward; backward the elementwise kernel and the dγ(/dβ)
+ * finalize, TSL_ROOFLINE_TE_NORM_BWD_KERNELS. */
+static uint32_t norm_kernels(const pass_t *p, uint32_t norms)
+{
+    return p->bwd ? norms * TSL_ROOFLINE_TE_NORM_BWD_KERNELS : norms;
+}
+
 /* The QK norms on the rank's T·d/t query and T·e/t key elements (roofline.h "QK
  * norms"): 0 unless the layer has them. */
 static double qk_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double t)
@@ -946,7 +954,7 @@ static double qk_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         return eager_norm_s(p, q) + eager_norm_s(p, k);
     if (l->qk_norm == TSL_QK_NORM_L2)
         return mem(p, 4.0 * (q + k), 2);
-    double c = mem(p, 4.0 * (q + k), p->bwd ? 2u * TSL_ROOFLINE_TE_NORM_BWD_KERNELS : 2u);
+    double c = mem(p, 4.0 * (q + k), norm_kernels(p, 2));
     if (p->bwd)
         return c;
     double groups = x->e / (x->d / x->a) / t, heads = x->a / t; /* the rank's */
@@ -978,7 +986,23 @@ static double ffn_act_s(pass_t *p, const shape_t *x, double elems)
     return mem(p, 2.0 * (x->g + 1.0) * elems, 1);
 }
 
-/* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
+/* The block's norm is an eager RMSNorm chain (torchtitan eager, HF T5's eager_norm). */
+static bool eager_block_norm(const pass_t *p, const tsl_layer_t *l)
+{
+    return (p->d->eager || l->eager_norm) && l->rms_norm && !p->d->autocast;
+}
+
+/* The share of block_elementwise_s's ops that are its norm's, without dropout: the
+ * fused norm's norm_kernels of them and the residual add's one; 1 of 2 otherwise
+ * (the pre-MLP norm in the router's graph, moe_ffn_s). */
+static double block_norm_share(const pass_t *p, const tsl_layer_t *l)
+{
+    if (p->d->autocast || eager_block_norm(p, l))
+        return 0.5;
+    return norm_kernels(p, 1) / (norm_kernels(p, 1) + 1.0);
+}
+
+/* Norm (4 bytes/element; its kernels norm_kernels'), residual add (6) and dropout (5: two copies and a
  * mask) of one block: replicated over the TP group unless sequence-parallel.
  * An eager RMSNorm (torchtitan eager, HF T5's eager_norm) at its own kernels'.
  * Under autocast the norm and the residual stream are fp32 with a cast to bf16
@@ -988,11 +1012,12 @@ static double block_elementwise_s(pass_t *p, const tsl_layer_t *l, const shape_t
                                   double split)
 {
     double elems = x->h * x->s * S / split;
-    if ((p->d->eager || l->eager_norm) && l->rms_norm && !p->d->autocast)
+    if (eager_block_norm(p, l))
         return eager_norm_s(p, elems) +
                mem(p, (x->dropout ? 11.0 : 6.0) * elems, x->dropout ? 2 : 1);
     if (!p->d->autocast)
-        return mem(p, (x->dropout ? 15.0 : 10.0) * elems, x->dropout ? 3 : 2);
+        return mem(p, (x->dropout ? 15.0 : 10.0) * elems,
+                   norm_kernels(p, 1) + (x->dropout ? 2 : 1));
     p->ops += x->dropout ? 3 : 2;
     double bytes =
         (p->bwd ? TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES : TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES) +
@@ -1033,7 +1058,7 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
     }
     double kv = lin(p, T, c + r, x->h);
     kv += orig_input_s(p, down, T * x->h, false) + ln_lin_col(p, T, a * (n + v) / t, c);
-    double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
+    double norms = mem(p, 4.0 * T * (q + c), norm_kernels(p, q ? 2 : 1));
     p->open = false; /* no userbuffers block: its projection is plain lin() */
     prec_scope_t sc; /* linear_proj at its own precision (module_prec.h) */
     prec_enter(p, TSL_MODULE_LINEAR_PROJ, &sc);
@@ -1275,9 +1300,9 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     }
     double norm0 = p->ops;
     c += block_elementwise_s(p, l, x, S, split);
-    /* the pre-MLP norm, one of the block's two elementwise kernels, opens the router's
+    /* the pre-MLP norm's kernels (its dγ finalize too, backward) open the router's
      * graph; the residual add after the combine is eager */
-    graphed(p, TSL_CUDA_GRAPH_MOE_ROUTER, norm0, 0.5, false);
+    graphed(p, TSL_CUDA_GRAPH_MOE_ROUTER, norm0, block_norm_share(p, l), false);
     graphed(p, TSL_CUDA_GRAPH_MOE, block0, 1.0, true); /* drop-and-pad: the block whole */
     return c;
 }
@@ -1323,7 +1348,7 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);
     if (l->embed_norm) /* BLOOM's LayerNorm on the rows: a fused norm's 4 bytes per element */
-        rows += mem(p, 4.0 * x->h * T / split, 1);
+        rows += mem(p, 4.0 * x->h * T / split, norm_kernels(p, 1));
     if (l->patch_embed)
         return gemm(p, T, x->h, V, 1) + rows;
     return rows;
@@ -1389,8 +1414,9 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
 static double mtp_s(pass_t *p, const shape_t *x, double S, double t, double split)
 {
     double T = S * x->s, row = x->h * T / split;
-    return mem(p, 4.0 * row, 1) + mem(p, 2.0 * 4.0 * row, 2) + mem(p, 8.0 * row, 1) +
-           lin_col(p, T, x->h / t, 2.0 * x->h) + mem(p, 4.0 * row, 1);
+    return mem(p, 4.0 * row, 1) + mem(p, 2.0 * 4.0 * row, norm_kernels(p, 2)) +
+           mem(p, 8.0 * row, 1) + lin_col(p, T, x->h / t, 2.0 * x->h) +
+           mem(p, 4.0 * row, norm_kernels(p, 1));
 }
 
 /* The FLOP count over F: no bandwidth known (the pre-roofline model). */

@@ -648,6 +648,20 @@
  * copied: the copy is the norm's. Counted from the code, nothing fitted. Under
  * autocast (a script's modules) the fused figures are assumed.
  */
+/*
+ * TE norms (cost model 178): every fused norm's backward is these two kernels, not
+ * the QK norms' alone — a block's norm (TE's LayerNormLinear runs the same
+ * rmsnorm_bwd / layernorm_bwd as TENorm; an MoE block's standalone pre_mlp_layernorm),
+ * MLA's latent norms, an MTP depth's enorm, hnorm and final norm, BLOOM's embedding
+ * norm (roofline.c norm_kernels). dγ is a reduction over the tokens, dX one over the
+ * row: the finalize sums the main kernel's per-CTA dγ(/dβ) partials (fp32, a few rows
+ * of h: their bytes left out). Other stacks' fused norms launch as many or more:
+ * PyTorch's native layer_norm backward two (grad input, then gamma/beta: aten/src/
+ * ATen/native/cuda/layer_norm_kernel.cu), apex's FusedLayerNorm three (part-gradient,
+ * gamma/beta, input: the third unpriced); a compiled RMSNorm's backward two (assumed:
+ * the two reductions run along different axes). Under autocast and for an eager
+ * RMSNorm chain, their own counts.
+ */
 #define TSL_ROOFLINE_TE_NORM_BWD_KERNELS 2u
 
 /*

@@ -4639,6 +4639,32 @@ static void test_recompute_modules(void)
         CHECK((mod.bwd_s > base.bwd_s) == (cases[i].drop > 0), "mask 0x%x: recompute time %g > %g",
               cases[i].mask, mod.bwd_s, base.bwd_s);
     }
+    /* (a') the same layer as a latent MoE one (ℓ 1024, Nemotron 3 Super's; cost model
+     * 179): moe drops the ℓ-wide dispatched copies and fc2_latent_proj's ℓ-wide input,
+     * both inside moe_layer.py's checkpointed custom_forward (model.h's latent stash),
+     * not k h-wide copies; layernorm and moe_act as before (the norm's output, f-wide
+     * activations) */
+    tsl_layer_t lat = dsv3;
+    lat.moe_latent = 1024;
+    CHECK(tsl_layer_derive(&lat, &err) == 0, "%s", err.msg);
+    const double lw = 1024;
+    struct {
+        uint32_t mask;
+        double drop;
+    } lcases[] = {
+        {TSL_RECOMPUTE_MOE, 2 * k * s * lw + 4 * s * E + 2 * s * lw + k * 6 * s * f + 6 * s * f},
+        {TSL_RECOMPUTE_LAYERNORM, 2 * (2 * s * h)},
+        {TSL_RECOMPUTE_MOE_ACT, 2 * k * s * f},
+    };
+    env.knobs.recompute_modules = 0;
+    tsl_cost_layer(&env, &lat, &single, NULL, 1, &base);
+    for (size_t i = 0; i < sizeof lcases / sizeof lcases[0]; i++) {
+        env.knobs.recompute_modules = lcases[i].mask;
+        tsl_cost_layer(&env, &lat, &single, NULL, 1, &mod);
+        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)lcases[i].drop,
+              "latent, mask 0x%x drops %llu bytes, by hand %.0f", lcases[i].mask,
+              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), lcases[i].drop);
+    }
     /* full CKPT recomputes everything: the modules change nothing there */
     tsl_strategy_t ck = single;
     ck.ckpt = true;

@@ -1011,14 +1011,14 @@ static void test_host_floor(void)
     dev.wgrad_acc_bytes = 2.0; /* the executor's dW GEMMs: beta 1 on its bf16 buffer */
     double gf = tsl_roofline_layer_fwd_s(&dev, &m.layers[0], 2, 1, false, 0);
     double gb = tsl_roofline_layer_bwd_s(&dev, &m.layers[0], 2, 1, false, 0);
-    CHECK(gf < 686.4e-6 && gb < 1144e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
+    CHECK(gf < 686.4e-6 && gb < 1258.4e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
     CHECK_NEAR(eager.stages[0].fwd_s, 12 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "eager forward %.1f us",
                eager.stages[0].fwd_s * 1e6);
     CHECK_NEAR(gpu.stages[0].fwd_s, gf, 1e-12, "no floor: the GPU's %.1f us",
                gpu.stages[0].fwd_s * 1e6);
     CHECK_NEAR(paper.stages[0].fwd_s, gf, 1e-12, "paper: the GPU's");
     /* one micro-batch, one GPU: the iteration is forward + backward + optimizer */
-    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * TSL_ROOFLINE_HOST_OP_S - gf - gb,
+    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 22) * TSL_ROOFLINE_HOST_OP_S - gf - gb,
                1e-9, "the iteration carries the floor: %.1f us more",
                (eager.iter_time_s - gpu.iter_time_s) * 1e6);
     tsl_model_free(&m);
@@ -1048,7 +1048,7 @@ static void test_host_op_us(void)
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &own, &err) == 0, "own: %s", err.msg);
     CHECK_NEAR(own.stages[0].fwd_s, 12 * 93e-6, 1e-12, "the stack's own: 12 ops at 93 us, %.1f us",
                own.stages[0].fwd_s * 1e6);
-    CHECK_NEAR(own.iter_time_s - built_in.iter_time_s, (12 + 20) * (93e-6 - TSL_ROOFLINE_HOST_OP_S),
+    CHECK_NEAR(own.iter_time_s - built_in.iter_time_s, (12 + 22) * (93e-6 - TSL_ROOFLINE_HOST_OP_S),
                1e-9, "the iteration: every op of both passes at the stack's figure");
     CHECK_NEAR(own.host_op_us, 93.0, 1e-9, "the plan records the figure priced: %g",
                own.host_op_us);
