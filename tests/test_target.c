@@ -396,6 +396,98 @@ static void test_deepspeed_type_transformer(void)
     fixture_free(&f);
 }
 
+/* Forward FLOPs of layers [a, b) of m, with each layer's extra_fwd_flops counted
+ * `twice` (the old starting partition's sum) or once, as fwd_flops holds it. */
+static double span_fwd(const tsl_model_t *m, uint32_t a, uint32_t b, bool twice)
+{
+    double f = 0;
+    for (uint32_t i = a; i < b; i++)
+        f += m->layers[i].fwd_flops + (twice ? m->layers[i].extra_fwd_flops : 0.0);
+    return f;
+}
+
+/* The smallest largest stage (forward FLOPs) of Megatron's shape, first f blocks,
+ * P - 2 of mid, the rest last, over f and mid (*best_f, *best_mid: the first found in
+ * partition_ends' order), each layer weighed as span_fwd's `twice` says. */
+static double ends_worst(const tsl_model_t *m, uint32_t P, bool twice, uint32_t *best_f,
+                         uint32_t *best_mid)
+{
+    uint32_t B = m->n_layers - 2;
+    double best = INFINITY;
+    for (uint32_t mid = P > 2 ? 1 : 0; mid * (P - 2) + 2 <= B; mid++) {
+        for (uint32_t f = 1; f < B - mid * (P - 2); f++) {
+            uint32_t l = B - mid * (P - 2) - f;
+            double w =
+                fmax(span_fwd(m, 0, 1 + f, twice), span_fwd(m, B + 1 - l, m->n_layers, twice));
+            if (P > 2)
+                w = fmax(w, span_fwd(m, 1 + f, 1 + f + mid, twice));
+            if (w < best) {
+                best = w;
+                *best_f = f;
+                *best_mid = mid;
+            }
+        }
+        if (P == 2)
+            break;
+    }
+    return best;
+}
+
+/* The largest stage of cut first[0..P], in the model's forward FLOPs. */
+static double cut_worst(const tsl_model_t *m, uint32_t P, const uint32_t *first)
+{
+    double w = 0;
+    for (uint32_t s = 0; s < P; s++)
+        w = fmax(w, span_fwd(m, first[s], first[s + 1], false));
+    return w;
+}
+
+/* The starting partition of Megatron-LM, torchtitan and Galvatron weighs each layer by
+ * its forward FLOPs once: fwd_flops holds extra_fwd_flops (model.h), and adding it again
+ * (target.c until cost model 177) weighed BERT's MLM transform in the head twice and cut
+ * BERT-Huge-32 into 3 stages as embedding + 12 blocks, 11, 9 + head (12 blocks' FLOPs
+ * the largest) where embedding + 11, 11, 10 + head is 11.9. Every cut is the min-max by
+ * the model's own figures; a head with two blocks' more extra FLOPs, likewise. */
+static void test_start_cut_extra_flops(void)
+{
+    static const uint32_t targets[] = {TSL_TARGET_MEGATRON, TSL_TARGET_TORCHTITAN,
+                                       TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("BERT-Huge-32", &m, &err) == 0, "preset: %s", err.msg);
+    tsl_layer_t *head = &m.layers[m.n_layers - 1];
+    CHECK(head->kind == TSL_LAYER_HEAD && head->extra_fwd_flops > 0,
+          "premise: BERT's head carries its MLM transform as extra FLOPs (%g)",
+          head->extra_fwd_flops);
+    uint32_t moved = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) { /* a heavier extra: the cuts it moves, moved the right way */
+            head->extra_fwd_flops += 2.0 * m.layers[1].fwd_flops;
+            CHECK(tsl_layer_derive(head, &err) == 0, "head: %s", err.msg);
+        }
+        for (uint32_t P = 2; P <= 16; P++) {
+            uint32_t f = 0, mid = 0, of = 0, omid = 0, first[TSL_PLAN_MAX_STAGES + 1];
+            double best = ends_worst(&m, P, false, &f, &mid);
+            ends_worst(&m, P, true, &of, &omid);
+            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+                CHECK(tsl_target_partition(targets[t], &m, P, first), "P %u: a cut", P);
+                double got = cut_worst(&m, P, first);
+                CHECK(got <= best * (1 + 1e-12) && first[1] == 1 + f,
+                      "round %d, target %zu, P %u: largest stage %.6g FLOPs, first[1] %u; the "
+                      "min-max is %.6g, first[1] %u",
+                      round, t, P, got, first[1], best, 1 + f);
+            }
+            uint32_t old[TSL_PLAN_MAX_STAGES + 1] = {0};
+            for (uint32_t s = 1; s < P; s++)
+                old[s] = 1 + of + (s - 1) * omid;
+            old[P] = m.n_layers;
+            moved += cut_worst(&m, P, old) > best * (1 + 1e-12);
+        }
+    }
+    CHECK(moved >= 2, "premise: the double count's cut is worse for %u of the cases", moved);
+    tsl_model_free(&m);
+}
+
 /* Blocks per stage of a cut parts[0..P] of a layer list whose blocks are items
  * [lead, lead + L). */
 static void blocks_per_stage(const uint32_t *parts, uint32_t P, uint32_t lead, uint32_t L,
@@ -1283,6 +1375,7 @@ int main(void)
     test_deepspeed_pipe_engine();
     test_deepspeed_type_transformer();
     test_deepspeed_uneven_cut();
+    test_start_cut_extra_flops();
     test_recompute_block();
     test_recompute_rule();
     test_knobs();
