@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_graph.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
 #include "target.h"
@@ -1775,6 +1776,51 @@ static int cuda_graphs_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t), mods, why[t]);
 }
 
+/* Why a stack other than Megatron-LM cannot run a plan's FP8 linears at more than one
+ * precision: torchtitan's Float8LinearConverter and MXFP8LinearConverter convert every
+ * linear they take at the one recipe of their Config (filter_fqns, or MXFP8's fqns, only
+ * leave a module in bf16: components/quantization at b5bcd76c6; Tessel's export filters
+ * the LM head and a router's gate alone, export_torchtitan.c); DeepSpeed's and
+ * Galvatron's exports train no FP8 at all. */
+static const char *const one_precision[TSL_TARGET_COUNT] = {
+    [TSL_TARGET_DEEPSPEED] = "DeepSpeed's training engine sets no FP8 recipe per module or "
+                             "layer (and Tessel's export trains no FP8)",
+    [TSL_TARGET_TORCHTITAN] = "torchtitan's Float8 and MXFP8 converters take one recipe for "
+                              "every linear they convert (filter_fqns only leaves one bf16), "
+                              "and Tessel's export converts every block linear",
+    [TSL_TARGET_GALVATRON] = "Galvatron sets no FP8 recipe per module or layer (and Tessel's "
+                             "export trains no FP8)",
+};
+
+/* A plan's per-module precision (module_prec.h: Megatron-core's quant_recipe, as
+ * Megatron-Bridge's te_quant.cfg sets it) is the megatron target's. */
+static int module_prec_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    char mods[160];
+    if (!p->module_prec || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT || !one_precision[t])
+        return 0;
+    tsl_module_prec_format(p->module_prec, mods, sizeof mods);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan runs linears at their own precision (module_precision "
+                        "%s, Megatron-core's per-module quant_recipe); %s",
+                        tsl_target_name(t), mods, one_precision[t]);
+}
+
+/* The first and last blocks kept bf16 under FP8 (Megatron-LM's --first-last-layers-bf16)
+ * are the megatron target's, as per-module precision is. */
+static int bf16_layers_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!(p->bf16_layers_start || p->bf16_layers_end) || t == TSL_TARGET_MEGATRON ||
+        t >= TSL_TARGET_COUNT || !one_precision[t])
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan keeps its first %u and last %u blocks in bf16 "
+                        "(bf16_layers_start / bf16_layers_end, Megatron-LM's "
+                        "--first-last-layers-bf16); %s",
+                        tsl_target_name(t), p->bf16_layers_start, p->bf16_layers_end,
+                        one_precision[t]);
+}
+
 bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c)
 {
     return t == TSL_TARGET_MEGATRON && tsl_cluster_no_flash(c) != NULL;
@@ -1880,11 +1926,12 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
-    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
-        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
-        moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
-        moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
-        opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
+    /* the precision fields before FP8 itself: a refusal that names them */
+    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 || module_prec_ok(t, p, err) != 0 ||
+        bf16_layers_ok(t, p, err) != 0 || tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 ||
+        fp8_impl_ok(t, p, err) != 0 || moe_fp8_ok(t, p, err) != 0 ||
+        moe_alltoall_ok(t, p, err) != 0 || moe_flex_overlap_ok(t, p, err) != 0 ||
+        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
         sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_pipe_engine_ok(t, p, err) != 0 ||

@@ -17,6 +17,8 @@
 #include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
+#include "fp8_impl.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
 #include "search.h"
@@ -1283,6 +1285,60 @@ static void test_cuda_graph_targets(void)
     tsl_model_free(&m);
 }
 
+/* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
+ * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end) are the megatron target's:
+ * torchtitan's converters take one recipe for every linear they convert, and DeepSpeed and
+ * Galvatron have neither (nor FP8 in their exports); each refuses the plan naming the
+ * field, before its FP8 rule would. Before, torchtitan priced both and its export
+ * converted every block linear at the plan's recipe. */
+static void test_precision_fields_targets(void)
+{
+    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
+                                      TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    p->fp8_recipe = TSL_FP8_TENSORWISE;
+    p->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* torchtitan's Float8 */
+    p->sdp_nosync = true;               /* torchtitan's FSDP2 */
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "premise: %s", err.msg);
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16,linear_fc2=mxfp8", &p->module_prec, &err) == 0,
+          "%s", err.msg);
+    for (int field = 0; field < 2; field++) {
+        if (field == 1) {
+            p->module_prec = 0;
+            p->bf16_layers_start = 1;
+            p->bf16_layers_end = 2;
+        }
+        const char *named = field == 0 ? "(module_precision linear_qkv=bf16,linear_fc2=mxfp8, "
+                                       : "first 1 and last 2 blocks in bf16 (bf16_layers_start";
+        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+            const char *name = tsl_target_name(others[k]);
+            err = (tsl_err_t){0};
+            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
+            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
+                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
+                  "%s, field %d: %s", name, field, err.msg);
+        }
+        CHECK(tsl_target_check(TSL_TARGET_ANY, p, &m, v, &err) == 0, "Tessel's own space");
+    }
+    p->sdp_nosync = false;
+    p->fp8_impl = TSL_FP8_IMPL_TE;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "blocks kept bf16: %s",
+          err.msg);
+    p->bf16_layers_start = p->bf16_layers_end = 0;
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16", &p->module_prec, &err) == 0, "%s", err.msg);
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "module_precision: %s",
+          err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
 static void graphs_refused(const tsl_plan_t *p, const tsl_model_t *m,
                            const tsl_cuda_graph_line_t *line, const char *what)
 {
@@ -1381,6 +1437,7 @@ int main(void)
     test_knobs();
     test_megatron_fsdp();
     test_cuda_graph_targets();
+    test_precision_fields_targets();
     test_cuda_graph_megatron_rules();
     return CHECK_DONE();
 }
