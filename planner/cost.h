@@ -991,8 +991,18 @@ typedef enum tsl_cost_mode {
  * way; an eager stack its RMSNorm chain; one host op a kernel. Their input, which the
  * norm keeps, counts with the heads (act_shard: divided by TP without SP, where it was
  * replicated), their FLOPs once, and two weight tensors more where a .grad accumulation
- * kernel runs per tensor. A plan on a model without qk_norm prices as 175. */
-#define TSL_COST_MODEL_VERSION 176u
+ * kernel runs per tensor. A plan on a model without qk_norm prices as 175.
+ * 177: a layer's extra_fwd_flops counted once outside cost.c, as fwd_flops already holds
+ * them (model.c compute; model.h extra_*): the megatron, torchtitan and galvatron targets'
+ * starting cut (target.c flops) had weighed them twice — BERT's MLM transform in the head,
+ * a soft-capped head, a scaled embedding — and moved BERT-Huge's cut at 3 or more stages
+ * (the search under --target answers another plan); an imported whole-layer profile
+ * (profile.c tsl_profile_add_layer: Galvatron's, AMP's) had split the extra into its
+ * blocks' FLOPs twice, overstating their rates, so such a layer priced under its measured
+ * time. cost.c moves nowhere. A plan whose model has no extra_fwd_flops, or searched
+ * without --target and priced without an imported per-layer profile, prices as 176
+ * (docs/cost-model.md "Extra FLOPs, once"). */
+#define TSL_COST_MODEL_VERSION 177u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
