@@ -10,6 +10,7 @@
 #include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
+#include "recompute.h"
 #include "target.h"
 
 /* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
@@ -1821,6 +1822,38 @@ static int bf16_layers_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         one_precision[t]);
 }
 
+/* Megatron-LM's recompute of named modules (recompute_modules, but torchtitan's op-level
+ * selective AC alone under torchtitan) and its precision-aware optimizer's bf16 moments
+ * (bf16_moments) are the megatron target's, as the other exports refuse them
+ * (common/export.c check_megatron_only): DeepSpeed and Galvatron checkpoint whole layers,
+ * torchtitan whole layers or its own ops, and none keeps Adam's moments in bf16 beside an
+ * fp32 master. A plan document carrying them passed eval --target before. */
+static int megatron_switches_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    char mods[96];
+    if (t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT)
+        return 0;
+    if (p->recompute_modules &&
+        !(t == TSL_TARGET_TORCHTITAN && p->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP)) {
+        tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan recomputes modules (recompute_modules %s) as "
+                            "Megatron-LM's --recompute-modules does; %s",
+                            tsl_target_name(t), mods,
+                            t == TSL_TARGET_TORCHTITAN
+                                ? "torchtitan recomputes whole layers or, alone, its own ops "
+                                  "(torchtitan_op)"
+                                : "it recomputes whole layers");
+    }
+    if (p->bf16_moments)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan keeps Adam's moments in bf16 beside an fp32 master "
+                            "(bf16_moments, Megatron-LM's precision-aware optimizer); its "
+                            "optimizer keeps them at the master's precision",
+                            tsl_target_name(t));
+    return 0;
+}
+
 bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c)
 {
     return t == TSL_TARGET_MEGATRON && tsl_cluster_no_flash(c) != NULL;
@@ -1928,10 +1961,11 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return tsl_err_set(err, "target: %u is not a stack", t);
     /* the precision fields before FP8 itself: a refusal that names them */
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 || module_prec_ok(t, p, err) != 0 ||
-        bf16_layers_ok(t, p, err) != 0 || tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 ||
-        fp8_impl_ok(t, p, err) != 0 || moe_fp8_ok(t, p, err) != 0 ||
-        moe_alltoall_ok(t, p, err) != 0 || moe_flex_overlap_ok(t, p, err) != 0 ||
-        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
+        bf16_layers_ok(t, p, err) != 0 || megatron_switches_ok(t, p, err) != 0 ||
+        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
+        moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
+        moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
+        opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
         tp_whole_heads_ok(t, p, err) != 0 || async_tp_target_ok(t, p, err) != 0 ||
         sdp_layer_roots_ok(t, p, err) != 0 || sdp_keep_weights_ok(t, p, err) != 0 ||
         ds_pipe_p2p_ok(t, p, err) != 0 || ds_pipe_engine_ok(t, p, err) != 0 ||

@@ -226,6 +226,15 @@ for t in deepspeed galvatron torchtitan; do
 done
 expect 0 "" eval $h100 --plan "$dir/mp.json" --target megatron
 expect 0 "" eval $h100 --plan "$dir/kb.json" --target megatron
+# Megatron-LM's recompute of named modules and bf16 moments from a document, likewise
+# (target_rules.c megatron_switches_ok; the exports refused them, eval --target priced them)
+expect 0 "" eval --model GPT2-345M $h100 --json --recompute-modules mlp --bf16-moments
+cp "$out" "$dir/rm.json"
+for t in deepspeed galvatron torchtitan; do
+    expect 4 "eval: $t: the plan recomputes modules (recompute_modules mlp) as Megatron-LM's" \
+        eval $h100 --plan "$dir/rm.json" --target $t
+done
+expect 0 "" eval $h100 --plan "$dir/rm.json" --target megatron
 # a node order past what a plan holds: 1025 nodes were read as no order, node 1024 as
 # node 0
 setkey plan node_order "$(python3 -c 'print(list(range(1025)))')"

@@ -21,6 +21,7 @@
 #include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
+#include "recompute.h"
 #include "search.h"
 
 static uint32_t rng = 12345;
@@ -1339,6 +1340,49 @@ static void test_precision_fields_targets(void)
     tsl_model_free(&m);
 }
 
+/* Megatron-LM's recompute of named modules and its precision-aware optimizer's bf16
+ * moments: refused by name under the other targets, as their exports refuse them
+ * (export.c check_megatron_only) — but torchtitan's op-level selective AC alone, which
+ * torchtitan runs. Before, eval --target priced a plan document carrying them. */
+static void test_megatron_switches_targets(void)
+{
+    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
+                                      TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    for (int field = 0; field < 2; field++) {
+        p->recompute_modules = field == 0 ? TSL_RECOMPUTE_MLP : 0;
+        p->bf16_moments = field == 1;
+        const char *named = field == 0 ? "(recompute_modules mlp) as Megatron-LM's"
+                                       : "(bf16_moments, Megatron-LM's precision-aware";
+        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+            const char *name = tsl_target_name(others[k]);
+            err = (tsl_err_t){0};
+            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
+            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
+                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
+                  "%s, field %d: %s", name, field, err.msg);
+        }
+    }
+    p->bf16_moments = false;
+    p->recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    p->sdp_nosync = true;
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "torchtitan_op: %s",
+          err.msg);
+    p->sdp_nosync = false;
+    p->recompute_modules = TSL_RECOMPUTE_MLP;
+    p->bf16_moments = true;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "megatron: %s", err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
 static void graphs_refused(const tsl_plan_t *p, const tsl_model_t *m,
                            const tsl_cuda_graph_line_t *line, const char *what)
 {
@@ -1438,6 +1482,7 @@ int main(void)
     test_megatron_fsdp();
     test_cuda_graph_targets();
     test_precision_fields_targets();
+    test_megatron_switches_targets();
     test_cuda_graph_megatron_rules();
     return CHECK_DONE();
 }
