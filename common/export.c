@@ -5,6 +5,7 @@
  */
 #include "export.h"
 #include "cuda_graph.h"
+#include "module_prec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,8 @@ static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, t
 
 /* What of the plan's pricing only Megatron-LM runs (docs/exports.md): its
  * recompute of named modules, its precision-aware optimizer's bf16 moments, its
- * activation CPU offloading, its per-layer CUDA graphs and TE's userbuffers.
+ * activation CPU offloading, its per-layer CUDA graphs, Megatron-core's per-module
+ * precision, the blocks it keeps bf16 under FP8 and TE's userbuffers.
  * Another stack's file would drop them silently: refused. */
 static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_err_t *err)
 {
@@ -150,6 +152,21 @@ static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_e
                             "stack has no such setting",
                             tsl_export_format_name(f), mods);
     }
+    if (p->module_prec) { /* priced module by module: one recipe would not be the plan */
+        char prec[160];
+        tsl_module_prec_format(p->module_prec, prec, sizeof prec);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan runs linears at their own precision "
+                            "(module_precision %s, Megatron-core's per-module quant_recipe); "
+                            "this stack has no such setting",
+                            tsl_export_format_name(f), prec);
+    }
+    if (p->bf16_layers_start || p->bf16_layers_end)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan keeps its first %u and last %u blocks in bf16 "
+                            "(bf16_layers_start / bf16_layers_end, Megatron-LM's "
+                            "--first-last-layers-bf16); this stack has no such setting",
+                            tsl_export_format_name(f), p->bf16_layers_start, p->bf16_layers_end);
     if (p->tp_comm_overlap) /* priced with it: refused, as cpu_offload_layers, not dropped */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan was priced with TransformerEngine's userbuffers "

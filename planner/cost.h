@@ -1023,8 +1023,18 @@ typedef enum tsl_cost_mode {
  * ℓ-wide input (model.h "Latent MoE": 2·k·s·ℓ + 4·s·E + 2·s·ℓ replicated), not 2·k·s·h
  * + 4·s·E; the checkpoint's input, the norm's output fc1_latent_proj reads, is kept. The
  * recompute's time already priced the latent layer. A plan without moe in
- * recompute_modules on a latent MoE model prices as 178. */
-#define TSL_COST_MODEL_VERSION 179u
+ * recompute_modules on a latent MoE model prices as 178.
+ * 180: a layer's extra_fwd_flops counted once outside cost.c, as fwd_flops already holds
+ * them (model.c compute; model.h extra_*): the megatron, torchtitan and galvatron targets'
+ * starting cut (target.c flops) had weighed them twice — BERT's MLM transform in the head,
+ * a soft-capped head, a scaled embedding — and moved BERT-Huge's cut at 3 or more stages
+ * (the search under --target answers another plan); an imported whole-layer profile
+ * (profile.c tsl_profile_add_layer: Galvatron's, AMP's) had split the extra into its
+ * blocks' FLOPs twice, overstating their rates, so such a layer priced under its measured
+ * time. cost.c moves nowhere. A plan whose model has no extra_fwd_flops, or searched
+ * without --target and priced without an imported per-layer profile, prices as 179
+ * (docs/cost-model.md "Extra FLOPs, once"). */
+#define TSL_COST_MODEL_VERSION 180u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

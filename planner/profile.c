@@ -275,7 +275,7 @@ void tsl_profile_add_layer(tsl_profile_t *p, const tsl_layer_t *l, uint32_t mb, 
 {
     double g = l->gated_ffn ? 2 : 1;
     double ffn = 2.0 * (g + 1) * l->seq_len * (double)l->hidden * l->ffn_hidden;
-    double layer = l->fwd_flops + l->extra_fwd_flops;
+    double layer = l->fwd_flops; /* extra_fwd_flops inside (model.h), as layer_s splits it */
     if (ffn >= layer)
         ffn = layer / 2;
     double part[2] = {layer - ffn, ffn};

@@ -285,12 +285,13 @@ int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_
 
 /* ---- the starting partition ---- */
 
-/* Forward FLOPs of layers [a, b). */
+/* Forward FLOPs of layers [a, b). fwd_flops already holds extra_fwd_flops (model.h):
+ * adding it again weighed a soft-capped head or a scaled embedding twice. */
 static double flops(const tsl_model_t *m, uint32_t a, uint32_t b)
 {
     double f = 0;
     for (uint32_t i = a; i < b; i++)
-        f += m->layers[i].fwd_flops + m->layers[i].extra_fwd_flops;
+        f += m->layers[i].fwd_flops;
     return f;
 }
 

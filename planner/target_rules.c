@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "cuda_graph.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
+#include "recompute.h"
 #include "target.h"
 
 /* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
@@ -1775,6 +1777,83 @@ static int cuda_graphs_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t), mods, why[t]);
 }
 
+/* Why a stack other than Megatron-LM cannot run a plan's FP8 linears at more than one
+ * precision: torchtitan's Float8LinearConverter and MXFP8LinearConverter convert every
+ * linear they take at the one recipe of their Config (filter_fqns, or MXFP8's fqns, only
+ * leave a module in bf16: components/quantization at b5bcd76c6; Tessel's export filters
+ * the LM head and a router's gate alone, export_torchtitan.c); DeepSpeed's and
+ * Galvatron's exports train no FP8 at all. */
+static const char *const one_precision[TSL_TARGET_COUNT] = {
+    [TSL_TARGET_DEEPSPEED] = "DeepSpeed's training engine sets no FP8 recipe per module or "
+                             "layer (and Tessel's export trains no FP8)",
+    [TSL_TARGET_TORCHTITAN] = "torchtitan's Float8 and MXFP8 converters take one recipe for "
+                              "every linear they convert (filter_fqns only leaves one bf16), "
+                              "and Tessel's export converts every block linear",
+    [TSL_TARGET_GALVATRON] = "Galvatron sets no FP8 recipe per module or layer (and Tessel's "
+                             "export trains no FP8)",
+};
+
+/* A plan's per-module precision (module_prec.h: Megatron-core's quant_recipe, as
+ * Megatron-Bridge's te_quant.cfg sets it) is the megatron target's. */
+static int module_prec_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    char mods[160];
+    if (!p->module_prec || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT || !one_precision[t])
+        return 0;
+    tsl_module_prec_format(p->module_prec, mods, sizeof mods);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan runs linears at their own precision (module_precision "
+                        "%s, Megatron-core's per-module quant_recipe); %s",
+                        tsl_target_name(t), mods, one_precision[t]);
+}
+
+/* The first and last blocks kept bf16 under FP8 (Megatron-LM's --first-last-layers-bf16)
+ * are the megatron target's, as per-module precision is. */
+static int bf16_layers_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!(p->bf16_layers_start || p->bf16_layers_end) || t == TSL_TARGET_MEGATRON ||
+        t >= TSL_TARGET_COUNT || !one_precision[t])
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan keeps its first %u and last %u blocks in bf16 "
+                        "(bf16_layers_start / bf16_layers_end, Megatron-LM's "
+                        "--first-last-layers-bf16); %s",
+                        tsl_target_name(t), p->bf16_layers_start, p->bf16_layers_end,
+                        one_precision[t]);
+}
+
+/* Megatron-LM's recompute of named modules (recompute_modules, but torchtitan's op-level
+ * selective AC alone under torchtitan) and its precision-aware optimizer's bf16 moments
+ * (bf16_moments) are the megatron target's, as the other exports refuse them
+ * (common/export.c check_megatron_only): DeepSpeed and Galvatron checkpoint whole layers,
+ * torchtitan whole layers or its own ops, and none keeps Adam's moments in bf16 beside an
+ * fp32 master. A plan document carrying them passed eval --target before. */
+static int megatron_switches_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    char mods[96];
+    if (t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT)
+        return 0;
+    if (p->recompute_modules &&
+        !(t == TSL_TARGET_TORCHTITAN && p->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP)) {
+        tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan recomputes modules (recompute_modules %s) as "
+                            "Megatron-LM's --recompute-modules does; %s",
+                            tsl_target_name(t), mods,
+                            t == TSL_TARGET_TORCHTITAN
+                                ? "torchtitan recomputes whole layers or, alone, its own ops "
+                                  "(torchtitan_op)"
+                                : "it recomputes whole layers");
+    }
+    if (p->bf16_moments)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan keeps Adam's moments in bf16 beside an fp32 master "
+                            "(bf16_moments, Megatron-LM's precision-aware optimizer); its "
+                            "optimizer keeps them at the master's precision",
+                            tsl_target_name(t));
+    return 0;
+}
+
 bool tsl_target_unfused_attn(uint32_t t, const tsl_cluster_t *c)
 {
     return t == TSL_TARGET_MEGATRON && tsl_cluster_no_flash(c) != NULL;
@@ -1880,7 +1959,9 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
-    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
+    /* the precision fields before FP8 itself: a refusal that names them */
+    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 || module_prec_ok(t, p, err) != 0 ||
+        bf16_layers_ok(t, p, err) != 0 || megatron_switches_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
         moe_flex_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||

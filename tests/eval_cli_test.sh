@@ -1217,6 +1217,19 @@ expect 4 "eval: deepspeed: the plan was priced with Megatron-core's CUDA graphs 
 expect 4 "eval: galvatron: the plan was priced with Megatron-core's CUDA graphs of mlp (cuda_graph_modules)" eval $gb --target galvatron --cuda-graph-modules mlp
 expect 4 "eval: megatron: cuda_graph_modules: moe, moe_router and moe_preprocess need a MoE model" eval $gb --target megatron --cuda-graph-modules attn,moe_router
 expect 0 "" eval $gb --target megatron --cuda-graph-modules attn,mlp
+# Megatron-core's per-module precision and the blocks Megatron-LM keeps bf16 under FP8:
+# torchtitan's converters take one recipe for every linear (target_rules.c module_prec_ok,
+# bf16_layers_ok; before, torchtitan priced both and its export converted every linear)
+expect 4 "eval: torchtitan: the plan runs linears at their own precision (module_precision linear_qkv=bf16,linear_fc2=mxfp8, " eval $gb --target torchtitan --fp8 tensorwise --module-precision linear_qkv=bf16,linear_fc2=mxfp8
+expect 4 "eval: bf16_layers_start: torchtitan: blocks kept bf16 under FP8 are Megatron-LM's --first-last-layers-bf16" eval $gb --target torchtitan --fp8 tensorwise --bf16-layers-start 1 --bf16-layers-end 2
+# Megatron-LM's recompute of named modules and bf16 moments under another target
+# (target_rules.c megatron_switches_ok, a plan's search.c megatron_switches_target_check;
+# before, priced, and the export refused them)
+expect 4 "eval: deepspeed: the plan recomputes modules (recompute_modules mlp) as Megatron-LM's --recompute-modules does; it recomputes whole layers" eval $gb --target deepspeed --recompute-modules mlp
+expect 4 "eval: torchtitan: the plan recomputes modules (recompute_modules moe_act) .* its own ops (torchtitan_op)" eval $gb --target torchtitan --recompute-modules moe_act
+expect 4 "eval: bf16_moments: galvatron: Megatron-LM's precision-aware optimizer" eval $gb --target galvatron --bf16-moments
+expect 4 "recompute_modules: deepspeed: Megatron-LM's --recompute-modules" plan --local --model GPT2-345M --cluster 8xGB200 --target deepspeed --recompute-modules mlp --batch 64 --no-baselines
+expect 0 "" eval $gb --target megatron --fp8 tensorwise --module-precision linear_qkv=bf16,linear_fc2=mxfp8
 expect 0 "megatron: --moe-shared-expert-overlap: not modelled by Tessel" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type alltoall --moe-shared-expert-overlap"
 expect 4 "megatron: --moe-use-upcycling: a Megatron-LM flag Tessel does not read" eval $m345 --no-search --megatron-args "--bf16 --moe-use-upcycling"
 expect 2 "did you mean --moe-permute-fusion?" eval $m345 --no-search --megatron-args "--bf16 --moe-permute-fuson"

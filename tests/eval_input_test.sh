@@ -210,6 +210,31 @@ setkey request target 9223372036854775807
 doc_refused "request.target: 9223372036854775807 is not a stack's number (0..4)"
 setkey request target '"\u001b[31m\nx"'
 doc_refused "request.target: '\\\\x1b\[31m\\\\nx' is not one of"
+# a document priced with Megatron-core's per-module precision or blocks kept bf16 under
+# FP8 (Megatron-LM's alone) refused by name under the other stacks (target_rules.c
+# module_prec_ok, bf16_layers_ok), before their own FP8 rules; megatron prices it
+h100="--cluster 8xH100-80G --no-search"
+expect 0 "" eval --model GPT2-345M $h100 --json --fp8 tensorwise --module-precision linear_qkv=bf16
+cp "$out" "$dir/mp.json"
+expect 0 "" eval --model GPT2-345M $h100 --json --fp8 tensorwise --bf16-layers-start 1 --bf16-layers-end 1
+cp "$out" "$dir/kb.json"
+for t in deepspeed galvatron torchtitan; do
+    expect 4 "eval: $t: the plan runs linears at their own precision (module_precision linear_qkv=bf16, " \
+        eval $h100 --plan "$dir/mp.json" --target $t
+    expect 4 "eval: $t: the plan keeps its first 1 and last 1 blocks in bf16 (bf16_layers_start" \
+        eval $h100 --plan "$dir/kb.json" --target $t
+done
+expect 0 "" eval $h100 --plan "$dir/mp.json" --target megatron
+expect 0 "" eval $h100 --plan "$dir/kb.json" --target megatron
+# Megatron-LM's recompute of named modules and bf16 moments from a document, likewise
+# (target_rules.c megatron_switches_ok; the exports refused them, eval --target priced them)
+expect 0 "" eval --model GPT2-345M $h100 --json --recompute-modules mlp --bf16-moments
+cp "$out" "$dir/rm.json"
+for t in deepspeed galvatron torchtitan; do
+    expect 4 "eval: $t: the plan recomputes modules (recompute_modules mlp) as Megatron-LM's" \
+        eval $h100 --plan "$dir/rm.json" --target $t
+done
+expect 0 "" eval $h100 --plan "$dir/rm.json" --target megatron
 # a node order past what a plan holds: 1025 nodes were read as no order, node 1024 as
 # node 0
 setkey plan node_order "$(python3 -c 'print(list(range(1025)))')"

@@ -15,6 +15,7 @@
 #include "cuda_graph.h"
 #include "eval_cfg.h"
 #include "export.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "hf_config.h"
 #include "plan_json.h"
@@ -2347,6 +2348,36 @@ static void test_tp_comm_overlap(void)
             expect_refused((tsl_export_format_t)f, &plan, "userbuffers (tp_comm_overlap");
 }
 
+/* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
+ * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end): every export but megatron
+ * refuses the plan naming the field, the torchtitan ones before the FP8 they would write
+ * (one converter recipe for every block linear), deepspeed and galvatron before their
+ * "no FP8". Before, torchtitan's exports dropped both silently. */
+static void test_precision_fields(void)
+{
+    static const tsl_export_format_t others[] = {TSL_EXPORT_TORCHTITAN, TSL_EXPORT_TORCHTITAN_TOML,
+                                                 TSL_EXPORT_DEEPSPEED, TSL_EXPORT_GALVATRON};
+    tsl_err_t err = {0};
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16,linear_fc2=mxfp8", &plan.module_prec, &err) == 0,
+          "%s", err.msg);
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++)
+        expect_refused(others[k], &plan,
+                       "linears at their own precision (module_precision "
+                       "linear_qkv=bf16,linear_fc2=mxfp8, Megatron-core's");
+    plan.module_prec = 0;
+    plan.bf16_layers_start = 1;
+    plan.bf16_layers_end = 2;
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++)
+        expect_refused(others[k], &plan, "first 1 and last 2 blocks in bf16 (bf16_layers_start");
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--first-last-layers-bf16\n") != NULL, "megatron:\n%s", text);
+    free(text);
+    plan.bf16_layers_start = plan.bf16_layers_end = 0;
+    plan.fp8_recipe = TSL_FP8_NONE;
+}
+
 /* Megatron-core's per-layer CUDA graphs (cuda_graph_modules, cost model 171): megatron
  * writes --cuda-graph-impl transformer_engine --cuda-graph-modules by name, and its
  * --megatron-args reads the modules back; what Megatron-LM's TransformerConfig asserts
@@ -2745,6 +2776,7 @@ int main(void)
     test_mxfp8_param_ag();
     test_tp_comm_overlap();
     test_cuda_graphs();
+    test_precision_fields();
     test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();

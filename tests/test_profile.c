@@ -165,6 +165,31 @@ static void test_layer(void)
     free(p);
 }
 
+/* An importer's whole-layer time (tsl_profile_add_layer) splits the layer's forward
+ * FLOPs as tsl_profile_layer_s charges them: fwd_flops, which holds extra_fwd_flops
+ * (model.h). Counting the extra again (profile.c until cost model 180) overstated the
+ * attention block's FLOPs, so its rate, and a layer with extra FLOPs (Gemma's soft-cap
+ * and sandwich norms) priced under its measured time. */
+static void test_add_layer_extra(void)
+{
+    tsl_profile_t *p = calloc(1, sizeof(*p));
+    tsl_layer_t l = gpt_layer();
+    tsl_err_t err = {0};
+    l.extra_fwd_flops = 0.25 * l.fwd_flops;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    snprintf(p->gpu, sizeof(p->gpu), "H100");
+    tsl_profile_add_layer(p, &l, 4, 2, 0.01);
+    CHECK(p->n_blocks == 2, "attention and FFN blocks: %u", p->n_blocks);
+    CHECK_NEAR(p->blocks[0].fwd_flops + p->blocks[1].fwd_flops, l.fwd_flops * 4 / 2, 1e-12,
+               "the blocks' FLOPs are the layer's fwd_flops");
+    CHECK(tsl_profile_finish(p, &err) == 0, "%s", err.msg);
+    double f, b;
+    tsl_profile_layer_s(p, &l, 4, 2, 1e15, &f, &b);
+    CHECK_NEAR(f, 0.01, 1e-9, "the measured layer prices at its time: %g s", f);
+    CHECK_NEAR(b, 0.02, 1e-9, "backward twice: %g s", b);
+    free(p);
+}
+
 static void test_attach(void)
 {
     tsl_cluster_t c;
@@ -281,6 +306,7 @@ int main(void)
     test_finish();
     test_interpolation();
     test_layer();
+    test_add_layer_extra();
     test_attach();
     test_cost_and_search();
     return CHECK_DONE();

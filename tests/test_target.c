@@ -17,8 +17,11 @@
 #include "ds_partition.h"
 #include "eval.h"
 #include "export.h"
+#include "fp8_impl.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
+#include "recompute.h"
 #include "search.h"
 
 static uint32_t rng = 12345;
@@ -394,6 +397,98 @@ static void test_deepspeed_type_transformer(void)
           "pp %u: stages of %u, %u, ...", p->pp, p->stages[0].n_layers, p->stages[1].n_layers);
     check_exports_type_transformer(p, &f.m);
     fixture_free(&f);
+}
+
+/* Forward FLOPs of layers [a, b) of m, with each layer's extra_fwd_flops counted
+ * `twice` (the old starting partition's sum) or once, as fwd_flops holds it. */
+static double span_fwd(const tsl_model_t *m, uint32_t a, uint32_t b, bool twice)
+{
+    double f = 0;
+    for (uint32_t i = a; i < b; i++)
+        f += m->layers[i].fwd_flops + (twice ? m->layers[i].extra_fwd_flops : 0.0);
+    return f;
+}
+
+/* The smallest largest stage (forward FLOPs) of Megatron's shape, first f blocks,
+ * P - 2 of mid, the rest last, over f and mid (*best_f, *best_mid: the first found in
+ * partition_ends' order), each layer weighed as span_fwd's `twice` says. */
+static double ends_worst(const tsl_model_t *m, uint32_t P, bool twice, uint32_t *best_f,
+                         uint32_t *best_mid)
+{
+    uint32_t B = m->n_layers - 2;
+    double best = INFINITY;
+    for (uint32_t mid = P > 2 ? 1 : 0; mid * (P - 2) + 2 <= B; mid++) {
+        for (uint32_t f = 1; f < B - mid * (P - 2); f++) {
+            uint32_t l = B - mid * (P - 2) - f;
+            double w =
+                fmax(span_fwd(m, 0, 1 + f, twice), span_fwd(m, B + 1 - l, m->n_layers, twice));
+            if (P > 2)
+                w = fmax(w, span_fwd(m, 1 + f, 1 + f + mid, twice));
+            if (w < best) {
+                best = w;
+                *best_f = f;
+                *best_mid = mid;
+            }
+        }
+        if (P == 2)
+            break;
+    }
+    return best;
+}
+
+/* The largest stage of cut first[0..P], in the model's forward FLOPs. */
+static double cut_worst(const tsl_model_t *m, uint32_t P, const uint32_t *first)
+{
+    double w = 0;
+    for (uint32_t s = 0; s < P; s++)
+        w = fmax(w, span_fwd(m, first[s], first[s + 1], false));
+    return w;
+}
+
+/* The starting partition of Megatron-LM, torchtitan and Galvatron weighs each layer by
+ * its forward FLOPs once: fwd_flops holds extra_fwd_flops (model.h), and adding it again
+ * (target.c until cost model 180) weighed BERT's MLM transform in the head twice and cut
+ * BERT-Huge-32 into 3 stages as embedding + 12 blocks, 11, 9 + head (12 blocks' FLOPs
+ * the largest) where embedding + 11, 11, 10 + head is 11.9. Every cut is the min-max by
+ * the model's own figures; a head with two blocks' more extra FLOPs, likewise. */
+static void test_start_cut_extra_flops(void)
+{
+    static const uint32_t targets[] = {TSL_TARGET_MEGATRON, TSL_TARGET_TORCHTITAN,
+                                       TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("BERT-Huge-32", &m, &err) == 0, "preset: %s", err.msg);
+    tsl_layer_t *head = &m.layers[m.n_layers - 1];
+    CHECK(head->kind == TSL_LAYER_HEAD && head->extra_fwd_flops > 0,
+          "premise: BERT's head carries its MLM transform as extra FLOPs (%g)",
+          head->extra_fwd_flops);
+    uint32_t moved = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) { /* a heavier extra: the cuts it moves, moved the right way */
+            head->extra_fwd_flops += 2.0 * m.layers[1].fwd_flops;
+            CHECK(tsl_layer_derive(head, &err) == 0, "head: %s", err.msg);
+        }
+        for (uint32_t P = 2; P <= 16; P++) {
+            uint32_t f = 0, mid = 0, of = 0, omid = 0, first[TSL_PLAN_MAX_STAGES + 1];
+            double best = ends_worst(&m, P, false, &f, &mid);
+            ends_worst(&m, P, true, &of, &omid);
+            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+                CHECK(tsl_target_partition(targets[t], &m, P, first), "P %u: a cut", P);
+                double got = cut_worst(&m, P, first);
+                CHECK(got <= best * (1 + 1e-12) && first[1] == 1 + f,
+                      "round %d, target %zu, P %u: largest stage %.6g FLOPs, first[1] %u; the "
+                      "min-max is %.6g, first[1] %u",
+                      round, t, P, got, first[1], best, 1 + f);
+            }
+            uint32_t old[TSL_PLAN_MAX_STAGES + 1] = {0};
+            for (uint32_t s = 1; s < P; s++)
+                old[s] = 1 + of + (s - 1) * omid;
+            old[P] = m.n_layers;
+            moved += cut_worst(&m, P, old) > best * (1 + 1e-12);
+        }
+    }
+    CHECK(moved >= 2, "premise: the double count's cut is worse for %u of the cases", moved);
+    tsl_model_free(&m);
 }
 
 /* Blocks per stage of a cut parts[0..P] of a layer list whose blocks are items
@@ -1191,6 +1286,103 @@ static void test_cuda_graph_targets(void)
     tsl_model_free(&m);
 }
 
+/* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
+ * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end) are the megatron target's:
+ * torchtitan's converters take one recipe for every linear they convert, and DeepSpeed and
+ * Galvatron have neither (nor FP8 in their exports); each refuses the plan naming the
+ * field, before its FP8 rule would. Before, torchtitan priced both and its export
+ * converted every block linear at the plan's recipe. */
+static void test_precision_fields_targets(void)
+{
+    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
+                                      TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    p->fp8_recipe = TSL_FP8_TENSORWISE;
+    p->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* torchtitan's Float8 */
+    p->sdp_nosync = true;               /* torchtitan's FSDP2 */
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "premise: %s", err.msg);
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16,linear_fc2=mxfp8", &p->module_prec, &err) == 0,
+          "%s", err.msg);
+    for (int field = 0; field < 2; field++) {
+        if (field == 1) {
+            p->module_prec = 0;
+            p->bf16_layers_start = 1;
+            p->bf16_layers_end = 2;
+        }
+        const char *named = field == 0 ? "(module_precision linear_qkv=bf16,linear_fc2=mxfp8, "
+                                       : "first 1 and last 2 blocks in bf16 (bf16_layers_start";
+        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+            const char *name = tsl_target_name(others[k]);
+            err = (tsl_err_t){0};
+            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
+            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
+                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
+                  "%s, field %d: %s", name, field, err.msg);
+        }
+        CHECK(tsl_target_check(TSL_TARGET_ANY, p, &m, v, &err) == 0, "Tessel's own space");
+    }
+    p->sdp_nosync = false;
+    p->fp8_impl = TSL_FP8_IMPL_TE;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "blocks kept bf16: %s",
+          err.msg);
+    p->bf16_layers_start = p->bf16_layers_end = 0;
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16", &p->module_prec, &err) == 0, "%s", err.msg);
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "module_precision: %s",
+          err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
+/* Megatron-LM's recompute of named modules and its precision-aware optimizer's bf16
+ * moments: refused by name under the other targets, as their exports refuse them
+ * (export.c check_megatron_only) — but torchtitan's op-level selective AC alone, which
+ * torchtitan runs. Before, eval --target priced a plan document carrying them. */
+static void test_megatron_switches_targets(void)
+{
+    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
+                                      TSL_TARGET_GALVATRON};
+    tsl_model_t m = {0};
+    tsl_plan_t *p = llama2_sdp4_plan(&m);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    for (int field = 0; field < 2; field++) {
+        p->recompute_modules = field == 0 ? TSL_RECOMPUTE_MLP : 0;
+        p->bf16_moments = field == 1;
+        const char *named = field == 0 ? "(recompute_modules mlp) as Megatron-LM's"
+                                       : "(bf16_moments, Megatron-LM's precision-aware";
+        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+            const char *name = tsl_target_name(others[k]);
+            err = (tsl_err_t){0};
+            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
+            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
+                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
+                  "%s, field %d: %s", name, field, err.msg);
+        }
+    }
+    p->bf16_moments = false;
+    p->recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    p->sdp_nosync = true;
+    CHECK(tsl_target_check(TSL_TARGET_TORCHTITAN, p, &m, v, &err) == 0, "torchtitan_op: %s",
+          err.msg);
+    p->sdp_nosync = false;
+    p->recompute_modules = TSL_RECOMPUTE_MLP;
+    p->bf16_moments = true;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0, "megatron: %s", err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
 static void graphs_refused(const tsl_plan_t *p, const tsl_model_t *m,
                            const tsl_cuda_graph_line_t *line, const char *what)
 {
@@ -1283,11 +1475,14 @@ int main(void)
     test_deepspeed_pipe_engine();
     test_deepspeed_type_transformer();
     test_deepspeed_uneven_cut();
+    test_start_cut_extra_flops();
     test_recompute_block();
     test_recompute_rule();
     test_knobs();
     test_megatron_fsdp();
     test_cuda_graph_targets();
+    test_precision_fields_targets();
+    test_megatron_switches_targets();
     test_cuda_graph_megatron_rules();
     return CHECK_DONE();
 }
