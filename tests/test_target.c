@@ -1286,6 +1286,24 @@ static void test_cuda_graph_targets(void)
     tsl_model_free(&m);
 }
 
+/* torchtitan, DeepSpeed and Galvatron each refuse p as unsupported, naming their target
+ * and the text named (torchtitan's premise: FSDP2, sdp_nosync, set while it is asked). */
+static void refused_by_the_others(tsl_plan_t *p, const tsl_model_t *m, tsl_target_view_t *v,
+                                  const char *named)
+{
+    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
+                                      TSL_TARGET_GALVATRON};
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        const char *name = tsl_target_name(others[k]);
+        tsl_err_t err = {0};
+        p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
+        CHECK(tsl_target_check(others[k], p, m, v, &err) != 0 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                  strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
+              "%s, %s: %s", name, named, err.msg);
+    }
+}
+
 /* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
  * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end) are the megatron target's:
  * torchtitan's converters take one recipe for every linear they convert, and DeepSpeed and
@@ -1294,8 +1312,6 @@ static void test_cuda_graph_targets(void)
  * converted every block linear at the plan's recipe. */
 static void test_precision_fields_targets(void)
 {
-    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
-                                      TSL_TARGET_GALVATRON};
     tsl_model_t m = {0};
     tsl_plan_t *p = llama2_sdp4_plan(&m);
     tsl_target_view_t *v = malloc(sizeof(*v));
@@ -1314,15 +1330,7 @@ static void test_precision_fields_targets(void)
         }
         const char *named = field == 0 ? "(module_precision linear_qkv=bf16,linear_fc2=mxfp8, "
                                        : "first 1 and last 2 blocks in bf16 (bf16_layers_start";
-        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
-            const char *name = tsl_target_name(others[k]);
-            err = (tsl_err_t){0};
-            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
-            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
-                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
-                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
-                  "%s, field %d: %s", name, field, err.msg);
-        }
+        refused_by_the_others(p, &m, v, named);
         CHECK(tsl_target_check(TSL_TARGET_ANY, p, &m, v, &err) == 0, "Tessel's own space");
     }
     p->sdp_nosync = false;
@@ -1346,8 +1354,6 @@ static void test_precision_fields_targets(void)
  * torchtitan runs. Before, eval --target priced a plan document carrying them. */
 static void test_megatron_switches_targets(void)
 {
-    static const uint32_t others[] = {TSL_TARGET_TORCHTITAN, TSL_TARGET_DEEPSPEED,
-                                      TSL_TARGET_GALVATRON};
     tsl_model_t m = {0};
     tsl_plan_t *p = llama2_sdp4_plan(&m);
     tsl_target_view_t *v = malloc(sizeof(*v));
@@ -1357,15 +1363,7 @@ static void test_megatron_switches_targets(void)
         p->bf16_moments = field == 1;
         const char *named = field == 0 ? "(recompute_modules mlp) as Megatron-LM's"
                                        : "(bf16_moments, Megatron-LM's precision-aware";
-        for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
-            const char *name = tsl_target_name(others[k]);
-            err = (tsl_err_t){0};
-            p->sdp_nosync = others[k] == TSL_TARGET_TORCHTITAN;
-            CHECK(tsl_target_check(others[k], p, &m, v, &err) != 0 &&
-                      tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
-                      strncmp(err.msg, name, strlen(name)) == 0 && strstr(err.msg, named),
-                  "%s, field %d: %s", name, field, err.msg);
-        }
+        refused_by_the_others(p, &m, v, named);
     }
     p->bf16_moments = false;
     p->recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
