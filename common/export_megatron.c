@@ -21,6 +21,7 @@
 
 #include "cuda_graph.h"
 #include "export.h"
+#include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
 
@@ -659,6 +660,17 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "capacity factor (the plan has %g); plan it without "
                             "--moe-capacity-factor",
                             p->moe_capacity);
+    if (p->module_prec) { /* priced module by module: the file would run one recipe */
+        char prec[160];
+        tsl_module_prec_format(p->module_prec, prec, sizeof prec);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan runs linears at their own precision "
+                            "(module_precision %s); Megatron-LM reads that from a YAML file "
+                            "(--te-precision-config-file), which this export does not write, "
+                            "so every linear would run the plan's recipe (export the plan "
+                            "without --module-precision and add the file by hand)",
+                            prec);
+    }
     if (p->lazy_grads)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan's memory counts its gradients from each "

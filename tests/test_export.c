@@ -2350,7 +2350,8 @@ static void test_tp_comm_overlap(void)
 
 /* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
  * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end): every export but megatron
- * refuses the plan naming the field, the torchtitan ones before the FP8 they would write
+ * refuses the plan naming the field (megatron refuses module_precision too: its YAML
+ * file is not written), the torchtitan ones before the FP8 they would write
  * (one converter recipe for every block linear), deepspeed and galvatron before their
  * "no FP8". Before, torchtitan's exports dropped both silently. */
 static void test_precision_fields(void)
@@ -2366,6 +2367,11 @@ static void test_precision_fields(void)
         expect_refused(others[k], &plan,
                        "linears at their own precision (module_precision "
                        "linear_qkv=bf16,linear_fc2=mxfp8, Megatron-core's");
+    /* megatron's file has no per-module recipe (Megatron-LM reads a YAML file): refused,
+     * not written with every linear at the plan's recipe as it was */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: the plan runs linears at their own precision (module_precision "
+                   "linear_qkv=bf16,linear_fc2=mxfp8); Megatron-LM reads that from a YAML file");
     plan.module_prec = 0;
     plan.bf16_layers_start = 1;
     plan.bf16_layers_end = 2;
