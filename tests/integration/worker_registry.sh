@@ -198,8 +198,12 @@ ctl "$OPS" profiles --gpu NoSuchGPU
 # one schedule family on both sides: which fields a plan carries (iter_time_1f1b_s,
 # interleave, slicer) depends on the schedule the search picks on each cluster and on
 # whether the slicer helps its start-up there
+# --pp 2 here and in the --local plan below: the stage count the search picks follows
+# the figures (the workers' simulated profile against the built-in H100), and a
+# pipelined plan carries keys a one-stage one does not (master_stage, tie_s,
+# sim_iter_time_s); pinned, the two documents compare, the pipeline's keys included
 ctl "$SCHED" plan --model GPT2-345M --cluster registered --batch 16 --no-baselines \
-    --no-interleave --no-zero-bubble --no-slicer --json
+    --no-interleave --no-zero-bubble --no-slicer --pp 2 --json
 if [ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['cluster']['devices']")" = 4 ]; then
     ok "plan --cluster registered: 4 GPUs of 2 workers"
 else
@@ -213,7 +217,7 @@ fp=$(q "$tmp/out" "d['fingerprint']")
     fail "figures: $(q "$tmp/out" "d.get('figures')")"
 # the same document as a plan made in-process: the same keys, figures included
 "$CTL" plan --local --model GPT2-345M --cluster 2x2xH100-80G --batch 16 --no-baselines \
-    --no-interleave --no-zero-bubble --no-slicer --json >"$tmp/local.json" 2>/dev/null
+    --no-interleave --no-zero-bubble --no-slicer --pp 2 --json >"$tmp/local.json" 2>/dev/null
 [ "$("$PY" -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(sorted(a)==sorted(b) and sorted(a["figures"])==sorted(b["figures"]) and sorted(a["plan"])==sorted(b["plan"]))' "$tmp/local.json" "$tmp/out")" = True ] &&
     ok "a registered plan's document has the keys of a --local one" ||
     fail "registered vs local keys: $("$PY" -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(set(a["plan"])^set(b["plan"]), set(a)^set(b), set(a["figures"])^set(b["figures"]))' "$tmp/local.json" "$tmp/out")"
