@@ -174,34 +174,6 @@ int tsl_grad_width_check(const char *field, uint32_t bytes, const char *narrow, 
 /* The switches of one stack's own code (Megatron-LM's MoE dispatchers and their
  * overlap, DeepSpeed's gradient bucket, torchtitan's FSDP2 under PP) under a target that runs another: refused
  * naming the field, UNSUPPORTED, as tsl_target_check refuses such a plan. */
-/* Megatron-LM's own precision and recompute switches asked for under another target: its
- * rules (target_rules.c module_prec_ok, bf16_layers_ok, megatron_switches_ok) refuse every
- * plan carrying them, so the search would say "no plan fits". */
-static int megatron_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
-{
-    const char *t = tsl_target_name(r->target);
-    if (!r->target || r->target == TSL_TARGET_MEGATRON)
-        return 0;
-    if (r->bf16_layers_start || r->bf16_layers_end)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "bf16_layers_start: %s: blocks kept bf16 under FP8 are Megatron-LM's "
-                            "--first-last-layers-bf16; Tessel exports them to megatron only",
-                            t);
-    if (r->recompute_modules && !(r->target == TSL_TARGET_TORCHTITAN &&
-                                  r->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP))
-        return tsl_err_setc(
-            err, TSL_E_UNSUPPORTED,
-            "recompute_modules: %s: Megatron-LM's --recompute-modules; Tessel "
-            "exports them to megatron only%s",
-            t, r->target == TSL_TARGET_TORCHTITAN ? " (torchtitan takes torchtitan_op alone)" : "");
-    if (r->bf16_moments)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "bf16_moments: %s: Megatron-LM's precision-aware optimizer; Tessel "
-                            "exports it to megatron only",
-                            t);
-    return 0;
-}
-
 static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
@@ -270,6 +242,34 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
                             "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
                             tsl_target_name(r->target));
+    return 0;
+}
+
+/* Megatron-LM's own precision and recompute switches asked for under another target: its
+ * rules (target_rules.c module_prec_ok, bf16_layers_ok, megatron_switches_ok) refuse every
+ * plan carrying them, so the search would say "no plan fits". */
+static int megatron_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    const char *t = tsl_target_name(r->target);
+    if (!r->target || r->target == TSL_TARGET_MEGATRON)
+        return 0;
+    if (r->bf16_layers_start || r->bf16_layers_end)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "bf16_layers_start: %s: blocks kept bf16 under FP8 are Megatron-LM's "
+                            "--first-last-layers-bf16; Tessel exports them to megatron only",
+                            t);
+    if (r->recompute_modules && !(r->target == TSL_TARGET_TORCHTITAN &&
+                                  r->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP))
+        return tsl_err_setc(
+            err, TSL_E_UNSUPPORTED,
+            "recompute_modules: %s: Megatron-LM's --recompute-modules; Tessel "
+            "exports them to megatron only%s",
+            t, r->target == TSL_TARGET_TORCHTITAN ? " (torchtitan takes torchtitan_op alone)" : "");
+    if (r->bf16_moments)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "bf16_moments: %s: Megatron-LM's precision-aware optimizer; Tessel "
+                            "exports it to megatron only",
+                            t);
     return 0;
 }
 
