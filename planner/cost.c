@@ -341,8 +341,8 @@ int tsl_cp_comm_parse(const char *name)
 }
 
 /* How the attention core runs under CP (roofline.h): as the ring's c kernels per
- * rank where the ring's blocks are the kernels — TransformerEngine's p2p, torch's
- * context_parallel (with its fp32 merges) — else as priced without CP: TE's
+ * rank where the ring's blocks are the kernels — TransformerEngine's p2p (with its
+ * corrections and accumulations), torch's context_parallel (with its fp32 merges) — else as priced without CP: TE's
  * all-gather runs one causal kernel per local chunk over the keys up to its end,
  * the same time as one causal kernel over s at n = B_m/w (docs/cost-model.md),
  * and Ulysses the whole sequence on a/c heads. */
@@ -353,6 +353,7 @@ static void cp_core(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         return;
     dev->cp_ring = c;
     dev->cp_merge = comm == TSL_CP_TORCH_AG;
+    dev->cp_te = comm == TSL_CP_P2P;
 }
 
 bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride)

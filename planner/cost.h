@@ -1033,8 +1033,16 @@ typedef enum tsl_cost_mode {
  * blocks' FLOPs twice, overstating their rates, so such a layer priced under its measured
  * time. cost.c moves nowhere. A plan whose model has no extra_fwd_flops, or searched
  * without --target and priced without an imported per-layer profile, prices as 179
- * (docs/cost-model.md "Extra FLOPs, once"). */
-#define TSL_COST_MODEL_VERSION 180u
+ * (docs/cost-model.md "Extra FLOPs, once").
+ * 181: TransformerEngine's kernels around its p2p CP ring (cp_comm p2p, Megatron-core's
+ * AttnFuncWithCPAndKVP2P; roofline.c ring_te_s, dev.cp_te set in cost.c cp_core; roofline.h
+ * "Context parallelism as a ring"): the first K/V send buffer's copy each pass, the
+ * softmax-LSE and output corrections forward (one torch.compile'd kernel each, all c
+ * output corrections after the ring), the dQ, dK, dV copy_/add_ per step backward, in
+ * bf16, as bytes at the memory bandwidth plus a launch each, on the slowest rank. A plan
+ * without cp > 1 under cp_comm p2p prices as 180 (docs/cost-model.md "Context
+ * parallelism"). */
+#define TSL_COST_MODEL_VERSION 181u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -58,6 +58,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
     d->cp_merge = false;
+    d->cp_te = false;
     d->loss_impl = TSL_LOSS_EXEC;
     d->loss_unsplit = false;
     d->unfused_elementwise = false;
@@ -699,6 +700,21 @@ static double ring_merge_s(pass_t *p, const shape_t *x, double S, double t, doub
                    (uint32_t)(5.0 + 7.0 * c));
 }
 
+/* TransformerEngine's bf16 kernels around its ring's attention kernels (roofline.h:
+ * bytes per element of O, of K or V and of the fp32 LSE on the slowest rank, c steps):
+ * the ring's first K/V buffer, the output and LSE corrections forward, the dQ, dK, dV
+ * accumulation backward, each a kernel (the corrections torch.compile'd). */
+static double ring_te_s(pass_t *p, const shape_t *x, double S, double t, double c)
+{
+    double tok = S * x->s / t, lse = tok * x->a; /* the LSE: fp32, one per query, head */
+    double o = tok * x->d * p->d->elem_scale, kv = tok * x->e * p->d->elem_scale;
+    if (!p->bwd)
+        return counted(p, 8.0 * kv + o * (4.0 + 6.0 * (c - 1.0)) + lse * (8.0 + 12.0 * (c - 1.0)),
+                       (uint32_t)(2.0 * c + 1.0));
+    return counted(p, 8.0 * kv + (o + 2.0 * kv) * (4.0 + 6.0 * (c - 1.0)) + 4.0 * lse,
+                   (uint32_t)(3.0 * c + 2.0));
+}
+
 /* The CP ring's kernels on a rank (roofline.h): S·c pieces of 2L = s/c tokens,
  * the diagonal causal, c − 1 blocks of 2L queries × L keys unmasked. */
 static double ring_s(pass_t *p, const shape_t *x, double S, double t)
@@ -707,7 +723,9 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
     p->ops += c - 1.0; /* c kernels where one was counted */
     double r = flash_s(p, x, q, q, (q + 1.0) / 2.0, n, t, false) +
                (c - 1.0) * flash_s(p, x, q, q / 2.0, q / 2.0, n, t, false);
-    return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
+    if (p->d->cp_merge)
+        return r + ring_merge_s(p, x, S, t, c);
+    return p->d->cp_te ? r + ring_te_s(p, x, S, t, c) : r;
 }
 
 /* An unfused core's score kernels under autocast, `scores` scores on this rank

@@ -55,6 +55,27 @@
  * per step, dK/dV 10 + 10 per step (each step's update and cat one kernel: read 4 +
  * 2, write 4; the casts 6 + 4).
  *
+ * With dev.cp_te (Megatron-core's p2p ring, TransformerEngine's AttnFuncWithCPAndKVP2P,
+ * transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py at
+ * d0067d0da; the same kernels in attention.py AttnFuncWithCP at da30634a6 and
+ * 7d576ed25), the kernels around the c attention kernels, counted on the slowest
+ * rank (the last: every step's block whole) per element of O (its a/t heads), of K
+ * or of V (their kv/t heads) and of the softmax LSE (fp32, one per query and head),
+ * the activation's 2 bytes (× elem_scale); the corrections are TE's jit_fuser
+ * functions, torch.compile'd (transformer_engine/pytorch/jit.py): one kernel each:
+ *   forward  K/V: 8 (the torch.cat into the ring's first send buffer);
+ *            O: 4 (the first step's output, scaled: read, write) + 6 per later step
+ *            (flash_attn_fwd_out_correction: out += out_step · exp(Δlse), read both,
+ *            write out; all after the ring); LSE: 8 (the clone) + 12 per later step
+ *            (flash_attn_fwd_softmax_lse_correction: read both, write one);
+ *            2c + 1 kernels
+ *   backward K/V: 8 (the copy into the ring's first send buffer) + 2 × (4 + 6 per
+ *            later step) (dk, dv: copy_, then add_ of each step's, bf16); dQ: 4 + 6
+ *            per later step (copy_, add_); LSE: 4 (the second half made contiguous);
+ *            3c + 2 kernels.
+ * The older TEs' extras (the sbhd ↔ bshd transposes, the K/V half copies, the dK/dV
+ * torch.cat per step at da30634a6) are left out: the term is what every pin runs.
+ *
  * Multi-head latent attention (kv_lora_rank > 0; docs/cost-model.md "Multi-head
  * latent attention"): with T = tokens, a heads, n/r/v the per-head widths, q/c the
  * latents: [q ? gemm(T, q, h) + gemm(T, a(n+r)/t, q) : gemm(T, a(n+r)/t, h)] +
@@ -890,6 +911,9 @@ typedef struct tsl_roofline_dev {
     bool cp_merge;          /* with cp_ring: torch's context_parallel, which merges each
                              step's partial output in fp32 and accumulates dQ, dK, dV in
                              fp32 (below); false after init */
+    bool cp_te;             /* with cp_ring: TransformerEngine's p2p ring
+                             (AttnFuncWithCPAndKVP2P), its bf16 kernels around the
+                             attention kernels (below); false after init */
     uint32_t attn_kernel;   /* tsl_attn_kernel_t: the fused attention kernel the stack runs;
                              on a GPU with published per-kernel shares
                              (shape.attn_kernel_peak) it prices the fused core by its head

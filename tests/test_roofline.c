@@ -1189,6 +1189,33 @@ static void test_cp_ring(void)
                "torch eager: %.2f us, by hand %.2f", tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6,
                (ring + merge) * 1e6);
     d.eager = false;
+    /* TransformerEngine's ring (cp_te): K/V of 4,194,304 elements each (no GQA), the
+     * LSE of n·s·16 = 65,536; forward 8 per K/V element, 4 + 6·3 per O element, 8 +
+     * 12·3 per LSE element, 2·4 + 1 = 9 kernels; backward 8 per K/V element, (4 +
+     * 6·3) per element of dQ, dK and dV, 4 per LSE element, 3·4 + 2 = 14 kernels */
+    d.cp_merge = false;
+    d.cp_te = true;
+    double lse = n * 8192 * 16, tef = (8.0 * o + 22.0 * o + 44.0 * lse) / d.mem_bw + 9 * L;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), ring + tef, 1e-12,
+               "TE forward: %.2f us, by hand %.2f", tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6,
+               (ring + tef) * 1e6);
+    /* 125.8 MB + 2.9 MB at 0.8 · 3.35 TB/s: 48.03 µs against the ring's 247.5 */
+    CHECK_NEAR(tef - 9 * L, 48.03e-6, 1e-3, "TE's corrections: %.2f us of bytes",
+               (tef - 9 * L) * 1e6);
+    tsl_roofline_dev_t bare = d;
+    bare.cp_te = false;
+    double te_b = (8.0 * o + 3 * 22.0 * o + 4.0 * lse) / d.mem_bw + 14 * L;
+    double gap = tsl_roofline_layer_bwd_s(&d, &l, n, 1, false, 0) -
+                 tsl_roofline_layer_bwd_s(&bare, &l, n, 1, false, 0);
+    CHECK_NEAR(gap, te_b, 1e-9, "TE backward: %.2f us, by hand %.2f", gap * 1e6, te_b * 1e6);
+    /* GQA (4 K/V heads): the K/V terms shrink by 4, O's and the LSE's stay */
+    tsl_layer_t g = l;
+    g.kv_heads = 4;
+    CHECK(tsl_layer_derive(&g, &err) == 0, "%s", err.msg);
+    double te_g = (2.0 * o + 22.0 * o + 44.0 * lse) / d.mem_bw + 9 * L;
+    gap = tsl_roofline_core_fwd_s(&d, &g, n, 1) - tsl_roofline_core_fwd_s(&bare, &g, n, 1);
+    CHECK_NEAR(gap, te_g, 1e-9, "TE forward, GQA: %.2f us, by hand %.2f", gap * 1e6, te_g * 1e6);
+    d.cp_te = false;
     /* a sliding window keeps one kernel (the ring's blocks are not its kernels here) */
     l.attn_window = 1024;
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
