@@ -1041,8 +1041,20 @@ typedef enum tsl_cost_mode {
  * output corrections after the ring), the dQ, dK, dV copy_/add_ per step backward, in
  * bf16, as bytes at the memory bandwidth plus a launch each, on the slowest rank. A plan
  * without cp > 1 under cp_comm p2p prices as 180 (docs/cost-model.md "Context
- * parallelism"). */
-#define TSL_COST_MODEL_VERSION 181u
+ * parallelism").
+ * 182: no priced term changed — the megatron and torchtitan targets' search did: each
+ * configuration costed on the starting cut (target.c partition_ends: the first and last
+ * stages free, the middle ones equal, by forward FLOPs) is costed again on the cut of that
+ * shape whose largest stage in the layers' priced forward + backward time is smallest
+ * (target.c tsl_target_ends_cut; search_eval.c ends_priced_cut), the faster kept, as
+ * 106's hybrids are re-cut freely: a layer whose time is not proportional to its FLOPs
+ * (BERT's head, Llama 3's 128K-vocabulary head and loss) moves the cut (BERT-Huge-32 on
+ * 2x8 A100 at PP 8: 716.33 -> 752.01 samples/s; Llama3-8B on 2x8 H100 at PP 8: 15.19 ->
+ * 17.08), so a stored plan of such a request is searched again. Not galvatron (its
+ * re-balancing cuts freely by priced time already) nor deepspeed (its own cut). A
+ * plan of another target, a hybrid, or a model whose time follows its FLOPs prices and
+ * searches as 181 (docs/search-space.md "Under --target: the priced starting cut"). */
+#define TSL_COST_MODEL_VERSION 182u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

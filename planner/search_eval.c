@@ -3640,18 +3640,92 @@ static bool hybrid_priced_cut(tsl_engine_t *e, uint32_t P, const uint32_t *first
     return !same_cut(cut, first_layer, P) && tsl_partition_cuts_ok(cut, P, e->max_cut);
 }
 
+/* Whether the search re-cuts a configuration within the target's starting shape: a
+ * model that is no hybrid under Megatron-LM or torchtitan, whose starting cut (target.c
+ * partition_ends: first and last stages free, the middle ones equal) balances forward
+ * FLOPs where the layers' times may not follow them (BERT's head: 2.7 to 4 blocks' time
+ * against 1.94 blocks' FLOPs, bench/published README "Extra FLOPs, once"). Megatron-LM
+ * runs that shape (--decoder-first/last-pipeline-num-layers), torchtitan any whole-layer
+ * cut (module_fqns_per_model_part). Not Galvatron: its plans are per-layer (eval_group
+ * alone), and the re-balancing after the engine (search_partition.c, Galvatron-BMW's
+ * bi-objective and AMP's assignment, each by the plan's priced layer times) already cuts
+ * them freely; a shaped re-cut only moved where that local search starts (BERT-Huge-32
+ * on 3x8 A100 at PP 8: 1137.86 -> 1125.48 samples/s). Nor DeepSpeed, whose
+ * PipelineModule cuts by its own method (target.c ds_partition). */
+static bool ends_recut_on(const tsl_engine_t *e, uint32_t P)
+{
+    uint32_t t = e->space->target;
+    return P >= 2 && !e->model->hybrid && (t == TSL_TARGET_MEGATRON || t == TSL_TARGET_TORCHTITAN);
+}
+
+/* The largest stage of first_layer in the layers' priced times (e->layer_time_s). */
+static double priced_worst_s(const tsl_engine_t *e, uint32_t P, const uint32_t *first_layer)
+{
+    double worst = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        double t = 0;
+        for (uint32_t l = first_layer[s]; l < first_layer[s + 1]; l++)
+            t += e->layer_time_s[l];
+        worst = fmax(worst, t);
+    }
+    return worst;
+}
+
+/* The cut of the starting shape (f, mid, l) whose largest stage in the layers' priced
+ * forward + backward time of one micro-batch (e->layer_time_s, as hybrid_priced_cut
+ * reads them) is smallest (tsl_target_ends_cut). false where a layer was not costed,
+ * or where that stage is not smaller than the starting cut's own by more than rounding
+ * (where time follows FLOPs the two cuts tie, and the configuration is not costed
+ * twice). */
+static bool ends_priced_cut(tsl_engine_t *e, uint32_t P, const uint32_t *first_layer, uint32_t *cut)
+{
+    double worst_s;
+    if (!tsl_target_ends_cut(e->model, P, e->layer_time_s, cut, &worst_s))
+        return false;
+    return worst_s < priced_worst_s(e, P, first_layer) * (1 - 1e-9) &&
+           !same_cut(cut, first_layer, P) && tsl_partition_cuts_ok(cut, P, e->max_cut);
+}
+
+/* Whether the search re-cuts a configuration by its priced layer times, and the cut. */
+static bool recut_on(const tsl_engine_t *e, uint32_t P)
+{
+    return hybrid_recut_on(e, P) || ends_recut_on(e, P);
+}
+
+static bool priced_cut(tsl_engine_t *e, uint32_t P, const uint32_t *first_layer, uint32_t *cut)
+{
+    return hybrid_recut_on(e, P) ? hybrid_priced_cut(e, P, first_layer, cut)
+                                 : ends_priced_cut(e, P, first_layer, cut);
+}
+
+/* Configuration g costed on the priced cut of first_layer (priced_cut) into e->recut,
+ * after its costing on first_layer left the layers' times; plan takes it where
+ * faster, so no plan of the starting cut is lost. */
+static void eval_recut(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                       uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    uint32_t cut[TSL_PLAN_MAX_STAGES + 1];
+    if (!priced_cut(e, P, first_layer, cut))
+        return;
+    tsl_plan_init(e->recut);
+    eval_group(e, g, B, P, m, cut, e->recut);
+    if (e->recut->valid && (!plan->valid || tsl_plan_better(e->recut, plan)))
+        *plan = *e->recut;
+}
+
 /* A uniform space (Megatron-LM, DeepSpeed, torchtitan): each strategy of the
  * group for every layer, its blocks without CKPT and all with it (Megatron-LM
- * also the first N of every stage); the best. A Megatron-LM hybrid's configuration
- * that was costed whole on the starting cut is costed again on the cut its priced
- * layer times balance (hybrid_priced_cut), uneven middle stages allowed; the faster
- * stands, so no plan of the starting cut is lost. */
+ * also the first N of every stage); the best. A configuration that was costed whole
+ * on the starting cut is costed again on the cut its priced layer times balance
+ * (eval_recut): a Megatron-LM hybrid's any cut (hybrid_priced_cut), uneven middle
+ * stages allowed, a Megatron-LM or torchtitan model's within the starting shape
+ * (ends_priced_cut); the faster stands. */
 static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                          uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
     tsl_strategy_t items[2];
-    uint32_t layout[2] = {0, 0}, cut[TSL_PLAN_MAX_STAGES + 1];
-    bool recut = hybrid_recut_on(e, P);
+    uint32_t layout[2] = {0, 0};
+    bool recut = recut_on(e, P);
     for (uint32_t j = 0; j < g->n; j++) {
         if (g->items[j].ckpt)
             continue;
@@ -3670,12 +3744,8 @@ static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
             fit[c] = e->cand->valid;
             if (e->cand->valid && (!plan->valid || tsl_plan_better(e->cand, plan)))
                 *plan = *e->cand;
-            if (recut && e->cand->valid && hybrid_priced_cut(e, P, first_layer, cut)) {
-                tsl_plan_init(e->recut);
-                eval_group(e, &one, B, P, m, cut, e->recut);
-                if (e->recut->valid && tsl_plan_better(e->recut, plan))
-                    *plan = *e->recut;
-            }
+            if (recut && e->cand->valid)
+                eval_recut(e, &one, B, P, m, first_layer, plan);
         }
         if (ckpt && !fit[0] && fit[1] && e->space->target == TSL_TARGET_MEGATRON)
             eval_block_n(e, &one, B, P, m, first_layer, plan);

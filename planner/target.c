@@ -295,26 +295,45 @@ static double flops(const tsl_model_t *m, uint32_t a, uint32_t b)
     return f;
 }
 
+/* The weight of a stage, layers [a, b): forward FLOPs (span_flops) or priced time
+ * (span_priced). */
+typedef double (*span_fn)(const void *ctx, uint32_t a, uint32_t b);
+
+static double span_flops(const void *ctx, uint32_t a, uint32_t b)
+{
+    return flops(ctx, a, b);
+}
+
+/* ctx: prefix sums S[0..n_layers], S[i] the weight of layers [0, i). */
+static double span_priced(const void *ctx, uint32_t a, uint32_t b)
+{
+    const double *S = ctx;
+    return S[b] - S[a];
+}
+
 /* First stage f blocks, last l, the P − 2 middle ones mid each: the split whose
- * largest stage (forward FLOPs) is smallest. Megatron's shape, which torchtitan
- * and Galvatron also run. The MTP layers ride on the last stage with the head
- * (mtp.h): B counts the main model's blocks only. */
-static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
+ * largest stage (by span) is smallest, into first[0..P] and *worst. Megatron's shape,
+ * which torchtitan and Galvatron also run. The MTP layers ride on the last stage with
+ * the head (mtp.h): B counts the main model's blocks only. Ties keep the first found
+ * (mid, then f, ascending). */
+static bool ends_cut(const tsl_model_t *m, uint32_t P, span_fn span, const void *ctx,
+                     uint32_t *first, double *worst_out)
 {
     uint32_t B = m->n_layers - 2 - tsl_mtp_layers(m), best_f = 0, best_mid = 0;
     double best = INFINITY;
     if (P == 1) {
         first[0] = 0;
         first[1] = m->n_layers;
+        *worst_out = span(ctx, 0, m->n_layers);
         return true;
     }
     for (uint32_t mid = P > 2 ? 1 : 0; mid * (P - 2) + 2 <= B; mid++) {
         uint32_t rest = B - mid * (P - 2);
         for (uint32_t f = 1; f < rest; f++) {
             uint32_t l = rest - f;
-            double worst = fmax(flops(m, 0, 1 + f), flops(m, B + 1 - l, m->n_layers));
+            double worst = fmax(span(ctx, 0, 1 + f), span(ctx, B + 1 - l, m->n_layers));
             if (P > 2)
-                worst = fmax(worst, flops(m, 1 + f, 1 + f + mid));
+                worst = fmax(worst, span(ctx, 1 + f, 1 + f + mid));
             if (worst < best) {
                 best = worst;
                 best_f = f;
@@ -330,7 +349,30 @@ static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
     for (uint32_t s = 1; s < P; s++)
         first[s] = 1 + best_f + (s - 1) * best_mid;
     first[P] = m->n_layers;
+    *worst_out = best;
     return true;
+}
+
+static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    double worst;
+    return ends_cut(m, P, span_flops, m, first, &worst);
+}
+
+bool tsl_target_ends_cut(const tsl_model_t *m, uint32_t P, const double *layer_s, uint32_t *first,
+                         double *worst_s)
+{
+    double S[TSL_MODEL_MAX_LAYERS + 1];
+    if (P == 0 || P > TSL_PLAN_MAX_STAGES || m->n_layers < 3 ||
+        m->n_layers > TSL_MODEL_MAX_LAYERS || P > m->n_layers - 2 - tsl_mtp_layers(m))
+        return false;
+    S[0] = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        if (!isfinite(layer_s[i]) || layer_s[i] < 0)
+            return false;
+        S[i + 1] = S[i] + layer_s[i];
+    }
+    return ends_cut(m, P, span_priced, S, first, worst_s);
 }
 
 /* Transformer layers of m, the units DeepSpeed's 'type:transformer' weighs: every

@@ -367,6 +367,17 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
  * first[0..P]. Returns false when t cannot cut the model into P stages. */
 bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first);
 
+/* The megatron/torchtitan/galvatron starting cut's shape — the first stage f
+ * Transformer layers and the embedding, the P − 2 middle ones mid each, the last l,
+ * the head and the MTP layers — by other weights: the (f, mid, l) whose largest stage,
+ * the sum of layer_s[0..n_layers) over its layers (each layer's priced time, s), is
+ * smallest, into first[0..P] and that stage's sum into *worst_s. The search re-cuts
+ * a configuration by it (search_eval.c ends_priced_cut): a layer whose time is not
+ * proportional to its FLOPs (BERT's head) moves the cut. false where no such cut
+ * exists or a weight is negative or not finite. O(B² / P) for B blocks. */
+bool tsl_target_ends_cut(const tsl_model_t *m, uint32_t P, const double *layer_s, uint32_t *first,
+                         double *worst_s);
+
 /* Which of DeepSpeed's PipelineModule partition methods (runtime/pipe/module.py
  * _partition_layers) cuts m into P stages of stage_count[0..P-1] layers each:
  * "uniform" (P divides m->n_layers, every stage n_layers / P layers), else
