@@ -640,10 +640,6 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "before Megatron-core (legacy_p2p: scatter/gather, blocking hops), "
                             "which today's Megatron-LM does not run (plan it without "
                             "--legacy-p2p)");
-    if (p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: the plan recomputes as torchtitan's op-level selective "
-                            "checkpointing does (torchtitan_op); Megatron-LM has no such policy");
     if (p->recompute_modules & ~TSL_RECOMPUTE_ALL)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan names a recompute module this build does not "

@@ -2845,6 +2845,72 @@ static void test_stored_switches(void)
     model = saved;
 }
 
+/* Whether a call refused naming recompute_modules: rc, and the field or its phrase in
+ * the message (err cleared for the next call). */
+static bool refused_recompute(int rc, tsl_err_t *err)
+{
+    bool named = rc != 0 && (strstr(err->msg, "recompute_modules") != NULL ||
+                             strstr(err->msg, "recomputes modules (") != NULL);
+    memset(err, 0, sizeof *err);
+    return named;
+}
+
+/* One rule for which recompute_modules a stack runs (target.h tsl_target_recompute_runs):
+ * for every target and policy, the request check (search.c, tsl_request_validate), the
+ * target's rules (target_rules.c, tsl_target_check) and the exports of its formats
+ * (export.c) refuse naming the field exactly where the predicate says no — a caller with
+ * a rule of its own fails here. Before, the request and the rules under megatron took
+ * torchtitan_op, which its export alone refused, so `plan --target megatron
+ * --recompute-modules torchtitan_op --export megatron` searched a plan it then refused. */
+static void test_recompute_one_rule(void)
+{
+    static const uint32_t masks[] = {0, TSL_RECOMPUTE_MLP,
+                                     TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_LAYERNORM,
+                                     TSL_RECOMPUTE_TORCHTITAN_OP};
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_target_view_t *view = malloc(sizeof *view);
+    CHECK(tsl_target_recompute_runs(TSL_TARGET_MEGATRON, TSL_RECOMPUTE_MLP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_MEGATRON, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              tsl_target_recompute_runs(TSL_TARGET_TORCHTITAN, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_TORCHTITAN, TSL_RECOMPUTE_MLP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_DEEPSPEED, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              tsl_target_recompute_runs(TSL_TARGET_ANY, TSL_RECOMPUTE_TORCHTITAN_OP),
+          "the predicate");
+    for (uint32_t t = TSL_TARGET_MEGATRON; t < TSL_TARGET_COUNT && view; t++) {
+        for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
+            bool no = !tsl_target_recompute_runs(t, masks[k]);
+            tsl_request_t r;
+            tsl_request_init(&r);
+            r.target = t;
+            r.recompute_modules = masks[k];
+            int rc = tsl_request_validate(&r, &model, &c, &err);
+            CHECK(refused_recompute(rc, &err) == no, "request, %s, 0x%x: rc %d", tsl_target_name(t),
+                  masks[k], rc);
+            make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+            plan.recompute_modules = masks[k];
+            rc = tsl_target_check(t, &plan, &model, view, &err);
+            CHECK(refused_recompute(rc, &err) == no, "rules, %s, 0x%x: rc %d", tsl_target_name(t),
+                  masks[k], rc);
+            for (int f = 0; f <= TSL_EXPORT_TORCHTITAN_TOML; f++) {
+                int k2 = f == TSL_EXPORT_TORCHTITAN_TOML ? TSL_EXPORT_TORCHTITAN : f;
+                if (f == TSL_EXPORT_TRACE || f == TSL_EXPORT_COUNT || (uint32_t)k2 + 1 != t)
+                    continue;
+                char *text = NULL;
+                size_t len;
+                rc = export_fixture((tsl_export_format_t)f, &plan, &text, &len, &err);
+                CHECK(refused_recompute(rc, &err) == no, "export %s, 0x%x: rc %d",
+                      tsl_export_format_name((tsl_export_format_t)f), masks[k], rc);
+                free(text);
+            }
+        }
+    }
+    plan.recompute_modules = 0;
+    free(view);
+    tsl_cluster_free(&c);
+}
+
 /* test_export --megatron-te-prec RECIPE LIST: the megatron export of a DP-8 GPT2-345M
  * plan at fp8 recipe RECIPE with module_precision LIST, on stdout, for
  * te_precision_yaml_test.py (Megatron-LM's reader of the YAML is Python). */
@@ -2911,6 +2977,7 @@ int main(int argc, char **argv)
     test_cuda_graphs();
     test_precision_fields();
     test_megatron_te_prec();
+    test_recompute_one_rule();
     test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();
