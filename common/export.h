@@ -2,7 +2,8 @@
  * export.h — a plan written as another training stack takes it, in that stack's
  * own key names (docs/exports.md):
  *
- *   megatron    Megatron-LM launch arguments, one per line (text/plain)
+ *   megatron    Megatron-LM launch arguments, one per line (text/plain); a plan's
+ *               module_precision file (--te-precision-config-file) in "#| " comments
  *   deepspeed   a DeepSpeed config JSON (application/json)
  *   torchtitan  a torchtitan configuration in Python, a function returning
  *               Trainer.Config, as torchtitan main reads it since its TOML
