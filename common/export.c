@@ -115,23 +115,24 @@ static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, t
 }
 
 /* What of the plan's pricing only Megatron-LM runs (docs/exports.md): its
- * recompute of named modules, its precision-aware optimizer's bf16 moments, its
+ * recompute of named modules (and torchtitan's of its ops, which megatron does not run:
+ * tsl_target_recompute_runs), its precision-aware optimizer's bf16 moments, its
  * activation CPU offloading, its per-layer CUDA graphs, Megatron-core's per-module
  * precision, the blocks it keeps bf16 under FP8 and TE's userbuffers.
  * Another stack's file would drop them silently: refused. */
-static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_err_t *err)
+static int check_megatron_only(tsl_export_format_t f, uint32_t target, const tsl_plan_t *p,
+                               tsl_err_t *err)
 {
     char mods[96];
+    if (!tsl_target_recompute_runs(target, p->recompute_modules)) { /* torchtitan_op too */
+        tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
+        return tsl_err_setc(
+            err, TSL_E_UNSUPPORTED, "%s: the plan recomputes modules (%s) as %s does; %s",
+            tsl_export_format_name(f), mods, tsl_target_recompute_policy(p->recompute_modules),
+            tsl_target_recompute_instead(target));
+    }
     if (f == TSL_EXPORT_MEGATRON)
         return 0;
-    bool tt = f == TSL_EXPORT_TORCHTITAN || f == TSL_EXPORT_TORCHTITAN_TOML;
-    if (p->recompute_modules && !(tt && p->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP)) {
-        tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "%s: the plan recomputes modules (%s) as Megatron-LM's "
-                            "--recompute-modules does; this stack has no such setting",
-                            tsl_export_format_name(f), mods);
-    }
     if (p->bf16_moments)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan keeps Adam's moments in bf16 beside an fp32 master "
@@ -195,7 +196,7 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
         tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
         goto out;
     }
-    if (check_megatron_only(f, p, err) != 0 || check_target(target, p, m, v, err) != 0 ||
+    if (check_megatron_only(f, target, p, err) != 0 || check_target(target, p, m, v, err) != 0 ||
         fn(v, out, err) != 0)
         goto out;
     if (fclose(out) != 0) {

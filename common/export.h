@@ -2,7 +2,8 @@
  * export.h — a plan written as another training stack takes it, in that stack's
  * own key names (docs/exports.md):
  *
- *   megatron    Megatron-LM launch arguments, one per line (text/plain)
+ *   megatron    Megatron-LM launch arguments, one per line (text/plain); a plan's
+ *               module_precision file (--te-precision-config-file) in "#| " comments
  *   deepspeed   a DeepSpeed config JSON (application/json)
  *   torchtitan  a torchtitan configuration in Python, a function returning
  *               Trainer.Config, as torchtitan main reads it since its TOML
@@ -148,5 +149,13 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_galvatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+
+/* The file megatron's --te-precision-config-file names (export_megatron_prec.c). */
+#define TSL_EXPORT_TE_PREC_FILE "te_precision.yaml"
+/* A plan's module_precision as that file's YAML, in "#| " comment lines (nothing for a
+ * plan without one; module_prec checked by the caller, tsl_module_prec_check). */
+void tsl_export_megatron_prec(const tsl_plan_t *p, FILE *out);
+/* The glob that file gives module m (module_prec.h tsl_module_t); NULL out of range. */
+const char *tsl_export_megatron_prec_pattern(uint32_t m);
 
 #endif

@@ -640,10 +640,6 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "before Megatron-core (legacy_p2p: scatter/gather, blocking hops), "
                             "which today's Megatron-LM does not run (plan it without "
                             "--legacy-p2p)");
-    if (p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: the plan recomputes as torchtitan's op-level selective "
-                            "checkpointing does (torchtitan_op); Megatron-LM has no such policy");
     if (p->recompute_modules & ~TSL_RECOMPUTE_ALL)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan names a recompute module this build does not "
@@ -660,17 +656,13 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "capacity factor (the plan has %g); plan it without "
                             "--moe-capacity-factor",
                             p->moe_capacity);
-    if (p->module_prec) { /* priced module by module: the file would run one recipe */
-        char prec[160];
-        tsl_module_prec_format(p->module_prec, prec, sizeof prec);
+    if (tsl_module_prec_check(p->module_prec, err) != 0) /* a hand-made plan's nibbles */
+        return -1;
+    if (p->module_prec && p->fp8_recipe == TSL_FP8_NONE) /* as eval refuses it */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: the plan runs linears at their own precision "
-                            "(module_precision %s); Megatron-LM reads that from a YAML file "
-                            "(--te-precision-config-file), which this export does not write, "
-                            "so every linear would run the plan's recipe (export the plan "
-                            "without --module-precision and add the file by hand)",
-                            prec);
-    }
+                            "megatron: module_precision: per-module precision on a plan without "
+                            "FP8; Megatron-LM overrides only quantized modules "
+                            "(override_nonquantized_autocast false)");
     if (p->lazy_grads)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan's memory counts its gradients from each "
@@ -712,6 +704,14 @@ static int check_a2a_overlap(const tsl_export_view_t *v, tsl_err_t *err)
     return 0;
 }
 
+/* The per-module precision file (export_megatron_prec.c), whose YAML the header's
+ * comments carry; argument_utils.py loads it into TransformerConfig quant_recipe. */
+static void write_te_prec_flag(const tsl_plan_t *p, FILE *out)
+{
+    if (p->module_prec)
+        fputs("--te-precision-config-file " TSL_EXPORT_TE_PREC_FILE "\n", out);
+}
+
 /* FP8 as priced (docs/exports.md "FP8"; Megatron-LM arguments.py
  * _add_transformer_engine_args): the hybrid format (E4M3 forward, E5M2
  * gradients) and the plan's recipe; delayed scaling with the amax history of
@@ -728,11 +728,13 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
                 p->bf16_layers_start, p->bf16_layers_end);
     if (p->fp8_recipe == TSL_FP8_NVFP4) {
         fputs("--fp4-format e2m1\n--fp4-recipe nvfp4\n", out);
+        write_te_prec_flag(p, out);
         if (p->fp8_param_gather)
             fputs("--fp4-param-gather\n", out);
         return;
     }
     fprintf(out, "--fp8-format hybrid\n--fp8-recipe %s\n", tsl_fp8_recipe_name(p->fp8_recipe));
+    write_te_prec_flag(p, out);
     if (p->fp8_recipe == TSL_FP8_DELAYED)
         fputs("--fp8-amax-history-len 1024\n--fp8-amax-compute-algo max\n", out);
     if (p->fp8_param_gather)
@@ -856,6 +858,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
                 "# priced with the busiest expert at %g x the mean tokens "
                 "(tesselctl --moe-imbalance %g)\n",
                 p->moe_imbalance, p->moe_imbalance);
+    tsl_export_megatron_prec(p, out);
     write_parallel(v, &u, ckpt_k, out);
     write_knobs(p, &u, out);
     write_model(v, out);

@@ -34,6 +34,15 @@ uint32_t tsl_module_prec_recipe(uint32_t prec, uint32_t m, uint32_t recipe)
     return v == 0 || recipe == TSL_FP8_NONE ? recipe : v - 1;
 }
 
+bool tsl_module_prec_override(uint32_t prec, uint32_t m, uint32_t *recipe)
+{
+    uint32_t v = m < TSL_MODULE_COUNT ? (prec >> (4 * m)) & 0xfu : 0u;
+    if (v == 0 || v > TSL_FP8_COUNT)
+        return false;
+    *recipe = v - 1;
+    return true;
+}
+
 static int find(const char *w, size_t n, const char *const *table, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)

@@ -33,6 +33,7 @@
 #ifndef TSL_MODULE_PREC_H
 #define TSL_MODULE_PREC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,10 @@ const char *tsl_module_name(uint32_t m);
  * `recipe`: the override where prec has one and the layer is quantized (recipe not
  * NONE), else recipe. */
 uint32_t tsl_module_prec_recipe(uint32_t prec, uint32_t m, uint32_t recipe);
+
+/* Whether prec sets module m's precision (a nibble 1 .. TSL_FP8_COUNT); that precision
+ * into *recipe (tsl_fp8_recipe_t: TSL_FP8_NONE for bf16) where it does. */
+bool tsl_module_prec_override(uint32_t prec, uint32_t m, uint32_t *recipe);
 
 /* Parse "module=precision,..." into *prec (replaced). 0, or -1 with err naming the
  * field (module_precision) and the item: an empty list or item, an unknown module or

@@ -245,12 +245,20 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
-/* Megatron-LM's own precision and recompute switches asked for under another target: its
- * rules (target_rules.c module_prec_ok, bf16_layers_ok, megatron_switches_ok) refuse every
- * plan carrying them, so the search would say "no plan fits". */
+/* Megatron-LM's own precision and recompute switches asked for under another target (and
+ * recompute_modules a target does not run, tsl_target_recompute_runs: torchtitan_op under
+ * megatron too): its rules (target_rules.c module_prec_ok, bf16_layers_ok,
+ * megatron_switches_ok) refuse every plan carrying them, so the search would say "no plan
+ * fits". */
 static int megatron_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
 {
     const char *t = tsl_target_name(r->target);
+    if (r->target >= TSL_TARGET_COUNT)
+        return 0;
+    if (!tsl_target_recompute_runs(r->target, r->recompute_modules))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "recompute_modules: %s: %s; %s", t,
+                            tsl_target_recompute_policy(r->recompute_modules),
+                            tsl_target_recompute_instead(r->target));
     if (!r->target || r->target == TSL_TARGET_MEGATRON)
         return 0;
     if (r->bf16_layers_start || r->bf16_layers_end)
@@ -258,13 +266,6 @@ static int megatron_switches_target_check(const tsl_request_t *r, tsl_err_t *err
                             "bf16_layers_start: %s: blocks kept bf16 under FP8 are Megatron-LM's "
                             "--first-last-layers-bf16; Tessel exports them to megatron only",
                             t);
-    if (r->recompute_modules && !(r->target == TSL_TARGET_TORCHTITAN &&
-                                  r->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP))
-        return tsl_err_setc(
-            err, TSL_E_UNSUPPORTED,
-            "recompute_modules: %s: Megatron-LM's --recompute-modules; Tessel "
-            "exports them to megatron only%s",
-            t, r->target == TSL_TARGET_TORCHTITAN ? " (torchtitan takes torchtitan_op alone)" : "");
     if (r->bf16_moments)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "bf16_moments: %s: Megatron-LM's precision-aware optimizer; Tessel "

@@ -257,6 +257,19 @@ uint32_t tsl_target_loss_impl(uint32_t t);
  * TE's fused loss too (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te
  * of a Megatron-LM before 168cb15d70, which eval reads). */
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl);
+/* Whether stack t runs recompute_modules mods (recompute.h bits): under megatron
+ * Megatron-LM's named modules (--recompute-modules) but not torchtitan_op, for which it
+ * has no policy; under torchtitan torchtitan_op alone (its op-level selective AC; it
+ * names no modules); under deepspeed and galvatron none (they checkpoint whole layers);
+ * any in Tessel's own space (TSL_TARGET_ANY). No module (0) runs everywhere. The one
+ * rule of the request check (search.c), the target's rules (target_rules.c) and the
+ * exports (common/export.c); tsl_recompute_modules_check has refused a mix already. */
+bool tsl_target_recompute_runs(uint32_t t, uint32_t mods);
+/* For those refusals' messages: whose policy mods is ("Megatron-LM's
+ * --recompute-modules", or "torchtitan's op-level selective checkpointing" for
+ * torchtitan_op), and what stack t runs instead ("it recomputes whole layers"). */
+const char *tsl_target_recompute_policy(uint32_t mods);
+const char *tsl_target_recompute_instead(uint32_t t);
 /* 0, or -1 with TSL_E_UNSUPPORTED naming why: today's Megatron-LM (target t
  * megatron) runs no loss_impl te outside autocast (its validate_args refuses TE's
  * fused loss since 168cb15d70), so neither `plan --target megatron` nor the

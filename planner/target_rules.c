@@ -1822,29 +1822,27 @@ static int bf16_layers_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         one_precision[t]);
 }
 
-/* Megatron-LM's recompute of named modules (recompute_modules, but torchtitan's op-level
- * selective AC alone under torchtitan) and its precision-aware optimizer's bf16 moments
- * (bf16_moments) are the megatron target's, as the other exports refuse them
+/* Megatron-LM's recompute of named modules (recompute_modules: tsl_target_recompute_runs,
+ * torchtitan's op-level selective AC alone under torchtitan and not under megatron) and
+ * its precision-aware optimizer's bf16 moments (bf16_moments) are the megatron target's, as the other exports refuse them
  * (common/export.c check_megatron_only): DeepSpeed and Galvatron checkpoint whole layers,
  * torchtitan whole layers or its own ops, and none keeps Adam's moments in bf16 beside an
  * fp32 master. A plan document carrying them passed eval --target before. */
 static int megatron_switches_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     char mods[96];
-    if (t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON || t >= TSL_TARGET_COUNT)
+    if (t >= TSL_TARGET_COUNT)
         return 0;
-    if (p->recompute_modules &&
-        !(t == TSL_TARGET_TORCHTITAN && p->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP)) {
+    if (!tsl_target_recompute_runs(t, p->recompute_modules)) {
         tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "%s: the plan recomputes modules (recompute_modules %s) as "
-                            "Megatron-LM's --recompute-modules does; %s",
+                            "%s: the plan recomputes modules (recompute_modules %s) as %s does; %s",
                             tsl_target_name(t), mods,
-                            t == TSL_TARGET_TORCHTITAN
-                                ? "torchtitan recomputes whole layers or, alone, its own ops "
-                                  "(torchtitan_op)"
-                                : "it recomputes whole layers");
+                            tsl_target_recompute_policy(p->recompute_modules),
+                            tsl_target_recompute_instead(t));
     }
+    if (t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON)
+        return 0;
     if (p->bf16_moments)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan keeps Adam's moments in bf16 beside an fp32 master "
@@ -2173,6 +2171,35 @@ int tsl_megatron_te_loss_ok(uint32_t t, uint32_t loss_impl, bool autocast, tsl_e
                         "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te) since "
                         "168cb15d70, 2026-06-03 (\"disabled due to stability issues\"); price "
                         "the plan with its own loss (loss_impl megatron)");
+}
+
+bool tsl_target_recompute_runs(uint32_t t, uint32_t mods)
+{
+    switch (t) {
+    case TSL_TARGET_ANY: return true;
+    case TSL_TARGET_MEGATRON: return !(mods & TSL_RECOMPUTE_TORCHTITAN_OP);
+    case TSL_TARGET_TORCHTITAN: return mods == 0 || mods == TSL_RECOMPUTE_TORCHTITAN_OP;
+    default: return mods == 0;
+    }
+}
+
+const char *tsl_target_recompute_policy(uint32_t mods)
+{
+    return mods & TSL_RECOMPUTE_TORCHTITAN_OP ? "torchtitan's op-level selective checkpointing"
+                                              : "Megatron-LM's --recompute-modules";
+}
+
+const char *tsl_target_recompute_instead(uint32_t t)
+{
+    switch (t) {
+    case TSL_TARGET_MEGATRON:
+        return "Megatron-LM has no such policy (it recomputes its named "
+               "modules, or whole layers)";
+    case TSL_TARGET_TORCHTITAN:
+        return "torchtitan recomputes whole layers or, alone, its own ops "
+               "(torchtitan_op)";
+    default: return "it recomputes whole layers";
+    }
 }
 
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)

@@ -4571,6 +4571,35 @@ static void test_mla(void)
     tsl_cluster_free(&c);
 }
 
+/* A recompute mask and the stash bytes it drops from a layer, by hand. */
+typedef struct recompute_case {
+    uint32_t mask;
+    double drop;
+} recompute_case_t;
+
+/* Each case's mask priced on layer l at strategy s against the same layer without one:
+ * the stash drops its bytes, the model states stay, and the backward is longer exactly
+ * where something is dropped (recomputed). */
+static void check_recompute_drops(tsl_cost_env_t *env, const tsl_layer_t *l,
+                                  const tsl_strategy_t *s, const char *what,
+                                  const recompute_case_t *cases, size_t n)
+{
+    tsl_layer_cost_t base, mod;
+    env->knobs.recompute_modules = 0;
+    tsl_cost_layer(env, l, s, NULL, 1, &base);
+    for (size_t i = 0; i < n; i++) {
+        env->knobs.recompute_modules = cases[i].mask;
+        tsl_cost_layer(env, l, s, NULL, 1, &mod);
+        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)cases[i].drop,
+              "%s, mask 0x%x drops %llu bytes, by hand %.0f", what, cases[i].mask,
+              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), cases[i].drop);
+        CHECK(mod.ms_bytes == base.ms_bytes, "%s: recompute leaves the states", what);
+        CHECK((mod.bwd_s > base.bwd_s) == (cases[i].drop > 0),
+              "%s, mask 0x%x: recompute time %g > %g", what, cases[i].mask, mod.bwd_s, base.bwd_s);
+    }
+    env->knobs.recompute_modules = 0;
+}
+
 /* Megatron's recompute modules (recompute.h) on one layer, by hand.
  * (a) a DeepSeek-V3 layer (MLA + 256 experts top-8 + 1 shared, SwiGLU, 4096
  * tokens) on one H100, one sample: mla_up_proj drops the latents' norm outputs
@@ -4613,11 +4642,7 @@ static void test_recompute_modules(void)
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
     tsl_strategy_t single = {0};
     tsl_layer_cost_t base, mod;
-    tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &base);
-    struct {
-        uint32_t mask;
-        double drop;
-    } cases[] = {
+    const recompute_case_t cases[] = {
         {TSL_RECOMPUTE_MLA_UP_PROJ, 2 * s * (q + ckv) + 4 * s * a * (n + r) + 2 * s * a * v},
         {TSL_RECOMPUTE_MOE_ACT, 2 * k * s * f},
         {TSL_RECOMPUTE_LAYERNORM, 2 * (2 * s * h)},
@@ -4629,16 +4654,8 @@ static void test_recompute_modules(void)
          2 * k * s * h + 4 * s * E + k * 6 * s * f + 6 * s * f},
         {TSL_RECOMPUTE_MLP, 0}, /* no dense FFN in a MoE layer */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        env.knobs.recompute_modules = cases[i].mask;
-        tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &mod);
-        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)cases[i].drop,
-              "mask 0x%x drops %llu bytes, by hand %.0f", cases[i].mask,
-              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), cases[i].drop);
-        CHECK(mod.ms_bytes == base.ms_bytes, "recompute leaves the states");
-        CHECK((mod.bwd_s > base.bwd_s) == (cases[i].drop > 0), "mask 0x%x: recompute time %g > %g",
-              cases[i].mask, mod.bwd_s, base.bwd_s);
-    }
+    check_recompute_drops(&env, &dsv3, &single, "DeepSeek-V3", cases,
+                          sizeof cases / sizeof cases[0]);
     /* (a') the same layer as a latent MoE one (ℓ 1024, Nemotron 3 Super's; cost model
      * 179): moe drops the ℓ-wide dispatched copies and fc2_latent_proj's ℓ-wide input,
      * both inside moe_layer.py's checkpointed custom_forward (model.h's latent stash),
@@ -4648,23 +4665,12 @@ static void test_recompute_modules(void)
     lat.moe_latent = 1024;
     CHECK(tsl_layer_derive(&lat, &err) == 0, "%s", err.msg);
     const double lw = 1024;
-    struct {
-        uint32_t mask;
-        double drop;
-    } lcases[] = {
+    const recompute_case_t lcases[] = {
         {TSL_RECOMPUTE_MOE, 2 * k * s * lw + 4 * s * E + 2 * s * lw + k * 6 * s * f + 6 * s * f},
         {TSL_RECOMPUTE_LAYERNORM, 2 * (2 * s * h)},
         {TSL_RECOMPUTE_MOE_ACT, 2 * k * s * f},
     };
-    env.knobs.recompute_modules = 0;
-    tsl_cost_layer(&env, &lat, &single, NULL, 1, &base);
-    for (size_t i = 0; i < sizeof lcases / sizeof lcases[0]; i++) {
-        env.knobs.recompute_modules = lcases[i].mask;
-        tsl_cost_layer(&env, &lat, &single, NULL, 1, &mod);
-        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)lcases[i].drop,
-              "latent, mask 0x%x drops %llu bytes, by hand %.0f", lcases[i].mask,
-              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), lcases[i].drop);
-    }
+    check_recompute_drops(&env, &lat, &single, "latent", lcases, sizeof lcases / sizeof lcases[0]);
     /* full CKPT recomputes everything: the modules change nothing there */
     tsl_strategy_t ck = single;
     ck.ckpt = true;

@@ -2348,12 +2348,118 @@ static void test_tp_comm_overlap(void)
             expect_refused((tsl_export_format_t)f, &plan, "userbuffers (tp_comm_overlap");
 }
 
+/* The recipe a "#| " config of megatron's te_precision.yaml names: its training_recipe's
+ * fp8_ / fp4_quantization_recipe, or bf16 where it has none ("{}"); -1 where the config
+ * is not there or not as TEQuantizationParams reads it. */
+static int yaml_config_recipe(const char *yaml, const char *name)
+{
+    char key[48], want[160];
+    snprintf(key, sizeof key, "\n#|   %s:\n", name);
+    const char *c = strstr(yaml, key);
+    if (c == NULL)
+        return -1;
+    c += strlen(key);
+    snprintf(want, sizeof want,
+             "#|     transformer_engine_config_type: \"TEQuantizationParams\"\n"
+             "#|     training_recipe:");
+    if (strncmp(c, want, strlen(want)) != 0)
+        return -1;
+    c += strlen(want);
+    if (strncmp(c, " {}\n", 4) == 0)
+        return TSL_FP8_NONE;
+    char r[24] = "";
+    if (sscanf(c, "\n#|       fp8_quantization_recipe: \"%23[a-z0-9]\"", r) == 1 &&
+        strstr(c, "\n#|       fp8_format: \"hybrid\"\n") != NULL)
+        return tsl_fp8_recipe_parse(r);
+    if (sscanf(c, "\n#|       fp4_quantization_recipe: \"%23[a-z0-9]\"", r) == 1)
+        return tsl_fp8_recipe_parse(r);
+    return -1;
+}
+
+/* module_precision read back from the "#| " lines of a megatron export: each enabled
+ * glob matcher's pattern to the module it is Tessel's pattern of, its config to the
+ * recipe; 0xffffffff where a matcher is not as Megatron-LM's RecipeConfig builds it. */
+static uint32_t yaml_module_prec(const char *text)
+{
+    const char *mt = strstr(text, "\n#| matchers:\n");
+    if (mt == NULL || strstr(text, "\n#| configs:\n") == NULL)
+        return 0xffffffffu;
+    uint32_t prec = 0;
+    for (const char *c = mt + strlen("\n#| matchers:\n"); strncmp(c, "#|   ", 5) == 0;) {
+        char name[32], cfg[24], pat[64];
+        int n = 0;
+        if (sscanf(c,
+                   "#|   %31[a-z0-9_]:\n#|     config: \"%23[a-z0-9]\"\n#|     type: \"glob\"\n"
+                   "#|     pattern: \"%63[^\"]\"\n#|     enabled: true\n%n",
+                   name, cfg, pat, &n) != 3 ||
+            n == 0)
+            return 0xffffffffu;
+        uint32_t m = 0;
+        while (m < TSL_MODULE_COUNT && strcmp(tsl_export_megatron_prec_pattern(m), pat) != 0)
+            m++;
+        int r = yaml_config_recipe(text, cfg);
+        if (m == TSL_MODULE_COUNT || strcmp(tsl_module_name(m), name) != 0 || r < 0)
+            return 0xffffffffu;
+        prec |= (uint32_t)(r + 1) << (4 * m);
+        c += n;
+    }
+    return prec;
+}
+
+/* megatron's te_precision.yaml for module_precision (export_megatron_prec.c): the flag
+ * beside the recipe's, and the "#| " lines' configs and matchers reading back to the
+ * plan's per-module recipes — te_quant.cfg's under nvfp4 (Nemotron 3 Super), every
+ * module and precision under tensorwise — out of the launch line; a plan with none
+ * has neither. Before, the plan was refused ("this export does not write"). */
+static void test_megatron_te_prec(void)
+{
+    static const char *const lists[] = {
+        "linear_qkv=bf16,linear_proj=bf16,out_proj=mxfp8,fc1_latent_proj=bf16,"
+        "fc2_latent_proj=bf16",
+        "linear_qkv=bf16,linear_proj=tensorwise,linear_fc1=blockwise,linear_fc2=mxfp8,"
+        "in_proj=nvfp4,out_proj=bf16,fc1_latent_proj=mxfp8,fc2_latent_proj=blockwise",
+    };
+    tsl_err_t err = {0};
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    for (size_t k = 0; k < 2; k++) {
+        plan.fp8_recipe = k == 0 ? TSL_FP8_NVFP4 : TSL_FP8_TENSORWISE;
+        CHECK(tsl_module_prec_parse(lists[k], &plan.module_prec, &err) == 0, "%s", err.msg);
+        char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+        CHECK(yaml_module_prec(text) == plan.module_prec, "read back 0x%x, plan 0x%x:\n%s",
+              yaml_module_prec(text), plan.module_prec, text);
+        CHECK(strstr(text, k == 0 ? "--fp4-recipe nvfp4\n--te-precision-config-file "
+                                    "te_precision.yaml\n"
+                                  : "--fp8-recipe tensorwise\n--te-precision-config-file "
+                                    "te_precision.yaml\n") != NULL &&
+                  strstr(text, "#   sed -n 's/^#| //p' THIS_FILE > te_precision.yaml\n") != NULL,
+              "megatron:\n%s", text);
+        strip_comments(text);
+        CHECK(strstr(text, "#|") == NULL && strstr(text, "configs") == NULL, "line:\n%s", text);
+        free(text);
+    }
+    plan.module_prec = 0;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "te-precision") == NULL && strstr(text, "#|") == NULL, "none:\n%s", text);
+    free(text);
+    plan.module_prec = 0x2; /* linear_qkv at delayed: no per-module recipe */
+    text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, &plan, &model, &text, &len, &err) == -1 && !text &&
+              strstr(err.msg, "module_precision: 0x2: linear_qkv's value 2 is no precision"),
+          "%s", err.msg);
+    plan.module_prec = 0x1;
+    plan.fp8_recipe = TSL_FP8_NONE;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "megatron: module_precision: per-module precision on a plan without FP8");
+    plan.module_prec = 0;
+}
+
 /* Megatron-core's per-module precision (module_precision, cost model 173) and the blocks
  * Megatron-LM keeps bf16 under FP8 (bf16_layers_start / _end): every export but megatron
- * refuses the plan naming the field (megatron refuses module_precision too: its YAML
- * file is not written), the torchtitan ones before the FP8 they would write
- * (one converter recipe for every block linear), deepspeed and galvatron before their
- * "no FP8". Before, torchtitan's exports dropped both silently. */
+ * refuses the plan naming the field (megatron writes both: test_megatron_te_prec), the
+ * torchtitan ones before the FP8 they would write (one converter recipe for every block
+ * linear), deepspeed and galvatron before their "no FP8". Before, torchtitan's exports
+ * dropped both silently. */
 static void test_precision_fields(void)
 {
     static const tsl_export_format_t others[] = {TSL_EXPORT_TORCHTITAN, TSL_EXPORT_TORCHTITAN_TOML,
@@ -2367,11 +2473,6 @@ static void test_precision_fields(void)
         expect_refused(others[k], &plan,
                        "linears at their own precision (module_precision "
                        "linear_qkv=bf16,linear_fc2=mxfp8, Megatron-core's");
-    /* megatron's file has no per-module recipe (Megatron-LM reads a YAML file): refused,
-     * not written with every linear at the plan's recipe as it was */
-    expect_refused(TSL_EXPORT_MEGATRON, &plan,
-                   "megatron: the plan runs linears at their own precision (module_precision "
-                   "linear_qkv=bf16,linear_fc2=mxfp8); Megatron-LM reads that from a YAML file");
     plan.module_prec = 0;
     plan.bf16_layers_start = 1;
     plan.bf16_layers_end = 2;
@@ -2744,11 +2845,103 @@ static void test_stored_switches(void)
     model = saved;
 }
 
-int main(void)
+/* Whether a call refused naming recompute_modules: rc, and the field or its phrase in
+ * the message (err cleared for the next call). */
+static bool refused_recompute(int rc, tsl_err_t *err)
+{
+    bool named = rc != 0 && (strstr(err->msg, "recompute_modules") != NULL ||
+                             strstr(err->msg, "recomputes modules (") != NULL);
+    memset(err, 0, sizeof *err);
+    return named;
+}
+
+/* One rule for which recompute_modules a stack runs (target.h tsl_target_recompute_runs):
+ * for every target and policy, the request check (search.c, tsl_request_validate), the
+ * target's rules (target_rules.c, tsl_target_check) and the exports of its formats
+ * (export.c) refuse naming the field exactly where the predicate says no — a caller with
+ * a rule of its own fails here. Before, the request and the rules under megatron took
+ * torchtitan_op, which its export alone refused, so `plan --target megatron
+ * --recompute-modules torchtitan_op --export megatron` searched a plan it then refused. */
+static void test_recompute_one_rule(void)
+{
+    static const uint32_t masks[] = {0, TSL_RECOMPUTE_MLP,
+                                     TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_LAYERNORM,
+                                     TSL_RECOMPUTE_TORCHTITAN_OP};
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_target_view_t *view = malloc(sizeof *view);
+    CHECK(tsl_target_recompute_runs(TSL_TARGET_MEGATRON, TSL_RECOMPUTE_MLP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_MEGATRON, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              tsl_target_recompute_runs(TSL_TARGET_TORCHTITAN, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_TORCHTITAN, TSL_RECOMPUTE_MLP) &&
+              !tsl_target_recompute_runs(TSL_TARGET_DEEPSPEED, TSL_RECOMPUTE_TORCHTITAN_OP) &&
+              tsl_target_recompute_runs(TSL_TARGET_ANY, TSL_RECOMPUTE_TORCHTITAN_OP),
+          "the predicate");
+    for (uint32_t t = TSL_TARGET_MEGATRON; t < TSL_TARGET_COUNT && view; t++) {
+        for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
+            bool no = !tsl_target_recompute_runs(t, masks[k]);
+            tsl_request_t r;
+            tsl_request_init(&r);
+            r.target = t;
+            r.recompute_modules = masks[k];
+            int rc = tsl_request_validate(&r, &model, &c, &err);
+            CHECK(refused_recompute(rc, &err) == no, "request, %s, 0x%x: rc %d", tsl_target_name(t),
+                  masks[k], rc);
+            make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+            plan.recompute_modules = masks[k];
+            rc = tsl_target_check(t, &plan, &model, view, &err);
+            CHECK(refused_recompute(rc, &err) == no, "rules, %s, 0x%x: rc %d", tsl_target_name(t),
+                  masks[k], rc);
+            for (int f = 0; f <= TSL_EXPORT_TORCHTITAN_TOML; f++) {
+                int k2 = f == TSL_EXPORT_TORCHTITAN_TOML ? TSL_EXPORT_TORCHTITAN : f;
+                if (f == TSL_EXPORT_TRACE || f == TSL_EXPORT_COUNT || (uint32_t)k2 + 1 != t)
+                    continue;
+                char *text = NULL;
+                size_t len;
+                rc = export_fixture((tsl_export_format_t)f, &plan, &text, &len, &err);
+                CHECK(refused_recompute(rc, &err) == no, "export %s, 0x%x: rc %d",
+                      tsl_export_format_name((tsl_export_format_t)f), masks[k], rc);
+                free(text);
+            }
+        }
+    }
+    plan.recompute_modules = 0;
+    free(view);
+    tsl_cluster_free(&c);
+}
+
+/* test_export --megatron-te-prec RECIPE LIST: the megatron export of a DP-8 GPT2-345M
+ * plan at fp8 recipe RECIPE with module_precision LIST, on stdout, for
+ * te_precision_yaml_test.py (Megatron-LM's reader of the YAML is Python). */
+static int print_te_prec(const char *recipe, const char *list)
+{
+    tsl_err_t err = {0};
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    int r = tsl_fp8_recipe_parse(recipe);
+    plan.fp8_recipe = r > 0 ? (uint32_t)r : TSL_FP8_NONE;
+    char *text = NULL;
+    size_t len;
+    if (tsl_module_prec_parse(list, &plan.module_prec, &err) != 0 ||
+        tsl_export(TSL_EXPORT_MEGATRON, &plan, &model, &text, &len, &err) != 0) {
+        fprintf(stderr, "test_export: %s\n", err.msg);
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     const char *dir = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof data_dir, "%s", dir ? dir : "tests/data");
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
+    if (argc == 4 && strcmp(argv[1], "--megatron-te-prec") == 0) {
+        int rc = print_te_prec(argv[2], argv[3]);
+        tsl_model_free(&model);
+        return rc;
+    }
     test_stored_mtp();
     test_stored_old_bf16();
     test_stored_switches();
@@ -2783,6 +2976,8 @@ int main(void)
     test_tp_comm_overlap();
     test_cuda_graphs();
     test_precision_fields();
+    test_megatron_te_prec();
+    test_recompute_one_rule();
     test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();
