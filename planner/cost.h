@@ -1033,8 +1033,23 @@ typedef enum tsl_cost_mode {
  * blocks' FLOPs twice, overstating their rates, so such a layer priced under its measured
  * time. cost.c moves nowhere. A plan whose model has no extra_fwd_flops, or searched
  * without --target and priced without an imported per-layer profile, prices as 179
- * (docs/cost-model.md "Extra FLOPs, once"). */
-#define TSL_COST_MODEL_VERSION 180u
+ * (docs/cost-model.md "Extra FLOPs, once").
+ * 181: the head's final norm and Mamba's gate. The head's final norm
+ * (tsl_layer_t.final_norm: Megatron-core's final_layernorm, torchtitan's norm, HF's
+ * ln_f; every preset head) is priced on the stage that holds the head, as the blocks'
+ * norm runs on the stack (roofline.c final_norm_s, roofline.h "The head's final
+ * norm"): TE's fused norm, 4 B an element forward and 6 B backward in norm_kernels; an
+ * eager RMSNorm chain; under autocast the fp32 norm and its cast, 14 B in 2 kernels
+ * forward, 26 B in 3 backward. Its memory was counted already. Mamba's gate y·silu(z)
+ * runs inside the scan at Megatron-LM d98e8a64dd (_ssm_training passes no
+ * rmsnorm_weight, so mamba_ssm's chunk-scan kernel gates and writes out_x, and the
+ * norm gets no z): 4 B an element of d_i/t forward (z read, out_x written), 12 B in
+ * one kernel backward (_chunk_scan_bwd_dz: dout, out_x, z, x read, dz and dout_x
+ * written); the grouped RMSNorm's backward three kernels (the Triton kernel,
+ * _dw.sum(0), the cast to the bf16 weight) (roofline.c mamba_gate_norm_s, roofline.h
+ * "Mamba's gate and gated norm"). A plan on a model without a head carrying
+ * final_norm and without Mamba layers prices as 180. */
+#define TSL_COST_MODEL_VERSION 181u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
