@@ -1053,8 +1053,23 @@ typedef enum tsl_cost_mode {
  * 17.08), so a stored plan of such a request is searched again. Not galvatron (its
  * re-balancing cuts freely by priced time already) nor deepspeed (its own cut). A
  * plan of another target, a hybrid, or a model whose time follows its FLOPs prices and
- * searches as 181 (docs/search-space.md "Under --target: the priced starting cut"). */
-#define TSL_COST_MODEL_VERSION 182u
+ * searches as 181 (docs/search-space.md "Under --target: the priced starting cut").
+ * 183: the head's final norm and Mamba's gate. The head's final norm
+ * (tsl_layer_t.final_norm: Megatron-core's final_layernorm, torchtitan's norm, HF's
+ * ln_f; every preset head) is priced on the stage that holds the head, as the blocks'
+ * norm runs on the stack (roofline.c final_norm_s, roofline.h "The head's final
+ * norm"): TE's fused norm, 4 B an element forward and 6 B backward in norm_kernels; an
+ * eager RMSNorm chain; under autocast the fp32 norm and its cast, 14 B in 2 kernels
+ * forward, 26 B in 3 backward. Its memory was counted already. Mamba's gate y·silu(z)
+ * runs inside the scan at Megatron-LM d98e8a64dd (_ssm_training passes no
+ * rmsnorm_weight, so mamba_ssm's chunk-scan kernel gates and writes out_x, and the
+ * norm gets no z): 4 B an element of d_i/t forward (z read, out_x written), 12 B in
+ * one kernel backward (_chunk_scan_bwd_dz: dout, out_x, z, x read, dz and dout_x
+ * written); the grouped RMSNorm's backward three kernels (the Triton kernel,
+ * _dw.sum(0), the cast to the bf16 weight) (roofline.c mamba_gate_norm_s, roofline.h
+ * "Mamba's gate and gated norm"). A plan on a model without a head carrying
+ * final_norm and without Mamba layers prices as 182. */
+#define TSL_COST_MODEL_VERSION 183u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

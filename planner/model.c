@@ -138,6 +138,8 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "%s layer: qk_norm: latent attention normalises its latents, not "
                            "query and key heads; set qk_norm 0",
                            kn);
+    if (l->final_norm && l->kind != TSL_LAYER_HEAD)
+        return tsl_err_set(err, "%s layer: final_norm: only a head layer has one", kn);
     if (l->eager_norm && !l->rms_norm)
         return tsl_err_set(err,
                            "%s layer: eager_norm: HF T5's eager norm is an RMSNorm; set "
@@ -869,8 +871,9 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                  l->tp_repl_extra,
          mamba = l->kind == TSL_LAYER_MAMBA;
     bool bloom = l->alibi || l->embed_norm, t5 = l->eager_norm || l->ffn_dropout;
+    bool fin = l->final_norm;
     bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP ||
-               l->bf16 || bloom || t5;
+               l->bf16 || bloom || t5 || fin;
     flags = flags || mamba || ext;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
@@ -905,14 +908,17 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[48] = l->moe_latent;
     key[49] = l->mtp_depth;
     key[50] = l->shared_weights;
-    if (!l->bf16 && !bloom && !t5)
+    if (!l->bf16 && !bloom && !t5 && !fin)
         return 51; /* as before blocks kept bf16 */
     key[51] = l->bf16;
-    if (!bloom && !t5)
+    if (!bloom && !t5 && !fin)
         return 52; /* as before ALiBi and the embedding LayerNorm */
     key[52] = (l->alibi ? 1u : 0u) | (l->embed_norm ? 2u : 0u);
-    if (!t5)
+    if (!t5 && !fin)
         return 53; /* as before HF T5's eager norms and FFN dropout */
     key[53] = (l->eager_norm ? 1u : 0u) | (l->ffn_dropout ? 2u : 0u);
+    if (!fin)
+        return 54; /* as before the head's final norm */
+    key[54] = 1;
     return TSL_LAYER_KEY_LEN;
 }

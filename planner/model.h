@@ -288,6 +288,13 @@ typedef struct tsl_layer {
                             multiplies, transformers 4.16.2 modeling_t5.py; Galvatron's
                             copy of it); with rms_norm. Time only (roofline.c
                             eager_norm_s; docs/cost-model.md "HF T5's block") */
+    bool final_norm;     /* head: the model's final norm over its s·h input before the
+                            projection (Megatron-core's final_layernorm, torchtitan's norm,
+                            HF's ln_f / final_layer_norm, BERT's transform LayerNorm, ViT's
+                            and Swin's layernorm), of the blocks' kind (rms_norm,
+                            eager_norm); its parameters and kept input are extra_params and
+                            extra_act_bytes. Time only (roofline.c final_norm_s; docs/
+                            cost-model.md "The head's final norm") */
     bool ffn_dropout;    /* dropout on the FFN's inner activation (HF T5's
                             T5DenseReluDense: wi, act, dropout, wo): one more dropout
                             kernel over the f-wide activation, its mask (1 byte) and the
@@ -476,7 +483,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights),
  * 52 with bf16, 53 with ALiBi or an embedding LayerNorm (BLOOM).
  */
-#define TSL_LAYER_KEY_LEN 54 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 55 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */

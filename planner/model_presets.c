@@ -323,6 +323,10 @@ static tsl_layer_t lm_head(const tsl_arch_spec_t *sp, uint32_t seq, uint64_t nor
     hd.tied_head = sp->tied_head;
     hd.extra_params = norm_params;                /* the final norm */
     hd.extra_act_bytes = 2ull * seq * sp->hidden; /* its input */
+    hd.final_norm = true;
+    /* of the blocks' kind: RMSNorm in T5 and the Llama family, HF T5's eager chain */
+    hd.rms_norm = sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA;
+    hd.eager_norm = sp->arch == TSL_ARCH_T5;
     return hd;
 }
 
@@ -387,6 +391,7 @@ static int build_vit(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     hd.head_tokens = 1;
     hd.extra_params = 2 * h + sp->classes; /* final LN + classifier bias */
     hd.extra_act_bytes = 2 * s * h;
+    hd.final_norm = true;
     if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
         return -1;
     return tsl_model_add(m, &hd, err);
@@ -707,6 +712,7 @@ static int build_swin(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
     hd.head_tokens = 1; /* average-pooled */
     hd.extra_params = 2 * 2560 + 1000;
     hd.extra_act_bytes = 2ull * 49 * 2560;
+    hd.final_norm = true; /* the last stage's norm before the pooling */
     return tsl_model_add(m, &hd, err);
 }
 

@@ -1343,6 +1343,25 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     return c;
 }
 
+/* The head's final norm over its T·h/split input rows (roofline.h "The head's final
+ * norm"), as the blocks' norm runs: a fused norm's 4 bytes per element in norm_kernels,
+ * an eager RMSNorm chain, or under autocast the fp32 norm with its cast to bf16. */
+static double final_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                           double split)
+{
+    double elems = x->h * x->s * S / split;
+    if (!l->final_norm)
+        return 0.0;
+    if (eager_block_norm(p, l))
+        return eager_norm_s(p, elems);
+    if (!p->d->autocast)
+        return mem(p, 4.0 * elems, norm_kernels(p, 1));
+    return p->bwd ? counted(p, TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_BYTES * elems,
+                            TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_KERNELS)
+                  : counted(p, TSL_ROOFLINE_AUTOCAST_FINAL_NORM_FWD_BYTES * elems,
+                            TSL_ROOFLINE_AUTOCAST_FINAL_NORM_FWD_KERNELS);
+}
+
 static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                      double split, double V)
 {
@@ -1361,7 +1380,8 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
         }
         /* the elementwise backward ratio does not apply: ce counts each pass's bytes */
         p->ops += ce_kernels;
-        return logits + tsl_roofline_mem_s(p->d, ce * S * x->n, ce_kernels);
+        return final_norm_s(p, l, x, S, split) + logits +
+               tsl_roofline_mem_s(p->d, ce * S * x->n, ce_kernels);
     }
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);
@@ -1405,9 +1425,21 @@ static double ssd_s(pass_t *p, const tsl_layer_t *l, double T, double t)
     return c;
 }
 
+/* The gate y·silu(z) inside the scan and the grouped RMSNorm after it, over `elems`
+ * elements of d_i/t (roofline.h "Mamba's gate and gated norm"): forward the gate's
+ * z read and out_x write in the chunk-scan kernel and the norm's kernel; backward
+ * _chunk_scan_bwd_dz and the norm's three kernels. */
+static double mamba_gate_norm_s(pass_t *p, double elems)
+{
+    double gate = p->bwd ? counted(p, TSL_ROOFLINE_MAMBA_GATE_BWD_BYTES * elems, 1)
+                         : counted(p, TSL_ROOFLINE_MAMBA_GATE_FWD_BYTES * elems, 0);
+    return gate + mem(p, 4.0 * elems, p->bwd ? TSL_ROOFLINE_MAMBA_NORM_BWD_KERNELS : 1);
+}
+
 /* A Mamba-2 mixer layer (mamba.h; roofline.h "Mamba-2 layers"): the fused pre-norm
  * and residual as a block's, in_proj (column-parallel, w_in/t wide), the SSD scan
- * with its conv (ssd_s), the grouped RMSNorm over d_i/t (read 2, write 2), out_proj
+ * with its conv (ssd_s), the gate and the grouped RMSNorm over d_i/t
+ * (mamba_gate_norm_s), out_proj
  * (row-parallel; with in_proj one userbuffers TP block: MambaMixer builds them with
  * tp_comm_buffer_name "fc1" and "fc2", megatron/core/ssm/mamba_mixer.py at
  * d98e8a64dd), and, with more than one sample per micro-batch, the two layout
@@ -1418,7 +1450,7 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
 {
     double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
     double c = lin_at(p, TSL_MODULE_IN_PROJ, ln_lin_col, T, win, x->h) + ssd_s(p, l, T, t) +
-               mem(p, 4.0 * T * di, 1) + lin_at(p, TSL_MODULE_OUT_PROJ, lin_row, T, x->h, di) +
+               mamba_gate_norm_s(p, T * di) + lin_at(p, TSL_MODULE_OUT_PROJ, lin_row, T, x->h, di) +
                block_elementwise_s(p, l, x, S, split);
     if (S > 1.0)
         c += mem(p, 4.0 * T * (win + di), 2);

@@ -686,6 +686,50 @@
 #define TSL_ROOFLINE_TE_NORM_BWD_KERNELS 2u
 
 /*
+ * The head's final norm (tsl_layer_t.final_norm, cost model 183): the model's last
+ * norm over the head's s·h input, on the stage that holds the head, before the
+ * output projection — Megatron-LM 44151194 TransformerBlock's final_layernorm (built
+ * under post_process, the last stage, or with MTP layers the last decoder layer's,
+ * has_final_layernorm_in_this_stage; TENorm, so TE's rmsnorm_fwd / layernorm_fwd
+ * and the two-kernel backward above), torchtitan's norm (the model's last module
+ * before output), HF's ln_f / final_layer_norm. Priced as the blocks' norm runs on
+ * the same stack (roofline.c final_norm_s): fused, 4 B an element forward, 6 B
+ * backward in norm_kernels; an eager RMSNorm chain where the blocks' is one
+ * (torchtitan eager, HF T5's T5LayerNorm); under autocast the fp32 norm (read 4,
+ * write 4) and its cast to bf16 for the head's GEMM (read 4, write 2): 14 B in 2
+ * kernels forward; backward the GEMM's bf16 input gradient cast to fp32 (6), the
+ * norm's dX (read dY and X, write dX: 12) and dγ/dβ (read dY and X: 8): 26 B in 3
+ * kernels — the block's "norm + residual" figures less the residual's. Under
+ * sequence parallelism it runs on the rank's s/t rows (final_layernorm sits before
+ * the head's all-gather). Its kept input and parameters were counted already
+ * (extra_act_bytes, extra_params); Megatron's full recompute does not take it in
+ * (it is outside the checkpointed layers).
+ */
+#define TSL_ROOFLINE_AUTOCAST_FINAL_NORM_FWD_BYTES   14.0
+#define TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_BYTES   26.0
+#define TSL_ROOFLINE_AUTOCAST_FINAL_NORM_FWD_KERNELS 2u
+#define TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_KERNELS 3u
+
+/*
+ * Mamba's gate and gated norm (cost model 183): Megatron-LM d98e8a64dd mamba_mixer.py
+ * _ssm_training (the mem-eff path, training's default) calls
+ * mamba_split_conv1d_scan_combined without rmsnorm_weight, so the gate y·silu(z) runs
+ * inside the scan, not in the norm: mamba_ssm (state-spaces/mamba e9594ce)
+ * ssd_combined.py passes z to _mamba_chunk_scan_combined_fwd, whose chunk-scan kernel
+ * (ssd_chunk_scan.py _chunk_scan_fwd) reads z and writes the ungated out_x beside the
+ * gated out: 4 B more per element of d_i/t forward, no kernel of its own. Backward,
+ * _chunk_scan_bwd_dz reads dout, out_x, z and x (D is set) and writes dz and dout_x:
+ * 12 B per element, one kernel. Megatron's self.norm(y) is then mamba_ssm's
+ * layernorm_gated.py RMSNorm with z None (read 2, write 2 forward; read x and dy, write
+ * dx backward, the elementwise ratio's 6), whose backward is three kernels: the Triton
+ * kernel, _dw.sum(0) over its per-program fp32 partials and .to(weight.dtype), the cast
+ * to the bf16 weight (their bytes, a few rows of d_i/t, left out).
+ */
+#define TSL_ROOFLINE_MAMBA_GATE_FWD_BYTES   4.0
+#define TSL_ROOFLINE_MAMBA_GATE_BWD_BYTES   12.0
+#define TSL_ROOFLINE_MAMBA_NORM_BWD_KERNELS 3u
+
+/*
  * The same RMSNorm chain in fp32 training (knobs.fp32: activations and weights fp32),
  * as HF T5's T5LayerNorm runs it (transformers 4.16.2 modeling_t5.py, copied by
  * Galvatron df32daa t5/T5ForConditionalGeneration_tensor_parallel.py l.13-31;

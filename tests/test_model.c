@@ -686,7 +686,7 @@ static void test_moe_mla(void)
                FFN dropout) blocks key longer */
             uint32_t kl = m.layers[1].transgan_eager ? 42u
                           : m.layers[1].alibi        ? 53u
-                          : m.layers[1].eager_norm   ? TSL_LAYER_KEY_LEN
+                          : m.layers[1].eager_norm   ? 54u
                                                      : 30u;
             CHECK(
                 tsl_model_active_params(&m) == tsl_model_params(&m) &&
@@ -695,6 +695,15 @@ static void test_moe_mla(void)
                 "priced",
                 p->name);
         }
+        /* every head but TransGAN's (its 1×1 convolution) ends the stack's final norm,
+         * of the blocks' kind, and keys it (cost model 183) */
+        const tsl_layer_t *hd = &m.layers[m.n_layers - 1], *b = &m.layers[1];
+        bool gan = b->transgan_eager;
+        CHECK(hd->kind == TSL_LAYER_HEAD && hd->final_norm == !gan &&
+                  (gan || (hd->rms_norm == b->rms_norm && hd->eager_norm == b->eager_norm)) &&
+                  tsl_layer_key(hd, key) == (gan ? 30u : TSL_LAYER_KEY_LEN),
+              "%s: the head's final norm (%d, rms %d, eager %d)", p->name, hd->final_norm,
+              hd->rms_norm, hd->eager_norm);
         tsl_model_free(&m);
     }
 }

@@ -3407,6 +3407,94 @@ static void test_one_pass(void)
     check_one_pass(&flat, &l, 12.0 * 4096 * 4096 / 4, "FLOP count");
 }
 
+/* The head's final norm (roofline.h "The head's final norm", cost model 183): a head
+ * with final_norm adds, over its T·h input elements, a fused norm's 4 B forward in one
+ * kernel and 6 B backward in two (TE's dγ finalize), over the rank's T/t rows under
+ * sequence parallelism; an eager RMSNorm head (torchtitan eager) the chain's 36 / 92 B
+ * in 8 / 14 kernels; under autocast 14 / 26 B in 2 / 3 kernels. One host op a kernel.
+ * Before cost model 183 the head priced the same with and without it. */
+static void test_final_norm(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 2048, .hidden = 4096, .vocab = 32000};
+    tsl_layer_t fn = head;
+    fn.final_norm = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&head, &err) == 0 && tsl_layer_derive(&fn, &err) == 0, "%s", err.msg);
+    const double e = 2.0 * 2048 * 4096, W = d.mem_bw, L = d.launch_s, V = 32000;
+#define DF(dev, a, b, t, sp)                                                                       \
+    (tsl_roofline_layer_fwd_s(dev, a, 2, t, sp, V) - tsl_roofline_layer_fwd_s(dev, b, 2, t, sp, V))
+#define DB(dev, a, b, t, sp)                                                                       \
+    (tsl_roofline_layer_bwd_s(dev, a, 2, t, sp, V) - tsl_roofline_layer_bwd_s(dev, b, 2, t, sp, V))
+    CHECK_NEAR(DF(&d, &fn, &head, 1, false), 4.0 * e / W + L, 1e-12, "fused forward %g",
+               DF(&d, &fn, &head, 1, false));
+    CHECK_NEAR(DB(&d, &fn, &head, 1, false), 6.0 * e / W + 2 * L, 1e-12, "fused backward %g",
+               DB(&d, &fn, &head, 1, false));
+    CHECK_NEAR(DF(&d, &fn, &head, 4, true), 4.0 * e / 4 / W + L, 1e-12, "SP: the rank's rows");
+    CHECK_NEAR(DF(&d, &fn, &head, 4, false), 4.0 * e / W + L, 1e-12, "TP alone: every row");
+    tsl_roofline_dev_t ops = d; /* one second an op: the pass's op count */
+    ops.host_op_s = 1.0;
+    CHECK(DF(&ops, &fn, &head, 1, false) == 1 && DB(&ops, &fn, &head, 1, false) == 2,
+          "host ops +%g / +%g", DF(&ops, &fn, &head, 1, false), DB(&ops, &fn, &head, 1, false));
+    tsl_roofline_dev_t eg = d; /* torchtitan eager: the RMSNorm chain */
+    eg.eager = true;
+    tsl_layer_t rh = head, rf = fn;
+    rh.rms_norm = rf.rms_norm = true;
+    CHECK(tsl_layer_derive(&rh, &err) == 0 && tsl_layer_derive(&rf, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(DF(&eg, &rf, &rh, 1, false), 36.0 * e / W + 8 * L, 1e-12, "eager forward");
+    CHECK_NEAR(DB(&eg, &rf, &rh, 1, false), 92.0 * e / W + 14 * L, 1e-12, "eager backward");
+    CHECK_NEAR(DF(&eg, &fn, &head, 1, false), 4.0 * e / W + L, 1e-12,
+               "eager, a LayerNorm head: the fused kernel");
+    tsl_roofline_dev_t ac = d; /* autocast: the fp32 norm and its casts */
+    ac.autocast = true;
+    CHECK_NEAR(DF(&ac, &fn, &head, 1, false), 14.0 * e / W + 2 * L, 1e-12, "autocast forward");
+    CHECK_NEAR(DB(&ac, &fn, &head, 1, false), 26.0 * e / W + 3 * L, 1e-12, "autocast backward");
+#undef DF
+#undef DB
+    tsl_layer_t bad = head;
+    bad.kind = TSL_LAYER_ENCODER;
+    bad.final_norm = true;
+    bad.heads = 32;
+    bad.ffn_hidden = 16384;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && strstr(err.msg, "final_norm") != NULL, "%s",
+          err.msg);
+}
+
+/* Mamba's gate and gated norm (roofline.h "Mamba's gate and gated norm", cost model
+ * 183): Nemotron 3 Nano's mixer (h 2688, 64 heads of 64, 8 groups, state 128) over
+ * T = 4096 tokens at TP 1. Forward the gate's bytes ride in the chunk-scan kernel (4 B
+ * an element of d_i: no op of its own), backward _chunk_scan_bwd_dz is one kernel of
+ * 12 B an element and the grouped norm three kernels (the Triton one, _dw.sum(0), the
+ * cast): with one second an op the backward counts 3 ops more than cost model 180's,
+ * the forward none. */
+static void test_mamba_gate(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_layer_t mm = {.kind = TSL_LAYER_MAMBA,
+                      .seq_len = 2048,
+                      .hidden = 2688,
+                      .rms_norm = true,
+                      .no_dropout = true,
+                      .ssm_heads = 64,
+                      .ssm_head_dim = 64,
+                      .ssm_state = 128,
+                      .ssm_groups = 8,
+                      .ssm_conv = 4,
+                      .ssm_chunk = 128};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&mm, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t ops = d;
+    ops.host_op_s = 1.0;
+    ops.launch_s = 0.0;
+    ops.mem_bw = 1e30; /* the host floor alone: the pass's op count */
+    double of = tsl_roofline_layer_fwd_s(&ops, &mm, 2, 1, false, 0);
+    double ob = tsl_roofline_layer_bwd_s(&ops, &mm, 2, 1, false, 0);
+    /* cost model 180 counted 14 and 27: the dz kernel and two more norm kernels */
+    CHECK(of == 14 && ob == 30, "Mamba ops %g / %g (cost model 180: 14 / 27)", of, ob);
+}
+
 int main(void)
 {
     test_one_pass();
@@ -3466,5 +3554,7 @@ int main(void)
     test_composer_metrics();
     test_alibi();
     test_t5_block();
+    test_final_norm();
+    test_mamba_gate();
     return CHECK_DONE();
 }
