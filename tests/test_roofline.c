@@ -2473,6 +2473,21 @@ static void test_mxfp8_gemm_rate(void)
 #undef CAST
 }
 
+/* Nemotron 3 Nano's Mamba-2 mixer (h 2688, 64 heads of 64, 8 groups, state 128, conv
+ * 4, chunks of 128) at 2,048 tokens, before tsl_layer_derive. */
+static tsl_layer_t nano_mixer(void)
+{
+    return (tsl_layer_t){.kind = TSL_LAYER_MAMBA,
+                         .seq_len = 2048,
+                         .hidden = 2688,
+                         .ssm_heads = 64,
+                         .ssm_head_dim = 64,
+                         .ssm_state = 128,
+                         .ssm_groups = 8,
+                         .ssm_conv = 4,
+                         .ssm_chunk = 128};
+}
+
 /* The userbuffers blocks (tsl_roofline_layer_tp_gemms; cost.c "TP communication
  * overlap") of one GPT layer (s 2048, h 4096, f 4h, 32 heads), two samples, TP 4 with
  * SP, bf16 H100, flat curve: the self-attention block (QKV → projection) and the MLP
@@ -2517,15 +2532,7 @@ static void test_tp_gemms(void)
     /* a Mamba-2 mixer (Nemotron 3 Nano's: h 2688, 64 heads of 64, 8 groups, state
      * 128): in_proj → out_proj is one block (MambaMixer's fc1/fc2 buffers), in_proj
      * (T × w_in/t)·h wide, out_proj (T × h) over d_i/t = 1024 */
-    tsl_layer_t mm = {.kind = TSL_LAYER_MAMBA,
-                      .seq_len = 2048,
-                      .hidden = 2688,
-                      .ssm_heads = 64,
-                      .ssm_head_dim = 64,
-                      .ssm_state = 128,
-                      .ssm_groups = 8,
-                      .ssm_conv = 4,
-                      .ssm_chunk = 128};
+    tsl_layer_t mm = nano_mixer();
     CHECK(tsl_layer_derive(&mm, &err) == 0, "%s", err.msg);
     double win = tsl_mamba_in_width(&mm), di = tsl_mamba_inner(&mm), hm = 2688;
     tsl_roofline_layer_tp_gemms(&d, &mm, S, 4, true, 0, &g);
@@ -3472,17 +3479,9 @@ static void test_mamba_gate(void)
 {
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
-    tsl_layer_t mm = {.kind = TSL_LAYER_MAMBA,
-                      .seq_len = 2048,
-                      .hidden = 2688,
-                      .rms_norm = true,
-                      .no_dropout = true,
-                      .ssm_heads = 64,
-                      .ssm_head_dim = 64,
-                      .ssm_state = 128,
-                      .ssm_groups = 8,
-                      .ssm_conv = 4,
-                      .ssm_chunk = 128};
+    tsl_layer_t mm = nano_mixer();
+    mm.rms_norm = true;
+    mm.no_dropout = true;
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&mm, &err) == 0, "%s", err.msg);
     tsl_roofline_dev_t ops = d;
