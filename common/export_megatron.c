@@ -663,6 +663,15 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "megatron: module_precision: per-module precision on a plan without "
                             "FP8; Megatron-LM overrides only quantized modules "
                             "(override_nonquantized_autocast false)");
+    /* TransformerEngineMixedPrecision.md "Limitations" at d98e8a64dd: the overrides are
+       matched after initialization, so FP8 weights (fp8_model_init) would be built for
+       the overridden modules too, where the plan prices their own precision's weights */
+    if (p->module_prec && p->fp8_param_gather)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: module_precision with fp8_param_gather: Megatron-LM "
+                            "matches the per-module overrides after initialization, so "
+                            "--fp8-param-gather would build FP8 weights for the overridden "
+                            "modules as well; plan it without one of the two");
     if (p->lazy_grads)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan's memory counts its gradients from each "

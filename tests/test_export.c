@@ -2448,6 +2448,10 @@ static void test_megatron_te_prec(void)
               strstr(err.msg, "module_precision: 0x2: linear_qkv's value 2 is no precision"),
           "%s", err.msg);
     plan.module_prec = 0x1;
+    set_layers(&plan, 0, plan.n_layers, "dp8+zero1"); /* FP8 weights need a sharded state */
+    plan.fp8_param_gather = true; /* the overrides miss the FP8 weights' initialization */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: module_precision with fp8_param_gather");
+    plan.fp8_param_gather = false;
     plan.fp8_recipe = TSL_FP8_NONE;
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "megatron: module_precision: per-module precision on a plan without FP8");
