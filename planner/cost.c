@@ -342,10 +342,10 @@ int tsl_cp_comm_parse(const char *name)
 
 /* How the attention core runs under CP (roofline.h): as the ring's c kernels per
  * rank where the ring's blocks are the kernels — TransformerEngine's p2p (with its
- * corrections and accumulations), torch's context_parallel (with its fp32 merges) — else as priced without CP: TE's
- * all-gather runs one causal kernel per local chunk over the keys up to its end,
- * the same time as one causal kernel over s at n = B_m/w (docs/cost-model.md),
- * and Ulysses the whole sequence on a/c heads. */
+ * corrections and accumulations), torch's context_parallel (with its fp32 merges) —
+ * else as priced without CP: TE's all-gather runs one causal kernel per local chunk
+ * over the keys up to its end, the same time as one causal kernel over s at n = B_m/w
+ * (docs/cost-model.md), and Ulysses the whole sequence on a/c heads. */
 static void cp_core(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
 {
     uint32_t c = env->knobs.cp, comm = env->knobs.cp_comm;

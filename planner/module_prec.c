@@ -28,15 +28,21 @@ const char *tsl_module_name(uint32_t m)
     return m < TSL_MODULE_COUNT ? names[m] : NULL;
 }
 
+/* Module m's nibble of prec: 0 (the plan's recipe) or 1 + a precision; 0 out of range. */
+static uint32_t nibble(uint32_t prec, uint32_t m)
+{
+    return m < TSL_MODULE_COUNT ? (prec >> (4 * m)) & 0xfu : 0u;
+}
+
 uint32_t tsl_module_prec_recipe(uint32_t prec, uint32_t m, uint32_t recipe)
 {
-    uint32_t v = m < TSL_MODULE_COUNT ? (prec >> (4 * m)) & 0xfu : 0u;
+    uint32_t v = nibble(prec, m);
     return v == 0 || recipe == TSL_FP8_NONE ? recipe : v - 1;
 }
 
 bool tsl_module_prec_override(uint32_t prec, uint32_t m, uint32_t *recipe)
 {
-    uint32_t v = m < TSL_MODULE_COUNT ? (prec >> (4 * m)) & 0xfu : 0u;
+    uint32_t v = nibble(prec, m);
     if (v == 0 || v > TSL_FP8_COUNT)
         return false;
     *recipe = v - 1;
@@ -74,7 +80,7 @@ static int one_item(const char *w, size_t n, uint32_t *prec, tsl_err_t *err)
                            "module_precision: %s: '%.*s' is not a precision of Megatron-core's "
                            "per-module config (" PRECS_LIST "; delayed scaling is not one)",
                            names[m], (int)(pn > 32 ? 32 : pn), eq + 1);
-    if ((*prec >> (4 * m)) & 0xfu)
+    if (nibble(*prec, m))
         return tsl_err_set(err, "module_precision: %s given twice", names[m]);
     *prec |= (uint32_t)(r + 1) << (4 * m);
     return 0;
@@ -100,7 +106,7 @@ int tsl_module_prec_parse(const char *list, uint32_t *prec, tsl_err_t *err)
 int tsl_module_prec_check(uint32_t prec, tsl_err_t *err)
 {
     for (uint32_t m = 0; m < TSL_MODULE_COUNT; m++) {
-        uint32_t v = (prec >> (4 * m)) & 0xfu;
+        uint32_t v = nibble(prec, m);
         if (v > TSL_FP8_COUNT || v == 1 + TSL_FP8_DELAYED)
             return tsl_err_set(err,
                                "module_precision: 0x%x: %s's value %u is no precision (1 + "
@@ -116,7 +122,7 @@ size_t tsl_module_prec_format(uint32_t prec, char *buf, size_t cap)
     if (cap > 0)
         buf[0] = '\0';
     for (uint32_t m = 0; m < TSL_MODULE_COUNT; m++) {
-        uint32_t v = (prec >> (4 * m)) & 0xfu;
+        uint32_t v = nibble(prec, m);
         const char *r = v && v <= TSL_FP8_COUNT ? precs[v - 1] : NULL;
         if (r == NULL)
             continue;

@@ -1020,8 +1020,8 @@ static double block_norm_share(const pass_t *p, const tsl_layer_t *l)
     return norm_kernels(p, 1) / (norm_kernels(p, 1) + 1.0);
 }
 
-/* Norm (4 bytes/element; its kernels norm_kernels'), residual add (6) and dropout (5: two copies and a
- * mask) of one block: replicated over the TP group unless sequence-parallel.
+/* Norm (4 bytes/element; its kernels norm_kernels'), residual add (6) and dropout (5:
+ * two copies and a mask) of one block: replicated over the TP group unless sequence-parallel.
  * An eager RMSNorm (torchtitan eager, HF T5's eager_norm) at its own kernels'.
  * Under autocast the norm and the residual stream are fp32 with a cast to bf16
  * between (roofline.h): 24 bytes forward, 44 backward (dropout 5 each way), the

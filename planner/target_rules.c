@@ -1824,10 +1824,11 @@ static int bf16_layers_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 
 /* Megatron-LM's recompute of named modules (recompute_modules: tsl_target_recompute_runs,
  * torchtitan's op-level selective AC alone under torchtitan and not under megatron) and
- * its precision-aware optimizer's bf16 moments (bf16_moments) are the megatron target's, as the other exports refuse them
- * (common/export.c check_megatron_only): DeepSpeed and Galvatron checkpoint whole layers,
- * torchtitan whole layers or its own ops, and none keeps Adam's moments in bf16 beside an
- * fp32 master. A plan document carrying them passed eval --target before. */
+ * its precision-aware optimizer's bf16 moments (bf16_moments) are the megatron target's,
+ * as the other exports refuse them (common/export.c check_megatron_only): DeepSpeed and
+ * Galvatron checkpoint whole layers, torchtitan whole layers or its own ops, and none
+ * keeps Adam's moments in bf16 beside an fp32 master. A plan document carrying them
+ * passed eval --target before. */
 static int megatron_switches_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     char mods[96];
