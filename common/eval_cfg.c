@@ -2773,6 +2773,14 @@ static int mg_te_prec(tsl_eval_cfg_t *c, const mg_state_t *st, const char *args,
     free(lines);
     if (rc != 0)
         return -1;
+    /* no FP8/FP4 recipe: Megatron-LM overrides quantized modules only
+     * (override_nonquantized_autocast false), so the file changes nothing */
+    if (prec && c->knobs.fp8 == TSL_FP8_NONE) {
+        tsl_eval_cfg_note(c, "megatron: --te-precision-config-file without --fp8-format or "
+                             "--fp4-format: its overrides apply inside a quantized autocast "
+                             "only, so nothing is overridden");
+        return 0;
+    }
     /* as the export refuses it (export_megatron.c): the overrides are matched after
      * initialization, so --fp8-param-gather builds FP8 weights for them too */
     if (prec && c->knobs.fp8_param_gather)

@@ -125,6 +125,15 @@ tefail 4 "matcher 'fc2' (pattern '*linear_fc1') gives mxfp8 to decoder.layers.0.
     "--te-precision-config-file bad.yaml"
 printf 'configs: {\n' >"$tmp/bad.yaml"
 tefail 2 "bad.yaml, line 2: YAML: " "--te-precision-config-file bad.yaml"
+# without an FP8 recipe nothing is quantized, so nothing is overridden (noted)
+# shellcheck disable=SC2086
+(cd "$tmp" && "$ctl" eval --local --no-search --json $g --megatron-args \
+    "${line/--fp8-format hybrid --fp8-recipe tensorwise/} --te-precision-config-file te.yaml") \
+    >"$tmp/bf16.json" 2>"$tmp/err" &&
+    grep -q "note: megatron: --te-precision-config-file without --fp8-format" "$tmp/err" &&
+    python3 -c 'import json,sys; assert "module_precision" not in json.load(open(sys.argv[1]))["plan"]' "$tmp/bf16.json" &&
+    echo "ok te-precision-config-file without FP8: noted, nothing overridden" ||
+    { echo "FAIL te-precision-config-file without FP8: $(cat "$tmp/err")"; fail=1; }
 tefail 4 "with --fp8-param-gather" \
     "--use-distributed-optimizer --fp8-param-gather --te-precision-config-file te.yaml"
 exit $fail

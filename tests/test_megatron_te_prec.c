@@ -83,6 +83,15 @@ static void test_mtp(void)
               prec == list("linear_qkv=nvfp4,out_proj=mxfp8"),
           "%s 0x%x", err.msg, prec);
     CHECK(parse(y, TSL_FP8_MXFP8, 0, &prec, &err) == 0, "no MTP depths: %s", err.msg);
+    /* te_quant.cfg's matchers in its order (Megatron-Bridge 21d102f5e
+     * scripts/performance/configs/nemotronh/te_quant.cfg, as bench/published/rows.json
+     * cites its lines): the module_precision tests/module_prec_test.sh prices */
+    const char *tq = CONFIGS "matchers:\n" M("attn_qkv_bf16", "*.linear_qkv", "bf16")
+        M("attn_proj_bf16", "*.linear_proj", "bf16")
+            M("latent_bf16", "*mlp.fc[12]_latent_proj", "bf16") M("mtp_bf16", "mtp.*", "bf16")
+                M("mamba_outproj_mxfp8", "*mixer.out_proj", "mx");
+    CHECK(parse(tq, TSL_FP8_NVFP4, 2, &prec, &err) == 0 && prec == 0x11500011u, "%s 0x%x", err.msg,
+          prec);
     CHECK(parse(y, TSL_FP8_MXFP8, 2, &prec, &err) == -1 &&
               tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
               strstr(err.msg, "t.yaml: linear_qkv gets nvfp4 at decoder.layers.0."
