@@ -12,6 +12,7 @@
 #include "eval_cfg.h"
 #include "eval_cgraph.h"
 #include "megatron_flags.h"
+#include "megatron_te_prec.h"
 #include "mtp.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -1593,6 +1594,7 @@ typedef struct mg_state {
      * local modules only (mg_finish notes it under --transformer-impl local) */
     const char *local_fusion_off;
     tsl_eval_cgraph_t cgraph; /* the CUDA-graph flags (eval_cgraph.h) */
+    char te_prec[MG_WORD];    /* --te-precision-config-file; "" not given (mg_te_prec) */
 } mg_state_t;
 
 /* --first-last-layers-bf16: the first --num-layers-at-start-in-bf16 and the last
@@ -2296,6 +2298,12 @@ static int mg_arg(const char *key, const char *val, const char *all, unsigned nv
         return tsl_parse_u32(key, val, 1, 1u << 24, (uint32_t *)((char *)c + mg_u32[i].offset),
                              err);
     }
+    if (strcmp(key, "te-precision-config-file") == 0) {
+        if (val == NULL || nval > 1 || !val[0])
+            return tsl_err_set(err, "megatron: --%s needs one value (a path)", key);
+        snprintf(st->te_prec, sizeof st->te_prec, "%s", val);
+        return 0;
+    }
     int r = tsl_eval_shape_read(key, val, &c->shape, err);
     if (r <= 0)
         return r;
@@ -2735,6 +2743,56 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     return mg_a2a_overlap(c, st, err);
 }
 
+/* --te-precision-config-file: the per-module precision (megatron_te_prec.h) of the
+ * line's recipe and MTP depths, into knobs.module_prec. An `--export megatron` text
+ * carries the file as its "#| " lines: where the line has them, they are the file, read
+ * in its place; otherwise the path is read, relative to the current directory. "#| "
+ * lines without the flag are noted (Megatron-LM reads no file). Called once the line
+ * is finished. */
+static int mg_te_prec(tsl_eval_cfg_t *c, const mg_state_t *st, const char *args, tsl_err_t *err)
+{
+    char *lines, what[MG_WORD + 48];
+    if (tsl_megatron_te_prec_embedded(args, &lines) != 0)
+        return tsl_err_setc(err, TSL_E_NOMEM, "megatron: --te-precision-config-file: no memory");
+    if (!st->te_prec[0]) {
+        if (lines)
+            tsl_eval_cfg_note(c, "megatron: '#| ' lines without --te-precision-config-file: not "
+                                 "read (Megatron-LM reads no per-module precision file)");
+        free(lines);
+        return 0;
+    }
+    uint32_t prec = 0;
+    int rc;
+    if (lines) {
+        snprintf(what, sizeof what, "%s (the '#| ' lines)", st->te_prec);
+        rc = tsl_megatron_te_prec_parse(lines, strlen(lines), what, c->knobs.fp8, c->mtp_layers,
+                                        &prec, err);
+    } else {
+        rc = tsl_megatron_te_prec_read(st->te_prec, c->knobs.fp8, c->mtp_layers, &prec, err);
+    }
+    free(lines);
+    if (rc != 0)
+        return -1;
+    /* no FP8/FP4 recipe: Megatron-LM overrides quantized modules only
+     * (override_nonquantized_autocast false), so the file changes nothing */
+    if (prec && c->knobs.fp8 == TSL_FP8_NONE) {
+        tsl_eval_cfg_note(c, "megatron: --te-precision-config-file without --fp8-format or "
+                             "--fp4-format: its overrides apply inside a quantized autocast "
+                             "only, so nothing is overridden");
+        return 0;
+    }
+    /* as the export refuses it (export_megatron.c): the overrides are matched after
+     * initialization, so --fp8-param-gather builds FP8 weights for them too */
+    if (prec && c->knobs.fp8_param_gather)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --te-precision-config-file with --fp8-param-gather: "
+                            "Megatron-LM matches the per-module overrides after initialization, "
+                            "so FP8 weights would be built for the overridden modules as well, "
+                            "which Tessel does not price");
+    c->knobs.module_prec = prec;
+    return 0;
+}
+
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     static const char unterminated[] = "megatron: an unterminated quote";
@@ -2796,5 +2854,7 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     if (out->mtp_layers > TSL_MTP_MAX_DEPTHS)
         return tsl_err_set(err, "megatron: --mtp-num-layers: %u depths; Tessel models 1..%u",
                            out->mtp_layers, TSL_MTP_MAX_DEPTHS);
-    return mg_finish(out, &st, err);
+    if (mg_finish(out, &st, err) != 0)
+        return -1;
+    return mg_te_prec(out, &st, args, err);
 }

@@ -7,6 +7,7 @@
 #include "eval.h"
 #include "eval_cfg.h"
 #include "megatron_flags.h"
+#include "module_prec.h"
 #include "export.h"
 
 static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_cluster_t *c)
@@ -98,9 +99,12 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl &&
               a.opt_step == b.opt_step && a.opt_step == cfg->knobs.opt_step && a.fp32 == b.fp32 &&
               a.fp32 == cfg->knobs.fp32 && a.tf32_off == b.tf32_off &&
-              a.tf32_off == (cfg->knobs.fp32 && cfg->knobs.tf32_off),
-          "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
-          fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
+              a.tf32_off == (cfg->knobs.fp32 && cfg->knobs.tf32_off) &&
+              a.module_prec == b.module_prec && a.module_prec == cfg->knobs.module_prec,
+          "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u, "
+          "module_precision 0x%x 0x%x)\n%s",
+          fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, a.module_prec, b.module_prec,
+          text);
 out:
     free(text);
     tsl_model_free(&m);
@@ -180,6 +184,22 @@ static void test_round_trips(void)
     moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
     moe.knobs.grad_reduce_bytes = 4;
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    /* per-module precision: the export's te_precision.yaml (its "#| " lines) read back
+     * by --megatron-args (megatron_te_prec.h) to the same overrides and figures; before,
+     * the line was refused (--te-precision-config-file not read) */
+    tsl_err_t err = {0};
+    tsl_eval_cfg_t prec = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
+    prec.knobs.fp8 = TSL_FP8_TENSORWISE;
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16,linear_proj=blockwise,linear_fc1=mxfp8,"
+                                "linear_fc2=nvfp4",
+                                &prec.knobs.module_prec, &err) == 0,
+          "%s", err.msg);
+    round_trip("GPT2-345M", "8xB200-180G", &prec, TSL_EXPORT_MEGATRON);
+    moe.knobs.fp8 = TSL_FP8_MXFP8; /* the experts stay at the recipe */
+    CHECK(tsl_module_prec_parse("linear_qkv=bf16,linear_proj=tensorwise", &moe.knobs.module_prec,
+                                &err) == 0,
+          "%s", err.msg);
+    round_trip("Mixtral-8x7B", "2x8xB200-180G:8xib400", &moe, TSL_EXPORT_MEGATRON);
 }
 
 static void mg_refuses(const char *line, const char *want);
