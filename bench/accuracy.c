@@ -322,7 +322,8 @@ static int setup(acc_cfg_t *c, tsl_err_t *err)
         if (c->gpu == NULL)
             c->gpu = c->profile->gpu;
 #else
-        return tsl_err_set(err, "--profile: built without jansson (meson -Djson=enabled)");
+        return tsl_err_set(err,
+                           "--profile: built without jansson and libyaml (meson -Djson=enabled)");
 #endif
     }
     if (c->gpu == NULL)

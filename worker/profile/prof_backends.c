@@ -19,8 +19,8 @@ static const tsl_prof_backend_t backends[] = {
     {"sim", tsl_prof_run_sim, NULL},
 #else
     {"sim", NULL,
-     "this tessel-worker was built without jansson, which the sim backend's "
-     "device files need"},
+     "this tessel-worker was built without jansson and libyaml (common/), which the "
+     "sim backend's device files need"},
 #endif
 };
 
