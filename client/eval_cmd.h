@@ -78,6 +78,7 @@ typedef struct tsl_eval_opts {
     int loss_impl; /* --loss-impl NAME (exec, torch, ... fused-xentropy): the given plan's loss_impl
                               (loss_impl.h); -1: unset */
     int opt_step;  /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
+    int norm_impl; /* --norm-impl te|apex (norm_impl.h): the given plan's; -1: unset */
     bool tp_sync;  /* --tp-sync: the given plan's tp_sync */
     bool ds_pipe_p2p;      /* --ds-pipe-p2p: the given plan's ds_pipe_p2p */
     bool ds_pipe_engine;   /* --ds-pipe-engine: the given plan's ds_pipe_engine */

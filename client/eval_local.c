@@ -20,6 +20,7 @@
 #include "json_num.h"
 #include "loss_impl.h"
 #include "mtp.h"
+#include "norm_impl.h"
 #include "opt_step.h"
 #include "plan_json.h"
 #include "remote.h"
@@ -243,10 +244,10 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
     return 0;
 }
 
-/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
+/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step, --norm-impl,
  * --tp-sync, --ds-pipe-p2p, --ds-pipe-engine, --torch-pipelining and --nccl-no-tree set its
- * fp8_param_gather, fp8_impl, loss_impl, opt_step, tp_sync, ds_pipe_p2p, ds_pipe_engine,
- * torch_pipelining and nccl_no_tree (and the plan document's,
+ * fp8_param_gather, fp8_impl, loss_impl, opt_step, norm_impl, tp_sync, ds_pipe_p2p,
+ * ds_pipe_engine, torch_pipelining and nccl_no_tree (and the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -274,6 +275,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->opt_step = (uint32_t)eo->opt_step;
         if (json_is_object(p))
             json_object_set_new(p, "opt_step", json_integer(eo->opt_step));
+    }
+    if (eo->norm_impl >= 0) { /* --norm-impl: whose fused LayerNorm (norm_impl.h) */
+        in->given->norm_impl = (uint32_t)eo->norm_impl;
+        if (json_is_object(p))
+            json_object_set_new(p, "norm_impl", json_integer(eo->norm_impl));
     }
     if (eo->tp_sync) { /* --tp-sync: TP collectives between device synchronisations */
         in->given->tp_sync = true;

@@ -11,6 +11,7 @@
 #include "cuda_graph.h"
 #include "eval_cmd.h"
 #include "module_prec.h"
+#include "norm_impl.h"
 #include "remote.h"
 #include "target.h"
 
@@ -31,7 +32,7 @@ static const char eval_usage[] =
     "                      [--bf16-moments]\n"
     "                      [--lazy-grads] [--sdp-nosync] [--sdp-layer-roots]\n"
     "                      [--sdp-keep-weights]\n"
-    "                      [--opt-step STEP]\n"
+    "                      [--opt-step STEP] [--norm-impl IMPL]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
@@ -357,6 +358,13 @@ static const char eval_usage[] =
     "                      Composer: that kernel, a new gradient, and Composer's\n"
     "                      two train metrics, each torch's cross-entropy over the\n"
     "                      logits, every micro-batch); --autocast is torch's\n"
+    "  --norm-impl IMPL    whose fused LayerNorm kernels the stack runs\n"
+    "                      (docs/cost-model.md \"apex's LayerNorm backward\"): te\n"
+    "                      (Transformer Engine's, or apex's persistent\n"
+    "                      FastLayerNorm: two kernels backward; the default) or\n"
+    "                      apex (apex's FusedLayerNorm, Megatron-LM 2021's\n"
+    "                      MixedFusedLayerNorm: three kernels backward, 4 B an\n"
+    "                      element more)\n"
     "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The step\n"
     "                      as the stack runs it\"): fused (one Adam kernel, Tessel's\n"
     "                      executor; the default), megatron (Megatron-core, bf16:\n"
@@ -512,6 +520,7 @@ enum {
     OPT_FP8_IMPL,
     OPT_LOSS_IMPL,
     OPT_OPT_STEP,
+    OPT_NORM_IMPL,
     OPT_TP_SYNC,
     OPT_DS_PIPE_P2P,
     OPT_DS_PIPE_ENGINE,
@@ -616,6 +625,7 @@ static const struct option eval_long[] = {
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
     {"loss-impl", required_argument, 0, OPT_LOSS_IMPL},
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
+    {"norm-impl", required_argument, 0, OPT_NORM_IMPL},
     {"tp-sync", no_argument, 0, OPT_TP_SYNC},
     {"ds-pipe-p2p", no_argument, 0, OPT_DS_PIPE_P2P},
     {"ds-pipe-engine", no_argument, 0, OPT_DS_PIPE_ENGINE},
@@ -860,6 +870,11 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
                                "deepspeed-fp16, megatron-core-fp16, torch-loop or composer",
                                optarg);
         return 0;
+    case OPT_NORM_IMPL:
+        eo->norm_impl = tsl_norm_impl_parse(optarg);
+        if (eo->norm_impl < 0)
+            return tsl_err_set(err, "norm-impl: '%s' is not te or apex", optarg);
+        return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;
     case OPT_DS_PIPE_ENGINE: eo->ds_pipe_engine = true; return 0;
@@ -982,6 +997,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
     eo.fp8_impl = -1;
     eo.loss_impl = -1;
     eo.opt_step = -1;
+    eo.norm_impl = -1;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {

@@ -131,6 +131,7 @@
     X(ds_grad_bucket, BOOL, ds_grad_bucket, "ds_grad_bucket", NONZERO)                             \
     X(torch_pipelining, BOOL, torch_pipelining, "torch_pipelining", NONZERO)                       \
     X(nccl_no_tree, BOOL, nccl_no_tree, "nccl_no_tree", NONZERO)                                   \
+    X(norm_impl, U32, norm_impl, "norm_impl", NONZERO)                                             \
     X(cuda_graph_modules, U32, cuda_graph_modules, "cuda_graph_modules", NONZERO)                  \
     X(module_prec, U32, module_precision, "module_precision", NONZERO)                             \
     X(tp_whole_heads, BOOL, tp_whole_heads, "tp_whole_heads", NONZERO)                             \

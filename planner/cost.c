@@ -6,6 +6,7 @@
 #include "cost.h"
 #include "module_prec.h"
 #include "mamba.h"
+#include "norm_impl.h"
 #include "profile.h"
 
 #include <math.h>
@@ -1219,6 +1220,8 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->tp_whole_heads = env->knobs.tp_whole_heads;
     dev->unfused_elementwise = env->knobs.unfused_elementwise;
     dev->attn_kernel = env->knobs.attn_kernel;
+    /* whose fused norm (norm_impl.h); PAPER: the seeds' figures, TE's */
+    dev->norm_impl = env->mode == TSL_COST_PAPER ? TSL_NORM_IMPL_TE : env->knobs.norm_impl;
     loss_dev(env, dev);
     if (env->knobs.fp32) { /* the fp32 rate and its curve (TF32 or not); every element 4 bytes */
         bool off = env->knobs.tf32_off;

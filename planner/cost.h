@@ -1068,8 +1068,19 @@ typedef enum tsl_cost_mode {
  * written); the grouped RMSNorm's backward three kernels (the Triton kernel,
  * _dw.sum(0), the cast to the bf16 weight) (roofline.c mamba_gate_norm_s, roofline.h
  * "Mamba's gate and gated norm"). A plan on a model without a head carrying
- * final_norm and without Mamba layers prices as 182. */
-#define TSL_COST_MODEL_VERSION 183u
+ * final_norm and without Mamba layers prices as 182.
+ * 184: apex's LayerNorm backward (plan field norm_impl, PlanFigures 157, eval
+ * --norm-impl; norm_impl.h). apex's fused_layer_norm_cuda and Megatron-LM 2021's copy
+ * of it (MixedFusedLayerNorm, fused_mix_prec_layer_norm_cuda: 6985e58938
+ * megatron/fused_kernels/layer_norm_cuda_kernel.cu HostLayerNormGradient; NVIDIA/apex
+ * 6424da3b csrc/layer_norm_cuda_kernel.cu l.849-945) launch three kernels a norm
+ * backward where TE launches two: cuComputePartGradGammaBeta reads dY and X once more.
+ * norm_impl apex prices every fused norm's backward with one kernel (and host op) and
+ * 4 B an element more (roofline.c norm_kernels, norm_part_grad_s); the forward is one
+ * kernel either way. Set on the narayanan21-t1, -t2-ptdp, mtnlg22 and bloom-tr11* rows
+ * (Megatron-LM 6985e58938, Megatron-DeepSpeed 8a132ced and affff3d2). A plan without
+ * norm_impl apex prices as 183. */
+#define TSL_COST_MODEL_VERSION 184u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1311,6 +1322,9 @@ typedef struct tsl_cost_knobs {
                               AMP's fork, .deepspeed_env beside its launch scripts): every
                               all-reduce priced on the ring (tsl_cluster_coll_lat_no_tree);
                               docs/cost-model.md "NCCL's tree on two nodes" */
+    uint32_t norm_impl;    /* tsl_norm_impl_t: whose fused LayerNorm kernels the stack runs
+                              (norm_impl.h): 0 TE's two-kernel backward, 1 apex's three
+                              (docs/cost-model.md "apex's LayerNorm backward") */
     bool ds_grad_bucket;   /* DeepSpeed's engine's ZeRO-0 DP all-reduce as it runs it
                             (runtime/engine.py buffered_allreduce_fallback ->
                             allreduce_and_copy -> allreduce_bucket): the stage's

@@ -13,6 +13,7 @@
 #include "cuda_graph.h"
 #include "eval.h"
 #include "module_prec.h"
+#include "norm_impl.h"
 #include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -485,6 +486,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
         given_fields_ok(g, err) != 0 || given_switches_ok(r, g, err) != 0 ||
         tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
+        tsl_norm_impl_ok(e.knobs.norm_impl, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
         given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;

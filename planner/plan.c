@@ -457,6 +457,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_pipe_engine = p->ds_pipe_engine;
     k->torch_pipelining = p->torch_pipelining;
     k->nccl_no_tree = p->nccl_no_tree;
+    k->norm_impl = p->norm_impl;
     k->cuda_graph_modules = p->cuda_graph_modules;
     k->module_prec = p->module_prec;
     k->ds_grad_bucket = p->ds_grad_bucket;
@@ -493,6 +494,8 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->cuda_graph_modules |= p->cuda_graph_modules; /* its modules its CUDA graphs replay */
     if (p->module_prec)                             /* its linears at their own precision */
         k->module_prec = p->module_prec;
+    if (p->norm_impl) /* its norms' kernels (norm_impl.h) */
+        k->norm_impl = p->norm_impl;
     k->ds_wall_clock |= p->ds_wall_clock; /* its instructions between synchronising timers */
     k->ds_zero3_v03 |= p->ds_zero3_v03;   /* its ZeRO-3 as DeepSpeed 0.3 ran it */
     k->unfused_elementwise |= p->unfused_elementwise; /* its blocks' unfused kernels */
@@ -553,6 +556,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_pipe_engine = k->ds_pipe_engine;
     p->torch_pipelining = k->torch_pipelining;
     p->nccl_no_tree = k->nccl_no_tree;
+    p->norm_impl = k->norm_impl;
     p->cuda_graph_modules = k->cuda_graph_modules;
     p->module_prec = k->module_prec; /* eval refuses it without a recipe */
     p->ds_grad_bucket = k->ds_grad_bucket;

@@ -195,6 +195,7 @@ typedef struct tsl_plan {
     bool torch_pipelining; /* stages by torch.distributed.pipelining: its interleaved 1F1B
                               waits on every exchange (cost.h knobs) */
     bool nccl_no_tree;     /* NCCL's tree turned off by the stack: ring all-reduces (cost.h) */
+    uint32_t norm_impl;    /* tsl_norm_impl_t: whose fused LayerNorm kernels (norm_impl.h) */
     bool tp_whole_heads;   /* all attention heads on every TP rank, 1/t wide (cost.h knobs) */
     bool sdp_nosync;       /* SDP kept unsharded between micro-batches (cost.h knobs) */
     /* SDP keeps the forward's gathered weights to the backward (cost.h knobs) */

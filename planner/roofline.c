@@ -9,6 +9,7 @@
 #include "cuda_graph.h"
 #include "loss_impl.h"
 #include "mamba.h"
+#include "norm_impl.h"
 #include "recompute.h"
 
 #include <math.h>
@@ -61,6 +62,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->cp_te = false;
     d->loss_impl = TSL_LOSS_EXEC;
     d->loss_unsplit = false;
+    d->norm_impl = TSL_NORM_IMPL_TE;
     d->unfused_elementwise = false;
     d->elem_scale = 1.0;
 }
@@ -955,10 +957,27 @@ static double eager_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
 
 /* The kernels of `norms` fused norms (TE's RMSNorm / LayerNorm, roofline.h "TE
  * norms"): one a norm forward; backward the elementwise kernel and the dγ(/dβ)
- * finalize, TSL_ROOFLINE_TE_NORM_BWD_KERNELS. */
+ * finalize, TSL_ROOFLINE_TE_NORM_BWD_KERNELS; apex's (norm_impl.h) one more, its
+ * part-gradient kernel, whose bytes norm_part_grad_s adds. */
 static uint32_t norm_kernels(const pass_t *p, uint32_t norms)
 {
-    return p->bwd ? norms * TSL_ROOFLINE_TE_NORM_BWD_KERNELS : norms;
+    if (!p->bwd)
+        return norms;
+    uint32_t k = TSL_ROOFLINE_TE_NORM_BWD_KERNELS;
+    if (p->d->norm_impl == TSL_NORM_IMPL_APEX)
+        k += TSL_NORM_APEX_EXTRA_BWD_KERNELS;
+    return norms * k;
+}
+
+/* What apex's backward reads beyond te's over `elems` elements of its fused norms
+ * (norm_impl.h: cuComputePartGradGammaBeta reads dY and X, 4 B an element in 16-bit;
+ * counted as read, not by the elementwise backward ratio; its launch is
+ * norm_kernels'): 0 forward and for te. */
+static double norm_part_grad_s(const pass_t *p, double elems)
+{
+    if (!p->bwd || p->d->norm_impl != TSL_NORM_IMPL_APEX)
+        return 0.0;
+    return tsl_roofline_mem_s(p->d, TSL_NORM_APEX_EXTRA_BWD_BYTES * elems, 0);
 }
 
 /* The QK norms on the rank's T·d/t query and T·e/t key elements (roofline.h "QK
@@ -972,7 +991,7 @@ static double qk_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         return eager_norm_s(p, q) + eager_norm_s(p, k);
     if (l->qk_norm == TSL_QK_NORM_L2)
         return mem(p, 4.0 * (q + k), 2);
-    double c = mem(p, 4.0 * (q + k), norm_kernels(p, 2));
+    double c = mem(p, 4.0 * (q + k), norm_kernels(p, 2)) + norm_part_grad_s(p, q + k);
     if (p->bwd)
         return c;
     double groups = x->e / (x->d / x->a) / t, heads = x->a / t; /* the rank's */
@@ -1035,7 +1054,8 @@ static double block_elementwise_s(pass_t *p, const tsl_layer_t *l, const shape_t
                mem(p, (x->dropout ? 11.0 : 6.0) * elems, x->dropout ? 2 : 1);
     if (!p->d->autocast)
         return mem(p, (x->dropout ? 15.0 : 10.0) * elems,
-                   norm_kernels(p, 1) + (x->dropout ? 2 : 1));
+                   norm_kernels(p, 1) + (x->dropout ? 2 : 1)) +
+               norm_part_grad_s(p, elems);
     p->ops += x->dropout ? 3 : 2;
     double bytes =
         (p->bwd ? TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES : TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES) +
@@ -1076,7 +1096,8 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
     }
     double kv = lin(p, T, c + r, x->h);
     kv += orig_input_s(p, down, T * x->h, false) + ln_lin_col(p, T, a * (n + v) / t, c);
-    double norms = mem(p, 4.0 * T * (q + c), norm_kernels(p, q ? 2 : 1));
+    double norms =
+        mem(p, 4.0 * T * (q + c), norm_kernels(p, q ? 2 : 1)) + norm_part_grad_s(p, T * (q + c));
     p->open = false; /* no userbuffers block: its projection is plain lin() */
     prec_scope_t sc; /* linear_proj at its own precision (module_prec.h) */
     prec_enter(p, TSL_MODULE_LINEAR_PROJ, &sc);
@@ -1355,7 +1376,7 @@ static double final_norm_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, do
     if (eager_block_norm(p, l))
         return eager_norm_s(p, elems);
     if (!p->d->autocast)
-        return mem(p, 4.0 * elems, norm_kernels(p, 1));
+        return mem(p, 4.0 * elems, norm_kernels(p, 1)) + norm_part_grad_s(p, elems);
     return p->bwd ? counted(p, TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_BYTES * elems,
                             TSL_ROOFLINE_AUTOCAST_FINAL_NORM_BWD_KERNELS)
                   : counted(p, TSL_ROOFLINE_AUTOCAST_FINAL_NORM_FWD_BYTES * elems,
@@ -1386,7 +1407,8 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);
     if (l->embed_norm) /* BLOOM's LayerNorm on the rows: a fused norm's 4 bytes per element */
-        rows += mem(p, 4.0 * x->h * T / split, norm_kernels(p, 1));
+        rows += mem(p, 4.0 * x->h * T / split, norm_kernels(p, 1)) +
+                norm_part_grad_s(p, x->h * T / split);
     if (l->patch_embed)
         return gemm(p, T, x->h, V, 1) + rows;
     return rows;
@@ -1466,7 +1488,7 @@ static double mtp_s(pass_t *p, const shape_t *x, double S, double t, double spli
     double T = S * x->s, row = x->h * T / split;
     return mem(p, 4.0 * row, 1) + mem(p, 2.0 * 4.0 * row, norm_kernels(p, 2)) +
            mem(p, 8.0 * row, 1) + lin_col(p, T, x->h / t, 2.0 * x->h) +
-           mem(p, 4.0 * row, norm_kernels(p, 1));
+           mem(p, 4.0 * row, norm_kernels(p, 1)) + norm_part_grad_s(p, 3.0 * row);
 }
 
 /* The FLOP count over F: no bandwidth known (the pre-roofline model). */

@@ -978,6 +978,8 @@ typedef struct tsl_roofline_dev {
     uint32_t loss_impl; /* tsl_loss_impl_t: how the stack runs an LM head's loss, whose
                                kernels' bytes per logit price its time (loss_impl.h "The
                                loss's time"); EXEC after init */
+    uint32_t norm_impl; /* tsl_norm_impl_t: whose fused LayerNorm kernels (norm_impl.h;
+                               norm_kernels, apex_part_grad_s): TE after init */
     bool loss_unsplit;  /* the loss runs unsplit ops even over a TP-split vocabulary (a
                                script's autocast loss; PAPER's one figure): no
                                loss_parallel decomposition; false after init */

@@ -439,7 +439,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         k->opt_step,
         (uint64_t)k->launch_blocking,
         (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
-            (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3,
+            (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3 |
+            (uint64_t)k->norm_impl << 8,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |

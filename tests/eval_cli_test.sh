@@ -496,6 +496,32 @@ a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
 assert "nccl_no_tree" not in a and b["nccl_no_tree"] is True, (a, b)
 assert b["iter_time_s"] > 1.2 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
 PY
+sw norm_impl 2 2 "norm_impl: 2 is not a norm implementation"
+sw norm_impl '"apex"' 2 "eval: plan: norm_impl: expected a whole number, got a string"
+sw norm_impl 1 0 ""
+# --norm-impl apex (apex's FusedLayerNorm, Megatron-LM 2021's MixedFusedLayerNorm, cost
+# model 184): every norm's backward a third kernel reading dY and X again, so the same
+# plan takes longer, the forward unchanged; the plan records it (1), te leaves it out
+ni="--model GPT2-345M --cluster 8xA100-80G --tp 1 --mbs 4 --batch 32 --no-search --json"
+expect 0 "" eval $ni --norm-impl te
+cp "$out" "$dir/ni-te.json"
+expect 0 "" eval $ni --norm-impl apex
+python3 - "$dir/ni-te.json" "$out" <<'PY' && ok || bad "--norm-impl apex: $(cat "$out")"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "norm_impl" not in a and b["norm_impl"] == 1, (a.get("norm_impl"), b.get("norm_impl"))
+assert b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert b["stages"][0]["fwd_s"] == a["stages"][0]["fwd_s"], (a["stages"][0], b["stages"][0])
+PY
+cp "$out" "$dir/ni-apex.json"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/ni-apex.json" --no-search --json
+python3 - "$dir/ni-apex.json" "$out" <<'PY' && ok || bad "norm_impl read back: $(cat "$out")"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert b["norm_impl"] == 1, b.get("norm_impl")
+assert b["iter_time_s"] == a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+PY
+expect 2 "norm-impl: 'torch' is not te or apex" eval $ni --norm-impl torch
 sw torch_pipelining 1 2 "eval: plan: torch_pipelining: expected true or false, got a number"
 sw torch_pipelining true 0 ""
 # --torch-pipelining (the stages by torch.distributed.pipelining, torchtitan's): since cost

@@ -128,6 +128,7 @@ static void test_plan_round_trip(void)
      * ways as written (the plan's schedule aside: the document's reader checks that) */
     res->best.v_chunks = true;
     res->best.tie_stage = 1; /* PlanFigures.tie_stage, 136 */
+    res->best.norm_impl = 1; /* PlanFigures.norm_impl, 157: apex (norm_impl.h) */
     for (uint32_t s = 0; s < res->best.pp; s++) {
         res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
         res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
@@ -178,6 +179,7 @@ static void test_plan_round_trip(void)
               st0->chunk1->wgrad_s == res->best.stages[0].chunk1_wgrad_s,
           "a V stage's chunk1 → Stage.chunk1 field for field");
     CHECK(p && p->best && p->best->tie_stage == 1, "tie_stage → PlanFigures.tie_stage");
+    CHECK(p && p->best && p->best->norm_impl == 1, "norm_impl → PlanFigures.norm_impl");
     CHECK(st0 && st0->ep_save_s == res->best.stages[0].ep_save_s && st0->ep_save_s > 0,
           "a stage's ep_save_s → Stage.ep_save_s");
     const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */

@@ -21,6 +21,7 @@
 #include "layer_dsv3.h"
 #include "loss_impl.h"
 #include "mamba.h"
+#include "norm_impl.h"
 #include "recompute.h"
 #include "roofline.h"
 
@@ -3414,6 +3415,70 @@ static void test_one_pass(void)
     check_one_pass(&flat, &l, 12.0 * 4096 * 4096 / 4, "FLOP count");
 }
 
+/* apex's LayerNorm backward (norm_impl.h, cost model 184): under norm_impl apex every
+ * fused norm's backward launches a third kernel that reads dY and X again — an
+ * encoder block's two norms cost 2 × (4 B an element + one launch) and two host ops
+ * more backward, the head's final norm one; the forward is unchanged; fp32 training
+ * doubles the bytes; autocast's own fp32 norm is not apex's. Before cost model 184
+ * the two priced the same. */
+static void test_apex_norm(void)
+{
+    tsl_roofline_dev_t te;
+    tsl_roofline_dev_init(&te, 312e12 * 0.777, 2039e9);
+    tsl_roofline_dev_t apex = te;
+    apex.norm_impl = TSL_NORM_IMPL_APEX;
+    const double S = 2, s = 2048, h = 4096, e = S * s * h, W = te.mem_bw, L = te.launch_s;
+    tsl_layer_t l = layer(2048, 4096, 32);
+    const double V = 0;
+    double df = tsl_roofline_layer_fwd_s(&apex, &l, S, 1, false, V) -
+                tsl_roofline_layer_fwd_s(&te, &l, S, 1, false, V);
+    double db = tsl_roofline_layer_bwd_s(&apex, &l, S, 1, false, V) -
+                tsl_roofline_layer_bwd_s(&te, &l, S, 1, false, V);
+    CHECK(df == 0.0, "forward unchanged: %g", df);
+    CHECK_NEAR(db, 2.0 * (TSL_NORM_APEX_EXTRA_BWD_BYTES * e / W + L), 1e-12,
+               "block: two norms' part-gradient kernel %g", db);
+    CHECK(TSL_NORM_APEX_EXTRA_BWD_BYTES == 4.0 && TSL_NORM_APEX_EXTRA_BWD_KERNELS == 1,
+          "apex: dY and X read in one more kernel");
+    double sp = tsl_roofline_layer_bwd_s(&apex, &l, S, 4, true, V) -
+                tsl_roofline_layer_bwd_s(&te, &l, S, 4, true, V);
+    CHECK_NEAR(sp, 2.0 * (4.0 * e / 4 / W + L), 1e-12, "SP: the rank's rows %g", sp);
+    tsl_roofline_dev_t te1 = te, apex1 = apex; /* one second an op: the op count */
+    te1.host_op_s = apex1.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_bwd_s(&apex1, &l, S, 1, false, V) -
+                  tsl_roofline_layer_bwd_s(&te1, &l, S, 1, false, V) ==
+              2.0,
+          "two host ops more");
+    tsl_roofline_dev_t te32 = te, apex32 = apex; /* fp32: every element 4 bytes */
+    te32.elem_scale = apex32.elem_scale = 2.0;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&apex32, &l, S, 1, false, V) -
+                   tsl_roofline_layer_bwd_s(&te32, &l, S, 1, false, V),
+               2.0 * (8.0 * e / W + L), 1e-12, "fp32: 8 B an element");
+    tsl_roofline_dev_t tea = te, apexa = apex; /* autocast: the script's fp32 norm */
+    tea.autocast = apexa.autocast = true;
+    CHECK(tsl_roofline_layer_bwd_s(&apexa, &l, S, 1, false, V) ==
+              tsl_roofline_layer_bwd_s(&tea, &l, S, 1, false, V),
+          "autocast: its own norm");
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD,
+                        .seq_len = 2048,
+                        .hidden = 4096,
+                        .vocab = 32000,
+                        .final_norm = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&head, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&apex, &head, S, 1, false, 32000) -
+                   tsl_roofline_layer_bwd_s(&te, &head, S, 1, false, 32000),
+               4.0 * e / W + L, 1e-12, "the head's final norm");
+    CHECK(tsl_norm_impl_parse("apex") == TSL_NORM_IMPL_APEX &&
+              tsl_norm_impl_parse("te") == TSL_NORM_IMPL_TE && tsl_norm_impl_parse("Apex") == -1 &&
+              tsl_norm_impl_parse(NULL) == -1 &&
+              strcmp(tsl_norm_impl_name(TSL_NORM_IMPL_APEX), "apex") == 0 &&
+              tsl_norm_impl_name(TSL_NORM_IMPL_COUNT) == NULL,
+          "names");
+    CHECK(tsl_norm_impl_ok(TSL_NORM_IMPL_APEX, &err) == 0 &&
+              tsl_norm_impl_ok(TSL_NORM_IMPL_COUNT, &err) != 0 && strstr(err.msg, "norm_impl: 2"),
+          "%s", err.msg);
+}
+
 /* The head's final norm (roofline.h "The head's final norm", cost model 183): a head
  * with final_norm adds, over its T·h input elements, a fused norm's 4 B forward in one
  * kernel and 6 B backward in two (TE's dγ finalize), over the rank's T/t rows under
@@ -3554,6 +3619,7 @@ int main(void)
     test_alibi();
     test_t5_block();
     test_final_norm();
+    test_apex_norm();
     test_mamba_gate();
     return CHECK_DONE();
 }

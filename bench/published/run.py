@@ -375,6 +375,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--lazy-grads"]
     if p.get("opt_step"):  # the stack's optimizer step (cost-model.md "The step as the stack runs it")
         cmd += ["--opt-step", p["opt_step"]]
+    if p.get("norm_impl"):  # whose fused LayerNorm kernels (cost-model.md "apex's LayerNorm backward")
+        cmd += ["--norm-impl", p["norm_impl"]]
     if p.get("ds_pipe_p2p"):  # DeepSpeed's pipeline p2p (cost-model.md "DeepSpeed's pipeline p2p")
         cmd += ["--ds-pipe-p2p"]
     if p.get("ds_pipe_engine"):  # DeepSpeed's PipelineEngine's blocking one-way p2p (cost-model.md "DeepSpeed's pipeline engine")
