@@ -17,8 +17,17 @@
  *   AutoPipe        the sub-layer partitioner's wall time, the max stage time at layer
  *                   vs sub-layer granularity, the slicer's start-up cut
  *
- * usage: bench/search [CASE-SUBSTRING]    (only the rows whose title contains it)
+ *   --check-partitions K
+ *                   the search table's cases only: each plan the search returns (its
+ *                   top-k) costed again by the engine at every partition of its
+ *                   configuration with each cut within K layers of the plan's (or,
+ *                   past CHECK_MAX_PARTITIONS of those, each cut moved alone), and
+ *                   the best of them when it beats the plan — the re-balancing's misses
+ *
+ * usage: bench/search [--check-partitions K] [CASE-SUBSTRING]
+ *        (only the rows whose title contains it)
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +39,9 @@
 #include "malloc_tune.h"
 #include "memopt.h"
 #include "pipesim.h"
+#include "partition.h"
 #include "search.h"
+#include "search_engine.h"
 #include "sublayer.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -159,6 +170,166 @@ static void bench_search(const char *filter, tsl_search_result_t *res)
                    "samples/s");
         run_case(&cases[i], res);
     }
+}
+
+/* ---- the re-balancing's misses (--check-partitions K) ----------------------- */
+
+/* The most partitions one plan's full neighbourhood may have; past it each cut is
+ * moved alone (a 20-stage plan has 3^19 partitions within one layer of its cuts). */
+#define CHECK_MAX_PARTITIONS 4096u
+
+typedef struct check_run {
+    tsl_engine_t *e;
+    const tsl_plan_t *p;
+    tsl_plan_t *best, *scratch;
+    uint32_t n_evals;
+} check_run_t;
+
+/* Costs p's configuration on partition first (when it is one) and keeps it in
+ * cr->best when faster. */
+static void check_eval(check_run_t *cr, const uint32_t *first)
+{
+    const uint32_t P = cr->p->pp;
+    for (uint32_t s = 0; s < P; s++)
+        if (first[s] >= first[s + 1])
+            return;
+    if (!tsl_partition_cuts_ok(first, P, cr->e->max_cut))
+        return;
+    tsl_plan_init(cr->scratch);
+    tsl_engine_eval(cr->e, cr->p->global_batch, P, cr->p->n_micro, first, cr->scratch);
+    cr->n_evals++;
+    if (cr->scratch->valid && cr->scratch->samples_per_s > cr->best->samples_per_s * (1 + 1e-9))
+        *cr->best = *cr->scratch;
+}
+
+/* Every partition with each cut within k layers of p's (an odometer over the
+ * offsets), or each cut moved alone when those are too many. */
+static void check_near(check_run_t *cr, uint32_t k)
+{
+    const uint32_t P = cr->p->pp, L = cr->e->model->n_layers;
+    uint32_t base[TSL_PLAN_MAX_STAGES + 1], first[TSL_PLAN_MAX_STAGES + 1];
+    int32_t off[TSL_PLAN_MAX_STAGES] = {0};
+    for (uint32_t s = 0; s < P; s++)
+        base[s] = cr->p->stages[s].first_layer;
+    base[P] = L;
+    memcpy(first, base, sizeof(first));
+    double count = 1;
+    for (uint32_t s = 1; s < P; s++)
+        count *= 2 * k + 1;
+    if (count > CHECK_MAX_PARTITIONS) {
+        for (uint32_t s = 1; s < P; s++)
+            for (int32_t d = -(int32_t)k; d <= (int32_t)k; d++) {
+                if (d == 0 || (int32_t)base[s] + d < 1)
+                    continue;
+                first[s] = base[s] + d;
+                check_eval(cr, first);
+                first[s] = base[s];
+            }
+        return;
+    }
+    for (uint32_t s = 1; s < P; s++)
+        off[s] = -(int32_t)k;
+    for (;;) {
+        bool ok = true, moved = false;
+        for (uint32_t s = 1; s < P; s++) {
+            int32_t c = (int32_t)base[s] + off[s];
+            ok &= c >= 1 && c < (int32_t)L;
+            moved |= off[s] != 0;
+            first[s] = ok ? (uint32_t)c : 0;
+        }
+        if (ok && moved)
+            check_eval(cr, first);
+        uint32_t s = 1;
+        while (s < P && off[s] == (int32_t)k)
+            off[s++] = -(int32_t)k;
+        if (s == P)
+            return;
+        off[s]++;
+    }
+}
+
+static void print_cuts(const tsl_plan_t *p)
+{
+    for (uint32_t s = 0; s < p->pp; s++)
+        printf("%s%u", s ? "/" : "", p->stages[s].n_layers);
+}
+
+/* One plan of the search's: costed again at its own partition (the engine must
+ * reproduce it), then at its neighbours. */
+static void check_plan(tsl_engine_t *e, const tsl_plan_t *p, uint32_t k, tsl_plan_t *buf)
+{
+    check_run_t cr = {.e = e, .p = p, .best = &buf[0], .scratch = &buf[1]};
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    for (uint32_t s = 0; s < p->pp; s++)
+        first[s] = p->stages[s].first_layer;
+    first[p->pp] = e->model->n_layers;
+    tsl_cost_knobs_t kn = e->knobs;
+    kn.fp8 = p->fp8_recipe;
+    tsl_engine_rerun(e, &kn);
+    e->node_order = p->n_nodes ? p->node_order : NULL;
+    tsl_plan_init(cr.best);
+    tsl_engine_eval(e, p->global_batch, p->pp, p->n_micro, first, cr.best);
+    printf("      batch %u pp %u m %u %-10s ", p->global_batch, p->pp, p->n_micro,
+           tsl_pipesim_sched_name(p->schedule, p->interleave));
+    print_cuts(p);
+    printf("  %10.2f", p->samples_per_s);
+    if (!cr.best->valid || fabs(cr.best->samples_per_s / p->samples_per_s - 1) > 1e-9) {
+        printf("  not reproduced (%.2f): skipped\n", cr.best->valid ? cr.best->samples_per_s : 0);
+        return;
+    }
+    check_near(&cr, k);
+    if (cr.best->samples_per_s > p->samples_per_s * (1 + 1e-9)) {
+        printf("  MISS %10.2f at ", cr.best->samples_per_s);
+        print_cuts(cr.best);
+        printf(" (+%.3f%%, %s)", 100 * (cr.best->samples_per_s / p->samples_per_s - 1),
+               tsl_pipesim_sched_name(cr.best->schedule, cr.best->interleave));
+    } else {
+        printf("  best");
+    }
+    printf(" of %u partitions\n", cr.n_evals + 1);
+}
+
+static void check_case(const bench_case_t *bc, uint32_t k, tsl_search_result_t *res,
+                       tsl_plan_t *buf)
+{
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.mem_budget_bytes = (uint64_t)(bc->memory_gib * 1073741824.0);
+    r.global_batch = bc->batch;
+    tsl_space_t sp = tsl_space_tessel(&r);
+    tsl_engine_t e;
+    memset(&e, 0, sizeof(e));
+    if (tsl_model_preset(bc->model, &m, &err) != 0 ||
+        tsl_cluster_parse_spec(&c, bc->cluster, &err) != 0 ||
+        tsl_search(&m, &c, &r, NULL, res, &err) != TSL_SEARCH_OK ||
+        tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) != 0) {
+        printf("%-34s error: %s\n", bc->title, err.msg);
+    } else {
+        printf("%s\n", bc->title);
+        for (uint32_t i = 0; i < res->n_top; i++)
+            if (res->top[i].pp >= 2 && !res->top[i].sublayer)
+                check_plan(&e, &res->top[i], k, buf);
+    }
+    tsl_engine_free(&e);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+static void bench_check(const char *filter, uint32_t k, tsl_search_result_t *res)
+{
+    tsl_plan_t *buf = malloc(2 * sizeof(*buf));
+    if (buf == NULL)
+        return;
+    printf("plans of the search (its top-k, pp > 1, whole layers) vs every partition with each "
+           "cut within %u layers\n",
+           k);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (selected(cases[i].title, filter))
+            check_case(&cases[i], k, res, buf);
+    free(buf);
 }
 
 /* ---- heterogeneous clusters and models (AMP Sec. 4.3) ----------------------- */
@@ -596,11 +767,22 @@ int main(int argc, char **argv)
     /* tesseld's and tesselctl's malloc thresholds: the peak RSS is the search's, not
      * glibc's heap layout after its thresholds moved (common/malloc_tune.h) */
     tsl_malloc_tune();
+    uint32_t check_k = 0;
+    if (argc > 2 && strcmp(argv[1], "--check-partitions") == 0) {
+        check_k = (uint32_t)strtoul(argv[2], NULL, 10);
+        argc -= 2;
+        argv += 2;
+    }
     const char *filter = argc > 1 ? argv[1] : NULL;
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL)
         return 1;
     double t0 = now_s(), c0 = cpu_s();
+    if (check_k) {
+        bench_check(filter, check_k, res);
+        free(res);
+        return 0;
+    }
     bench_search(filter, res);
     bench_hetero(filter, res);
     bench_h3t(filter, res);

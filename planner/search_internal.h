@@ -11,7 +11,9 @@
 
 /* Re-balances the partitions of plans[0..n) (search_partition.c): Galvatron-BMW's
  * bi-objective queue and AMP's assignment over the per-layer costs of each plan's
- * strategies; a plan is replaced by a faster re-searched one. */
+ * strategies (every partition where there are few); a plan is replaced by a faster
+ * re-searched one. The fastest is then improved a layer at a time with the engine
+ * as the judge. */
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
 
 /* Placement (search_placement.c): the distinct node orders worth trying on c

@@ -8,7 +8,9 @@
  * memory-balanced towards the time-balanced partition (plus the best-balanced
  * partition that fits), and AMP's exact Eq. 5 assignment with per-stage speeds.
  * Each candidate partition is searched again (the layer DP re-chooses the
- * strategies for it); a few rounds run while they improve.
+ * strategies for it); a few rounds run while they improve. The fastest plan is
+ * then improved locally, a layer at a time, with the engine as the judge
+ * (improve_cuts): the partition module's objective is not every schedule's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 #include "partition.h"
 #include "search_internal.h"
 
-#define REFINE_ROUNDS 3
+#define REFINE_ROUNDS  3
+#define IMPROVE_PASSES 8
 
 typedef struct refine_buf {
     double *t, *y, *p2p, speed[TSL_PLAN_MAX_STAGES];
@@ -166,6 +169,62 @@ static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
     return improved;
 }
 
+/* p with one layer moved from stage `from` to stage `to` (the cuts between them
+ * shifted by one), searched again; whether it was kept. */
+static bool try_move(tsl_engine_t *e, tsl_plan_t *p, uint32_t from, uint32_t to, refine_buf_t *b)
+{
+    const uint32_t P = p->pp;
+    uint32_t n[TSL_PLAN_MAX_STAGES], first[TSL_PLAN_MAX_STAGES + 1];
+    if (from == to || p->stages[from].n_layers < 2)
+        return false;
+    for (uint32_t s = 0; s < P; s++)
+        n[s] = p->stages[s].n_layers;
+    n[from]--;
+    n[to]++;
+    first[0] = 0;
+    for (uint32_t s = 0; s < P; s++)
+        first[s + 1] = first[s] + n[s];
+    if (!tsl_partition_cuts_ok(first, P, e->max_cut))
+        return false;
+    return try_partition(e, p, first, b);
+}
+
+/*
+ * Local improvement with the engine as the judge: each boundary moved by one
+ * layer either way, and one layer from the busiest stage to the idlest, each
+ * kept when the plan searched again is faster; passes while one is kept (at most
+ * IMPROVE_PASSES). The partition module balances contiguous stages under 1F1B's
+ * objective from one plan's per-layer costs, but the engine picks the schedule
+ * per partition, and an interleaved or V schedule runs other layers together on
+ * a rank (a V's rank s its parts s and 2P − 1 − s, pipeline.h
+ * tsl_pipeline_v_parts): GPT-2 345M on 16x16 A100 at batch 32 kept ZB-V at
+ * 6/6/7/7 (320.40 samples/s) where 6/7/7/6 does 327.91, BERT-Huge-32 on 8 RTX
+ * TITAN ZB-H1 at 18/16 where ZB-V at 17/17 is 1 % faster. 2P − 1 candidates a
+ * pass, each held to the plan's throughput (try_partition). Run on the fastest
+ * plan alone: on the plans within 2 % of it, search CPU rose 38 % over
+ * bench/search (DeepSeek-V3 on 2048 H800 9.3 → 13.3 s) for the same best plans;
+ * the price is that a narrower space can return more (docs/design.md, step 2).
+ */
+static void improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
+{
+    const uint32_t P = p->pp;
+    bool improved = true;
+    for (int pass = 0; pass < IMPROVE_PASSES && improved; pass++) {
+        improved = false;
+        uint32_t hi = 0, lo = 0;
+        for (uint32_t s = 1; s < P; s++) {
+            hi = p->stages[s].time_s > p->stages[hi].time_s ? s : hi;
+            lo = p->stages[s].time_s < p->stages[lo].time_s ? s : lo;
+        }
+        for (uint32_t s = 0; s + 1 < P && !tsl_search_cancelled(e->hooks); s++) {
+            improved |= try_move(e, p, s, s + 1, b);
+            improved |= try_move(e, p, s + 1, s, b);
+        }
+        if (hi + 1 != lo && lo + 1 != hi && !tsl_search_cancelled(e->hooks))
+            improved |= try_move(e, p, hi, lo, b);
+    }
+}
+
 /* Small cases: the partition heuristics can miss the optimum of a handful of
  * partitions; every one is searched (cuts in lexicographic order). */
 static void try_every_partition(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
@@ -180,22 +239,40 @@ static void try_every_partition(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
     } while (tsl_partition_next(L, e->max_cut, P, first));
 }
 
+/* Whether plan p is one the re-balancing searches beyond its own partition. */
+static bool rebalanced(const tsl_plan_t *p)
+{
+    return p->valid && p->pp >= 2 && p->pp <= TSL_PARTITION_MAX_STAGES;
+}
+
+/* Whether p's configuration has few enough partitions to search every one. */
+static bool few(const tsl_engine_t *e, const tsl_plan_t *p)
+{
+    return tsl_partition_count(e->model->n_layers, e->max_cut, p->pp) <= TSL_SEARCH_ALL_PARTITIONS;
+}
+
+/* Each plan re-partitioned (every partition where they are few, else the partition
+ * module's rounds), then the fastest improved locally (improve_cuts). */
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
 {
     refine_buf_t b;
+    tsl_plan_t *best = NULL;
     if (refine_buf_init(&b, e->model->n_layers)) {
         for (uint32_t i = 0; i < n; i++) {
-            if (!plans[i].valid || plans[i].pp < 2 || plans[i].pp > TSL_PARTITION_MAX_STAGES)
+            if (!rebalanced(&plans[i]))
                 continue;
-            if (tsl_partition_count(e->model->n_layers, e->max_cut, plans[i].pp) <=
-                TSL_SEARCH_ALL_PARTITIONS) {
+            if (few(e, &plans[i]))
                 try_every_partition(e, &plans[i], &b);
-                continue;
-            }
-            for (int round = 0; round < REFINE_ROUNDS; round++)
-                if (tsl_search_cancelled(e->hooks) || !refine_round(e, &plans[i], &b))
-                    break;
+            else
+                for (int round = 0; round < REFINE_ROUNDS; round++)
+                    if (tsl_search_cancelled(e->hooks) || !refine_round(e, &plans[i], &b))
+                        break;
+            if (best == NULL || tsl_plan_better(&plans[i], best))
+                best = &plans[i];
         }
+        /* a plan whose every partition was searched is at its optimum already */
+        if (best && !few(e, best) && !tsl_search_cancelled(e->hooks))
+            improve_cuts(e, best, &b);
     }
     refine_buf_free(&b);
 }

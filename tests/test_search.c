@@ -939,6 +939,55 @@ static void test_exhaustive(void)
     CHECK(worse == 0, "%d of 300 random cases below exhaustive enumeration", worse);
 }
 
+/* The re-balancing's plan is the best of its configuration's partitions: GPT-2
+ * 345M on 16x16 A100 at batch 32 runs ZB-V on 4 stages (26 layers, 2300
+ * partitions: past TSL_SEARCH_ALL_PARTITIONS, so the heuristics' path). The
+ * bi-objective and AMP partitions balance contiguous stages, not a V's ranks
+ * (each holds two parts); they stopped at 6/6/7/7 (320.40 samples/s) where the
+ * engine prices 6/7/7/6 at 327.91. Every partition of the plan's (B, P, m) is
+ * costed by the engine: none may beat it. */
+static void test_rebalance_local_optimum(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    load("GPT2-345M", "16x16xA100-40G:ib100", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 32;
+    r.no_baselines = r.no_sublayer = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->pp == 4 && tsl_partition_count(m.n_layers, 0, 4) > TSL_SEARCH_ALL_PARTITIONS,
+          "pp %u: not the heuristics' path", p->pp);
+    tsl_space_t sp = tsl_space_tessel(&r);
+    tsl_engine_t e;
+    CHECK(tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    tsl_cost_knobs_t k = e.knobs;
+    k.fp8 = p->fp8_recipe;
+    tsl_engine_rerun(&e, &k);
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1], better = 0;
+    double most = 0;
+    tsl_partition_first(m.n_layers, p->pp, first);
+    do {
+        tsl_plan_init(&res2.best);
+        tsl_engine_eval(&e, p->global_batch, p->pp, p->n_micro, first, &res2.best);
+        if (res2.best.valid && res2.best.samples_per_s > p->samples_per_s * (1 + 1e-9)) {
+            better++;
+            most = fmax(most, res2.best.samples_per_s);
+        }
+    } while (tsl_partition_next(m.n_layers, e.max_cut, p->pp, first));
+    CHECK(better == 0,
+          "%u partitions of batch %u pp %u m %u beat the plan's %.2f samples/s (best %.2f)", better,
+          p->global_batch, p->pp, p->n_micro, p->samples_per_s, most);
+    printf("rebalance: batch %u pp %u m %u, %u/%u/%u/%u layers, %.2f samples/s\n", p->global_batch,
+           p->pp, p->n_micro, p->stages[0].n_layers, p->stages[1].n_layers, p->stages[2].n_layers,
+           p->stages[3].n_layers, p->samples_per_s);
+    tsl_engine_free(&e);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 static double best_with(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
                         uint32_t max_batch, uint32_t top_k, tsl_plan_t *out)
 {
@@ -2640,6 +2689,7 @@ int main(void)
     test_cancel_paths();
     test_switches_hold();
     test_exhaustive();
+    test_rebalance_local_optimum();
     test_topk_independent();
     test_sweep_rising_slowly();
     test_sweep_below_best();
