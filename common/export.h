@@ -155,7 +155,9 @@ int tsl_export_galvatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 /* A plan's module_precision as that file's YAML, in "#| " comment lines (nothing for a
  * plan without one; module_prec checked by the caller, tsl_module_prec_check). */
 void tsl_export_megatron_prec(const tsl_plan_t *p, FILE *out);
-/* The glob that file gives module m (module_prec.h tsl_module_t); NULL out of range. */
-const char *tsl_export_megatron_prec_pattern(uint32_t m);
+/* Module m's path under a layer in Megatron-core (module_prec.h tsl_module_t), e.g.
+ * "self_attention.linear_qkv"; that file's glob for it is "*." and this. NULL out of
+ * range. eval's reader of the file (megatron_te_prec.c) matches the same paths. */
+const char *tsl_export_megatron_prec_leaf(uint32_t m);
 
 #endif

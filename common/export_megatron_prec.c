@@ -26,27 +26,28 @@
 #include "export.h"
 #include "module_prec.h"
 
-/* Each module's glob over Megatron-core's module paths: the leaf under its parent,
- * so that a dense MLP's linear_fc1 (…mlp.linear_fc1) does not take the shared
- * experts' (…mlp.shared_experts.linear_fc1) or the routed experts'
- * (…mlp.experts.linear_fc1, …mlp.experts.local_experts.0.linear_fc1), which
- * module_prec.h leaves at the recipe; the attributes are transformer_layer.py's
- * self_attention and mlp, mamba_layer.py's mixer and moe_layer.py's latent
- * projections. A leading '*' takes the decoder's layers and the MTP depths' alike. */
-static const char *const patterns[TSL_MODULE_COUNT] = {
-    [TSL_MODULE_LINEAR_QKV] = "*.self_attention.linear_qkv",
-    [TSL_MODULE_LINEAR_PROJ] = "*.self_attention.linear_proj",
-    [TSL_MODULE_LINEAR_FC1] = "*.mlp.linear_fc1",
-    [TSL_MODULE_LINEAR_FC2] = "*.mlp.linear_fc2",
-    [TSL_MODULE_IN_PROJ] = "*.mixer.in_proj",
-    [TSL_MODULE_OUT_PROJ] = "*.mixer.out_proj",
-    [TSL_MODULE_FC1_LATENT] = "*.mlp.fc1_latent_proj",
-    [TSL_MODULE_FC2_LATENT] = "*.mlp.fc2_latent_proj",
+/* Each module's path under a layer in Megatron-core (named_modules() of GPTModel /
+ * HybridModel at d98e8a6): the leaf under its parent, so that a dense MLP's linear_fc1
+ * (…mlp.linear_fc1) does not take the shared experts' (…mlp.shared_experts.linear_fc1)
+ * or the routed experts' (…mlp.experts.linear_fc1, …mlp.experts.local_experts.0.linear_fc1),
+ * which module_prec.h leaves at the recipe; the attributes are transformer_layer.py's
+ * self_attention and mlp, mamba_layer.py's mixer and moe_layer.py's latent projections.
+ * The file's glob is "*." and the leaf: the leading '*' takes the decoder's layers and
+ * the MTP depths' alike. */
+static const char *const leaves[TSL_MODULE_COUNT] = {
+    [TSL_MODULE_LINEAR_QKV] = "self_attention.linear_qkv",
+    [TSL_MODULE_LINEAR_PROJ] = "self_attention.linear_proj",
+    [TSL_MODULE_LINEAR_FC1] = "mlp.linear_fc1",
+    [TSL_MODULE_LINEAR_FC2] = "mlp.linear_fc2",
+    [TSL_MODULE_IN_PROJ] = "mixer.in_proj",
+    [TSL_MODULE_OUT_PROJ] = "mixer.out_proj",
+    [TSL_MODULE_FC1_LATENT] = "mlp.fc1_latent_proj",
+    [TSL_MODULE_FC2_LATENT] = "mlp.fc2_latent_proj",
 };
 
-const char *tsl_export_megatron_prec_pattern(uint32_t m)
+const char *tsl_export_megatron_prec_leaf(uint32_t m)
 {
-    return m < TSL_MODULE_COUNT ? patterns[m] : NULL;
+    return m < TSL_MODULE_COUNT ? leaves[m] : NULL;
 }
 
 /* One config a recipe, named as the recipe (bf16, tensorwise, ..., nvfp4). */
@@ -89,6 +90,6 @@ void tsl_export_megatron_prec(const tsl_plan_t *p, FILE *out)
         if (tsl_module_prec_override(p->module_prec, m, &r))
             fprintf(out,
                     "#|   %s:\n#|     config: \"%s\"\n#|     type: \"glob\"\n"
-                    "#|     pattern: \"%s\"\n#|     enabled: true\n",
-                    tsl_module_name(m), tsl_fp8_recipe_name(r), patterns[m]);
+                    "#|     pattern: \"*.%s\"\n#|     enabled: true\n",
+                    tsl_module_name(m), tsl_fp8_recipe_name(r), leaves[m]);
 }

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "export.h"
 #include "model.h"
 #include "module_prec.h"
 #include "roofline.h"
@@ -370,19 +371,6 @@ static int read_matchers(tp_state_t *s, const yaml_node_t *root)
     return 0;
 }
 
-/* The module paths Megatron-core names (named_modules() of GPTModel / HybridModel at
- * d98e8a6): a layer's attribute self_attention, mlp or mixer and the linear's leaf. */
-static const char *const known_leaf[TSL_MODULE_COUNT] = {
-    [TSL_MODULE_LINEAR_QKV] = "self_attention.linear_qkv",
-    [TSL_MODULE_LINEAR_PROJ] = "self_attention.linear_proj",
-    [TSL_MODULE_LINEAR_FC1] = "mlp.linear_fc1",
-    [TSL_MODULE_LINEAR_FC2] = "mlp.linear_fc2",
-    [TSL_MODULE_IN_PROJ] = "mixer.in_proj",
-    [TSL_MODULE_OUT_PROJ] = "mixer.out_proj",
-    [TSL_MODULE_FC1_LATENT] = "mlp.fc1_latent_proj",
-    [TSL_MODULE_FC2_LATENT] = "mlp.fc2_latent_proj",
-};
-
 /* The TE linears of a layer that module_prec.h leaves at the run's recipe
  * (moe_layer.py, experts.py TEGroupedLinear and SequentialMLP, shared_experts.py,
  * multi_latent_attention.py). */
@@ -459,7 +447,8 @@ static int module_value(tp_state_t *s, uint32_t m, uint32_t *nibble)
     char path[160], first[160], b1[160], b2[160];
     int fw = -1;
     uint32_t fv = TP_KEEP;
-    for (uint32_t k = 0; layer_path(s, known_leaf[m], k, path, sizeof path); k++) {
+    for (uint32_t k = 0; layer_path(s, tsl_export_megatron_prec_leaf(m), k, path, sizeof path);
+         k++) {
         int w = winner(s, path);
         uint32_t v = value_of(s, w);
         if (k == 0) {

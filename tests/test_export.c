@@ -2395,7 +2395,8 @@ static uint32_t yaml_module_prec(const char *text)
             n == 0)
             return 0xffffffffu;
         uint32_t m = 0;
-        while (m < TSL_MODULE_COUNT && strcmp(tsl_export_megatron_prec_pattern(m), pat) != 0)
+        while (m < TSL_MODULE_COUNT && (strncmp(pat, "*.", 2) != 0 ||
+                                        strcmp(tsl_export_megatron_prec_leaf(m), pat + 2) != 0))
             m++;
         int r = yaml_config_recipe(text, cfg);
         if (m == TSL_MODULE_COUNT || strcmp(tsl_module_name(m), name) != 0 || r < 0)
