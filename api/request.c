@@ -39,7 +39,7 @@ static ProtobufCType proto_type(tsl_request_kind_t k)
 {
     return k == TSL_REQUEST_KIND_BOOL ? PROTOBUF_C_TYPE_BOOL
            : k == TSL_REQUEST_KIND_UINT || k == TSL_REQUEST_KIND_MODULES ||
-                   k == TSL_REQUEST_KIND_LOSS
+                   k == TSL_REQUEST_KIND_LOSS || k == TSL_REQUEST_KIND_PREC
                ? PROTOBUF_C_TYPE_UINT32
            : k == TSL_REQUEST_KIND_TARGET ? PROTOBUF_C_TYPE_ENUM
            : k == TSL_REQUEST_KIND_REAL   ? PROTOBUF_C_TYPE_DOUBLE
@@ -70,7 +70,8 @@ void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r)
         case TSL_REQUEST_KIND_BOOL: *(bool *)dst = *(const protobuf_c_boolean *)src != 0; break;
         case TSL_REQUEST_KIND_UINT:
         case TSL_REQUEST_KIND_MODULES:
-        case TSL_REQUEST_KIND_LOSS: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_LOSS:
+        case TSL_REQUEST_KIND_PREC: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(uint32_t *)dst = (uint32_t) * (const int *)src; break;
         case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
@@ -90,7 +91,8 @@ void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg)
         case TSL_REQUEST_KIND_BOOL: *(protobuf_c_boolean *)dst = *(const bool *)src; break;
         case TSL_REQUEST_KIND_UINT:
         case TSL_REQUEST_KIND_MODULES:
-        case TSL_REQUEST_KIND_LOSS: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_LOSS:
+        case TSL_REQUEST_KIND_PREC: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(int *)dst = (int)*(const uint32_t *)src; break;
         case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
@@ -474,7 +476,8 @@ static char *request_json(const Tessel__V1__PlanRequest *req, const tsl_request_
                     : fields[i].kind == TSL_REQUEST_KIND_UINT ||
                             fields[i].kind == TSL_REQUEST_KIND_TARGET ||
                             fields[i].kind == TSL_REQUEST_KIND_MODULES ||
-                            fields[i].kind == TSL_REQUEST_KIND_LOSS
+                            fields[i].kind == TSL_REQUEST_KIND_LOSS ||
+                            fields[i].kind == TSL_REQUEST_KIND_PREC
                         ? json_integer(*(const uint32_t *)p)
                     : fields[i].kind == TSL_REQUEST_KIND_REAL
                         ? json_real(*(const double *)p)

@@ -51,6 +51,7 @@ typedef struct tsl_plan_opts {
     const char *profile;           /* --profile FILE: measured figures (local mode) */
     const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
     const char *amp_profile;       /* --amp-profile DIR: AMP's known_cost profiles (local) */
+    const char *te_prec_file;      /* --te-precision-config-file PATH: into req.module_prec */
 } tsl_plan_opts_t;
 
 /* --name's value (plan and eval): 0, or -1 with err naming "name". */

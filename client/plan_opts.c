@@ -15,6 +15,8 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "export.h"
+#include "megatron_te_prec.h"
+#include "module_prec.h"
 #include "names.h"
 #include "path_kind.h"
 #include "remote.h"
@@ -63,6 +65,11 @@ static const char plan_usage_tail[] =
     "                      travel (as the cluster JSON): block times and memory need --local\n"
     "  --amp-profile DIR   with --local: plan on AMP's per-layer profiles in DIR (its\n"
     "                      known_cost gpt2_{G4,P3}_{tp}.npy: T4, V100 layer times)\n"
+    "  --te-precision-config-file PATH\n"
+    "                      Megatron-LM's per-module precision YAML (relative to the\n"
+    "                      current directory), read into --module-precision as eval\n"
+    "                      --megatron-args reads it (Megatron-core's matchers over its\n"
+    "                      module paths); not beside --module-precision\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -112,6 +119,7 @@ enum {
     OPT_GALVATRON,
     OPT_AMP,
     OPT_NAME,
+    OPT_TE_PREC,
     OPT_REQ = 0x200,
 };
 
@@ -157,6 +165,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
     case TSL_REQUEST_KIND_MODULES:
         return tsl_recompute_modules_flag(arg, (uint32_t *)field, NULL, err);
+    case TSL_REQUEST_KIND_PREC: /* eval --module-precision's parser and messages */
+        return tsl_module_prec_parse(arg, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_LOSS: {
         int i = tsl_loss_impl_parse(arg);
         if (i < 0)
@@ -250,6 +260,8 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
         return tsl_path_opt("galvatron-profile", optarg, &po->galvatron_profile, err);
     case OPT_AMP: return tsl_path_opt("amp-profile", optarg, &po->amp_profile, err);
     case OPT_NAME: po->model_name = optarg; return tsl_model_name_check(optarg, err);
+    case OPT_TE_PREC:
+        return tsl_path_opt("te-precision-config-file", optarg, &po->te_prec_file, err);
     default: return 1;
     }
 }
@@ -271,6 +283,7 @@ static const struct option fixed_long[] = {
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
     {"amp-profile", required_argument, 0, OPT_AMP},
     {"name", required_argument, 0, OPT_NAME},
+    {"te-precision-config-file", required_argument, 0, OPT_TE_PREC},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -344,6 +357,34 @@ static void plan_usage(FILE *f)
     fputs(plan_usage_tail, f);
 }
 
+/* --te-precision-config-file PATH into req.module_prec, read as eval --megatron-args
+ * reads it (megatron_te_prec.h) once every option is in: the recipe its modules are
+ * checked against is the FP8 plans' (--fp8-recipe, else the target's: tsl_target_fp8_recipe),
+ * the MTP depths --mtp-layers' (assumed: none where it is not given, the model's own
+ * depths not being known before the model is loaded). --module-precision gives the
+ * same field: refused beside it. 0, or an exit code (reported). */
+static int te_prec_file(tsl_plan_opts_t *po)
+{
+    tsl_request_t *r = &po->req;
+    tsl_err_t err = {0};
+    if (!po->te_prec_file)
+        return TSL_EXIT_OK;
+    if (r->module_prec) {
+        fputs("tesselctl: plan: --module-precision and --te-precision-config-file both give "
+              "the per-module precision (module_precision); give one\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
+    if (tsl_megatron_te_prec_read(po->te_prec_file, recipe, r->no_mtp ? 0 : r->mtp_layers,
+                                  &r->module_prec, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", err.msg);
+        return tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID
+                                                                 : tsl_err_code(&err));
+    }
+    return TSL_EXIT_OK;
+}
+
 int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
 {
     struct option longopts[N_FIXED + N_REQ_OPTS + N_ALIASES + 1];
@@ -408,6 +449,9 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
                         "are priced in this process)\n");
         return TSL_EXIT_USAGE;
     }
+    int rc = te_prec_file(&po);
+    if (rc != TSL_EXIT_OK)
+        return rc;
     if (po.nodes && !po.cluster)
         po.cluster = "registered";
     if (po.local && po.cluster && strcmp(po.cluster, "registered") == 0) {

@@ -471,6 +471,14 @@ static void print_host_op(FILE *out, json_t *plan)
     }
 }
 
+/* Whether the request asked for per-module precision: the plan document's list
+ * (plan_json.c) or tesseld's stored request's nibbles (api/request.c). */
+static bool req_module_prec(json_t *req)
+{
+    json_t *v = json_object_get(req, "module_precision");
+    return json_is_string(v) ? json_string_length(v) > 0 : json_integer_value(v) != 0;
+}
+
 /* Megatron-core's per-module quantization config (docs/cost-model.md "Per-module
  * precision"): the linears priced at their own precision */
 static void print_module_prec(FILE *out, json_t *plan)
@@ -693,6 +701,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
     else if (json_is_true(json_object_get(req, "fp8_param_gather")))
         fputs("  precision: bf16 (fp8_param_gather, --fp8-param-gather, changes nothing: it "
               "keeps FP8 plans' weights in FP8, and no FP8 plan was faster)\n",
+              out);
+    else if (req_module_prec(req))
+        fputs("  precision: bf16, every linear (module_precision, --module-precision, changes "
+              "nothing: it overrides FP8 plans' modules, and no FP8 plan was faster)\n",
               out);
     else
         fputs("  precision: bf16\n", out);

@@ -6,6 +6,7 @@
 
 #include "json_num.h"
 #include "memopt.h"
+#include "module_prec.h"
 #include "plan_fields.h"
 #include "sublayer.h"
 
@@ -271,9 +272,22 @@ json_t *tsl_plan_to_json_of(const tsl_plan_t *p, const tsl_model_t *m)
 #define JSON_OF_LOSS(v)                                                                            \
     ((v) && (v) < TSL_LOSS_IMPL_COUNT ? json_string(tsl_loss_impl_name(v))                         \
                                       : json_integer((json_int_t)(v)))
+/* the list as tesselctl plan --module-precision takes it; 0 (none) and nibbles that are
+ * no precision stay a number, so that they read back (and are refused as such) */
+#define JSON_OF_PREC(v) json_prec(v)
 /* a stack's name; a value no stack has stays a number, so that it reads back */
 #define JSON_OF_TARGET(v)                                                                          \
     ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
+
+static json_t *json_prec(uint32_t prec)
+{
+    char list[256];
+    tsl_err_t err = {0};
+    if (!prec || tsl_module_prec_check(prec, &err) != 0)
+        return json_integer((json_int_t)prec);
+    tsl_module_prec_format(prec, list, sizeof list);
+    return json_string(list);
+}
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
@@ -298,6 +312,18 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
 #define FROM_JSON_REAL(v)    json_number_value(v)
 #define FROM_JSON_MODULES(v) tsl_recompute_of_json(v)
 #define FROM_JSON_LOSS(v)    json_loss_impl(v)
+#define FROM_JSON_PREC(v)    json_module_prec(v)
+
+/* module_precision: the list (tsl_module_prec_parse) or tessel.v1's nibbles; a list
+ * that does not parse reads 0 (tsl_request_json_check refuses it first) */
+static uint32_t json_module_prec(const json_t *v)
+{
+    uint32_t prec = 0;
+    tsl_err_t err = {0};
+    if (json_is_string(v))
+        return tsl_module_prec_parse(json_string_value(v), &prec, &err) == 0 ? prec : 0;
+    return (uint32_t)json_u64(v, UINT32_MAX);
+}
 
 static uint32_t json_loss_impl(const json_t *v)
 {

@@ -14,6 +14,7 @@
 
 #include "json_num.h"
 #include "loss_impl.h"
+#include "module_prec.h"
 #include "export.h"
 #include "plan_fields.h"
 #include "plan_json.h"
@@ -296,6 +297,26 @@ static int req_loss(const json_t *v, tsl_err_t *err)
     return 0;
 }
 
+/* module_precision: the list (module_prec.h, as --module-precision reads it) or
+ * tessel.v1's nibbles, each refused naming the field as the flag's and a gRPC
+ * request's are. */
+static int req_prec(const json_t *v, tsl_err_t *err)
+{
+    uint32_t prec = 0;
+    if (json_is_string(v))
+        return tsl_module_prec_parse(json_string_value(v), &prec, err) != 0
+                   ? tsl_err_prefix(err, "request")
+                   : 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
+        return tsl_err_set(err,
+                           "request.module_precision: expected a list of module=precision "
+                           "items (or tessel.v1's nibbles), got %s",
+                           json_is_integer(v) ? "an integer out of range" : tsl_json_type_name(v));
+    return tsl_module_prec_check((uint32_t)json_integer_value(v), err) != 0
+               ? tsl_err_prefix(err, "request")
+               : 0;
+}
+
 static int req_type(const json_t *v, const char *key, bool ok, const char *want, tsl_err_t *err)
 {
     if (ok)
@@ -312,6 +333,7 @@ static int req_type(const json_t *v, const char *key, bool ok, const char *want,
 #define REQ_TARGET(v, key, min, max)  0 /* eval_doc.c doc_target's, naming the stacks */
 #define REQ_MODULES(v, key, min, max) req_modules(v, err)
 #define REQ_LOSS(v, key, min, max)    req_loss(v, err)
+#define REQ_PREC(v, key, min, max)    req_prec(v, err)
 
 int tsl_request_json_check(const json_t *req, tsl_err_t *err)
 {

@@ -32,6 +32,10 @@
  *                    proto uint32 (0: the
  *                    target's), JSON the name (0: absent from the CLI's view,
  *                    written as 0)
+ *              PREC  uint32_t per-module precision nibbles (module_prec.h), `--flag
+ *                    LIST` of module=precision items (tsl_module_prec_parse, eval
+ *                    --module-precision's parser), proto uint32, JSON the list as
+ *                    typed ("linear_proj=bf16"; 0 written as 0, as LOSS's)
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
  *     min,max  the accepted range (UINT and REAL; 0, 0 otherwise; 0 is the default
@@ -272,6 +276,14 @@
       "tensorwise); weighed only when asked; not with --no-fp8, --fp32, --fp16, nor under "        \
       "--target deepspeed or galvatron",                                                           \
       "fp8_param_gather", "fp8_param_gather")                                                      \
+    X(module_prec, PREC, "module-precision", "LIST", 0, 0,                                         \
+      "every FP8 (NVFP4) plan weighed runs these linears at their own precision, Megatron-core's " \
+      "per-module quantization config (quant_recipe): MODULE=PRECISION items, comma-separated, "   \
+      "of linear_qkv, linear_proj, linear_fc1, linear_fc2, in_proj, out_proj, fc1_latent_proj, "   \
+      "fc2_latent_proj at bf16, tensorwise, blockwise, mxfp8 or nvfp4 (docs/cost-model.md "        \
+      "\"Per-module precision\"); a bf16 plan runs them bf16; not with --no-fp8, --fp32, "         \
+      "--fp16, --fp8-param-gather, nor under --target deepspeed, torchtitan or galvatron",         \
+      "module_precision", "module_precision")                                                      \
     X(loss_impl, LOSS, "loss-impl", "IMPL", 0, 0,                                                  \
       "how the LM loss runs, for its memory and time per logit: exec (Tessel's executor), torch "  \
       "(eager cross_entropy over logits.float(), torchtitan), megatron "                           \
@@ -419,6 +431,7 @@
 #define TSL_REQUEST_CTYPE_REAL    double
 #define TSL_REQUEST_CTYPE_MODULES uint32_t
 #define TSL_REQUEST_CTYPE_LOSS    uint32_t
+#define TSL_REQUEST_CTYPE_PREC    uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
@@ -429,6 +442,7 @@ typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_REAL,
     TSL_REQUEST_KIND_MODULES,
     TSL_REQUEST_KIND_LOSS,
+    TSL_REQUEST_KIND_PREC,
 } tsl_request_kind_t;
 
 #endif

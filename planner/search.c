@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fp8_impl.h"
+#include "module_prec.h"
 #include "offload.h"
 #include "partition.h"
 #include "recompute.h"
@@ -122,6 +123,9 @@ static bool real_out_of_range(double v, double min, double max)
                            (double)(min), (double)(max));
 #define BOUND_MODULES(v, min, max, proto)
 #define BOUND_LOSS(v, min, max, proto)
+#define BOUND_PREC(v, min, max, proto)                                                             \
+    if (tsl_module_prec_check(v, err) != 0) /* a gRPC or JSON request's nibbles */                 \
+        return -1;
 static int request_bounds_check(const tsl_request_t *r, tsl_err_t *err)
 {
 #define BOUND_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                       \
@@ -426,6 +430,55 @@ static int fp8_param_gather_cluster_ok(const tsl_request_t *r, const tsl_cluster
                        why.msg);
 }
 
+/* module_prec (module_prec.h) runs linears of the FP8 plans at their own precision:
+ * Megatron-core overrides a quantized autocast only (override_nonquantized_autocast
+ * false), so where the request weighs no FP8 plan it would price nothing, and eval
+ * refuses it on a plan without FP8 alike (eval.c given_switches_ok). Only megatron
+ * runs it (target_rules.c module_prec_ok refuses every such plan of the others), and
+ * not beside fp8_param_gather: Megatron-LM matches the overrides after initialization,
+ * so FP8 weights are built for the overridden modules too (export_megatron.c). */
+static int module_prec_request_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->module_prec)
+        return 0;
+    const char *off = r->no_fp8 ? "--no-fp8" : r->fp32 ? "--fp32" : r->fp16 ? "--fp16" : NULL;
+    if (off != NULL)
+        return tsl_err_set(err,
+                           "module_precision: per-module precision overrides FP8 plans' "
+                           "modules (Megatron-core's quantized autocast only), and %s weighs "
+                           "none: drop --module-precision or %s",
+                           off, off);
+    if (r->target && r->target != TSL_TARGET_MEGATRON && r->target < TSL_TARGET_COUNT)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "module_precision: %s: linears at their own precision are "
+                            "Megatron-core's per-module quant_recipe; Tessel exports them to "
+                            "megatron only",
+                            tsl_target_name(r->target));
+    if (r->fp8_param_gather)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "module_precision with fp8_param_gather: Megatron-LM matches the "
+                            "per-module overrides after initialization, so FP8 weights would "
+                            "be built for the overridden modules as well, which Tessel does "
+                            "not price: drop one");
+    return 0;
+}
+
+/* module_prec on cluster c: as fp8_param_gather_cluster_ok, the FP8 plans it overrides
+ * are weighed only where every GPU has the recipe they would run. */
+static int module_prec_cluster_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (!r->module_prec)
+        return 0;
+    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
+    tsl_err_t why = {0};
+    if (tsl_cluster_fp8_ok(c, recipe, &why) == 0)
+        return 0;
+    return tsl_err_set(err,
+                       "module_precision: per-module precision overrides FP8 plans' modules, "
+                       "and no FP8 plan is weighed on this cluster: drop --module-precision (%s)",
+                       why.msg);
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -519,7 +572,7 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             tsl_loss_impl_name(r->loss_impl));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
-    if (fp8_param_gather_check(r, err) != 0)
+    if (fp8_param_gather_check(r, err) != 0 || module_prec_request_check(r, err) != 0)
         return -1;
     if (r->vp_group && r->no_interleave)
         return tsl_err_set(err,
@@ -927,7 +980,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
     if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
-        fp8_param_gather_cluster_ok(r, c, err) != 0 || request_precision_ok(r, m, c, err) != 0)
+        fp8_param_gather_cluster_ok(r, c, err) != 0 || module_prec_cluster_ok(r, c, err) != 0 ||
+        request_precision_ok(r, m, c, err) != 0)
         return -1;
     if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
@@ -1100,6 +1154,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     if (r->bf16_layers_start || r->bf16_layers_end) /* likewise */
         tsl_fp_u64(&fp, 0x6266313600000000ull | (uint64_t)r->bf16_layers_start << 16 |
                             r->bf16_layers_end);
+    if (r->module_prec) /* likewise: the FP8 plans' linears at their own precision */
+        tsl_fp_u64(&fp, 0x6d707200000000ull | r->module_prec);
     tsl_fp_hex(&fp, hex);
 }
 

@@ -1755,6 +1755,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->lazy_grads = true;
     k->bf16_layers_start = r->bf16_layers_start; /* priced through the layers (model.h) */
     k->bf16_layers_end = r->bf16_layers_end;
+    if (r->module_prec) /* the FP8 plans' linears at their own precision (module_prec.h) */
+        k->module_prec = r->module_prec;
     if (r->moe_bf16_experts)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch) { /* Megatron-LM's FP8 dispatch runs the flex dispatcher */
@@ -3159,6 +3161,9 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     e->stats.configs++;
     snprintf(plan->label, sizeof(plan->label), "%s", e->space->label);
     tsl_plan_set_knobs(plan, &e->knobs);
+    if (!plan->fp8_recipe) /* a bf16 plan weighed beside the FP8 ones runs every linear bf16:
+                              the overrides apply in a quantized autocast only (module_prec.h) */
+        plan->module_prec = 0;
     if (plan->moe_alltoall && tsl_model_moe_layers(e->model) == 0)
         plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
     if (plan->moe_flex && tsl_model_moe_layers(e->model) == 0)

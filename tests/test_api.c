@@ -812,6 +812,65 @@ static void test_decode_moe_unread(void)
     tsl_plan_input_free(&in);
 }
 
+/* PlanRequest.module_precision (148): decoded into the request (tesseld's search
+ * weighs every FP8 plan with it), into the fingerprint its store keys plans by (none,
+ * or another list, is another plan) and the stored request; a value that is no
+ * precision, or one no FP8 plan takes (no_fp8, an A100 cluster), INVALID_ARGUMENT
+ * naming the field (exit 2); under torchtitan UNIMPLEMENTED (exit 4). */
+static void decode_prec(uint32_t prec, bool no_fp8, const char *cluster, Tessel__V1__Target target,
+                        tsl_plan_input_t *in, tsl_err_t *err)
+{
+    Tessel__V1__PlanRequest req = preset_request("GPT2-345M");
+    req.cluster_spec = (char *)cluster;
+    req.module_precision = prec;
+    req.no_fp8 = no_fp8;
+    req.target = target;
+    tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
+    memset(in, 0, sizeof *in);
+    *err = (tsl_err_t){0};
+    tsl_plan_request_decode(&req, &lim, in, err);
+}
+
+static void test_decode_module_prec(void)
+{
+    tsl_plan_input_t in, none;
+    tsl_err_t err;
+    decode_prec(0, false, "8xH100-80G", 0, &none, &err);
+    decode_prec(0x1010, false, "8xH100-80G", 0, &in, &err);
+    CHECK(err.msg[0] == '\0' && in.request.module_prec == 0x1010 &&
+              strcmp(in.fingerprint, none.fingerprint) != 0 && in.request_json &&
+              strstr(in.request_json, "\"module_precision\":4112"),
+          "0x1010: '%s', fingerprint %s against %s", err.msg, in.fingerprint, none.fingerprint);
+    tsl_plan_input_free(&in);
+    tsl_plan_input_free(&none);
+    static const struct {
+        uint32_t prec;
+        bool no_fp8;
+        const char *cluster;
+        Tessel__V1__Target target;
+        const char *why;
+        grpc_status_code status;
+    } bad[] = {
+        {0x7, false, "8xH100-80G", 0, "module_precision: 0x7: linear_qkv's value 7 is no",
+         GRPC_STATUS_INVALID_ARGUMENT},
+        {0x10, true, "8xH100-80G", 0, "module_precision: per-module precision overrides FP8",
+         GRPC_STATUS_INVALID_ARGUMENT},
+        {0x10, false, "8xA100-80G", 0,
+         "module_precision: per-module precision overrides FP8 "
+         "plans' modules, and no FP8 plan is weighed on this cluster",
+         GRPC_STATUS_INVALID_ARGUMENT},
+        {0x10, false, "8xH100-80G", TESSEL__V1__TARGET__TARGET_TORCHTITAN,
+         "module_precision: torchtitan: ", GRPC_STATUS_UNIMPLEMENTED},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        decode_prec(bad[i].prec, bad[i].no_fp8, bad[i].cluster, bad[i].target, &in, &err);
+        CHECK(strstr(err.msg, bad[i].why) == err.msg &&
+                  tsl_errcode_status(tsl_err_code(&err)) == bad[i].status,
+              "case %zu: status %d, '%s'", i, (int)tsl_errcode_status(tsl_err_code(&err)), err.msg);
+        tsl_plan_input_free(&in);
+    }
+}
+
 /* A request's notes as one buffer of lines (request.h tsl_notes_*): appended whole
  * or not at all, written as the document's array, split and compared line by line. */
 static void test_notes(void)
@@ -860,5 +919,6 @@ int main(void)
     test_decode_reserve();
     test_decode_target_mtp();
     test_decode_moe_unread();
+    test_decode_module_prec();
     return CHECK_DONE();
 }

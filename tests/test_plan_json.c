@@ -45,6 +45,22 @@ static void test_request_round_trip(void)
     CHECK(memcmp(&r, &back, sizeof r) == 0, "request → JSON → request is the same request");
     json_decref(o);
 
+    /* module_precision: a list as --module-precision takes it, read back to its nibbles
+       (linear_proj bf16, out_proj mxfp8); tessel.v1's nibbles read as such */
+    tsl_request_init(&r);
+    r.module_prec = 0x500010;
+    o = tsl_request_to_json(&r);
+    CHECK(json_is_string(json_object_get(o, "module_precision")) &&
+              strcmp(json_string_value(json_object_get(o, "module_precision")),
+                     "linear_proj=bf16,out_proj=mxfp8") == 0,
+          "module_precision as the list");
+    tsl_request_from_json(o, &back);
+    CHECK(back.module_prec == 0x500010, "the list read back: 0x%x", back.module_prec);
+    json_object_set_new(o, "module_precision", json_integer(0x1001));
+    tsl_request_from_json(o, &back);
+    CHECK(back.module_prec == 0x1001, "the nibbles read back: 0x%x", back.module_prec);
+    json_decref(o);
+
     json_t *partial = json_pack("{s:I}", "top_k", (json_int_t)7);
     tsl_request_from_json(partial, &back);
     CHECK(back.top_k == 7 && back.global_batch == 0 && !back.no_pp, "missing keys read 0");
@@ -92,6 +108,15 @@ static void test_request_json_check(void)
          "request.recompute_modules: 9223372036854775807 is not a module bitmask"},
         {"recompute_modules", "[1.5]",
          "request.recompute_modules[0]: expected a module's name, got a number"},
+        {"module_precision", "\"qkv=bf16\"",
+         "request: module_precision: 'qkv' names no module Tessel prices"},
+        {"module_precision", "\"linear_qkv=delayed\"",
+         "request: module_precision: linear_qkv: 'delayed' is not a precision"},
+        {"module_precision", "7", "request: module_precision: 0x7: linear_qkv's value 7 is no"},
+        {"module_precision", "-1", "request.module_precision: expected a list of module"},
+        {"module_precision", "[\"linear_qkv=bf16\"]",
+         "request.module_precision: expected a list of module=precision items (or tessel.v1's "
+         "nibbles), got an array"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *c = json_deep_copy(o);

@@ -467,6 +467,7 @@ static void test_fingerprint_switches(void)
 #define TSL_KIND_IS_BOOL_REAL    0
 #define TSL_KIND_IS_BOOL_MODULES 0
 #define TSL_KIND_IS_BOOL_LOSS    0
+#define TSL_KIND_IS_BOOL_PREC    0
     TSL_REQUEST_FIELDS(BOOL_FIELD)
 #undef BOOL_FIELD
     /* the stack's own host figure (host_op_us, cost model 156) prices every eager op:
@@ -515,6 +516,7 @@ static void test_real_field_bounds(void)
 #define REAL_FIELD_TARGET(name, min, max, proto)
 #define REAL_FIELD_MODULES(name, min, max, proto)
 #define REAL_FIELD_LOSS(name, min, max, proto)
+#define REAL_FIELD_PREC(name, min, max, proto)
 #define REAL_FIELD_REAL(name, min, max, proto) {offsetof(tsl_request_t, name), min, max, proto},
         TSL_REQUEST_FIELDS(REAL_FIELD_)
 #undef REAL_FIELD_
@@ -1586,6 +1588,92 @@ static void test_fp8_param_gather(void)
         CHECK(run_request("GPT2-345M", bad[i].cluster, &r, &res, &err) == TSL_SEARCH_ERR &&
                   strstr(err.msg, bad[i].why) &&
                   (err.code == TSL_E_UNSUPPORTED) == (bad[i].target != 0),
+              "refusal %zu: %s", i, err.msg);
+    }
+}
+
+/* plan --module-precision (the request's module_prec, PlanRequest 148): every FP8 plan
+ * the search weighs runs those linears at their own precision (module_prec.h) and
+ * records it; a bf16 plan weighed beside them records none (Megatron-core overrides a
+ * quantized autocast only); the fingerprint, tesseld's store key, tells lists apart;
+ * refused naming the field where no FP8 plan is weighed, under a target other than
+ * megatron and beside fp8_param_gather. GPT-2 345M on 8 H100 at DP 8: FP8's casts cost
+ * more than its small GEMMs gain, so FFN-out and the projection kept bf16 run faster. */
+static void test_module_prec(void)
+{
+    tsl_err_t err = {0};
+    tsl_request_t r = fixed_request(64);
+    r.fp8_recipe = TSL_FP8_TENSORWISE;
+    r.no_tp = r.no_sdp = r.no_pp = r.no_ckpt = r.no_zero = true; /* DP 8 alone both ways */
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    double all_s = res.best.iter_time_s;
+    CHECK(res.best.module_prec == 0, "not asked: 0x%x", res.best.module_prec);
+    r.module_prec = 0x1010; /* linear_proj=bf16,linear_fc2=bf16 */
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.module_prec == 0x1010 && res.best.fp8_recipe == TSL_FP8_TENSORWISE &&
+              res.best.iter_time_s < all_s,
+          "asked: 0x%x, %.6f s against %.6f s", res.best.module_prec, res.best.iter_time_s, all_s);
+    /* both precisions weighed (no fp8_recipe): each plan carries it where it is FP8 */
+    r.fp8_recipe = 0;
+    r.top_k = 16;
+    r.no_tp = r.no_pp = false;
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    uint32_t n_fp8 = 0, n_bf16 = 0;
+    for (uint32_t i = 0; i < res.n_top; i++) {
+        const tsl_plan_t *p = &res.top[i];
+        n_fp8 += p->fp8_recipe != 0;
+        n_bf16 += p->fp8_recipe == 0;
+        CHECK(p->module_prec == (p->fp8_recipe ? 0x1010u : 0u), "top %u: recipe %u, 0x%x", i,
+              p->fp8_recipe, p->module_prec);
+    }
+    CHECK(n_fp8 > 0 && n_bf16 > 0, "both weighed: %u FP8, %u bf16 plans", n_fp8, n_bf16);
+    /* the store's key: another list, or none, is another search */
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT2-345M", "8xH100-80G", &m, &c);
+    char fp[3][17];
+    tsl_request_t f = fixed_request(64);
+    tsl_request_fingerprint(&f, &m, &c, fp[0]);
+    f.module_prec = 0x1010;
+    tsl_request_fingerprint(&f, &m, &c, fp[1]);
+    f.module_prec = 0x1000;
+    tsl_request_fingerprint(&f, &m, &c, fp[2]);
+    CHECK(strcmp(fp[0], fp[1]) != 0 && strcmp(fp[1], fp[2]) != 0 && strcmp(fp[0], fp[2]) != 0,
+          "fingerprints %s %s %s", fp[0], fp[1], fp[2]);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    static const struct {
+        bool no_fp8, fp32, param_gather;
+        uint32_t target, prec;
+        const char *cluster, *why;
+        tsl_errcode_t code;
+    } bad[] = {
+        {true, false, false, 0, 0x10, "8xH100-80G",
+         "module_precision: per-module precision "
+         "overrides FP8 plans' modules (Megatron-core's quantized autocast only), and --no-fp8",
+         TSL_E_INVALID},
+        {false, true, false, 0, 0x10, "8xH100-80G", "and --fp32 weighs none", TSL_E_INVALID},
+        {false, false, false, 0, 0x10, "8xA100-80G", "no FP8 plan is weighed on this cluster",
+         TSL_E_INVALID},
+        {false, false, false, TSL_TARGET_TORCHTITAN, 0x10, "8xH100-80G",
+         "module_precision: torchtitan: linears at their own precision", TSL_E_UNSUPPORTED},
+        {false, false, true, TSL_TARGET_MEGATRON, 0x10, "8xH100-80G",
+         "module_precision with fp8_param_gather", TSL_E_UNSUPPORTED},
+        {false, false, false, 0, 0x7, "8xH100-80G",
+         "module_precision: 0x7: linear_qkv's value 7 is no precision", TSL_E_INVALID},
+        {false, false, false, 0, 0x20, "8xH100-80G",
+         "module_precision: 0x20: linear_proj's value 2 is no precision", TSL_E_INVALID},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = fixed_request(16);
+        r.module_prec = bad[i].prec;
+        r.no_fp8 = bad[i].no_fp8;
+        r.fp32 = bad[i].fp32;
+        r.fp8_param_gather = bad[i].param_gather;
+        r.target = bad[i].target;
+        err = (tsl_err_t){0};
+        CHECK(run_request("GPT2-345M", bad[i].cluster, &r, &res, &err) == TSL_SEARCH_ERR &&
+                  strstr(err.msg, bad[i].why) && tsl_err_code(&err) == bad[i].code,
               "refusal %zu: %s", i, err.msg);
     }
 }
@@ -2667,6 +2755,7 @@ int main(void)
     test_fp8_not_beside_fp32_fp16();
     test_fp16();
     test_fp8_param_gather();
+    test_module_prec();
     test_100k_devices();
     test_rank_micro_counts();
     test_tied_head_rule();

@@ -349,6 +349,34 @@ ctl plans export "$mtp_fp" --format megatron
 expect_rc 0 "plans export --format megatron of a plan with 2 MTP depths"
 expect_grep "$tmp/out" "^--mtp-num-layers 2$" "the stored plan's export trains its 2 MTP depths"
 
+# ---- per-module precision (module_precision, PlanRequest 148): tesseld searches with it
+# as --local does (the same fingerprint and document), and keys its store by it: another
+# list, or none, is its own search, never the cached plan of another ------------------
+mp_base=(--model GPT2-345M --cluster 8xH100-80G --batch 32 --fp8-recipe tensorwise --no-baselines)
+timeout 300 "$CTL" plan --local --json "${mp_base[@]}" --module-precision linear_proj=bf16 \
+    >"$tmp/local.json" 2>"$tmp/err"
+ctl plan --json "${mp_base[@]}" --module-precision linear_proj=bf16
+expect_rc 0 "plan --json --module-precision linear_proj=bf16 (remote)"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+[ "$d" = "same" ] && ok "--module-precision: remote --json = local --json" ||
+    fail "--module-precision, remote vs local: $d"
+mp_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+mp_prec=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["plan"].get("module_precision"))' "$tmp/out" 2>&1)
+[ "$mp_prec" = "16" ] && ok "the stored plan runs linear_proj bf16 (module_precision 16)" ||
+    fail "module_precision of the remote plan: '$mp_prec', want 16"
+for other in "--module-precision linear_fc2=bf16" ""; do
+    # shellcheck disable=SC2086
+    ctl plan --json "${mp_base[@]}" $other
+    expect_rc 0 "plan --json ${other:-without --module-precision} (remote)"
+    o_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+    o_cached=$(json_field "$tmp/out" cached 2>/dev/null)
+    if [ -n "$o_fp" ] && [ "$o_fp" != "$mp_fp" ] && [ "$o_cached" = "False" ]; then
+        ok "${other:-no --module-precision}: its own search ($o_fp), not $mp_fp's cached plan"
+    else
+        fail "${other:-no --module-precision}: fingerprint '$o_fp' (linear_proj=bf16's $mp_fp), cached '$o_cached'"
+    fi
+done
+
 # Under --target torchtitan the HF config's own MTP depth is left out (target.h): tesseld
 # builds DeepSeek-V3 without it as --local does (63 layers, not 66: the same fingerprint
 # and document; it searched 63 and stored 66 with another fingerprint), and the stored
