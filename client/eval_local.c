@@ -444,6 +444,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
                             "synchronising timers (wall_clock_breakdown) around every pipeline "
                             "instruction",
                             tsl_target_name(t));
+    if (eo->fp8_amax_tp_only) /* the configurations' TE ignores NVTE_DP_AMAX_REDUCE_INTERVAL */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_amax_tp_only: a %s configuration runs a TE that ignores "
+                            "NVTE_DP_AMAX_REDUCE_INTERVAL (removed in TE 73f8d90fe, v1.6)",
+                            tsl_target_name(t));
     if (eo->ds_zero3_v03) /* the configurations run their own sharding */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "ds_zero3_v03: a %s configuration does not run DeepSpeed 0.3's "
@@ -626,6 +631,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->launch_blocking = eo->launch_blocking;
     r->ds_wall_clock = eo->ds_wall_clock;
     r->ds_zero3_v03 = eo->ds_zero3_v03;
+    r->fp8_amax_tp_only = eo->fp8_amax_tp_only;
     r->unfused_elementwise = eo->unfused_elementwise;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;

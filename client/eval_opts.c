@@ -27,6 +27,7 @@ static const char eval_usage[] =
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
     "                      [--unfused-elementwise] [--ds-zero3-v03]\n"
+    "                      [--fp8-amax-tp-only]\n"
     "                      [--fp32] [--tf32] [--fp16]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
@@ -255,6 +256,13 @@ static const char eval_usage[] =
     "                      all-gather per weight, again in a full recompute, a\n"
     "                      reduce-scatter per tensor, all exposed, the list API's\n"
     "                      copies per rank (Narayanan 2021 Table 2's ZeRO-3 rows)\n"
+    "  --fp8-amax-tp-only  TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and\n"
+    "                      NVTE_ASYNC_AMAX_REDUCTION=1 (NeMo 24.03's launcher):\n"
+    "                      delayed scaling's amax all-reduce over the TP group only\n"
+    "                      (none at TP 1), asynchronous: the forward's waited by the\n"
+    "                      next region's first module, the backward's hidden; with\n"
+    "                      --fp8 delayed (docs/cost-model.md \"Delayed scaling's\n"
+    "                      amax reduction over TP\")\n"
     "  --unfused-elementwise\n"
     "                      Megatron-LM v1.1.5 without its fusion flags under PyTorch\n"
     "                      1.7 (AMP's fork): each bias added by a kernel of its own,\n"
@@ -499,6 +507,7 @@ enum {
     OPT_LAUNCH_BLOCKING,
     OPT_DS_WALL_CLOCK,
     OPT_DS_ZERO3_V03,
+    OPT_FP8_AMAX_TP_ONLY,
     OPT_UNFUSED_ELEMENTWISE,
     OPT_FP32,
     OPT_TF32,
@@ -604,6 +613,7 @@ static const struct option eval_long[] = {
     {"launch-blocking", no_argument, 0, OPT_LAUNCH_BLOCKING},
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
     {"ds-zero3-v03", no_argument, 0, OPT_DS_ZERO3_V03},
+    {"fp8-amax-tp-only", no_argument, 0, OPT_FP8_AMAX_TP_ONLY},
     {"unfused-elementwise", no_argument, 0, OPT_UNFUSED_ELEMENTWISE},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
@@ -900,6 +910,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LAUNCH_BLOCKING: eo->launch_blocking = true; return 0;
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
     case OPT_DS_ZERO3_V03: eo->ds_zero3_v03 = true; return 0;
+    case OPT_FP8_AMAX_TP_ONLY: eo->fp8_amax_tp_only = true; return 0;
     case OPT_UNFUSED_ELEMENTWISE: eo->unfused_elementwise = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_FP16: eo->fp16 = true; return 0;

@@ -427,6 +427,8 @@ static const switch_line_t stack_lines_a[] = {
      "tied gradient at the buffer's bytes\n"},
     {"ds_wall_clock", "  stack:     DeepSpeed's synchronising timers around every pipeline "
                       "instruction: each starts on an idle GPU\n"},
+    {"fp8_amax_tp_only", "  stack:     TE's amax all-reduce over TP only, asynchronous "
+                         "(NVTE_DP_AMAX_REDUCE_INTERVAL=0, TE before v1.6)\n"},
     {"ds_zero3_v03", "  stack:     DeepSpeed 0.3's ZeRO-3: a collective per weight and tensor, "
                      "all exposed, the list API's copies per rank\n"},
     {"unfused_elementwise", "  stack:     Megatron-LM v1.1.5's unfused kernels: each bias added "

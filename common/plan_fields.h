@@ -142,6 +142,7 @@
     X(launch_blocking, BOOL, launch_blocking, "launch_blocking", NONZERO)                          \
     X(ds_wall_clock, BOOL, ds_wall_clock, "ds_wall_clock", NONZERO)                                \
     X(ds_zero3_v03, BOOL, ds_zero3_v03, "ds_zero3_v03", NONZERO)                                   \
+    X(fp8_amax_tp_only, BOOL, fp8_amax_tp_only, "fp8_amax_tp_only", NONZERO)                       \
     X(unfused_elementwise, BOOL, unfused_elementwise, "unfused_elementwise", NONZERO)              \
     X(fp32, BOOL, fp32, "fp32", NONZERO)                                                           \
     X(tf32_off, BOOL, tf32_off, "tf32_off", NONZERO)                                               \

@@ -1440,12 +1440,39 @@ static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
  * Its message, 4 B per amax (3 a GEMM forward, 2 backward) of
  * TSL_FP8_DELAYED_GEMMS a layer (assumed: the dense block's QKV, projection, FC1 and
  * FC2), is α-bound. None under current or block scaling (TE reduces nothing there per
- * pass), torchao, PAPER, or without FP8 priced. */
+ * pass), torchao, PAPER, or without FP8 priced. Under knobs.fp8_amax_tp_only see
+ * amax_tp_only_s. */
 #define TSL_FP8_DELAYED_GEMMS   4.0
 #define TSL_FP8_DELAYED_KERNELS 2.0 /* torch.cat and the fused update, each pass */
 
-void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, uint32_t layers, uint32_t chunks,
-                                 double *fwd_s, double *bwd_s)
+/* TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1
+ * (knobs.fp8_amax_tp_only, cost model 185; docs/cost-model.md "Delayed scaling's amax
+ * reduction over TP"), per chunk: TE da30634a6 global_amax_reduction (fp8.py
+ * l.360-386) takes the module's TP group, and at TP 1 returns before its torch.cat; the
+ * all-reduce runs async (base.py l.235-236). The forward's is launched at the next
+ * fp8_autocast entry (fp8.py l.410-411) and waited by that region's first module before
+ * its kernels (base.py l.554-557): exposed. The backward's is launched after the
+ * region's last backward module (base.py l.98-107) and waited at the next backward
+ * region's first (l.76-79), with a forward, the head's backward or a pipeline wait
+ * between: hidden (assumed; its ~10 µs under any of them). The update's launch floor
+ * stays each pass (the per-module updates of that TE are not priced apart). */
+static void amax_tp_only_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, double amaxes,
+                           double launch_s, double *f, double *b)
+{
+    uint32_t t = s ? tsl_strategy_degree(s, TSL_DIM_TP) : 1;
+    *f = *b = launch_s; /* the update */
+    if (t <= 1)
+        return;
+    *f += launch_s; /* torch.cat, each pass */
+    *b += launch_s;
+    tsl_coll_lat_t lat;
+    double bw = dim_bw(env, s, TSL_DIM_TP, &lat, NULL);
+    if (isfinite(bw) && bw > 0)
+        *f += allreduce_lat_s(3.0 * amaxes * TSL_FP8_AMAX_BYTES, t, bw, &lat);
+}
+
+void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                                 uint32_t layers, uint32_t chunks, double *fwd_s, double *bwd_s)
 {
     *fwd_s = *bwd_s = 0.0;
     if (env->mode == TSL_COST_PAPER || !fp8_priced(env) || env->knobs.fp8 != TSL_FP8_DELAYED ||
@@ -1456,11 +1483,15 @@ void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, uint32_t layers, uin
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
     double f = TSL_FP8_DELAYED_KERNELS * dev.launch_s, b = f;
-    tsl_coll_lat_t lat;
-    double bw = group_bw(env, 1, env->block_size, &lat);
-    if (isfinite(bw) && bw > 0) {
-        f += allreduce_lat_s(3.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
-        b += allreduce_lat_s(2.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
+    if (env->knobs.fp8_amax_tp_only) {
+        amax_tp_only_s(env, s, amaxes, dev.launch_s, &f, &b);
+    } else {
+        tsl_coll_lat_t lat;
+        double bw = group_bw(env, 1, env->block_size, &lat);
+        if (isfinite(bw) && bw > 0) {
+            f += allreduce_lat_s(3.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
+            b += allreduce_lat_s(2.0 * amaxes * TSL_FP8_AMAX_BYTES, env->block_size, bw, &lat);
+        }
     }
     *fwd_s = c * f;
     *bwd_s = c * b;

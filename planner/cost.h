@@ -1079,8 +1079,21 @@ typedef enum tsl_cost_mode {
  * 4 B an element more (roofline.c norm_kernels, norm_part_grad_s); the forward is one
  * kernel either way. Set on the narayanan21-t1, -t2-ptdp, mtnlg22 and bloom-tr11* rows
  * (Megatron-LM 6985e58938, Megatron-DeepSpeed 8a132ced and affff3d2). A plan without
- * norm_impl apex prices as 183. */
-#define TSL_COST_MODEL_VERSION 184u
+ * norm_impl apex prices as 183.
+ * 185: TE's delayed-scaling amax reduction over TP only, asynchronous (plan field
+ * fp8_amax_tp_only, PlanRequest/PlanOptions/PlanFigures 158, eval --fp8-amax-tp-only).
+ * TE before v1.6 (da30634a6, NeMo 24.03.01's) under NVTE_DP_AMAX_REDUCE_INTERVAL=0
+ * reduces the amaxes over the module's TP group only, not at all at TP 1 (fp8.py
+ * global_amax_reduction l.363-386), and under NVTE_ASYNC_AMAX_REDUCTION=1 (module/base.py
+ * l.235-236) launches the all-reduce async: the forward's at the next fp8_autocast entry,
+ * waited by that region's first module before its kernels (base.py l.554-557: exposed),
+ * the backward's after the first module's backward, waited at the next backward region
+ * (base.py l.76-79, l.98-107: hidden under the work between). Priced so in
+ * tsl_cost_fp8_delayed_amax_s: the forward's all-reduce over t ranks, none backward, no
+ * concatenation at TP 1. Set on the nemo-long-h100 rows (NeMo-Framework-Launcher
+ * 24.03.01 launcher_scripts/conf/config.yaml l.66-67). A plan without fp8_amax_tp_only
+ * prices as 184. */
+#define TSL_COST_MODEL_VERSION 185u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1406,6 +1419,12 @@ typedef struct tsl_cost_knobs {
      * reduce-scatter exposed, the list API's copies per rank, the small tensors gathered
      * after every step (cost.c ds_zero3_v03; docs/cost-model.md "DeepSpeed 0.3's ZeRO-3") */
     bool ds_zero3_v03;
+    /* TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1
+     * (NeMo-Framework-Launcher 24.03's env_vars): delayed scaling's amax all-reduce over
+     * the TP group only, none at TP 1, asynchronous — the forward's waited at the next
+     * region's first module, the backward's hidden (cost.c tsl_cost_fp8_delayed_amax_s;
+     * docs/cost-model.md "Delayed scaling's amax reduction over TP") */
+    bool fp8_amax_tp_only;
     /* Megatron-LM v1.1.5 without --bias-gelu-fusion, --bias-dropout-fusion and the
      * scaled-masked-softmax fusions, under PyTorch 1.7 (AMP's fork runs GPT-2 so): each
      * bias added by a kernel of its own, the causal mask by masked_fill_ each pass, the
@@ -2004,15 +2023,18 @@ uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l);
  * (cost.c). 0 without the knob, under launch_blocking (priced in the passes) or H 0. */
 double tsl_cost_ds_exchange_dispatch_s(const tsl_cost_env_t *env, const tsl_strategy_t *sender);
 /* TE delayed scaling's amax reduction and history update (cost model 177), per
- * micro-batch of a stage on env's block whose `layers` run in `chunks` model chunks:
+ * micro-batch of a stage on env's block whose `layers` of strategy s (its first layer's:
+ * the TP group; NULL reads as TP 1) run in `chunks` model chunks:
  * each chunk's fp8_autocast exit (*fwd_s) and the end of its backward (*bwd_s) concatenate
  * the amaxes, all-reduce them (MAX) over the block's ranks — Megatron-core's amax reduction
  * group, TP x DP x CP of the stage — on the compute stream's path and run the fused
  * history and scale update: the all-reduce plus two launch floors, each pass and chunk.
  * Both 0 but under FP8 priced with the delayed recipe and TE (fp8_impl te), STACK
- * mode; a one-rank block pays the kernels alone. Pure. */
-void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, uint32_t layers, uint32_t chunks,
-                                 double *fwd_s, double *bwd_s);
+ * mode; a one-rank block pays the kernels alone. Under knobs.fp8_amax_tp_only (cost
+ * model 185) the all-reduce spans s's TP group, the forward's alone is exposed and a
+ * TP-1 stage concatenates nothing: one launch floor a pass. Pure. */
+void tsl_cost_fp8_delayed_amax_s(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                                 uint32_t layers, uint32_t chunks, double *fwd_s, double *bwd_s);
 
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,

@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "cuda_graph.h"
 #include "eval.h"
+#include "fp8_impl.h"
 #include "module_prec.h"
 #include "norm_impl.h"
 #include "offload.h"
@@ -345,6 +346,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->launch_blocking |= g->launch_blocking;
     out->ds_wall_clock |= g->ds_wall_clock;
     out->ds_zero3_v03 |= g->ds_zero3_v03;
+    out->fp8_amax_tp_only |= g->fp8_amax_tp_only;
     out->unfused_elementwise |= g->unfused_elementwise;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */
@@ -487,6 +489,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         given_fields_ok(g, err) != 0 || given_switches_ok(r, g, err) != 0 ||
         tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_norm_impl_ok(e.knobs.norm_impl, err) != 0 ||
+        tsl_fp8_amax_tp_only_ok(e.knobs.fp8_amax_tp_only, e.knobs.fp8, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
         given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;

@@ -21,6 +21,20 @@ int tsl_fp8_impl_parse(const char *name)
     return -1;
 }
 
+/* NVTE_DP_AMAX_REDUCE_INTERVAL picks the group delayed scaling's amax histories are
+ * reduced over (TE da30634a6 fp8.py global_amax_reduction); no other recipe keeps one. */
+int tsl_fp8_amax_tp_only_ok(bool on, uint32_t recipe, tsl_err_t *err)
+{
+    if (!on || recipe == TSL_FP8_DELAYED)
+        return 0;
+    return tsl_err_set(err,
+                       "fp8_amax_tp_only: TE's amax reduction over TP "
+                       "(NVTE_DP_AMAX_REDUCE_INTERVAL=0) is delayed scaling's (--fp8 delayed); "
+                       "%s",
+                       recipe == TSL_FP8_NONE ? "no FP8 recipe is priced"
+                                              : "another recipe is priced");
+}
+
 /* torchao's Float8Linear runs dynamic (tensorwise) scaling and its MX linear
  * MXFP8; TE's 1×128 / 128×128 blocks and delayed scaling are TE's. */
 int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)

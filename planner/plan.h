@@ -214,6 +214,8 @@ typedef struct tsl_plan {
     bool ds_wall_clock;
     /* DeepSpeed 0.3's ZeRO-3 on the SDP level (cost.h knobs) */
     bool ds_zero3_v03;
+    /* TE's delayed-scaling amax all-reduce over TP only, async (TE < v1.6; cost.h knobs) */
+    bool fp8_amax_tp_only;
     /* Megatron-LM v1.1.5's unfused bias, mask and copy kernels (cost.h knobs) */
     bool unfused_elementwise;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */

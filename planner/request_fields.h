@@ -397,6 +397,11 @@
       "DeepSpeed 0.3's ZeRO-3 on the SDP level: an all-gather per weight, again in a full "        \
       "recompute, a reduce-scatter per tensor, all exposed, the list API's copies per rank",       \
       "ds_zero3_v03", "ds_zero3_v03")                                                              \
+    X(fp8_amax_tp_only, BOOL, "fp8-amax-tp-only", "", 0, 0,                                        \
+      "TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1 "       \
+      "(NeMo 24.03's launcher): delayed scaling's amax all-reduce over TP only (none at TP 1), "   \
+      "async, the forward's exposed, the backward's hidden; with --fp8 delayed",                   \
+      "fp8_amax_tp_only", "fp8_amax_tp_only")                                                      \
     X(unfused_elementwise, BOOL, "unfused-elementwise", "", 0, 0,                                  \
       "Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (AMP's fork): each bias "     \
       "added by a kernel of its own, the causal mask by masked_fill_ each pass, the context's "    \

@@ -220,6 +220,12 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "every gather and reduce-scatter exposed); %s's configuration does "
                             "not run that DeepSpeed",
                             tsl_target_name(r->target));
+    if (r->fp8_amax_tp_only && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_amax_tp_only: TE before v1.6 under "
+                            "NVTE_DP_AMAX_REDUCE_INTERVAL=0 (the amax reduced over TP only); "
+                            "%s's TE ignores that variable (removed in TE 73f8d90fe, v1.6)",
+                            tsl_target_name(r->target));
     if (r->unfused_elementwise && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "unfused_elementwise: Megatron-LM v1.1.5 without its fusion flags "
@@ -599,6 +605,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (stack_switches_target_check(r, err) != 0 || megatron_switches_target_check(r, err) != 0)
         return -1;
+    if (tsl_fp8_amax_tp_only_ok(r->fp8_amax_tp_only, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0)
+        return -1; /* after the targets': every target refuses the switch itself */
     if (r->target && r->target < TSL_TARGET_COUNT &&
         tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
         return -1; /* (tsl_search checks it first, before the model's depths are built) */
@@ -1093,6 +1101,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x756e66656cull);
     if (r->ds_zero3_v03) /* likewise */
         tsl_fp_u64(&fp, 0x64737a333033ull);
+    if (r->fp8_amax_tp_only) /* likewise */
+        tsl_fp_u64(&fp, 0x616d61787470ull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

@@ -440,7 +440,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->launch_blocking,
         (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
             (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3 |
-            (uint64_t)k->norm_impl << 8,
+            (uint64_t)k->norm_impl << 8 | (uint64_t)k->fp8_amax_tp_only << 16,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
@@ -1790,6 +1790,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->ds_wall_clock = true;
     if (r->ds_zero3_v03)
         k->ds_zero3_v03 = true;
+    if (r->fp8_amax_tp_only)
+        k->fp8_amax_tp_only = true;
     if (r->unfused_elementwise)
         k->unfused_elementwise = true;
     if (r->fp32)
@@ -2570,7 +2572,7 @@ static bool eval_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ts
     st->peak_bytes = res.peak_bytes;
     stage_times(e, &env, g, first, n, st, &st->act_bytes);
     double amax_f, amax_b; /* TE delayed scaling's amax reduction, each chunk and pass */
-    tsl_cost_fp8_delayed_amax_s(&env, n, v, &amax_f, &amax_b);
+    tsl_cost_fp8_delayed_amax_s(&env, &g->items[e->choice[0]], n, v, &amax_f, &amax_b);
     st->time_s += amax_f + amax_b;
     st->time_nosync_s += amax_f + amax_b;
     st->fwd_s += amax_f;

@@ -1694,6 +1694,24 @@ static int ds_zero3_v03_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with TE's amax reduction over TP only (fp8_amax_tp_only) describes TE
+ * before v1.6 launched with NVTE_DP_AMAX_REDUCE_INTERVAL=0 and NVTE_ASYNC_AMAX_REDUCTION=1
+ * (NeMo-Framework-Launcher 24.03's env_vars). Neither Megatron-LM nor NeMo has a flag for
+ * it, and the TE every export's stack runs (v1.6 on: 73f8d90fe removed the variable)
+ * reduces over the whole amax group whatever the environment: refused, naming what the
+ * launch would need. */
+static int fp8_amax_tp_only_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->fp8_amax_tp_only)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan was priced with fp8_amax_tp_only, TE before v1.6 launched "
+                        "with NVTE_DP_AMAX_REDUCE_INTERVAL=0 NVTE_ASYNC_AMAX_REDUCTION=1; the "
+                        "stack this exports to has no flag for it and its TE (v1.6 on) reduces "
+                        "the amax over the whole group",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with Megatron-LM v1.1.5's unfused kernels (unfused_elementwise: AMP's
  * fork without the fusion flags, PyTorch 1.7) describes that code; every export's stack
  * fuses the biases and the mask or adds them in the GEMMs' epilogues. */
@@ -1972,8 +1990,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
         launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
         ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
-        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0 ||
-        cuda_graphs_ok(t, p, err) != 0)
+        fp8_amax_tp_only_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 ||
+        local_impl_ok(t, p, err) != 0 || cuda_graphs_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -1745,6 +1745,35 @@ expect 4 "deepspeed: its configuration does not run DeepSpeed 0.3's ZeRO-3" \
     eval --model GPT2-345M --cluster 2x8xA100-80G:8xib200 --no-search --plan "$dir/z3-on.json" --target deepspeed
 expect 4 "ds_zero3_v03: DeepSpeed 0.3's ZeRO-3" \
     plan --local $m345 --batch 32 --no-baselines --target deepspeed --ds-zero3-v03
+# --fp8-amax-tp-only (TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and
+# NVTE_ASYNC_AMAX_REDUCTION=1, cost model 185): at TP 2 x DP 4 the amax all-reduce spans
+# the 2 TP ranks, not the 8, and the backward's is hidden, so the plan is faster, its
+# forward too; the document carries it and prices the same read back; the stack line
+# says it; another recipe, no FP8, a target and the export refuse it naming the field
+at="--model GPT2-345M --cluster 8xH100-80G --tp 2 --dp 4 --batch 32 --no-search --json --fp8 delayed"
+expect 0 "" eval $at
+cp "$out" "$dir/at-off.json"
+expect 0 "" eval $at --fp8-amax-tp-only
+cp "$out" "$dir/at-on.json"
+expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --no-search --plan "$dir/at-on.json" --json
+python3 - "$dir/at-off.json" "$dir/at-on.json" "$out" <<'PY' && ok || bad "fp8_amax_tp_only: $(cat "$out")"
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:4])
+assert "fp8_amax_tp_only" not in a and b["fp8_amax_tp_only"] is True, (a, b)
+assert b["iter_time_s"] < a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert b["stages"][0]["fwd_s"] < a["stages"][0]["fwd_s"], (a["stages"][0], b["stages"][0])
+assert c["fp8_amax_tp_only"] is True and c["iter_time_s"] == b["iter_time_s"], c
+PY
+expect 0 "" eval ${at/ --json/} --fp8-amax-tp-only
+grep -q "stack:     TE's amax all-reduce over TP only, asynchronous" "$out" && ok ||
+    bad "fp8_amax_tp_only stack line: $(cat "$out")"
+expect 2 "fp8_amax_tp_only: TE's amax reduction over TP (NVTE_DP_AMAX_REDUCE_INTERVAL=0) is delayed scaling's (--fp8 delayed); another recipe is priced" \
+    eval ${at/delayed/tensorwise} --fp8-amax-tp-only
+expect 2 "fp8_amax_tp_only: .* no FP8 recipe is priced" eval ${at/ --fp8 delayed/} --fp8-amax-tp-only
+expect 4 "megatron: the plan was priced with fp8_amax_tp_only, TE before v1.6 launched with NVTE_DP_AMAX_REDUCE_INTERVAL=0 NVTE_ASYNC_AMAX_REDUCTION=1" \
+    eval --model GPT2-345M --cluster 8xH100-80G --no-search --plan "$dir/at-on.json" --target megatron
+expect 4 "fp8_amax_tp_only: TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0" \
+    plan --local $m345 --batch 32 --no-baselines --target megatron --fp8-amax-tp-only
 # --unfused-elementwise (Megatron-LM v1.1.5 without its fusion flags, AMP's fork): the
 # biases added apart, the mask by masked_fill_ and the context's copy make the same
 # unfused plan slower at the same memory; the plan document carries it and prices the

@@ -127,8 +127,9 @@ static void test_plan_round_trip(void)
     /* a V's second chunks' own times (Stage.chunk1): set on every stage, carried both
      * ways as written (the plan's schedule aside: the document's reader checks that) */
     res->best.v_chunks = true;
-    res->best.tie_stage = 1; /* PlanFigures.tie_stage, 136 */
-    res->best.norm_impl = 1; /* PlanFigures.norm_impl, 157: apex (norm_impl.h) */
+    res->best.tie_stage = 1;           /* PlanFigures.tie_stage, 136 */
+    res->best.norm_impl = 1;           /* PlanFigures.norm_impl, 157: apex (norm_impl.h) */
+    res->best.fp8_amax_tp_only = true; /* PlanFigures.fp8_amax_tp_only, 158 */
     for (uint32_t s = 0; s < res->best.pp; s++) {
         res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
         res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
@@ -180,6 +181,8 @@ static void test_plan_round_trip(void)
           "a V stage's chunk1 → Stage.chunk1 field for field");
     CHECK(p && p->best && p->best->tie_stage == 1, "tie_stage → PlanFigures.tie_stage");
     CHECK(p && p->best && p->best->norm_impl == 1, "norm_impl → PlanFigures.norm_impl");
+    CHECK(p && p->best && p->best->fp8_amax_tp_only,
+          "fp8_amax_tp_only → PlanFigures.fp8_amax_tp_only");
     CHECK(st0 && st0->ep_save_s == res->best.stages[0].ep_save_s && st0->ep_save_s > 0,
           "a stage's ep_save_s → Stage.ep_save_s");
     const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */

@@ -3366,33 +3366,90 @@ static void test_fp8_delayed_amax_reduce(void)
     double f, b;
     env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
     env.knobs.fp8 = TSL_FP8_DELAYED;
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
     CHECK_NEAR(f, 4.0 * (ar_f + 2.0 * launch), 1e-12, "forward: 4 chunks, %g", f);
     CHECK_NEAR(b, 4.0 * (ar_b + 2.0 * launch), 1e-12, "backward: 4 chunks, %g", b);
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 0, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 0, &f, &b);
     double one = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 3.0 * 4 * 10 * 4.0, 2, bw.tp_bw, NULL);
     CHECK_NEAR(f, one + 2.0 * launch, 1e-12, "no interleave: one region, %g", f);
     tsl_cost_env_t one_rank;
     CHECK(tsl_cost_env_init(&one_rank, &c, 0, 1, NULL) == 0, "one-rank env");
     one_rank.mode = TSL_COST_STACK;
     one_rank.knobs = env.knobs;
-    tsl_cost_fp8_delayed_amax_s(&one_rank, 10, 1, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&one_rank, NULL, 10, 1, &f, &b);
     CHECK_NEAR(f, 2.0 * launch, 1e-15, "one rank: the kernels alone, %g", f);
     CHECK_NEAR(b, 2.0 * launch, 1e-15, "one rank: the kernels alone, %g", b);
     env.knobs.fp8 = TSL_FP8_TENSORWISE;
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
     CHECK(f == 0.0 && b == 0.0, "current scaling: none (%g, %g)", f, b);
     env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
     CHECK(f == 0.0 && b == 0.0, "torchao: none (%g, %g)", f, b);
     env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
     env.knobs.fp8 = TSL_FP8_NONE;
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
     CHECK(f == 0.0 && b == 0.0, "bf16: none (%g, %g)", f, b);
     env.knobs.fp8 = TSL_FP8_DELAYED;
     env.mode = TSL_COST_PAPER;
-    tsl_cost_fp8_delayed_amax_s(&env, 10, 4, &f, &b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
     CHECK(f == 0.0 && b == 0.0, "PAPER: none (%g, %g)", f, b);
+    tsl_cluster_free(&c);
+}
+
+/* TE's amax reduction over TP only, asynchronous (knobs.fp8_amax_tp_only, cost model
+ * 185; cost.c amax_tp_only_s): TE da30634a6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0 and
+ * NVTE_ASYNC_AMAX_REDUCTION=1. On the 8-GPU block of 2x4xGB200 (TP 2 inside, DP 4), 10
+ * layers in 4 chunks: the forward all-reduces its 3 x 4 x 3 amaxes over the 2 TP ranks
+ * (not the 8 of cost model 177) and pays the concatenation and the update, the backward
+ * the two kernels alone (its all-reduce waited at the next backward region: hidden). At
+ * TP 1 no all-reduce and no torch.cat: one launch floor a pass. The switch without it
+ * prices as 177 did; the old pricing's whole-group all-reduce is dearer. */
+static void test_fp8_amax_tp_only(void)
+{
+    tsl_cluster_t c;
+    tsl_layer_t l;
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    gb200_encoder_env(&c, &l, &env);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_STACK;
+    env.host_op_s = 0;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_dim_t dims[] = {TSL_DIM_TP, TSL_DIM_DP};
+    uint32_t degs[] = {2, 4};
+    tsl_strategy_t s = strat(2, dims, degs, false);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    double launch = TSL_ROOFLINE_LAUNCH_S;
+    double ar_tp = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 3.0 * 4 * 3 * 4.0, 2, bw.tp_bw, NULL);
+    CHECK(ar_tp > 1e-6 && ar_tp < 1e-4, "the TP all-reduce alpha-bound: %g s", ar_tp);
+    double f0, b0, f, b;
+    tsl_cost_fp8_delayed_amax_s(&env, &s, 10, 4, &f0, &b0); /* cost model 177: all 8 ranks */
+    env.knobs.fp8_amax_tp_only = true;
+    tsl_cost_fp8_delayed_amax_s(&env, &s, 10, 4, &f, &b);
+    CHECK_NEAR(f, 4.0 * (ar_tp + 2.0 * launch), 1e-12, "forward: the TP all-reduce, %g", f);
+    CHECK_NEAR(b, 4.0 * 2.0 * launch, 1e-15, "backward: its all-reduce hidden, %g", b);
+    CHECK(f0 > f && b0 > b + 4.0 * 1e-6, "the whole group's dearer: %g > %g, %g > %g", f0, f, b0,
+          b);
+    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false); /* TP 1: no reduction, no torch.cat */
+    tsl_cost_fp8_delayed_amax_s(&env, &dp, 10, 4, &f, &b);
+    CHECK_NEAR(f, 4.0 * launch, 1e-15, "TP 1 forward: the update alone, %g", f);
+    CHECK_NEAR(b, 4.0 * launch, 1e-15, "TP 1 backward: the update alone, %g", b);
+    tsl_cost_fp8_delayed_amax_s(&env, NULL, 10, 4, &f, &b);
+    CHECK_NEAR(f, 4.0 * launch, 1e-15, "no strategy reads as TP 1, %g", f);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_fp8_delayed_amax_s(&env, &s, 10, 4, &f, &b);
+    CHECK(f == 0.0 && b == 0.0, "current scaling: none (%g, %g)", f, b);
+    CHECK(tsl_fp8_amax_tp_only_ok(true, TSL_FP8_DELAYED, &err) == 0 &&
+              tsl_fp8_amax_tp_only_ok(false, TSL_FP8_TENSORWISE, &err) == 0,
+          "delayed, or off: accepted");
+    CHECK(tsl_fp8_amax_tp_only_ok(true, TSL_FP8_TENSORWISE, &err) != 0 &&
+              strstr(err.msg, "fp8_amax_tp_only") && strstr(err.msg, "another recipe is priced"),
+          "another recipe refused naming the field: %s", err.msg);
+    CHECK(tsl_fp8_amax_tp_only_ok(true, TSL_FP8_NONE, &err) != 0 &&
+              strstr(err.msg, "no FP8 recipe is priced"),
+          "bf16 refused: %s", err.msg);
     tsl_cluster_free(&c);
 }
 
@@ -5243,6 +5300,7 @@ int main(void)
     test_nvfp4_memory();
     test_fp8_sp_gather();
     test_fp8_cs_amax_reduce();
+    test_fp8_amax_tp_only();
     test_fp8_delayed_amax_reduce();
     test_proj_orig_input();
     test_fp8_moe();
