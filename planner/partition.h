@@ -256,6 +256,28 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
                       tsl_partition_amp_t *out, tsl_err_t *err);
 
 /*
+ * The V schedules' partition (ZBV, DualPipeV): rank s runs the model's parts s and
+ * 2P − 1 − s, ceil(n_s / 2) and floor(n_s / 2) of its n_s layers (pipeline.h
+ * tsl_pipeline_v_parts, the layout the engine costs), so rank 0 holds the first
+ * layers and the last (a tied model's embedding and head), rank P − 1 the middle —
+ * not the contiguous stages the functions above balance. Into first[0..P] the
+ * stage counts as prefix sums (the engine's first_layer for a V plan), every n_s
+ * ≥ 2 and first[P − 1] ≤ max_cut, whose largest rank load
+ *
+ *   a^V_s = (Σ_{l ∈ part s ∪ part 2P−1−s} t_l) / v_s + e after part s (s < P − 1)
+ *           + e after part 2P − 1 − s (s > 0)
+ *
+ * is least (into *max_rank_s, may be NULL): exact, a DP over the ranks whose state
+ * is (layers taken from the front, ranks of odd n_s so far), O(P²·L²) time and a
+ * table of (P + 1)²·(L + 1) cells allocated per call. Neither the sync, the memory
+ * nor the schedule's fill and drain is weighed: the engine judges the partition
+ * (search_partition.c). Returns TSL_PARTITION_OK, TSL_PARTITION_NONE_FITS (L < 2P,
+ * or no such partition within max_cut) or TSL_PARTITION_ERR.
+ */
+int tsl_partition_v(const tsl_partition_in_t *in, uint32_t *first, double *max_rank_s,
+                    tsl_err_t *err);
+
+/*
  * The latest layer m's last stage may start at: its first MTP layer, so that
  * every MTP depth (entry, inner layers, head copy) stays on the output head's
  * stage, as Megatron-LM builds them (mtp.h); n_layers − 1 for a model without

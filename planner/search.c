@@ -1219,7 +1219,9 @@ static bool same_config(const tsl_plan_t *a, const tsl_plan_t *b)
 /* The candidates the refinement needs whatever top_k shows: the engine's
  * TSL_SEARCH_MAX_TOPK best and the best plan of every PP degree, merged into
  * top[0..*n) (capacity TSL_SEARCH_MAX_TOPK), each replacing the entry of its
- * configuration; re-balanced unless the request says no_bi_objective. Then each
+ * configuration; each costed again on its own partition with every schedule that
+ * could beat it (tsl_search_reprice: the sweep's bar skipped those that could not beat
+ * its best), and re-balanced unless the request says no_bi_objective. Then each
  * is re-partitioned at sub-layer granularity where the request allows it: every
  * candidate, not the best alone, for a configuration the layer-granular search
  * ranks below the best can overtake it there (GPT3-15B on 8 A100s, batch 16:
@@ -1242,6 +1244,7 @@ static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n, double floor)
         if (!merged)
             work[w++] = cand[g];
     }
+    tsl_search_reprice(e, work, w);
     if (!r->no_bi_objective)
         tsl_search_rebalance(e, work, w);
     /* no stack takes stages cut inside a layer (as Tessel exports them): a

@@ -16,6 +16,12 @@
  * as the judge. */
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
 
+/* Each plan of plans[0..n) with stages costed again on its own partition with every
+ * schedule that could beat it weighed, replaced where that is faster
+ * (search_partition.c): the sweep costs a configuration's interleaves and ZB-H1
+ * only where they could beat its best so far, not what its top-k keeps. */
+void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
+
 /* Placement (search_placement.c): the distinct node orders worth trying on c
  * (identity first); returns the count. */
 uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES],

@@ -25,6 +25,7 @@
 typedef struct refine_buf {
     double *t, *y, *p2p, speed[TSL_PLAN_MAX_STAGES];
     uint64_t *ms, *act, stage_budget[TSL_PLAN_MAX_STAGES];
+    uint32_t vfirst[TSL_PLAN_MAX_STAGES + 1];
     tsl_partition_ws_t *ws;
     tsl_partition_biobj_t *bo;
     tsl_partition_amp_t *amp;
@@ -128,6 +129,19 @@ static bool same_partition(const tsl_plan_t *p, const uint32_t *first)
     return true;
 }
 
+/* What a configuration costed here must beat to be kept (0: nothing): the engine's
+ * need, which leaves a plain configuration unfinished where a stage proves it cannot
+ * (search_engine.h), and its bar, under which no interleave nor ZB-H1 whose bound
+ * cannot is costed (search_eval.c eval_group). Not in try_partition, whose costings
+ * weigh every interleave: the engine's schedules are not a pure maximum (a V runs
+ * the strategies of the best interleave before it), and BERT-Huge-32 on 8 RTX TITAN
+ * at 16 GB then ended on 187.25 samples/s, not 187.28. */
+static void hold_to(tsl_engine_t *e, double samples_per_s)
+{
+    e->need_samples_per_s = samples_per_s;
+    e->bar_samples_per_s = samples_per_s;
+}
+
 /* Searches the configuration of *best again with partition `first`; keeps it when
  * faster. One that a stage proves cannot beat *best is left unfinished (the
  * engine's need, search_engine.h). */
@@ -145,7 +159,22 @@ static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *fir
     return true;
 }
 
-/* One round: the partition module's candidates from p's per-layer costs. */
+/* Whether the space weighs a V schedule (ZBV, DualPipeV): the engine picks the
+ * schedule per partition, so the V's balanced partition is a candidate for a plan
+ * of any schedule (BERT-Huge-32 on 8 RTX TITAN: the interleaved alternatives at 18/16
+ * run ZB-V at 17/17, 0.6-1.0 % faster). */
+static bool v_weighed(const tsl_engine_t *e)
+{
+    return (e->space->zero_bubble & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV)) != 0;
+}
+
+/* One round: the partition module's candidates from p's per-layer costs — the
+ * contiguous stages' (bi-objective, AMP), and where the space weighs a V the V's
+ * ranks' (tsl_partition_v): a V's rank s runs the model's parts s and 2P − 1 − s,
+ * not the contiguous stages the 1F1B objective balances (GPT-2 345M on 16x16 A100 at
+ * batch 32, pp 4 m 8: ZB-V 7/6/6/7 at 205.20 samples/s, 8/6/6/6 at 213.44; GPT3-175B
+ * on 16k H100, pp 8 m 56: DualPipeV 13/12/.../12/13 at 5716.39, 14/12/.../12 at
+ * 5914.17). */
 static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
 {
     layer_costs(e, p, b);
@@ -166,6 +195,8 @@ static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
         improved |= try_partition(e, p, b->bo->first, b);
     if (tsl_partition_amp(&in, b->ws, true, b->amp, NULL) == TSL_PARTITION_OK)
         improved |= try_partition(e, p, b->amp->first, b);
+    if (v_weighed(e) && tsl_partition_v(&in, b->vfirst, NULL, NULL) == TSL_PARTITION_OK)
+        improved |= try_partition(e, p, b->vfirst, b);
     return improved;
 }
 
@@ -249,6 +280,41 @@ static bool rebalanced(const tsl_plan_t *p)
 static bool few(const tsl_engine_t *e, const tsl_plan_t *p)
 {
     return tsl_partition_count(e->model->n_layers, e->max_cut, p->pp) <= TSL_SEARCH_ALL_PARTITIONS;
+}
+
+/*
+ * Each plan of pp >= 2 costed again on its own partition with every schedule that
+ * could beat it weighed, kept when faster. The sweep costs no interleave nor ZB-H1
+ * whose bound cannot beat its best so far (search_engine.c eval_batch,
+ * bar_samples_per_s), yet keeps plans below that best: its top-k and each PP
+ * degree's best, which the re-balancing starts from and the alternatives show. So
+ * such a plan may be its partition's ZB-V where an interleave there is faster
+ * (GPT2-345M on 2 A100-80G at batch 8: the best one stage at 126.75 samples/s, PP
+ * 2 kept ZB-V at 15/11, 107.06, where interleaved 1F1B at 4 chunks does 114.45),
+ * and the re-balancing costs every partition but the plan's own (try_partition).
+ * Held to the plan's throughput (hold_to): the layer DP's answers are in the memo,
+ * so what this costs is the schedules the sweep's bar skipped and that could beat
+ * the plan.
+ */
+void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
+{
+    tsl_plan_t *cand = malloc(sizeof(*cand));
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    for (uint32_t i = 0; cand && i < n && !tsl_search_cancelled(e->hooks); i++) {
+        const tsl_plan_t *p = &plans[i];
+        if (!p->valid || p->pp < 2 || p->sublayer)
+            continue;
+        for (uint32_t s = 0; s < p->pp; s++)
+            first[s] = p->stages[s].first_layer;
+        first[p->pp] = e->model->n_layers;
+        tsl_plan_init(cand);
+        hold_to(e, p->samples_per_s);
+        tsl_engine_eval(e, p->global_batch, p->pp, p->n_micro, first, cand);
+        hold_to(e, 0);
+        if (cand->valid && cand->samples_per_s > p->samples_per_s * (1 + 1e-9))
+            plans[i] = *cand;
+    }
+    free(cand);
 }
 
 /* Each plan re-partitioned (every partition where they are few, else the partition

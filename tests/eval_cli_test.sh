@@ -2454,14 +2454,17 @@ PY
 
 # torchtitan's interleaved pipeline (cost model 168): plan --target torchtitan interleaves
 # Llama3-8B at pp 4 (torch's Interleaved1F1B, blocking exchanges), exports it as
-# module_fqns_per_model_part, and eval --torchtitan of the export prices the plan's figure
+# module_fqns_per_model_part, and eval --torchtitan of the export prices the plan's figure.
+# Without the zero-bubble schedules: since the re-balancing weighs the V's balanced
+# partition (tsl_partition_v), ZB-V at m 8 (14.36 samples/s) beats the interleaved plan
 tt8="--model Llama3-8B --cluster 2x8xH100-80G:8xib400"
-expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan
+expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan \
+    --no-zero-bubble
 want=$(awk '/^  predicted:/ {print $2}' "$out")
 grep -q "^  interleave: [2-8] model chunks per stage" "$out" && ok ||
     bad "torchtitan does not interleave: $(head -6 "$out")"
 expect 0 "" plan --local $tt8 --batch 16 --pp 4 --no-cp --no-baselines --target torchtitan \
-    --export torchtitan-toml
+    --no-zero-bubble --export torchtitan-toml
 cp "$out" "$dir/tt_vp.toml"
 grep -q '^pipeline_parallel_schedule = "Interleaved1F1B"$' "$dir/tt_vp.toml" && ok ||
     bad "the export's schedule: $(grep schedule "$dir/tt_vp.toml")"

@@ -1072,6 +1072,93 @@ static void test_errors(void)
     tsl_partition_ws_free(w2);
 }
 
+/* A V partition's largest rank load by direct sums over the parts the engine lays
+ * out (pipeline.h tsl_pipeline_v_parts): rank s runs parts s and 2P − 1 − s, and
+ * pays the p2p after each that feeds another rank. INFINITY where a stage has fewer
+ * than 2 layers or the last stage starts past max_cut. */
+static double v_ref_max(const inst_t *s, const uint32_t *first)
+{
+    uint32_t count[MAXP] = {0}, part[2 * MAXP + 1] = {0}, P = s->P;
+    uint32_t cut = s->in.max_cut ? s->in.max_cut : s->L - 1;
+    for (uint32_t i = 0; i < P; i++)
+        count[i] = first[i + 1] - first[i];
+    if (first[P - 1] > cut)
+        return INFINITY;
+    tsl_pipeline_v_parts(P, count, part);
+    double most = 0;
+    for (uint32_t r = 0; r < P; r++) {
+        if (count[r] < 2)
+            return INFINITY;
+        uint32_t q[2] = {r, 2 * P - 1 - r};
+        double t = 0, e = 0;
+        for (int k = 0; k < 2; k++) {
+            for (uint32_t l = part[q[k]]; l < part[q[k] + 1]; l++)
+                t += s->t[l];
+            bool own = q[k] == P - 1 || q[k] == 2 * P - 1; /* feeds itself, or the end */
+            e += !own && s->has_e ? s->e[part[q[k] + 1] - 1] : 0;
+        }
+        most = fmax(most, t / (s->has_v ? s->v[r] : 1.0) + e);
+    }
+    return most;
+}
+
+static void v_visit(const inst_t *s, const uint32_t *first, void *ud)
+{
+    double *best = ud;
+    *best = fmin(*best, v_ref_max(s, first));
+}
+
+/* tsl_partition_v is the least largest rank load over every partition (each rank's
+ * two parts as the engine lays them), and reports its own partition's figure. */
+static void test_v_vs_brute(void)
+{
+    int n = 0, ok = 0, none = 0;
+    for (int k = 0; k < 800; k++) {
+        inst_t s;
+        inst_random(&s, 12, 4, true);
+        if (k % 4 == 0 && s.L > 2 * s.P)
+            s.in.max_cut = s.L - 2 - lcg_below(2);
+        double want = INFINITY, got = -1;
+        enumerate(&s, v_visit, &want);
+        uint32_t first[MAXP + 1];
+        tsl_err_t err = {0};
+        int rc = tsl_partition_v(&s.in, first, &got, &err);
+        n++;
+        if (isinf(want)) {
+            none++;
+            ok += rc == TSL_PARTITION_NONE_FITS;
+        } else if (rc == TSL_PARTITION_OK && valid_first(&s, first)) {
+            ok += near(got, want) && near(v_ref_max(&s, first), want);
+            if (!near(got, want))
+                fprintf(stderr, "v: L=%u P=%u got %.17g, brute %.17g\n", s.L, s.P, got, want);
+        }
+    }
+    CHECK(ok == n, "tsl_partition_v = exhaustive least largest rank load in %d/%d (%d none)", ok, n,
+          none);
+    /* 10 blocks of 1 s and a 4 s head: contiguous stages balance at 7/4 (7 s each,
+     * the head on the last stage); a V's rank 0 holds the head beside the first
+     * layers (parts of 2 and 2 layers), rank 1 the middle 7: 4/7, 7 s each */
+    inst_t s;
+    memset(&s, 0, sizeof(s));
+    s.L = 11;
+    s.P = 2;
+    s.m = 8;
+    for (uint32_t l = 0; l < s.L; l++)
+        s.t[l] = l + 1 < s.L ? 1.0 : 4.0;
+    s.budget = TSL_PARTITION_NO_BUDGET;
+    inst_wire(&s);
+    uint32_t first[3];
+    double most = 0;
+    CHECK(tsl_partition_v(&s.in, first, &most, NULL) == TSL_PARTITION_OK, "V of 11 layers");
+    CHECK(first[1] == 4 && near(most, 7.0), "V of 11 layers: %u/%u, %.3f s", first[1],
+          s.L - first[1], most);
+    tsl_partition_ws_t *ws = tsl_partition_ws_new(s.L, s.P);
+    CHECK(ws && tsl_partition_time_balanced(&s.in, ws, false, first, NULL, NULL) == 0 &&
+              first[1] == 7,
+          "contiguous: %u/%u", first[1], s.L - first[1]);
+    tsl_partition_ws_free(ws);
+}
+
 int main(void)
 {
     test_balanced_vs_brute();
@@ -1083,6 +1170,7 @@ int main(void)
     test_heterogeneous();
     test_timing();
     test_errors();
+    test_v_vs_brute();
     test_bisect_exact(); /* last: the instances before it drawn as they were */
     return CHECK_DONE();
 }
