@@ -1079,8 +1079,21 @@ typedef enum tsl_cost_mode {
  * 4 B an element more (roofline.c norm_kernels, norm_part_grad_s); the forward is one
  * kernel either way. Set on the narayanan21-t1, -t2-ptdp, mtnlg22 and bloom-tr11* rows
  * (Megatron-LM 6985e58938, Megatron-DeepSpeed 8a132ced and affff3d2). A plan without
- * norm_impl apex prices as 183. */
-#define TSL_COST_MODEL_VERSION 184u
+ * norm_impl apex prices as 183.
+ * 185: Megatron-core's native cross-entropy fusion, a new loss_impl megatron-fused (7;
+ * loss_impl.h; --cross-entropy-loss-fusion, the --megatron-args import and the export).
+ * megatron/core/fusions/fused_cross_entropy.py at 338af5145 (NeMo r2.0.0rc1's
+ * MCORE_TAG) runs vocab_parallel_cross_entropy's steps in jit_fuser functions, which
+ * are torch.compile on torch >= 2.2 (megatron/core/jit.py): 22 B per logit in 3 kernels
+ * forward (38 in 6 eager), and backward a clone of the saved fp32 softmax before the
+ * scatter, 18 B in 2 kernels (14) with the clone's 4 B beside the 2 B gradient (bwd
+ * transient 6 B per logit, 2 eager; Liger-Kernel's H100 measurement: a 12 B peak
+ * where the eager loss takes 8). Set on nemo2407-llama3-8b-8gpu and -70b-64gpu (the
+ * launcher's llama3 yamls set cross_entropy_loss_fusion). A plan without loss_impl
+ * megatron-fused prices as 184, but a --megatron-args line with
+ * --cross-entropy-loss-fusion and no --cross-entropy-fusion-impl te, which 184 priced
+ * as megatron. */
+#define TSL_COST_MODEL_VERSION 185u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
