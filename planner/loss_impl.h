@@ -52,7 +52,9 @@
  *             338af5145 (the MCORE_TAG of NeMo r2.0.0rc1's Dockerfile.ci) runs
  *             cross_entropy.py's steps in four jit_fuser functions, and jit_fuser
  *             is torch.compile on torch >= 2.2 (megatron/core/jit.py; NeMo's
- *             base image nvcr.io/nvidia/pytorch:24.02 ships 2.3). The forward
+ *             base image nvcr.io/nvidia/pytorch:24.02 ships a 2.3.0 nightly of
+ *             2024-01, dao-ailab/causal-conv1d v1.2.0.post2's CI; the 24.07
+ *             container's torch assumed >= 2.2 as well). The forward
  *             keeps the fp32 softmax as the eager loss does (4 kept, fwd 2); the
  *             compiled backward (calculate_gradients) scatters the target's −1
  *             into the saved softmax, an index_put on a graph input that
