@@ -360,12 +360,15 @@ static const char eval_usage[] =
     "                      logits.float(): torchtitan, an --torchtitan import),\n"
     "                      megatron (vocab_parallel_cross_entropy: a --megatron-args\n"
     "                      import), te (TE's fused loss), torch-compile (torch's\n"
-    "                      under torch.compile: torchtitan since 2025) or\n"
+    "                      under torch.compile: torchtitan since 2025),\n"
     "                      fused-xentropy (flash-attn's / apex's xentropy kernel,\n"
-    "                      in-place backward) or composer (llm-foundry under\n"
+    "                      in-place backward), composer (llm-foundry under\n"
     "                      Composer: that kernel, a new gradient, and Composer's\n"
     "                      two train metrics, each torch's cross-entropy over the\n"
-    "                      logits, every micro-batch); --autocast is torch's\n"
+    "                      logits, every micro-batch) or megatron-fused\n"
+    "                      (Megatron-core's --cross-entropy-loss-fusion, native:\n"
+    "                      megatron's steps under torch.compile, a --megatron-args\n"
+    "                      import with it); --autocast is torch's\n"
     "  --norm-impl IMPL    whose fused LayerNorm kernels the stack runs\n"
     "                      (docs/cost-model.md \"apex's LayerNorm backward\"): te\n"
     "                      (Transformer Engine's, or apex's persistent\n"
@@ -866,11 +869,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LOSS_IMPL:
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
-            return tsl_err_set(err,
-                               "loss-impl: '%s' is not exec, torch, megatron, te, torch-compile, "
-                               "fused-xentropy or "
-                               "composer",
-                               optarg);
+            return tsl_err_set(err, "loss-impl: '%s' is not " TSL_LOSS_IMPL_NAMES, optarg);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);

@@ -723,7 +723,8 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, json_t
         [TSL_LOSS_TE] = "Transformer Engine's fused cross-entropy",
         [TSL_LOSS_TORCH_COMPILE] = "torch.compile's cross_entropy over logits.float()",
         [TSL_LOSS_FUSED_XENTROPY] = "flash-attn's fused xentropy",
-        [TSL_LOSS_COMPOSER] = "llm-foundry's fused xentropy under Composer"};
+        [TSL_LOSS_COMPOSER] = "llm-foundry's fused xentropy under Composer",
+        [TSL_LOSS_MEGATRON_FUSED] = "Megatron-core's compiled cross-entropy fusion"};
     uint64_t loss = (uint64_t)integer(plan, "loss_impl");
     if (loss && !json_is_true(json_object_get(plan, "autocast")))
         fprintf(out, "  loss:      the LM head's memory as %s keeps it (loss_impl %s)\n",

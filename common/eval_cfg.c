@@ -2497,9 +2497,12 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (mg_bf16_layers(c, st, err) != 0)
         return -1;
     /* the LM loss (loss_impl.h, LanguageModule.compute_language_model_loss): Megatron's
-     * vocab_parallel_cross_entropy, or its native fusion (the same tensors); TE's
-     * parallel_cross_entropy with --cross-entropy-loss-fusion --cross-entropy-fusion-impl te */
-    c->knobs.loss_impl = st->ce_fusion && st->ce_te ? TSL_LOSS_TE : TSL_LOSS_MEGATRON;
+     * vocab_parallel_cross_entropy; its native fusion under torch.compile with
+     * --cross-entropy-loss-fusion (megatron-fused); TE's parallel_cross_entropy with
+     * --cross-entropy-fusion-impl te beside it */
+    c->knobs.loss_impl = !st->ce_fusion ? TSL_LOSS_MEGATRON
+                         : st->ce_te    ? TSL_LOSS_TE
+                                        : TSL_LOSS_MEGATRON_FUSED;
     if (st->ce_te && !st->ce_fusion)
         tsl_eval_cfg_note(c, "megatron: --cross-entropy-fusion-impl te without "
                              "--cross-entropy-loss-fusion: the unfused loss (loss_impl megatron), "

@@ -21,6 +21,7 @@
 
 #include "cuda_graph.h"
 #include "export.h"
+#include "loss_impl.h"
 #include "module_prec.h"
 #include "mtp.h"
 #include "pipeline.h"
@@ -808,6 +809,10 @@ static void write_knobs(const tsl_plan_t *p, const tsl_export_uniform_t *u, FILE
         fputs("--overlap-param-gather\n", out);
     if (p->unfused_grad_accum) /* the DDP hook's add instead of the fused wgrad GEMM */
         fputs("--no-gradient-accumulation-fusion\n", out);
+    /* the native fused loss (loss_impl.h megatron-fused; --cross-entropy-fusion-impl
+     * defaults to native) */
+    if (p->loss_impl == TSL_LOSS_MEGATRON_FUSED && !p->autocast)
+        fputs("--cross-entropy-loss-fusion\n", out);
     write_fp8(p, out);
     write_cuda_graphs(p, out);
 }

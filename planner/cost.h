@@ -1092,8 +1092,21 @@ typedef enum tsl_cost_mode {
  * tsl_cost_fp8_delayed_amax_s: the forward's all-reduce over t ranks, none backward, no
  * concatenation at TP 1. Set on the nemo-long-h100 rows (NeMo-Framework-Launcher
  * 24.03.01 launcher_scripts/conf/config.yaml l.66-67). A plan without fp8_amax_tp_only
- * prices as 184. */
-#define TSL_COST_MODEL_VERSION 185u
+ * prices as 184.
+ * 186: Megatron-core's native cross-entropy fusion, a new loss_impl megatron-fused (7;
+ * loss_impl.h; --cross-entropy-loss-fusion, the --megatron-args import and the export).
+ * megatron/core/fusions/fused_cross_entropy.py at 338af5145 (NeMo r2.0.0rc1's
+ * MCORE_TAG) runs vocab_parallel_cross_entropy's steps in jit_fuser functions, which
+ * are torch.compile on torch >= 2.2 (megatron/core/jit.py): 22 B per logit in 3 kernels
+ * forward (38 in 6 eager), and backward a clone of the saved fp32 softmax before the
+ * scatter, 18 B in 2 kernels (14) with the clone's 4 B beside the 2 B gradient (bwd
+ * transient 6 B per logit, 2 eager; Liger-Kernel's H100 measurement: a 12 B peak
+ * where the eager loss takes 8). Set on nemo2407-llama3-8b-8gpu and -70b-64gpu (the
+ * launcher's llama3 yamls set cross_entropy_loss_fusion). A plan without loss_impl
+ * megatron-fused prices as 185, but a --megatron-args line with
+ * --cross-entropy-loss-fusion and no --cross-entropy-fusion-impl te, which 185 priced
+ * as megatron. */
+#define TSL_COST_MODEL_VERSION 186u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

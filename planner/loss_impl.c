@@ -6,14 +6,15 @@
 #include <string.h>
 
 static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {
-    "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy", "composer"};
+    "exec",          "torch",          "megatron", "te",
+    "torch-compile", "fused-xentropy", "composer", "megatron-fused"};
 
 /* kept, fwd, bwd bytes per logit (loss_impl.h says where each comes from) */
 static const double impl_bytes[TSL_LOSS_IMPL_COUNT][3] = {
     [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},          [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
     [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},      [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
     [TSL_LOSS_TORCH_COMPILE] = {2.0, 0.0, 2.0}, [TSL_LOSS_FUSED_XENTROPY] = {2.0, 0.0, 0.0},
-    [TSL_LOSS_COMPOSER] = {2.0, 0.0, 2.0},
+    [TSL_LOSS_COMPOSER] = {2.0, 0.0, 2.0},      [TSL_LOSS_MEGATRON_FUSED] = {4.0, 2.0, 6.0},
 };
 
 /* The loss's time: forward bytes, kernels, backward bytes, kernels per logit
@@ -30,6 +31,9 @@ static const double impl_traffic[TSL_LOSS_IMPL_COUNT][4] = {
        cross-entropy forward over the bf16 logits under autocast (22 B: the cast and
        log_softmax) with its nll_loss kernel */
     [TSL_LOSS_COMPOSER] = {4.0, 1.0, 4.0 + 2.0 * 22.0, 1.0 + 2.0 * 3.0},
+    /* the compiled steps: max with the fp32 store, exp-sum in place, div_; the softmax's
+       clone, then its product stored back with the bf16 gradient */
+    [TSL_LOSS_MEGATRON_FUSED] = {6.0 + 8.0 + 8.0, 3.0, 8.0 + 10.0, 2.0},
 };
 static const double torch_loss_parallel_traffic[4] = {38.0, 6.0, 38.0, 5.0};
 
@@ -52,7 +56,7 @@ int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
         return tsl_err_set(
             err,
             "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te, "
-            "4 torch-compile, 5 fused-xentropy, 6 composer)",
+            "4 torch-compile, 5 fused-xentropy, 6 composer, 7 megatron-fused)",
             impl);
     if (autocast && impl != TSL_LOSS_EXEC && impl != TSL_LOSS_TORCH)
         return tsl_err_set(err,

@@ -40,13 +40,31 @@
  *             tensors at once beside the saved output: bwd 12.
  *   megatron  Megatron-LM's vocab_parallel_cross_entropy
  *             (megatron/core/tensor_parallel/cross_entropy.py at 4415119 — the
- *             Megatron-Bridge 21d102f5e submodule — and e223b92072; the native
- *             fusion, megatron/core/fusions/fused_cross_entropy.py, the same
- *             tensors): .float() copies the bf16 logits (2, alive in the caller)
+ *             Megatron-Bridge 21d102f5e submodule — and e223b92072; its native
+ *             fusion is megatron-fused, below): .float() copies the bf16 logits (2, alive in the caller)
  *             into fp32, subtracts the max, exponentiates and normalises in place
  *             and saves that softmax (4 kept): fwd 2; the backward updates it in
  *             place and autograd casts the fp32 gradient to the logits' bf16 (2)
  *             while it lives: bwd 2.
+ *   megatron-fused
+ *             the same code under --cross-entropy-loss-fusion (native, the
+ *             default impl): megatron/core/fusions/fused_cross_entropy.py at
+ *             338af5145 (the MCORE_TAG of NeMo r2.0.0rc1's Dockerfile.ci) runs
+ *             cross_entropy.py's steps in four jit_fuser functions, and jit_fuser
+ *             is torch.compile on torch >= 2.2 (megatron/core/jit.py; NeMo's
+ *             base image nvcr.io/nvidia/pytorch:24.02 ships a 2.3.0 nightly of
+ *             2024-01, dao-ailab/causal-conv1d v1.2.0.post2's CI; the 24.07
+ *             container's torch assumed >= 2.2 as well). The forward
+ *             keeps the fp32 softmax as the eager loss does (4 kept, fwd 2); the
+ *             compiled backward (calculate_gradients) scatters the target's −1
+ *             into the saved softmax, an index_put on a graph input that
+ *             Inductor runs on a fresh fp32 copy of it (clone, then the scatter),
+ *             before the pointwise kernel writes the product back into the
+ *             softmax and casts it to bf16: the copy (4) and the bf16 gradient
+ *             (2) at once: bwd 6. Measured (Liger-Kernel benchmark/data/
+ *             all_benchmark_data.csv, rows megatron_cross_entropy of #1260,
+ *             H100, 8192 tokens, V 4096..131072, fwd+bwd peak with the bf16
+ *             logits alive): 12 B per logit fused, 8 unfused.
  *   te        Transformer Engine's parallel_cross_entropy (Megatron-LM
  *             --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, set by
  *             Megatron-Bridge's performance scripts, scripts/performance/utils/
@@ -117,9 +135,24 @@
  *   megatron  cross_entropy.py's eager ops: .float() (6), max (4), the in-place
  *             subtract (8), exp (8), sum (4), div_ (8): fwd 38, 6 kernels; the
  *             in-place mul_ by grad_output (8) and autograd's cast of the fp32
- *             gradient to the logits' bf16 (6): bwd 14, 2 kernels (the native
- *             fusion, --cross-entropy-loss-fusion --cross-entropy-fusion-impl
- *             native, is not modelled apart).
+ *             gradient to the logits' bf16 (6): bwd 14, 2 kernels.
+ *   megatron-fused
+ *             the four compiled functions (Inductor's fusion assumed, no
+ *             generated code read): calculate_logits_max's .float() output
+ *             stored in the kernel that reduces its max (read 2, write 4);
+ *             calculate_predicted_logits' in-place subtract, exp and sum in one
+ *             reduction kernel that writes exp back into its input (4 + 4);
+ *             calculate_cross_entropy_loss' div_ (4 + 4): fwd 22, 3 kernels;
+ *             calculate_gradients' clone of the softmax (4 + 4), then one
+ *             pointwise kernel reading the copy and writing the softmax back
+ *             (the input's mutation) and the bf16 gradient (4 + 4 + 2): bwd 18,
+ *             2 kernels (the scatter of one value per row not counted, as
+ *             megatron's). The per-token scalars' kernels are not counted,
+ *             as for megatron. Liger-Kernel's H100 measurement above: fused
+ *             forward 11.81 ms, backward 6.42 (the fwd+bwd row less the
+ *             forward), unfused 15.81 and 5.43 at 8192 × 131072 logits: the
+ *             backward near these counts at the unfused loss's rate, the
+ *             forward slower than 22 B at that rate (28 B's worth).
  *   te        TE release_v2.16 triton/cross_entropy.py: online_softmax_kernel
  *             reads the bf16 logits (2), cross_entropy_kernel reads them and
  *             writes the gradient over them (2 + 2): fwd 6, 2 kernels; Megatron's
@@ -174,20 +207,23 @@ typedef enum tsl_loss_impl {
     TSL_LOSS_FUSED_XENTROPY = 5, /* flash-attn's fused xentropy kernel, in-place backward */
     TSL_LOSS_COMPOSER = 6,       /* llm-foundry under Composer: that kernel, a new gradient,
                                     and two train metrics' torch cross-entropy per micro-batch */
-    TSL_LOSS_IMPL_COUNT = 7
+    TSL_LOSS_MEGATRON_FUSED = 7, /* Megatron-core's --cross-entropy-loss-fusion, native:
+                                    vocab_parallel_cross_entropy's steps under torch.compile */
+    TSL_LOSS_IMPL_COUNT = 8
 } tsl_loss_impl_t;
 
 /* Bytes per logit the model's head figure already counts as kept (model.c
  * add_head: the fp32 logits kept for the loss). */
 #define TSL_LOSS_MODEL_KEPT_BYTES 4.0
 
-/* "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy", "composer";
- * NULL out of range. */
+/* "exec", "torch", "megatron", "te", "torch-compile", "fused-xentropy", "composer",
+ * "megatron-fused"; NULL out of range. */
 const char *tsl_loss_impl_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_loss_impl_parse(const char *name);
 /* The names above as a refusal lists them. */
-#define TSL_LOSS_IMPL_NAMES "exec, torch, megatron, te, torch-compile, fused-xentropy or composer"
+#define TSL_LOSS_IMPL_NAMES                                                                        \
+    "exec, torch, megatron, te, torch-compile, fused-xentropy, composer or megatron-fused"
 /* 0 when impl is an implementation that can price the plan, else -1 with err
  * naming the field loss_impl: under autocast the script's loss is torch's (exec,
  * the default, stands for it; the others are refused). */

@@ -28,7 +28,7 @@
  *                    array of the names
  *              LOSS  uint32_t holding a tsl_loss_impl_t (loss_impl.h), `--flag
  *                    NAME` (exec, torch, megatron, te, torch-compile, fused-xentropy,
- *                    composer),
+ *                    composer, megatron-fused),
  *                    proto uint32 (0: the
  *                    target's), JSON the name (0: absent from the CLI's view,
  *                    written as 0)
@@ -289,7 +289,8 @@
       "(eager cross_entropy over logits.float(), torchtitan), megatron "                           \
       "(vocab_parallel_cross_entropy), te (TE's fused loss), torch-compile (torch's under "        \
       "torch.compile), fused-xentropy (flash-attn's xentropy kernel), composer (llm-foundry "      \
-      "under Composer: that kernel and two train metrics' cross-entropy per micro-batch); "        \
+      "under Composer: that kernel and two train metrics' cross-entropy per micro-batch), "        \
+      "megatron-fused (Megatron-core's --cross-entropy-loss-fusion under torch.compile); "         \
       "default: the target's",                                                                     \
       "loss_impl", "loss_impl")                                                                    \
     X(attn_kernel, UINT, "attn-kernel", "KERNEL", 1, 4,                                            \

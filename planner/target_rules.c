@@ -2099,6 +2099,8 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
 /* The LM loss each stack's export runs (loss_impl.h):
  *   megatron    vocab_parallel_cross_entropy: Megatron-LM's default
  *               (--cross-entropy-loss-fusion off, TransformerConfig at 4415119);
+ *               its native fusion (megatron-fused) runs too, the export writing
+ *               --cross-entropy-loss-fusion;
  *   torchtitan  cross_entropy(pred.flatten(0, 1).float(), ...) eager (train.py
  *               loss_fn at 9dec370; loss_parallel under TP, sharded the same way),
  *               or the same under torch.compile (torch-compile: since the loss is
@@ -2223,7 +2225,8 @@ const char *tsl_target_recompute_instead(uint32_t t)
 
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)
 {
-    return impl == tsl_target_loss_impl(t) || (t == TSL_TARGET_MEGATRON && impl == TSL_LOSS_TE) ||
+    return impl == tsl_target_loss_impl(t) ||
+           (t == TSL_TARGET_MEGATRON && (impl == TSL_LOSS_TE || impl == TSL_LOSS_MEGATRON_FUSED)) ||
            (t == TSL_TARGET_TORCHTITAN && impl == TSL_LOSS_TORCH_COMPILE);
 }
 

@@ -2977,6 +2977,9 @@ static void test_autocast_memory(void)
  *             written into the logits in place)
  *   composer  2 B (the same saved logits); 2 B (llm-foundry's non-in-place backward
  *             writes a new bf16 gradient; cost model 120)
+ *   megatron-fused 4 B (megatron's fp32 softmax); max(2, 4 + 2) = 6 B: the compiled
+ *             backward's fp32 clone of the softmax beside the bf16 gradient (cost
+ *             model 186; megatron's 2 would not see it)
  * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank), and
  * torch's loss is loss_parallel's DTensor decomposition (torchtitan under TP):
  * max(2 + 4 + 4, 4 + 4 + 4) = 12 B transient per logit, not 8. */
@@ -2990,8 +2993,8 @@ static void test_loss_impl(void)
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
     const uint64_t L = 1024ull * 50257, x = 2ull * 1024 * 1024;
-    const uint64_t kept[] = {4, 4, 4, 2, 2, 2, 2}, peak[] = {2, 8, 2, 0, 2, 0, 2};
-    const uint64_t peak_tp[] = {2, 12, 2, 0, 2, 0, 2};
+    const uint64_t kept[] = {4, 4, 4, 2, 2, 2, 2, 4}, peak[] = {2, 8, 2, 0, 2, 0, 2, 6};
+    const uint64_t peak_tp[] = {2, 12, 2, 0, 2, 0, 2, 6};
     tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
     for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
         CHECK(strstr(TSL_LOSS_IMPL_NAMES, tsl_loss_impl_name(i)) != NULL,
@@ -3073,7 +3076,9 @@ static void test_loss_impl(void)
               tsl_loss_impl_parse("fused-xentropy") == TSL_LOSS_FUSED_XENTROPY &&
               tsl_loss_impl_parse("composer") == TSL_LOSS_COMPOSER &&
               strcmp(tsl_loss_impl_name(TSL_LOSS_COMPOSER), "composer") == 0 &&
-              tsl_loss_impl_name(7) == NULL,
+              tsl_loss_impl_parse("megatron-fused") == TSL_LOSS_MEGATRON_FUSED &&
+              strcmp(tsl_loss_impl_name(TSL_LOSS_MEGATRON_FUSED), "megatron-fused") == 0 &&
+              tsl_loss_impl_name(8) == NULL,
           "names");
     CHECK(tsl_target_loss_impl(TSL_TARGET_ANY) == TSL_LOSS_EXEC &&
               tsl_target_loss_impl(TSL_TARGET_TORCHTITAN) == TSL_LOSS_TORCH &&
@@ -3088,7 +3093,14 @@ static void test_loss_impl(void)
               tsl_loss_impl_ok(TSL_LOSS_EXEC, true, &err) == 0 &&
               tsl_loss_impl_ok(TSL_LOSS_TORCH, true, &err) == 0,
           "accepted: %s", err.msg);
-    CHECK(tsl_loss_impl_ok(7, false, &err) != 0 && strstr(err.msg, "loss_impl: 7"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(8, false, &err) != 0 && strstr(err.msg, "loss_impl: 8"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(TSL_LOSS_MEGATRON_FUSED, true, &err) != 0 && strstr(err.msg, "autocast"),
+          "megatron-fused under autocast: %s", err.msg);
+    /* Megatron-LM runs its native fusion; the other stacks do not */
+    CHECK(tsl_target_loss_runs(TSL_TARGET_MEGATRON, TSL_LOSS_MEGATRON_FUSED) &&
+              !tsl_target_loss_runs(TSL_TARGET_DEEPSPEED, TSL_LOSS_MEGATRON_FUSED) &&
+              !tsl_target_loss_runs(TSL_TARGET_TORCHTITAN, TSL_LOSS_MEGATRON_FUSED),
+          "megatron-fused by target");
     CHECK(tsl_loss_impl_ok(TSL_LOSS_COMPOSER, true, &err) != 0 && strstr(err.msg, "autocast"),
           "composer under autocast: %s", err.msg);
     CHECK(tsl_loss_impl_ok(TSL_LOSS_FUSED_XENTROPY, true, &err) != 0 && strstr(err.msg, "autocast"),

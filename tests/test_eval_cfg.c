@@ -37,8 +37,12 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     if (f == TSL_EXPORT_MEGATRON)
         copy.knobs.overlap_tp_dgrad = true;
     /* and each stack's LM loss is its own (loss_impl.h): an import reads it back so
-     * (TE's fused loss is not exported: today's Megatron-LM refuses it) */
-    copy.knobs.loss_impl = f != TSL_EXPORT_MEGATRON ? TSL_LOSS_TORCH : TSL_LOSS_MEGATRON;
+     * (TE's fused loss is not exported: today's Megatron-LM refuses it; the native
+     * fusion is, as --cross-entropy-loss-fusion) */
+    copy.knobs.loss_impl = f != TSL_EXPORT_MEGATRON ? TSL_LOSS_TORCH
+                           : cfg_in->knobs.loss_impl == TSL_LOSS_MEGATRON_FUSED
+                               ? TSL_LOSS_MEGATRON_FUSED
+                               : TSL_LOSS_MEGATRON;
     /* and each stack steps its own way (opt_step.h): Megatron-LM's MixedPrecision-
      * Optimizer (the export's --bf16), torchtitan's foreach AdamW after clipping */
     if (copy.knobs.opt_step == TSL_OPT_STEP_FUSED)
@@ -123,6 +127,11 @@ static void test_round_trips(void)
     /* TE's fused loss is not exported: Megatron-LM refuses it since 168cb15d70
      * (tests/test_export.c); an older line's --cross-entropy-fusion-impl te is still
      * read as loss_impl te (the line tests below) */
+    /* Megatron-core's native loss fusion (cost model 186): written as
+     * --cross-entropy-loss-fusion, read back as loss_impl megatron-fused */
+    tsl_eval_cfg_t fused = cfg;
+    fused.knobs.loss_impl = TSL_LOSS_MEGATRON_FUSED;
+    round_trip("GPT2-345M", "8xA100-80G", &fused, TSL_EXPORT_MEGATRON);
     /* an fp16 plan under Megatron-core's step with the loss scaler: written as --fp16
      * (with its fp32 reduce), read back so */
     tsl_eval_cfg_t fp16 = cfg;
@@ -356,14 +365,21 @@ static void test_knobs(void)
              "--tp-comm-overlap");
     mg_refuses(line, "--tp-comm-overlap needs --sequence-parallel");
     /* the LM loss (loss_impl.h): Megatron's vocab_parallel_cross_entropy, its native
-     * fusion the same tensors, TE's fused loss with --cross-entropy-fusion-impl te (a
-     * line of Megatron-LM before 168cb15d70, which refuses it since) */
+     * fusion under torch.compile (megatron-fused, cost model 186; 185 read it as
+     * megatron), TE's fused loss with --cross-entropy-fusion-impl te (a line of
+     * Megatron-LM before 168cb15d70, which refuses it since) */
     snprintf(line, sizeof line, "%s--bf16", base);
     CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_MEGATRON,
           "megatron's loss by default (%u, %s)", c.knobs.loss_impl, err.msg);
     snprintf(line, sizeof line, "%s--bf16 --cross-entropy-loss-fusion", base);
-    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_MEGATRON,
-          "the native fusion: megatron's (%u, %s)", c.knobs.loss_impl, err.msg);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 &&
+              c.knobs.loss_impl == TSL_LOSS_MEGATRON_FUSED,
+          "the native fusion: megatron-fused (%u, %s)", c.knobs.loss_impl, err.msg);
+    snprintf(line, sizeof line,
+             "%s--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl native", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 &&
+              c.knobs.loss_impl == TSL_LOSS_MEGATRON_FUSED,
+          "native named: megatron-fused (%u, %s)", c.knobs.loss_impl, err.msg);
     snprintf(line, sizeof line,
              "%s--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te", base);
     CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_TE,

@@ -191,7 +191,15 @@ static void test_megatron(void)
     plan.loss_impl = TSL_LOSS_TE;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "megatron: loss_impl te: Megatron-LM refuses");
     plan.loss_impl = TSL_LOSS_MEGATRON;
-    free(export_ok(TSL_EXPORT_MEGATRON, &plan));
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "cross-entropy"), "megatron's unfused loss: no flag:\n%s", text);
+    free(text);
+    /* Megatron-core's native fusion (cost model 186): its flag, the impl native by default */
+    plan.loss_impl = TSL_LOSS_MEGATRON_FUSED;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--cross-entropy-loss-fusion\n") && !strstr(text, "fusion-impl"),
+          "megatron-fused: --cross-entropy-loss-fusion:\n%s", text);
+    free(text);
     /* torch's compiled loss is torchtitan's, not a Megatron-LM line's */
     plan.loss_impl = TSL_LOSS_TORCH_COMPILE;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "loss_impl torch-compile");

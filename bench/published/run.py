@@ -410,7 +410,7 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--fp8", p["fp8"]]
     if p.get("fp8_impl"):  # who runs the recipe: te (Transformer Engine, the default) or torchao
         cmd += ["--fp8-impl", p["fp8_impl"]]
-    if p.get("loss_impl"):  # how the LM loss ran: exec (the default), torch, torch-compile, megatron, te, fused-xentropy, composer
+    if p.get("loss_impl"):  # how the LM loss ran: exec (the default), torch, torch-compile, megatron, te, fused-xentropy, composer, megatron-fused
         cmd += ["--loss-impl", p["loss_impl"]]
     if p.get("fp8_param_gather"):  # FP8 weights, all-gathered in FP8 (Megatron-Bridge's FP8 presets)
         cmd += ["--fp8-param-gather"]
