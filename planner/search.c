@@ -418,17 +418,21 @@ static int fp8_param_gather_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
-/* fp8_param_gather on cluster c: the recipe the request's FP8 plans would run (its
- * fp8_recipe, else its target's) where every GPU has it; else no FP8 plan is weighed and
- * the switch would price nothing. */
+/* Whether the request weighs FP8 plans on cluster c: the recipe they would run (its
+ * fp8_recipe, else its target's) where every GPU has it. 0 if so; else -1 with why. */
+static int fp8_plans_weighed(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *why)
+{
+    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
+    return tsl_cluster_fp8_ok(c, recipe, why);
+}
+
+/* fp8_param_gather on cluster c: where no FP8 plan is weighed the switch would price
+ * nothing. */
 static int fp8_param_gather_cluster_ok(const tsl_request_t *r, const tsl_cluster_t *c,
                                        tsl_err_t *err)
 {
-    if (!r->fp8_param_gather)
-        return 0;
-    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
     tsl_err_t why = {0};
-    if (tsl_cluster_fp8_ok(c, recipe, &why) == 0)
+    if (!r->fp8_param_gather || fp8_plans_weighed(r, c, &why) == 0)
         return 0;
     return tsl_err_set(err,
                        "fp8_param_gather: FP8 weights belong to FP8 plans, and no FP8 plan is "
@@ -473,11 +477,8 @@ static int module_prec_request_check(const tsl_request_t *r, tsl_err_t *err)
  * are weighed only where every GPU has the recipe they would run. */
 static int module_prec_cluster_ok(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
 {
-    if (!r->module_prec)
-        return 0;
-    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
     tsl_err_t why = {0};
-    if (tsl_cluster_fp8_ok(c, recipe, &why) == 0)
+    if (!r->module_prec || fp8_plans_weighed(r, c, &why) == 0)
         return 0;
     return tsl_err_set(err,
                        "module_precision: per-module precision overrides FP8 plans' modules, "

@@ -329,10 +329,10 @@ BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["op
 rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$BADSW")"
 expect "plan_json with opt_step a name" code INVALID_ARGUMENT
 expect_details "plan_json with opt_step a name" "^plan_json: plan: opt_step: expected a whole number, got a string"
-BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["loss_impl"]=7; print(json.dumps(p))' "$TMPD/plan.json")
+BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["loss_impl"]=99; print(json.dumps(p))' "$TMPD/plan.json")
 rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$BADSW")"
-expect "plan_json with loss_impl 7" code INVALID_ARGUMENT
-expect_details "plan_json with loss_impl 7" "loss_impl: 7 is not an implementation"
+expect "plan_json with loss_impl 99" code INVALID_ARGUMENT
+expect_details "plan_json with loss_impl 99" "loss_impl: 99 is not an implementation"
 rpc_to "$S" raw "$EV" "$(pb NoSuchModel 8xA100-80G "$PLAN")"
 expect "an unknown preset" code INVALID_ARGUMENT
 expect_details "an unknown preset" "^model_preset"
