@@ -999,16 +999,13 @@ static void test_rebalance_local_optimum(void)
  * found it only by moving a layer there and back. */
 static void test_reprice_own_partition(void)
 {
-    tsl_model_t m;
-    tsl_cluster_t c;
     tsl_err_t err = {0};
-    load("GPT2-345M", "2xA100-80G", &m, &c);
     tsl_request_t r;
     tsl_request_init(&r);
     r.global_batch = 8;
     r.top_k = 3;
     r.no_baselines = r.no_sublayer = r.no_bi_objective = true;
-    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(run_request("GPT2-345M", "2xA100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     const tsl_plan_t *two = NULL;
     for (uint32_t i = 0; i < res.n_top && two == NULL; i++)
         two = res.top[i].pp == 2 && res.top[i].n_micro == 2 ? &res.top[i] : NULL;
@@ -1019,8 +1016,6 @@ static void test_reprice_own_partition(void)
               "two stages: %u/%u, %s v %u, %.2f samples/s", two->stages[0].n_layers,
               two->stages[1].n_layers, tsl_pipesim_sched_name(two->schedule, two->interleave),
               two->interleave, two->samples_per_s);
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
 }
 
 static double best_with(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
