@@ -201,7 +201,9 @@ mg 0 "switched off, as Megatron-LM does" "--tensor-model-parallel-size 1 --seque
 # 2 GiB over 32 layers), is 80.6 GiB since cost model 186: its --cross-entropy-loss-fusion
 # (loss_impl megatron-fused) clones the fp32 softmax in the loss backward, 4 B over
 # 8192 x 128256 logits, over the H100's 80 GiB (an open question: NVIDIA ships the
-# script for H100s; no measured peak). Its import is checked on H200s, where it fits
+# script for H100s; no measured peak; bench/published/README.md "NVIDIA's Llama 3 8B FP8
+# example, term by term" reads every term against the pins). Its import is checked on
+# H200s, where it fits
 expect 2 "megatron: --rotary-base 1000000: the model llama3_8b has 500000" eval \
     --hf-config "$hf/llama3_8b.json" --cluster 8xH100-80G --no-search \
     --megatron-args "$(cat "$data/megatron_llama3_8b_h100_fp8.args")"
@@ -212,6 +214,21 @@ grep -q "global batch 128 = 16 micro-batches of 8" "$out" && grep -q "dp8+zero1"
     ok || bad "NVIDIA's llama3 8B fp8 example: $(cat "$out")"
 grep -q "precision: FP8 (delayed scaling)" "$out" && ok ||
     bad "NVIDIA's llama3 8B fp8 example is not priced in FP8: $(cat "$out")"
+# the audit's three parts on an H100-80G given 100 GB (the 405B test's device, below):
+# states 41.13 GiB (FP8 weights and their transposes, bf16 embedding and head, the bf16
+# gradient buffer, the optimizer's fp32 shards), the stash 33.57 (32 layers of 945 MiB,
+# the head's fp32 softmax), the loss backward's clone and bf16 gradient 5.87
+cat >"$dir/h100-100.json" <<'JS'
+{"gpu_types": {"H100-80G": {"memory_gb": 100}}, "nodes": [{"type": "H100-80G", "gpus": 8}]}
+JS
+expect 0 "" eval --hf-config "$hf/llama3_8b.json" --cluster "$dir/h100-100.json" --memory 100G \
+    --no-search --json --megatron-args "$(cat "$data/megatron_llama3_8b_h100_fp8.args") --rotary-base 500000"
+python3 - "$out" <<'PY' && ok || bad "NVIDIA's llama3 8B fp8 example, the audit's terms: $(head -c 400 "$out")"
+import json, sys
+st = json.load(open(sys.argv[1]))["plan"]["stages"][0]
+gib = lambda k: round(st[k] / 2**30, 2)
+assert (gib("ms_bytes"), gib("act_bytes"), gib("peak_bytes")) == (41.13, 33.57, 80.57), st
+PY
 # --tp-comm-overlap (TE's userbuffers, docs/cost-model.md "TP communication overlap"):
 # the plan prices it, the megatron export writes it, --megatron-args reads it back to the
 # same iteration time; without SP, or for another stack, refused naming the field
