@@ -53,7 +53,8 @@ static int te_prec_refused(const tsl_plan_opts_t *po)
     if (r->target && r->target != TSL_TARGET_MEGATRON && r->target < TSL_TARGET_COUNT) {
         fprintf(stderr,
                 "tesselctl: module_precision: --te-precision-config-file under --target %s: "
-                "linears at their own precision are Megatron-core's per-module quant_recipe; Tessel exports them "
+                "linears at their own precision are Megatron-core's per-module quant_recipe; "
+                "Tessel exports them "
                 "to megatron only: drop --te-precision-config-file or --target %s\n",
                 tsl_target_name(r->target), tsl_target_name(r->target));
         return tsl_errcode_exit(TSL_E_UNSUPPORTED);
