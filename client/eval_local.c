@@ -230,7 +230,7 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
                            "runs an FP8 recipe; give --fp8 RECIPE, or drop --fp8-impl",
                            tsl_fp8_impl_name((uint32_t)eo->fp8_impl),
                            eo->no_fp8 ? "--no-fp8" : "no --fp8, and none in the plan");
-    if ((eo->cfg.knobs.module_prec || g->module_prec) && fp8 == 0)
+    if (eo->cfg.knobs.module_prec && fp8 == 0)
         return tsl_err_set(err,
                            "module_precision: per-module precision on a plan without FP8 (%s): "
                            "Megatron-core overrides only a quantized recipe's modules; give "
@@ -244,6 +244,26 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
     return 0;
 }
 
+/* A configuration's per-module precision (a --megatron-args line's
+ * --te-precision-config-file, a plan document's module_precision) on a plan that runs
+ * no FP8 (--no-fp8 over the line's or the document's recipe): Megatron-core overrides
+ * a quantized autocast's modules only (override_nonquantized_autocast false), so it
+ * overrides nothing, as Megatron-LM runs such a line: noted and dropped, as plan does
+ * with --te-precision-config-file (plan_te_prec.c). --module-precision itself asks for
+ * the override and is refused (check_inert_flags). */
+static void config_module_prec_off(const tsl_eval_opts_t *eo, tsl_plan_t *g)
+{
+    uint32_t fp8 = eo->fp8_recipe ? eo->fp8_recipe : eo->no_fp8 ? 0 : g->fp8_recipe;
+    if (!g->module_prec || eo->cfg.knobs.module_prec || fp8 != 0)
+        return;
+    fprintf(stderr,
+            "tesselctl: eval: note: %s: its overrides apply inside a quantized autocast only, "
+            "and the plan runs no FP8 (%s), so nothing is overridden\n",
+            eo->megatron_args ? "--te-precision-config-file" : "the plan's module_precision",
+            eo->no_fp8 ? "--no-fp8" : "none in the plan");
+    g->module_prec = 0;
+}
+
 /* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step, --norm-impl,
  * --tp-sync, --ds-pipe-p2p, --ds-pipe-engine, --torch-pipelining and --nccl-no-tree set its
  * fp8_param_gather, fp8_impl, loss_impl, opt_step, norm_impl, tp_sync, ds_pipe_p2p,
@@ -253,7 +273,10 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
                       tsl_err_t *err)
 {
-    if (given_plan_of(eo, cfg, in, err) != 0 || check_inert_flags(eo, in->given, err) != 0)
+    if (given_plan_of(eo, cfg, in, err) != 0)
+        return -1;
+    config_module_prec_off(eo, in->given);
+    if (check_inert_flags(eo, in->given, err) != 0)
         return -1;
     json_t *p = json_object_get(in->doc, "plan") ? json_object_get(in->doc, "plan") : in->doc;
     if (eo->fp8_param_gather) {

@@ -661,14 +661,15 @@ static const struct option eval_long[] = {
 /* "4,8,8,6" into cfg->counts. */
 static int parse_counts(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
 {
-    char buf[512];
+    char buf[512], shown[TSL_ERR_SHOWN_MAX(40)];
     if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
         return tsl_err_set(err, "layers-per-stage: longer than %zu characters", sizeof buf - 1);
     cfg->n_counts = 0;
     /* every entry a count: "13,,13" (a slip) was read as 13,13 */
     for (char *rest = buf, *tok; (tok = strsep(&rest, ",")) != NULL;) {
         if (!*tok)
-            return tsl_err_set(err, "layers-per-stage: an empty entry in '%s'", text);
+            return tsl_err_set(err, "layers-per-stage: an empty entry in '%s'",
+                               tsl_err_shown(text, 40, shown, sizeof shown));
         if (cfg->n_counts == TSL_PLAN_MAX_STAGES)
             return tsl_err_set(err, "layers-per-stage: more than %u stages", TSL_PLAN_MAX_STAGES);
         if (tsl_parse_u32("layers-per-stage", tok, 1, TSL_PLAN_MAX_LAYERS,
@@ -687,7 +688,7 @@ static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
     else if (strcmp(text, "none") == 0)
         cfg->ckpt = TSL_EVAL_CKPT_NONE;
     else
-        return tsl_err_set(err, "ckpt: '%s' is not full, selective or none", text);
+        return tsl_word_refused(err, "ckpt", text, "full, selective or none");
     return 0;
 }
 
@@ -696,8 +697,7 @@ static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
 {
     int sc = tsl_pipesim_sched_parse(text);
     if (sc < 0)
-        return tsl_err_set(err, "schedule: '%s' is not 1f1b, interleaved, zbh1, zbv or dualpipev",
-                           text);
+        return tsl_word_refused(err, "schedule", text, "1f1b, interleaved, zbh1, zbv or dualpipev");
     cfg->schedule = (uint32_t)sc;
     return 0;
 }
@@ -755,8 +755,8 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_CP_COMM: {
         int comm = tsl_cp_comm_parse(optarg);
         if (comm < 0)
-            return tsl_err_set(err, "cp-comm: '%s' is not p2p, a2a, allgather or torch-allgather",
-                               optarg);
+            return tsl_word_refused(err, "cp-comm", optarg,
+                                    "p2p, a2a, allgather or torch-allgather");
         c->knobs.cp_comm = (uint32_t)comm;
         eo->cp_comm_given = true;
         return 0;
@@ -831,10 +831,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_ATTN_KERNEL: {
         int k = tsl_attn_kernel_parse(optarg);
         if (k <= 0)
-            return tsl_err_set(err,
-                               "attn-kernel: '%.40s' is not flash2 (1), cudnn (2), flash1 (3) or "
-                               "flash1-triton (4)",
-                               optarg);
+            return tsl_word_refused(err, "attn-kernel", optarg,
+                                    "flash2 (1), cudnn (2), flash1 (3) or flash1-triton (4)");
         eo->attn_kernel = (uint32_t)k;
         return 0;
     }
@@ -853,9 +851,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)
-            return tsl_err_set(
-                err, "fp8: '%s' is not a recipe (delayed, tensorwise, blockwise, mxfp8, nvfp4)",
-                optarg);
+            return tsl_word_refused(err, "fp8", optarg,
+                                    "a recipe (delayed, tensorwise, blockwise, mxfp8, nvfp4)");
         eo->fp8_recipe = (uint32_t)rc;
         return 0;
     }
@@ -864,25 +861,24 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_FP8_IMPL:
         eo->fp8_impl = tsl_fp8_impl_parse(optarg);
         if (eo->fp8_impl < 0)
-            return tsl_err_set(err, "fp8-impl: '%s' is not te or torchao", optarg);
+            return tsl_word_refused(err, "fp8-impl", optarg, "te or torchao");
         return 0;
     case OPT_LOSS_IMPL:
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
-            return tsl_err_set(err, "loss-impl: '%s' is not " TSL_LOSS_IMPL_NAMES, optarg);
+            return tsl_word_refused(err, "loss-impl", optarg, TSL_LOSS_IMPL_NAMES);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);
         if (eo->opt_step < 0)
-            return tsl_err_set(err,
-                               "opt-step: '%s' is not fused, megatron, megatron-fp16, torch, "
-                               "deepspeed-fp16, megatron-core-fp16, torch-loop or composer",
-                               optarg);
+            return tsl_word_refused(err, "opt-step", optarg,
+                                    "fused, megatron, megatron-fp16, torch, deepspeed-fp16, "
+                                    "megatron-core-fp16, torch-loop or composer");
         return 0;
     case OPT_NORM_IMPL:
         eo->norm_impl = tsl_norm_impl_parse(optarg);
         if (eo->norm_impl < 0)
-            return tsl_err_set(err, "norm-impl: '%s' is not te or apex", optarg);
+            return tsl_word_refused(err, "norm-impl", optarg, "te or apex");
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;
@@ -1028,8 +1024,9 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
         }
     }
     if (optind < argc) {
+        char shown[TSL_ERR_SHOWN_MAX(40)];
         fprintf(stderr, "tesselctl: eval: unexpected argument '%s'; see tesselctl eval --help\n",
-                argv[optind]);
+                tsl_err_shown(argv[optind], 40, shown, sizeof shown));
         return TSL_EXIT_USAGE;
     }
     int rc = check_sources(&eo);

@@ -15,7 +15,6 @@
 #include "attn_kernel.h"
 #include "commands.h"
 #include "export.h"
-#include "megatron_te_prec.h"
 #include "module_prec.h"
 #include "names.h"
 #include "path_kind.h"
@@ -69,7 +68,9 @@ static const char plan_usage_tail[] =
     "                      Megatron-LM's per-module precision YAML (relative to the\n"
     "                      current directory), read into --module-precision as eval\n"
     "                      --megatron-args reads it (Megatron-core's matchers over its\n"
-    "                      module paths); not beside --module-precision\n"
+    "                      module paths); not beside --module-precision; where no FP8\n"
+    "                      plan is weighed (--no-fp8, a GPU without FP8) noted and\n"
+    "                      not used, as Megatron-LM overrides nothing then\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -137,10 +138,9 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                 return 0;
             }
             if (arg[0] < '0' || arg[0] > '9')
-                return tsl_err_set(err,
-                                   "%s: '%.40s' is not a recipe (1 delayed, 2 tensorwise, "
-                                   "3 blockwise, 4 mxfp8, 5 nvfp4)",
-                                   o->flag, arg);
+                return tsl_word_refused(err, o->flag, arg,
+                                        "a recipe (1 delayed, 2 tensorwise, 3 blockwise, "
+                                        "4 mxfp8, 5 nvfp4)");
         }
         /* the attention kernel by its name too (flash2, cudnn, flash1, flash1-triton), as
            eval reads it (attn_kernel.h); a number outside 1..4 is refused as out of range */
@@ -151,10 +151,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                 return 0;
             }
             if (arg[0] < '0' || arg[0] > '9')
-                return tsl_err_set(err,
-                                   "%s: '%.40s' is not 1 (flash2), 2 (cudnn), 3 (flash1) or 4 "
-                                   "(flash1-triton)",
-                                   o->flag, arg);
+                return tsl_word_refused(err, o->flag, arg,
+                                        "1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)");
         }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
@@ -170,7 +168,7 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_LOSS: {
         int i = tsl_loss_impl_parse(arg);
         if (i < 0)
-            return tsl_err_set(err, "%s: '%s' is not " TSL_LOSS_IMPL_NAMES, o->flag, arg);
+            return tsl_word_refused(err, o->flag, arg, TSL_LOSS_IMPL_NAMES);
         *(uint32_t *)field = (uint32_t)i;
         return 0;
     }
@@ -193,6 +191,13 @@ int tsl_model_name_check(const char *name, tsl_err_t *err)
     if (tsl_name_bad_char(name, "/"))
         return tsl_err_set(err, "name: '%s' holds a '/', a quote or a control character", shown);
     return 0;
+}
+
+int tsl_word_refused(tsl_err_t *err, const char *field, const char *text, const char *choices)
+{
+    char shown[TSL_ERR_SHOWN_MAX(40)];
+    return tsl_err_set(err, "%s: '%s' is not %s", field,
+                       tsl_err_shown(text, 40, shown, sizeof shown), choices);
 }
 
 int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t *err)
@@ -222,13 +227,14 @@ static int export_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
  * refuses them alike. */
 static int nodes_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
 {
+    char shown[TSL_ERR_SHOWN_MAX(40)];
     for (const char *p = arg;; p++) {
         size_t len = strcspn(p, ",");
         if (len == 0)
             return tsl_err_set(err,
                                "nodes: '%s' has an empty name; give the workers' names, "
                                "e.g. --nodes gpu1,gpu2 (or --cluster registered for all)",
-                               arg);
+                               tsl_err_shown(arg, 40, shown, sizeof shown));
         p += len;
         if (*p == '\0')
             break;
@@ -277,7 +283,6 @@ static const struct option fixed_long[] = {
     {"force", no_argument, 0, OPT_FORCE},
     {"export", required_argument, 0, OPT_EXPORT},
     {"trace", required_argument, 0, OPT_TRACE},
-    {"force", no_argument, 0, OPT_FORCE},
     {"nodes", required_argument, 0, OPT_NODES},
     {"profile", required_argument, 0, OPT_PROFILE},
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
@@ -357,34 +362,6 @@ static void plan_usage(FILE *f)
     fputs(plan_usage_tail, f);
 }
 
-/* --te-precision-config-file PATH into req.module_prec, read as eval --megatron-args
- * reads it (megatron_te_prec.h) once every option is in: the recipe its modules are
- * checked against is the FP8 plans' (--fp8-recipe, else the target's: tsl_target_fp8_recipe),
- * the MTP depths --mtp-layers' (assumed: none where it is not given, the model's own
- * depths not being known before the model is loaded). --module-precision gives the
- * same field: refused beside it. 0, or an exit code (reported). */
-static int te_prec_file(tsl_plan_opts_t *po)
-{
-    tsl_request_t *r = &po->req;
-    tsl_err_t err = {0};
-    if (!po->te_prec_file)
-        return TSL_EXIT_OK;
-    if (r->module_prec) {
-        fputs("tesselctl: plan: --module-precision and --te-precision-config-file both give "
-              "the per-module precision (module_precision); give one\n",
-              stderr);
-        return TSL_EXIT_USAGE;
-    }
-    uint32_t recipe = r->fp8_recipe ? r->fp8_recipe : tsl_target_fp8_recipe(r->target);
-    if (tsl_megatron_te_prec_read(po->te_prec_file, recipe, r->no_mtp ? 0 : r->mtp_layers,
-                                  &r->module_prec, &err) != 0) {
-        fprintf(stderr, "tesselctl: %s\n", err.msg);
-        return tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID
-                                                                 : tsl_err_code(&err));
-    }
-    return TSL_EXIT_OK;
-}
-
 int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
 {
     struct option longopts[N_FIXED + N_REQ_OPTS + N_ALIASES + 1];
@@ -415,8 +392,9 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
         }
     }
     if (optind < argc) {
+        char shown[TSL_ERR_SHOWN_MAX(40)];
         fprintf(stderr, "tesselctl: plan: unexpected argument '%s'; see tesselctl plan --help\n",
-                argv[optind]);
+                tsl_err_shown(argv[optind], 40, shown, sizeof shown));
         return TSL_EXIT_USAGE;
     }
     if (po.sweep && po.req.global_batch != 0) {
@@ -449,7 +427,7 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
                         "are priced in this process)\n");
         return TSL_EXIT_USAGE;
     }
-    int rc = te_prec_file(&po);
+    int rc = tsl_plan_te_prec(&po);
     if (rc != TSL_EXIT_OK)
         return rc;
     if (po.nodes && !po.cluster)

@@ -78,14 +78,16 @@ int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t
 {
     if (text == NULL || *text == '\0')
         return tsl_err_set(err, "%s: missing size; use e.g. 16G or 512M", field);
+    char shown[TSL_ERR_SHOWN_MAX(64)]; /* text as a message may show it (err.h) */
+    const char *s = tsl_err_shown(text, 64, shown, sizeof shown);
     if (flags & TSL_SIZE_STRICT) {
         if (parse_strict(text, out) != 0)
             return tsl_err_set(err, "%s: '%s' is not a whole number (K, M, G, T suffixes allowed)",
-                               field, text);
+                               field, s);
         return 0;
     }
     if (*text == '-')
-        return tsl_err_set(err, "%s: '%s' is negative; sizes must be positive", field, text);
+        return tsl_err_set(err, "%s: '%s' is negative; sizes must be positive", field, s);
     /* DIGITS [. DIGITS] [UNIT]: no sign, blank, exponent or hex (strtod took "0x10G"
      * as 16 GiB and "1e3" as 1000) */
     const char *p = text, *frac = NULL;
@@ -108,21 +110,21 @@ int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t
         return tsl_err_set(err,
                            "%s: '%s' is ambiguous: %s may mean powers of 1000 or of 1024; "
                            "write %.*s%c or %.*s%ciB (powers of 1024, as GPU memory is sized)",
-                           field, text, p, (int)(p - text), text, toupper((unsigned char)*p),
+                           field, s, p, (int)(p - text), text, toupper((unsigned char)*p),
                            (int)(p - text), text, toupper((unsigned char)*p));
     if (p == text || unit_shift(p, &shift) != 0)
-        return tsl_err_set(err, "%s: '%s' is not a size; write %s", field, text, size_form);
+        return tsl_err_set(err, "%s: '%s' is not a size; write %s", field, s, size_form);
     uint64_t part = 0;
     if (fraction_bytes(frac, nfrac, shift, &part) != 0)
         return tsl_err_set(err,
                            "%s: '%s' is not a whole number of bytes; a fraction needs a unit "
                            "that makes it whole (1.5G, 0.25M), or give the bytes",
-                           field, text);
+                           field, s);
     if (big || (shift && whole > (UINT64_MAX >> shift)) || (whole << shift) > UINT64_MAX - part)
-        return tsl_err_set(err, "%s: '%s' is too large", field, text);
+        return tsl_err_set(err, "%s: '%s' is too large", field, s);
     uint64_t bytes = (whole << shift) + part;
     if (bytes == 0)
-        return tsl_err_set(err, "%s: '%s' must be greater than zero", field, text);
+        return tsl_err_set(err, "%s: '%s' must be greater than zero", field, s);
     *out = bytes;
     return 0;
 }
@@ -140,13 +142,15 @@ int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t ma
     const char *p = text;
     while (isspace((unsigned char)*p))
         p++;
+    char shown[TSL_ERR_SHOWN_MAX(64)]; /* text as a message may show it (err.h) */
+    const char *s = tsl_err_shown(text, 64, shown, sizeof shown);
     if (*p == '-')
-        return tsl_err_set(err, "%s: '%s' is negative; must be %u..%u", field, text, min, max);
+        return tsl_err_set(err, "%s: '%s' is negative; must be %u..%u", field, s, min, max);
     errno = 0;
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
     if (end == p || *end != '\0' || (errno != 0 && errno != ERANGE))
-        return tsl_err_set(err, "%s: '%s' is not a whole number", field, text);
+        return tsl_err_set(err, "%s: '%s' is not a whole number", field, s);
     if (errno == ERANGE) /* digits past 2^64: a whole number, too large */
         return tsl_err_set(err, "%s: %s is out of range; must be %u..%u", field, p, min, max);
     if (v < min || v > max)
@@ -172,7 +176,9 @@ int tsl_parse_choice(const char *field, const char *text, const char *const *wor
                                 : i + 1 == n ? " or "
                                              : ", ",
                                 words[i]);
-    return tsl_err_set(err, "%s: '%s' is not %s", field, text ? text : "", list);
+    char shown[TSL_ERR_SHOWN_MAX(64)]; /* text as a message may show it (err.h) */
+    return tsl_err_set(err, "%s: '%s' is not %s", field,
+                       tsl_err_shown(text ? text : "", 64, shown, sizeof shown), list);
 }
 
 int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
@@ -185,8 +191,11 @@ int tsl_parse_double(const char *field, const char *text, double min, double max
     double v = strtod(text, &end);
     /* strtod reads C's hexadecimal floats: 0x10 was taken as 16, where Python's
      * float() (argparse, Megatron-LM) and every other flag refuse it */
-    if (end == text || *end != '\0' || isnan(v) || strpbrk(text, "xX") != NULL)
-        return tsl_err_set(err, "%s: '%s' is not a number", field, text);
+    if (end == text || *end != '\0' || isnan(v) || strpbrk(text, "xX") != NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(64)]; /* text as a message may show it (err.h) */
+        return tsl_err_set(err, "%s: '%s' is not a number", field,
+                           tsl_err_shown(text, 64, shown, sizeof shown));
+    }
     /* 1e999, inf: a number past any bound (1e-999 underflows to 0, checked as 0) */
     if (!isfinite(v) || (errno == ERANGE && fabs(v) >= 1))
         return tsl_err_set(err, "%s: %s is out of range; must be %g..%g", field, text, min, max);

@@ -41,10 +41,11 @@ int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err)
             return 0;
         }
     }
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* a value's escape sequence, not acted on */
     return tsl_err_set(err,
-                       "target: '%.40s' is not one of megatron, deepspeed, torchtitan, "
+                       "target: '%s' is not one of megatron, deepspeed, torchtitan, "
                        "galvatron",
-                       name);
+                       tsl_err_shown(name, 40, shown, sizeof shown));
 }
 
 int tsl_target_parse_flag(const char *arg, uint32_t *out, tsl_err_t *err)

@@ -2,14 +2,21 @@
 """Throw malformed input at tesselctl, the way a hostile scheduler would.
 
     tests/cli_fuzz.py TESSELCTL [--seed N] [--jobs J] [--timeout S] [--only FAMILY]
-                      [--list] [--log FILE]
+                      [--flag FLAG] [--list] [--check-flags] [--log FILE]
 
 A deterministic generator (one seed: the same cases every run) mutates the valid
 inputs the docs and tests/data show: short cluster specs, cluster JSON, HF
 config.json, plan documents for `eval --plan`, Tessel profiles (`--profile`),
 Galvatron profile folders (`--galvatron-profile`), AMP .npy profiles, Megatron-LM
-argument strings, torchtitan TOML, and every numeric flag of plan / eval with
-0, -1, 1e308, NaN, text, overflowing and empty values. Each case runs with a
+argument strings, torchtitan TOML, and every valued flag that `plan --help` and
+`eval --help` list: numbers with 0, -1, 1e308, NaN, text, overflowing, empty and
+escape-sequence values, names (IMPL, RECIPE, ...) and lists with words and lists no
+parser takes, files and folders (PATH, FILE, DIR) with missing, empty, binary and
+folder paths; their switches join the random combinations. The flags are read from
+the --help texts (their metavars say what a value is), so a new flag is fuzzed
+without an edit; one whose metavar the script does not know, or a table here naming
+a flag --help lost, fails `--check-flags` (the meson test cli_fuzz_flags, suite cli),
+which prints how each flag is fuzzed and runs no case. Each case runs with a
 timeout; the script reports (and exits 1 on) any of:
 
   sanitizer   an AddressSanitizer / UBSan / LeakSanitizer report on stderr
@@ -47,7 +54,7 @@ BAD_NUMBERS = ["0", "-1", "1e308", "-1e308", "nan", "NaN", "inf", "-inf", "abc",
                " ", "1.5", "0x10", "3x", "4294967296", "4294967297",
                "18446744073709551615", "18446744073709551617", "9223372036854775808",
                "99999999999999999999999999", "1e-308", "-0", "+5", "00000000000000000008",
-               "2147483648", "65537", "1,2"]
+               "2147483648", "65537", "1,2", "1\x1b[2J"]
 JSON_BAD_VALUES = [0, -1, 1e308, -1e308, 1.5, 4294967297, 18446744073709551617,
                    9223372036854775807, "", "abc", None, True, [], {}, [1, 2],
                    1e-308, 2147483648]
@@ -315,22 +322,165 @@ def hf_cases(rng):
     return out
 
 
-# ---- numeric flags ----------------------------------------------------------
+# ---- the flags of plan --help and eval --help -----------------------------------
 
-EVAL_NUM = ["--tp", "--pp", "--dp", "--sdp", "--mbs", "--micro", "--batch", "--zero",
-            "--interleave", "--cp", "--ep", "--etp", "--vp-group", "--mtp-layers",
-            "--bf16-layers-start", "--bf16-layers-end", "--cpu-offload-layers",
-            "--grad-reduce-bytes", "--grad-buf-bytes", "--moe-imbalance",
-            "--moe-capacity-factor", "--seq-len", "--memory", "--layers-per-stage",
-            "--attn-kernel", "--opt-step", "--fp8", "--loss-impl", "--ckpt",
-            "--schedule", "--recompute-modules", "--strategy", "--cp-comm", "--target",
-            "--fp8-impl", "--timeout"]
-PLAN_NUM = ["--batch", "--max-batch", "--top-k", "--pp", "--memory", "--memory-reserve",
-            "--seq-len", "--cp", "--ep", "--etp", "--vp-group", "--mtp-layers",
-            "--grad-reduce-bytes", "--grad-buf-bytes", "--moe-imbalance",
-            "--moe-capacity-factor", "--bf16-layers-start", "--bf16-layers-end",
-            "--cpu-offload-layers", "--attn-kernel", "--fp8-recipe", "--loss-impl",
-            "--recompute-modules", "--target", "--export", "--timeout"]
+# Every option line of a --help text ("  --flag META  help", a few flags to a line:
+# "--tp N --pp N", "--overlap-grad-reduce, --no-overlap-grad-reduce", "[--switch]")
+# gives the flags the fuzzer feeds; its metavar (an upper-case word) says what a value
+# is, so a new flag is fuzzed without an edit here, and a metavar not in KINDS fails
+# (--check-flags, the meson test cli_fuzz_flags) until someone says how to fuzz it.
+KINDS = {"N": "number", "X": "number", "C": "number", "US": "number", "SIZE": "number",
+         "V": "number", "S": "number", "IMPL": "word", "RECIPE": "word", "STEP": "word",
+         "KERNEL": "word", "MODE": "word", "NAME": "word", "TYPE": "word", "STACK": "word",
+         "FORMAT": "word", "LIST": "list", "A,B": "list", "A,B,...": "list", "TEXT": "word",
+         "PATH": "file", "FILE": "file", "DIR": "file", "SPEC": "family", "ADDR": "skip"}
+# flags whose values a family of their own feeds (spec, megatron, profile, ...), or
+# that need what the fuzzer does not run (a daemon)
+OWN_FAMILY = {"--cluster": "spec and cluster_json", "--megatron-args": "megatron",
+              "--server": "needs tesseld", "--nodes": "needs tesseld (registered workers)",
+              "--model": "other (names)", "--name": "hf (names)"}
+# switches left out of the random combinations: they change what is printed or
+# where it runs, not what is priced
+NOT_COMBINED = {"--local", "--json", "--help", "--no-search", "--force", "--sweep"}
+OPT_LINE = re.compile(r"^  \[?--[a-z0-9]")
+FLAG_TOKEN = re.compile(r"^\[?(--[a-z0-9][a-z0-9-]*)\]?,?$")
+META_TOKEN = re.compile(r"^([A-Z][A-Z0-9_]*(?:,[A-Z.]+)*),?$")
+
+
+def help_flags(ctl, cmd):
+    """{flag: metavar ("" a switch)} of `tesselctl CMD --help`'s option lines: the
+    flags at a line's start, each with the upper-case word one space after it (the
+    help starts two spaces on, or one after a metavar where the flag is long), up to
+    the first other word."""
+    r = subprocess.run([ctl, cmd, "--help"], capture_output=True, text=True, timeout=60)
+    flags = {}
+    for line in r.stdout.splitlines():
+        if not OPT_LINE.match(line):
+            continue
+        words = re.findall(r"(\S+)(\s*)", line)
+        i = 0
+        while i < len(words) and FLAG_TOKEN.match(words[i][0]):
+            flag, meta = FLAG_TOKEN.match(words[i][0]).group(1), ""
+            if (words[i][1] == " " and i + 1 < len(words) and
+                    META_TOKEN.match(words[i + 1][0])):
+                meta = META_TOKEN.match(words[i + 1][0]).group(1)
+                i += 1
+            flags[flag] = meta
+            i += 1
+    return flags
+
+
+def flag_kind(flag, meta):
+    if flag in OWN_FAMILY:
+        return "family"
+    if not meta:
+        return "switch"
+    return KINDS.get(meta, "unknown")
+
+
+FLAGS = {}   # "plan" / "eval": {flag: metavar}, filled by main from the --help texts
+
+
+def check_flags():
+    """Print every flag of the two --help texts with how it is fuzzed; 1 where a
+    metavar has no kind, a text lists too few flags (a --help that lost its options),
+    or a table here names a flag the --help texts do not have (gone stale)."""
+    bad = 0
+    for cmd in ("plan", "eval"):
+        if len(FLAGS[cmd]) < 40:
+            print("not ok - tesselctl %s --help: %d option(s) read" % (cmd, len(FLAGS[cmd])))
+            bad += 1
+        for f, meta in sorted(FLAGS[cmd].items()):
+            k = flag_kind(f, meta)
+            print("%s %s %s%s: %s" % ("not ok -" if k == "unknown" else "ok -", cmd, f,
+                                     " " + meta if meta else "", k))
+            bad += k == "unknown"
+        # a valued flag the random combinations would never set
+        lack = [f for f in fuzzed_flags(cmd, ("number", "word", "list"))
+                if f not in EVAL_VALS and f not in NOT_IN_COMBOS]
+        print(("not ok" if lack else "ok") + " - EVAL_VALS has values of every valued flag of "
+              "%s --help%s" % (cmd, ": not " + " ".join(lack) if lack else ""))
+        bad += bool(lack)
+    known = set(FLAGS["plan"]) | set(FLAGS["eval"])
+    tables = [("EVAL_VALS", EVAL_VALS), ("FLAG_BASE", FLAG_BASE), ("OWN_FAMILY", OWN_FAMILY),
+              ("GOOD_VALUE", GOOD_VALUE), ("NOT_IN_COMBOS", NOT_IN_COMBOS),
+              ("NOT_COMBINED", NOT_COMBINED - {"--help"})]
+    for name, t in tables:
+        stale = sorted(set(t) - known)
+        print(("not ok" if stale else "ok") + " - %s names only flags of the --help texts%s"
+              % (name, ": not " + " ".join(stale) if stale else ""))
+        bad += bool(stale)
+    return 1 if bad else 0
+
+
+BAD_WORDS = BAD_NUMBERS[:12] + ["bogus", "TE", " te", "te ", "te,te", "x" * 300, "te\nINFO x",
+                                "te\x1b[2J", "1e3", "-"]
+BAD_LISTS = ["", ",", ",,", "x", "x=", "=bf16", "linear_qkv=", "linear_qkv=bf16,",
+             ",linear_qkv=bf16", "linear_qkv=bf16,,linear_fc1=mxfp8",
+             "linear_qkv=bf16,linear_qkv=mxfp8", "linear_qkv=fp4", "LINEAR_QKV=bf16",
+             "linear_qkv==bf16", "linear_qkv=bf16=bf16", "mlp,,moe", "mlp,", " mlp", "mlp, moe",
+             "core_attn,core_attn", "attn,attn", "1,1", "-1,2", "4294967309,1", "a" * 600,
+             ",".join(["mlp"] * 200), "mlp\nINFO x", "0", "-1", "nan"]
+# a file flag's value: "@f" a file of that text written for the case, "@d" a folder
+BAD_FILES = [("", None), ("/nonexistent/x", None), ("@f", ""), ("@f", "\x00\x01\x02"),
+             ("@f", "{"), ("@f", "[" * 100000), ("@f", "a: [b\n"), ("@d", "dir"),
+             ("/dev/null", None), ("@f", "configs:\n  x: 1\n" * 2000),
+             ("@f", "\xef\xbb\xbf" + "{}"), ("@f\nINFO x", None)]
+
+# the case a flag is fed in, where eval_base / plan_base (GPT2-345M on A100s, bf16)
+# would refuse it before its value is used: MoE degrees need experts, FP8's options a
+# GPU with FP8 and a recipe
+MOE = "moe"
+FP8 = "fp8"
+FLAG_BASE = {"--ep": MOE, "--etp": MOE, "--moe-imbalance": MOE, "--moe-capacity-factor": MOE,
+             "--fp8-impl": FP8, "--module-precision": FP8, "--te-precision-config-file": FP8,
+             "--bf16-layers-start": FP8, "--bf16-layers-end": FP8, "--fp8-recipe": FP8,
+             "--fp8": FP8, "--fp8-amax-tp-only": FP8, "--fp8-param-gather": FP8,
+             "--moe-bf16-experts": FP8, "--moe-fp8-dispatch": MOE,
+             "--moe-alltoall-dispatcher": MOE, "--moe-flex-dispatcher": MOE,
+             "--moe-a2a-overlap": MOE, "--moe-unfused-permute": MOE, "--moe-fused-mlp": MOE,
+             "--moe-pad-to-capacity": MOE}
+# a flag's valid value where the fuzzer sets one (the bases, combinations)
+GOOD_VALUE = {"--fp8": "tensorwise", "--fp8-recipe": "tensorwise"}
+
+
+def fuzzed_flags(cmd, kinds):
+    """The flags of CMD's --help whose kind is one of kinds, sorted."""
+    return sorted(f for f, m in FLAGS.get(cmd, {}).items() if flag_kind(f, m) in kinds)
+
+
+def _flag_base(cmd, flag, bases):
+    """The case a flag's hostile values go into: the MoE or FP8 one where FLAG_BASE
+    says so; a whole plan (--plan, --torchtitan, --strategy) beside no degrees."""
+    kind = FLAG_BASE.get(flag, "")
+    if cmd == "eval" and flag in ("--plan", "--torchtitan", "--strategy", "--megatron-args"):
+        kind = "plain"
+    base = bases[cmd, kind]
+    if flag == "--hf-config":   # in place of the preset, not beside it
+        i = base.index("--model")
+        base = base[:i] + base[i + 2:]
+    return base
+
+
+def _value_cases(cmd, flag, meta, base):
+    """(argv, files, must_fail) for each hostile value of the flag's kind."""
+    kind = flag_kind(flag, meta)
+    if kind == "number":
+        return [(_replace_flag(base, flag, v), None, v in ("-1", "abc", "", "nan", "1e308"))
+                for v in BAD_NUMBERS]
+    if kind == "word":
+        return [(_replace_flag(base, flag, v), None, v in ("bogus", "abc", "", "x" * 300))
+                for v in BAD_WORDS]
+    if kind == "list":
+        return [(_replace_flag(base, flag, v), None, v in ("x", "=bf16", "a" * 600))
+                for v in BAD_LISTS]
+    if kind == "file":
+        out = []
+        for v, text in BAD_FILES:
+            files = {"d/x": ""} if text == "dir" else {"f": text} if text is not None else None
+            out.append((_replace_flag(base, flag, v), files, v in ("", "/nonexistent/x")))
+        return out
+    return []
 
 
 def flag_cases(rng):
@@ -341,17 +491,25 @@ def flag_cases(rng):
                 "--no-search", "--tp", "2", "--pp", "4", "--ep", "4", "--batch", "64"]
     plan_base = ["plan", "--local"] + M345 + ["--cluster", "2xA100-80G", "--batch", "8",
                                               "--no-baselines", "--no-pp"]
-    extra = ["--memory", "16G"]
-    for f in EVAL_NUM:
-        for v in BAD_NUMBERS:
-            base = moe_base if f in ("--ep", "--etp", "--moe-imbalance",
-                                     "--moe-capacity-factor") else eval_base
-            argv = _replace_flag(base, f, v)
-            out.append(Case("eval_flag", argv, must_fail=v in ("-1", "abc", "", "nan", "1e308")))
-    for f in PLAN_NUM:
-        for v in BAD_NUMBERS:
-            argv = _replace_flag(plan_base, f, v)
-            out.append(Case("plan_flag", argv, must_fail=v in ("-1", "abc", "", "nan", "1e308")))
+    bases = {("eval", ""): eval_base, ("eval", MOE): moe_base,
+             ("eval", FP8): _replace_flag(eval_base, "--cluster", "8xH100-80G") +
+             ["--fp8", GOOD_VALUE["--fp8"]],
+             ("eval", "plain"): ["eval", "--local"] + M345 + C8 + ["--no-search"],
+             ("plan", ""): plan_base, ("plan", MOE): plan_base,
+             ("plan", FP8): _replace_flag(plan_base, "--cluster", "2xH100-80G") +
+             ["--fp8-recipe", GOOD_VALUE["--fp8-recipe"]]}
+    for cmd in ("eval", "plan"):
+        for f in fuzzed_flags(cmd, ("number", "word", "list", "file")):
+            base = _flag_base(cmd, f, bases)
+            for argv, files, must_fail in _value_cases(cmd, f, FLAGS[cmd][f], base):
+                out.append(Case(cmd + "_flag", argv, must_fail=must_fail, files=files,
+                                note=f))
+        # every switch once on its base, given twice too (the random combinations
+        # may never draw a new one)
+        for f in _switches(cmd):
+            base = _flag_base(cmd, f, bases)
+            out.append(Case(cmd + "_switch", base + [f], note=f))
+            out.append(Case(cmd + "_switch", base + [f, f], note=f + " twice"))
     # combinations the brief names: huge batch, mbs > batch, layers not divisible by PP,
     # TP > heads, seq 0, degrees not multiplying to the devices
     combos = [
@@ -439,37 +597,44 @@ EVAL_VALS = {"--tp": ["1", "2", "3", "4", "8", "16", "64"], "--pp": ["1", "2", "
              "--grad-buf-bytes": ["2", "4"], "--attn-kernel": ["1", "2", "3", "4"],
              "--memory": ["1G", "16G", "1T"], "--fp8": ["delayed", "tensorwise", "mxfp8", "blockwise"],
              "--target": ["megatron", "deepspeed", "torchtitan", "galvatron"],
-             "--schedule": ["1f1b", "zb-h1", "zbv", "gpipe", "interleaved"],
-             "--layers-per-stage": ["1,1", "13,13", "0,26", "25,1"]}
-EVAL_SWITCHES = ["--sp", "--fp32", "--tf32", "--fp16", "--no-fp32-master", "--bf16-moments",
-                 "--lazy-grads", "--sdp-nosync", "--unfused-attn", "--no-dropout", "--autocast",
-                 "--eager", "--tp-comm-overlap", "--async-tp", "--overlap-grad-reduce",
-                 "--overlap-param-gather", "--moe-pad-to-capacity", "--moe-flex-dispatcher",
-                 "--moe-fp8-dispatch", "--ds-bf16-optimizer", "--launch-blocking", "--tp-sync",
-                 "--tp-whole-heads", "--unfused-elementwise", "--ds-wall-clock", "--paper-cost",
-                 "--no-host-floor", "--double-block-fwd", "--cp-shard", "--fp8-param-gather",
-                 "--legacy-p2p", "--unfused-grad-accum", "--sdp-layer-roots", "--no-mtp"]
+             "--schedule": ["1f1b", "zbh1", "zb-h1", "zbv", "dualpipev", "gpipe"],
+             "--layers-per-stage": ["1,1", "13,13", "0,26", "25,1"],
+             "--cp-comm": ["p2p", "a2a", "allgather", "torch-allgather"],
+             "--fp8-impl": ["te", "torchao"], "--norm-impl": ["te", "apex"],
+             "--loss-impl": ["exec", "torch", "megatron", "te", "torch-compile",
+                             "fused-xentropy", "composer", "megatron-fused"],
+             "--opt-step": ["fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16",
+                            "megatron-core-fp16", "torch-loop", "composer"],
+             "--module-precision": ["linear_proj=bf16", "linear_fc1=mxfp8,linear_fc2=bf16",
+                                    "linear_qkv=nvfp4", "in_proj=bf16"],
+             "--cuda-graph-modules": ["attn", "mlp,moe", "moe_router,moe_preprocess", "mamba"],
+             "--recompute-modules": ["core_attn", "mlp", "moe_act,layernorm", "torchtitan_op"],
+             "--moe-capacity-factor": ["0.5", "1", "2"], "--micro": ["1", "4"],
+             "--fp8-recipe": ["1", "2", "3", "4", "5", "tensorwise", "mxfp8"],
+             "--max-batch": ["1", "64"], "--top-k": ["1", "16"],
+             "--memory-reserve": ["0", "1G", "70G"]}
+# valued flags the random combinations leave to the flag and family cases: files,
+# names, formats, a whole plan, where it runs
+NOT_IN_COMBOS = {"--strategy": "a whole plan (eval_combo)", "--export": "output, not priced",
+                 "--timeout": "a deadline, not priced"}
+
+def _switches(cmd):
+    """CMD's switches from its --help, but those that change no price."""
+    return [f for f in fuzzed_flags(cmd, ("switch",)) if f not in NOT_COMBINED]
 
 
 def combo_cases(rng):
     out = []
-    keys = sorted(EVAL_VALS)
+    keys = [k for k in sorted(EVAL_VALS) if k in FLAGS.get("eval", {})]
     for _ in range(500):
         argv = ["eval", "--local", "--model", rng.choice(MODELS), "--cluster", rng.choice(CLUSTERS),
                 "--no-search"]
         for k in rng.sample(keys, rng.randint(1, 5)):
             argv += [k, rng.choice(EVAL_VALS[k])]
-        argv += rng.sample(EVAL_SWITCHES, rng.randint(0, 3))
+        argv += rng.sample(_switches("eval"), rng.randint(0, 3))
         out.append(Case("combo_eval", argv))
-    pvals = {k: v for k, v in EVAL_VALS.items() if k in ("--pp", "--batch", "--cp", "--ep", "--etp",
-                                                       "--vp-group", "--seq-len", "--mtp-layers",
-                                                       "--grad-reduce-bytes", "--memory",
-                                                       "--target", "--moe-imbalance",
-                                                       "--cpu-offload-layers")}
-    pswitch = ["--no-pp", "--no-tp", "--no-dp", "--no-sdp", "--no-ckpt", "--no-placement",
-               "--no-memopt", "--no-bi-objective", "--no-sublayer", "--no-slicer", "--no-interleave",
-               "--no-zero-bubble", "--unfused-attn", "--no-seq-par", "--no-zero", "--no-cp",
-               "--no-ep", "--fp32", "--paper-cost", "--no-host-floor", "--sdp-nosync"]
+    pvals = {k: v for k, v in EVAL_VALS.items() if k in FLAGS.get("plan", {})}
+    pswitch = _switches("plan")
     small = ["GPT2-345M", "BERT-Large", "T5-Large-32", "Mixtral-8x7B", "GPT-OSS-20B", "Llama3-8B"]
     for _ in range(120):
         argv = ["plan", "--local", "--model", rng.choice(small), "--cluster",
@@ -763,10 +928,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--only", action="append")
+    ap.add_argument("--flag", action="append",
+                    help="only the cases that give this flag (repeatable)")
     ap.add_argument("--list", action="store_true", help="print the cases, run none")
+    ap.add_argument("--check-flags", action="store_true",
+                    help="print how each flag of plan --help and eval --help is fuzzed; "
+                    "exit 1 where one is not known (the meson test cli_fuzz_flags)")
     ap.add_argument("--log", help="write every case's status and first stderr line here")
     a = ap.parse_args()
     ctl = os.path.abspath(a.tesselctl)
+    for cmd in ("plan", "eval"):
+        FLAGS[cmd] = help_flags(ctl, cmd)
+    if a.check_flags:
+        return check_flags()
     rng = random.Random(a.seed)
     tmp = tempfile.mkdtemp(prefix="tsl-cli-fuzz-")
     gens = [("spec", spec_cases), ("cluster_json", cluster_json_cases), ("hf", hf_cases),
@@ -777,20 +951,19 @@ def main():
     cases = []
     for name, g in gens:
         sub = g(random.Random(a.seed * 1000 + len(name)))   # one stream per family
-        if a.only and name not in a.only:
-            continue
-        cases += sub
+        # --only names a generator (flags) or a case's family (eval_flag)
+        cases += [c for c in sub if (not a.only or name in a.only or c.family in a.only) and
+                  (not a.flag or set(a.flag) & set(c.argv))]
     if a.list:
         for c in cases:
             print(c.family, json.dumps(c.argv)[:300])
         return 0
     counts = {}
     found = []
-    log = open(a.log, "w") if a.log else None
+    log = open(a.log, "w", buffering=1) if a.log else None   # a line at a time
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = {ex.submit(run_case, ctl, c, a.timeout, tmp, i): c for i, c in enumerate(cases)}
-        for fut in concurrent.futures.as_completed(futs):
-            c = futs[fut]
+        for fut, c in futs.items():   # in order: the log shows how far it has got
             rc, err = fut.result()
             k = classify(c, rc, err)
             counts[k] = counts.get(k, 0) + 1

@@ -2510,5 +2510,52 @@ expect 0 "" eval $tt8 --torchtitan "$dir/tt_vp.toml" --no-search
 grep -q "^  predicted: $want s/iteration" "$out" && ok ||
     bad "the interleaved export does not evaluate to its plan ($want s): $(head -5 "$out")"
 
+# A configuration's per-module precision where the plan runs no FP8 overrides nothing
+# (Megatron-core overrides a quantized autocast only): a --megatron-args line's
+# --te-precision-config-file and a plan document's module_precision under --no-fp8 are
+# noted naming what gave them, as plan --te-precision-config-file notes a file that
+# weighs no FP8 plan; --module-precision itself is refused, naming that flag (before,
+# the line's file under --no-fp8 was refused with "drop --module-precision")
+cat >"$dir/te.yaml" <<'YAML'
+configs:
+  bf16:
+    transformer_engine_config_type: "TEQuantizationParams"
+    training_recipe: {}
+matchers:
+  proj:
+    config: "bf16"
+    type: "glob"
+    pattern: "*.self_attention.linear_proj"
+    enabled: true
+YAML
+mgp="--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 --micro-batch-size 1"
+mgp="$mgp --global-batch-size 32 --bf16 --fp8-format hybrid --fp8-recipe tensorwise"
+expect 0 "eval: note: --te-precision-config-file: its overrides apply inside a quantized autocast only, and the plan runs no FP8 (--no-fp8), so nothing is overridden" \
+    eval --model GPT2-345M --cluster 8xH100-80G --no-search --no-fp8 \
+    --megatron-args "$mgp --te-precision-config-file $dir/te.yaml"
+grep -q -- "--module-precision" "$err" && bad "the line's file named as --module-precision: $(cat "$err")" || ok
+expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --no-search --tp 2 --batch 32 \
+    --fp8 tensorwise --module-precision linear_proj=bf16 --json
+cp "$out" "$dir/prec_plan.json"
+expect 0 "eval: note: the plan's module_precision: its overrides apply inside a quantized autocast only, and the plan runs no FP8 (--no-fp8)" \
+    eval --cluster 8xH100-80G --no-search --plan "$dir/prec_plan.json" --no-fp8 --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert not p.get("module_precision") and not p.get("fp8_recipe"), p' "$out" &&
+    ok || bad "eval --plan --no-fp8 kept module_precision: $(head -c 300 "$out")"
+expect 2 "give --fp8 RECIPE, or drop --module-precision" eval --model GPT2-345M \
+    --cluster 8xH100-80G --no-search --tp 2 --batch 32 --module-precision linear_proj=bf16
+# a word flag's value with an escape sequence is shown escaped, never raw (the
+# terminal would act on it; tests/cli_fuzz.py found --attn-kernel, --ckpt, --cp-comm,
+# --fp8, --fp8-impl, ... and every number parser echoing it)
+for f in --attn-kernel --ckpt --cp-comm --fp8 --fp8-impl --loss-impl --opt-step --norm-impl \
+    --schedule --target --tp --memory --moe-imbalance --layers-per-stage; do
+    expect 2 "'x\\\\x1b\\[2J'" eval $m345 --no-search "$f" $'x\e[2J'
+    grep -q $'\e' "$err" && bad "eval $f echoed the escape byte raw" || ok
+done
+for f in --fp8-recipe --attn-kernel --loss-impl --target --memory-reserve --top-k; do
+    expect 2 "'x\\\\x1b\\[2J'" plan --local $m345 "$f" $'x\e[2J'
+    grep -q $'\e' "$err" && bad "plan $f echoed the escape byte raw" || ok
+done
+expect 2 "unexpected argument 'x\\\\x1b'" eval $m345 --no-search $'x\e'
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -136,6 +136,40 @@ plan_refused() { # EXIT PATTERN SWITCHES...: tesselctl plan --local fails so
         $g --target torchtitan --module-precision "$list"
     plan_refused 4 "module_precision with fp8_param_gather" $g --fp8-param-gather --module-precision "$list"
 }
+# the YAML file as eval --megatron-args reads it (docs/tesselctl.md "plan"): where it
+# overrides nothing (no FP8 plan weighed) noted and planned without it, as eval notes such
+# a line; what the search refuses of it refused naming --te-precision-config-file, never
+# "--module-precision", which the user did not give (before: "drop --module-precision")
+plan_noted() { # PATTERN SWITCHES...: tesselctl plan --local succeeds with that note
+    local pat=$1 rc
+    shift
+    "$ctl" plan --local --json "$@" >"$tmp/noted.json" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -qF -- "$pat" "$tmp/err" && ! grep -q -- "--module-precision" "$tmp/err" &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["plan"].get("module_precision") and not d["request"].get("module_precision"), d["request"]' "$tmp/noted.json"; then
+        echo "ok plan noted: $pat"
+    else
+        echo "FAIL plan noted ($*): exit $rc, $(cat "$tmp/err")"
+        fail=1
+    fi
+}
+# shellcheck disable=SC2086
+{
+    plan_noted "plan: note: --te-precision-config-file: its overrides apply inside a quantized autocast only, and --no-fp8 weighs no FP8 plan, so nothing is overridden" \
+        $g ${dp% --fp8-recipe*} --no-fp8 --te-precision-config-file "$tmp/te.yaml"
+    plan_noted "and --fp32 weighs no FP8 plan" $g ${dp% --fp8-recipe*} --fp32 \
+        --te-precision-config-file "$tmp/te.yaml"
+    plan_noted "and no FP8 plan is weighed on this cluster (fp8: the A100-80G has no FP8 tensor cores" \
+        --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines --no-tp --no-sdp --no-pp \
+        --te-precision-config-file "$tmp/te.yaml"
+    plan_refused 4 "module_precision: --te-precision-config-file with --fp8-param-gather: " $g \
+        --fp8-param-gather --te-precision-config-file "$tmp/te.yaml"
+    plan_refused 4 "module_precision: --te-precision-config-file under --target torchtitan: " $g \
+        --target torchtitan --te-precision-config-file "$tmp/te.yaml"
+    grep -q -- "--module-precision" "$tmp/err" &&
+        { echo "FAIL the file's refusal names --module-precision: $(cat "$tmp/err")"; fail=1; } ||
+        echo "ok the file's refusal names the flag given"
+}
 "$ctl" plan --help | grep -q -- "--module-precision LIST" &&
     "$ctl" plan --help | grep -q -- "--te-precision-config-file PATH" &&
     echo "ok plan --help lists both flags" || { echo "FAIL plan --help"; fail=1; }

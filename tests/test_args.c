@@ -84,8 +84,34 @@ static void test_name_rule(void)
           "a caller's own characters");
 }
 
+/* A value's escape sequence or newline is shown escaped (err.h tsl_err_shown), never
+ * raw: tesselctl printed "tp: '1<ESC>[2J' is not a whole number", which cleared the
+ * screen it was read on (found by tests/cli_fuzz.py). */
+static void test_value_shown(void)
+{
+    const char *bad = "1\x1b[2J\nINFO x";
+    uint32_t u = 0;
+    uint64_t b = 0;
+    double d = 0;
+    size_t i = 0;
+    const char *const one[] = {"a"};
+    tsl_err_t e[5];
+    memset(e, 0, sizeof e);
+    CHECK(tsl_parse_u32("tp", bad, 1, 8, &u, &e[0]) == -1 &&
+              tsl_parse_bytes("memory", bad, &b, &e[1]) == -1 &&
+              tsl_parse_size("memory", bad, TSL_SIZE_STRICT, &b, &e[2]) == -1 &&
+              tsl_parse_double("moe-imbalance", bad, 1, 8, &d, &e[3]) == -1 &&
+              tsl_parse_choice("f", bad, one, 1, &i, &e[4]) == -1,
+          "refused");
+    for (int k = 0; k < 5; k++)
+        CHECK(!strchr(e[k].msg, '\x1b') && !strchr(e[k].msg, '\n') &&
+                  strstr(e[k].msg, "'1\\x1b[2J\\nINFO x'"),
+              "shown escaped: %s", e[k].msg);
+}
+
 int main(void)
 {
+    test_value_shown();
     test_choice();
     test_name_rule();
     accepts("1048576", 1048576);

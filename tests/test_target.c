@@ -185,6 +185,10 @@ static void test_refusal_matches_export(void)
     tsl_err_t err = {0};
     CHECK(tsl_target_parse("colossal", &t, &err) != 0 && strstr(err.msg, "torchtitan"),
           "unknown stack: %s", err.msg);
+    /* a value's escape sequence shown escaped, not acted on (tests/cli_fuzz.py) */
+    CHECK(tsl_target_parse("te\x1b[2J", &t, &err) != 0 && !strchr(err.msg, '\x1b') &&
+              strstr(err.msg, "'te\\x1b[2J'"),
+          "an escape sequence shown escaped: %s", err.msg);
     free(v);
     fixture_free(&f);
 }
