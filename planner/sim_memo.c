@@ -72,8 +72,7 @@ static const sim_memo_slot_t *find(const tsl_sim_memo_t *m, const uint64_t h[2])
     return &m->slot[i];
 }
 
-bool tsl_sim_memo_get(const tsl_sim_memo_t *m, const uint64_t h[2], double *flush_s,
-                      double *iter_s)
+bool tsl_sim_memo_get(const tsl_sim_memo_t *m, const uint64_t h[2], double *flush_s, double *iter_s)
 {
     if (m == NULL)
         return false;

@@ -18,8 +18,7 @@
 #define P 4u
 
 typedef struct sim_arrays {
-    double fwd[P], bwd[P], sync[P], p2p[P], opt[P], tail[P], wgrad[P], fb[P], f1[P], b1[P],
-        w1[P];
+    double fwd[P], bwd[P], sync[P], p2p[P], opt[P], tail[P], wgrad[P], fb[P], f1[P], b1[P], w1[P];
 } sim_arrays_t;
 
 static void fill(sim_arrays_t *a, double scale)
@@ -246,11 +245,10 @@ static void test_engine_reads_back(void)
                 tsl_engine_free(&fresh);
                 tried++;
                 alike += a.valid == b.valid && a2.valid == b.valid &&
-                         (!b.valid || (a.iter_time_s == b.iter_time_s &&
-                                       a2.iter_time_s == b.iter_time_s &&
-                                       a.opt_tail_s == b.opt_tail_s &&
-                                       a2.opt_tail_s == b.opt_tail_s &&
-                                       a2.schedule == b.schedule && a2.interleave == b.interleave));
+                         (!b.valid ||
+                          (a.iter_time_s == b.iter_time_s && a2.iter_time_s == b.iter_time_s &&
+                           a.opt_tail_s == b.opt_tail_s && a2.opt_tail_s == b.opt_tail_s &&
+                           a2.schedule == b.schedule && a2.interleave == b.interleave));
                 if (!b.valid || !b.schedule)
                     continue;
                 zb++;
@@ -258,8 +256,8 @@ static void test_engine_reads_back(void)
                 double f, it;
                 tsl_plan_sim_input(&b, false, &sim);
                 tsl_sim_memo_key(&sim.in, h);
-                kept += tsl_sim_memo_get(shared.sim_memo, h, &f, &it) &&
-                        f + (it - f) == b.iter_time_s;
+                kept +=
+                    tsl_sim_memo_get(shared.sim_memo, h, &f, &it) && f + (it - f) == b.iter_time_s;
             }
     CHECK(alike == tried, "%d of %d configurations cost alike twice and fresh", alike, tried);
     CHECK(zb >= 3 && kept == zb, "%d of %d zero-bubble plans' simulations kept", kept, zb);
