@@ -213,6 +213,20 @@ void tsl_pipeline_vp_table(uint32_t k, uint32_t m, uint32_t v, uint32_t N, uint3
     *micro = g * N + r % N;
 }
 
+void tsl_pipeline_vp_walk_init(tsl_pipeline_vp_walk_t *w, uint32_t m, uint32_t v, uint32_t N)
+{
+    if (N == 0 || N > m)
+        N = m;
+    w->m = m;
+    w->v = v;
+    w->N = N;
+    w->last = N ? (m - 1) / N * N : 0;
+    w->first = 0;
+    w->size = w->last == 0 ? m : N;
+    w->chunk = 0;
+    w->i = 0;
+}
+
 uint32_t tsl_pipeline_vp_warmup(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
                                 uint32_t N)
 {
@@ -292,6 +306,9 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
         return 0;
     chunk_walk_t st = {.sum = 0, .best = -1};
     uint32_t total = m * v, nf = 0, nb = 0, j, c;
+    tsl_pipeline_vp_walk_t fw, bw; /* the table's forwards and backwards, each in order */
+    tsl_pipeline_vp_walk_init(&fw, m, v, N);
+    tsl_pipeline_vp_walk_init(&bw, m, v, N);
     uint32_t w = warmup < total ? warmup : total;
     for (c = 0; c < v; c++) {
         held[c] = 0;
@@ -300,7 +317,9 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
     }
     while (nf < total || nb < total) {
         bool fwd = nf < w || (nf < total && nf - w == nb);
-        tsl_pipeline_vp_table(fwd ? nf++ : nb++, m, v, N, &j, &c);
+        nf += fwd;
+        nb += !fwd;
+        tsl_pipeline_vp_walk_next(fwd ? &fw : &bw, &j, &c);
         if (!fwd) { /* backward k runs chunk v − 1 − its table chunk */
             uint32_t b = v - 1 - c;
             if (!st.grads[b]) { /* its gradients come while its stash is held */

@@ -182,6 +182,35 @@ uint32_t tsl_pipeline_vp_warmup(uint32_t stage, uint32_t n_stages, uint32_t m, u
                                 uint32_t N);
 uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N);
 
+/* The table's entries k = 0, 1, 2, … in order, as the interleaved walks read them
+ * (tsl_pipeline_peak_chunks, the event simulator's stages): each the micro-batch and
+ * chunk tsl_pipeline_vp_table gives for k, without its divides — a walk steps within a
+ * group's chunk, then to its next chunk, then to the next group (the last one of
+ * m − last). tsl_pipeline_vp_walk_init as vp_table reads N (0 or above m: m);
+ * m ≥ 1, and no more than m·v entries read. */
+typedef struct tsl_pipeline_vp_walk {
+    uint32_t m, v, N, last; /* last: the last group's first micro-batch */
+    uint32_t first, size;   /* the group's first micro-batch and its size */
+    uint32_t chunk, i;      /* the next entry's chunk, and its place in the chunk */
+} tsl_pipeline_vp_walk_t;
+
+void tsl_pipeline_vp_walk_init(tsl_pipeline_vp_walk_t *w, uint32_t m, uint32_t v, uint32_t N);
+
+static inline void tsl_pipeline_vp_walk_next(tsl_pipeline_vp_walk_t *w, uint32_t *micro,
+                                             uint32_t *chunk)
+{
+    *micro = w->first + w->i;
+    *chunk = w->chunk;
+    if (++w->i < w->size)
+        return;
+    w->i = 0;
+    if (++w->chunk < w->v)
+        return;
+    w->chunk = 0;
+    w->first += w->N;
+    w->size = w->first == w->last ? w->m - w->last : w->N;
+}
+
 /*
  * Megatron-LM's EP all-to-all overlap (docs/cost-model.md "EP all-to-all overlap"):
  * what stage s saves per micro-batch when each merged step of a forward and another

@@ -365,10 +365,13 @@ static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, 
     const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, total = m * v;
     const uint32_t N = tsl_pipeline_vp_group(P, in->vp_group);
     uint32_t w = tsl_pipeline_vp_warmup(s, P, m, v, N), q = 0, nf = 0, nb = 0, c, j;
+    tsl_pipeline_vp_walk_t fw, bw; /* the table's forwards and backwards, each in order */
+    tsl_pipeline_vp_walk_init(&fw, m, v, N);
+    tsl_pipeline_vp_walk_init(&bw, m, v, N);
     while (nf < total || nb < total) {
         bool fwd = nf < w || (nf < total && nf - w == nb);
         uint32_t k = fwd ? nf++ : nb++;
-        tsl_pipeline_vp_table(k, m, v, N, &j, &c);
+        tsl_pipeline_vp_walk_next(fwd ? &fw : &bw, &j, &c);
         if (!fwd) /* backward k: the same micro-batch, the chunks in reverse */
             c = v - 1 - c;
         sim_op_t *o = &ops[q];

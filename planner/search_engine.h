@@ -252,14 +252,18 @@ typedef struct tsl_engine {
      * what zb_own_choice holds its re-solve to before running any layer DP;
      * zb_floor_fb_s the least F + B alone */
     double zb_floor_s[TSL_PLAN_MAX_STAGES], zb_floor_fb_s[TSL_PLAN_MAX_STAGES];
-    bool zb_floor_off; /* tests only: every re-solve run, its floors unread */
-    tsl_plan_t *cand;  /* scratch plan: one strategy of a uniform space */
+    struct zb_term *zb_term; /* [L × S_max] scratch: the floors' terms (zb_floor_stage) */
+    bool zb_floor_off;       /* tests only: every re-solve run, its floors unread */
+    tsl_plan_t *cand;        /* scratch plan: one strategy of a uniform space */
     /* the event simulator's input and workspace for the schedules it prices (search_eval.c
      * zb_iter), kept across configurations and grown to the largest asked: made and
      * freed for each, their churn among the memos' chunks held the heap's pages */
     tsl_plan_sim_t *sim;
     void *sim_ws;
     size_t sim_ws_bytes;
+    /* the simulator's answers by their input's fingerprint (sim_memo.h): a schedule
+     * priced again on the same stage figures is read back (search_eval.c zb_iter) */
+    struct tsl_sim_memo *sim_memo;
     tsl_target_view_t *tview;  /* scratch for the target check (space->target only) */
     int8_t uniform_ckpt;       /* during a uniform pass: blocks take item 1 (CKPT) when 1,
                                    item 0 when 0; -1: not in a uniform pass */
@@ -323,8 +327,8 @@ void tsl_engine_free(tsl_engine_t *e);
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
 
-/* Frees e's memos (tsl_engine_t.memo, dp_memo): it costs and solves what it
- * meets again afresh, to the same figures. */
+/* Frees e's memos (tsl_engine_t.memo, dp_memo, sim_memo): it costs, solves and
+ * simulates what it meets again afresh, to the same figures. */
 void tsl_engine_drop_memos(tsl_engine_t *e);
 
 /* e's layer-DP workspace (L × S × buckets), made when e has none; -1 when out

@@ -17,7 +17,17 @@
 #include "pipeline.h"
 #include "pipesim.h"
 #include "search_internal.h"
+#include "sim_memo.h"
 #include "target.h"
+
+/* A feasible strategy of a zero-bubble floor's run (zb_run_t): its a_ij and each
+ * sum's x_ij (zb_x), made once per stage (zb_terms, into tsl_engine_t.zb_term), for
+ * no λ changes them: zb_least_sum's dozens of λ read them instead of making them
+ * again from the row — the same operations on the same figures, so the same floors
+ * to the bit. */
+typedef struct zb_term {
+    double a, x[3];
+} zb_term_t;
 
 static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
 {
@@ -652,6 +662,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->recut = malloc(sizeof(*e->recut));
     e->tie_choice = calloc(L, sizeof(uint32_t));
     e->tie_rows = calloc(2 * S, sizeof(double));
+    e->zb_term = malloc(L * S * sizeof(*e->zb_term));
     e->alt = malloc(sizeof(*e->alt));
     e->cand = malloc(sizeof(*e->cand));
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
@@ -661,9 +672,9 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
         !e->trans_at || !e->dp_row || !e->class_slot || !e->class_cost || !e->class_trans ||
         !e->class_done || !e->class_row || !e->bw || !e->choice || !e->zb_choice ||
         !e->layer_time_s || !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut ||
-        !e->tie_choice || !e->tie_rows || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
-        !e->moves_tmp || !e->layout_live || !e->live_at || !e->relayout_scratch || !e->glay ||
-        alloc_layouts(e) != 0)
+        !e->tie_choice || !e->tie_rows || !e->zb_term || !e->alt || !e->cand || !e->layout_of ||
+        !e->layout_rep || !e->moves_tmp || !e->layout_live || !e->live_at || !e->relayout_scratch ||
+        !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -803,10 +814,12 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->recut);
     free(e->tie_choice);
     free(e->tie_rows);
+    free(e->zb_term);
     free(e->alt);
     free(e->cand);
     free(e->sim);
     sim_leave(e);
+    tsl_sim_memo_free(e->sim_memo);
     free(e->tview);
     free(e->partition);
     dp_ws_leave(e);
@@ -865,6 +878,8 @@ void tsl_engine_drop_memos(tsl_engine_t *e)
     memo_leave(e);
     dp_memo_free(e->dp_memo);
     e->dp_memo = NULL;
+    tsl_sim_memo_free(e->sim_memo);
+    e->sim_memo = NULL;
 }
 
 void tsl_engine_share_walks(tsl_engine_t *e, tsl_cost_walks_t *w)
@@ -1474,6 +1489,8 @@ static double v_fb_least_s(const tsl_engine_t *e, const double sum[3]);
 typedef struct zb_run {
     const tsl_layer_cost_t *row; /* the class's row of the stage */
     uint32_t held, n;            /* micro-batches held, rows in the run */
+    const zb_term_t *term;       /* its row's feasible strategies, in the row's order */
+    uint32_t n_terms;
 } zb_run_t;
 
 static double zb_x(const tsl_layer_cost_t *lc, int sum)
@@ -1482,24 +1499,37 @@ static double zb_x(const tsl_layer_cost_t *lc, int sum)
     return sum == 0 ? fb : sum == 1 ? lc->comm_s : fb - lc->comm_s;
 }
 
+/* run's terms into term[0..): one per feasible strategy of its row. */
+static uint32_t zb_terms(const tsl_engine_t *e, const tsl_group_strategies_t *g,
+                         const zb_run_t *run, uint32_t m, zb_term_t *term)
+{
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < g->n; j++) {
+        const tsl_layer_cost_t *lc = &run->row[j];
+        if (!lc->feasible)
+            continue;
+        term[n].a = (double)(e->knobs.lazy_grads ? lc->ms_bytes - lc->grad_bytes : lc->ms_bytes) +
+                    (double)run->held * (double)lc->fwd_bytes + (double)m * (double)lc->step_bytes;
+        for (int sum = 0; sum < 3; sum++)
+            term[n].x[sum] = zb_x(lc, sum);
+        n++;
+    }
+    return n;
+}
+
 /* Σ_i min_j (x_ij + λ·a_ij) − λ·M over the runs, and its slope in *slope. */
-static double zb_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g, const zb_run_t *run,
-                      uint32_t n_runs, uint32_t m, double M, double lambda, int sum, double *slope)
+static double zb_dual(const zb_run_t *run, uint32_t n_runs, double M, double lambda, int sum,
+                      double *slope)
 {
     double total = -lambda * M, bytes = -M;
     for (uint32_t r = 0; r < n_runs; r++) {
         double least = INFINITY, a_least = 0;
-        for (uint32_t j = 0; j < g->n; j++) {
-            const tsl_layer_cost_t *lc = &run[r].row[j];
-            if (!lc->feasible)
-                continue;
-            double a =
-                (double)(e->knobs.lazy_grads ? lc->ms_bytes - lc->grad_bytes : lc->ms_bytes) +
-                (double)run[r].held * (double)lc->fwd_bytes + (double)m * (double)lc->step_bytes;
-            double y = zb_x(lc, sum) + lambda * a;
+        for (uint32_t k = 0; k < run[r].n_terms; k++) {
+            const zb_term_t *t = &run[r].term[k];
+            double y = t->x[sum] + lambda * t->a;
             if (y < least) {
                 least = y;
-                a_least = a;
+                a_least = t->a;
             }
         }
         total += run[r].n * least;
@@ -1510,14 +1540,12 @@ static double zb_dual(const tsl_engine_t *e, const tsl_group_strategies_t *g, co
 }
 
 /* The largest Σ_i min_j (x_ij + λ·a_ij) − λ·M found over 0 ≤ λ ≤ most (zb_dual). */
-static double zb_least_sum(const tsl_engine_t *e, const tsl_group_strategies_t *g,
-                           const zb_run_t *run, uint32_t n_runs, uint32_t m, double M, int sum,
-                           double most)
+static double zb_least_sum(const zb_run_t *run, uint32_t n_runs, double M, int sum, double most)
 {
-    double slope, best = zb_dual(e, g, run, n_runs, m, M, 0.0, sum, &slope);
+    double slope, best = zb_dual(run, n_runs, M, 0.0, sum, &slope);
     double lo = 0, hi = 1e-12; /* s per byte: 1 GB at 1 ms */
     for (uint32_t k = 0; slope > 0 && isfinite(best) && hi <= most && k < 24; k++) {
-        best = tsl_max(best, zb_dual(e, g, run, n_runs, m, M, hi, sum, &slope));
+        best = tsl_max(best, zb_dual(run, n_runs, M, hi, sum, &slope));
         if (slope > 0) {
             lo = hi;
             hi *= 8;
@@ -1525,7 +1553,7 @@ static double zb_least_sum(const tsl_engine_t *e, const tsl_group_strategies_t *
     }
     for (uint32_t k = 0; lo > 0 && slope <= 0 && k < 8; k++) {
         double mid = sqrt(lo * hi), sl;
-        best = tsl_max(best, zb_dual(e, g, run, n_runs, m, M, mid, sum, &sl));
+        best = tsl_max(best, zb_dual(run, n_runs, M, mid, sum, &sl));
         if (sl > 0)
             lo = mid;
         else
@@ -1545,13 +1573,19 @@ static void zb_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uin
         if (n_runs > 0 && run[n_runs - 1].row == row && run[n_runs - 1].held == held[i])
             run[n_runs - 1].n++;
         else
-            run[n_runs++] = (zb_run_t){row, held[i], 1};
+            run[n_runs++] = (zb_run_t){.row = row, .held = held[i], .n = 1};
+    }
+    zb_term_t *term = e->zb_term; /* [rows × S_max]: at most g->n a run */
+    for (uint32_t r = 0; r < n_runs; r++) {
+        run[r].term = term;
+        run[r].n_terms = zb_terms(e, g, &run[r], m, term);
+        term += run[r].n_terms;
     }
     /* λ·M at most 10^4 times the stage's fastest F + B: the terms' rounding, relative
      * to λ·M, stays far below zb_own_choice's margin of 10^-9 of K */
     double M = (double)budget, slope, sum[3] = {0, 0, 0};
-    double most = 1e4 * zb_dual(e, g, run, n_runs, m, M, 0.0, 0, &slope) / M;
-    sum[0] = zb_least_sum(e, g, run, n_runs, m, M, 0, most);
+    double most = 1e4 * zb_dual(run, n_runs, M, 0.0, 0, &slope) / M;
+    sum[0] = zb_least_sum(run, n_runs, M, 0, most);
     e->zb_floor_fb_s[s] = sum[0];
     e->zb_floor_s[s] = sum[0];
     if (e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial)
@@ -1560,8 +1594,8 @@ static void zb_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uin
     for (uint32_t r = 0; r < n_runs; r++)
         for (uint32_t j = 0; j < g->n; j++)
             lead |= run[r].row[j].ep_lead_s > 0;
-    sum[1] = zb_least_sum(e, g, run, n_runs, m, M, 1, most);
-    sum[2] = zb_least_sum(e, g, run, n_runs, m, M, 2, most);
+    sum[1] = zb_least_sum(run, n_runs, M, 1, most);
+    sum[2] = zb_least_sum(run, n_runs, M, 2, most);
     e->zb_floor_s[s] = lead ? tsl_max(sum[2], tsl_min(sum[1], sum[0])) : v_fb_least_s(e, sum);
 }
 
@@ -2653,13 +2687,22 @@ static int zb_iter(tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *
     tsl_plan_sim_t *sim = e->sim;
     tsl_plan_sim_input(plan, tsl_engine_cost_mode(e) == TSL_COST_PAPER, sim);
     size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
-    if (bytes > e->sim_ws_bytes && sim_grow(e, bytes) != 0)
+    if (bytes == 0)
         return -1;
-    tsl_pipesim_out_t out;
-    if (bytes == 0 || tsl_pipesim_run(&sim->in, e->sim_ws, bytes, &out, NULL) != 0)
-        return -1;
-    t->flush_s = out.flush_s;
-    t->opt_tail_s = out.iter_s - out.flush_s;
+    uint64_t h[2];
+    double flush_s, iter_s;
+    tsl_sim_memo_key(&sim->in, h);
+    if (!tsl_sim_memo_get(e->sim_memo, h, &flush_s, &iter_s)) {
+        tsl_pipesim_out_t out;
+        if ((bytes > e->sim_ws_bytes && sim_grow(e, bytes) != 0) ||
+            tsl_pipesim_run(&sim->in, e->sim_ws, bytes, &out, NULL) != 0)
+            return -1;
+        flush_s = out.flush_s;
+        iter_s = out.iter_s;
+        tsl_sim_memo_put(&e->sim_memo, h, flush_s, iter_s);
+    }
+    t->flush_s = flush_s;
+    t->opt_tail_s = iter_s - flush_s;
     return 0;
 }
 

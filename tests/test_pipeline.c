@@ -120,6 +120,29 @@ static void test_vp_table(void)
     CHECK(tsl_pipeline_vp_check(2, 5, 3) == 0, "the docstring's PP 2 N 3 M 5");
 }
 
+/* The walk of the table in order (tsl_pipeline_vp_walk_t) gives each entry's
+ * micro-batch and chunk as tsl_pipeline_vp_table does, for every m up to 40, v up to
+ * 8 and N from 0 (m) to beyond m: whole groups, a shorter or longer last group, one
+ * group. */
+static void test_vp_walk(void)
+{
+    uint32_t differ = 0, entries = 0;
+    for (uint32_t m = 1; m <= 40; m++)
+        for (uint32_t v = 1; v <= 8; v++)
+            for (uint32_t N = 0; N <= m + 2; N++) {
+                tsl_pipeline_vp_walk_t w;
+                tsl_pipeline_vp_walk_init(&w, m, v, N);
+                for (uint32_t k = 0; k < m * v; k++) {
+                    uint32_t j, c, wj, wc;
+                    tsl_pipeline_vp_table(k, m, v, N, &j, &c);
+                    tsl_pipeline_vp_walk_next(&w, &wj, &wc);
+                    differ += j != wj || c != wc;
+                    entries++;
+                }
+            }
+    CHECK(differ == 0, "%u of %u entries walked differ from the table", differ, entries);
+}
+
 /* Dependencies alone (no times): whether every stage runs its order of
  * tsl_pipeline_vp_table with the warm-ups of tsl_pipeline_vp_warmup to the end.
  * F of virtual stage q = c·P + s waits for F of q − 1, B of q for B of q + 1, the
@@ -565,6 +588,7 @@ int main(void)
     test_chunk_rs_cost();
     test_time();
     test_inflight();
+    test_vp_walk();
     test_recv_buffers();
     test_interleaved();
     test_vp_table();
