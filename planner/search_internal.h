@@ -22,6 +22,14 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
  * only where they could beat its best so far, not what its top-k keeps. */
 void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
 
+/* The knobs plan p was costed under by an engine of the search whose run had knobs
+ * `run` (search_partition.c): run's, with what the search sets per engine run taken
+ * from p — the EP and expert-TP degrees (search.c search_ep), the CP degree and its
+ * exchange (search_cp) and the FP8 recipe (search_placement). An engine given them
+ * (tsl_engine_rerun) costs p's configuration at p's partition to p's figure, as
+ * tsl_search_reprice's engine does (bench/search --check-partitions). */
+void tsl_search_plan_knobs(const tsl_cost_knobs_t *run, const tsl_plan_t *p, tsl_cost_knobs_t *k);
+
 /* Placement (search_placement.c): the distinct node orders worth trying on c
  * (identity first); returns the count. */
 uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES],

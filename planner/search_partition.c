@@ -220,32 +220,65 @@ static bool try_move(tsl_engine_t *e, tsl_plan_t *p, uint32_t from, uint32_t to,
     return try_partition(e, p, first, b);
 }
 
+/* Whether stage times a and b tie: stages of as many layers under the same
+ * strategies cost to the same figure (a 100k-GPU GPT3-175B plan's 20 busiest
+ * stages). */
+static bool tied(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(a, b);
+}
+
+/* One layer from each of the busiest stages but hi to the idlest, lo (time[] from
+ * the pass's start), but those next to it (the pass moves between neighbours
+ * already); whether one was kept. Not hi alone: where several tie, which one
+ * gives still matters to the engine — a V's rank s runs its parts s and 2P − 1 − s
+ * (the layers a count moves shift every part between them), and 1F1B's stage s
+ * holds P − s micro-batches' stashes. GPT3-175B on 100k H100, pp 25 DualPipeV, 20
+ * stages tied busiest at 153.34 ms: later ones' layers to the idlest kept where the
+ * first's was not, bench/search's best 36776.38 → 36809.48 samples/s. Each run of the
+ * engine's (EP, CP degree, precision) improves its own best, and DeepSeek-V3's runs
+ * at pp 16 to 32 tie up to 30 stages: so only to the idlest, and only in a pass
+ * where no other move was kept (improve_cuts). */
+static bool other_busiest_to_idlest(tsl_engine_t *e, tsl_plan_t *p, const double *time, uint32_t hi,
+                                    uint32_t lo, refine_buf_t *b)
+{
+    bool improved = false;
+    for (uint32_t s = 0; s < p->pp && !tsl_search_cancelled(e->hooks); s++)
+        if (s != hi && tied(time[s], time[hi]) && s + 1 != lo && lo + 1 != s)
+            improved |= try_move(e, p, s, lo, b);
+    return improved;
+}
+
 /*
  * Local improvement with the engine as the judge: each boundary moved by one
- * layer either way, and one layer from the busiest stage to the idlest, each
- * kept when the plan searched again is faster; passes while one is kept (at most
- * IMPROVE_PASSES). The partition module balances contiguous stages under 1F1B's
- * objective from one plan's per-layer costs, but the engine picks the schedule
- * per partition, and an interleaved or V schedule runs other layers together on
- * a rank (a V's rank s its parts s and 2P − 1 − s, pipeline.h
- * tsl_pipeline_v_parts): GPT-2 345M on 16x16 A100 at batch 32 kept ZB-V at
- * 6/6/7/7 (320.40 samples/s) where 6/7/7/6 does 327.91, BERT-Huge-32 on 8 RTX
- * TITAN ZB-H1 at 18/16 where ZB-V at 17/17 is 1 % faster. 2P − 1 candidates a
- * pass, each held to the plan's throughput (try_partition). Run on the fastest
- * plan alone: on the plans within 2 % of it, search CPU rose 38 % over
- * bench/search (DeepSeek-V3 on 2048 H800 9.3 → 13.3 s) for the same best plans;
- * the price is that a narrower space can return more (docs/design.md, step 2).
+ * layer either way, one layer from the busiest stage to the idlest, and where
+ * none of those was kept from each other stage tied busiest to the idlest
+ * (other_busiest_to_idlest); each kept when the plan searched again is faster; passes
+ * while one is kept (at most IMPROVE_PASSES). The partition module balances
+ * contiguous stages under 1F1B's objective from one plan's per-layer costs, but
+ * the engine picks the schedule per partition, and an interleaved or V schedule
+ * runs other layers together on a rank (a V's rank s its parts s and 2P − 1 − s,
+ * pipeline.h tsl_pipeline_v_parts): GPT-2 345M on 16x16 A100 at batch 32 kept
+ * ZB-V at 6/6/7/7 (320.40 samples/s) where 6/7/7/6 does 327.91, BERT-Huge-32 on 8
+ * RTX TITAN ZB-H1 at 18/16 where ZB-V at 17/17 is 1 % faster. 2P − 1 candidates a
+ * pass (and the ties' in the last), each held to the plan's throughput (try_partition).
+ * Run on the fastest plan alone: on the plans within 2 % of it, search CPU rose
+ * 38 % over bench/search (DeepSeek-V3 on 2048 H800 9.3 → 13.3 s) for the same
+ * best plans; the price is that a narrower space can return more (docs/design.md,
+ * step 2).
  */
 static void improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
 {
     const uint32_t P = p->pp;
+    double time[TSL_PLAN_MAX_STAGES];
     bool improved = true;
     for (int pass = 0; pass < IMPROVE_PASSES && improved; pass++) {
         improved = false;
         uint32_t hi = 0, lo = 0;
-        for (uint32_t s = 1; s < P; s++) {
-            hi = p->stages[s].time_s > p->stages[hi].time_s ? s : hi;
-            lo = p->stages[s].time_s < p->stages[lo].time_s ? s : lo;
+        for (uint32_t s = 0; s < P; s++) {
+            time[s] = p->stages[s].time_s;
+            hi = time[s] > time[hi] ? s : hi;
+            lo = time[s] < time[lo] ? s : lo;
         }
         for (uint32_t s = 0; s + 1 < P && !tsl_search_cancelled(e->hooks); s++) {
             improved |= try_move(e, p, s, s + 1, b);
@@ -253,6 +286,8 @@ static void improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
         }
         if (hi + 1 != lo && lo + 1 != hi && !tsl_search_cancelled(e->hooks))
             improved |= try_move(e, p, hi, lo, b);
+        if (!improved && !tsl_search_cancelled(e->hooks))
+            improved = other_busiest_to_idlest(e, p, time, hi, lo, b);
     }
 }
 
@@ -315,6 +350,19 @@ void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
             plans[i] = *cand;
     }
     free(cand);
+}
+
+void tsl_search_plan_knobs(const tsl_cost_knobs_t *run, const tsl_plan_t *p, tsl_cost_knobs_t *k)
+{
+    tsl_cost_knobs_t own;
+    memset(&own, 0, sizeof(own));
+    tsl_plan_get_knobs(p, &own); /* the plan's record of them (tsl_plan_set_knobs) */
+    *k = *run;
+    k->ep = own.ep;
+    k->etp = own.etp;
+    k->cp = own.cp;
+    k->cp_comm = own.cp_comm;
+    k->fp8 = own.fp8;
 }
 
 /* Each plan re-partitioned (every partition where they are few, else the partition
