@@ -828,7 +828,10 @@ void tsl_engine_free(tsl_engine_t *e)
 
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
 {
-    bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep || k->etp != e->knobs.etp;
+    /* the kept collective figures (bw_done) hang on the groups and on how CP's ranks
+     * exchange K/V: its a2a bandwidth is priced by the exchange (tsl_cost_strategy_bw_memo) */
+    bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep || k->etp != e->knobs.etp ||
+                  k->cp_comm != e->knobs.cp_comm;
     bool stack_unfused = e->knobs.stack_unfused_attn; /* the target's and cluster's */
     e->knobs = *k;
     e->knobs.stack_unfused_attn |= stack_unfused;
