@@ -1105,8 +1105,14 @@ typedef enum tsl_cost_mode {
  * launcher's llama3 yamls set cross_entropy_loss_fusion). A plan without loss_impl
  * megatron-fused prices as 185, but a --megatron-args line with
  * --cross-entropy-loss-fusion and no --cross-entropy-fusion-impl te, which 185 priced
- * as megatron. */
-#define TSL_COST_MODEL_VERSION 186u
+ * as megatron.
+ * 187: no priced term changed — the search did: its local improvement of the fastest
+ * plan's cuts (search_partition.c improve_cuts) also moves a layer from each other
+ * stage tied busiest to the idlest where no other move was kept (a V's rank s runs
+ * parts s and 2P - 1 - s, so which tied stage gives matters: GPT3-175B on 100k H100,
+ * 36776.38 -> 36809.48 samples/s, pp 20 -> pp 25 DualPipeV), so a stored plan is
+ * searched again. Every plan prices as 186. */
+#define TSL_COST_MODEL_VERSION 187u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
