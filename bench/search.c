@@ -295,27 +295,22 @@ typedef struct check_ctx {
 /* Plan p costed again at its own partition by a fresh engine over the case's
  * request under the knobs the search costed it under (tsl_search_plan_knobs);
  * false where that is not its figure. */
-static bool check_own(tsl_engine_t *e, const check_ctx_t *x, const tsl_plan_t *p, tsl_plan_t *out)
+static bool check_own(tsl_engine_t *e, const tsl_plan_t *p, tsl_plan_t *out)
 {
-    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
-    for (uint32_t s = 0; s < p->pp; s++)
-        first[s] = p->stages[s].first_layer;
-    first[p->pp] = x->m->n_layers;
     tsl_cost_knobs_t kn;
     tsl_search_plan_knobs(&e->knobs, p, &kn);
     tsl_engine_rerun(e, &kn);
     e->node_order = p->n_nodes ? p->node_order : NULL; /* homogeneous cases: none */
-    tsl_plan_init(out);
-    tsl_engine_eval(e, p->global_batch, p->pp, p->n_micro, first, out);
+    tsl_search_cost_own(e, p, out);
     return out->valid && fabs(out->samples_per_s / p->samples_per_s - 1) <= 1e-9;
 }
 
 /* One plan of the search's: reproduced at its own partition (check_own), then
  * costed at its neighbours. Returns false when it is not reproduced — a bug of
- * the check or of the search, said, not skipped. A fresh engine a plan: one
- * rerun from another plan's knobs keeps the collective figures where only the CP
- * exchange differs (tsl_engine_rerun), and a p2p plan's figures priced the next
- * a2a plan at another figure. */
+ * the check or of the search, said, not skipped. A fresh engine a plan, so that
+ * nothing another plan left in the engine's memos can hide a miss (one engine
+ * re-run from plan to plan reproduces them too since tsl_engine_rerun drops the
+ * collective figures on a change of CP exchange: test_check_engine_reproduces). */
 static bool check_plan(const check_ctx_t *x, const tsl_plan_t *p)
 {
     tsl_engine_t e;
@@ -331,7 +326,7 @@ static bool check_plan(const check_ctx_t *x, const tsl_plan_t *p)
         tsl_engine_free(&e);
         return false;
     }
-    bool own = check_own(&e, x, p, cr.best);
+    bool own = check_own(&e, p, cr.best);
     if (!own) {
         if (cr.best->valid)
             printf("  NOT REPRODUCED: %.4f at its partition (%s", cr.best->samples_per_s,

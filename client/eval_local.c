@@ -217,13 +217,20 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(&c, &in->model, in->cluster.n_devices, in->given, err);
 }
 
+/* The FP8 recipe the evaluated plan runs: --fp8's, none under --no-fp8, else the
+ * plan's (its document's or its --megatron-args line's); 0 for none. */
+static uint32_t evaluated_fp8(const tsl_eval_opts_t *eo, const tsl_plan_t *g)
+{
+    return eo->fp8_recipe ? eo->fp8_recipe : eo->no_fp8 ? 0 : g->fp8_recipe;
+}
+
 /* --fp8-impl names who runs an FP8 recipe and --cp-comm the exchange between CP
  * ranks: on a plan that runs no FP8 (none given, the plan's or the line's, or
  * --no-fp8) or CP 1 each would price nothing, so it is refused naming the field,
  * as --tf32 is without fp32 (search.c fp32_request_check). */
 static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl_err_t *err)
 {
-    uint32_t fp8 = eo->fp8_recipe ? eo->fp8_recipe : eo->no_fp8 ? 0 : g->fp8_recipe;
+    uint32_t fp8 = evaluated_fp8(eo, g);
     if (eo->fp8_impl >= 0 && fp8 == 0)
         return tsl_err_set(err,
                            "fp8_impl: --fp8-impl %s on a plan without FP8 (%s): it names who "
@@ -253,8 +260,7 @@ static int check_inert_flags(const tsl_eval_opts_t *eo, const tsl_plan_t *g, tsl
  * the override and is refused (check_inert_flags). */
 static void config_module_prec_off(const tsl_eval_opts_t *eo, tsl_plan_t *g)
 {
-    uint32_t fp8 = eo->fp8_recipe ? eo->fp8_recipe : eo->no_fp8 ? 0 : g->fp8_recipe;
-    if (!g->module_prec || eo->cfg.knobs.module_prec || fp8 != 0)
+    if (!g->module_prec || eo->cfg.knobs.module_prec || evaluated_fp8(eo, g) != 0)
         return;
     fprintf(stderr,
             "tesselctl: eval: note: %s: its overrides apply inside a quantized autocast only, "

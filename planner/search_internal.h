@@ -22,6 +22,12 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
  * only where they could beat its best so far, not what its top-k keeps. */
 void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
 
+/* Plan p's configuration (batch, PP, micro-batches) costed by e at p's own partition
+ * into *out, under e's knobs and need (search_partition.c): what re-costing a kept plan
+ * (tsl_search_reprice) and checking the search's plans (bench/search
+ * --check-partitions) both start from. */
+void tsl_search_cost_own(tsl_engine_t *e, const tsl_plan_t *p, tsl_plan_t *out);
+
 /* The knobs plan p was costed under by an engine of the search whose run had knobs
  * `run` (search_partition.c): run's, with what the search sets per engine run taken
  * from p — the EP and expert-TP degrees (search.c search_ep), the CP degree and its

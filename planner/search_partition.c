@@ -334,22 +334,27 @@ static bool few(const tsl_engine_t *e, const tsl_plan_t *p)
 void tsl_search_reprice(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
 {
     tsl_plan_t *cand = malloc(sizeof(*cand));
-    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
     for (uint32_t i = 0; cand && i < n && !tsl_search_cancelled(e->hooks); i++) {
         const tsl_plan_t *p = &plans[i];
         if (!p->valid || p->pp < 2 || p->sublayer)
             continue;
-        for (uint32_t s = 0; s < p->pp; s++)
-            first[s] = p->stages[s].first_layer;
-        first[p->pp] = e->model->n_layers;
-        tsl_plan_init(cand);
         hold_to(e, p->samples_per_s);
-        tsl_engine_eval(e, p->global_batch, p->pp, p->n_micro, first, cand);
+        tsl_search_cost_own(e, p, cand);
         hold_to(e, 0);
         if (cand->valid && cand->samples_per_s > p->samples_per_s * (1 + 1e-9))
             plans[i] = *cand;
     }
     free(cand);
+}
+
+void tsl_search_cost_own(tsl_engine_t *e, const tsl_plan_t *p, tsl_plan_t *out)
+{
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    for (uint32_t s = 0; s < p->pp; s++)
+        first[s] = p->stages[s].first_layer;
+    first[p->pp] = e->model->n_layers;
+    tsl_plan_init(out);
+    tsl_engine_eval(e, p->global_batch, p->pp, p->n_micro, first, out);
 }
 
 void tsl_search_plan_knobs(const tsl_cost_knobs_t *run, const tsl_plan_t *p, tsl_cost_knobs_t *k)

@@ -2100,7 +2100,7 @@ static uint32_t reproduced(const tsl_model_t *m, const tsl_cluster_t *c, const t
 {
     tsl_space_t sp = tsl_space_tessel(r);
     tsl_plan_t *cand = malloc(sizeof(*cand));
-    uint32_t n = 0, first[TSL_PLAN_MAX_STAGES + 1];
+    uint32_t n = 0;
     tsl_engine_t e;
     tsl_err_t err = {0};
     bool live = false;
@@ -2118,11 +2118,7 @@ static uint32_t reproduced(const tsl_model_t *m, const tsl_cluster_t *c, const t
         else
             k.fp8 = p->fp8_recipe;
         tsl_engine_rerun(&e, &k);
-        for (uint32_t s = 0; s < p->pp; s++)
-            first[s] = p->stages[s].first_layer;
-        first[p->pp] = m->n_layers;
-        tsl_plan_init(cand);
-        tsl_engine_eval(&e, p->global_batch, p->pp, p->n_micro, first, cand);
+        tsl_search_cost_own(&e, p, cand);
         if (!live)
             tsl_engine_free(&e);
         if (!cand->valid || fabs(cand->samples_per_s / p->samples_per_s - 1) > 1e-9)
