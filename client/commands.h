@@ -57,14 +57,10 @@ typedef struct tsl_plan_opts {
 /* --name's value (plan and eval): 0, or -1 with err naming "name". */
 int tsl_model_name_check(const char *name, tsl_err_t *err);
 
-/* "FIELD: 'TEXT' is not CHOICES" into err, TEXT's first 40 bytes as a message may
- * show them (err.h tsl_err_shown): a value's escape sequence or newline echoed raw
- * would act on the terminal or write a line of its own. -1. */
-int tsl_word_refused(tsl_err_t *err, const char *field, const char *text, const char *choices);
-
 /* A file or folder flag's value into *dst (plan and eval: --profile, --plan, ...):
- * 0, or -1 with err naming the flag where it is empty (an unset shell variable),
- * which would read as "cannot open : No such file or directory". */
+ * 0, or -1 with err naming the flag where it is empty (an unset shell variable,
+ * which would read as "cannot open : No such file or directory") or holds a control
+ * character (every message naming the file would end its line at a newline). */
 int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t *err);
 
 /* --te-precision-config-file PATH into po->req.module_prec (plan_te_prec.c): noted and

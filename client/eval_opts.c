@@ -688,7 +688,7 @@ static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
     else if (strcmp(text, "none") == 0)
         cfg->ckpt = TSL_EVAL_CKPT_NONE;
     else
-        return tsl_word_refused(err, "ckpt", text, "full, selective or none");
+        return tsl_choice_refused("ckpt", text, "full, selective or none", err);
     return 0;
 }
 
@@ -697,7 +697,8 @@ static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
 {
     int sc = tsl_pipesim_sched_parse(text);
     if (sc < 0)
-        return tsl_word_refused(err, "schedule", text, "1f1b, interleaved, zbh1, zbv or dualpipev");
+        return tsl_choice_refused("schedule", text, "1f1b, interleaved, zbh1, zbv or dualpipev",
+                                  err);
     cfg->schedule = (uint32_t)sc;
     return 0;
 }
@@ -755,8 +756,8 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_CP_COMM: {
         int comm = tsl_cp_comm_parse(optarg);
         if (comm < 0)
-            return tsl_word_refused(err, "cp-comm", optarg,
-                                    "p2p, a2a, allgather or torch-allgather");
+            return tsl_choice_refused("cp-comm", optarg, "p2p, a2a, allgather or torch-allgather",
+                                      err);
         c->knobs.cp_comm = (uint32_t)comm;
         eo->cp_comm_given = true;
         return 0;
@@ -794,7 +795,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
     switch (opt) {
     case OPT_MODEL: eo->model = optarg; return 0;
-    case OPT_HF: eo->hf_config = optarg; return 0;
+    case OPT_HF: return tsl_path_opt("hf-config", optarg, &eo->hf_config, err);
     case OPT_NAME: eo->model_name = optarg; return tsl_model_name_check(optarg, err);
     case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &eo->seq_len, err);
     case OPT_CLUSTER: eo->cluster = optarg; return 0;
@@ -831,8 +832,9 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_ATTN_KERNEL: {
         int k = tsl_attn_kernel_parse(optarg);
         if (k <= 0)
-            return tsl_word_refused(err, "attn-kernel", optarg,
-                                    "flash2 (1), cudnn (2), flash1 (3) or flash1-triton (4)");
+            return tsl_choice_refused("attn-kernel", optarg,
+                                      "flash2 (1), cudnn (2), flash1 (3) or flash1-triton (4)",
+                                      err);
         eo->attn_kernel = (uint32_t)k;
         return 0;
     }
@@ -851,8 +853,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)
-            return tsl_word_refused(err, "fp8", optarg,
-                                    "a recipe (delayed, tensorwise, blockwise, mxfp8, nvfp4)");
+            return tsl_choice_refused(
+                "fp8", optarg, "a recipe (delayed, tensorwise, blockwise, mxfp8, nvfp4)", err);
         eo->fp8_recipe = (uint32_t)rc;
         return 0;
     }
@@ -861,24 +863,25 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_FP8_IMPL:
         eo->fp8_impl = tsl_fp8_impl_parse(optarg);
         if (eo->fp8_impl < 0)
-            return tsl_word_refused(err, "fp8-impl", optarg, "te or torchao");
+            return tsl_choice_refused("fp8-impl", optarg, "te or torchao", err);
         return 0;
     case OPT_LOSS_IMPL:
         eo->loss_impl = tsl_loss_impl_parse(optarg);
         if (eo->loss_impl < 0)
-            return tsl_word_refused(err, "loss-impl", optarg, TSL_LOSS_IMPL_NAMES);
+            return tsl_choice_refused("loss-impl", optarg, TSL_LOSS_IMPL_NAMES, err);
         return 0;
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);
         if (eo->opt_step < 0)
-            return tsl_word_refused(err, "opt-step", optarg,
-                                    "fused, megatron, megatron-fp16, torch, deepspeed-fp16, "
-                                    "megatron-core-fp16, torch-loop or composer");
+            return tsl_choice_refused("opt-step", optarg,
+                                      "fused, megatron, megatron-fp16, torch, deepspeed-fp16, "
+                                      "megatron-core-fp16, torch-loop or composer",
+                                      err);
         return 0;
     case OPT_NORM_IMPL:
         eo->norm_impl = tsl_norm_impl_parse(optarg);
         if (eo->norm_impl < 0)
-            return tsl_word_refused(err, "norm-impl", optarg, "te or apex");
+            return tsl_choice_refused("norm-impl", optarg, "te or apex", err);
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;

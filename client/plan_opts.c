@@ -138,9 +138,10 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                 return 0;
             }
             if (arg[0] < '0' || arg[0] > '9')
-                return tsl_word_refused(err, o->flag, arg,
-                                        "a recipe (1 delayed, 2 tensorwise, 3 blockwise, "
-                                        "4 mxfp8, 5 nvfp4)");
+                return tsl_choice_refused(o->flag, arg,
+                                          "a recipe (1 delayed, 2 tensorwise, 3 blockwise, "
+                                          "4 mxfp8, 5 nvfp4)",
+                                          err);
         }
         /* the attention kernel by its name too (flash2, cudnn, flash1, flash1-triton), as
            eval reads it (attn_kernel.h); a number outside 1..4 is refused as out of range */
@@ -151,8 +152,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                 return 0;
             }
             if (arg[0] < '0' || arg[0] > '9')
-                return tsl_word_refused(err, o->flag, arg,
-                                        "1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)");
+                return tsl_choice_refused(
+                    o->flag, arg, "1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)", err);
         }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
@@ -168,7 +169,7 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_LOSS: {
         int i = tsl_loss_impl_parse(arg);
         if (i < 0)
-            return tsl_word_refused(err, o->flag, arg, TSL_LOSS_IMPL_NAMES);
+            return tsl_choice_refused(o->flag, arg, TSL_LOSS_IMPL_NAMES, err);
         *(uint32_t *)field = (uint32_t)i;
         return 0;
     }
@@ -193,17 +194,19 @@ int tsl_model_name_check(const char *name, tsl_err_t *err)
     return 0;
 }
 
-int tsl_word_refused(tsl_err_t *err, const char *field, const char *text, const char *choices)
-{
-    char shown[TSL_ERR_SHOWN_MAX(40)];
-    return tsl_err_set(err, "%s: '%s' is not %s", field,
-                       tsl_err_shown(text, 40, shown, sizeof shown), choices);
-}
-
 int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t *err)
 {
     if (arg[0] == '\0')
         return tsl_err_set(err, "%s: an empty file name", flag);
+    for (const char *c = arg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f || tsl_err_unicode_control(c) != 0) {
+            char shown[TSL_ERR_SHOWN_MAX(64)]; /* each message that names the file would
+                                                * end its line at the newline */
+            return tsl_err_set(err,
+                               "%s: the file name '%s' holds a control character; rename "
+                               "the file",
+                               flag, tsl_err_shown(arg, 64, shown, sizeof shown));
+        }
     *dst = arg;
     return 0;
 }
@@ -250,7 +253,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
         return req_opt(&req_opts[opt - OPT_REQ], optarg, &po->req, err);
     switch (opt) {
     case OPT_MODEL: po->model = optarg; return 0;
-    case OPT_HF: po->hf_config = optarg; return 0;
+    case OPT_HF: return tsl_path_opt("hf-config", optarg, &po->hf_config, err);
     case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &po->seq_len, err);
     case OPT_CLUSTER: po->cluster = optarg; return 0;
     case OPT_SWEEP: po->sweep = true; return 0;

@@ -176,9 +176,14 @@ int tsl_parse_choice(const char *field, const char *text, const char *const *wor
                                 : i + 1 == n ? " or "
                                              : ", ",
                                 words[i]);
-    char shown[TSL_ERR_SHOWN_MAX(64)]; /* text as a message may show it (err.h) */
+    return tsl_choice_refused(field, text ? text : "", list, err);
+}
+
+int tsl_choice_refused(const char *field, const char *text, const char *choices, tsl_err_t *err)
+{
+    char shown[TSL_ERR_SHOWN_MAX(64)];
     return tsl_err_set(err, "%s: '%s' is not %s", field,
-                       tsl_err_shown(text ? text : "", 64, shown, sizeof shown), list);
+                       tsl_err_shown(text, 64, shown, sizeof shown), choices);
 }
 
 int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,

@@ -38,6 +38,9 @@ int tsl_parse_double(const char *field, const char *text, double min, double max
  * the field and every word: "FIELD: 'TEXT' is not A, B or C" (text NULL reads as ""). */
 int tsl_parse_choice(const char *field, const char *text, const char *const *words, size_t n,
                      size_t *out, tsl_err_t *err);
+/* The refusal tsl_parse_choice writes, for a caller that matched the words itself:
+ * "FIELD: 'TEXT' is not CHOICES", the text as a message may show it (err.h). -1. */
+int tsl_choice_refused(const char *field, const char *text, const char *choices, tsl_err_t *err);
 /* "16.0 GiB", "512.0 MiB" into buf. */
 const char *tsl_format_bytes(uint64_t bytes, char *buf, unsigned cap);
 

@@ -71,7 +71,9 @@ int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_
         int w = snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", nm);
         n += w > 0 ? (size_t)w : 0;
     }
-    return tsl_err_set(err, "format: '%.40s' is not one of %s", name, known);
+    char shown[TSL_ERR_SHOWN_MAX(40)]; /* the name as a message may show it (err.h) */
+    return tsl_err_set(err, "format: '%s' is not one of %s",
+                       tsl_err_shown(name, 40, shown, sizeof shown), known);
 }
 
 const char *tsl_export_format_name(tsl_export_format_t f)

@@ -24,10 +24,11 @@ static int one_name(const char *w, size_t n, uint32_t *mask, tsl_err_t *err)
     if (n == 0)
         return tsl_err_set(err, "cuda_graph_modules: an empty item; give module names "
                                 "separated by single commas (attn,moe_router)");
+    char shown[TSL_ERR_SHOWN_MAX(64)]; /* the item as a message may show it (err.h) */
     return tsl_err_set(err,
-                       "cuda_graph_modules: '%.*s' is not a module Megatron-LM graphs (" NAMES_LIST
+                       "cuda_graph_modules: '%s' is not a module Megatron-LM graphs (" NAMES_LIST
                        "; a full-iteration graph is --no-host-floor)",
-                       (int)(n > 64 ? 64 : n), w);
+                       tsl_err_shown(w, n > 64 ? 64 : n, shown, sizeof shown));
 }
 
 int tsl_cuda_graph_modules_parse(const char *list, uint32_t *mask, tsl_err_t *err)

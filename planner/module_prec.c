@@ -60,26 +60,26 @@ static int find(const char *w, size_t n, const char *const *table, uint32_t coun
 /* One "module=precision" item of n bytes at w into *prec. */
 static int one_item(const char *w, size_t n, uint32_t *prec, tsl_err_t *err)
 {
-    int shown = (int)(n > 64 ? 64 : n);
+    char shown[TSL_ERR_SHOWN_MAX(64)]; /* a piece of the item as a message may show it */
     const char *eq = memchr(w, '=', n);
     if (n == 0)
         return tsl_err_set(err, "module_precision: an empty item; give module=precision "
                                 "items separated by single commas (linear_qkv=bf16)");
     if (eq == NULL)
-        return tsl_err_set(err, "module_precision: '%.*s' has no '='; give module=precision", shown,
-                           w);
+        return tsl_err_set(err, "module_precision: '%s' has no '='; give module=precision",
+                           tsl_err_shown(w, n > 64 ? 64 : n, shown, sizeof shown));
     int m = find(w, (size_t)(eq - w), names, TSL_MODULE_COUNT);
     if (m < 0)
         return tsl_err_set(
-            err, "module_precision: '%.*s' names no module Tessel prices (" NAMES_LIST ")",
-            (int)(eq - w > 64 ? 64 : eq - w), w);
+            err, "module_precision: '%s' names no module Tessel prices (" NAMES_LIST ")",
+            tsl_err_shown(w, eq - w > 64 ? 64 : (size_t)(eq - w), shown, sizeof shown));
     size_t pn = n - (size_t)(eq - w) - 1;
     int r = find(eq + 1, pn, precs, TSL_FP8_COUNT);
     if (r < 0)
         return tsl_err_set(err,
-                           "module_precision: %s: '%.*s' is not a precision of Megatron-core's "
+                           "module_precision: %s: '%s' is not a precision of Megatron-core's "
                            "per-module config (" PRECS_LIST "; delayed scaling is not one)",
-                           names[m], (int)(pn > 32 ? 32 : pn), eq + 1);
+                           names[m], tsl_err_shown(eq + 1, pn > 32 ? 32 : pn, shown, sizeof shown));
     if (nibble(*prec, m))
         return tsl_err_set(err, "module_precision: %s given twice", names[m]);
     *prec |= (uint32_t)(r + 1) << (4 * m);

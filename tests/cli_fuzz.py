@@ -24,8 +24,9 @@ timeout; the script reports (and exits 1 on) any of:
   timeout     no answer within the timeout (a hang)
   status      an exit status tesselctl does not document (0, 2, 3, 4, 5 are)
   unclear     a refusal (exit 2) whose message is empty or names nothing
-  control     a control byte other than a newline or a tab on stderr (an input's newline
-              or escape sequence echoed as given)
+  control     a control byte other than a newline or a tab on stderr, or a line of
+              stderr that begins with the text after a value's newline (an input's
+              newline or escape sequence echoed as given)
 
 and lists the cases that were accepted although they should have been refused
 (`accepted`) for a person to read: some mutations are valid by chance. Run it
@@ -893,6 +894,20 @@ def run_case(ctl, case, timeout, tmp, idx):
     return rc, err
 
 
+def forged_line(argv, err):
+    """Whether stderr has a line of an argument's making: the text after a newline in
+    a value ("a\\nINFO forged") that starts a line of its own, so the value's newline
+    was echoed raw (a newline is a control byte the check above lets through: tesselctl's
+    own messages hold them)."""
+    lines = err.splitlines()
+    for a in argv:
+        for piece in a.split("\n")[1:]:
+            piece = piece.strip()
+            if len(piece) >= 3 and any(ln.startswith(piece) for ln in lines):
+                return True
+    return False
+
+
 def classify(case, rc, err):
     if rc is None:
         return "timeout"
@@ -909,6 +924,8 @@ def classify(case, rc, err):
     # a message with a raw control byte (a name's newline or escape sequence echoed
     # as given) writes a line of the input's making or acts on the terminal
     if any(ord(ch) < 0x20 and ch not in "\n\t" or ord(ch) == 0x7f for ch in err):
+        return "control"
+    if forged_line(case.argv, err):
         return "control"
     if rc != 0:
         msg = err.strip()

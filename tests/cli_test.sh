@@ -189,6 +189,27 @@ case $? in
 esac
 expect 2 "format: 'yaml' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --export yaml
 expect 2 "--export needs --local" plan --model GPT2-345M --cluster 8xA100-80G --export megatron
+# A value's newline echoed raw would write a line of the input's making (cli_fuzz.py's
+# "control" case): each refusal shows it as \n, on its one line.
+nl=$(printf 'x\nINFO forged')
+one_line() {
+    "$ctl" "$@" >"$out" 2>"$err"
+    local got=$?
+    [ "$got" = 2 ] && [ "$(wc -l <"$err")" = 1 ] && grep -q 'x\\nINFO forged' "$err" && ok ||
+        bad "tesselctl $* (a newline in a value): exit $got, stderr: $(cat "$err")"
+}
+m345="--local --model GPT2-345M --cluster 8xH100-80G"
+one_line plan $m345 --batch 64 --export "$nl"
+one_line plan --local --hf-config "$nl" --cluster 8xA100-80G --batch 8
+for f in profile galvatron-profile amp-profile te-precision-config-file; do
+    one_line plan $m345 --batch 64 --$f "$nl"
+done
+one_line plan $m345 --batch 64 --module-precision "mlp$nl"
+one_line eval $m345 --tp 2 --module-precision "mlp$nl"
+one_line eval $m345 --tp 2 --cuda-graph-modules "attn,$nl"
+for f in hf-config plan torchtitan profile galvatron-profile amp-profile; do
+    one_line eval $m345 --tp 2 --$f "$nl"
+done
 trace=$(mktemp)
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --pp 4 --no-baselines --json --trace "$trace"
 /usr/bin/python3 - "$out" "$trace" <<'PY' && ok || bad "--trace: the timeline does not end at sim_iter_time_s"

@@ -46,6 +46,18 @@ static void test_choice(void)
     CHECK(tsl_parse_choice("f", "x", four, 1, &i, &err) == -1 &&
               strcmp(err.msg, "f: 'x' is not a") == 0,
           "one word: %s", err.msg);
+    /* A caller that matched its own words refuses as tsl_parse_choice does: the same
+     * message, the text shown to the same length (tesselctl's --fp8 and --ckpt once
+     * showed 40 bytes where --rope-type showed 64), no escape sequence raw. */
+    char word[100] = "\x1b[2J";
+    memset(word + 4, 'a', 90);
+    tsl_err_t own = {0};
+    CHECK(tsl_parse_choice("f", word, four, 4, &i, &err) == -1 &&
+              tsl_choice_refused("f", word, "a, b, c or d", &own) == -1 &&
+              strcmp(err.msg, own.msg) == 0 && strchr(own.msg, '\x1b') == NULL,
+          "one refusal for both: '%s' / '%s'", err.msg, own.msg);
+    size_t shown_a = strspn(strstr(own.msg, "aaa"), "a");
+    CHECK(shown_a == 60, "the text's first 64 bytes shown: %zu of its 'a's", shown_a);
 }
 
 /* names.h: the one rule of tesselctl's --name, the registry's names and an HF
