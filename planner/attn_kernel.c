@@ -108,15 +108,22 @@ static double by_shape(const double (*fig)[SWEEP_POINTS], double hd, double keys
     return (1.0 - w) * along_keys(fig[0], keys) + w * along_keys(fig[1], keys);
 }
 
-double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys)
+bool tsl_attn_kernel_holds_clock(uint32_t kernel)
+{
+    return kernel == TSL_ATTN_KERNEL_FLASH2;
+}
+
+double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys, bool power_capped)
 {
     /* v1 (CUDA or Triton) has no Hopper figure: the family's one (attn_kernel.h) */
     if (kernel == TSL_ATTN_KERNEL_DEFAULT || tsl_attn_kernel_is_v1(kernel) ||
         kernel >= TSL_ATTN_KERNEL_COUNT || !(keys > 0) || !(hd > 0))
         return 0.0;
-    /* the figures are burst timings: at a dense step's settled clock (gemm_eff.h) */
-    return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS *
-           TSL_ATTN_GH100_SETTLED;
+    /* the figures are burst timings: at a dense step's settled clock (gemm_eff.h),
+       unless the kernel stays below the 700 W limit at the burst clock */
+    double clock =
+        tsl_attn_kernel_holds_clock(kernel) && !power_capped ? 1.0 : TSL_ATTN_GH100_SETTLED;
+    return by_shape(fa3_figs[kernel - 1][bwd ? 1 : 0], hd, keys) / H100_PEAK_TFLOPS * clock;
 }
 
 double tsl_attn_hopper_default_bwd_keys(double hd, double keys)

@@ -106,9 +106,22 @@ double tsl_attn_kernel_run_hd(uint32_t kernel, double hd);
 
 /* The kernel's unmasked share of the H100's dense bf16 peak, forward or backward,
  * at head dimension hd and `keys` keys per query (the sequence of the published
- * sweep); 0 for the default kernel or one out of range (the caller keeps the GPU
- * family's figure). */
-double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys);
+ * sweep), at the clock the kernel holds through a dense step: the published (burst)
+ * share × TSL_ATTN_GH100_SETTLED, the clock a GEMM settles at under the part's 700 W
+ * limit — except flash2 on a part at its 700 W limit (power_capped false), whose
+ * share stays the burst one (tsl_attn_kernel_holds_clock, cost model 188). 0 for the
+ * default kernel or one out of range (the caller keeps the GPU family's figure). */
+double tsl_attn_hopper_share(uint32_t kernel, bool bwd, double hd, double keys, bool power_capped);
+
+/* Whether the kernel, run back to back as in a training step, draws less than the
+ * H100 part's 700 W limit at its boost clock, so that the clock does not settle below
+ * the burst clock its published figures were timed at (cost model 188): FlashAttention-2
+ * (its tensor cores busy about 37 % of the time, against 0.85 for the GEMMs the 700 W
+ * settled clock was measured on; docs/cost-model.md "FlashAttention-2 holds its
+ * clock"). Assumed, not measured: no power trace of FlashAttention-2 on an H100 is
+ * published. cuDNN's kernel (60 % of peak) and the family's one figure keep the settled
+ * clock. */
+bool tsl_attn_kernel_holds_clock(uint32_t kernel);
 
 /* The H100 family's one backward figure (gemm_eff.h TSL_ATTN_H100_BWD_EFF, measured
  * at TSL_ATTN_H100_BWD_KEYS keys through PyTorch SDPA, whose flash backend is

@@ -1111,8 +1111,16 @@ typedef enum tsl_cost_mode {
  * stage tied busiest to the idlest where no other move was kept (a V's rank s runs
  * parts s and 2P - 1 - s, so which tied stage gives matters: GPT3-175B on 100k H100,
  * 36776.38 -> 36809.48 samples/s, pp 20 -> pp 25 DualPipeV), so a stored plan is
- * searched again. Every plan prices as 186. */
-#define TSL_COST_MODEL_VERSION 187u
+ * searched again. Every plan prices as 186.
+ * 188: FlashAttention-2 holds its burst clock on the 700 W Hopper parts (H100-80G, H200,
+ * H800): attn_kernel flash2 takes the FA3 paper's FlashAttention-2 shares (Figs. 5-6) as
+ * published, no longer × the GEMM's settled / burst clock 708.5 / 841.9 (attn_kernel.c
+ * tsl_attn_hopper_share, attn_kernel.h tsl_attn_kernel_holds_clock; gemm_eff.h
+ * attn_power_capped). Assumed: a kernel at ~37 % of the tensor cores' peak stays below the
+ * 700 W limit at its boost clock, where a GEMM at ~85 % does not (docs/cost-model.md
+ * "FlashAttention-2 holds its clock"). The 500 W H100-96G, cudnn and the default keep the
+ * settled clock. A plan without attn_kernel flash2 on a 700 W Hopper part prices as 187. */
+#define TSL_COST_MODEL_VERSION 188u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

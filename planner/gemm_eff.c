@@ -75,6 +75,7 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
     bool table = f >= 0 && (sm_table[f].hopper || sm_table[f].ampere) && peak_flops > 0;
     g->attn_kernel_peak = table ? settled : 0.0;
     g->attn_kernel_ampere = table && sm_table[f].ampere;
+    g->attn_power_capped = f >= 0 && sm_table[f].cap < 1.0;
     bool swa = f >= 0 && sm_table[f].gb100 && peak_flops > 0;
     /* the same burst sweeps as the family's shares: at the settled clock too */
     double swa_peak = swa ? TSL_ATTN_GB100_SETTLED * settled : 0.0;

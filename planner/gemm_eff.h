@@ -66,7 +66,10 @@
  * MAMF 841.9 TFLOPS (ml-engineering fast-mamf 082816f): 0.842. Assumed: the fused
  * core loses what the GEMM loses at that clock (on the B200 flashinfer PR #2899 saw
  * its FA4 kernel fall 1450 -> 1237 TFLOP/s, x 0.853, at ~1580 MHz under back-to-back
- * calls, where the B200's GEMM MSMF / MAMF is 0.822). */
+ * calls, where the B200's GEMM MSMF / MAMF is 0.822). Since cost model 188 the named
+ * FlashAttention-2 shares on the 700 W parts are the exception: at ~37 % of peak the
+ * kernel is assumed to stay below the limit at its boost clock (attn_kernel.h
+ * tsl_attn_kernel_holds_clock). */
 #define TSL_ATTN_GH100_SETTLED (708.5 / 841.9)
 /* The 500 W H100-96G (Meta's Grand Teton H100 SXM, HBM2e, torchtitan's benchmark hosts) at
  * its cap, over the 700 W figures every GH100 part takes (EFF_GH100, FP8_EFF_GH100 and the
@@ -173,6 +176,9 @@ typedef struct tsl_gemm_eff {
                                   A100); 0 = no such table: every kernel takes attn_*_flops */
     bool attn_kernel_ampere;     /* that table is the A100's (tsl_attn_ampere_share), which
                                   prices the default kernel too; false: Hopper's */
+    bool attn_power_capped;      /* the part runs below its family's 700 W limit (the
+                                  500 W H100-96G): no kernel holds its burst clock there
+                                  (attn_kernel.h tsl_attn_kernel_holds_clock) */
     double attn_swa64_fwd_flops; /* a causal sliding window's core at head dimension 64,
                                     unmasked-equivalent rate of TSL_ATTN_GB100_SWA64_*
                                     (forward, backward); 0 = the causal rule */

@@ -31,6 +31,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.attn_mla_bwd_flops = 0.0;
     d->shape.attn_kernel_peak = 0.0;
     d->shape.attn_kernel_ampere = false;
+    d->shape.attn_power_capped = false;
     d->shape.attn_swa64_fwd_flops = 0.0;
     d->shape.attn_swa64_bwd_flops = 0.0;
     d->attn_kernel = TSL_ATTN_KERNEL_DEFAULT;
@@ -658,10 +659,11 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
     /* a named kernel on the H100 part, any kernel on the A100: its published share at
        this head dimension and key length (attn_kernel.h) in place of the family's one
        figure */
-    double share = d->shape.attn_kernel_peak <= 0 ? 0.0
-                   : d->shape.attn_kernel_ampere
-                       ? tsl_attn_ampere_share(d->attn_kernel, p->bwd, hd, keys)
-                       : tsl_attn_hopper_share(d->attn_kernel, p->bwd, hd, keys);
+    double share =
+        d->shape.attn_kernel_peak <= 0 ? 0.0
+        : d->shape.attn_kernel_ampere
+            ? tsl_attn_ampere_share(d->attn_kernel, p->bwd, hd, keys)
+            : tsl_attn_hopper_share(d->attn_kernel, p->bwd, hd, keys, d->shape.attn_power_capped);
     if (share > 0)
         flash = d->shape.attn_kernel_peak * share;
     else if (p->bwd && d->attn_kernel == TSL_ATTN_KERNEL_DEFAULT && d->shape.attn_kernel_peak > 0 &&

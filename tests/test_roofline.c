@@ -905,28 +905,36 @@ static void test_a100_attn_kernel(void)
  * kernel named: 0 (the family's one figure stays). On the Llama 3 70B layer of
  * test_blackwell_flash on one H100 (TP 2: 32 heads, causal, s 8192; 549.82 GFLOP
  * forward, causal share 0.91152) the forward core runs at 600 · 0.8415 · 0.91152 =
- * 460.3 TFLOP/s under cudnn (1194.61 µs), 370 · 0.8415 · 0.91152 = 283.8 under flash2
- * (1937.21 µs), 0.35 · 989 · 0.8415 · 0.91152 = 265.5 by default (2070.68 µs): every
- * Hopper figure is a burst timing, taken at a dense step's settled clock, × 708.5 /
- * 841.9 (the H200's MSMF / MAMF; cost model 142). The B200 has no per-kernel table, so
- * the name changes nothing there. */
+ * 460.3 TFLOP/s under cudnn (1194.61 µs), 0.35 · 989 · 0.8415 · 0.91152 = 265.5 by
+ * default (2070.68 µs): every Hopper figure is a burst timing, taken at a dense step's
+ * settled clock, × 708.5 / 841.9 (the H200's MSMF / MAMF; cost model 142) — but
+ * FlashAttention-2, which stays below the 700 W limit at the burst clock, at its burst
+ * share since cost model 188: 370 · 0.91152 = 337.3 (1630.26 µs; 1937.21 before), and
+ * at the settled share again on the 500 W H100-96G (test_h100_96g_cap). The B200 has no
+ * per-kernel table, so the name changes nothing there. */
 static void test_hopper_attn_kernel(void)
 {
     const double s = 708.5 / 841.9; /* burst to settled: the H200's MSMF / MAMF */
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 8192), 600.0 / 989 * s,
-               1e-12, "cudnn fwd 128 8K");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 65536), 595.0 / 989 * s,
-               1e-12, "flat beyond 16K");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 256, 256), 497.0 / 989 * s,
-               1e-12, "flat below 512 and above head dimension 128");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024), 249.0 / 989 * s,
-               1e-12, "flash2 bwd 96 1K");
-    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 4096 * sqrt(2.0)),
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 8192, false),
+               600.0 / 989 * s, 1e-12, "cudnn fwd 128 8K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 128, 65536, false),
+               595.0 / 989 * s, 1e-12, "flat beyond 16K");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, false, 256, 256, false),
+               497.0 / 989 * s, 1e-12, "flat below 512 and above head dimension 128");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024, false), 249.0 / 989,
+               1e-12, "flash2 bwd 96 1K: its burst share at the 700 W limit (cost model 188)");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH2, true, 96, 1024, true), 249.0 / 989 * s,
+               1e-12, "flash2 bwd 96 1K on a power-capped part: settled");
+    CHECK_NEAR(tsl_attn_hopper_share(TSL_ATTN_KERNEL_CUDNN, true, 128, 4096 * sqrt(2.0), false),
                508.5 / 989 * s, 1e-12, "cudnn bwd between 4K and 8K");
-    CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192) == 0.0 &&
-              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 8192) == 0.0 &&
-              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1_TRITON, true, 128, 8192) == 0.0 &&
-              tsl_attn_hopper_share(TSL_ATTN_KERNEL_COUNT, false, 128, 8192) == 0.0,
+    CHECK(tsl_attn_kernel_holds_clock(TSL_ATTN_KERNEL_FLASH2) &&
+              !tsl_attn_kernel_holds_clock(TSL_ATTN_KERNEL_CUDNN) &&
+              !tsl_attn_kernel_holds_clock(TSL_ATTN_KERNEL_DEFAULT),
+          "only flash2 holds its clock");
+    CHECK(tsl_attn_hopper_share(TSL_ATTN_KERNEL_DEFAULT, false, 128, 8192, false) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1, false, 128, 8192, false) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_FLASH1_TRITON, true, 128, 8192, false) == 0.0 &&
+              tsl_attn_hopper_share(TSL_ATTN_KERNEL_COUNT, false, 128, 8192, false) == 0.0,
           "no kernel named, flash1 or flash1-triton (no Hopper figure), or out of range: 0");
     CHECK(tsl_attn_kernel_parse("cuDNN") == TSL_ATTN_KERNEL_CUDNN &&
               tsl_attn_kernel_parse("flash2") == TSL_ATTN_KERNEL_FLASH2 &&
@@ -958,14 +966,14 @@ static void test_hopper_attn_kernel(void)
     double flops = 549822922752.0, r = TSL_ATTN_CAUSAL_EFF * 4096.5 / (4096.5 + 128.0);
     const struct {
         uint32_t kernel;
-        double tflops, us;
-    } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, 2070.68},
-                {TSL_ATTN_KERNEL_FLASH2, 370, 1937.21},
-                {TSL_ATTN_KERNEL_CUDNN, 600, 1194.61},
-                {TSL_ATTN_KERNEL_FLASH1, 0.35 * 989, 2070.68}};
+        double tflops, clock, us;
+    } want[] = {{TSL_ATTN_KERNEL_DEFAULT, 0.35 * 989, s, 2070.68},
+                {TSL_ATTN_KERNEL_FLASH2, 370, 1.0, 1630.26},
+                {TSL_ATTN_KERNEL_CUDNN, 600, s, 1194.61},
+                {TSL_ATTN_KERNEL_FLASH1, 0.35 * 989, s, 2070.68}};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         d.attn_kernel = want[i].kernel;
-        double fwd = flops / (want[i].tflops * s * 1e12 * r);
+        double fwd = flops / (want[i].tflops * want[i].clock * 1e12 * r);
         CHECK_NEAR(fwd * 1e6, want[i].us, 1e-2, "%s by hand %.2f us",
                    tsl_attn_kernel_name(want[i].kernel), fwd * 1e6);
         CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 2), fwd + TSL_ROOFLINE_LAUNCH_S, 1e-12,
@@ -2133,6 +2141,25 @@ static void test_h100_96g_cap(void)
     CHECK_NEAR(e96.attn_kernel_peak, 989e12 * r, 1e-12, "the named kernels' shares at the cap %.4g",
                e96.attn_kernel_peak);
     CHECK(e80.attn_kernel_peak == 989e12, "the 700 W H100's kernel tables unscaled");
+    /* cost model 188: flash2 holds its burst clock at 700 W, not under the 500 W cap */
+    CHECK(e96.attn_power_capped && !e80.attn_power_capped, "the 500 W part is capped");
+    tsl_roofline_dev_t d96, d80;
+    tsl_roofline_dev_init(&d96, h96->peak_flops * h96->efficiency, h96->mem_bw);
+    tsl_roofline_dev_init(&d80, h80->peak_flops * h80->efficiency, h80->mem_bw);
+    d96.shape = e96;
+    d80.shape = e80;
+    d96.attn_kernel = d80.attn_kernel = TSL_ATTN_KERNEL_FLASH2;
+    tsl_layer_t l = llama70b_layer();
+    double f96 = tsl_roofline_core_fwd_s(&d96, &l, 1, 2) - TSL_ROOFLINE_LAUNCH_S;
+    double f80 = tsl_roofline_core_fwd_s(&d80, &l, 1, 2) - TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(f96 * r * TSL_ATTN_GH100_SETTLED, f80, 1e-12,
+               "flash2 forward: 700 W %.2f us, 500 W %.2f us (cap x settled clock)", f80 * 1e6,
+               f96 * 1e6);
+    d96.attn_kernel = d80.attn_kernel = TSL_ATTN_KERNEL_CUDNN;
+    f96 = tsl_roofline_core_fwd_s(&d96, &l, 1, 2) - TSL_ROOFLINE_LAUNCH_S;
+    f80 = tsl_roofline_core_fwd_s(&d80, &l, 1, 2) - TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(f96 * r, f80, 1e-12, "cudnn forward: the cap alone (%.2f, %.2f us)", f80 * 1e6,
+               f96 * 1e6);
 }
 
 /* Who runs the recipe (fp8_impl.h): names both ways; torchao runs tensorwise and
