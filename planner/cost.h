@@ -1111,8 +1111,17 @@ typedef enum tsl_cost_mode {
  * stage tied busiest to the idlest where no other move was kept (a V's rank s runs
  * parts s and 2P - 1 - s, so which tied stage gives matters: GPT3-175B on 100k H100,
  * 36776.38 -> 36809.48 samples/s, pp 20 -> pp 25 DualPipeV), so a stored plan is
- * searched again. Every plan prices as 186. */
-#define TSL_COST_MODEL_VERSION 187u
+ * searched again. Every plan prices as 186.
+ * 188: Transformer Engine's MXFP8 quantize kernel at TSL_MXFP8_CAST_MEM_EFF (0.65) of the
+ * datasheet memory bandwidth, not the streaming 0.80 (roofline.h; roofline.c cast_mem_s):
+ * 5.21 TB/s on a B200 writing both copies of a bf16 8192 x 8192 tensor (ROCm/
+ * TransformerEngine PR #598's B200 column), 5.07 TB/s for TE's own cast + dbias at
+ * 4096 x 14336 (NVIDIA/TransformerEngine PR #3137). Every MXFP8 cast under fp8_impl te
+ * — the activations', the gradients', a kept input's recast, the step's weight cast —
+ * and the copy a rowwise- or columnwise-only cast leaves out; torchao's MX casts and
+ * every other recipe keep 0.80. A plan without fp8 mxfp8 under fp8_impl te (or a
+ * module at mxfp8: module_prec) prices as 187. */
+#define TSL_COST_MODEL_VERSION 188u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
