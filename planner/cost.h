@@ -1119,8 +1119,17 @@ typedef enum tsl_cost_mode {
  * attn_power_capped). Assumed: a kernel at ~37 % of the tensor cores' peak stays below the
  * 700 W limit at its boost clock, where a GEMM at ~85 % does not (docs/cost-model.md
  * "FlashAttention-2 holds its clock"). The 500 W H100-96G, cudnn and the default keep the
- * settled clock. A plan without attn_kernel flash2 on a 700 W Hopper part prices as 187. */
-#define TSL_COST_MODEL_VERSION 188u
+ * settled clock. A plan without attn_kernel flash2 on a 700 W Hopper part prices as 187.
+ * 189: Transformer Engine's MXFP8 quantize kernel at TSL_MXFP8_CAST_MEM_EFF (0.65) of the
+ * datasheet memory bandwidth, not the streaming 0.80 (roofline.h; roofline.c cast_mem_s):
+ * 5.21 TB/s on a B200 writing both copies of a bf16 8192 x 8192 tensor (ROCm/
+ * TransformerEngine PR #598's B200 column), 5.07 TB/s for TE's own cast + dbias at
+ * 4096 x 14336 (NVIDIA/TransformerEngine PR #3137). Every MXFP8 cast under fp8_impl te
+ * — the activations', the gradients', a kept input's recast, the step's weight cast —
+ * and the copy a rowwise- or columnwise-only cast leaves out; torchao's MX casts and
+ * every other recipe keep 0.80. A plan without fp8 mxfp8 under fp8_impl te (or a
+ * module at mxfp8: module_prec) prices as 188. */
+#define TSL_COST_MODEL_VERSION 189u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -283,6 +283,17 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
     return gemm_roof_s(d, rate, m, n, k, b, tsl_fp8_copy_bytes(d->fp8), epi, tc);
 }
 
+/* The bytes of a quantisation under d's recipe and implementation at the rate its
+ * kernel streams them: Transformer Engine's MXFP8 quantize at TSL_MXFP8_CAST_MEM_EFF
+ * of the datasheet bandwidth (roofline.h, cost model 189), every other cast at the
+ * roofline's TSL_ROOFLINE_MEM_EFF (d->mem_bw). */
+static double cast_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
+{
+    if (d->fp8 == TSL_FP8_MXFP8 && d->fp8_impl == TSL_FP8_IMPL_TE)
+        bytes *= TSL_ROOFLINE_MEM_EFF / TSL_MXFP8_CAST_MEM_EFF;
+    return tsl_roofline_mem_s(d, bytes, kernels);
+}
+
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
                                uint32_t *kernels)
 {
@@ -297,7 +308,7 @@ double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool n
         bytes -= tsl_fp8_copy_bytes(d->fp8); /* no columnwise (transposed) copy written */
     if (kernels)
         *kernels = kern;
-    return tsl_roofline_mem_s(d, bytes * elems, kern);
+    return cast_mem_s(d, bytes * elems, kern);
 }
 
 /* The host dispatches of a cast of `kern` kernels: one a kernel, but for TE current
@@ -338,11 +349,11 @@ static double grouped_cast_s(pass_t *p, double elems, double b)
 }
 
 /* One FP8 copy of `elems` elements with its scales (fp8_impl.h: what an SP gather
- * moves), written at the memory rate. */
+ * moves), written at the rate the recipe's quantize kernel writes it (cast_mem_s): the
+ * part of a cast that one copy fewer saves. */
 static double fp8_copy_s(const tsl_roofline_dev_t *d, double elems)
 {
-    return tsl_roofline_mem_s(d, tsl_fp8_impl_sp_gather_bytes(d->fp8, d->fp8_impl, false) * elems,
-                              0);
+    return cast_mem_s(d, tsl_fp8_impl_sp_gather_bytes(d->fp8, d->fp8_impl, false) * elems, 0);
 }
 
 /* Transformer Engine's save_original_input (linear.py, grouped_linear.py; TE 2.6 to

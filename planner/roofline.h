@@ -1044,6 +1044,22 @@ double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool n
  * within 15 %). */
 #define TSL_MXFP8_GEMM_RATE (6.812 / 7.161)
 
+/* Transformer Engine's MXFP8 quantize kernel (bf16 in; the rowwise and/or columnwise
+ * FP8 copies and their E8M0 scales out) as a share of the datasheet memory bandwidth
+ * it reaches, by its own bytes (2 B read, 1 B and 1/32 B written per copy), on a B200
+ * (8 TB/s): 5.21 TB/s = 0.651 — both copies of a bf16 8192 x 8192 tensor in 52.34 us,
+ * the B200 column of ROCm/TransformerEngine PR #598 (2026-05-27, "Single Kernel
+ * Optimization Results", CAST_ONLY; rowwise alone 34.84 us = 0.73, columnwise alone
+ * 39.61 us = 0.64) — and 5.07 TB/s = 0.634, TE's own C++ kernel with a dbias
+ * reduction writing both copies of a 4096 x 14336 tensor on a B200 in 47.05 us
+ * (NVIDIA/TransformerEngine PR #3137, 2026-09-15, the cpp_GB/s column, bytes counted
+ * as here). Streaming kernels take TSL_ROOFLINE_MEM_EFF (0.80); this one stages
+ * 32-element blocks through shared memory for the amax, the E8M0 scale and the
+ * transposed writes (TE PR #1628, 2025-03-31: "the kernel is compute-bound"). Assumed:
+ * TE 2.7–2.9's kernel (the rows' pins; #1628's design) runs at the 2026 figures, and
+ * GB200's HBM3e (8 TB/s a GPU) as B200's. */
+#define TSL_MXFP8_CAST_MEM_EFF 0.65
+
 /* The share of d->fp8_flops an FP8 GEMM of d's recipe runs at: TSL_MXFP8_GEMM_RATE
  * for MXFP8 through cuBLASLt — a linear's GEMMs (TE's general_gemm, torchao's
  * torch._scaled_mm) and TE's grouped linears (a cuBLASLt GEMM per expert) — else 1:

@@ -54,6 +54,11 @@ static void test_gemm(void)
           "unknown bandwidth: FLOPs only");
 }
 
+/* Transformer Engine's MXFP8 quantize moves its bytes at TSL_MXFP8_CAST_MEM_EFF of the
+ * datasheet, the roofline's W at TSL_ROOFLINE_MEM_EFF (cost model 189): its bytes by
+ * hand count MXR times over at W. */
+#define MXR (TSL_ROOFLINE_MEM_EFF / TSL_MXFP8_CAST_MEM_EFF)
+
 static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a)
 {
     tsl_layer_t l = {
@@ -2222,8 +2227,8 @@ static void test_fp8_impl(void)
     bw.fp8 = TSL_FP8_DELAYED;
     CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 3e-3 + L, 1e-12, "delayed 3 B");
     bw.fp8 = TSL_FP8_MXFP8;
-    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), (4 + 2.0 / 32) * 1e-3 + L, 1e-12,
-               "mxfp8 both copies");
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), (4 + 2.0 / 32) * MXR * 1e-3 + L, 1e-12,
+               "mxfp8 both copies, at TE's quantize rate");
     bw.fp8 = TSL_FP8_TENSORWISE;
     bw.fp8_impl = TSL_FP8_IMPL_TORCHAO;
     CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 2 * L, 1e-12, "torchao 6 B");
@@ -2340,9 +2345,11 @@ static void test_fp8_layer(void)
     const double mx = 4.0 + 2.0 / 32.0;
     double te_mx = tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0);
     d.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    /* ... and its dY casts (T·h + T·f) at the streaming rate, TE's at MXR (cost model 189) */
+    double dy_te = mx * (MXR - 1.0) * (T * h + T * f) / W;
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0),
-               te_mx + CAST(T * h, mx, 1) + CAST(T * f, mx, 1) + 2 * CAST(h * f, mx, 1), 1e-12,
-               "torchao mxfp8 backward: X and W cast again");
+               te_mx - dy_te + CAST(T * h, mx, 1) + CAST(T * f, mx, 1) + 2 * CAST(h * f, mx, 1),
+               1e-12, "torchao mxfp8 backward: X and W cast again");
     d.fp8 = TSL_FP8_TENSORWISE;
     /* what stays bf16: a width not a multiple of 16, the LM head */
     d.fp8 = TSL_FP8_DELAYED;
@@ -2483,7 +2490,8 @@ static void test_mxfp8_gemm_rate(void)
     const double F = d.fp8_flops * TSL_MXFP8_GEMM_RATE;
 #define G8(m, n, k)                                                                                \
     (fmax(2.0 * (m) * (n) * (k) / F, ((m) * (k) + (k) * (n) + 2.0 * (m) * (n)) / W) + L)
-#define CAST(e) ((4.0 + 2.0 / 32.0) * (e) / W + L)
+    const double WC = W * TSL_MXFP8_CAST_MEM_EFF / TSL_ROOFLINE_MEM_EFF; /* TE's MX quantize */
+#define CAST(e) ((4.0 + 2.0 / 32.0) * (e) / WC + L)
     double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
     double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
     double fwd = CAST(T * h) + G8(T, f, h) + act + CAST(T * f) + G8(T, h, f) + blk;
@@ -2500,6 +2508,48 @@ static void test_mxfp8_gemm_rate(void)
                "current scaling's GEMMs at F8");
 #undef G8
 #undef CAST
+}
+
+/* Transformer Engine's MXFP8 quantize at TSL_MXFP8_CAST_MEM_EFF of the datasheet
+ * bandwidth (cost model 189: 5.21 TB/s of a B200's 8 writing both copies of a bf16
+ * 8192 x 8192 tensor, ROCm/TransformerEngine PR #598; 5.07 with a dbias, TE PR #3137),
+ * not the streaming TSL_ROOFLINE_MEM_EFF: by hand on a B200, both copies and their
+ * scales (4 + 2/32 B an element, one kernel), the step's weight cast alike; torchao's MX
+ * casts and current scaling keep the streaming rate; the columnwise copy that
+ * save_original_input's forward leaves out is taken off at the quantize's rate. */
+static void test_mxfp8_cast_rate(void)
+{
+    CHECK_NEAR(TSL_MXFP8_CAST_MEM_EFF, 0.65, 1e-12, "5.21 TB/s of 8");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 2250e12 * 0.628, 8000e9);
+    d.fp8_flops = 4500e12 * 0.603;
+    d.fp8 = TSL_FP8_MXFP8;
+    const double E = 8192.0 * 8192.0, L = d.launch_s;
+    uint32_t k = 0;
+    double te = tsl_roofline_fp8_cast_s(&d, E, false, &k);
+    CHECK_NEAR(te, (4.0 + 2.0 / 32.0) * E / (0.65 * 8000e9) + L, 1e-15,
+               "TE: 4 + 2/32 B at 5.2 TB/s");
+    CHECK(k == 1, "one kernel");
+    CHECK(te - L > 50e-6 && te - L < 55e-6, "PR #598's 52.34 us: %g", te - L);
+    tsl_roofline_dev_t ao = d;
+    ao.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&ao, E, false, NULL), (4.0 + 2.0 / 32.0) * E / d.mem_bw + L,
+               1e-15, "torchao's MX cast at the streaming rate");
+    CHECK(tsl_roofline_fp8_cast_s(&ao, E, false, NULL) < te, "TE's quantize the slower");
+    tsl_roofline_dev_t cs = d;
+    cs.fp8 = TSL_FP8_TENSORWISE;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&cs, E, false, NULL), 6.0 * E / d.mem_bw + 4 * L, 1e-15,
+               "current scaling keeps the streaming rate");
+
+    /* save_original_input on an MXFP8 encoder layer's output projection: the forward
+     * writes the rowwise copy alone, (3 + 1/32) B at the quantize's rate */
+    tsl_layer_t l = layer(2048, 4096, 32);
+    tsl_roofline_dev_t on = d;
+    on.proj_orig_input = true;
+    double saved = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&on, &l, 1, 1, false, 0);
+    CHECK_NEAR(saved, (1.0 + 1.0 / 32.0) * 2048.0 * 4096.0 / (0.65 * 8000e9), 1e-9,
+               "the left-out copy at 0.65: %g", saved);
 }
 
 /* Nemotron 3 Nano's Mamba-2 mixer (h 2688, 64 heads of 64, 8 groups, state 128, conv
@@ -2811,8 +2861,9 @@ static void test_fc2_recast(void)
     tsl_roofline_dev_t mx = d;
     mx.fp8 = TSL_FP8_MXFP8;
     CHECK_NEAR(tsl_roofline_recompute_fwd_s(&mx, &l, 1, 1, false, act) - base,
-               tsl_roofline_mem_s(&mx, 2.0 * E, 0) + 4.0 * L, 1e-9,
-               "mxfp8: the columnwise copy, 2 B per element, a kernel an expert");
+               tsl_roofline_mem_s(&mx, 2.0 * MXR * E, 0) + 4.0 * L, 1e-9,
+               "mxfp8: the columnwise copy, 2 B per element at TE's quantize rate, a kernel "
+               "an expert");
     tsl_roofline_dev_t fused = cs, bf = cs;
     fused.moe_fused_mlp = true;
     bf.moe_fp8 = false;
@@ -2850,7 +2901,7 @@ static void test_proj_orig_input(void)
         bool any;
         double fwd_b, bwd_b, bwd_k;
     } cases[] = {{TSL_FP8_TENSORWISE, false, -1.0, 6.0, 4.0},
-                 {TSL_FP8_MXFP8, false, -(1.0 + 1.0 / 32), 3.0 + 1.0 / 32, 1.0},
+                 {TSL_FP8_MXFP8, false, -(1.0 + 1.0 / 32) * MXR, (3.0 + 1.0 / 32) * MXR, 1.0},
                  {TSL_FP8_TENSORWISE, true, 0.0, 5.0, 4.0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tsl_roofline_dev_t te = d, mc;
@@ -2881,7 +2932,7 @@ static void test_proj_orig_input(void)
     const double Ea = 4096.0 * 128 * 128;
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&mc, &a, 1, 1, false, 0) -
                    tsl_roofline_layer_bwd_s(&te, &a, 1, 1, false, 0),
-               (3.0 + 1.0 / 32) * Ea / W + L, 1e-12, "MLA's linear_proj recast");
+               (3.0 + 1.0 / 32) * MXR * Ea / W + L, 1e-12, "MLA's linear_proj recast");
     CHECK(tsl_roofline_proj_fp8_elems(&a, 1) == Ea && tsl_roofline_proj_fp8_elems(&l, 8) == E,
           "the projection's kept input: %g, %g", tsl_roofline_proj_fp8_elems(&a, 1),
           tsl_roofline_proj_fp8_elems(&l, 8));
@@ -2931,9 +2982,9 @@ static void test_orig_input_sites(void)
         uint32_t fp8, t;
         double fwd_b, bwd_b, bwd_k;
     } cases[] = {{TSL_FP8_TENSORWISE, 1, -1.0, 6.0, 4.0},
-                 {TSL_FP8_MXFP8, 1, -(1.0 + 1.0 / 32), 3.0 + 1.0 / 32, 1.0},
+                 {TSL_FP8_MXFP8, 1, -(1.0 + 1.0 / 32) * MXR, (3.0 + 1.0 / 32) * MXR, 1.0},
                  {TSL_FP8_TENSORWISE, 2, 0.0, 5.0 / 2, 4.0},
-                 {TSL_FP8_MXFP8, 2, -(1.0 + 1.0 / 32) / 2, (3.0 + 1.0 / 32) / 2, 1.0}};
+                 {TSL_FP8_MXFP8, 2, -(1.0 + 1.0 / 32) / 2 * MXR, (3.0 + 1.0 / 32) / 2 * MXR, 1.0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tsl_roofline_dev_t te = d, mc;
         te.fp8 = cases[i].fp8;
@@ -2961,10 +3012,11 @@ static void test_orig_input_sites(void)
     const double Ea = 4096.0 * 7168;
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&mc, &a, 1, 1, false, 0) -
                    tsl_roofline_layer_bwd_s(&te, &a, 1, 1, false, 0),
-               2.0 * ((3.0 + 1.0 / 32) * Ea / W + L), 1e-12, "MLA's down projections recast");
+               2.0 * ((3.0 + 1.0 / 32) * MXR * Ea / W + L), 1e-12, "MLA's down projections recast");
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&mc, &a, 1, 1, false, 0) -
                    tsl_roofline_layer_fwd_s(&te, &a, 1, 1, false, 0),
-               -2.0 * (1.0 + 1.0 / 32) * Ea / W, 1e-12, "MLA's down projections: no columnwise");
+               -2.0 * (1.0 + 1.0 / 32) * MXR * Ea / W, 1e-12,
+               "MLA's down projections: no columnwise");
     /* the sites apart: the MoE flag leaves attention alone, and bf16 has no cast */
     tsl_roofline_dev_t sh = te;
     sh.shared_orig = true;
@@ -3607,6 +3659,7 @@ int main(void)
     test_fp8_moe_layer();
     test_nvfp4_layer();
     test_mxfp8_gemm_rate();
+    test_mxfp8_cast_rate();
     test_h200_gemm();
     test_sustained_msmf();
     test_h100_96g_cap();
