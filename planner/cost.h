@@ -1111,8 +1111,16 @@ typedef enum tsl_cost_mode {
  * stage tied busiest to the idlest where no other move was kept (a V's rank s runs
  * parts s and 2P - 1 - s, so which tied stage gives matters: GPT3-175B on 100k H100,
  * 36776.38 -> 36809.48 samples/s, pp 20 -> pp 25 DualPipeV), so a stored plan is
- * searched again. Every plan prices as 186. */
-#define TSL_COST_MODEL_VERSION 187u
+ * searched again. Every plan prices as 186.
+ * 188: no priced term changed — the search did: the plans it returns beside the best
+ * are improved a cut at a time too, once every engine run is done, each by an engine
+ * under its own knobs (search_partition.c tsl_search_improve_top), and a run's fastest
+ * plan whose 8 passes (improve_cuts) run out goes on with "don't look" bits
+ * (improve_marked): GPT-2
+ * 345M on 16x16 A100, pp 8 ZB-V 308.89 -> 312.91 and pp 16 ZB-H1 253.99 -> 260.60
+ * samples/s; GPT3-175B on 100k H100's best 36809.48 -> 36840.43. A stored plan is
+ * searched again. Every plan prices as 187. */
+#define TSL_COST_MODEL_VERSION 188u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
