@@ -1128,8 +1128,15 @@ typedef enum tsl_cost_mode {
  * — the activations', the gradients', a kept input's recast, the step's weight cast —
  * and the copy a rowwise- or columnwise-only cast leaves out; torchao's MX casts and
  * every other recipe keep 0.80. A plan without fp8 mxfp8 under fp8_impl te (or a
- * module at mxfp8: module_prec) prices as 188. */
-#define TSL_COST_MODEL_VERSION 189u
+ * module at mxfp8: module_prec) prices as 188.
+ * 190: no priced term changed — the search did: the plans it returns beside the best
+ * are improved a cut at a time too, once every engine run is done, each by an engine
+ * under its own knobs (search_partition.c tsl_search_improve_top), and a run's fastest
+ * plan whose 8 passes (improve_cuts) run out goes on with "don't look" bits
+ * (improve_marked): GPT-2 345M on 16x16 A100, pp 8 ZB-V 308.89 -> 312.91 and pp 16 ZB-H1 253.99 -> 260.60
+ * samples/s; GPT3-175B on 100k H100's best 36809.48 -> 36840.43. A stored plan is
+ * searched again. Every plan prices as 189. */
+#define TSL_COST_MODEL_VERSION 190u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -1302,6 +1302,17 @@ static int search_precision(tsl_engine_t *e, const tsl_request_t *r, tsl_search_
     return rc;
 }
 
+/* The space every engine run of the search searches: Tessel's for r, where target
+ * megatron's SDP is Megatron-FSDP, which it does not export for a MoE model
+ * (target_rules.c megatron_fsdp_ok): those trees are not enumerated at all. */
+static tsl_space_t search_space(const tsl_model_t *m, const tsl_request_t *r)
+{
+    tsl_space_t space = tsl_space_tessel(r);
+    if (r->target == TSL_TARGET_MEGATRON && tsl_model_moe_layers(m))
+        space.opts.allow_sdp = false;
+    return space;
+}
+
 /* One placement (the engine over cluster c, nodes already in `order`; attention
  * meeting the other CP ranks by cp_comm where the request's CP degree is above 1):
  * bf16, and where every GPU has FP8 and the request and its target allow it, the
@@ -1318,11 +1329,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     uint32_t fp8 = tsl_target_fp8_recipe(r->target);
     bool both = !(r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE ||
                   tsl_cluster_fp8_ok(c, fp8, NULL) != 0);
-    tsl_space_t space = tsl_space_tessel(r);
-    /* target megatron's SDP is Megatron-FSDP, which it does not export for a MoE model
-     * (target_rules.c megatron_fsdp_ok): those trees are not enumerated at all */
-    if (r->target == TSL_TARGET_MEGATRON && tsl_model_moe_layers(m))
-        space.opts.allow_sdp = false;
+    tsl_space_t space = search_space(m, r);
     tsl_engine_t e;
     if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
         tsl_engine_free(&e);
@@ -1664,6 +1671,15 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
      * are the same (NULL out of memory: each engine keeps its own) */
     tsl_cost_walks_t *walks = tsl_cost_walks_new(c);
     int rc = search_ep(m, c, r, hooks, walks, res, split, err);
+    if (rc == TSL_SEARCH_OK && !r->no_bi_objective && !tsl_search_cancelled(hooks)) {
+        /* the plans shown improved as each run improved its fastest */
+        tsl_space_t space = search_space(m, r);
+        tsl_search_hooks_t quiet = {.cancel = hooks ? hooks->cancel : NULL,
+                                    .stack = hooks ? hooks->stack : NULL};
+        tsl_search_step_t step = {
+            .m = m, .c = c, .r = r, .sp = &space, .hooks = &quiet, .walks = walks};
+        tsl_search_improve_top(&step, res);
+    }
     /* no stack takes H3T's per-layer switches: a target skips the step (and the
      * sub-layer split, refine) */
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && !r->target && tsl_err_code(err) == TSL_E_NOFIT) {

@@ -36,6 +36,25 @@ void tsl_search_cost_own(tsl_engine_t *e, const tsl_plan_t *p, tsl_plan_t *out);
  * tsl_search_reprice's engine does (bench/search --check-partitions). */
 void tsl_search_plan_knobs(const tsl_cost_knobs_t *run, const tsl_plan_t *p, tsl_cost_knobs_t *k);
 
+/* What the steps after the engine runs search over: the model, cluster and request
+ * of the search, the space its runs searched, its hooks (cancel) and its table of
+ * topology walks (NULL: each engine its own). */
+typedef struct tsl_search_step {
+    const tsl_model_t *m;
+    const tsl_cluster_t *c;
+    const tsl_request_t *r;
+    const tsl_space_t *sp;
+    const tsl_search_hooks_t *hooks;
+    tsl_cost_walks_t *walks;
+} tsl_search_step_t;
+
+/* The plans of res->top but the first (each cut at whole layers into two or more
+ * stages, with more partitions than are all searched) improved a layer at a time as
+ * the re-balancing improves a run's fastest, each by an engine of s under the plan's
+ * knobs and node order (search_partition.c); res->top re-sorted and res->best replaced
+ * where one became faster. After every engine run, before the baselines. */
+void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res);
+
 /* Placement (search_placement.c): the distinct node orders worth trying on c
  * (identity first); returns the count. */
 uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES],

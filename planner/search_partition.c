@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "partition.h"
@@ -249,25 +250,97 @@ static bool other_busiest_to_idlest(tsl_engine_t *e, tsl_plan_t *p, const double
     return improved;
 }
 
+/* Marks the cuts lo..hi to be tried (cut s: between stages s and s + 1), clipped to
+ * the P − 1 there are. */
+static void mark_cuts(bool *look, int32_t lo, int32_t hi, uint32_t P)
+{
+    for (int32_t s = lo < 0 ? 0 : lo; s <= hi && s + 1 < (int32_t)P; s++)
+        look[s] = true;
+}
+
+/* One layer from the busiest stage to the idlest (on p's stage times now), and where
+ * that was not kept from each other stage tied busiest (other_busiest_to_idlest); the
+ * cuts on either side of a stage whose count a kept move changed marked; whether one
+ * was kept. */
+static bool busiest_to_idlest(tsl_engine_t *e, tsl_plan_t *p, bool *look, refine_buf_t *b)
+{
+    const uint32_t P = p->pp;
+    double time[TSL_PLAN_MAX_STAGES];
+    uint32_t hi = 0, lo = 0, n[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < P; s++) {
+        time[s] = p->stages[s].time_s;
+        n[s] = p->stages[s].n_layers;
+        hi = time[s] > time[hi] ? s : hi;
+        lo = time[s] < time[lo] ? s : lo;
+    }
+    bool kept = hi + 1 != lo && lo + 1 != hi && try_move(e, p, hi, lo, b);
+    if (!kept && !tsl_search_cancelled(e->hooks))
+        kept = other_busiest_to_idlest(e, p, time, hi, lo, b);
+    for (uint32_t s = 0; kept && s < P; s++)
+        if (p->stages[s].n_layers != n[s])
+            mark_cuts(look, (int32_t)s - 1, (int32_t)s, P);
+    return kept;
+}
+
 /*
- * Local improvement with the engine as the judge: each boundary moved by one
- * layer either way, one layer from the busiest stage to the idlest, and where
- * none of those was kept from each other stage tied busiest to the idlest
- * (other_busiest_to_idlest); each kept when the plan searched again is faster; passes
- * while one is kept (at most IMPROVE_PASSES). The partition module balances
- * contiguous stages under 1F1B's objective from one plan's per-layer costs, but
- * the engine picks the schedule per partition, and an interleaved or V schedule
- * runs other layers together on a rank (a V's rank s its parts s and 2P − 1 − s,
- * pipeline.h tsl_pipeline_v_parts): GPT-2 345M on 16x16 A100 at batch 32 kept
- * ZB-V at 6/6/7/7 (320.40 samples/s) where 6/7/7/6 does 327.91, BERT-Huge-32 on 8
- * RTX TITAN ZB-H1 at 18/16 where ZB-V at 17/17 is 1 % faster. 2P − 1 candidates a
- * pass (and the ties' in the last), each held to the plan's throughput (try_partition).
- * Run on the fastest plan alone: on the plans within 2 % of it, search CPU rose
- * 38 % over bench/search (DeepSeek-V3 on 2048 H800 9.3 → 13.3 s) for the same
- * best plans; the price is that a narrower space can return more (docs/design.md,
- * step 2).
+ * Local improvement with the engine as the judge, a cut at a time: each cut moved by
+ * one layer either way, and where no cut is left to try one layer from the busiest
+ * stage to the idlest and then from each other stage tied busiest (busiest_to_idlest);
+ * each move kept when the plan searched again is faster, each held to the plan's
+ * throughput (try_partition). A cut whose two moves were not kept is not tried again
+ * until a kept move shifts it or a neighbour ("don't look bits": Bentley, "Fast
+ * algorithms for geometric traveling salesman problems", ORSA J. Computing 4(4),
+ * 1992), where improve_cuts' passes try all 2P − 1 moves again: a layer walking k
+ * stages costs about 4k tries, not k passes. A kept move prices the whole schedule
+ * again, so a cut left unlooked may have turned worth moving: a heuristic (assumed
+ * good enough where it runs: after improve_cuts' passes ran out, and on the plans
+ * returned beside the best, tsl_search_improve_top). At most IMPROVE_PASSES · P moves
+ * kept.
  */
-static void improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
+static void improve_marked(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
+{
+    const uint32_t P = p->pp;
+    bool look[TSL_PLAN_MAX_STAGES];
+    uint32_t kept = 0;
+    for (uint32_t s = 0; s + 1 < P; s++)
+        look[s] = true;
+    while (kept < IMPROVE_PASSES * P && !tsl_search_cancelled(e->hooks)) {
+        bool any = false;
+        for (uint32_t s = 0; s + 1 < P && !tsl_search_cancelled(e->hooks); s++) {
+            if (!look[s])
+                continue;
+            look[s] = false;
+            bool moved = try_move(e, p, s, s + 1, b);
+            moved |= try_move(e, p, s + 1, s, b);
+            if (moved)
+                mark_cuts(look, (int32_t)s - 1, (int32_t)s + 1, P);
+            kept += moved;
+            any |= moved;
+        }
+        if (!any && !busiest_to_idlest(e, p, look, b))
+            return;
+        kept += !any;
+    }
+}
+
+/*
+ * A run's fastest plan improved locally (tsl_search_rebalance) with the engine as the
+ * judge, in passes: each cut moved by one layer either way, one layer from the busiest
+ * stage to the idlest, and in a pass where none of those was kept from each other stage
+ * tied busiest (other_busiest_to_idlest); passes while one is kept, at most
+ * IMPROVE_PASSES, 2P − 1 tries a pass; whether they ran out (improve_marked then goes
+ * on: GPT3-175B on 100k H100, pp 25 DualPipeV, ran out one cut short of a faster plan,
+ * 36809.48 -> 36840.43 samples/s). Not improve_marked alone: its order of moves lands
+ * elsewhere, and AMP's heterogeneous GPT2-345M on 3x4 V100 + 4 T4 then ended at 146.08
+ * samples/s, not 147.21. The partition module balances contiguous stages under 1F1B's
+ * objective from one plan's per-layer costs, but the engine picks the schedule per
+ * partition, an interleaved or V schedule runs other layers together on a rank (a V's
+ * rank s its parts s and 2P − 1 − s, pipeline.h tsl_pipeline_v_parts), and a
+ * zero-bubble schedule's time is not its busiest stage's: GPT-2 345M on 16x16 A100 at
+ * batch 32 kept ZB-V at 6/6/7/7 (320.40 samples/s) where 6/7/7/6 does 327.91,
+ * BERT-Huge-32 on 8 RTX TITAN ZB-H1 at 18/16 where ZB-V at 17/17 is 1 % faster.
+ */
+static bool improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
 {
     const uint32_t P = p->pp;
     double time[TSL_PLAN_MAX_STAGES];
@@ -289,6 +362,7 @@ static void improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
         if (!improved && !tsl_search_cancelled(e->hooks))
             improved = other_busiest_to_idlest(e, p, time, hi, lo, b);
     }
+    return improved;
 }
 
 /* Small cases: the partition heuristics can miss the optimum of a handful of
@@ -371,7 +445,8 @@ void tsl_search_plan_knobs(const tsl_cost_knobs_t *run, const tsl_plan_t *p, tsl
 }
 
 /* Each plan re-partitioned (every partition where they are few, else the partition
- * module's rounds), then the fastest improved locally (improve_cuts). */
+ * module's rounds), then the fastest improved locally (improve_cuts; improve_marked
+ * where its passes run out). */
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
 {
     refine_buf_t b;
@@ -390,8 +465,89 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
                 best = &plans[i];
         }
         /* a plan whose every partition was searched is at its optimum already */
-        if (best && !few(e, best) && !tsl_search_cancelled(e->hooks))
-            improve_cuts(e, best, &b);
+        if (best && !few(e, best) && !tsl_search_cancelled(e->hooks) && improve_cuts(e, best, &b))
+            improve_marked(e, best, &b);
     }
     refine_buf_free(&b);
+}
+
+/* Engine e (made here where *made is false) set to cost plan p as the search did:
+ * under p's knobs (tsl_search_plan_knobs over `run`, the knobs e was made with) and
+ * node order (copied into order, which must outlive e's use). One engine serves the
+ * plans of the cluster's own order; re-run only where the knobs differ (its memos are
+ * keyed by their whole input, so they serve the next plan of the same knobs as they
+ * do the next partition); -1 where it cannot be made. */
+static int engine_for_plan(tsl_engine_t *e, bool *made, tsl_cost_knobs_t *run,
+                           tsl_cost_knobs_t *last, const tsl_search_step_t *s, const tsl_plan_t *p,
+                           uint16_t *order)
+{
+    tsl_err_t err = {0};
+    if (*made && p->n_nodes) { /* a placement of its own: an engine of its own */
+        tsl_engine_free(e);
+        *made = false;
+    }
+    if (!*made) {
+        if (tsl_engine_init(e, s->m, s->c, s->r, s->hooks, s->sp, &err) != 0) {
+            tsl_engine_free(e);
+            return -1;
+        }
+        *made = true;
+        tsl_engine_share_walks(e, s->walks);
+        *run = e->knobs;
+        memset(last, 0, sizeof(*last));
+        last->ep = UINT32_MAX; /* no plan's: the first is re-run */
+    }
+    memcpy(order, p->node_order, sizeof(p->node_order));
+    e->node_order = p->n_nodes ? order : NULL;
+    tsl_cost_knobs_t kn;
+    memset(&kn, 0, sizeof(kn));
+    tsl_search_plan_knobs(run, p, &kn);
+    if (memcmp(&kn, last, sizeof(kn)) != 0) {
+        tsl_engine_rerun(e, &kn);
+        *last = kn;
+    }
+    return 0;
+}
+
+/*
+ * The plans the search returns beside its best (res->top[1..)) improved locally
+ * (improve_marked) once every engine run is done, each by an engine costing it as its
+ * run did (engine_for_plan); the best was improved in its run. Each run improves only
+ * its fastest plan (tsl_search_rebalance), so the alternatives shown kept the misses the
+ * partition
+ * module's candidates do not reach — GPT-2 345M on 16x16 A100 at batch 32: pp 8 ZB-V
+ * at 5/3/.../3 (308.89 samples/s) where 4/4/3/.../3 does 312.91, pp 16 ZB-H1 at
+ * 2 x 10 / 1 x 6 layers (253.99) where a layer walked to the last stage does 260.60.
+ * Improving the top-k of every run instead cost a quarter more CPU over bench/search
+ * (DeepSeek-V3 has an engine run per EP, CP and precision, each improving plans the
+ * merged top-k then drops): here the top_k shown alone.
+ */
+void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res)
+{
+    refine_buf_t b;
+    tsl_engine_t *e = calloc(1, sizeof(*e));
+    tsl_cost_knobs_t run, last;
+    uint16_t order[TSL_PLAN_MAX_ORDER_NODES];
+    bool made = false, improved = false, ok = refine_buf_init(&b, s->m->n_layers);
+    for (uint32_t i = 1; e && ok && i < res->n_top && !tsl_search_cancelled(s->hooks); i++) {
+        tsl_plan_t *p = &res->top[i];
+        if (!rebalanced(p) || p->sublayer ||
+            engine_for_plan(e, &made, &run, &last, s, p, order) != 0)
+            continue;
+        double before = p->samples_per_s;
+        memset(&e->stats, 0, sizeof(e->stats));
+        if (!few(e, p))
+            improve_marked(e, p, &b);
+        improved |= p->samples_per_s > before;
+        tsl_search_add_stats(&res->stats, &e->stats);
+    }
+    if (made)
+        tsl_engine_free(e);
+    refine_buf_free(&b);
+    free(e);
+    if (!improved)
+        return;
+    tsl_top_sort(res->top, res->n_top);
+    if (tsl_plan_better(&res->top[0], &res->best))
+        res->best = res->top[0];
 }
