@@ -198,15 +198,14 @@ int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t 
 {
     if (arg[0] == '\0')
         return tsl_err_set(err, "%s: an empty file name", flag);
-    for (const char *c = arg; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f || tsl_err_unicode_control(c) != 0) {
-            char shown[TSL_ERR_SHOWN_MAX(64)]; /* each message that names the file would
-                                                * end its line at the newline */
-            return tsl_err_set(err,
-                               "%s: the file name '%s' holds a control character; rename "
-                               "the file",
-                               flag, tsl_err_shown(arg, 64, shown, sizeof shown));
-        }
+    if (tsl_control_char(arg) != NULL) {
+        char shown[TSL_ERR_SHOWN_MAX(64)]; /* each message that names the file would end
+                                            * its line at the newline */
+        return tsl_err_set(err,
+                           "%s: the file name '%s' holds a control character; rename "
+                           "the file",
+                           flag, tsl_err_shown(arg, 64, shown, sizeof shown));
+    }
     *dst = arg;
     return 0;
 }

@@ -20,5 +20,10 @@
  * overrides; "node\u202e1" shows reversed in a table), or one of extra (may be
  * NULL or "") — or NULL where s (NUL-terminated) holds none. */
 const char *tsl_name_bad_char(const char *s, const char *extra);
+/* The first control character of s (NUL-terminated) by the same rule — below 0x20,
+ * DEL, or a Unicode control (err.h tsl_err_unicode_control) — or NULL: for text that
+ * may hold a double quote but no character that would end a message's line or act on
+ * the terminal (a file name: tesselctl's tsl_path_opt). */
+const char *tsl_control_char(const char *s);
 
 #endif

@@ -221,6 +221,18 @@ static bool try_move(tsl_engine_t *e, tsl_plan_t *p, uint32_t from, uint32_t to,
     return try_partition(e, p, first, b);
 }
 
+/* p's stage times into time[0..pp) and the first busiest and first idlest stage's
+ * index into *hi and *lo. */
+static void stage_extremes(const tsl_plan_t *p, double *time, uint32_t *hi, uint32_t *lo)
+{
+    *hi = *lo = 0;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        time[s] = p->stages[s].time_s;
+        *hi = time[s] > time[*hi] ? s : *hi;
+        *lo = time[s] < time[*lo] ? s : *lo;
+    }
+}
+
 /* Whether stage times a and b tie: stages of as many layers under the same
  * strategies cost to the same figure (a 100k-GPU GPT3-175B plan's 20 busiest
  * stages). */
@@ -266,13 +278,10 @@ static bool busiest_to_idlest(tsl_engine_t *e, tsl_plan_t *p, bool *look, refine
 {
     const uint32_t P = p->pp;
     double time[TSL_PLAN_MAX_STAGES];
-    uint32_t hi = 0, lo = 0, n[TSL_PLAN_MAX_STAGES];
-    for (uint32_t s = 0; s < P; s++) {
-        time[s] = p->stages[s].time_s;
+    uint32_t hi, lo, n[TSL_PLAN_MAX_STAGES];
+    stage_extremes(p, time, &hi, &lo);
+    for (uint32_t s = 0; s < P; s++)
         n[s] = p->stages[s].n_layers;
-        hi = time[s] > time[hi] ? s : hi;
-        lo = time[s] < time[lo] ? s : lo;
-    }
     bool kept = hi + 1 != lo && lo + 1 != hi && try_move(e, p, hi, lo, b);
     if (!kept && !tsl_search_cancelled(e->hooks))
         kept = other_busiest_to_idlest(e, p, time, hi, lo, b);
@@ -347,12 +356,8 @@ static bool improve_cuts(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
     bool improved = true;
     for (int pass = 0; pass < IMPROVE_PASSES && improved; pass++) {
         improved = false;
-        uint32_t hi = 0, lo = 0;
-        for (uint32_t s = 0; s < P; s++) {
-            time[s] = p->stages[s].time_s;
-            hi = time[s] > time[hi] ? s : hi;
-            lo = time[s] < time[lo] ? s : lo;
-        }
+        uint32_t hi, lo;
+        stage_extremes(p, time, &hi, &lo);
         for (uint32_t s = 0; s + 1 < P && !tsl_search_cancelled(e->hooks); s++) {
             improved |= try_move(e, p, s, s + 1, b);
             improved |= try_move(e, p, s + 1, s, b);
