@@ -22,7 +22,8 @@
 
 /* The reason no FP8 plan is weighed for r (the flag that turns FP8 off, or the
  * cluster's GPU without the recipe) into why; false where FP8 plans are weighed or
- * the cluster is not known here (registered: tesseld's workers). */
+ * the cluster is not known here (registered: tesseld's workers, whose refusal of the
+ * overrides makes remote.c ask again without them, with this note). */
 static bool no_fp8_plan(const tsl_plan_opts_t *po, char *why, size_t cap)
 {
     const tsl_request_t *r = &po->req;

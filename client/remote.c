@@ -183,24 +183,48 @@ void tsl_remote_print_notes(const Tessel__V1__Plan *plan)
         fprintf(stderr, "tesselctl: plan: note: %s\n", plan->notes[i]);
 }
 
-static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co,
-                    json_t *sources, const char *trace)
+/* The refusal plan --local does not make: --te-precision-config-file's overrides on a
+ * registered cluster without an FP8 plan (TSL_MODULE_PREC_NO_FP8_PLAN), which only
+ * tesseld can tell. Says so as plan_te_prec.c's note does; the caller asks again
+ * without them. */
+static bool te_prec_overrides_nothing(const tsl_plan_opts_t *po, const tsl_rpc_status_t *st)
+{
+    size_t n = strlen(TSL_MODULE_PREC_NO_FP8_PLAN);
+    if (!po->te_prec_file || st->code != GRPC_STATUS_INVALID_ARGUMENT ||
+        strncmp(st->message, TSL_MODULE_PREC_NO_FP8_PLAN, n) != 0)
+        return false;
+    const char *why = strchr(st->message + n, '('); /* "(the reason)" closes it */
+    fprintf(stderr,
+            "tesselctl: plan: note: --te-precision-config-file: its overrides apply inside a "
+            "quantized autocast only, and no FP8 plan is weighed on the registered "
+            "cluster%s%s, so nothing is overridden\n",
+            why ? " " : "", why ? why : "");
+    return true;
+}
+
+/* *again: tesseld refused the request's --te-precision-config-file overrides where
+ * plan --local drops them (te_prec_overrides_nothing); nothing reported then. */
+static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_plan_opts_t *po,
+                    const tsl_client_opts_t *co, json_t *sources, bool *again)
 {
     Tessel__V1__Plan *plan = NULL;
     tsl_rpc_client_t *c;
     tsl_rpc_status_t st = {0};
+    const char *trace = po->trace;
     int rc = tsl_remote_open(co, &c);
 
+    *again = false;
     if (rc != 0)
         return rc;
     if (follow_stream(c, req, &plan, &st) != 0) {
+        *again = te_prec_overrides_nothing(po, &st);
         /* A first `tesselctl plan` on a machine without tesseld ends here: say that
            the planner also runs in-process. */
         size_t n = strlen(st.message);
         if (st.code == GRPC_STATUS_UNAVAILABLE && n + 80 < sizeof st.message)
             snprintf(st.message + n, sizeof st.message - n,
                      " (is tesseld running? --local plans in-process, without it)");
-        rc = tsl_rpc_report(stderr, &st);
+        rc = *again ? TSL_EXIT_OK : tsl_rpc_report(stderr, &st);
     } else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else {
@@ -228,7 +252,12 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
         rc = tsl_remote_request_cluster(po, &req, &sources);
     if (rc == 0) {
         request_options(po, &req);
-        rc = run_plan(&req, &co, sources, po->trace);
+        bool again;
+        rc = run_plan(&req, po, &co, sources, &again);
+        if (again) {
+            req.module_precision = 0;
+            rc = run_plan(&req, po, &co, sources, &again);
+        }
     }
     json_decref(sources);
     tsl_remote_request_free(&req);

@@ -480,10 +480,7 @@ static int module_prec_cluster_ok(const tsl_request_t *r, const tsl_cluster_t *c
     tsl_err_t why = {0};
     if (!r->module_prec || fp8_plans_weighed(r, c, &why) == 0)
         return 0;
-    return tsl_err_set(err,
-                       "module_precision: per-module precision overrides FP8 plans' modules, "
-                       "and no FP8 plan is weighed on this cluster: drop --module-precision (%s)",
-                       why.msg);
+    return tsl_err_set(err, TSL_MODULE_PREC_NO_FP8_PLAN ": drop --module-precision (%s)", why.msg);
 }
 
 /* The precision and overlap switches: values the cost model has, not both ways

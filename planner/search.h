@@ -86,6 +86,16 @@
 #define TSL_SEARCH_RESERVE_NCCL_BYTES    (512ull << 20)
 #define TSL_SEARCH_RESERVE_FRAG_PCT      5u
 
+/* How a search on a cluster begins its refusal of a request's module_prec where no
+ * FP8 plan is weighed there (every GPU lacks the recipe). Megatron-core applies a
+ * per-module precision file inside a quantized autocast only, so `tesselctl plan
+ * --te-precision-config-file` on tesseld's registered cluster, whose GPUs only
+ * tesseld knows, asks again without the overrides on this refusal, as plan --local
+ * drops them (client/plan_te_prec.c). */
+#define TSL_MODULE_PREC_NO_FP8_PLAN                                                                \
+    "module_precision: per-module precision overrides FP8 plans' modules, and no FP8 "             \
+    "plan is weighed on this cluster"
+
 /* The request: one member per line of request_fields.h, which documents each
  * field and how to add one. Zero means "default" throughout:
  *   global_batch 0: sweep for the best throughput; max_batch 0:

@@ -334,8 +334,48 @@ fi
 ls "$tmp/state-sim-c/spool/"*.report >/dev/null 2>&1 && fail "spool not emptied" || ok "spool emptied"
 grep -q "next try in" "$tmp/sim-c.log" && ok "the worker retried with backoff" || fail "no retry logged"
 
+# ---- a precision file on registered GPUs without FP8 -------------------------------------------
+# plan --local drops --te-precision-config-file's overrides where no FP8 plan is weighed
+# (Megatron-core applies them inside a quantized autocast only); on --nodes only tesseld
+# knows the GPUs, so its refusal makes tesselctl ask again without them, with plan
+# --local's note; the --module-precision switch itself stays refused, naming it
+"$PY" - "$(dirname "$DEVICE_FILE")/a100-80g.json" "$tmp/dev-a100.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["gpus"] = 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+cat >"$tmp/te.yaml" <<'YAML'
+configs:
+  bf16:
+    transformer_engine_config_type: "TEQuantizationParams"
+    training_recipe: {}
+matchers:
+  proj:
+    config: "bf16"
+    type: "glob"
+    pattern: "*.self_attention.linear_proj"
+    enabled: true
+YAML
+start_worker sim-d --device-file "$tmp/dev-a100.json"
+wd=$wpid
+wait_for 30 "[w['profile_unix'] > 0 for w in d['workers'] if w['hostname']=='sim-d'] == [True]" ||
+    fail "sim-d (A100) never reported a profile"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-d --batch 8 --no-baselines --json \
+    --te-precision-config-file "$tmp/te.yaml"
+[ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['plan'].get('module_precision', 0)")" = 0 ] &&
+    grep -q "note: --te-precision-config-file: its overrides apply inside a quantized autocast only, and no FP8 plan is weighed on the registered cluster (.*), so nothing is overridden" "$tmp/err" &&
+    ok "plan --te-precision-config-file on registered A100s: planned without the overrides, as --local" ||
+    fail "te-precision file on registered A100s: exit $rc $(cat "$tmp/err")"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-d --batch 8 --no-baselines \
+    --module-precision linear_proj=bf16
+[ "$rc" -eq 2 ] && grep -q "no FP8 plan is weighed on this cluster: drop --module-precision" "$tmp/err" &&
+    ok "plan --module-precision on registered A100s: refused, naming the switch" ||
+    fail "--module-precision on registered A100s: exit $rc $(cat "$tmp/err")"
+
 stop_pid "$wb"
 stop_pid "$wc"
+stop_pid "$wd"
 stop_pid "$daemon_pid"
 # A build with -Db_sanitize=... reports into the logs.
 if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$tmp"/*.log 2>/dev/null; then
