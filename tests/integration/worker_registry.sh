@@ -345,24 +345,12 @@ d = json.load(open(sys.argv[1]))
 d["gpus"] = 2
 json.dump(d, open(sys.argv[2], "w"))
 PY
-cat >"$tmp/te.yaml" <<'YAML'
-configs:
-  bf16:
-    transformer_engine_config_type: "TEQuantizationParams"
-    training_recipe: {}
-matchers:
-  proj:
-    config: "bf16"
-    type: "glob"
-    pattern: "*.self_attention.linear_proj"
-    enabled: true
-YAML
 start_worker sim-d --device-file "$tmp/dev-a100.json"
 wd=$wpid
 wait_for 30 "[w['profile_unix'] > 0 for w in d['workers'] if w['hostname']=='sim-d'] == [True]" ||
     fail "sim-d (A100) never reported a profile"
 ctl "$SCHED" plan --model GPT2-345M --nodes sim-d --batch 8 --no-baselines --json \
-    --te-precision-config-file "$tmp/te.yaml"
+    --te-precision-config-file "$(dirname "$0")/../data/megatron/te_precision_proj_bf16.yaml"
 [ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['plan'].get('module_precision', 0)")" = 0 ] &&
     grep -q "note: --te-precision-config-file: its overrides apply inside a quantized autocast only, and no FP8 plan is weighed on the registered cluster (.*), so nothing is overridden" "$tmp/err" &&
     ok "plan --te-precision-config-file on registered A100s: planned without the overrides, as --local" ||
