@@ -90,6 +90,8 @@ typedef struct tsl_eval_opts {
      * --moe-a2a-overlap: its moe_a2a_overlap; --moe-unfused-permute: its
      * moe_unfused_permute; --moe-fused-mlp: its moe_fused_mlp */
     bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall, moe_flex, moe_a2a_overlap;
+    uint32_t moe_flex_backend; /* --moe-flex-backend: tsl_flex_backend_t (0: not given);
+                                  the request's moe_flex_backend */
     bool moe_unfused_permute, moe_fused_mlp;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */

@@ -685,6 +685,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->moe_fp8_dispatch = eo->moe_fp8_dispatch;
     r->moe_alltoall = eo->moe_alltoall;
     r->moe_flex = eo->moe_flex;
+    r->moe_flex_backend = eo->moe_flex_backend;
     r->moe_unfused_permute = eo->moe_unfused_permute;
     r->moe_fused_mlp = eo->moe_fused_mlp;
     r->moe_a2a_overlap = eo->moe_a2a_overlap;

@@ -39,6 +39,7 @@ static const char eval_usage[] =
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
+    "                      [--moe-flex-backend NAME]\n"
     "                      [--moe-a2a-overlap] [--moe-unfused-permute] [--moe-fused-mlp]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
@@ -419,6 +420,12 @@ static const char eval_usage[] =
     "                      a flex dispatcher (HybridEP, DeepEP): across NVLink domains\n"
     "                      one network copy per token and destination domain\n"
     "                      (default: NCCL's all-to-all, a copy per routed expert)\n"
+    "  --moe-flex-backend NAME\n"
+    "                      with --moe-flex-dispatcher, its back end: hybridep (each\n"
+    "                      MoE forward first gathers the EP group's routing map,\n"
+    "                      scans it and, dropless, syncs) or deepep (the layout\n"
+    "                      computed locally); default: Megatron-LM's, deepep\n"
+    "                      (hybridep where the experts are padded to capacity)\n"
     "  --moe-a2a-overlap   Megatron-LM's --overlap-moe-expert-parallel-comm: one\n"
     "                      micro-batch's EP all-to-alls under another's compute in\n"
     "                      the 1F1B steady state (PP 1 or interleaved)\n"
@@ -545,6 +552,7 @@ enum {
     OPT_MOE_FP8_DISPATCH,
     OPT_MOE_ALLTOALL,
     OPT_MOE_FLEX,
+    OPT_MOE_FLEX_BACKEND,
     OPT_MOE_UNFUSED_PERMUTE,
     OPT_MOE_FUSED_MLP,
     OPT_MOE_A2A_OVERLAP,
@@ -651,6 +659,7 @@ static const struct option eval_long[] = {
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"moe-flex-dispatcher", no_argument, 0, OPT_MOE_FLEX},
+    {"moe-flex-backend", required_argument, 0, OPT_MOE_FLEX_BACKEND},
     {"moe-unfused-permute", no_argument, 0, OPT_MOE_UNFUSED_PERMUTE},
     {"moe-fused-mlp", no_argument, 0, OPT_MOE_FUSED_MLP},
     {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
@@ -897,6 +906,13 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
+    case OPT_MOE_FLEX_BACKEND: {
+        int b = tsl_flex_backend_parse(optarg);
+        if (b < 0)
+            return tsl_choice_refused("moe-flex-backend", optarg, "hybridep or deepep", err);
+        eo->moe_flex_backend = (uint32_t)b;
+        return 0;
+    }
     case OPT_MOE_UNFUSED_PERMUTE: eo->moe_unfused_permute = true; return 0;
     case OPT_MOE_FUSED_MLP: eo->moe_fused_mlp = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;

@@ -14,6 +14,7 @@
 #include "args.h"
 #include "attn_kernel.h"
 #include "commands.h"
+#include "cost.h"
 #include "export.h"
 #include "module_prec.h"
 #include "names.h"
@@ -142,6 +143,17 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
                                           "a recipe (1 delayed, 2 tensorwise, 3 blockwise, "
                                           "4 mxfp8, 5 nvfp4)",
                                           err);
+        }
+        /* the flex dispatcher's back end by its name too (hybridep, deepep), as eval
+           --moe-flex-backend reads it (cost.h tsl_flex_backend_parse) */
+        if (o->offset == offsetof(tsl_request_t, moe_flex_backend)) {
+            int b = tsl_flex_backend_parse(arg);
+            if (b > 0) {
+                *(uint32_t *)field = (uint32_t)b;
+                return 0;
+            }
+            if (arg[0] < '0' || arg[0] > '9')
+                return tsl_choice_refused(o->flag, arg, "hybridep or deepep", err);
         }
         /* the attention kernel by its name too (flash2, cudnn, flash1, flash1-triton), as
            eval reads it (attn_kernel.h); a number outside 1..4 is refused as out of range */

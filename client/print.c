@@ -309,10 +309,15 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
               out);
     if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
         print_ep_overlap(out, plan);
-    if (json_is_true(json_object_get(plan, "moe_flex_dispatcher")))
-        fputs("  dispatch:  a flex dispatcher (HybridEP, DeepEP: one network copy per token and "
-              "destination NVLink domain)\n",
-              out);
+    if (json_is_true(json_object_get(plan, "moe_flex_dispatcher"))) {
+        json_int_t b = json_integer_value(json_object_get(plan, "moe_flex_backend"));
+        const char *name = b > 0 ? tsl_flex_backend_name((uint32_t)b) : NULL;
+        fprintf(out,
+                "  dispatch:  a flex dispatcher (%s: one network copy per token and "
+                "destination NVLink domain%s)\n",
+                name ? name : "HybridEP, DeepEP",
+                b == TSL_FLEX_HYBRIDEP ? "; each MoE forward gathers the group's routing map" : "");
+    }
     if (why[0])
         fprintf(out, "  ep why:    %s\n", why);
 }

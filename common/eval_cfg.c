@@ -1008,8 +1008,8 @@ static const mg_why_t mg_unmodelled[] = {
 
 /* Accepted with a note: they change the figures, not the plan. */
 static const mg_why_t mg_noted[] = {
-    {"moe-flex-dispatcher-backend", "DeepEP / HybridEP / ncclep are priced alike: one network "
-                                    "copy per token and destination NVLink domain"},
+    {"moe-flex-dispatcher-backend", "ncclep priced as deepep: one network copy per token and "
+                                    "destination NVLink domain, no routing map gathered"},
 };
 
 /* Accepted: they do not change the plan (the model comes from --model/--hf-config;
@@ -1570,10 +1570,12 @@ typedef struct mg_state {
     bool grouped_gemm;    /* --moe-grouped-gemm: what the op fuser's expert MLP needs */
     bool permute_fusion;  /* --moe-permute-fusion (TransformerConfig default False) */
     bool enable_deepep;   /* --moe-enable-deepep: the flex backend deepep (deprecated) */
-    bool no_p2p_overlap;  /* --no-overlap-p2p-communication (mg_p2p_overlap) */
-    bool te_op_fuser;     /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
-    bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
-    bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
+    /* --moe-flex-dispatcher-backend (tsl_flex_backend_t; 0: not given, or ncclep, noted) */
+    uint32_t flex_backend;
+    bool no_p2p_overlap; /* --no-overlap-p2p-communication (mg_p2p_overlap) */
+    bool te_op_fuser;    /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
+    bool delay_wgrad;    /* --delay-wgrad-compute (with it: priced as part of the overlap) */
+    bool reuse_grad_buf; /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
                              weight gather is priced as; needs --fp8-param-gather */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
@@ -2180,6 +2182,16 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         *(key[4] == 'd' ? &st->fp8_dispatch : &st->fp8_combine) = strcmp(val, "mxfp8") == 0;
         return 0;
     }
+    if (strcmp(key, "moe-flex-dispatcher-backend") == 0 && val && strcmp(val, "ncclep") != 0) {
+        int b = tsl_flex_backend_parse(val); /* ncclep: noted (mg_noted) */
+        if (b < 0)
+            return tsl_err_set(err,
+                               "megatron: --moe-flex-dispatcher-backend: '%s' is not deepep, "
+                               "hybridep or ncclep",
+                               val);
+        st->flex_backend = (uint32_t)b;
+        return 0;
+    }
     if (strcmp(key, "moe-token-dispatcher-type") == 0) {
         if (val == NULL || (strcmp(val, "alltoall") != 0 && strcmp(val, "allgather") != 0 &&
                             strcmp(val, "flex") != 0))
@@ -2520,6 +2532,21 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* the flex dispatcher's all-to-alls (knobs.moe_flex): one network copy per token and
      * destination domain, whichever backend */
     c->knobs.moe_flex = st->flex_dispatcher;
+    /* its back end (TransformerConfig moe_flex_dispatcher_backend; --moe-enable-deepep
+     * names deepep): HybridEP's routing-map gather priced on hybridep's. Without the flex
+     * dispatcher Megatron-LM reads none: noted */
+    c->knobs.moe_flex_backend = st->flex_dispatcher ? st->flex_backend : 0;
+    if (st->enable_deepep && st->flex_dispatcher) {
+        if (st->flex_backend == TSL_FLEX_HYBRIDEP)
+            return tsl_err_set(err, "megatron: --moe-enable-deepep with "
+                                    "--moe-flex-dispatcher-backend hybridep: only one backend is "
+                                    "supported for flex token dispatcher (Megatron-LM "
+                                    "TransformerConfig)");
+        c->knobs.moe_flex_backend = TSL_FLEX_DEEPEP;
+    }
+    if (st->flex_backend && !st->flex_dispatcher)
+        tsl_eval_cfg_note(c, "megatron: --moe-flex-dispatcher-backend without "
+                             "--moe-token-dispatcher-type flex: read by no dispatcher");
     /* the EP all-to-all overlap (knobs.moe_a2a_overlap); --delay-wgrad-compute is what
      * the overlap runs with (Megatron-Bridge's presets set both) */
     c->knobs.moe_a2a_overlap = st->a2a_overlap;
@@ -2689,7 +2716,7 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     c->knobs.moe_capacity = st->capacity;
     c->knobs.moe_pad = st->pad_capacity;
     /* --moe-enable-deepep: TransformerConfig's deprecated spelling of the flex backend
-     * deepep, priced as every flex backend (mg_noted) */
+     * deepep (knobs.moe_flex_backend above) */
     if (st->enable_deepep && !st->flex_dispatcher)
         return tsl_err_set(err, "megatron: --moe-enable-deepep: DeepEP backend is only supported "
                                 "with flex token dispatcher (Megatron-LM TransformerConfig); add "

@@ -305,11 +305,14 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
             "--expert-tensor-parallel-size %u\n",
             l->experts, l->experts_per_tok, l->ffn_hidden,
             p->moe_fp8_dispatch || p->moe_flex ? "flex" : "alltoall", ep, etp);
-    /* Megatron-LM's default backend, DeepEP, raises on padding to capacity
-     * (TransformerConfig: "Flex token dispatcher with deepep backend does not support
-     * moe_pad_expert_input_to_capacity"); HybridEP pads (_HybridEPManager drop_and_pad) */
+    /* the back end priced (moe_flex_backend); unset, Megatron-LM's default, deepep — but
+     * DeepEP raises on padding to capacity (TransformerConfig: "Flex token dispatcher with
+     * deepep backend does not support moe_pad_expert_input_to_capacity"), HybridEP pads
+     * (_HybridEPManager drop_and_pad): cost.h tsl_flex_backend_of */
     if (p->moe_flex && !p->moe_fp8_dispatch)
-        fprintf(out, "--moe-flex-dispatcher-backend %s\n", p->moe_pad ? "hybridep" : "deepep");
+        fprintf(out, "--moe-flex-dispatcher-backend %s\n",
+                tsl_flex_backend_name(
+                    tsl_flex_backend_of(p->moe_flex, p->moe_flex_backend, p->moe_pad)));
     /* the permutation as priced: Megatron-LM's default is the unfused one
      * (TransformerConfig moe_permute_fusion False), what moe_unfused_permute prices */
     if (!p->moe_unfused_permute)

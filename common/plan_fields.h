@@ -117,6 +117,7 @@
     X(moe_unfused_permute, BOOL, moe_unfused_permute, "moe_unfused_permute", NONZERO)              \
     X(moe_fused_mlp, BOOL, moe_fused_mlp, "moe_fused_mlp", NONZERO)                                \
     X(moe_flex, BOOL, moe_flex_dispatcher, "moe_flex_dispatcher", NONZERO)                         \
+    X(moe_flex_backend, U32, moe_flex_backend, "moe_flex_backend", NONZERO)                        \
     X(moe_a2a_overlap, BOOL, moe_a2a_overlap, "moe_a2a_overlap", NONZERO)                          \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \

@@ -2307,6 +2307,8 @@ typedef struct moe_terms {
     double disp_f, disp_b; /* Megatron-LM's all-to-all dispatcher's own collectives
                               (moe_alltoall): forward, backward */
     double tpc;            /* one expert-TP all-gather or reduce-scatter, with its α */
+    double map_f;          /* HybridEP's routing-map gather and scan, each forward
+                              (hybridep_metadata_s; 0 under another dispatcher) */
     double gather;         /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
@@ -2335,6 +2337,48 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
     double counts = 8.0 * l->experts * ep * etp;
     o->disp_f = probs + allgather_lat_s(counts, ep * etp, bw_tep, &lat_tep);
     o->disp_b = probs;
+}
+
+/* HybridEP's routing map (docs/cost-model.md "HybridEP's routing map"): before each
+ * dispatch HybridEP gathers every rank's routing map over the flex dispatcher's group,
+ * the TP x EP ranks (w = etp·ep), through NCCL's all_gather_into_tensor (DeepEP hybrid-ep
+ * 94a9f8f csrc/hybrid_ep/executor/executor.cu l.23-56: the custom all-gather only when
+ * enable_custom_allgather, which HybridEPBuffer defaults off and Megatron-LM 44151194
+ * fused_a2a.py init_hybrid_ep_buffer never sets): 1 B per token and column, the columns
+ * E·etp (token_dispatcher.py _initialize_metadata widens [tokens, E] to [tokens, w,
+ * E/ep]), `tokens` the rows a rank routes — w·tokens·E·etp bytes gathered. Then its
+ * scan kernel (backend/hybrid_ep_backend.cuh `scan`, on 108 SMs by default:
+ * config.cuh l.365) reads the gathered map whole and writes, per row of it, a
+ * sparse_to_dense_map entry (int32), the local experts' routing map (bool) and
+ * dense_to_expert_map (int32, the permute fused in: Megatron-LM runs
+ * dispatch_with_permute) — one memory-bound kernel at the device's bandwidth. The
+ * combine and the backward reuse the handle (fused_a2a.py HybridEPDispatch.backward,
+ * HybridEPCombine): no gather there; a recomputed forward gathers again. */
+static double hybridep_metadata_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                                  const tsl_strategy_bw_t *bw, uint32_t ep, uint32_t etp,
+                                  double tokens)
+{
+    uint32_t w = ep * etp;
+    tsl_coll_lat_t lat;
+    double bw_w = made_group_bw(env, bw, 1, w, &lat, NULL);
+    double cols = (double)l->experts * etp, rows = tokens * w, local = (double)l->experts / ep;
+    double map = rows * cols; /* the gathered map, 1 B an entry */
+    double written = rows * (4.0 + local * (1.0 + 4.0));
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    dev.elem_scale = 1.0; /* bytes as counted */
+    return allgather_lat_s(map, w, bw_w, &lat) + tsl_roofline_mem_s(&dev, map + written, 1);
+}
+
+/* Whether the HybridEP dispatch synchronises the stream after its scan: dropless
+ * (no capacity factor: HybridEP sizes its output from tokens_per_expert on the host,
+ * executor.cu l.165-167 cudaStreamSynchronize, _HybridEPManager num_permuted_tokens
+ * None) with the host issuing each op (a full-iteration graph, no_host_floor, captures
+ * no sync: Megatron-Bridge's presets give it a capacity budget). Then the host waits for
+ * the gather and the scan: no lead hides them. */
+static bool hybridep_syncs(const tsl_cost_env_t *env)
+{
+    return !(env->knobs.moe_capacity > 0) && env->host_op_s > 0 && !env->knobs.launch_blocking;
 }
 
 /* What a flex dispatcher moves over NVLink of the k copies per token an all-to-all
@@ -2407,6 +2451,10 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     if (env->knobs.moe_alltoall && ep > 1)
         alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);
+    if (env->mode != TSL_COST_PAPER &&
+        tsl_flex_backend_of(env->knobs.moe_flex, env->knobs.moe_flex_backend, env->knobs.moe_pad) ==
+            TSL_FLEX_HYBRIDEP)
+        o->map_f = hybridep_metadata_s(env, l, bw, ep, etp, n * l->seq_len / g.t);
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
@@ -2878,7 +2926,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         per_mb = gx.cast_s;
     }
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
-    double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
+    /* HybridEP's routing map: beside the collectives, or after the sync (below) */
+    bool map_sync = hybridep_syncs(env);
+    double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f + (map_sync ? 0.0 : moe.map_f),
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f, ep_lead = ep_f + ep_b;
     if (l->experts && !profiled)
         ep_host_lead(env, l, s, n, g.t, acc_params, acc_bytes, &kern, compute_f, compute_b + acc_b,
@@ -2888,6 +2938,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         double stretch = moe_sync_stretch(env, &kern, ep_rf, ep_rf - ep_f);
         ep_f += stretch;
         ep_rf += stretch; /* a recomputed MoE forward syncs again */
+    }
+    if (map_sync) { /* the host waits on the gather and the scan: exposed whole */
+        ep_f += moe.map_f;
+        ep_rf += moe.map_f;
     }
     if (l->experts) {
         gather += moe.gather;

@@ -1136,7 +1136,21 @@ typedef enum tsl_cost_mode {
  * (improve_marked): GPT-2 345M on 16x16 A100, pp 8 ZB-V 308.89 -> 312.91 and pp 16 ZB-H1 253.99 -> 260.60
  * samples/s; GPT3-175B on 100k H100's best 36809.48 -> 36840.43. A stored plan is
  * searched again. Every plan prices as 189. */
-#define TSL_COST_MODEL_VERSION 190u
+/*
+ * 191: HybridEP's routing map (docs/cost-model.md "HybridEP's routing map"): a flex
+ * plan names its back end (moe_flex_backend: hybridep, deepep; unset Megatron-LM's
+ * default, deepep, or hybridep where the experts are padded to capacity); under
+ * HybridEP every MoE forward first all-gathers every rank's routing map (1 B per token
+ * and expert) over the TP x EP group through NCCL, scans it in the preprocessing kernel
+ * and, dropless, synchronises the stream (DeepEP hybrid-ep 94a9f8f executor.cu
+ * l.23-56, 165-167; Megatron-LM 44151194 token_dispatcher.py _HybridEPManager): the
+ * gather and the scan exposed in full there, beside the other EP collectives
+ * under a capacity factor. Nemotron 3 Super on 64 GB200: 134 MB gathered, ~0.49 ms
+ * per MoE forward (0.33 s of 8.6 s an iteration); bench/published mean 6.05 -> 6.01 %,
+ * 18 -> 19 sources PASS. A plan without moe_flex, under deepep, or flex with the back
+ * end unset and unpadded (Megatron-LM's deepep) prices as 190.
+ */
+#define TSL_COST_MODEL_VERSION 191u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1240,6 +1254,11 @@ typedef struct tsl_cost_knobs {
                                    network copy per token and destination domain,
                                    forwarded over NVLink there (tsl_cost_flex_remote);
                                    false: NCCL's all-to-all, a copy per routed expert */
+    uint32_t moe_flex_backend;  /* tsl_flex_backend_t, with moe_flex: which back end runs
+                                   it (0: Megatron-LM's default, tsl_flex_backend_of);
+                                   HybridEP's routing-map gather and preprocessing are
+                                   priced on its (docs/cost-model.md "HybridEP's routing
+                                   map") */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or
@@ -1592,6 +1611,28 @@ tsl_cost_route_t tsl_cost_flex_route(const tsl_layer_t *l);
 
 /* Whether two routings are the same, field by field. */
 bool tsl_cost_route_eq(tsl_cost_route_t a, tsl_cost_route_t b);
+
+/* The flex dispatcher's back end (Megatron-LM TransformerConfig
+ * moe_flex_dispatcher_backend, --moe-flex-dispatcher-backend). */
+typedef enum tsl_flex_backend {
+    TSL_FLEX_DEFAULT = 0,  /* unset: tsl_flex_backend_of resolves it */
+    TSL_FLEX_HYBRIDEP = 1, /* DeepEP's hybrid-ep branch: gathers every EP rank's routing
+                              map before each dispatch (cost.c hybridep_metadata) */
+    TSL_FLEX_DEEPEP = 2,   /* DeepEP's normal kernels: the layout computed locally */
+    TSL_FLEX_BACKEND_COUNT
+} tsl_flex_backend_t;
+
+/* "hybridep", "deepep"; NULL for 0 and past the end. */
+const char *tsl_flex_backend_name(uint32_t b);
+/* Inverse of tsl_flex_backend_name; -1 for another name. */
+int tsl_flex_backend_parse(const char *name);
+/* The back end a flex plan runs: the one named, else Megatron-LM's default, deepep
+ * (TransformerConfig moe_flex_dispatcher_backend = "deepep", transformer_config.py l.794
+ * at 44151194; l.869 at 24bad8e6) — but HybridEP where the experts are padded to
+ * capacity, which DeepEP refuses (l.1437-1442 at 44151194: "Flex token dispatcher with
+ * deepep backend does not support moe_pad_expert_input_to_capacity"), as Tessel's
+ * Megatron-LM export writes it. TSL_FLEX_DEFAULT without moe_flex. */
+uint32_t tsl_flex_backend_of(bool moe_flex, uint32_t backend, bool moe_pad);
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
  * TransformerEngine's attention/dot_product_attention/context_parallel.py). */

@@ -336,6 +336,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_unfused_permute |= g->moe_unfused_permute;
     out->moe_fused_mlp |= g->moe_fused_mlp;
     out->moe_flex |= g->moe_flex;
+    if (!r->moe_flex_backend) /* its flex back end (cost.h tsl_flex_backend_t) */
+        out->moe_flex_backend = g->moe_flex_backend;
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
     out->ds_grad_bucket |= g->ds_grad_bucket;
     out->tp_whole_heads |= g->tp_whole_heads;
@@ -484,6 +486,9 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||
+        tsl_moe_flex_backend_ok(
+            e.knobs.moe_flex, r->moe_flex_backend ? r->moe_flex_backend : e.knobs.moe_flex_backend,
+            e.knobs.moe_pad, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
         given_fields_ok(g, err) != 0 || given_switches_ok(r, g, err) != 0 ||

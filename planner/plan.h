@@ -176,9 +176,12 @@ typedef struct tsl_plan {
                                  knobs.moe_fused_mlp) */
     bool moe_flex;            /* priced with a flex dispatcher's all-to-alls (HybridEP,
                               DeepEP; cost.h knobs.moe_flex) */
-    bool moe_a2a_overlap;     /* priced with Megatron-LM's EP all-to-all overlap (cost.h
+    /* with moe_flex: its back end, tsl_flex_backend_t (0: tsl_flex_backend_of's default;
+     * knobs.moe_flex_backend) */
+    uint32_t moe_flex_backend;
+    bool moe_a2a_overlap; /* priced with Megatron-LM's EP all-to-all overlap (cost.h
                               knobs.moe_a2a_overlap) */
-    bool fb_serial;           /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    bool fb_serial;       /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;

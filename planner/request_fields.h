@@ -346,6 +346,11 @@
       "moe_token_dispatcher_type flex): across NVLink domains one network copy per token and "     \
       "destination domain; default: NCCL's all-to-all, a copy per routed expert",                  \
       "moe_flex_dispatcher", "moe_flex_dispatcher")                                                \
+    X(moe_flex_backend, UINT, "moe-flex-backend", "NAME", 1, 2,                                    \
+      "with --moe-flex-dispatcher, its back end: hybridep (1: each MoE forward first gathers "     \
+      "the EP group's routing map, scans it and syncs) or deepep (2: the layout computed "         \
+      "locally); default: Megatron-LM's, deepep (hybridep where experts are padded)",              \
+      "moe_flex_backend", "moe_flex_backend")                                                      \
     X(moe_a2a_overlap, BOOL, "moe-a2a-overlap", "", 0, 0,                                          \
       "Megatron-LM's --overlap-moe-expert-parallel-comm: one micro-batch's EP all-to-alls under "  \
       "another's compute in the 1F1B steady state (PP 1 or interleaved); default exposed",         \

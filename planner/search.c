@@ -599,7 +599,10 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (tsl_moe_alltoall_ok(r->moe_alltoall, r->moe_fp8_dispatch, err) != 0)
         return -1;
-    if (tsl_moe_flex_ok(r->moe_flex, r->moe_alltoall, err) != 0)
+    /* the back end's name and padding here; that a plan runs the flex dispatcher it names
+       in tsl_request_validate (eval's given plan may bring moe_flex: eval.c checks that) */
+    if (tsl_moe_flex_ok(r->moe_flex, r->moe_alltoall, err) != 0 ||
+        tsl_moe_flex_backend_ok(true, r->moe_flex_backend, r->moe_pad, err) != 0)
         return -1;
     if (stack_switches_target_check(r, err) != 0 || megatron_switches_target_check(r, err) != 0)
         return -1;
@@ -985,7 +988,9 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->target && (tsl_target_model_ok(r->target, m, err) != 0 ||
                       tsl_target_pp_ok(r->target, m, r->pp, err) != 0))
         return -1;
-    if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
+    if (tsl_request_knobs_check(r, err) != 0 ||
+        tsl_moe_flex_backend_ok(r->moe_flex, r->moe_flex_backend, r->moe_pad, err) != 0 ||
+        tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0 ||
         fp8_param_gather_cluster_ok(r, c, err) != 0 || module_prec_cluster_ok(r, c, err) != 0 ||
         request_precision_ok(r, m, c, err) != 0)
         return -1;
@@ -1077,6 +1082,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d6f6561327461ull);
     if (r->moe_flex) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f65666c6578ull);
+    if (r->moe_flex_backend) /* likewise */
+        tsl_fp_u64(&fp, 0x666c65786265ull << 8 | r->moe_flex_backend);
     if (r->moe_a2a_overlap) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
     if (r->ds_grad_bucket) /* likewise */

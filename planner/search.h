@@ -206,6 +206,12 @@ int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err
  * one token dispatcher. err names moe_flex_dispatcher. */
 int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err);
 
+/* Whether a flex back end (moe_flex_backend, tsl_flex_backend_t; 0 always passes) goes
+ * with the plan: one cost.h names, on a plan with the flex dispatcher (moe_flex), and
+ * not deepep with the experts padded to capacity (moe_pad), which Megatron-LM refuses.
+ * err names moe_flex_backend. */
+int tsl_moe_flex_backend_ok(bool moe_flex, uint32_t backend, bool moe_pad, tsl_err_t *err);
+
 /* Whether the request's memory budget (mem_budget_bytes; 0: the default) is one a
  * device of c holds: at most the largest device's memory, at least 64 MiB. err names
  * memory. Part of tsl_request_validate; eval applies it to a given plan too. */

@@ -454,7 +454,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
-            (uint64_t)k->cuda_graph_modules << 8 | (uint64_t)k->module_prec << 16,
+            (uint64_t)k->moe_flex_backend << 2 | (uint64_t)k->cuda_graph_modules << 8 |
+            (uint64_t)k->module_prec << 16,
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
         (uint64_t)k->ds_bf16_zero0 << 1 | (uint64_t)(k->ds_bf16_zero0 && env->pipelined),
@@ -1844,6 +1845,7 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;
         k->moe_alltoall = r->moe_alltoall;
+        k->moe_flex_backend = r->moe_flex_backend;
     }
     k->cpu_offload_layers = r->cpu_offload_layers;
 }
@@ -1940,6 +1942,23 @@ int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err)
         return 0;
     return tsl_err_set(err, "moe_flex_dispatcher: Megatron-LM runs one token dispatcher; not "
                             "with moe_alltoall_dispatcher");
+}
+
+int tsl_moe_flex_backend_ok(bool moe_flex, uint32_t backend, bool moe_pad, tsl_err_t *err)
+{
+    if (backend == TSL_FLEX_DEFAULT)
+        return 0;
+    if (tsl_flex_backend_name(backend) == NULL)
+        return tsl_err_set(err, "moe_flex_backend: %u is not 1 (hybridep) or 2 (deepep)", backend);
+    if (!moe_flex)
+        return tsl_err_set(err,
+                           "moe_flex_backend: %s names the flex dispatcher's back end; "
+                           "the plan runs no flex dispatcher (moe_flex_dispatcher)",
+                           tsl_flex_backend_name(backend));
+    if (backend == TSL_FLEX_DEEPEP && moe_pad) /* TransformerConfig raises on it */
+        return tsl_err_set(err, "moe_flex_backend: deepep does not pad the experts' input to "
+                                "capacity (Megatron-LM TransformerConfig); hybridep does");
+    return 0;
 }
 
 int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err)

@@ -440,9 +440,9 @@ FLAG_BASE = {"--ep": MOE, "--etp": MOE, "--moe-imbalance": MOE, "--moe-capacity-
              "--moe-bf16-experts": FP8, "--moe-fp8-dispatch": MOE,
              "--moe-alltoall-dispatcher": MOE, "--moe-flex-dispatcher": MOE,
              "--moe-a2a-overlap": MOE, "--moe-unfused-permute": MOE, "--moe-fused-mlp": MOE,
-             "--moe-pad-to-capacity": MOE}
+             "--moe-pad-to-capacity": MOE, "--moe-flex-backend": MOE}
 # a flag's valid value where the fuzzer sets one (the bases, combinations)
-GOOD_VALUE = {"--fp8": "tensorwise", "--fp8-recipe": "tensorwise"}
+GOOD_VALUE = {"--fp8": "tensorwise", "--fp8-recipe": "tensorwise", "--moe-flex-backend": "hybridep"}
 
 
 def fuzzed_flags(cmd, kinds):
@@ -602,6 +602,7 @@ EVAL_VALS = {"--tp": ["1", "2", "3", "4", "8", "16", "64"], "--pp": ["1", "2", "
              "--layers-per-stage": ["1,1", "13,13", "0,26", "25,1"],
              "--cp-comm": ["p2p", "a2a", "allgather", "torch-allgather"],
              "--fp8-impl": ["te", "torchao"], "--norm-impl": ["te", "apex"],
+             "--moe-flex-backend": ["hybridep", "deepep", "1", "2"],
              "--loss-impl": ["exec", "torch", "megatron", "te", "torch-compile",
                              "fused-xentropy", "composer", "megatron-fused"],
              "--opt-step": ["fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16",

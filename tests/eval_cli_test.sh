@@ -2077,6 +2077,21 @@ expect 0 "note: moe_a2a_overlap: --no-ep leaves the experts unsplit" plan --loca
 # no stack but megatron runs the flex dispatcher or the overlap as priced: refused by name
 expect 4 "moe_flex_dispatcher: .*torchtitan's export runs its standard all-to-all" plan --local \
     --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --target torchtitan --moe-flex-dispatcher
+# the flex back end (moe_flex_backend): by name, only with the flex dispatcher; hybridep
+# prices its routing-map gather over deepep's plan
+expect 2 "moe-flex-backend: 'nccl' is not hybridep or deepep" plan --local --model Mixtral-8x7B \
+    --cluster 2x8xH100-80G:8xib400 --batch 64 --no-baselines --moe-flex-dispatcher --moe-flex-backend nccl
+expect 2 "moe_flex_backend: hybridep names the flex dispatcher's back end; the plan runs no flex dispatcher" \
+    plan --local --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --no-baselines --moe-flex-backend hybridep
+expect 0 "" plan --local --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --no-baselines \
+    --moe-flex-dispatcher --moe-flex-backend hybridep --json
+cp "$out" "$dir/flex-hybridep.json"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/flex-hybridep.json" \
+    --moe-flex-backend deepep --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["moe_flex_backend"] == 1 and b["moe_flex_backend"] == 2 and a["iter_time_s"] > b["iter_time_s"], (a.get("moe_flex_backend"), b.get("moe_flex_backend"), a["iter_time_s"], b["iter_time_s"])' "$dir/flex-hybridep.json" "$out" &&
+    ok || bad "hybridep over deepep: $(head -c 400 "$out")"
+expect 2 "moe_flex_backend: hybridep names the flex dispatcher's back end" eval --model Mixtral-8x7B \
+    --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx" --moe-flex-backend hybridep
 expect 4 "moe_a2a_overlap: .*torchtitan runs none" plan --local --model Mixtral-8x7B \
     --cluster 2x8xH100-80G:8xib400 --batch 64 --target torchtitan --moe-a2a-overlap
 expect 4 "eval: torchtitan: runs its standard all-to-all (the plan priced a flex dispatcher, moe_flex_dispatcher)" eval --model GPT-OSS-20B \

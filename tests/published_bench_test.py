@@ -109,6 +109,45 @@ def check_etp(runner, tesselctl, rows):
             fail("etp 2: eval's plan has ep %s etp %s, want 4 and 2" % (plan.get("ep"), plan.get("etp")))
 
 
+def check_flex_backend(runner, tesselctl, rows):
+    """Every flex row names its back end (hybridep or deepep) with a note citing a commit;
+    the runner passes it as --moe-flex-backend after --moe-flex-dispatcher; and eval prices
+    the Nemotron 3 Super GB200 row slower under hybridep (its routing-map gather) than the
+    same row under deepep, the plan keeping the back end named (1, 2)."""
+    run = load_runner(runner)
+    flex = [r for r in rows if r.get("plan", {}).get("moe_dispatcher") == "flex"]
+    if not flex:
+        fail("rows.json has no flex row")
+    for r in flex:
+        p = r["plan"]
+        if p.get("moe_flex_backend") not in ("hybridep", "deepep"):
+            fail("%s: moe_flex_backend %r is not hybridep or deepep" % (r["id"], p.get("moe_flex_backend")))
+        if not re.search(r"\b[0-9a-f]{7,40}\b", p.get("moe_flex_backend_note", "")):
+            fail("%s: moe_flex_backend_note cites no commit" % r["id"])
+        args = run.knob_args(r)
+        i = args.index("--moe-flex-dispatcher") if "--moe-flex-dispatcher" in args else -1
+        if i < 0 or args[i + 1:i + 3] != ["--moe-flex-backend", p["moe_flex_backend"]]:
+            fail("%s: arguments %s lack --moe-flex-backend %s" % (r["id"], args, p["moe_flex_backend"]))
+    base = next((r for r in rows if r["id"] == "mb2604-super-gb200-mxfp8"), None)
+    if base is None or base["plan"].get("moe_flex_backend") != "hybridep":
+        fail("rows.json lost mb2604-super-gb200-mxfp8 under hybridep")
+    got = {}
+    for name in ("hybridep", "deepep"):
+        row = copy.deepcopy(base)
+        row["plan"]["moe_flex_backend"] = name
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = run.eval_command(row, tesselctl, "nics", tmp)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                fail("%s: %s exited %d: %s" % (name, " ".join(cmd), p.returncode, p.stderr))
+            got[name] = json.loads(p.stdout)["plan"]
+    h, d = got["hybridep"], got["deepep"]
+    if h.get("moe_flex_backend") != 1 or d.get("moe_flex_backend") != 2:
+        fail("plans' moe_flex_backend: %s, %s" % (h.get("moe_flex_backend"), d.get("moe_flex_backend")))
+    if not h["iter_time_s"] > d["iter_time_s"]:
+        fail("hybridep %g s not above deepep %g s" % (h["iter_time_s"], d["iter_time_s"]))
+
+
 def check_samples_per_s(runner, rows):
     """Galvatron-BMW's tables publish samples/s at the batch in brackets: a row's
     `samples_per_s` is batch / value seconds per iteration (ViT-Huge-32 under
@@ -813,6 +852,7 @@ def main():
     check_sources_table(root, rows)
     check_aggregate_links(runner, tesselctl)
     check_etp(runner, tesselctl, rows)
+    check_flex_backend(runner, tesselctl, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
     check_preset_seq(runner)

@@ -4030,6 +4030,85 @@ static void test_moe(void)
     tsl_cluster_free(&c);
 }
 
+/* HybridEP's routing map (docs/cost-model.md "HybridEP's routing map"): the EP time a
+ * flex plan adds under hybridep over deepep, on 4 DGX H100 at DP 32. */
+static double hybridep_extra(const tsl_cluster_t *c, const tsl_layer_t *l, uint32_t ep, uint32_t mb,
+                             double host_op_s, double capacity, bool paper)
+{
+    tsl_err_t err = {0};
+    tsl_strategy_t s = one(TSL_DIM_DP, 32, false);
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        CHECK(tsl_cost_env_init(&env, c, 0, 32, &err) == 0, "%s", err.msg);
+        if (paper)
+            env.mode = TSL_COST_PAPER;
+        env.host_op_s = host_op_s;
+        env.knobs.ep = ep;
+        env.knobs.moe_flex = true;
+        env.knobs.moe_capacity = capacity;
+        env.knobs.moe_flex_backend = i == 0 ? TSL_FLEX_DEEPEP : TSL_FLEX_HYBRIDEP;
+        tsl_cost_layer(&env, l, &s, NULL, mb, &r);
+        t[i] = r.ep_s;
+    }
+    return t[1] - t[0];
+}
+
+static void test_hybridep_map(void)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_flex_backend_parse("hybridep") == TSL_FLEX_HYBRIDEP &&
+              tsl_flex_backend_parse("deepep") == TSL_FLEX_DEEPEP &&
+              tsl_flex_backend_parse("ncclep") == -1 && tsl_flex_backend_name(0) == NULL &&
+              strcmp(tsl_flex_backend_name(TSL_FLEX_HYBRIDEP), "hybridep") == 0,
+          "back end names");
+    /* the default: Megatron-LM's deepep, hybridep where the experts are padded */
+    CHECK(tsl_flex_backend_of(true, 0, false) == TSL_FLEX_DEEPEP &&
+              tsl_flex_backend_of(true, 0, true) == TSL_FLEX_HYBRIDEP &&
+              tsl_flex_backend_of(true, TSL_FLEX_HYBRIDEP, false) == TSL_FLEX_HYBRIDEP &&
+              tsl_flex_backend_of(false, TSL_FLEX_HYBRIDEP, false) == TSL_FLEX_DEFAULT,
+          "tsl_flex_backend_of");
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 1024,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 4};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t wide = l; /* twice the experts: twice the map */
+    wide.experts = 256;
+    CHECK(tsl_layer_derive(&wide, &err) == 0, "%s", err.msg);
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    double base = hybridep_extra(&c, &l, 32, 32, 1e-5, 0.0, false);
+    /* the map: 4096 tokens x 128 experts x 32 ranks = 16.8 MB gathered over the network,
+     * each rank receiving 31/32 of it: at least through its node's 8 NICs' 400 Gb/s */
+    double map = 4096.0 * 128 * 32;
+    CHECK(base > map * 31 / 32 / 8 / 50e9 && base < 20e-3, "hybridep's map: %g s", base);
+    /* affine in the map's bytes (the all-gather's α and the scan's launch apart): twice
+     * the tokens add twice what the first doubling added; twice the experts as much as
+     * twice the tokens (the scan's writes aside) */
+    double tok = hybridep_extra(&c, &l, 32, 64, 1e-5, 0.0, false),
+           tok4 = hybridep_extra(&c, &l, 32, 128, 1e-5, 0.0, false),
+           exp = hybridep_extra(&c, &wide, 32, 64, 1e-5, 0.0, false),
+           ep16 = hybridep_extra(&c, &l, 16, 32, 1e-5, 0.0, false);
+    CHECK((tok4 - tok) / (tok - base) > 1.9 && (tok4 - tok) / (tok - base) < 2.1,
+          "tokens: %g, %g, %g s", base, tok, tok4);
+    CHECK(fabs(exp / tok4 - 1) < 0.03, "twice the experts: %g s, twice the tokens %g s", exp, tok4);
+    CHECK(ep16 < base * 0.75, "half the EP ranks: %g / %g s", ep16, base);
+    /* under a capacity factor (no sync) it stays an EP collective: less or as much
+     * exposed; none in PAPER mode, none without the flex dispatcher's hybridep */
+    double cap = hybridep_extra(&c, &l, 32, 32, 1e-5, 1.5, false);
+    CHECK(cap > 0 && cap <= base * (1 + 1e-9), "capacity 1.5: %g s, dropless %g s", cap, base);
+    CHECK(hybridep_extra(&c, &l, 32, 32, 1e-5, 0.0, true) == 0.0, "PAPER: none");
+}
+
 /* A flex dispatcher (moe_flex) against NCCL's all-to-all over 4 DGX H100 (EP 32, 8 per
  * node; docs/cost-model.md "Across NVLink domains"). */
 static void test_moe_flex(void)
@@ -5306,6 +5385,7 @@ int main(void)
     test_moe();
     test_moe_a2a_ratio();
     test_moe_flex();
+    test_hybridep_map();
     test_moe_bw_made();
     test_kept_walks();
     test_moe_etp_capacity();

@@ -1588,8 +1588,24 @@ static void test_megatron_audit(void)
     /* DeepEP's deprecated switch: the flex dispatcher's backend, which it needs */
     CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex --moe-enable-deepep", &c,
                                 &err) == 0 &&
-              c.knobs.moe_flex,
+              c.knobs.moe_flex && c.knobs.moe_flex_backend == TSL_FLEX_DEEPEP,
           "--moe-enable-deepep with the flex dispatcher: %s", err.msg);
+    /* the flex back end: priced by name (HybridEP's routing map); ncclep noted as deepep */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex "
+                                "--moe-flex-dispatcher-backend hybridep",
+                                &c, &err) == 0 &&
+              c.knobs.moe_flex_backend == TSL_FLEX_HYBRIDEP,
+          "hybridep: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-token-dispatcher-type flex "
+                                "--moe-flex-dispatcher-backend ncclep",
+                                &c, &err) == 0 &&
+              c.knobs.moe_flex_backend == 0 && strstr(c.notes, "ncclep priced as deepep"),
+          "ncclep: %s / %s", err.msg, c.notes);
+    mg_refuses("--bf16 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend nvep",
+               "--moe-flex-dispatcher-backend: 'nvep' is not deepep, hybridep or ncclep");
+    mg_refuses("--bf16 --moe-token-dispatcher-type flex --moe-enable-deepep "
+               "--moe-flex-dispatcher-backend hybridep",
+               "only one backend is supported for flex token dispatcher");
     mg_refuses("--bf16 --moe-enable-deepep", "--moe-enable-deepep: DeepEP backend is only "
                                              "supported with flex token dispatcher");
     /* a Megatron-LM flag Tessel has not read: refused as such, not as a typo */

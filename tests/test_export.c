@@ -2584,9 +2584,19 @@ static void test_moe_flex_overlap(void)
     CHECK(cfg && strstr(text, "--moe-token-dispatcher-type flex\n") &&
               strstr(text, "--moe-flex-dispatcher-backend deepep\n") && strstr(text, ovl) &&
               tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.moe_flex &&
-              cfg->knobs.moe_a2a_overlap,
+              cfg->knobs.moe_a2a_overlap && cfg->knobs.moe_flex_backend == TSL_FLEX_DEEPEP,
           "pp 1 (read back: %s):\n%s", err.msg, text);
     free(text);
+    /* the back end named: written, and read back as the one priced */
+    plan.moe_flex_backend = TSL_FLEX_HYBRIDEP;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    memset(cfg, 0, sizeof *cfg);
+    CHECK(strstr(text, "--moe-flex-dispatcher-backend hybridep\n") &&
+              tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              cfg->knobs.moe_flex_backend == TSL_FLEX_HYBRIDEP,
+          "hybridep (read back: %s):\n%s", err.msg, text);
+    free(text);
+    plan.moe_flex_backend = 0;
     plan.moe_capacity = 1.25;
     plan.moe_pad = true;
     text = export_ok(TSL_EXPORT_MEGATRON, &plan);

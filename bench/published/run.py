@@ -422,6 +422,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--moe-alltoall-dispatcher"]
     if p.get("moe_dispatcher") == "flex":  # HybridEP / DeepEP (DeepSeek-V3's own kernels)
         cmd += ["--moe-flex-dispatcher"]
+        if p.get("moe_flex_backend"):  # which: hybridep or deepep (moe_flex_backend_note cites it)
+            cmd += ["--moe-flex-backend", p["moe_flex_backend"]]
     if p.get("moe_a2a_overlap"):  # Megatron-LM's --overlap-moe-expert-parallel-comm (moe_a2a_overlap)
         cmd += ["--moe-a2a-overlap"]
     if p.get("moe_unfused_permute"):  # MCore v0.8's unfused token permutation (moe_utils.py)
