@@ -1135,8 +1135,16 @@ typedef enum tsl_cost_mode {
  * plan whose 8 passes (improve_cuts) run out goes on with "don't look" bits
  * (improve_marked): GPT-2 345M on 16x16 A100, pp 8 ZB-V 308.89 -> 312.91 and pp 16 ZB-H1 253.99 -> 260.60
  * samples/s; GPT3-175B on 100k H100's best 36809.48 -> 36840.43. A stored plan is
- * searched again. Every plan prices as 189. */
-#define TSL_COST_MODEL_VERSION 190u
+ * searched again. Every plan prices as 189.
+ * 191: TransformerEngine's p2p CP ring where every CP rank has an NVLink domain of its
+ * own (each hop over the network) slows the core beside each step's transfer by the
+ * SMs NCCL's send/recv kernels hold, not by the overlap slowdown k: ≤ 2 channels a
+ * network peer (NVIDIA/nccl paths.cc ncclTopoGetNchannels, v2.19.4-v2.27.3), one CTA a
+ * channel, two peers (one at c = 2), so k = 1 + 4/132 on an H100 (cost.c
+ * cp_p2p_net_ctas, the SM-share rule of 37 and 153). nemo-long-h100's CP 16 / 32 rows
+ * +9.4 / +6.3 → +0.7 / −2.7 %. A ring inside a node, with a hop inside one, in PAPER
+ * mode or on a GPU without an SM figure prices as 190. */
+#define TSL_COST_MODEL_VERSION 191u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
