@@ -2206,7 +2206,9 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  *              fwd = (c−1)·overlap(core_f/c, S) + core_f/c − core_f,
  *              bwd = (c−1)·overlap(core_b/c, 2·S) + core_b/c − core_b
  *              S = all-gather(c·B_kv, c) / (c − 1): B_kv/bw plus the gather's α
- *              spread over its steps (PAPER: B_kv/bw)
+ *              spread over its steps (PAPER: B_kv/bw); a ring whose every hop
+ *              crosses the network slows the core by NCCL's CTAs, not k
+ *              (cp_p2p_net_ctas)
  *   allgather  fwd: all-gather(c·B_kv, c); bwd: the gather again (only the chunk
  *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
  *   torch-allgather  torch's context_parallel (rotate method allgather): K/V of
@@ -2226,6 +2228,50 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  * core_b = 2·core_f (flash attention's backward). Every collective is priced as
  * NCCL picks its algorithm and protocol (allgather_lat_s).
  */
+/* NCCL's channels for one network peer's send/recv: 2, fewer at scale (NVIDIA/nccl
+ * src/graph/paths.cc ncclTopoGetNchannels, "Remote rank, use network": the
+ * NCHANNELS_PER_NET_PEER default 2 at v2.19.4, l.669 and l.689-690; from 2, halved
+ * with the rank count, or the NICs the GPU needs by bandwidth, at v2.20.5 l.713-728,
+ * the same to v2.27.3). */
+#define TSL_NCCL_NET_PEER_CHANNELS 2.0
+
+/*
+ * The CTAs (one SM each) of NCCL's send/recv kernels for one step of
+ * TransformerEngine's p2p CP ring where every CP rank has an NVLink domain of its own
+ * (lat->k == lat->n: both ring neighbours over the network); 0 where the price keeps
+ * the overlap slowdown k. TE sends K/V (dK/dV) to rank r + 1 and receives from r − 1
+ * (attention.py flash_attn_p2p_communicate at da30634a6, l.381-421): at c = 2 one
+ * batch_isend_irecv to one peer over the CP group's communicator, else an isend and
+ * an irecv (batch_p2p_comm = NVTE_BATCH_MHA_P2P_COMM or cp_size == 2, l.462), each on
+ * the two-rank communicator torch makes for the pair (ProcessGroupNCCL::pointToPoint,
+ * "For single P2P, preserve the old two-rank behavior", torch 2.1-2.3). Over the
+ * network NCCL gives a peer ≤ 2 channels (TSL_NCCL_NET_PEER_CHANNELS; a communicator
+ * takes its peers' minimum, ncclTopoComputeP2pChannels, paths.cc l.752-763 at
+ * v2.20.5), and a kernel's grid is the channels that hold work (enqueue.cc finishPlan
+ * l.565-582, the launch l.1319): ≤ 2 CTAs a peer. Inside an NVLink domain a peer gets 2
+ * × the path's NVLinks (up to the communicator's channels, 16-32 on H100), an
+ * all-reduce's SMs: k kept, and so for a ring with neighbours on both. PAPER and GPUs
+ * without an SM figure keep k. Cost model 192.
+ */
+static double cp_p2p_net_ctas(const tsl_cost_env_t *env, uint32_t c, const tsl_coll_lat_t *lat)
+{
+    if (env->mode == TSL_COST_PAPER || c <= 1 || lat->n != c || lat->k != lat->n ||
+        !(env->gemm_shape.sms > 0))
+        return 0.0;
+    return TSL_NCCL_NET_PEER_CHANNELS * (c == 2 ? 1.0 : 2.0);
+}
+
+/* One ring step of TE's p2p CP: the core's block of g seconds beside the step's
+ * transfer of m seconds, as tsl_cost_overlap_s(g, m, k) prices it, or, with ctas > 0,
+ * the transfer at its own rate and the block short of ctas of the GPU's SMs while it
+ * runs (ub_share_s, the rule of cost models 37 and 153). */
+static double cp_ring_step_s(const tsl_cost_env_t *env, double g, double m, double ctas, double k)
+{
+    if (ctas > 0)
+        return g + ub_share_s(g, m, env->gemm_shape.sms, ctas, k);
+    return tsl_cost_overlap_s(g, m, k);
+}
+
 static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
                         double core_f, const tsl_strategy_bw_t *bw, double *fwd, double *bwd)
 {
@@ -2275,8 +2321,9 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
          * (PAPER: one block's bytes alone) */
         double step =
             lat->n > 1 ? allgather_lat_s(c * b_kv, c, bw->cp_bw, lat) / (c - 1) : b_kv / bw->cp_bw;
-        *fwd = (c - 1) * tsl_cost_overlap_s(core_f / c, step, k) + core_f / c - core_f;
-        *bwd = (c - 1) * tsl_cost_overlap_s(core_b / c, 2.0 * step, k) + core_b / c - core_b;
+        double ctas = cp_p2p_net_ctas(env, c, lat);
+        *fwd = (c - 1) * cp_ring_step_s(env, core_f / c, step, ctas, k) + core_f / c - core_f;
+        *bwd = (c - 1) * cp_ring_step_s(env, core_b / c, 2.0 * step, ctas, k) + core_b / c - core_b;
         break;
     }
     }

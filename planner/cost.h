@@ -1149,8 +1149,17 @@ typedef enum tsl_cost_mode {
  * per MoE forward (0.33 s of 8.6 s an iteration); bench/published mean 6.05 -> 6.01 %,
  * 18 -> 19 sources PASS. A plan without moe_flex, under deepep, or flex with the back
  * end unset and unpadded (Megatron-LM's deepep) prices as 190.
+ *
+ * 192: TransformerEngine's p2p CP ring where every CP rank has an NVLink domain of its
+ * own (each hop over the network) slows the core beside each step's transfer by the
+ * SMs NCCL's send/recv kernels hold, not by the overlap slowdown k: ≤ 2 channels a
+ * network peer (NVIDIA/nccl paths.cc ncclTopoGetNchannels, v2.19.4-v2.27.3), one CTA a
+ * channel, two peers (one at c = 2), so k = 1 + 4/132 on an H100 (cost.c
+ * cp_p2p_net_ctas, the SM-share rule of 37 and 153). nemo-long-h100's CP 16 / 32 rows
+ * +9.4 / +6.3 → +0.7 / −2.7 %. A ring inside a node, with a hop inside one, in PAPER
+ * mode or on a GPU without an SM figure prices as 191.
  */
-#define TSL_COST_MODEL_VERSION 191u
+#define TSL_COST_MODEL_VERSION 192u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

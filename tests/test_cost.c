@@ -2740,6 +2740,59 @@ static void test_cp_llama3(void)
     tsl_cluster_free(&c);
 }
 
+/* TE's p2p ring where every hop crosses the network (cost model 192): one Llama 3 405B
+ * layer at 131,072 tokens, TP 8 filling each node, CP 16 over 16 nodes (one CP rank an
+ * NVLink domain: cp_lat.k == cp_lat.n), 400 Gb/s InfiniBand a GPU. Each step's transfer m (B_kv over the rank's
+ * NIC, the gather's α spread over its steps) runs beside a far longer core block, so
+ * all the exchange costs is what the block loses beside it: NCCL's send/recv kernels
+ * hold 2 channels a network peer, one CTA each, two peers (cp_p2p_net_ctas), so the
+ * block runs at (132 − 4)/132 of the H100 for m: 15 steps × (m + 2m) × 4/132, not
+ * k − 1 = 0.3 of it. TP 4 × DP 32 (two CP ranks a node: one hop on NVLink, where a
+ * peer's channels are an all-reduce's) keeps k, and PAPER mode too. */
+static void test_cp_p2p_net(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "16x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = llama3_405b_layer(131072, &err);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 128, &err) == 0, "%s", err.msg);
+    CHECK(env.mode != TSL_COST_PAPER && env.gemm_shape.sms == 132, "H100: 132 SMs, %g",
+          env.gemm_shape.sms);
+    env.knobs.cp = 16;
+    env.knobs.cp_comm = TSL_CP_P2P;
+    tsl_strategy_t s, s4;
+    CHECK(tsl_strategy_parse("tp8-dp16+sp", &s, &err) == 0, "%s", err.msg);
+    CHECK(tsl_strategy_parse("tp4-dp32+sp", &s4, &err) == 0, "%s", err.msg);
+    tsl_strategy_bw_t bw, bw4;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    tsl_cost_strategy_bw(&env, &s4, &bw4);
+    CHECK(bw.cp_lat.n == 16 && bw.cp_lat.k == 16, "a CP rank a node: %u ranks, %u domains",
+          bw.cp_lat.n, bw.cp_lat.k);
+    CHECK(bw4.cp_lat.n == 16 && bw4.cp_lat.k == 8, "two CP ranks a node: %u ranks, %u domains",
+          bw4.cp_lat.n, bw4.cp_lat.k);
+    const double b_kv = 2.0 * 2 * 8192 * 1 * 128; /* K and V, bf16, one K/V head a TP rank */
+    const double m = tsl_cluster_coll_allgather_s(&bw.cp_lat, 16 * b_kv, 16, bw.cp_bw, NULL) / 15;
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK(r.feasible, "cp 16 over 16 nodes");
+    CHECK_NEAR(r.cp_s, 15 * 3 * m * 4.0 / 132, 1e-12, "network ring: %g, want %g", r.cp_s,
+               15 * 3 * m * 4.0 / 132);
+    CHECK(r.cp_s < 0.11 * 15 * 3 * m * 0.3, "a tenth of the k price: %g", r.cp_s);
+    /* two CP ranks a node: the overlap slowdown k on the group's step */
+    const double m4 =
+        tsl_cluster_coll_allgather_s(&bw4.cp_lat, 16 * 2 * b_kv, 16, bw4.cp_bw, NULL) / 15;
+    tsl_cost_layer(&env, &l, &s4, NULL, 2, &r); /* two CP groups: 8,192 tokens a rank */
+    CHECK(r.feasible, "cp 16 over 8 nodes");
+    CHECK_NEAR(r.cp_s, 15 * 3 * m4 * 0.3, 1e-12, "mixed ring keeps k: %g, want %g", r.cp_s,
+               15 * 3 * m4 * 0.3);
+    /* PAPER: the bytes alone, and k */
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK_NEAR(r.cp_s, 15 * 3 * b_kv / bw.cp_bw * 0.3, 1e-12, "PAPER keeps k: %g", r.cp_s);
+    tsl_cluster_free(&c);
+}
+
 /* One causal flash core on an H100 TP rank at the family's default shares (gemm_eff.h:
  * the settled clock, the causal rule): q queries, s keys (s + 1)/2 of them visited,
  * `heads` heads of 128; forward + backward (2.5 × the forward's FLOPs), seconds. The
@@ -5381,6 +5434,7 @@ int main(void)
     test_cp();
     test_cp_llama3();
     test_cp_llama3_extra();
+    test_cp_p2p_net();
     test_llama3_405b_memory();
     test_moe();
     test_moe_a2a_ratio();
