@@ -250,6 +250,11 @@ typedef struct tsl_search_stats {
      * in-flight counts, and those skipped where its stages' floors prove the result
      * below the bar (zb_floor_s) */
     uint64_t zb_resolves, zb_resolves_skipped;
+    /* the re-balancing's local improvement: partitions of a plan tried again under an
+     * incumbent they are known not to beat, not costed again (planner/tried.h); the
+     * returned plans' engine re-runs left out where the plan is not improved
+     * (search_partition.c tsl_search_improve_top: every partition searched already) */
+    uint64_t tries_skipped, reruns_skipped;
 } tsl_search_stats_t;
 
 typedef struct tsl_search_result {

@@ -936,6 +936,8 @@ void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
     into->batches_tried += s->batches_tried;
     into->zb_resolves += s->zb_resolves;
     into->zb_resolves_skipped += s->zb_resolves_skipped;
+    into->tries_skipped += s->tries_skipped;
+    into->reruns_skipped += s->reruns_skipped;
 }
 
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size)

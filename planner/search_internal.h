@@ -51,8 +51,10 @@ typedef struct tsl_search_step {
 /* The plans of res->top but the first (each cut at whole layers into two or more
  * stages, with more partitions than are all searched) improved a layer at a time as
  * the re-balancing improves a run's fastest, each by an engine of s under the plan's
- * knobs and node order (search_partition.c); res->top re-sorted and res->best replaced
- * where one became faster. After every engine run, before the baselines. */
+ * knobs and node order (search_partition.c); where one became faster res->top is
+ * re-sorted, a plan that one before it is (the same configuration, knobs, node order
+ * and partition) dropped, and res->best replaced. After every engine run, before the
+ * baselines. */
 void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res);
 
 /* Placement (search_placement.c): the distinct node orders worth trying on c

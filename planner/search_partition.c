@@ -19,6 +19,7 @@
 
 #include "partition.h"
 #include "search_internal.h"
+#include "tried.h"
 
 #define REFINE_ROUNDS  3
 #define IMPROVE_PASSES 8
@@ -31,6 +32,7 @@ typedef struct refine_buf {
     tsl_partition_biobj_t *bo;
     tsl_partition_amp_t *amp;
     tsl_plan_t *cand;
+    tsl_tried_t *tried; /* the partitions costed (try_partition): one engine's knobs */
 } refine_buf_t;
 
 static void refine_buf_free(refine_buf_t *b)
@@ -43,6 +45,7 @@ static void refine_buf_free(refine_buf_t *b)
     free(b->bo);
     free(b->amp);
     free(b->cand);
+    tsl_tried_free(b->tried);
     tsl_partition_ws_free(b->ws);
 }
 
@@ -58,6 +61,7 @@ static bool refine_buf_init(refine_buf_t *b, uint32_t L)
     b->amp = malloc(sizeof(*b->amp));
     b->cand = malloc(sizeof(*b->cand));
     b->ws = tsl_partition_ws_new(L, TSL_PLAN_MAX_STAGES);
+    b->tried = tsl_tried_new(); /* NULL: every try costed */
     return b->t && b->y && b->p2p && b->ms && b->act && b->bo && b->amp && b->cand && b->ws;
 }
 
@@ -145,19 +149,28 @@ static void hold_to(tsl_engine_t *e, double samples_per_s)
 
 /* Searches the configuration of *best again with partition `first`; keeps it when
  * faster. One that a stage proves cannot beat *best is left unfinished (the
- * engine's need, search_engine.h). */
+ * engine's need, search_engine.h). One tried before under an incumbent *best beats
+ * or matches is not costed again (tried.h: its answer is known not to beat *best);
+ * every try is noted in b->tried, which must hold the tries of e's knobs only. */
 static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *first, refine_buf_t *b)
 {
+    const uint32_t B = best->global_batch, P = best->pp, m = best->n_micro;
     if (same_partition(best, first))
         return false;
+    double held = tsl_tried_held(b->tried, B, P, m, first);
+    if (held > 0 && best->samples_per_s >= held) {
+        e->stats.tries_skipped++;
+        return false;
+    }
     tsl_plan_init(b->cand);
     e->need_samples_per_s = best->samples_per_s;
-    tsl_engine_eval(e, best->global_batch, best->pp, best->n_micro, first, b->cand);
+    tsl_engine_eval(e, B, P, m, first, b->cand);
     e->need_samples_per_s = 0;
-    if (!b->cand->valid || b->cand->samples_per_s <= best->samples_per_s * (1 + 1e-9))
-        return false;
-    *best = *b->cand;
-    return true;
+    bool kept = b->cand->valid && b->cand->samples_per_s > best->samples_per_s * (1 + 1e-9);
+    tsl_tried_note(b->tried, B, P, m, first, kept ? b->cand->samples_per_s : best->samples_per_s);
+    if (kept)
+        *best = *b->cand;
+    return kept;
 }
 
 /* Whether the space weighs a V schedule (ZBV, DualPipeV): the engine picks the
@@ -390,10 +403,18 @@ static bool rebalanced(const tsl_plan_t *p)
     return p->valid && p->pp >= 2 && p->pp <= TSL_PARTITION_MAX_STAGES;
 }
 
-/* Whether p's configuration has few enough partitions to search every one. */
+/* Whether p's configuration has few enough partitions of model m to search every
+ * one (the engine's max_cut is tsl_partition_max_cut's: asked of the model, not of
+ * an engine, so that tsl_search_improve_top asks before it readies one). */
+static bool few_of(const tsl_model_t *m, const tsl_plan_t *p)
+{
+    return tsl_partition_count(m->n_layers, tsl_partition_max_cut(m), p->pp) <=
+           TSL_SEARCH_ALL_PARTITIONS;
+}
+
 static bool few(const tsl_engine_t *e, const tsl_plan_t *p)
 {
-    return tsl_partition_count(e->model->n_layers, e->max_cut, p->pp) <= TSL_SEARCH_ALL_PARTITIONS;
+    return few_of(e->model, p);
 }
 
 /*
@@ -514,6 +535,61 @@ static int engine_for_plan(tsl_engine_t *e, bool *made, tsl_cost_knobs_t *run,
     return 0;
 }
 
+/* Whether plans a and b were costed under the same knobs of their runs
+ * (tsl_search_plan_knobs: EP, expert TP, CP and its exchange, FP8). */
+static bool same_knobs(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    tsl_cost_knobs_t none, ka, kb;
+    memset(&none, 0, sizeof(none));
+    memset(&ka, 0, sizeof(ka));
+    memset(&kb, 0, sizeof(kb));
+    tsl_search_plan_knobs(&none, a, &ka);
+    tsl_search_plan_knobs(&none, b, &kb);
+    return memcmp(&ka, &kb, sizeof(ka)) == 0;
+}
+
+/* Whether a and b are one plan: one configuration (batch, stages, micro-batches)
+ * under the same knobs (same_knobs) and node order, cut at whole layers at the same
+ * partition — what the engine costs to one answer, whose schedule and strategies it
+ * picks itself. */
+static bool same_plan(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    if (a->sublayer || b->sublayer || a->global_batch != b->global_batch || a->pp != b->pp ||
+        a->n_micro != b->n_micro || a->n_nodes != b->n_nodes ||
+        memcmp(a->node_order, b->node_order, a->n_nodes * sizeof(*a->node_order)) != 0)
+        return false;
+    for (uint32_t s = 0; s < a->pp; s++)
+        if (a->stages[s].first_layer != b->stages[s].first_layer)
+            return false;
+    return same_knobs(a, b);
+}
+
+/* res->top (best first) without a plan that one before it is (same_plan): two
+ * alternatives of one configuration and knobs improved locally may meet on one
+ * partition, and the alternatives shown are distinct plans. */
+static void drop_repeats(tsl_search_result_t *res)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < res->n_top; i++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < n && !seen; j++)
+            seen = same_plan(&res->top[j], &res->top[i]);
+        if (seen)
+            continue;
+        if (n != i)
+            res->top[n] = res->top[i];
+        n++;
+    }
+    res->n_top = n;
+}
+
+/* Whether an engine readied for plan prev (NULL: none yet) is made or re-run to cost
+ * p (engine_for_plan's rule: a placement of p's own, or other knobs). */
+static bool readies(const tsl_plan_t *prev, const tsl_plan_t *p)
+{
+    return prev == NULL || p->n_nodes || !same_knobs(prev, p);
+}
+
 /*
  * The plans the search returns beside its best (res->top[1..)) improved locally
  * (improve_marked) once every engine run is done, each by an engine costing it as its
@@ -525,7 +601,11 @@ static int engine_for_plan(tsl_engine_t *e, bool *made, tsl_cost_knobs_t *run,
  * 2 x 10 / 1 x 6 layers (253.99) where a layer walked to the last stage does 260.60.
  * Improving the top-k of every run instead cost a quarter more CPU over bench/search
  * (DeepSeek-V3 has an engine run per EP, CP and precision, each improving plans the
- * merged top-k then drops): here the top_k shown alone.
+ * merged top-k then drops): here the top_k shown alone. A plan whose every partition
+ * its run searched (few) has nothing to improve: no engine is readied for it (counted
+ * in reruns_skipped where that would have made or re-run one). Two alternatives of one
+ * configuration and knobs may be improved onto one partition: the re-sorted top keeps
+ * the first (drop_repeats; test_improve_top_distinct).
  */
 void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res)
 {
@@ -534,18 +614,29 @@ void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res
     tsl_cost_knobs_t run, last;
     uint16_t order[TSL_PLAN_MAX_ORDER_NODES];
     bool made = false, improved = false, ok = refine_buf_init(&b, s->m->n_layers);
+    const tsl_plan_t *would_prev = NULL, *readied_prev = NULL;
+    uint32_t would = 0, readied = 0;
     for (uint32_t i = 1; e && ok && i < res->n_top && !tsl_search_cancelled(s->hooks); i++) {
         tsl_plan_t *p = &res->top[i];
-        if (!rebalanced(p) || p->sublayer ||
-            engine_for_plan(e, &made, &run, &last, s, p, order) != 0)
+        if (!rebalanced(p) || p->sublayer)
+            continue;
+        /* engines readied had every plan been (reruns_skipped: those less those readied) */
+        would += readies(would_prev, p);
+        would_prev = p;
+        if (few_of(s->m, p)) /* every partition searched in its run: nothing follows */
+            continue;
+        readied += readies(readied_prev, p);
+        readied_prev = p;
+        if (engine_for_plan(e, &made, &run, &last, s, p, order) != 0)
             continue;
         double before = p->samples_per_s;
         memset(&e->stats, 0, sizeof(e->stats));
-        if (!few(e, p))
-            improve_marked(e, p, &b);
+        tsl_tried_clear(b.tried); /* another plan: perhaps other knobs */
+        improve_marked(e, p, &b);
         improved |= p->samples_per_s > before;
         tsl_search_add_stats(&res->stats, &e->stats);
     }
+    res->stats.reruns_skipped += would - readied;
     if (made)
         tsl_engine_free(e);
     refine_buf_free(&b);
@@ -553,6 +644,7 @@ void tsl_search_improve_top(const tsl_search_step_t *s, tsl_search_result_t *res
     if (!improved)
         return;
     tsl_top_sort(res->top, res->n_top);
+    drop_repeats(res);
     if (tsl_plan_better(&res->top[0], &res->best))
         res->best = res->top[0];
 }
