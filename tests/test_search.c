@@ -943,6 +943,18 @@ static void test_exhaustive(void)
     CHECK(worse == 0, "%d of 300 random cases below exhaustive enumeration", worse);
 }
 
+/* GPT-2 345M on 16x16 A100 at batch 32, searched into res without baselines or
+ * sub-layer splits: the case the re-balancing tests below start from. */
+static void search_gpt2_16x16(tsl_model_t *m, tsl_cluster_t *c, tsl_request_t *r)
+{
+    tsl_err_t err = {0};
+    load("GPT2-345M", "16x16xA100-40G:ib100", m, c);
+    tsl_request_init(r);
+    r->global_batch = 32;
+    r->no_baselines = r->no_sublayer = true;
+    CHECK(tsl_search(m, c, r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+}
+
 /* The re-balancing's plan is the best of its configuration's partitions: GPT-2
  * 345M on 16x16 A100 at batch 32 runs ZB-V on 4 stages (26 layers, 2300
  * partitions: past TSL_SEARCH_ALL_PARTITIONS, so the heuristics' path). The
@@ -954,13 +966,9 @@ static void test_rebalance_local_optimum(void)
 {
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_err_t err = {0};
-    load("GPT2-345M", "16x16xA100-40G:ib100", &m, &c);
     tsl_request_t r;
-    tsl_request_init(&r);
-    r.global_batch = 32;
-    r.no_baselines = r.no_sublayer = true;
-    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_err_t err = {0};
+    search_gpt2_16x16(&m, &c, &r);
     const tsl_plan_t *p = &res.best;
     CHECK(p->pp == 4 && tsl_partition_count(m.n_layers, 0, 4) > TSL_SEARCH_ALL_PARTITIONS,
           "pp %u: not the heuristics' path", p->pp);
@@ -1048,13 +1056,9 @@ static void test_improve_top_distinct(void)
 {
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_err_t err = {0};
-    load("GPT2-345M", "16x16xA100-40G:ib100", &m, &c);
     tsl_request_t r;
-    tsl_request_init(&r);
-    r.global_batch = 32;
-    r.no_baselines = r.no_sublayer = true;
-    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_err_t err = {0};
+    search_gpt2_16x16(&m, &c, &r);
     const tsl_plan_t *p8 = NULL;
     for (uint32_t i = 0; i < res.n_top; i++) {
         for (uint32_t j = 0; j < i; j++)
