@@ -4160,6 +4160,7 @@ static void test_hybridep_map(void)
     double cap = hybridep_extra(&c, &l, 32, 32, 1e-5, 1.5, false);
     CHECK(cap > 0 && cap <= base * (1 + 1e-9), "capacity 1.5: %g s, dropless %g s", cap, base);
     CHECK(hybridep_extra(&c, &l, 32, 32, 1e-5, 0.0, true) == 0.0, "PAPER: none");
+    tsl_cluster_free(&c);
 }
 
 /* A flex dispatcher (moe_flex) against NCCL's all-to-all over 4 DGX H100 (EP 32, 8 per
