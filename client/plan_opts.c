@@ -125,48 +125,46 @@ enum {
     OPT_REQ = 0x200,
 };
 
+/* The number fields of the request a flag may also give by the name eval reads
+ * (eval --fp8 nvfp4, --attn-kernel cudnn, --moe-flex-backend hybridep). */
+typedef struct named_uint {
+    size_t offset;              /* in tsl_request_t */
+    int (*parse)(const char *); /* the name's number, <= 0 for another word */
+    const char *choices;        /* what a word that is no name is refused with */
+} named_uint_t;
+
+static const named_uint_t named_uints[] = {
+    {offsetof(tsl_request_t, fp8_recipe), tsl_fp8_recipe_parse,
+     "a recipe (1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8, 5 nvfp4)"},
+    {offsetof(tsl_request_t, attn_kernel), tsl_attn_kernel_parse,
+     "1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)"},
+    {offsetof(tsl_request_t, moe_flex_backend), tsl_flex_backend_parse, "hybridep or deepep"},
+};
+
+/* A named number field: its name, else a number in the flag's range (a number outside
+ * it refused as out of range); a word that is neither is refused listing the names. */
+static int named_uint_opt(const named_uint_t *n, const req_opt_t *o, const char *arg,
+                          uint32_t *field, tsl_err_t *err)
+{
+    int v = n->parse(arg);
+    if (v > 0) {
+        *field = (uint32_t)v;
+        return 0;
+    }
+    if (arg[0] < '0' || arg[0] > '9')
+        return tsl_choice_refused(o->flag, arg, n->choices, err);
+    return tsl_parse_u32(o->flag, arg, o->min, o->max, field, err);
+}
+
 static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_err_t *err)
 {
     char *field = (char *)r + o->offset;
     switch (o->kind) {
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
     case TSL_REQUEST_KIND_UINT:
-        /* the recipe by eval --fp8's name too (nvfp4), not only its number; a
-         * word that is neither is refused as a name, listing the names */
-        if (o->offset == offsetof(tsl_request_t, fp8_recipe)) {
-            if (tsl_fp8_recipe_parse(arg) > 0) {
-                *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
-                return 0;
-            }
-            if (arg[0] < '0' || arg[0] > '9')
-                return tsl_choice_refused(o->flag, arg,
-                                          "a recipe (1 delayed, 2 tensorwise, 3 blockwise, "
-                                          "4 mxfp8, 5 nvfp4)",
-                                          err);
-        }
-        /* the flex dispatcher's back end by its name too (hybridep, deepep), as eval
-           --moe-flex-backend reads it (cost.h tsl_flex_backend_parse) */
-        if (o->offset == offsetof(tsl_request_t, moe_flex_backend)) {
-            int b = tsl_flex_backend_parse(arg);
-            if (b > 0) {
-                *(uint32_t *)field = (uint32_t)b;
-                return 0;
-            }
-            if (arg[0] < '0' || arg[0] > '9')
-                return tsl_choice_refused(o->flag, arg, "hybridep or deepep", err);
-        }
-        /* the attention kernel by its name too (flash2, cudnn, flash1, flash1-triton), as
-           eval reads it (attn_kernel.h); a number outside 1..4 is refused as out of range */
-        if (o->offset == offsetof(tsl_request_t, attn_kernel)) {
-            int k = tsl_attn_kernel_parse(arg);
-            if (k > 0) {
-                *(uint32_t *)field = (uint32_t)k;
-                return 0;
-            }
-            if (arg[0] < '0' || arg[0] > '9')
-                return tsl_choice_refused(
-                    o->flag, arg, "1 (flash2), 2 (cudnn), 3 (flash1) or 4 (flash1-triton)", err);
-        }
+        for (size_t i = 0; i < sizeof named_uints / sizeof named_uints[0]; i++)
+            if (o->offset == named_uints[i].offset)
+                return named_uint_opt(&named_uints[i], o, arg, (uint32_t *)field, err);
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
     case TSL_REQUEST_KIND_TARGET:
