@@ -1601,8 +1601,7 @@ static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_
  * roofline's streaming share. */
 static double ub_rs_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
 {
-    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
-    return tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 1);
+    return tsl_roofline_mem_bytes_s(dev, msg * (1.0 + 1.0 / t), 1);
 }
 
 /* The device and a layer's TP GEMMs by block, for the two overlaps that hide each
@@ -1699,9 +1698,7 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
  * sums inside its own kernel, priced in tp_f. */
 static double async_tp_reduce_s(const tsl_roofline_dev_t *dev, double msg, uint32_t t)
 {
-    double bytes = msg * (1.0 + 1.0 / t); /* mem_s counts 2-byte elements: msg is in bytes */
-    double stream =
-        tsl_roofline_mem_s(dev, dev->elem_scale > 0 ? bytes / dev->elem_scale : bytes, 0);
+    double stream = tsl_roofline_mem_bytes_s(dev, msg * (1.0 + 1.0 / t), 0);
     return stream * (TSL_ROOFLINE_MEM_EFF / TSL_ASYNC_TP_SUM_HBM_FRAC) +
            tsl_roofline_mem_s(dev, 0, 1);
 }
@@ -2413,8 +2410,7 @@ static double hybridep_metadata_s(const tsl_cost_env_t *env, const tsl_layer_t *
     double written = rows * (4.0 + local * (1.0 + 4.0));
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
-    dev.elem_scale = 1.0; /* bytes as counted */
-    return allgather_lat_s(map, w, bw_w, &lat) + tsl_roofline_mem_s(&dev, map + written, 1);
+    return allgather_lat_s(map, w, bw_w, &lat) + tsl_roofline_mem_bytes_s(&dev, map + written, 1);
 }
 
 /* Whether the HybridEP dispatch synchronises the stream after its scan: dropless

@@ -162,6 +162,11 @@ double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t ke
     return mem_raw_s(d, bytes * d->elem_scale, kernels);
 }
 
+double tsl_roofline_mem_bytes_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
+{
+    return mem_raw_s(d, bytes, kernels);
+}
+
 /* One pass over a layer: the forward, or the backward of the same kernels;
  * ops counts the host dispatches it issues (the eager host floor, layer_s). */
 typedef struct pass {

@@ -1014,6 +1014,9 @@ double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, doub
 /* `kernels` elementwise kernels moving `bytes` in all (counted at 2-byte elements:
  * × d->elem_scale). */
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels);
+/* The same for `bytes` as counted, whatever the step's element width (a kernel whose
+ * buffers are bf16, int32 or bool in every precision). */
+double tsl_roofline_mem_bytes_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels);
 
 /* Layer l's parameter tensors as PyTorch holds them (one .grad each): the linears'
  * weights and biases, each norm's γ and β, the token (and position) table, an untied
