@@ -67,6 +67,9 @@ int tsl_path_opt(const char *flag, const char *arg, const char **dst, tsl_err_t 
  * dropped where no FP8 plan is weighed, refused where the search would refuse it,
  * naming the flag. 0, or an exit code (reported). */
 int tsl_plan_te_prec(tsl_plan_opts_t *po);
+/* The note that the file's overrides are not used, and why ("--no-fp8 weighs no FP8
+ * plan"): plan --local's, and remote.c's where tesseld finds no FP8 plan weighed. */
+void tsl_plan_te_prec_unused(const char *why);
 
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the
  * local or the remote mode. */

@@ -72,6 +72,14 @@ static int te_prec_refused(const tsl_plan_opts_t *po)
     return TSL_EXIT_OK;
 }
 
+void tsl_plan_te_prec_unused(const char *why)
+{
+    fprintf(stderr,
+            "tesselctl: plan: note: --te-precision-config-file: its overrides apply "
+            "inside a quantized autocast only, and %s, so nothing is overridden\n",
+            why);
+}
+
 /* --te-precision-config-file PATH into po->req.module_prec, read as eval
  * --megatron-args reads it once every option is in: the recipe its modules are
  * checked against is the FP8 plans' (--fp8-recipe, else the target's), the MTP
@@ -98,10 +106,7 @@ int tsl_plan_te_prec(tsl_plan_opts_t *po)
     }
     char why[TSL_ERR_MAX + 64];
     if (r->module_prec && no_fp8_plan(po, why, sizeof why)) {
-        fprintf(stderr,
-                "tesselctl: plan: note: --te-precision-config-file: its overrides apply "
-                "inside a quantized autocast only, and %s, so nothing is overridden\n",
-                why);
+        tsl_plan_te_prec_unused(why);
         r->module_prec = 0;
         return TSL_EXIT_OK;
     }

@@ -193,12 +193,11 @@ static bool te_prec_overrides_nothing(const tsl_plan_opts_t *po, const tsl_rpc_s
     if (!po->te_prec_file || st->code != GRPC_STATUS_INVALID_ARGUMENT ||
         strncmp(st->message, TSL_MODULE_PREC_NO_FP8_PLAN, n) != 0)
         return false;
-    const char *why = strchr(st->message + n, '('); /* "(the reason)" closes it */
-    fprintf(stderr,
-            "tesselctl: plan: note: --te-precision-config-file: its overrides apply inside a "
-            "quantized autocast only, and no FP8 plan is weighed on the registered "
-            "cluster%s%s, so nothing is overridden\n",
-            why ? " " : "", why ? why : "");
+    const char *reason = strchr(st->message + n, '('); /* "(the reason)" closes it */
+    char why[sizeof st->message + 64];
+    snprintf(why, sizeof why, "no FP8 plan is weighed on the registered cluster%s%s",
+             reason ? " " : "", reason ? reason : "");
+    tsl_plan_te_prec_unused(why);
     return true;
 }
 
