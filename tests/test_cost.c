@@ -4108,6 +4108,28 @@ static double hybridep_extra(const tsl_cluster_t *c, const tsl_layer_t *l, uint3
     return t[1] - t[0];
 }
 
+/* A MoE FFN layer at h 4096 with experts of 1024 (SwiGLU, RMSNorm, no bias or dropout),
+ * seq 4096: the routing tests' shape; groups 0 for a plain top-k. */
+static tsl_layer_t moe_ffn_4096(uint32_t experts, uint32_t topk, uint32_t groups,
+                                uint32_t topk_groups, tsl_err_t *err)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 1024,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = experts,
+                     .experts_per_tok = topk,
+                     .router_groups = groups,
+                     .router_topk_groups = topk_groups};
+    CHECK(tsl_layer_derive(&l, err) == 0, "%s", err->msg);
+    return l;
+}
+
 static void test_hybridep_map(void)
 {
     tsl_err_t err = {0};
@@ -4122,21 +4144,8 @@ static void test_hybridep_map(void)
               tsl_flex_backend_of(true, TSL_FLEX_HYBRIDEP, false) == TSL_FLEX_HYBRIDEP &&
               tsl_flex_backend_of(false, TSL_FLEX_HYBRIDEP, false) == TSL_FLEX_DEFAULT,
           "tsl_flex_backend_of");
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 1024,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 4};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    tsl_layer_t wide = l; /* twice the experts: twice the map */
-    wide.experts = 256;
-    CHECK(tsl_layer_derive(&wide, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = moe_ffn_4096(128, 4, 0, 0, &err),
+                wide = moe_ffn_4096(256, 4, 0, 0, &err); /* twice the experts: twice the map */
     tsl_cluster_t c;
     CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
     double base = hybridep_extra(&c, &l, 32, 32, 1e-5, 0.0, false);
@@ -4208,20 +4217,7 @@ static void test_moe_flex(void)
      * over NVLink's 31/32 · B / 206.7 GB/s + α; NCCL's: 31/32 · B at 31 × 8 × 37.2/(8 × 24)
      * = 48 GB/s (2.71 ms) + α, a NIC carrying 37.2 GB/s of NCCL's all-to-all (cost model
      * 129: NVIDIA GTC25 S72583 slide 13 measured 48 GB/s on this layout) */
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 1024,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 32,
-                     .experts_per_tok = 4,
-                     .router_groups = 4,
-                     .router_topk_groups = 2};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = moe_ffn_4096(32, 4, 4, 2, &err);
     tsl_cluster_t c;
     CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
     tsl_strategy_t s = one(TSL_DIM_DP, 32, false);
