@@ -54,6 +54,7 @@ typedef struct tsl_eval_opts {
     bool ds_wall_clock;      /* --ds-wall-clock: the request's ds_wall_clock */
     bool ds_zero3_v03;       /* --ds-zero3-v03: the request's ds_zero3_v03 */
     bool fp8_amax_tp_only;   /* --fp8-amax-tp-only: the request's fp8_amax_tp_only */
+    bool fp8_dpa;            /* --fp8-dpa: the request's fp8_dpa */
     /* --unfused-elementwise: the request's unfused_elementwise */
     bool unfused_elementwise;
     bool fp32;            /* --fp32: the request's fp32 (fp32 training) */

@@ -661,6 +661,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->ds_wall_clock = eo->ds_wall_clock;
     r->ds_zero3_v03 = eo->ds_zero3_v03;
     r->fp8_amax_tp_only = eo->fp8_amax_tp_only;
+    r->fp8_dpa = eo->fp8_dpa;
     r->unfused_elementwise = eo->unfused_elementwise;
     r->fp32 = eo->fp32;
     r->tf32 = eo->tf32;

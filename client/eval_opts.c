@@ -27,7 +27,7 @@ static const char eval_usage[] =
     "                      [--grad-reduce-bytes N] [--grad-buf-bytes N] [--ds-grad-bucket]\n"
     "                      [--ds-bf16-optimizer] [--launch-blocking] [--ds-wall-clock]\n"
     "                      [--unfused-elementwise] [--ds-zero3-v03]\n"
-    "                      [--fp8-amax-tp-only]\n"
+    "                      [--fp8-amax-tp-only] [--fp8-dpa]\n"
     "                      [--fp32] [--tf32] [--fp16]\n"
     "                      [--no-fp32-master]\n"
     "                      [--bf16-moments]\n"
@@ -265,6 +265,11 @@ static const char eval_usage[] =
     "                      next region's first module, the backward's hidden; with\n"
     "                      --fp8 delayed (docs/cost-model.md \"Delayed scaling's\n"
     "                      amax reduction over TP\")\n"
+    "  --fp8-dpa           FP8 attention (TE's fp8_dpa, Megatron-LM's FP8 dot-product\n"
+    "                      attention): cuDNN's FP8 kernel, whose backward computes a\n"
+    "                      causal sliding window's whole causal square on B200 /\n"
+    "                      GB200; with --fp8 (docs/cost-model.md \"FP8 attention on\n"
+    "                      a sliding window\")\n"
     "  --unfused-elementwise\n"
     "                      Megatron-LM v1.1.5 without its fusion flags under PyTorch\n"
     "                      1.7 (AMP's fork): each bias added by a kernel of its own,\n"
@@ -519,6 +524,7 @@ enum {
     OPT_DS_WALL_CLOCK,
     OPT_DS_ZERO3_V03,
     OPT_FP8_AMAX_TP_ONLY,
+    OPT_FP8_DPA,
     OPT_UNFUSED_ELEMENTWISE,
     OPT_FP32,
     OPT_TF32,
@@ -626,6 +632,7 @@ static const struct option eval_long[] = {
     {"ds-wall-clock", no_argument, 0, OPT_DS_WALL_CLOCK},
     {"ds-zero3-v03", no_argument, 0, OPT_DS_ZERO3_V03},
     {"fp8-amax-tp-only", no_argument, 0, OPT_FP8_AMAX_TP_ONLY},
+    {"fp8-dpa", no_argument, 0, OPT_FP8_DPA},
     {"unfused-elementwise", no_argument, 0, OPT_UNFUSED_ELEMENTWISE},
     {"fp32", no_argument, 0, OPT_FP32},
     {"tf32", no_argument, 0, OPT_TF32},
@@ -926,6 +933,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DS_WALL_CLOCK: eo->ds_wall_clock = true; return 0;
     case OPT_DS_ZERO3_V03: eo->ds_zero3_v03 = true; return 0;
     case OPT_FP8_AMAX_TP_ONLY: eo->fp8_amax_tp_only = true; return 0;
+    case OPT_FP8_DPA: eo->fp8_dpa = true; return 0;
     case OPT_UNFUSED_ELEMENTWISE: eo->unfused_elementwise = true; return 0;
     case OPT_FP32: eo->fp32 = true; return 0;
     case OPT_FP16: eo->fp16 = true; return 0;

@@ -434,6 +434,8 @@ static const switch_line_t stack_lines_a[] = {
                       "instruction: each starts on an idle GPU\n"},
     {"fp8_amax_tp_only", "  stack:     TE's amax all-reduce over TP only, asynchronous "
                          "(NVTE_DP_AMAX_REDUCE_INTERVAL=0, TE before v1.6)\n"},
+    {"fp8_dpa", "  stack:     FP8 attention: cuDNN's FP8 core, a sliding window's backward "
+                "over the whole causal square\n"},
     {"ds_zero3_v03", "  stack:     DeepSpeed 0.3's ZeRO-3: a collective per weight and tensor, "
                      "all exposed, the list API's copies per rank\n"},
     {"unfused_elementwise", "  stack:     Megatron-LM v1.1.5's unfused kernels: each bias added "

@@ -144,6 +144,7 @@
     X(ds_wall_clock, BOOL, ds_wall_clock, "ds_wall_clock", NONZERO)                                \
     X(ds_zero3_v03, BOOL, ds_zero3_v03, "ds_zero3_v03", NONZERO)                                   \
     X(fp8_amax_tp_only, BOOL, fp8_amax_tp_only, "fp8_amax_tp_only", NONZERO)                       \
+    X(fp8_dpa, BOOL, fp8_dpa, "fp8_dpa", NONZERO)                                                  \
     X(unfused_elementwise, BOOL, unfused_elementwise, "unfused_elementwise", NONZERO)              \
     X(fp32, BOOL, fp32, "fp32", NONZERO)                                                           \
     X(tf32_off, BOOL, tf32_off, "tf32_off", NONZERO)                                               \

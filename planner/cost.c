@@ -1206,6 +1206,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->proj_orig_input = tsl_cost_proj_orig_input(&env->knobs);
         dev->shared_orig = tsl_cost_shared_fc1_orig_input(&env->knobs);
         dev->down_orig = tsl_cost_mla_down_orig_input(&env->knobs);
+        dev->fp8_dpa = env->knobs.fp8_dpa;
     }
     dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;

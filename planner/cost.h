@@ -1158,8 +1158,19 @@ typedef enum tsl_cost_mode {
  * cp_p2p_net_ctas, the SM-share rule of 37 and 153). nemo-long-h100's CP 16 / 32 rows
  * +9.4 / +6.3 → +0.7 / −2.7 %. A ring inside a node, with a hop inside one, in PAPER
  * mode or on a GPU without an SM figure prices as 191.
+ * 193: FP8 attention (knobs.fp8_dpa, PlanRequest/PlanOptions/PlanFigures 160, eval
+ * --fp8-dpa: TransformerEngine's fp8_dpa, Megatron-LM --fp8-dot-product-attention): on
+ * B200 / GB200 a causal sliding window's backward at head dimension 64 runs cuDNN's FP8
+ * kernel, which computes every tile under the causal diagonal and masks the window there —
+ * cuDNN 9.22's published GB200 sweep (cudnn-frontend gpt_oss_20260424_100011.csv, fp8 and
+ * mxfp8) grows as s², at the bf16 window backward's own form over the causal square's keys
+ * (per-tensor FP8 its share, MXFP8 0.337: gemm_eff.h TSL_ATTN_GB100_SWA64_MXFP8_BWD_EFF).
+ * Set on the rows.json rows that run fp8_dot_product_attention; only gpt-oss's windowed
+ * layers move (GPT-OSS-120B GB200 MXFP8 26.06 / 26.08 −16.3 / −17.1 → −10.0 / −10.8 %).
+ * Every other core, and every GPU without the sliding-window figures, prices as in bf16;
+ * a plan without fp8_dpa prices as 192.
  */
-#define TSL_COST_MODEL_VERSION 192u
+#define TSL_COST_MODEL_VERSION 193u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1496,6 +1507,12 @@ typedef struct tsl_cost_knobs {
      * region's first module, the backward's hidden (cost.c tsl_cost_fp8_delayed_amax_s;
      * docs/cost-model.md "Delayed scaling's amax reduction over TP") */
     bool fp8_amax_tp_only;
+    /* FP8 attention (TransformerEngine's fp8_dpa: Megatron-LM --fp8-dot-product-attention,
+     * Megatron-Bridge fp8_dot_product_attention), with an FP8 recipe: the fused core in
+     * cuDNN's FP8 kernel, whose backward computes a causal sliding window's whole causal
+     * square (roofline.h dev.fp8_dpa; docs/cost-model.md "FP8 attention on a sliding
+     * window"); every other core priced as in bf16 */
+    bool fp8_dpa;
     /* Megatron-LM v1.1.5 without --bias-gelu-fusion, --bias-dropout-fusion and the
      * scaled-masked-softmax fusions, under PyTorch 1.7 (AMP's fork runs GPT-2 so): each
      * bias added by a kernel of its own, the causal mask by masked_fill_ each pass, the

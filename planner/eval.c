@@ -349,6 +349,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->ds_wall_clock |= g->ds_wall_clock;
     out->ds_zero3_v03 |= g->ds_zero3_v03;
     out->fp8_amax_tp_only |= g->fp8_amax_tp_only;
+    out->fp8_dpa |= g->fp8_dpa;
     out->unfused_elementwise |= g->unfused_elementwise;
     out->fp32 |= g->fp32;
     out->tf32 |= g->tf32; /* its script's TF32 */
@@ -495,6 +496,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_norm_impl_ok(e.knobs.norm_impl, err) != 0 ||
         tsl_fp8_amax_tp_only_ok(e.knobs.fp8_amax_tp_only, e.knobs.fp8, err) != 0 ||
+        tsl_fp8_dpa_ok(e.knobs.fp8_dpa, e.knobs.fp8, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
         given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;

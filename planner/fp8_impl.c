@@ -35,6 +35,20 @@ int tsl_fp8_amax_tp_only_ok(bool on, uint32_t recipe, tsl_err_t *err)
                                               : "another recipe is priced");
 }
 
+/* TE's fp8_dpa rides on the linears' recipe (Megatron-LM 00225507 fp8_utils.py: delayed,
+ * current and MXFP8 scaling take fp8_dpa); TE v2.16's get_attention_backend disables
+ * FusedAttention for Float8BlockScaling and NVFP4BlockScaling, and in FP8 every other
+ * backend too (NVFP4's attention runs only with NVTE_DPA_FP8_RECIPE switching it). */
+int tsl_fp8_dpa_ok(bool on, uint32_t recipe, tsl_err_t *err)
+{
+    if (!on || (recipe != TSL_FP8_NONE && recipe != TSL_FP8_BLOCKWISE && recipe != TSL_FP8_NVFP4))
+        return 0;
+    return tsl_err_set(err, "fp8_dpa: FP8 attention rides on an FP8 recipe (--fp8); %s",
+                       recipe == TSL_FP8_NONE
+                           ? "no FP8 recipe is priced"
+                           : "TE runs no FP8 attention under blockwise or nvfp4");
+}
+
 /* torchao's Float8Linear runs dynamic (tensorwise) scaling and its MX linear
  * MXFP8; TE's 1×128 / 128×128 blocks and delayed scaling are TE's. */
 int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)

@@ -149,6 +149,15 @@
 #define TSL_ATTN_GB100_SWA64_FWD_KEYS 668.0
 #define TSL_ATTN_GB100_SWA64_BWD_EFF  0.409
 #define TSL_ATTN_GB100_SWA64_BWD_KEYS 578.0
+/* The same window's backward in FP8 attention (TransformerEngine's fp8_dpa, cuDNN's FP8
+ * kernel): the 9.22.0 sweep above, data types fp8 and mxfp8 (same file, same shapes, the
+ * forward at the bf16 rate, 161-179 TFLOP/s), takes 1.731 / 2.080 ms at 4k and 90.3 / 108.4
+ * at 32k against bf16's 0.465 / 3.69 — growing as s², not s: the kernel computes every tile
+ * under the causal diagonal and applies the window as a mask. Over the causal square's keys,
+ * v = (s + 1) / 2 per query, both follow the bf16 backward's form a · v / (v + 578) above:
+ * per-tensor FP8 at a = 0.405 (rms 0.5 % over 5 points: the bf16 share 0.409 within 1 %, so
+ * taken as it), MXFP8 at 0.337 (rms 0.4 %), its block scales' extra work. */
+#define TSL_ATTN_GB100_SWA64_MXFP8_BWD_EFF 0.337
 /* A causal (masked) fused kernel runs below those rates, which are the unmasked
  * kernel's: over v keys visited per query it reaches
  *   eff · v / (v + keys)

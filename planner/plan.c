@@ -471,6 +471,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_wall_clock = p->ds_wall_clock;
     k->ds_zero3_v03 = p->ds_zero3_v03;
     k->fp8_amax_tp_only = p->fp8_amax_tp_only;
+    k->fp8_dpa = p->fp8_dpa;
     k->unfused_elementwise = p->unfused_elementwise;
     k->fp32 = p->fp32;
     k->tf32_off = p->tf32_off;
@@ -501,6 +502,7 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->ds_wall_clock |= p->ds_wall_clock;       /* its instructions between synchronising timers */
     k->ds_zero3_v03 |= p->ds_zero3_v03;         /* its ZeRO-3 as DeepSpeed 0.3 ran it */
     k->fp8_amax_tp_only |= p->fp8_amax_tp_only; /* its TE's amax reduction over TP */
+    k->fp8_dpa |= p->fp8_dpa;                   /* its attention in FP8 */
     k->unfused_elementwise |= p->unfused_elementwise; /* its blocks' unfused kernels */
     if (p->tf32) { /* its script runs fp32 matmuls as TF32, whatever the target */
         k->tf32 = true;
@@ -573,6 +575,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->ds_wall_clock = k->ds_wall_clock;
     p->ds_zero3_v03 = k->ds_zero3_v03;
     p->fp8_amax_tp_only = k->fp8_amax_tp_only; /* eval refuses it without delayed scaling */
+    p->fp8_dpa = k->fp8_dpa;                   /* eval refuses it without an FP8 recipe */
     p->unfused_elementwise = k->unfused_elementwise;
     p->fp32 = k->fp32;
     p->tf32_off = k->fp32 && k->tf32_off; /* recorded where it priced something */

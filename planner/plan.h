@@ -219,6 +219,9 @@ typedef struct tsl_plan {
     bool ds_zero3_v03;
     /* TE's delayed-scaling amax all-reduce over TP only, async (TE < v1.6; cost.h knobs) */
     bool fp8_amax_tp_only;
+    /* FP8 attention: cuDNN's FP8 core, a sliding window's backward over the causal square
+       (cost.h knobs.fp8_dpa) */
+    bool fp8_dpa;
     /* Megatron-LM v1.1.5's unfused bias, mask and copy kernels (cost.h knobs) */
     bool unfused_elementwise;
     bool fp32;     /* fp32 training, TF32 GEMMs where the GPU has them (cost.h knobs) */

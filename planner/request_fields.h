@@ -408,6 +408,11 @@
       "(NeMo 24.03's launcher): delayed scaling's amax all-reduce over TP only (none at TP 1), "   \
       "async, the forward's exposed, the backward's hidden; with --fp8 delayed",                   \
       "fp8_amax_tp_only", "fp8_amax_tp_only")                                                      \
+    X(fp8_dpa, BOOL, "fp8-dpa", "", 0, 0,                                                          \
+      "FP8 attention (TE's fp8_dpa, Megatron-LM's FP8 dot-product attention): cuDNN's FP8 "        \
+      "kernel, whose backward computes a causal sliding window's whole causal square on "          \
+      "B200 / GB200; every other core as in bf16; with an FP8 recipe",                             \
+      "fp8_dpa", "fp8_dpa")                                                                        \
     X(unfused_elementwise, BOOL, "unfused-elementwise", "", 0, 0,                                  \
       "Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (AMP's fork): each bias "     \
       "added by a kernel of its own, the causal mask by masked_fill_ each pass, the context's "    \

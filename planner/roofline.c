@@ -56,6 +56,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_a2a = false;
     d->moe_unfused = false;
     d->moe_fused_mlp = false;
+    d->fp8_dpa = false;
     d->cuda_graphs = 0;
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
@@ -628,6 +629,24 @@ static double counted(pass_t *p, double bytes, uint32_t kernels)
     return tsl_roofline_mem_s(p->d, bytes, kernels);
 }
 
+/* TE's FP8 attention runs the MXFP8 kernel under the MXFP8 recipe, the per-tensor one
+ * under delayed and current scaling (TE v2.16 dot_product_attention.py init_fp8_metadata;
+ * eval refuses fp8_dpa under the others, fp8_impl.h tsl_fp8_dpa_ok). */
+static bool fp8_dpa_mx(const tsl_roofline_dev_t *d)
+{
+    return d->fp8 == TSL_FP8_MXFP8;
+}
+
+/* Whether this pass's causal sliding window at head dimension hd runs cuDNN's FP8 backward,
+ * which computes the whole causal square (gemm_eff.h TSL_ATTN_GB100_SWA64_MXFP8_BWD_EFF):
+ * FP8 attention on a GPU with the sliding-window figures it was measured beside. */
+static bool fp8_window_square(const pass_t *p, double hd)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    return p->bwd && d->fp8_dpa && d->fp8 != TSL_FP8_NONE && hd == 64.0 &&
+           d->shape.attn_swa64_bwd_flops > 0;
+}
+
 /* A masked kernel's rate over `visited` keys per query, below its unmasked `rate`
  * (gemm_eff.h): a causal sliding window (swa) at head dimension 64 where the GPU has
  * cuDNN's published sliding-window figures (TSL_ATTN_GB100_SWA64_*: their own share
@@ -638,6 +657,8 @@ static double masked_rate(const pass_t *p, double rate, double hd, double visite
     const tsl_roofline_dev_t *d = p->d;
     double swa_flops = p->bwd ? d->shape.attn_swa64_bwd_flops : d->shape.attn_swa64_fwd_flops;
     if (swa && hd == 64.0 && swa_flops > 0) {
+        if (p->bwd && d->fp8_dpa && fp8_dpa_mx(d)) /* MXFP8's own share (gemm_eff.h) */
+            swa_flops *= TSL_ATTN_GB100_SWA64_MXFP8_BWD_EFF / TSL_ATTN_GB100_SWA64_BWD_EFF;
         double k = p->bwd ? TSL_ATTN_GB100_SWA64_BWD_KEYS : TSL_ATTN_GB100_SWA64_FWD_KEYS;
         return fmin(d->gemm_flops, swa_flops) * occ * visited / (visited + k);
     }
@@ -905,8 +926,13 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     if (c > 1 && l->causal && !l->attn_chunked && keys == x->s && visited < keys &&
         d->mem_bw > 0) /* the CP ring's kernels (roofline.h) */
         return ring_s(p, x, S, t);
-    /* a causal sliding window (not Llama 4's chunks): cuDNN's own figures where known */
+    /* a causal sliding window (not Llama 4's chunks): cuDNN's own figures where known;
+       its FP8 backward visits every key under the diagonal (fp8_window_square) */
     bool swa = l->causal && !l->attn_chunked && keys < x->s;
+    if (swa && fp8_window_square(p, x->d / x->a)) {
+        keys = x->s;
+        visited = tsl_attn_keys(l->seq_len, 0, true);
+    }
     return flash_s(p, x, x->s, keys, visited, S, t, swa);
 }
 

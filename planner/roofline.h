@@ -932,6 +932,11 @@ typedef struct tsl_roofline_dev {
     bool moe_fused_mlp;     /* the experts' MLP through TE's op fuser (cost.h knobs): no
                              eager clamp, offset copy or per-expert bias; false after
                              init: TEGroupedMLP's unfused path */
+    bool fp8_dpa;           /* with fp8: the fused core in FP8 (cost.h knobs.fp8_dpa, TE's
+                             fp8_dpa): a causal sliding window's backward at head dimension
+                             64 computes the whole causal square where the GPU has cuDNN's
+                             sliding-window figures (gemm_eff.h TSL_ATTN_GB100_SWA64_*);
+                             every other core as in bf16; false after init */
     uint32_t cuda_graphs;   /* the modules replayed as CUDA graphs (cuda_graph.h bits;
                              cost.h knobs.cuda_graph_modules): their ops leave the host
                              floor, TSL_ROOFLINE_GRAPH_LAUNCH_OPS each graph in their

@@ -220,6 +220,11 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
                             "every gather and reduce-scatter exposed); %s's configuration does "
                             "not run that DeepSpeed",
                             tsl_target_name(r->target));
+    if (r->fp8_dpa && r->target)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_dpa: FP8 attention is priced for eval only; %s's "
+                            "configuration is written without --fp8-dot-product-attention",
+                            tsl_target_name(r->target));
     if (r->fp8_amax_tp_only && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "fp8_amax_tp_only: TE before v1.6 under "
@@ -606,7 +611,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (stack_switches_target_check(r, err) != 0 || megatron_switches_target_check(r, err) != 0)
         return -1;
-    if (tsl_fp8_amax_tp_only_ok(r->fp8_amax_tp_only, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0)
+    if (tsl_fp8_amax_tp_only_ok(r->fp8_amax_tp_only, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0 ||
+        tsl_fp8_dpa_ok(r->fp8_dpa, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0)
         return -1; /* after the targets': every target refuses the switch itself */
     if (r->target && r->target < TSL_TARGET_COUNT &&
         tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
@@ -1108,6 +1114,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x64737a333033ull);
     if (r->fp8_amax_tp_only) /* likewise */
         tsl_fp_u64(&fp, 0x616d61787470ull);
+    if (r->fp8_dpa) /* likewise */
+        tsl_fp_u64(&fp, 0x667038647061ull);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

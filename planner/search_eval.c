@@ -450,7 +450,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->launch_blocking,
         (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
             (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3 |
-            (uint64_t)k->norm_impl << 8 | (uint64_t)k->fp8_amax_tp_only << 16,
+            (uint64_t)k->norm_impl << 8 | (uint64_t)k->fp8_amax_tp_only << 16 |
+            (uint64_t)k->fp8_dpa << 17,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
@@ -1832,6 +1833,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->ds_zero3_v03 = true;
     if (r->fp8_amax_tp_only)
         k->fp8_amax_tp_only = true;
+    if (r->fp8_dpa)
+        k->fp8_dpa = true;
     if (r->unfused_elementwise)
         k->unfused_elementwise = true;
     if (r->fp32)

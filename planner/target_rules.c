@@ -1712,6 +1712,18 @@ static int fp8_amax_tp_only_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with FP8 attention (fp8_dpa): no export writes
+ * --fp8-dot-product-attention yet; refused, naming the field. */
+static int fp8_dpa_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->fp8_dpa)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan was priced with fp8_dpa (FP8 attention); the export "
+                        "writes no --fp8-dot-product-attention",
+                        tsl_target_name(t));
+}
+
 /* A plan priced with Megatron-LM v1.1.5's unfused kernels (unfused_elementwise: AMP's
  * fork without the fusion flags, PyTorch 1.7) describes that code; every export's stack
  * fuses the biases and the mask or adds them in the GEMMs' epilogues. */
@@ -1990,8 +2002,9 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         sdp_nosync_ok(t, p, err) != 0 || ds_bf16_optimizer_ok(t, p, err) != 0 ||
         launch_blocking_ok(t, p, err) != 0 || ds_wall_clock_ok(t, p, err) != 0 ||
         ds_zero3_v03_ok(t, p, err) != 0 || unfused_elementwise_ok(t, p, err) != 0 ||
-        fp8_amax_tp_only_ok(t, p, err) != 0 || fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 ||
-        local_impl_ok(t, p, err) != 0 || cuda_graphs_ok(t, p, err) != 0)
+        fp8_amax_tp_only_ok(t, p, err) != 0 || fp8_dpa_ok(t, p, err) != 0 ||
+        fp32_ok(t, p, err) != 0 || fp16_ok(t, p, err) != 0 || local_impl_ok(t, p, err) != 0 ||
+        cuda_graphs_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

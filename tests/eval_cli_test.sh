@@ -1808,6 +1808,38 @@ expect 4 "megatron: the plan was priced with fp8_amax_tp_only, TE before v1.6 la
     eval --model GPT2-345M --cluster 8xH100-80G --no-search --plan "$dir/at-on.json" --target megatron
 expect 4 "fp8_amax_tp_only: TE before v1.6 under NVTE_DP_AMAX_REDUCE_INTERVAL=0" \
     plan --local $m345 --batch 32 --no-baselines --target megatron --fp8-amax-tp-only
+# --fp8-dpa (FP8 attention, cost model 193): on GB200 gpt-oss's windowed layers' backward
+# computes the whole causal square, so the plan is slower; the document carries it and
+# prices the same read back; the stack line says it; on the H100 (no window figures) it
+# moves nothing; no FP8, blockwise scaling, a target and the export refuse it by name
+dpa="--model GPT-OSS-20B --cluster 4xGB200-186G --dp 4 --ep 4 --batch 16 --mbs 4 --zero 1 --no-search --json --fp8 mxfp8"
+expect 0 "" eval $dpa
+cp "$out" "$dir/dpa-off.json"
+expect 0 "" eval $dpa --fp8-dpa
+cp "$out" "$dir/dpa-on.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 4xGB200-186G --no-search --plan "$dir/dpa-on.json" --json
+cp "$out" "$dir/dpa-back.json"
+dph="--model GPT-OSS-20B --cluster 8xH100-80G --dp 8 --ep 8 --batch 16 --mbs 1 --zero 1 --no-search --json --fp8 tensorwise"
+expect 0 "" eval $dph
+cp "$out" "$dir/dph-off.json"
+expect 0 "" eval $dph --fp8-dpa
+python3 - "$dir/dpa-off.json" "$dir/dpa-on.json" "$dir/dpa-back.json" "$dir/dph-off.json" "$out" <<'PY' && ok || bad "fp8_dpa: $(cat "$out")"
+import json, sys
+a, b, c, h0, h1 = (json.load(open(f))["plan"] for f in sys.argv[1:6])
+assert "fp8_dpa" not in a and b["fp8_dpa"] is True, (a, b)
+assert b["iter_time_s"] > 1.01 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert c["fp8_dpa"] is True and c["iter_time_s"] == b["iter_time_s"], c
+assert h1["fp8_dpa"] is True and h1["iter_time_s"] == h0["iter_time_s"], (h0, h1)
+PY
+expect 0 "" eval ${dpa/ --json/} --fp8-dpa
+grep -q "stack:     FP8 attention: cuDNN's FP8 core" "$out" && ok || bad "fp8_dpa stack line: $(cat "$out")"
+expect 2 "fp8_dpa: FP8 attention rides on an FP8 recipe (--fp8); no FP8 recipe is priced" \
+    eval ${dpa/ --fp8 mxfp8/} --fp8-dpa
+expect 2 "fp8_dpa: .*TE runs no FP8 attention under blockwise or nvfp4" eval ${dph/tensorwise/blockwise} --fp8-dpa
+expect 4 "megatron: the plan was priced with fp8_dpa (FP8 attention); the export writes no --fp8-dot-product-attention" \
+    eval --model GPT-OSS-20B --cluster 4xGB200-186G --no-search --plan "$dir/dpa-on.json" --target megatron
+expect 4 "fp8_dpa: FP8 attention is priced for eval only" \
+    plan --local $m345 --batch 32 --no-baselines --target megatron --fp8 tensorwise --fp8-dpa
 # --unfused-elementwise (Megatron-LM v1.1.5 without its fusion flags, AMP's fork): the
 # biases added apart, the mask by masked_fill_ and the context's copy make the same
 # unfused plan slower at the same memory; the plan document carries it and prices the

@@ -130,6 +130,7 @@ static void test_plan_round_trip(void)
     res->best.tie_stage = 1;           /* PlanFigures.tie_stage, 136 */
     res->best.norm_impl = 1;           /* PlanFigures.norm_impl, 157: apex (norm_impl.h) */
     res->best.fp8_amax_tp_only = true; /* PlanFigures.fp8_amax_tp_only, 158 */
+    res->best.fp8_dpa = true;          /* PlanFigures.fp8_dpa, 160 */
     for (uint32_t s = 0; s < res->best.pp; s++) {
         res->best.stages[s].chunk1_fwd_s = 0.25 * res->best.stages[s].fwd_s + 1e-7 * s;
         res->best.stages[s].chunk1_bwd_s = 0.5 * res->best.stages[s].fwd_s;
@@ -183,6 +184,7 @@ static void test_plan_round_trip(void)
     CHECK(p && p->best && p->best->norm_impl == 1, "norm_impl → PlanFigures.norm_impl");
     CHECK(p && p->best && p->best->fp8_amax_tp_only,
           "fp8_amax_tp_only → PlanFigures.fp8_amax_tp_only");
+    CHECK(p && p->best && p->best->fp8_dpa, "fp8_dpa → PlanFigures.fp8_dpa");
     CHECK(st0 && st0->ep_save_s == res->best.stages[0].ep_save_s && st0->ep_save_s > 0,
           "a stage's ep_save_s → Stage.ep_save_s");
     const Tessel__V1__Stage *plain = NULL; /* a baseline's stage: no V */

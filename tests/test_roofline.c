@@ -1147,6 +1147,79 @@ static void test_blackwell_swa(void)
           "non-causal window: unmasked, as before");
 }
 
+/* FP8 attention on a causal sliding window (dev.fp8_dpa, cost model 193): cuDNN 9.22's
+ * GB200 sweep (cudnn-frontend gpt_oss_20260424_100011.csv, window 128, head dimension 64,
+ * 2 x 128 heads) runs the FP8 and MXFP8 backward in 1.731 and 2.080 ms at s 4096 (bf16
+ * 0.465): the whole causal square at the bf16 window backward's form a · v / (v + 578), a
+ * 0.409 per-tensor and 0.337 MXFP8 (gemm_eff.h). The forward, full layers, other head
+ * dimensions and GPUs without the window figures keep the bf16 core. */
+static void test_fp8_window_square(void)
+{
+    const tsl_gpu_spec_t *gb = tsl_gpu_find("GB200");
+    CHECK(gb != NULL, "GB200 built in");
+    if (gb == NULL)
+        return;
+    double S = 1456.3 / 1770.9, peak = 2500e12; /* the settled clock (test_blackwell_flash) */
+    tsl_roofline_dev_t bf;
+    tsl_roofline_dev_init(&bf, gb->peak_flops * gb->efficiency, gb->mem_bw);
+    tsl_gemm_eff_for_gpu(&bf.shape, gb->name, gb->peak_flops, gb->mem_bw);
+    bf.fp8 = TSL_FP8_MXFP8;
+    bf.fp8_flops = tsl_gpu_fp8_flops(gb);
+    tsl_roofline_dev_t mx = bf, pt = bf; /* the same GPU and recipe with FP8 attention */
+    mx.fp8_dpa = pt.fp8_dpa = true;
+    pt.fp8 = TSL_FP8_TENSORWISE;
+    tsl_roofline_dev_t pt_bf = pt;
+    pt_bf.fp8_dpa = false;
+    tsl_layer_t l = swa_layer(128, 4096);
+    double v_sq = tsl_attn_keys(4096, 0, true), v_w = tsl_attn_keys(4096, 128, true);
+    double f_sq = 2.5 * 4.0 * 4096 * v_sq * 4096, f_w = 2.5 * 4.0 * 4096 * v_w * 4096;
+    double r_w = 0.409 * S * peak * v_w / (v_w + 578.0);
+    const struct {
+        const tsl_roofline_dev_t *on, *off;
+        double a, published_ms;
+        const char *name;
+    } c[] = {{&mx, &bf, 0.337, 2.080, "MXFP8"}, {&pt, &pt_bf, 0.409, 1.731, "FP8"}};
+    for (int i = 0; i < 2; i++) {
+        double burst = c[i].a * peak * v_sq / (v_sq + 578.0);
+        double ms = f_sq * 4.0 / burst * 1e3; /* the sweep's 256 heads, 4 x this layer's */
+        CHECK_NEAR(ms, c[i].published_ms, 0.01, "%s: %.3f ms at 4k, published %.3f", c[i].name, ms,
+                   c[i].published_ms);
+        double diff = tsl_roofline_layer_bwd_s(c[i].on, &l, 1, 1, false, 0) -
+                      tsl_roofline_layer_bwd_s(c[i].off, &l, 1, 1, false, 0);
+        double hand = f_sq / (burst * S) - f_w / r_w;
+        CHECK_NEAR(diff, hand, 1e-9, "%s backward: %.2f us more, by hand %.2f", c[i].name,
+                   diff * 1e6, hand * 1e6);
+        CHECK(diff > 2.0 * f_w / r_w, "%s: more than three times the bf16 window's core",
+              c[i].name);
+        CHECK(tsl_roofline_core_fwd_s(c[i].on, &l, 1, 1) ==
+                  tsl_roofline_core_fwd_s(c[i].off, &l, 1, 1),
+              "%s: the forward as in bf16", c[i].name);
+    }
+    /* what the sweep does not cover keeps the bf16 core: a layer without a window, a window
+       at head dimension 128, the H100 (no window figures), FP8 attention without FP8 */
+    tsl_layer_t full = swa_layer(0, 4096), hd128 = swa_layer(128, 8192);
+    CHECK(tsl_roofline_layer_bwd_s(&mx, &full, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&bf, &full, 1, 1, false, 0),
+          "no window: as in bf16");
+    CHECK(tsl_roofline_layer_bwd_s(&mx, &hd128, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&bf, &hd128, 1, 1, false, 0),
+          "head dimension 128: as in bf16");
+    tsl_roofline_dev_t h = bf, h_on;
+    tsl_gemm_eff_for_gpu(&h.shape, "H100-80G", 989e12, 3350e9);
+    h_on = h;
+    h_on.fp8_dpa = true;
+    CHECK(tsl_roofline_layer_bwd_s(&h_on, &l, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&h, &l, 1, 1, false, 0),
+          "H100: as in bf16");
+    tsl_roofline_dev_t none = bf, none_on;
+    none.fp8 = TSL_FP8_NONE;
+    none_on = none;
+    none_on.fp8_dpa = true;
+    CHECK(tsl_roofline_layer_bwd_s(&none_on, &l, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&none, &l, 1, 1, false, 0),
+          "without an FP8 recipe: as in bf16");
+}
+
 /* Context parallelism's core (roofline.h "Context parallelism as a ring"): one
  * causal layer of s = 8192 tokens, 16 heads of 64 (d = 1024), on the H100, CP 4,
  * n = 0.5 sample per rank: the rank holds n·c = 2 pieces of 2L = 2048 tokens
@@ -3682,6 +3755,7 @@ int main(void)
     test_hopper_attn_kernel();
     test_blackwell_mla();
     test_blackwell_swa();
+    test_fp8_window_square();
     test_cp_ring();
     test_cp_ring_fixed_tokens();
     test_loss();

@@ -361,6 +361,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--host-op-us", str(p["host_op_us"])]
     if p.get("ds_zero3_v03"):  # DeepSpeed 0.3's ZeRO-3 (cost-model.md "DeepSpeed 0.3's ZeRO-3")
         cmd += ["--ds-zero3-v03"]
+    if p.get("fp8_dpa"):  # TE's FP8 attention (cost-model.md "FP8 attention on a sliding window")
+        cmd += ["--fp8-dpa"]
     if p.get("fp8_amax_tp_only"):  # TE < 1.6's amax over TP (cost-model.md "Delayed scaling's amax reduction over TP")
         cmd += ["--fp8-amax-tp-only"]
     if p.get("unfused_elementwise"):  # Megatron-LM v1.1.5's unfused kernels (cost-model.md "Megatron-LM's unfused kernels")
