@@ -88,9 +88,11 @@ typedef struct tsl_eval_opts {
     bool nccl_no_tree;     /* --nccl-no-tree: the given plan's nccl_no_tree */
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
      * --moe-alltoall-dispatcher: its moe_alltoall; --moe-flex-dispatcher: its moe_flex;
-     * --moe-a2a-overlap: its moe_a2a_overlap; --moe-unfused-permute: its
-     * moe_unfused_permute; --moe-fused-mlp: its moe_fused_mlp */
+     * --moe-a2a-overlap: its moe_a2a_overlap; --moe-a2a-wgrad-inline: its
+     * moe_a2a_wgrad_inline; --moe-unfused-permute: its moe_unfused_permute;
+     * --moe-fused-mlp: its moe_fused_mlp */
     bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall, moe_flex, moe_a2a_overlap;
+    bool moe_a2a_wgrad_inline;
     uint32_t moe_flex_backend; /* --moe-flex-backend: tsl_flex_backend_t (0: not given);
                                   the request's moe_flex_backend */
     bool moe_unfused_permute, moe_fused_mlp;

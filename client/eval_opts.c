@@ -40,7 +40,8 @@ static const char eval_usage[] =
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
     "                      [--moe-flex-backend NAME]\n"
-    "                      [--moe-a2a-overlap] [--moe-unfused-permute] [--moe-fused-mlp]\n"
+    "                      [--moe-a2a-overlap] [--moe-a2a-wgrad-inline]\n"
+    "                      [--moe-unfused-permute] [--moe-fused-mlp]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -434,6 +435,10 @@ static const char eval_usage[] =
     "  --moe-a2a-overlap   Megatron-LM's --overlap-moe-expert-parallel-comm: one\n"
     "                      micro-batch's EP all-to-alls under another's compute in\n"
     "                      the 1F1B steady state (PP 1 or interleaved)\n"
+    "  --moe-a2a-wgrad-inline\n"
+    "                      with it, without --delay-wgrad-compute: each backward\n"
+    "                      node computes its own weight gradients (default: deferred,\n"
+    "                      as Megatron-Bridge's moe_a2a_overlap runs it)\n"
     "  --moe-unfused-permute\n"
     "                      MCore v0.8's unfused token permutation: argsort and\n"
     "                      gather; the combine's scatter into zeros, routing-weight\n"
@@ -562,6 +567,7 @@ enum {
     OPT_MOE_UNFUSED_PERMUTE,
     OPT_MOE_FUSED_MLP,
     OPT_MOE_A2A_OVERLAP,
+    OPT_MOE_A2A_WGRAD_INLINE,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
 };
@@ -670,6 +676,7 @@ static const struct option eval_long[] = {
     {"moe-unfused-permute", no_argument, 0, OPT_MOE_UNFUSED_PERMUTE},
     {"moe-fused-mlp", no_argument, 0, OPT_MOE_FUSED_MLP},
     {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
+    {"moe-a2a-wgrad-inline", no_argument, 0, OPT_MOE_A2A_WGRAD_INLINE},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
     {0, 0, 0, 0},
@@ -923,6 +930,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_UNFUSED_PERMUTE: eo->moe_unfused_permute = true; return 0;
     case OPT_MOE_FUSED_MLP: eo->moe_fused_mlp = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
+    case OPT_MOE_A2A_WGRAD_INLINE: eo->moe_a2a_wgrad_inline = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;
     case OPT_TP_WHOLE_HEADS: eo->tp_whole_heads = true; return 0;
     case OPT_SDP_NOSYNC: eo->sdp_nosync = true; return 0;

@@ -2550,6 +2550,7 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* the EP all-to-all overlap (knobs.moe_a2a_overlap); --delay-wgrad-compute is what
      * the overlap runs with (Megatron-Bridge's presets set both) */
     c->knobs.moe_a2a_overlap = st->a2a_overlap;
+    c->knobs.moe_a2a_wgrad_inline = st->a2a_overlap && !st->delay_wgrad;
     c->delay_wgrad = st->delay_wgrad;
     /* TE's op fuser runs the experts' MLP fused only over grouped GEMMs (Megatron-LM
      * TransformerConfig: use_transformer_engine_op_fuser with moe_grouped_gemm); without

@@ -119,6 +119,7 @@
     X(moe_flex, BOOL, moe_flex_dispatcher, "moe_flex_dispatcher", NONZERO)                         \
     X(moe_flex_backend, U32, moe_flex_backend, "moe_flex_backend", NONZERO)                        \
     X(moe_a2a_overlap, BOOL, moe_a2a_overlap, "moe_a2a_overlap", NONZERO)                          \
+    X(moe_a2a_wgrad_inline, BOOL, moe_a2a_wgrad_inline, "moe_a2a_wgrad_inline", NONZERO)           \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \

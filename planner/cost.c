@@ -1245,6 +1245,7 @@ typedef struct layer_kernels {
     tsl_roofline_fwd_t fwd;
     double bwd_s; /* the backward's roofline time, before any measured profile */
     double bwd_acc_gpu_s;
+    double bwd_mlp_frac, bwd_mlp_wgrad_frac; /* tsl_roofline_bwd_t's */
 } layer_kernels_t;
 
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
@@ -1270,6 +1271,8 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     kern->bwd_acc_gpu_s = b.acc_gpu_s;
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
     *wgrad_frac = b.wgrad_frac;
+    kern->bwd_mlp_frac = b.mlp_frac;
+    kern->bwd_mlp_wgrad_frac = b.mlp_wgrad_frac;
     col_frac[0] = b.col_frac[0];
     col_frac[1] = b.col_frac[1];
 }
@@ -3128,7 +3131,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
+    out->ep_fwd_s = ep_f;
     out->ep_lead_s = ep_lead;
+    /* the EP overlap's "mlp" node (ep_overlap.h): the routed experts' (a dense layer's
+     * MLP block's) share of each pass's compute; a measured profile's: none (no MoE
+     * layer has one) */
+    if (!profiled) {
+        out->mlp_f_s = kern.fwd.mlp_frac * compute_f;
+        out->mlp_b_s = kern.bwd_mlp_frac * compute_b;
+        out->mlp_w_s = kern.bwd_mlp_wgrad_frac * compute_b;
+    }
     out->instr_f_s = instr_f;
     out->instr_b_s = instr_b;
     out->opt_s = optimizer_s(env, l, s, g, own) + moe.opt_s;

@@ -1169,8 +1169,16 @@ typedef enum tsl_cost_mode {
  * layers move (GPT-OSS-120B GB200 MXFP8 26.06 / 26.08 −16.3 / −17.1 → −10.0 / −10.8 %).
  * Every other core, and every GPU without the sliding-window figures, prices as in bf16;
  * a plan without fp8_dpa prices as 192.
+
+ * 194: Megatron-LM's EP overlap priced node by node as its two streams run it
+ * (ep_overlap.h, docs/cost-model.md "The EP overlap node by node"): forward layer i
+ * beside backward layer n − 1 − i, each all-to-all under the compute its node is
+ * paired with, the experts' dW deferred (--delay-wgrad-compute, every overlap row's
+ * preset) or inline (moe_a2a_wgrad_inline, request / plan field 161); the embedding,
+ * head and MTP entry alone. Where each all-to-all hides under its node, as 193.
+ * mb2604-dsv3-b200-mxfp8 −8.7 → −3.3 %, mb2604-q235b-h100-fp8 +10.1 → +10.2 %.
  */
-#define TSL_COST_MODEL_VERSION 193u
+#define TSL_COST_MODEL_VERSION 194u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1268,6 +1276,11 @@ typedef struct tsl_cost_knobs {
                                    step, each one's EP all-to-alls under the other's
                                    compute (PP 1 or interleaved; tsl_plan_stage_t
                                    ep_save_s) */
+    bool moe_a2a_wgrad_inline;  /* with moe_a2a_overlap, Megatron-LM without
+                                   --delay-wgrad-compute: each backward node computes its
+                                   own weight gradients, so the backward's dispatch waits for
+                                   the experts' dW (ep_overlap.h); false: deferred, as
+                                   Megatron-Bridge's moe_a2a_overlap sets it */
     bool moe_flex;              /* a flex dispatcher's all-to-alls (Megatron-LM's
                                    --moe-token-dispatcher-type flex: HybridEP, DeepEP;
                                    DeepSeek-V3's own kernels): across NVLink domains one
@@ -1926,6 +1939,14 @@ typedef struct tsl_layer_cost {
     double ep_s;         /* the routed experts' token exchange, forward + backward (in
                            fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
                            the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
+    double ep_fwd_s;     /* the forward's part of ep_s (its dispatch and combine) */
+    double mlp_f_s;      /* a MoE layer's routed experts, the compute between its dispatch
+                            and its combine, or a dense layer's MLP block (Megatron-LM's
+                            EP overlap runs either as the layer's "mlp" node:
+                            ep_overlap.h), in the forward's compute (fwd_s); 0 under a
+                            measured profile */
+    double mlp_b_s;      /* likewise in the backward's (bwd_s), their dW GEMMs included */
+    double mlp_w_s;      /* of mlp_b_s, the dW GEMMs' (what --delay-wgrad-compute defers) */
     double ep_lead_s;    /* what of the EP exchange a host-bound pass's lead already hid
                            (cost.c ep_host_lead; not in ep_s): GPU idle the host's dispatch
                            spent on this pass's own collectives, so no overlap may hide

@@ -339,6 +339,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     if (!r->moe_flex_backend) /* its flex back end (cost.h tsl_flex_backend_t) */
         out->moe_flex_backend = g->moe_flex_backend;
     out->moe_a2a_overlap |= g->moe_a2a_overlap;
+    out->moe_a2a_wgrad_inline |= g->moe_a2a_wgrad_inline;
     out->ds_grad_bucket |= g->ds_grad_bucket;
     out->tp_whole_heads |= g->tp_whole_heads;
     out->sdp_layer_roots |= g->sdp_layer_roots;

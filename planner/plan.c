@@ -445,6 +445,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_flex = p->moe_flex;
     k->moe_flex_backend = p->moe_flex ? p->moe_flex_backend : 0;
     k->moe_a2a_overlap = p->moe_a2a_overlap;
+    k->moe_a2a_wgrad_inline = p->moe_a2a_wgrad_inline;
     k->fb_serial = p->fb_serial;
     k->recompute_modules = p->recompute_modules;
     k->bf16_moments = p->bf16_moments;
@@ -549,6 +550,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_flex = k->moe_flex;
     p->moe_flex_backend = k->moe_flex ? k->moe_flex_backend : 0;
     p->moe_a2a_overlap = k->moe_a2a_overlap;
+    p->moe_a2a_wgrad_inline = k->moe_a2a_overlap && k->moe_a2a_wgrad_inline;
     p->fb_serial = k->fb_serial;
     p->recompute_modules = k->recompute_modules;
     p->bf16_moments = k->bf16_moments && !k->no_fp32_master;

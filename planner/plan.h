@@ -181,7 +181,9 @@ typedef struct tsl_plan {
     uint32_t moe_flex_backend;
     bool moe_a2a_overlap; /* priced with Megatron-LM's EP all-to-all overlap (cost.h
                           knobs.moe_a2a_overlap) */
-    bool fb_serial;       /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    /* with it, priced without --delay-wgrad-compute (knobs.moe_a2a_wgrad_inline) */
+    bool moe_a2a_wgrad_inline;
+    bool fb_serial; /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;

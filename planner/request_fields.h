@@ -355,6 +355,11 @@
       "Megatron-LM's --overlap-moe-expert-parallel-comm: one micro-batch's EP all-to-alls under "  \
       "another's compute in the 1F1B steady state (PP 1 or interleaved); default exposed",         \
       "moe_a2a_overlap", "moe_a2a_overlap")                                                        \
+    X(moe_a2a_wgrad_inline, BOOL, "moe-a2a-wgrad-inline", "", 0, 0,                                \
+      "with --moe-a2a-overlap, Megatron-LM without --delay-wgrad-compute: each backward node "     \
+      "computes its own weight gradients, the backward's dispatch after the experts' dW; "         \
+      "default deferred, as Megatron-Bridge's moe_a2a_overlap sets it",                            \
+      "moe_a2a_wgrad_inline", "moe_a2a_wgrad_inline")                                              \
     X(grad_buf_bytes, UINT, "grad-buf-bytes", "N", 2, 4,                                           \
       "bytes per element of the gradient buffer the weight gradients accumulate into (.grad, "     \
       "main_grad): 2 or 4; default: --grad-reduce-bytes's (2 with 4: DeepSpeed's fp32_allreduce; " \

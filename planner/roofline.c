@@ -193,6 +193,9 @@ typedef struct pass {
 
     /* forward: the routed experts after the dispatcher's sync (tsl_roofline_fwd_t) */
     double expert_gpu_s, expert_ops;
+    /* either pass: the EP overlap's "mlp" node (mlp_frac: a MoE layer's routed
+     * experts, a dense layer's MLP block), and the dW GEMMs' part of it */
+    double mlp_s, mlp_wgrad_s;
 
     /* CUDA-graphed modules (dev.cuda_graphs): the ops their graphs took off the host's
      * dispatch, and the graph launches in their place (host_floor) */
@@ -1348,7 +1351,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
                           replicated linears over the rank's Tr tokens (model.h) */
         c += lin_at(p, TSL_MODULE_FC1_LATENT, lin, Tr, r, x->h) +
              lin_at(p, TSL_MODULE_FC2_LATENT, lin, Tr, x->h, r);
-    double c0 = c, ops0 = p->ops;
+    double c0 = c, ops0 = p->ops, wg0 = p->wgrad_s;
     c += grouped_lin(p, m, x->g * fe, r, local);
     double lin_ops = p->ops - ops0; /* FC1's GEMM and casts as counted */
     c += mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1);
@@ -1362,6 +1365,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     if (!l->no_bias && eager_experts(p->d)) /* experts with biases (gpt-oss): Megatron-LM
                                                 adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, r, local);
+    p->mlp_s += c - c0;
+    p->mlp_wgrad_s += p->wgrad_s - wg0;
     if (!p->bwd && eager_experts(p->d) && !(p->d->cuda_graphs & TSL_CUDA_GRAPH_MOE)) {
         p->expert_gpu_s = c - c0;
         p->expert_ops = p->ops - ops0 + te_expert_calls(p->d, local, lin_ops);
@@ -1393,7 +1398,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
 static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                     double split)
 {
-    double T = S * x->s, ops0 = p->ops;
+    double T = S * x->s, ops0 = p->ops, wg0 = p->wgrad_s;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
     double up = lin_at(p, TSL_MODULE_LINEAR_FC1, ln_lin_col, T, x->g * x->f / t, x->h);
@@ -1405,6 +1410,8 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double c = up + act + down + adds + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
                block_elementwise_s(p, l, x, S, split);
     graphed(p, TSL_CUDA_GRAPH_MLP, ops0, 1.0, true); /* a dense block's graph */
+    p->mlp_s += c; /* the EP overlap's "mlp" node of a dense layer: _forward_mlp whole */
+    p->mlp_wgrad_s += p->wgrad_s - wg0;
     return c;
 }
 
@@ -1748,6 +1755,7 @@ void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
     if (d->mem_bw > 0) {
         out->expert_gpu_s = p.expert_gpu_s;
         out->expert_ops = p.expert_ops;
+        out->mlp_frac = out->gpu_s > 0 ? fmin(1.0, p.mlp_s / out->gpu_s) : 0.0;
     }
     /* the blocks as tsl_roofline_layer_tp_gemms keeps them: a backward records the
      * same linears in the same order, and prices them above 0 where the forward does */
@@ -1807,6 +1815,8 @@ void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
         out->wgrad_frac = gpu > 0 ? fmin(1.0, p.wgrad_s / gpu) : 0.0;
         out->col_frac[0] = gpu > 0 ? fmin(1.0, p.col_dx_s / gpu) : 0.0;
         out->col_frac[1] = gpu > 0 ? fmin(1.0, p.col_dw_s / gpu) : 0.0;
+        out->mlp_frac = gpu > 0 ? fmin(1.0, p.mlp_s / gpu) : 0.0;
+        out->mlp_wgrad_frac = gpu > 0 ? fmin(out->mlp_frac, p.mlp_wgrad_s / gpu) : 0.0;
         return;
     }
     out->wgrad_frac = 0.5; /* FLOP count only: as those functions price it */

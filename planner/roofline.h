@@ -1161,11 +1161,17 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * TEGroupedMLP's unfused path runs them after the dispatcher's device-to-host sync
  * (expert_gpu_s: their kernels' time; expert_ops: their host ops, in units of
  * host_op_s, TE's per-expert calls included, TSL_ROOFLINE_TE_EXPERT_FOPS_*; both 0
- * for any other layer, under the op fuser, or without a memory bandwidth). */
+ * for any other layer, under the op fuser, or without a memory bandwidth), and the
+ * share of gpu_s that Megatron-LM's EP overlap runs as the layer's "mlp" node
+ * (mlp_frac; ep_overlap.h): a MoE layer's routed experts between the dispatch and
+ * the combine (their grouped GEMMs, activation and weighting, whatever runs them), a
+ * dense layer's MLP block with its norm and residual (_forward_mlp); 0 for a layer
+ * without an FFN or without a memory bandwidth. */
 typedef struct tsl_roofline_fwd {
     double s;
     double gpu_s;
     double expert_gpu_s, expert_ops;
+    double mlp_frac;
     uint32_t n;
     bool col_fp8[TSL_ROOFLINE_TP_BLOCKS];
     bool row_fp8[TSL_ROOFLINE_TP_BLOCKS];
@@ -1178,14 +1184,17 @@ void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
  * tsl_roofline_layer_bwd_s's), with the gradient accumulation of `params`
  * parameters at d->grad_acc_bytes (acc_s, tsl_roofline_layer_bwd_acc_s's) and that
  * before the host floor (acc_gpu_s, as tsl_roofline_fwd_t's gpu_s), its dW share
- * (wgrad_frac, tsl_roofline_layer_wgrad_frac's) and its column-parallel linears'
- * dX and dW shares (col_frac, tsl_roofline_layer_col_frac's). */
+ * (wgrad_frac, tsl_roofline_layer_wgrad_frac's), its column-parallel linears'
+ * dX and dW shares (col_frac, tsl_roofline_layer_col_frac's), and the routed
+ * experts' share (mlp_frac, as tsl_roofline_fwd_t's) with the dW GEMMs' part of it
+ * (mlp_wgrad_frac; both 0 without a memory bandwidth). */
 typedef struct tsl_roofline_bwd {
     double s;
     double acc_s;
     double acc_gpu_s;
     double wgrad_frac;
     double col_frac[2];
+    double mlp_frac, mlp_wgrad_frac;
 } tsl_roofline_bwd_t;
 
 void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -1092,6 +1092,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x666c65786265ull << 8 | r->moe_flex_backend);
     if (r->moe_a2a_overlap) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
+    if (r->moe_a2a_wgrad_inline) /* likewise */
+        tsl_fp_u64(&fp, 0x6d6f6577676e696cull);
     if (r->ds_grad_bucket) /* likewise */
         tsl_fp_u64(&fp, 0x6473627563ull);
     if (r->tp_whole_heads) /* likewise */

@@ -11,6 +11,7 @@
 #define TSL_SEARCH_ENGINE_H
 
 #include "cost.h"
+#include "ep_overlap.h"
 #include "layerdp.h"
 #include "search.h"
 
@@ -223,6 +224,8 @@ typedef struct tsl_engine {
                              under the strategy the last costing of its stage chose (NaN: not
                              costed since reset; hybrid_priced_cut) */
     double *cut_w;        /* [L] scratch: the units' weights of hybrid_priced_cut */
+    /* [L] scratch: a stage's nodes under the EP overlap (stage_times, ep_overlap.h) */
+    tsl_ep_layer_t *ep_layers;
     tsl_plan_t *recut;    /* a configuration's plan on its priced cut (eval_uniform) */
     uint32_t *tie_choice; /* [L]: the tied pair's first layout's assignment (solve_stage) */
     double *tie_rows;     /* [2 × S_max]: the embedding's and the head's DP rows */

@@ -661,6 +661,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->v_layer_s = calloc(2 * L, sizeof(double));
     e->v_class_s = calloc(3 * (size_t)e->n_classes, sizeof(double));
     e->cut_w = calloc(L, sizeof(double));
+    e->ep_layers = calloc(L, sizeof(*e->ep_layers));
     e->recut = malloc(sizeof(*e->recut));
     e->tie_choice = calloc(L, sizeof(uint32_t));
     e->tie_rows = calloc(2 * S, sizeof(double));
@@ -673,10 +674,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->trans_at || !e->dp_row || !e->class_slot || !e->class_cost || !e->class_trans ||
         !e->class_done || !e->class_row || !e->bw || !e->choice || !e->zb_choice ||
-        !e->layer_time_s || !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->recut ||
-        !e->tie_choice || !e->tie_rows || !e->zb_term || !e->alt || !e->cand || !e->layout_of ||
-        !e->layout_rep || !e->moves_tmp || !e->layout_live || !e->live_at || !e->relayout_scratch ||
-        !e->glay || alloc_layouts(e) != 0)
+        !e->layer_time_s || !e->v_layer_s || !e->v_class_s || !e->cut_w || !e->ep_layers ||
+        !e->recut || !e->tie_choice || !e->tie_rows || !e->zb_term || !e->alt || !e->cand ||
+        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live || !e->live_at ||
+        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -813,6 +814,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->v_layer_s);
     free(e->v_class_s);
     free(e->cut_w);
+    free(e->ep_layers);
     free(e->recut);
     free(e->tie_choice);
     free(e->tie_rows);
@@ -1606,6 +1608,27 @@ static void zb_floor_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, uin
     e->zb_floor_s[s] = lead ? tsl_max(sum[2], tsl_min(sum[1], sum[0])) : v_fb_least_s(e, sum);
 }
 
+/* Layer cost lc as the EP overlap's nodes (ep_overlap.h): its forward's and backward's
+ * all-to-alls halved between dispatch and combine; the routed experts' compute as the
+ * "mlp" node (mlp_f_s, mlp_b_s less its dW mlp_w_s), the rest of each pass — TP and
+ * every other collective included — as the "attn" node with the layer's other dW
+ * (wgrad_s less the experts'); the host lead's idle (ep_lead_s) taken off the forward:
+ * it hides nothing (stage_times adds it whole). */
+static void ep_nodes(const tsl_layer_cost_t *lc, tsl_ep_layer_t *o)
+{
+    double ep_f = tsl_min(lc->ep_fwd_s, lc->ep_s), ep_b = lc->ep_s - ep_f;
+    double cf = tsl_max(0.0, lc->fwd_s - ep_f - lc->ep_lead_s);
+    double cb = tsl_max(0.0, lc->bwd_s - ep_b);
+    o->mlp_f = tsl_min(lc->mlp_f_s, cf);
+    o->attn_f = cf - o->mlp_f;
+    o->mlp_w = tsl_min(lc->mlp_w_s, cb);
+    o->mlp_b = tsl_min(tsl_max(0.0, lc->mlp_b_s - lc->mlp_w_s), cb - o->mlp_w);
+    o->attn_w = tsl_min(tsl_max(0.0, lc->wgrad_s - o->mlp_w), cb - o->mlp_w - o->mlp_b);
+    o->attn_b = cb - o->mlp_w - o->mlp_b - o->attn_w;
+    o->disp_f = o->comb_f = ep_f / 2.0;
+    o->disp_b = o->comb_b = ep_b / 2.0;
+}
+
 /* DualPipeV's F&B contention k (tsl_pipesim_fb_k) on a stage of env with comm seconds
  * of communication, ep of them the EP exchange: a flex dispatcher's all-to-alls run as
  * DeepEP's kernels on TSL_PIPESIM_DEEPEP_SMS of the GPU's SMs (expert TP 1: the
@@ -1623,6 +1646,8 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
 {
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
     double lead = 0;               /* the EP the host-bound passes' own lead hid (ep_lead_s) */
+    double alone = 0;              /* under the EP overlap, what runs outside its layers */
+    uint32_t n_ep = 0;             /* and the layers it pairs (e->ep_layers) */
     double rs = 0, rs_sync = 0;    /* the DP reduce, and what sync charges for it */
     double f1 = 0, b1 = 0, w1 = 0; /* a V's second chunk: its rows from v_chunk0 on */
     uint64_t act = 0, ms = 0;
@@ -1655,6 +1680,13 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
         /* each layer's time at its own index, whatever row it priced on (a V's
          * ranks run two parts each): the hybrid cut reads the model's order */
         e->layer_time_s[row_layer(e, first, i)] = lc->fwd_s + lc->bwd_s;
+        if (e->knobs.moe_a2a_overlap) { /* the overlap's layers; the rest run alone */
+            uint32_t kind = e->model->layers[row_layer(e, first, i)].kind;
+            if (kind == TSL_LAYER_EMBEDDING || kind == TSL_LAYER_HEAD || kind == TSL_LAYER_MTP)
+                alone += lc->fwd_s + lc->bwd_s;
+            else
+                ep_nodes(lc, &e->ep_layers[n_ep++]);
+        }
     }
     if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction
                                                restarts at the stage's first layer, each
@@ -1686,10 +1718,16 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
     st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial
                         ? 0.0
                         : tsl_pipesim_fb_save_s(hide, b, comm, fb_overlap_k(e, env, comm, ep));
-    /* Megatron-LM's EP overlap: its merged step hides the EP all-to-alls alone */
-    st->ep_save_s = e->knobs.moe_a2a_overlap
-                        ? tsl_pipesim_fb_save_s(hide, b, ep, e->cluster->overlap_slowdown)
-                        : 0.0;
+    /* Megatron-LM's EP overlap: its merged step hides the EP all-to-alls alone, node
+     * by node as its two streams run them (ep_overlap.h); the host lead's idle stays */
+    if (e->knobs.moe_a2a_overlap) {
+        bool delay = !e->knobs.moe_a2a_wgrad_inline;
+        double merged = lead + alone +
+                        tsl_ep_merged_k_s(e->ep_layers, n_ep, delay, e->cluster->overlap_slowdown);
+        st->ep_save_s = tsl_max(0.0, f + b - merged);
+    } else {
+        st->ep_save_s = 0.0;
+    }
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -1813,6 +1851,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_fused_mlp = true;
     if (r->moe_a2a_overlap)
         k->moe_a2a_overlap = true;
+    if (r->moe_a2a_wgrad_inline)
+        k->moe_a2a_wgrad_inline = true;
     if (r->ds_grad_bucket)
         k->ds_grad_bucket = true;
     if (r->tp_whole_heads)

@@ -693,7 +693,8 @@ static int megatron_cuda_graphs(const tsl_target_view_t *v, const tsl_target_uni
         return 0;
     tsl_cuda_graph_line_t line = {.full_recompute = u->ckpt_blocks > 0,
                                   .te_impl = true,
-                                  .delay_wgrad = tsl_plan_ep_overlap_runs(v->plan)};
+                                  .delay_wgrad = tsl_plan_ep_overlap_runs(v->plan) &&
+                                                 !v->plan->moe_a2a_wgrad_inline};
     if (tsl_cuda_graph_megatron_check(v->plan, v->model, &line, err) != 0)
         return tsl_err_prefix(err, "megatron");
     return 0;

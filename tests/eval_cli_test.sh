@@ -1343,6 +1343,16 @@ cp "$out" "$dir/moe-overlap.json"
 # iteration's saving is the 3 merged steps' of it, and the key reads back
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; e=b["stages"][0].get("ep_save_s", 0); assert "ep_save_s" not in a["stages"][0] and 0 < e and abs(d - 3*e) <= 1e-9 + 1e-6*d, (d, e)' "$dir/moe-flex16.json" "$dir/moe-overlap.json" &&
     ok || bad "ep_save_s in the plan document: $(cat "$dir/moe-overlap.json")"
+# the same line without --delay-wgrad-compute (docs/cost-model.md "The EP overlap node by
+# node"): the plan says moe_a2a_wgrad_inline, its step is never shorter than the deferred
+# dW's, and its document prices the same again
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["moe_a2a_wgrad_inline"] is True and "moe_a2a_wgrad_inline" not in a and b["iter_time_s"] >= a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
+    ok || bad "the overlap without delayed wgrad: $(cat "$out")"
+cp "$out" "$dir/moe-inline.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-inline.json"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["moe_a2a_wgrad_inline"] is True and a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-inline.json" "$out" &&
+    ok || bad "moe_a2a_wgrad_inline round-trips: $(cat "$out")"
 # under full recompute Megatron-LM runs no overlap (TransformerConfig asserts
 # recompute_granularity != 'full'): its line with the flag is refused, and a plan
 # document asking for the overlap beside full recompute is priced without its saving

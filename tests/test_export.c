@@ -445,6 +445,16 @@ static void test_megatron_moe_freq(void)
     CHECK(strstr(ov, "--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n"), "PP 1:\n%s",
           ov);
     free(ov);
+    /* priced without delayed wgrad (moe_a2a_wgrad_inline): the overlap alone, which the
+     * line reads back as the same knob */
+    plan.moe_a2a_wgrad_inline = true;
+    ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(ov, "--overlap-moe-expert-parallel-comm\n") &&
+              !strstr(ov, "--delay-wgrad-compute") && tsl_eval_cfg_megatron(ov, cfg, &err) == 0 &&
+              cfg->knobs.moe_a2a_overlap && cfg->knobs.moe_a2a_wgrad_inline,
+          "inline dW: %s\n%s", err.msg, ov);
+    free(ov);
+    plan.moe_a2a_wgrad_inline = false;
     set_layers(&plan, 1, model.n_layers - 2, "tp2-dp8+sp+ckpt");
     ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(strstr(ov, "--recompute-granularity full") &&

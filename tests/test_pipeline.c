@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "ep_overlap.h"
 #include "pipeline.h"
 #include "pipesim.h"
 
@@ -547,6 +548,63 @@ static void test_ep_overlap(void)
     CHECK(tsl_pipeline_ep_overlap_s(0, 2, 2, 2, 0, 1.0) == 0, "all warm-up: w = 2 + 2 = m·v");
 }
 
+/* Megatron-LM's combined 1F1B step node by node (ep_overlap.h), by hand. One layer
+ * beside itself: attn 1 / mlp 1 forward, attn 2 + 1 / mlp 2 + 1 backward (dX + dW). */
+static void test_ep_merged(void)
+{
+    tsl_ep_layer_t l = {.attn_f = 1,
+                        .mlp_f = 1,
+                        .attn_b = 2,
+                        .attn_w = 1,
+                        .mlp_b = 2,
+                        .mlp_w = 1,
+                        .disp_f = 0.5,
+                        .comb_f = 0.5,
+                        .disp_b = 0.5,
+                        .comb_b = 0.5};
+    double e = -1;
+    /* each all-to-all under its partner: the step is the compute, 8 */
+    CHECK_NEAR(tsl_ep_merged_s(&l, 1, true, &e), 8.0, EPS, "hidden: the compute");
+    CHECK_NEAR(e, 0.0, EPS, "hidden: nothing exposed");
+    CHECK_NEAR(tsl_ep_merged_s(&l, 1, false, &e), 8.0, EPS, "hidden without delay too");
+    /* then cost model 52's C + (k − 1)·A */
+    CHECK_NEAR(tsl_ep_merged_k_s(&l, 1, true, 1.3), 8.0 + 0.3 * 2.0, EPS, "C + (k - 1) A");
+    /* all-to-alls of 2: combine_bwd [0, 2], attn_fwd [0, 1], mlp_bwd [2, 4], dispatch_fwd
+     * [2, 4], mlp_dw [4, 5], dispatch_bwd [4, 6], mlp_fwd [5, 6], combine_fwd [6, 8],
+     * attn_bwd [6, 8], then attn_dw: 9, 1 exposed */
+    l.disp_f = l.comb_f = l.disp_b = l.comb_b = 2.0;
+    CHECK_NEAR(tsl_ep_merged_s(&l, 1, true, &e), 9.0, EPS, "delayed dW: 9");
+    CHECK_NEAR(e, 1.0, EPS, "delayed dW: 1 exposed");
+    CHECK_NEAR(tsl_ep_merged_k_s(&l, 1, true, 1.3), 9.0 + 0.3 * 7.0, EPS, "E + C + (k - 1) H");
+    /* without: mlp_bwd [2, 5] with its dW, dispatch_bwd waits for it [5, 7], mlp_fwd
+     * [5, 6], combine_fwd [7, 9], attn_bwd with its dW [7, 10]: 10, 2 exposed */
+    CHECK_NEAR(tsl_ep_merged_s(&l, 1, false, &e), 10.0, EPS, "inline dW: 10");
+    CHECK_NEAR(e, 2.0, EPS, "inline dW: 2 exposed");
+    /* a dense layer D (NoopScheduleNode for its all-to-alls: issued nowhere, waiting on
+     * nothing) and a MoE layer M. F(D) & B(M): M's combine_bwd [0, 2] beside D's
+     * attention [0, 1], M's mlp_bwd [2, 4], its dispatch_bwd [4, 6] beside D's MLP
+     * [4, 5], M's attn_bwd [6, 8]; F(M) & B(D): M's attention [8, 9], D's mlp_bwd
+     * [9, 11] under M's dispatch [9, 11], M's MLP [11, 12], D's attn_bwd [12, 15]
+     * under M's combine [12, 14]: 15, 13 of compute */
+    tsl_ep_layer_t two[2] = {{.attn_f = 1, .mlp_f = 1, .attn_b = 3, .mlp_b = 2},
+                             {.attn_f = 1,
+                              .mlp_f = 1,
+                              .attn_b = 2,
+                              .mlp_b = 2,
+                              .disp_f = 2,
+                              .comb_f = 2,
+                              .disp_b = 2,
+                              .comb_b = 2}};
+    CHECK_NEAR(tsl_ep_merged_s(two, 2, true, &e), 15.0, EPS, "dense beside MoE: 15");
+    CHECK_NEAR(e, 2.0, EPS, "dense beside MoE: 2 exposed");
+    CHECK(tsl_ep_merged_s(NULL, 0, true, &e) == 0.0 && e == 0.0, "no layer");
+    /* the same layers without all-to-alls: the compute, whatever the delay */
+    tsl_ep_layer_t d = {.attn_f = 1, .mlp_f = 2, .attn_b = 2, .attn_w = 1, .mlp_b = 3, .mlp_w = 2};
+    tsl_ep_layer_t dd[3] = {d, d, d};
+    CHECK_NEAR(tsl_ep_merged_k_s(dd, 3, true, 1.3), 3 * 11.0, EPS, "no all-to-all: no overlap");
+    CHECK_NEAR(tsl_ep_merged_k_s(dd, 3, false, 1.3), 3 * 11.0, EPS, "likewise inline");
+}
+
 /* Megatron-core's per-chunk reduce by hand (pipeline.h): chunk c launches
  * c·P − stage chunk backwards (beta each) before the stage's end, the reduces one
  * after another, rs/v each. */
@@ -594,6 +652,7 @@ int main(void)
     test_vp_table();
     test_inflight_chunks();
     test_ep_overlap();
+    test_ep_merged();
     test_peak_chunks();
     test_opt_tail();
     test_iter();
