@@ -1158,8 +1158,17 @@ typedef enum tsl_cost_mode {
  * cp_p2p_net_ctas, the SM-share rule of 37 and 153). nemo-long-h100's CP 16 / 32 rows
  * +9.4 / +6.3 → +0.7 / −2.7 %. A ring inside a node, with a hop inside one, in PAPER
  * mode or on a GPU without an SM figure prices as 191.
+ *
+ * 193: no price moves; the search's local improvement (search_partition.c
+ * improve_marked) ends with two more moves where no cut is left to look at: a layer
+ * from each stage tied busiest to each neighbour not tied busiest, and where the idlest
+ * stage holds layers of a block kind the busiest does not (DeepSeek-V3's dense layers)
+ * a layer from each stage tied busiest to each of the two next idlest stages. Plans
+ * change (bench/search: GPT3-175B on 100k H100 36840.43 -> 36841.79 samples/s; DeepSeek-
+ * V3's EP 8 alternatives +0.15-0.25 %, its pp 8 at batch 15360 602.75 -> 630.87), so
+ * tesseld's stored plans are searched again.
  */
-#define TSL_COST_MODEL_VERSION 192u
+#define TSL_COST_MODEL_VERSION 193u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
