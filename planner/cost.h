@@ -1158,6 +1158,7 @@ typedef enum tsl_cost_mode {
  * cp_p2p_net_ctas, the SM-share rule of 37 and 153). nemo-long-h100's CP 16 / 32 rows
  * +9.4 / +6.3 → +0.7 / −2.7 %. A ring inside a node, with a hop inside one, in PAPER
  * mode or on a GPU without an SM figure prices as 191.
+ *
  * 193: FP8 attention (knobs.fp8_dpa, PlanRequest/PlanOptions/PlanFigures 160, eval
  * --fp8-dpa: TransformerEngine's fp8_dpa, Megatron-LM --fp8-dot-product-attention): on
  * B200 / GB200 a causal sliding window's backward at head dimension 64 runs cuDNN's FP8
@@ -1169,7 +1170,7 @@ typedef enum tsl_cost_mode {
  * layers move (GPT-OSS-120B GB200 MXFP8 26.06 / 26.08 −16.3 / −17.1 → −10.0 / −10.8 %).
  * Every other core, and every GPU without the sliding-window figures, prices as in bf16;
  * a plan without fp8_dpa prices as 192.
-
+ *
  * 194: Megatron-LM's EP overlap priced node by node as its two streams run it
  * (ep_overlap.h, docs/cost-model.md "The EP overlap node by node"): forward layer i
  * beside backward layer n − 1 − i, each all-to-all under the compute its node is
@@ -1177,8 +1178,17 @@ typedef enum tsl_cost_mode {
  * preset) or inline (moe_a2a_wgrad_inline, request / plan field 161); the embedding,
  * head and MTP entry alone. Where each all-to-all hides under its node, as 193.
  * mb2604-dsv3-b200-mxfp8 −8.7 → −3.3 %, mb2604-q235b-h100-fp8 +10.1 → +10.2 %.
+ *
+ * 195: no price moves; the search's local improvement (search_partition.c
+ * improve_marked) ends with two more moves where no cut is left to look at: a layer
+ * from each stage tied busiest to each neighbour not tied busiest, and where the idlest
+ * stage holds layers of a block kind the busiest does not (DeepSeek-V3's dense layers)
+ * a layer from each stage tied busiest to each of the two next idlest stages. Plans
+ * change (bench/search: GPT3-175B on 100k H100 36840.43 -> 36841.79 samples/s; DeepSeek-
+ * V3's EP 8 alternatives +0.15-0.25 %, its pp 8 at batch 15360 602.75 -> 630.87), so
+ * tesseld's stored plans are searched again.
  */
-#define TSL_COST_MODEL_VERSION 194u
+#define TSL_COST_MODEL_VERSION 195u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

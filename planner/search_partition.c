@@ -18,11 +18,14 @@
 #include <string.h>
 
 #include "partition.h"
+#include "pipeline.h"
+#include "pipesim.h"
 #include "search_internal.h"
 #include "tried.h"
 
 #define REFINE_ROUNDS  3
 #define IMPROVE_PASSES 8
+#define NEXT_IDLEST    2 /* the stages after the idlest a far move gives to (to_next_idlest) */
 
 typedef struct refine_buf {
     double *t, *y, *p2p, speed[TSL_PLAN_MAX_STAGES];
@@ -283,31 +286,161 @@ static void mark_cuts(bool *look, int32_t lo, int32_t hi, uint32_t P)
         look[s] = true;
 }
 
+/* p's stage counts into n[0..pp). */
+static void stage_counts(const tsl_plan_t *p, uint32_t *n)
+{
+    for (uint32_t s = 0; s < p->pp; s++)
+        n[s] = p->stages[s].n_layers;
+}
+
+/* The cuts on either side of each stage whose count differs from n[] marked (a kept
+ * move changed it); `kept` passed through. */
+static bool mark_moved(bool *look, const tsl_plan_t *p, const uint32_t *n, bool kept)
+{
+    for (uint32_t s = 0; kept && s < p->pp; s++)
+        if (p->stages[s].n_layers != n[s])
+            mark_cuts(look, (int32_t)s - 1, (int32_t)s, p->pp);
+    return kept;
+}
+
 /* One layer from the busiest stage to the idlest (on p's stage times now), and where
  * that was not kept from each other stage tied busiest (other_busiest_to_idlest); the
  * cuts on either side of a stage whose count a kept move changed marked; whether one
  * was kept. */
 static bool busiest_to_idlest(tsl_engine_t *e, tsl_plan_t *p, bool *look, refine_buf_t *b)
 {
+    double time[TSL_PLAN_MAX_STAGES];
+    uint32_t hi, lo, n[TSL_PLAN_MAX_STAGES];
+    stage_extremes(p, time, &hi, &lo);
+    stage_counts(p, n);
+    bool kept = hi + 1 != lo && lo + 1 != hi && try_move(e, p, hi, lo, b);
+    if (!kept && !tsl_search_cancelled(e->hooks))
+        kept = other_busiest_to_idlest(e, p, time, hi, lo, b);
+    return mark_moved(look, p, n, kept);
+}
+
+/*
+ * One layer from each stage tied busiest to each neighbour not tied busiest (on p's
+ * stage times now), until one is kept; the cuts around the stages it changed marked;
+ * whether one was. improve_marked's don't-look bits leave a cut unlooked until a kept
+ * move shifts it or a neighbour, yet a kept move prices the whole schedule again, so
+ * the bottleneck's own cuts are looked at once more before the moves end: GPT3-175B
+ * on 100k H100, pp 25 DualPipeV, ended at 36840.43 samples/s where a layer from stage
+ * 21 (tied busiest) to stage 20 (3 layers) does 36841.79; DeepSeek-V3 on 2048 H800 at
+ * batch 15360, pp 16 m 120 EP 8, at 607.03 where stage 12's layer to stage 13 does
+ * 608.56. At most 2 tries a stage tied busiest, and the tried set (try_partition)
+ * skips those costed at this partition already.
+ */
+static bool busiest_to_idler_neighbours(tsl_engine_t *e, tsl_plan_t *p, bool *look, refine_buf_t *b)
+{
     const uint32_t P = p->pp;
     double time[TSL_PLAN_MAX_STAGES];
     uint32_t hi, lo, n[TSL_PLAN_MAX_STAGES];
     stage_extremes(p, time, &hi, &lo);
-    for (uint32_t s = 0; s < P; s++)
-        n[s] = p->stages[s].n_layers;
-    bool kept = hi + 1 != lo && lo + 1 != hi && try_move(e, p, hi, lo, b);
-    if (!kept && !tsl_search_cancelled(e->hooks))
-        kept = other_busiest_to_idlest(e, p, time, hi, lo, b);
-    for (uint32_t s = 0; kept && s < P; s++)
-        if (p->stages[s].n_layers != n[s])
-            mark_cuts(look, (int32_t)s - 1, (int32_t)s, P);
-    return kept;
+    stage_counts(p, n);
+    bool kept = false;
+    for (uint32_t s = 0; s < P && !kept && !tsl_search_cancelled(e->hooks); s++) {
+        if (!tied(time[s], time[hi]))
+            continue;
+        if (s > 0 && !tied(time[s - 1], time[hi]))
+            kept = try_move(e, p, s, s - 1, b);
+        if (!kept && s + 1 < P && !tied(time[s + 1], time[hi]))
+            kept = try_move(e, p, s, s + 1, b);
+    }
+    return mark_moved(look, p, n, kept);
+}
+
+/* The stages neither lo nor tied busiest with hi, idlest first (ties in stage order),
+ * at most max of them, into idle[]; how many. */
+static uint32_t next_idlest(const tsl_plan_t *p, const double *time, uint32_t hi, uint32_t lo,
+                            uint32_t *idle, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        if (s == lo || tied(time[s], time[hi]))
+            continue;
+        uint32_t at = n < max ? n++ : max;
+        while (at > 0 && time[s] < time[idle[at - 1]]) {
+            if (at < max)
+                idle[at] = idle[at - 1];
+            at--;
+        }
+        if (at < max)
+            idle[at] = s;
+    }
+    return n;
+}
+
+/* The classes of block layer p's stage s holds, a bit each: a layer's kind with its
+ * experts' bit beside it (DeepSeek-V3's dense and MoE decoder layers differ), the
+ * embedding, head and MTP entries aside (every plan's first and last stages hold them);
+ * under a V (ZBV, DualPipeV) the layers of its two parts (tsl_pipeline_v_parts: s and
+ * 2P − 1 − s). */
+static uint32_t stage_classes(const tsl_model_t *m, const tsl_plan_t *p, uint32_t s)
+{
+    uint32_t n[TSL_PLAN_MAX_STAGES], part[2 * TSL_PLAN_MAX_STAGES + 1], from[2], to[2];
+    from[0] = p->stages[s].first_layer;
+    to[0] = from[0] + p->stages[s].n_layers;
+    from[1] = to[1] = 0;
+    if (tsl_pipesim_sched_is_v(p->schedule)) {
+        stage_counts(p, n);
+        tsl_pipeline_v_parts(p->pp, n, part);
+        from[0] = part[s];
+        to[0] = part[s + 1];
+        from[1] = part[2 * p->pp - 1 - s];
+        to[1] = part[2 * p->pp - s];
+    }
+    uint32_t bits = 0;
+    for (int k = 0; k < 2; k++)
+        for (uint32_t l = from[k]; l < to[k] && l < m->n_layers; l++) {
+            tsl_layer_kind_t kind = m->layers[l].kind;
+            if (kind != TSL_LAYER_EMBEDDING && kind != TSL_LAYER_HEAD && kind != TSL_LAYER_MTP)
+                bits |= 1u << (2 * kind + (m->layers[l].experts != 0));
+        }
+    return bits;
+}
+
+/*
+ * One layer from each stage tied busiest to each of the NEXT_IDLEST idlest stages after
+ * the idlest (on p's stage times now), but those next to it (the cut moves'), until one
+ * is kept; the cuts around the stages it changed marked; whether one was; tried only
+ * where the idlest stage holds a class of block layer the busiest does not
+ * (stage_classes) — DeepSeek-V3's first, with its dense layers: moving a layer there
+ * is no balance of the busiest stages' MoE layers, and under a V which idle stage
+ * takes the layer decides where the short ranks sit (each rank runs parts s and
+ * 2P − 1 − s). Without that test GPT3-175B's 25-stage plans (twenty stages tied
+ * busiest, the idlest a 3-layer decoder stage) paid it for nothing: on 25x8 H100 at
+ * pp 25, 37,245 → 42,768 layer-DP runs for the same plans. DeepSeek-V3 on 2048 H800,
+ * pp 16 DualPipeV at EP 8, kept 5/4/3/4/.../4/3 (611.44 samples/s at batch 8192) where
+ * a layer from stage 10 (tied busiest) to stage 2 (3 MoE layers, the third idlest)
+ * does 612.55, and at batch 15360, pp 8 m 120, 10/7/7/8/8/8/7/8 (602.75) where such
+ * moves reach 10/8/8/8/8/7/7/7 (630.87).
+ */
+static bool to_next_idlest(tsl_engine_t *e, tsl_plan_t *p, bool *look, refine_buf_t *b)
+{
+    const uint32_t P = p->pp;
+    double time[TSL_PLAN_MAX_STAGES];
+    uint32_t hi, lo, n[TSL_PLAN_MAX_STAGES], idle[NEXT_IDLEST];
+    stage_extremes(p, time, &hi, &lo);
+    stage_counts(p, n);
+    const tsl_model_t *m = e->model;
+    if ((stage_classes(m, p, lo) & ~stage_classes(m, p, hi)) == 0)
+        return false; /* the idlest is of the busiest's kind: the busiest_to_idlest's */
+    uint32_t k = next_idlest(p, time, hi, lo, idle, NEXT_IDLEST);
+    bool kept = false;
+    for (uint32_t i = 0; i < k && !kept; i++)
+        for (uint32_t s = 0; s < P && !kept && !tsl_search_cancelled(e->hooks); s++)
+            if (tied(time[s], time[hi]) && s + 1 != idle[i] && idle[i] + 1 != s)
+                kept = try_move(e, p, s, idle[i], b);
+    return mark_moved(look, p, n, kept);
 }
 
 /*
  * Local improvement with the engine as the judge, a cut at a time: each cut moved by
  * one layer either way, and where no cut is left to try one layer from the busiest
- * stage to the idlest and then from each other stage tied busiest (busiest_to_idlest);
+ * stage to the idlest and then from each other stage tied busiest (busiest_to_idlest),
+ * then from each stage tied busiest to its idler neighbours (busiest_to_idler_neighbours)
+ * and, where the idlest holds another kind of layer, to the next idlest (to_next_idlest);
  * each move kept when the plan searched again is faster, each held to the plan's
  * throughput (try_partition). A cut whose two moves were not kept is not tried again
  * until a kept move shifts it or a neighbour ("don't look bits": Bentley, "Fast
@@ -339,7 +472,8 @@ static void improve_marked(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
             kept += moved;
             any |= moved;
         }
-        if (!any && !busiest_to_idlest(e, p, look, b))
+        if (!any && !busiest_to_idlest(e, p, look, b) &&
+            !busiest_to_idler_neighbours(e, p, look, b) && !to_next_idlest(e, p, look, b))
             return;
         kept += !any;
     }

@@ -1179,6 +1179,64 @@ static void test_rebalance_tied_busiest(void)
           err.msg);
     const tsl_plan_t *p = &res.best;
     CHECK(p->pp == 25 && p->samples_per_s > 74.4, "pp %u: %.2f samples/s", p->pp, p->samples_per_s);
+    /* its m 200 alternative: the don't-look bits left a stage tied busiest beside a
+     * 3-layer one (search_partition.c busiest_to_idler_neighbours; cost model 195):
+     * 66.5234 samples/s before, 66.5299 with the move */
+    double m200 = 0;
+    for (uint32_t i = 0; i < res.n_top; i++)
+        if (res.top[i].pp == 25 && res.top[i].n_micro == 200)
+            m200 = fmax(m200, res.top[i].samples_per_s);
+    CHECK(m200 > 66.527, "pp 25 m 200: %.4f samples/s", m200);
+}
+
+/* A layer moves from the busiest stages to the next idlest where the idlest holds
+ * another kind of layer (search_partition.c to_next_idlest; cost model 195):
+ * DeepSeek-V3 on 2048 H800 at batch 15360 returned pp 8 m 120 DualPipeV at EP 16 and
+ * FP8 at 10/7/7/8/8/8/7/8 (602.75 samples/s): stage 0, the idlest, holds the dense
+ * layers and stage 1 next to it, so the busiest-to-idlest and cut moves all fail, and
+ * a layer from stage 7 to stage 2 (tied next idlest, 7 MoE layers) starts the walk to
+ * 10/8/8/8/8/7/7/7 (630.87). Given that plan as an alternative,
+ * tsl_search_improve_top reaches it. */
+static void test_rebalance_next_idlest(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    load("DeepSeek-V3", "256x8xH800-80G:8xib400", &m, &c);
+    tsl_request_t r = fixed_request(15360);
+    r.no_sublayer = true;
+    tsl_space_t sp = tsl_space_tessel(&r);
+    tsl_engine_t e;
+    CHECK(tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    tsl_cost_knobs_t k = e.knobs;
+    k.ep = 16;
+    k.fp8 = TSL_FP8_DELAYED;
+    tsl_engine_rerun(&e, &k);
+    const uint32_t n[] = {10, 7, 7, 8, 8, 8, 7, 8};
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1] = {0};
+    for (uint32_t s = 0; s < 8; s++)
+        first[s + 1] = first[s] + n[s];
+    CHECK(first[8] == m.n_layers, "DeepSeek-V3: %u layers", m.n_layers);
+    memset(&res2, 0, sizeof(res2));
+    tsl_plan_init(&res2.top[1]);
+    tsl_engine_eval(&e, 15360, 8, 120, first, &res2.top[1]);
+    tsl_engine_free(&e);
+    const double before = res2.top[1].samples_per_s;
+    CHECK(res2.top[1].valid && fabs(before - 602.75) < 0.01, "10/7/7/8/8/8/7/8: %.2f samples/s",
+          before);
+    tsl_plan_init(&res2.top[0]);
+    res2.top[0].valid = true;
+    res2.top[0].samples_per_s = 1e9; /* a best it cannot pass: the plan stays second */
+    res2.best = res2.top[0];
+    res2.n_top = 2;
+    tsl_search_step_t step = {.m = &m, .c = &c, .r = &r, .sp = &sp};
+    tsl_search_improve_top(&step, &res2);
+    CHECK(res2.top[1].samples_per_s > 630.8, "pp 8 improved to %.2f samples/s (from %.2f)",
+          res2.top[1].samples_per_s, before);
+    printf("next idlest: DeepSeek-V3 pp 8 m 120 %.2f -> %.2f samples/s\n", before,
+           res2.top[1].samples_per_s);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
 }
 
 /* The plans the sweep passes on are costed with every schedule on their own
@@ -3106,6 +3164,7 @@ int main(void)
     test_exhaustive();
     test_rebalance_local_optimum();
     test_rebalance_tied_busiest();
+    test_rebalance_next_idlest();
     test_rebalance_alternatives();
     test_improve_top_distinct();
     test_improve_top_few();
