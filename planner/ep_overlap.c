@@ -64,8 +64,7 @@ static double pair(streams_t *s, const tsl_ep_layer_t *f, const tsl_ep_layer_t *
     return c;
 }
 
-double tsl_ep_merged_s(const tsl_ep_layer_t *layers, uint32_t n, bool delay_wgrad,
-                       double *exposed)
+double tsl_ep_merged_s(const tsl_ep_layer_t *layers, uint32_t n, bool delay_wgrad, double *exposed)
 {
     streams_t s = {0};
     double c = 0.0;

@@ -34,8 +34,8 @@
  * has its dispatch and combine 0: Megatron-LM's NoopScheduleNode, which waits on
  * and records nothing, and its whole MLP in mlp_f, mlp_b). */
 typedef struct tsl_ep_layer {
-    double attn_f, mlp_f;                 /* forward compute, the two nodes */
-    double attn_b, attn_w, mlp_b, mlp_w;  /* backward: each node's dX part and its dW */
+    double attn_f, mlp_f;                  /* forward compute, the two nodes */
+    double attn_b, attn_w, mlp_b, mlp_w;   /* backward: each node's dX part and its dW */
     double disp_f, comb_f, disp_b, comb_b; /* the all-to-alls, forward and backward */
 } tsl_ep_layer_t;
 
@@ -44,8 +44,7 @@ typedef struct tsl_ep_layer {
  * (delay_wgrad) or without --delay-wgrad-compute, the nodes at the times given (no
  * contention). *exposed (may be NULL): the part of the step the compute stream is
  * not busy, the all-to-alls on the critical path. 0 for n 0. */
-double tsl_ep_merged_s(const tsl_ep_layer_t *layers, uint32_t n, bool delay_wgrad,
-                       double *exposed);
+double tsl_ep_merged_s(const tsl_ep_layer_t *layers, uint32_t n, bool delay_wgrad, double *exposed);
 
 /* The same step where what overlaps slows by k (the cluster's overlap_slowdown, ≥ 1):
  * C + E + (k − 1)·H, C the compute, E the exposed part above, H = A − E the
