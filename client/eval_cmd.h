@@ -90,12 +90,12 @@ typedef struct tsl_eval_opts {
      * --moe-alltoall-dispatcher: its moe_alltoall; --moe-flex-dispatcher: its moe_flex;
      * --moe-a2a-overlap: its moe_a2a_overlap; --moe-a2a-wgrad-inline: its
      * moe_a2a_wgrad_inline; --moe-unfused-permute: its moe_unfused_permute;
-     * --moe-fused-mlp: its moe_fused_mlp */
+     * --moe-fused-mlp: its moe_fused_mlp; --moe-fused-srelu: its moe_fused_srelu */
     bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall, moe_flex, moe_a2a_overlap;
     bool moe_a2a_wgrad_inline;
     uint32_t moe_flex_backend; /* --moe-flex-backend: tsl_flex_backend_t (0: not given);
                                   the request's moe_flex_backend */
-    bool moe_unfused_permute, moe_fused_mlp;
+    bool moe_unfused_permute, moe_fused_mlp, moe_fused_srelu;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */

@@ -689,6 +689,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->moe_flex_backend = eo->moe_flex_backend;
     r->moe_unfused_permute = eo->moe_unfused_permute;
     r->moe_fused_mlp = eo->moe_fused_mlp;
+    r->moe_fused_srelu = eo->moe_fused_srelu;
     r->moe_a2a_overlap = eo->moe_a2a_overlap;
     r->moe_a2a_wgrad_inline = eo->moe_a2a_wgrad_inline;
     r->vp_group = eo->vp_group;

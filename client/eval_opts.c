@@ -41,7 +41,7 @@ static const char eval_usage[] =
     "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
     "                      [--moe-flex-backend NAME]\n"
     "                      [--moe-a2a-overlap] [--moe-a2a-wgrad-inline]\n"
-    "                      [--moe-unfused-permute] [--moe-fused-mlp]\n"
+    "                      [--moe-unfused-permute] [--moe-fused-mlp] [--moe-fused-srelu]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap] [--async-tp]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -449,6 +449,11 @@ static const char eval_usage[] =
     "                      Megatron-Bridge cutedsl_fused_grouped_mlp): none of the\n"
     "                      unfused path's eager clamp, offset copy or per-expert bias\n"
     "                      (default: that path; --moe-fp8-dispatch prices it fused)\n"
+    "  --moe-fused-srelu   the non-gated experts' squared ReLU takes the routing weights\n"
+    "                      in its one fused kernel (Megatron-LM\n"
+    "                      use_fused_weighted_squared_relu, every Megatron-Bridge\n"
+    "                      Nemotron-H recipe): no eager product and cast after it\n"
+    "                      (default: Megatron-LM's eager product)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -566,6 +571,7 @@ enum {
     OPT_MOE_FLEX_BACKEND,
     OPT_MOE_UNFUSED_PERMUTE,
     OPT_MOE_FUSED_MLP,
+    OPT_MOE_FUSED_SRELU,
     OPT_MOE_A2A_OVERLAP,
     OPT_MOE_A2A_WGRAD_INLINE,
     OPT_VP_GROUP,
@@ -675,6 +681,7 @@ static const struct option eval_long[] = {
     {"moe-flex-backend", required_argument, 0, OPT_MOE_FLEX_BACKEND},
     {"moe-unfused-permute", no_argument, 0, OPT_MOE_UNFUSED_PERMUTE},
     {"moe-fused-mlp", no_argument, 0, OPT_MOE_FUSED_MLP},
+    {"moe-fused-srelu", no_argument, 0, OPT_MOE_FUSED_SRELU},
     {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
     {"moe-a2a-wgrad-inline", no_argument, 0, OPT_MOE_A2A_WGRAD_INLINE},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -929,6 +936,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     }
     case OPT_MOE_UNFUSED_PERMUTE: eo->moe_unfused_permute = true; return 0;
     case OPT_MOE_FUSED_MLP: eo->moe_fused_mlp = true; return 0;
+    case OPT_MOE_FUSED_SRELU: eo->moe_fused_srelu = true; return 0;
     case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_MOE_A2A_WGRAD_INLINE: eo->moe_a2a_wgrad_inline = true; return 0;
     case OPT_DS_GRAD_BUCKET: eo->ds_grad_bucket = true; return 0;

@@ -307,6 +307,10 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fputs("  moe mlp:   FC1, activation and FC2 through Transformer Engine's op fuser (no "
               "eager clamp, offset copy or per-expert bias)\n",
               out);
+    if (json_is_true(json_object_get(plan, "moe_fused_srelu")))
+        fputs("  moe act:   the routing weights inside the fused squared ReLU (no eager "
+              "product and cast)\n",
+              out);
     if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
         print_ep_overlap(out, plan);
     if (json_is_true(json_object_get(plan, "moe_flex_dispatcher"))) {

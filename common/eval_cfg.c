@@ -812,8 +812,6 @@ static const mg_why_t mg_unmodelled[] = {
                                   "communication; priced one after the other"},
     {"no-fp8-wgrad", "weight-gradient GEMMs in bf16; priced in FP8"},
     {"disable-fp8-wgrad", "weight-gradient GEMMs in bf16; priced in FP8"},
-    {"use-fused-weighted-squared-relu", "the routing weights inside the squared-ReLU kernel; "
-                                        "priced as eager PyTorch's product and cast"},
     {"moe-router-fusion", "the router's fused top-k and score kernels; not priced apart"},
     {"moe-apply-probs-on-input", "the routing weights applied before the experts; priced "
                                  "after them"},
@@ -1574,6 +1572,7 @@ typedef struct mg_state {
     uint32_t flex_backend;
     bool no_p2p_overlap; /* --no-overlap-p2p-communication (mg_p2p_overlap) */
     bool te_op_fuser;    /* --use-transformer-engine-op-fuser (knobs.moe_fused_mlp) */
+    bool fused_srelu;    /* --use-fused-weighted-squared-relu (knobs.moe_fused_srelu) */
     bool delay_wgrad;    /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     bool reuse_grad_buf; /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
                              weight gather is priced as; needs --fp8-param-gather */
@@ -2106,6 +2105,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "moe-enable-deepep") == 0                 ? &st->enable_deepep
                  : strcmp(key, "no-overlap-p2p-communication") == 0      ? &st->no_p2p_overlap
                  : strcmp(key, "use-transformer-engine-op-fuser") == 0   ? &st->te_op_fuser
+                 : strcmp(key, "use-fused-weighted-squared-relu") == 0   ? &st->fused_srelu
                  : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
                  : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
                                                                          : NULL;
@@ -2556,6 +2556,10 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * TransformerConfig: use_transformer_engine_op_fuser with moe_grouped_gemm); without
      * them its experts run the unfused path (docs/cost-model.md "Mixture of experts") */
     c->knobs.moe_fused_mlp = st->te_op_fuser && st->grouped_gemm;
+    /* the weighted squared ReLU fused: TEGroupedMLP's bias_act_func reads it (experts.py
+     * at 44151194), the grouped GEMMs' path (docs/cost-model.md "The fused weighted
+     * squared ReLU") */
+    c->knobs.moe_fused_srelu = st->fused_srelu && st->grouped_gemm;
     /* the token permutation: unfused unless --moe-permute-fusion (TransformerConfig
      * moe_permute_fusion False; moe_utils.py permute / unpermute then gather, scatter and
      * weigh the rows each with its own kernel, whichever dispatcher). Priced as

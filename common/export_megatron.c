@@ -320,6 +320,8 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     /* the experts' MLP through TE's op fuser, as priced (an FP8 dispatch writes it below) */
     if (p->moe_fused_mlp && !p->moe_fp8_dispatch)
         fputs("--use-transformer-engine-op-fuser\n", out);
+    if (p->moe_fused_srelu) /* the routing weights inside the fused squared ReLU, as priced */
+        fputs("--use-fused-weighted-squared-relu\n", out);
     if (tsl_plan_ep_overlap_runs(v->plan)) /* what the overlap runs with, as priced */
         fputs(p->moe_a2a_wgrad_inline
                   ? "--overlap-moe-expert-parallel-comm\n"

@@ -116,6 +116,7 @@
     X(moe_alltoall, BOOL, moe_alltoall_dispatcher, "moe_alltoall_dispatcher", NONZERO)             \
     X(moe_unfused_permute, BOOL, moe_unfused_permute, "moe_unfused_permute", NONZERO)              \
     X(moe_fused_mlp, BOOL, moe_fused_mlp, "moe_fused_mlp", NONZERO)                                \
+    X(moe_fused_srelu, BOOL, moe_fused_srelu, "moe_fused_srelu", NONZERO)                          \
     X(moe_flex, BOOL, moe_flex_dispatcher, "moe_flex_dispatcher", NONZERO)                         \
     X(moe_flex_backend, U32, moe_flex_backend, "moe_flex_backend", NONZERO)                        \
     X(moe_a2a_overlap, BOOL, moe_a2a_overlap, "moe_a2a_overlap", NONZERO)                          \

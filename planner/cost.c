@@ -1212,6 +1212,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->moe_unfused = env->knobs.moe_unfused_permute;
     dev->moe_fused_mlp = env->knobs.moe_fused_mlp;
+    dev->moe_fused_srelu = env->knobs.moe_fused_srelu;
     dev->cuda_graphs = env->knobs.cuda_graph_modules;
     /* HybridEP and DeepEP take fp32 probs only (token_dispatcher.py at 44151194) */
     dev->moe_fp32_probs = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;

@@ -1187,8 +1187,22 @@ typedef enum tsl_cost_mode {
  * change (bench/search: GPT3-175B on 100k H100 36840.43 -> 36841.79 samples/s; DeepSeek-
  * V3's EP 8 alternatives +0.15-0.25 %, its pp 8 at batch 15360 602.75 -> 630.87), so
  * tesseld's stored plans are searched again.
+ *
+ * 196: the fused weighted squared ReLU (plan field moe_fused_srelu, PlanRequest /
+ * PlanFigures / PlanOptions 162, eval --moe-fused-srelu; Megatron-LM --use-fused-weighted-
+ * squared-relu both ways). Every Megatron-Bridge Nemotron-H recipe sets
+ * use_fused_weighted_squared_relu (recipes/nemotronh/nemotron_3_nano.py l.190,
+ * nemotron_3_super.py l.131 at 21d102f5e; likewise 63b08b397, cba825fdd), so
+ * TEGroupedMLP's bias_act_func runs relu(x)²·w and its backward as one torch.compile'd
+ * function each (Megatron-LM 44151194 experts.py l.674-681,
+ * fusions/fused_weighted_squared_relu.py), not the activation and then the eager fp32
+ * product and cast (TSL_ROOFLINE_EXPERT_PROBS_*, cost model 79): 12 + 34 B an element and
+ * 7 kernels a layer's routed activation no longer priced, in the forward, the `moe`
+ * recompute and `moe_act`'s. Set on the 16 Nemotron 3 rows: Nano H100 +10.3 / +13.2 →
+ * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
+ * without it prices as 195.
  */
-#define TSL_COST_MODEL_VERSION 195u
+#define TSL_COST_MODEL_VERSION 196u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1272,6 +1286,13 @@ typedef struct tsl_cost_knobs {
                                    unfused path runs eagerly around the grouped GEMMs
                                    (gpt-oss's clamp and offset copy, the per-expert FFN-out
                                    bias; roofline.h); false: that path */
+    bool moe_fused_srelu;       /* non-gated routed experts' squared ReLU and routing
+                                   weights in one torch.compile'd kernel (Megatron-LM
+                                   use_fused_weighted_squared_relu, set by every
+                                   Megatron-Bridge Nemotron-H recipe): no eager product and
+                                   cast after the activation (roofline.h
+                                   TSL_ROOFLINE_EXPERT_PROBS_*); false: Megatron-LM's
+                                   default, the eager product */
     /* the modules Megatron-core replays as CUDA graphs (cuda_graph.h bits; TransformerConfig
      * cuda_graph_modules): their ops off the host floor, a graph launch each in their
      * place (roofline.h TSL_ROOFLINE_GRAPH_LAUNCH_OPS); 0: every op eager */

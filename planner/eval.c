@@ -335,6 +335,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_alltoall |= g->moe_alltoall;
     out->moe_unfused_permute |= g->moe_unfused_permute;
     out->moe_fused_mlp |= g->moe_fused_mlp;
+    out->moe_fused_srelu |= g->moe_fused_srelu;
     out->moe_flex |= g->moe_flex;
     if (!r->moe_flex_backend) /* its flex back end (cost.h tsl_flex_backend_t) */
         out->moe_flex_backend = g->moe_flex_backend;

@@ -442,6 +442,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
      * (TransformerConfig: "moe_dispatch_fwd_dtype / moe_combine_bwd_dtype = 'mxfp8' require
      * BOTH use_transformer_engine_op_fuser and moe_grouped_gemm") */
     k->moe_fused_mlp = p->moe_fused_mlp || p->moe_fp8_dispatch;
+    k->moe_fused_srelu = p->moe_fused_srelu;
     k->moe_flex = p->moe_flex;
     k->moe_flex_backend = p->moe_flex ? p->moe_flex_backend : 0;
     k->moe_a2a_overlap = p->moe_a2a_overlap;
@@ -547,6 +548,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_alltoall = k->moe_alltoall;
     p->moe_unfused_permute = k->moe_unfused_permute;
     p->moe_fused_mlp = k->moe_fused_mlp;
+    p->moe_fused_srelu = k->moe_fused_srelu;
     p->moe_flex = k->moe_flex;
     p->moe_flex_backend = k->moe_flex ? k->moe_flex_backend : 0;
     p->moe_a2a_overlap = k->moe_a2a_overlap;

@@ -174,6 +174,8 @@ typedef struct tsl_plan {
                                  (cost.h knobs.moe_unfused_permute) */
     bool moe_fused_mlp;       /* priced with the experts' MLP through TE's op fuser (cost.h
                                  knobs.moe_fused_mlp) */
+    bool moe_fused_srelu;     /* priced with the routing weights inside the experts' fused
+                                 squared ReLU (cost.h knobs.moe_fused_srelu) */
     bool moe_flex;            /* priced with a flex dispatcher's all-to-alls (HybridEP,
                               DeepEP; cost.h knobs.moe_flex) */
     /* with moe_flex: its back end, tsl_flex_backend_t (0: tsl_flex_backend_of's default;

@@ -341,6 +341,11 @@
       "none of the unfused path's eager pieces around the grouped GEMMs (gpt-oss's clamp and "     \
       "its offset copy, the per-expert FFN-out bias); default: that path",                         \
       "moe_fused_mlp", "moe_fused_mlp")                                                            \
+    X(moe_fused_srelu, BOOL, "moe-fused-srelu", "", 0, 0,                                          \
+      "the non-gated routed experts' squared ReLU takes the routing weights in its one fused "     \
+      "kernel (Megatron-LM use_fused_weighted_squared_relu, every Megatron-Bridge Nemotron-H "     \
+      "recipe): no eager product and cast after it; default: Megatron-LM's eager product",         \
+      "moe_fused_srelu", "moe_fused_srelu")                                                        \
     X(moe_flex, BOOL, "moe-flex-dispatcher", "", 0, 0,                                             \
       "price a flex MoE dispatcher's all-to-alls (HybridEP, DeepEP; Megatron-LM's "                \
       "moe_token_dispatcher_type flex): across NVLink domains one network copy per token and "     \

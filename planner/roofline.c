@@ -57,6 +57,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_unfused = false;
     d->moe_fused_mlp = false;
     d->fp8_dpa = false;
+    d->moe_fused_srelu = false;
     d->cuda_graphs = 0;
     d->moe_fp32_probs = false;
     d->cp_ring = 1;
@@ -1255,9 +1256,13 @@ double tsl_roofline_glu_offset_sync_s(const tsl_roofline_dev_t *d, double host_o
 /* Non-gated routed experts' routing weights, applied after the activation in eager
  * PyTorch (roofline.h TSL_ROOFLINE_EXPERT_PROBS_*) to elems elements of FFN-out's
  * input; fp32 weights add the cast back. Host: the product and the cast are an op
- * each forward, their autograd nodes one each backward. */
+ * each forward, their autograd nodes one each backward. None under the fused weighted
+ * squared ReLU (dev.moe_fused_srelu): the weights are read inside the activation's own
+ * kernel, whose bytes the activation term prices (roofline.h). */
 static double expert_probs_s(pass_t *p, double elems)
 {
+    if (p->d->moe_fused_srelu)
+        return 0.0;
     bool f32 = p->d->moe_fp32_probs;
     double b = p->bwd ? (f32 ? TSL_ROOFLINE_EXPERT_PROBS_FP32_BWD_BYTES
                              : TSL_ROOFLINE_EXPERT_PROBS_BF16_BWD_BYTES)

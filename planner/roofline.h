@@ -385,7 +385,14 @@
  * summed over the row (read 4) — 34 bytes, 5 kernels. With bf16 weights the
  * product is bf16 and the cast a no-op: forward 4 bytes, 1 kernel; backward the
  * two products (4, 6) and the sum (2), 12 bytes, 3 kernels. The activation
- * itself (torch.compile'd squared_relu: jit_fuser) is the one activation kernel. */
+ * itself (torch.compile'd squared_relu: jit_fuser) is the one activation kernel.
+ * Under use_fused_weighted_squared_relu (dev.moe_fused_srelu; cost model 196) none of
+ * these runs: bias_act_func calls weighted_squared_relu_impl (experts.py l.674-681 at
+ * 44151194; fusions/fused_weighted_squared_relu.py), whose forward
+ * relu(x)² · w → bf16 and backward (2·relu(x)·g·w, and the row sum of relu(x)²·g for
+ * the weights) are each one torch.compile'd function: forward read 2, write 2 and
+ * backward read 4, write 2 per element, the activation term's own bytes (4, and 4 ×
+ * TSL_ROOFLINE_BWD_MEM_RATIO), the fp32 weights one per row. */
 #define TSL_ROOFLINE_EXPERT_PROBS_FP32_FWD_BYTES 12.0
 #define TSL_ROOFLINE_EXPERT_PROBS_FP32_BWD_BYTES 34.0
 #define TSL_ROOFLINE_EXPERT_PROBS_BF16_FWD_BYTES 4.0
@@ -937,6 +944,9 @@ typedef struct tsl_roofline_dev {
                              64 computes the whole causal square where the GPU has cuDNN's
                              sliding-window figures (gemm_eff.h TSL_ATTN_GB100_SWA64_*);
                              every other core as in bf16; false after init */
+    bool moe_fused_srelu;   /* non-gated experts' routing weights inside the fused squared
+                             ReLU (cost.h knobs.moe_fused_srelu): no eager product or cast
+                             (TSL_ROOFLINE_EXPERT_PROBS_*); false after init: both */
     uint32_t cuda_graphs;   /* the modules replayed as CUDA graphs (cuda_graph.h bits;
                              cost.h knobs.cuda_graph_modules): their ops leave the host
                              floor, TSL_ROOFLINE_GRAPH_LAUNCH_OPS each graph in their

@@ -1140,6 +1140,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d6f65756e70ull);
     if (r->moe_fused_mlp) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f6566736dull);
+    if (r->moe_fused_srelu) /* likewise */
+        tsl_fp_u64(&fp, 0x6d6f65737265ull);
     if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
         k.overlap_param_gather || k.overlap_tp_dgrad || k.autocast || k.eager)
         tsl_fp_u64(&fp,

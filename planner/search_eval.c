@@ -456,7 +456,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
             (uint64_t)k->moe_flex_backend << 2 | (uint64_t)k->cuda_graph_modules << 8 |
-            (uint64_t)k->module_prec << 16,
+            (uint64_t)k->module_prec << 16 | (uint64_t)k->moe_fused_srelu << 56,
         (uint64_t)k->fp16,
         (uint64_t)k->stack_unfused_attn,
         (uint64_t)k->ds_bf16_zero0 << 1 | (uint64_t)(k->ds_bf16_zero0 && env->pipelined),
@@ -1849,6 +1849,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_unfused_permute = true;
     if (r->moe_fused_mlp)
         k->moe_fused_mlp = true;
+    if (r->moe_fused_srelu)
+        k->moe_fused_srelu = true;
     if (r->moe_a2a_overlap)
         k->moe_a2a_overlap = true;
     if (r->moe_a2a_wgrad_inline)
@@ -2039,6 +2041,7 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
         env->knobs.moe_alltoall = false;
         env->knobs.moe_unfused_permute = false;
         env->knobs.moe_fused_mlp = false;
+        env->knobs.moe_fused_srelu = false;
     }
 }
 
@@ -3284,6 +3287,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->moe_unfused_permute = false;
     if (plan->moe_fused_mlp && tsl_model_moe_layers(e->model) == 0)
         plan->moe_fused_mlp = false;
+    if (plan->moe_fused_srelu && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_fused_srelu = false;
     if (plan->moe_a2a_overlap && tsl_model_moe_layers(e->model) == 0)
         plan->moe_a2a_overlap = false;
     if (P <= 1) /* FSDP2 reshards every micro-batch without PP: priced so (cost.h) */

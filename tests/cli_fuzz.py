@@ -440,6 +440,7 @@ FLAG_BASE = {"--ep": MOE, "--etp": MOE, "--moe-imbalance": MOE, "--moe-capacity-
              "--moe-bf16-experts": FP8, "--moe-fp8-dispatch": MOE,
              "--moe-alltoall-dispatcher": MOE, "--moe-flex-dispatcher": MOE,
              "--moe-a2a-overlap": MOE, "--moe-unfused-permute": MOE, "--moe-fused-mlp": MOE,
+             "--moe-fused-srelu": MOE,
              "--moe-pad-to-capacity": MOE, "--moe-flex-backend": MOE}
 # a flag's valid value where the fuzzer sets one (the bases, combinations)
 GOOD_VALUE = {"--fp8": "tensorwise", "--fp8-recipe": "tensorwise", "--moe-flex-backend": "hybridep"}

@@ -921,6 +921,22 @@ expect 2 "model GPT2-345M is not a hybrid" eval $m345 --megatron-args "--hybrid-
 expect 2 "hybrid-override-pattern: a hybrid pattern is given twice" eval $nano \
     --megatron-args "$mgn --hybrid-layer-pattern $pat --hybrid-override-pattern $pat"
 expect 2 "TP degree 16 does not divide its 64 SSM heads and 8 B/C groups" eval $nano --tp 16
+# the fused weighted squared ReLU (--moe-fused-srelu, cost model 196; Megatron-LM
+# --use-fused-weighted-squared-relu): the experts' eager product and cast not run, so the
+# same plan prices faster, the document keeps the field, the table says so, and
+# Megatron's flag reads as the switch
+nf="$nano --tp 1 --pp 1 --dp 16 --ep 8 --mbs 1 --batch 64 --moe-flex-dispatcher"
+expect 0 "" eval $nf --json --moe-fused-srelu
+cp "$out" "$dir/nano-srelu.json"
+expect 0 "" eval $nf --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] < b["iter_time_s"] and a["moe_fused_srelu"] is True and "moe_fused_srelu" not in b, (a["iter_time_s"], b["iter_time_s"])' "$dir/nano-srelu.json" "$out" &&
+    ok || bad "--moe-fused-srelu: $(cat "$dir/nano-srelu.json")"
+expect 0 "" eval $nf --moe-fused-srelu
+grep -q "moe act:   the routing weights inside the fused squared ReLU" "$out" && ok ||
+    bad "the fused squared ReLU line: $(cat "$out")"
+expect 0 "" eval $nano --json --megatron-args "$mgn --hybrid-layer-pattern $pat --moe-grouped-gemm --use-fused-weighted-squared-relu"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["moe_fused_srelu"] is True' "$out" &&
+    ok || bad "--use-fused-weighted-squared-relu read: $(cat "$out")"
 
 # Nemotron 3 Super: latent MoE and MTP depths (docs/models.md); Megatron's unified pattern's
 # MTP part ("/" and a depth's blocks per depth) sets the depths and is checked against the

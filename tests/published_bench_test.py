@@ -109,6 +109,28 @@ def check_etp(runner, tesselctl, rows):
             fail("etp 2: eval's plan has ep %s etp %s, want 4 and 2" % (plan.get("ep"), plan.get("etp")))
 
 
+def check_fused_srelu(runner, rows):
+    """Every Nemotron-H row (a Megatron-Bridge recipe, each setting
+    use_fused_weighted_squared_relu) carries moe_fused_srelu with a note citing the
+    recipe's commit, the runner passes it as --moe-fused-srelu, and no other row sets it
+    (cost model 196)."""
+    run = load_runner(runner)
+    nemo = [r for r in rows if "nemotron_3_" in r.get("model", {}).get("hf_config", "")]
+    if len(nemo) < 16:
+        fail("rows.json has %d Nemotron 3 rows, want 16 or more" % len(nemo))
+    for r in rows:
+        p = r.get("plan", {})
+        if r in nemo:
+            if p.get("moe_fused_srelu") is not True:
+                fail("%s: a Nemotron-H recipe row without moe_fused_srelu" % r["id"])
+            if not re.search(r"\b[0-9a-f]{7,40}\b", p.get("moe_fused_srelu_note", "")):
+                fail("%s: moe_fused_srelu_note cites no commit" % r["id"])
+            if "--moe-fused-srelu" not in run.knob_args(r):
+                fail("%s: the runner does not pass --moe-fused-srelu" % r["id"])
+        elif "moe_fused_srelu" in p:
+            fail("%s: moe_fused_srelu on a row that runs no Nemotron-H recipe" % r["id"])
+
+
 def check_flex_backend(runner, tesselctl, rows):
     """Every flex row names its back end (hybridep or deepep) with a note citing a commit;
     the runner passes it as --moe-flex-backend after --moe-flex-dispatcher; and eval prices
@@ -853,6 +875,7 @@ def main():
     check_aggregate_links(runner, tesselctl)
     check_etp(runner, tesselctl, rows)
     check_flex_backend(runner, tesselctl, rows)
+    check_fused_srelu(runner, rows)
     check_samples_per_s(runner, rows)
     check_flop_conventions(runner, rows)
     check_preset_seq(runner)

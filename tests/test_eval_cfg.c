@@ -743,6 +743,14 @@ static void test_megatron_flags(void)
     CHECK(tsl_eval_cfg_megatron("--bf16 --moe-grouped-gemm", &c, &err) == 0 &&
               !c.knobs.moe_fused_mlp && c.notes[0] == '\0',
           "grouped GEMMs alone: unfused: %s / %s", err.msg, c.notes);
+    /* the weighted squared ReLU fused: TEGroupedMLP's, over grouped GEMMs (moe_fused_srelu) */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-grouped-gemm --use-fused-weighted-squared-relu", &c,
+                                &err) == 0 &&
+              c.knobs.moe_fused_srelu && !c.knobs.moe_fused_mlp,
+          "fused weighted squared ReLU: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --use-fused-weighted-squared-relu", &c, &err) == 0 &&
+              !c.knobs.moe_fused_srelu,
+          "fused weighted squared ReLU without grouped GEMMs: eager: %s", err.msg);
     CHECK(tsl_eval_cfg_megatron("--bf16 --moe-dispatch-fwd-dtype mxfp8", &c, &err) == 0 &&
               !c.knobs.moe_fp8_dispatch && strstr(c.notes, "without --fp8-format"),
           "an FP8 dispatch without FP8: bf16: %s / %s", err.msg, c.notes);

@@ -491,6 +491,14 @@ static void test_megatron_moe_freq(void)
           "fused expert MLP: %s\n%s", err.msg, fp8);
     free(fp8);
     plan.moe_fused_mlp = false;
+    /* the weighted squared ReLU fused: written, read back as priced */
+    plan.moe_fused_srelu = true;
+    fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp8, "--use-fused-weighted-squared-relu\n") &&
+              tsl_eval_cfg_megatron(fp8, cfg, &err) == 0 && cfg->knobs.moe_fused_srelu,
+          "fused weighted squared ReLU: %s\n%s", err.msg, fp8);
+    free(fp8);
+    plan.moe_fused_srelu = false;
     plan.fp8_recipe = TSL_FP8_MXFP8;
     plan.moe_fp8_dispatch = true;
     /* NVFP4 is Megatron-LM's FP4 (--fp4-format e2m1 --fp4-recipe nvfp4, weights in FP4

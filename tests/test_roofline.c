@@ -3472,6 +3472,60 @@ static void test_expert_probs(void)
           "the cast: one host op more each way");
 }
 
+/* The fused weighted squared ReLU (dev.moe_fused_srelu, cost model 196; Megatron-LM
+ * use_fused_weighted_squared_relu, every Megatron-Bridge Nemotron-H recipe):
+ * relu(x)²·w in one torch.compile'd kernel each way, the activation's own bytes — no
+ * eager product or cast, whatever the weights' dtype. The Nano layer of
+ * test_expert_probs: the forward 12 B and 2 kernels an element lighter, the backward 34
+ * and 5, moe_act's recompute the activation alone, one host op fewer each way; a gated
+ * layer unchanged. */
+static void test_fused_srelu(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.7, 3350e9);
+    d.ep = 8;
+    d.moe_busy = 1.0;
+    d.moe_fp32_probs = true; /* HybridEP's fp32 weights, as the rows run */
+    tsl_layer_t l = moe_ffn(8192, 2688, 1856, 32, false, 128, 6);
+    tsl_layer_t gated = l;
+    gated.gated_ffn = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&gated, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t f = d;
+    f.moe_fused_srelu = true;
+    const double W = d.mem_bw, L = d.launch_s, elems = 6.0 * 8192 * 1856;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&f, &l, 1, 1, false, 0),
+               12 * elems / W + 2 * L, 1e-12, "fused: the forward's product and cast gone");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&f, &l, 1, 1, false, 0),
+               34 * elems / W + 5 * L, 1e-12, "fused: the backward's five kernels gone");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&f, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+               4 * elems / W + L, 1e-12, "moe_act under the fused kernel: the activation alone");
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, TSL_RECOMPUTE_MOE) -
+                   tsl_roofline_recompute_fwd_s(&f, &l, 1, 1, false, TSL_RECOMPUTE_MOE),
+               12 * elems / W + 2 * L, 1e-12, "moe's recompute: the forward's product gone");
+    tsl_roofline_dev_t bf = f; /* bf16 weights: nothing eager either */
+    bf.moe_fp32_probs = false;
+    CHECK(tsl_roofline_layer_fwd_s(&bf, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&f, &l, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&bf, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&f, &l, 1, 1, false, 0),
+          "fused: the weights' dtype moves nothing");
+    CHECK(tsl_roofline_layer_fwd_s(&f, &gated, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &gated, 1, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&f, &gated, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &gated, 1, 1, false, 0),
+          "a gated layer: its fused activation priced as before");
+    tsl_roofline_dev_t ops = d, fops = f; /* one second an op: the pass's op count */
+    ops.host_op_s = fops.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&fops, &l, 1, 1, false, 0) + 2 &&
+              tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&fops, &l, 1, 1, false, 0) + 2,
+          "fused: the product's and the cast's host ops gone");
+}
+
 /* moe_act and shared_experts beside moe (Megatron-LM at 44151194): the checkpointed
  * MoE forward (moe_layer.py custom_forward under te_checkpoint) re-creates moe_act's
  * output-discarding checkpoint and the shared experts' checkpoint, which recompute
@@ -3720,6 +3774,7 @@ int main(void)
     test_yarn_eager_rope();
     test_qk_norm();
     test_expert_probs();
+    test_fused_srelu();
     test_recompute_nested_moe();
     test_alltoall_dispatcher();
     test_unfused_permute();

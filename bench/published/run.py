@@ -432,6 +432,8 @@ def knob_args(row, amp_profile=None, attn_kernel=True):
         cmd += ["--moe-unfused-permute"]
     if p.get("moe_fused_mlp"):  # TE's op fuser for the experts (cutedsl_fused_grouped_mlp)
         cmd += ["--moe-fused-mlp"]
+    if p.get("moe_fused_srelu"):  # the weighted squared ReLU fused (use_fused_weighted_squared_relu)
+        cmd += ["--moe-fused-srelu"]
     if p.get("cuda_graph_impl") == "full_iteration":  # one graph for the forward-backward: no host floor
         cmd += ["--no-host-floor"]
     if p.get("cuda_graph_modules"):  # Megatron-core's per-layer CUDA graphs (cuda_graph_modules)
