@@ -21,8 +21,9 @@
  * --delay-wgrad-compute (TransformerLayerNode.backward_dw): they wait on nothing
  * and record nothing, so dispatch_bwd may start once mlp_bwd's input gradient is
  * ready and runs under the experts' dW; the last backward layer's attention dW runs
- * after the loop, on the compute stream (TransformerModelChunkSchedulePlan.run). Without it each backward node computes its weight gradients
- * itself, and the event after it waits for them too.
+ * after the loop, on the compute stream (TransformerModelChunkSchedulePlan.run).
+ * Without it each backward node computes its weight gradients itself, and the event
+ * after it waits for them too.
  */
 #ifndef TSL_EP_OVERLAP_H
 #define TSL_EP_OVERLAP_H

@@ -451,7 +451,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->ds_wall_clock | (uint64_t)k->unfused_elementwise << 1 |
             (uint64_t)k->ds_zero3_v03 << 2 | (uint64_t)k->ds_pipe_engine << 3 |
             (uint64_t)k->norm_impl << 8 | (uint64_t)k->fp8_amax_tp_only << 16 |
-            (uint64_t)k->fp8_dpa << 17,
+            (uint64_t)k->fp8_dpa << 17 | (uint64_t)k->moe_a2a_wgrad_inline << 18,
         (uint64_t)k->async_tp,
         (uint64_t)k->sdp_layer_roots | (uint64_t)k->sdp_keep_weights << 1,
         (uint64_t)k->moe_unfused_permute | (uint64_t)k->moe_fused_mlp << 1 |
