@@ -322,18 +322,18 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
         fputs("--use-transformer-engine-op-fuser\n", out);
     if (p->moe_fused_srelu) /* the routing weights inside the fused squared ReLU, as priced */
         fputs("--use-fused-weighted-squared-relu\n", out);
-    if (tsl_plan_ep_overlap_runs(v->plan)) /* what the overlap runs with, as priced */
-        fputs(p->moe_a2a_wgrad_inline
-                  ? "--overlap-moe-expert-parallel-comm\n"
-                  : "--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n",
-              out);
-    else if (p->moe_a2a_overlap)
+    if (tsl_plan_ep_overlap_runs(v->plan)) { /* what the overlap runs with, as priced */
+        fputs("--overlap-moe-expert-parallel-comm\n", out);
+        if (!p->moe_a2a_wgrad_inline)
+            fputs("--delay-wgrad-compute\n", out);
+    } else if (p->moe_a2a_overlap) {
         fprintf(out,
                 "# moe_a2a_overlap not written: Megatron-LM runs "
                 "--overlap-moe-expert-parallel-comm only with EP > 1, at PP > 1 interleaved, "
                 "and without full recompute (TransformerConfig); the plan (EP %u, PP %u%s) "
                 "was priced with its all-to-alls exposed\n",
                 ep, v->pp, p->interleave > 1 ? ", interleaved" : "");
+    }
     if (p->moe_fp8_dispatch)
         fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
               "--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype mxfp8\n",

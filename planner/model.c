@@ -60,6 +60,11 @@ bool tsl_layer_has_ffn(const tsl_layer_t *l)
     return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
 }
 
+bool tsl_layer_is_body(const tsl_layer_t *l)
+{
+    return l->kind != TSL_LAYER_EMBEDDING && l->kind != TSL_LAYER_HEAD && l->kind != TSL_LAYER_MTP;
+}
+
 /* ---- shape checks: each names the field and says what would be valid ---- */
 
 static int check_attention(const tsl_layer_t *l, const char *kn, tsl_err_t *err)

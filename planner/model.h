@@ -495,6 +495,11 @@ const char *tsl_layer_kind_name(tsl_layer_kind_t kind);
 bool tsl_layer_has_attention(const tsl_layer_t *l);
 bool tsl_layer_has_ffn(const tsl_layer_t *l);
 
+/* Whether a layer is of the model's body: not the embedding, the head or an MTP depth's
+ * entry, which stand at its ends (the EP overlap's merged step runs them alone; the
+ * search's re-balancing does not weigh them as a stage's kind of block). */
+bool tsl_layer_is_body(const tsl_layer_t *l);
+
 /* Builder: init an empty model, append layers (derived on append), free.
  * tsl_model_add copies l, derives the copy and appends it; it fails (and leaves m
  * unchanged) on an invalid shape, on running out of memory, or when m would

@@ -1681,11 +1681,10 @@ static void stage_times(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gr
          * ranks run two parts each): the hybrid cut reads the model's order */
         e->layer_time_s[row_layer(e, first, i)] = lc->fwd_s + lc->bwd_s;
         if (e->knobs.moe_a2a_overlap) { /* the overlap's layers; the rest run alone */
-            uint32_t kind = e->model->layers[row_layer(e, first, i)].kind;
-            if (kind == TSL_LAYER_EMBEDDING || kind == TSL_LAYER_HEAD || kind == TSL_LAYER_MTP)
-                alone += lc->fwd_s + lc->bwd_s;
-            else
+            if (tsl_layer_is_body(&e->model->layers[row_layer(e, first, i)]))
                 ep_nodes(lc, &e->ep_layers[n_ep++]);
+            else
+                alone += lc->fwd_s + lc->bwd_s;
         }
     }
     if (e->knobs.ds_wall_clock && n > 0) { /* DeepSpeed's timers: each forward instruction

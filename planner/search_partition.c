@@ -392,11 +392,9 @@ static uint32_t stage_classes(const tsl_model_t *m, const tsl_plan_t *p, uint32_
     }
     uint32_t bits = 0;
     for (int k = 0; k < 2; k++)
-        for (uint32_t l = from[k]; l < to[k] && l < m->n_layers; l++) {
-            tsl_layer_kind_t kind = m->layers[l].kind;
-            if (kind != TSL_LAYER_EMBEDDING && kind != TSL_LAYER_HEAD && kind != TSL_LAYER_MTP)
-                bits |= 1u << (2 * kind + (m->layers[l].experts != 0));
-        }
+        for (uint32_t l = from[k]; l < to[k] && l < m->n_layers; l++)
+            if (tsl_layer_is_body(&m->layers[l]))
+                bits |= 1u << (2 * m->layers[l].kind + (m->layers[l].experts != 0));
     return bits;
 }
 
