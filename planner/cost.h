@@ -1160,7 +1160,7 @@ typedef enum tsl_cost_mode {
  * mode or on a GPU without an SM figure prices as 191.
  *
  * 193: FP8 attention (knobs.fp8_dpa, PlanRequest/PlanOptions/PlanFigures 160, eval
- * --fp8-dpa: TransformerEngine's fp8_dpa, Megatron-LM --fp8-dot-product-attention): on
+ * --fp8-dpa: TransformerEngine's fp8_dpa, Megatron-LM's fp8_dot_product_attention): on
  * B200 / GB200 a causal sliding window's backward at head dimension 64 runs cuDNN's FP8
  * kernel, which computes every tile under the causal diagonal and masks the window there —
  * cuDNN 9.22's published GB200 sweep (cudnn-frontend gpt_oss_20260424_100011.csv, fp8 and
@@ -1551,8 +1551,9 @@ typedef struct tsl_cost_knobs {
      * region's first module, the backward's hidden (cost.c tsl_cost_fp8_delayed_amax_s;
      * docs/cost-model.md "Delayed scaling's amax reduction over TP") */
     bool fp8_amax_tp_only;
-    /* FP8 attention (TransformerEngine's fp8_dpa: Megatron-LM --fp8-dot-product-attention,
-     * Megatron-Bridge fp8_dot_product_attention), with an FP8 recipe: the fused core in
+    /* FP8 attention (TransformerEngine's fp8_dpa: Megatron-LM's TransformerConfig
+     * fp8_dot_product_attention, which has no command-line flag, set by Megatron-Bridge's
+     * mixed_precision), with an FP8 recipe TE runs: the fused core in
      * cuDNN's FP8 kernel, whose backward computes a causal sliding window's whole causal
      * square (roofline.h dev.fp8_dpa; docs/cost-model.md "FP8 attention on a sliding
      * window"); every other core priced as in bf16 */

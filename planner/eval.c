@@ -498,11 +498,12 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_norm_impl_ok(e.knobs.norm_impl, err) != 0 ||
         tsl_fp8_amax_tp_only_ok(e.knobs.fp8_amax_tp_only, e.knobs.fp8, err) != 0 ||
-        tsl_fp8_dpa_ok(e.knobs.fp8_dpa, e.knobs.fp8, err) != 0 ||
+        tsl_fp8_dpa_ok(e.knobs.fp8_dpa, e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0 ||
         given_async_tp_ok(&e.knobs, r->async_tp, g, m->n_layers, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
+        tsl_moe_fused_mlp_ok(m, e.knobs.moe_fused_mlp, e.knobs.moe_fused_srelu, err) != 0 ||
         check_offload(m, g, e.knobs.cpu_offload_layers, e.knobs.recompute_modules, err) != 0)
         goto out;
     tsl_plan_init(out);

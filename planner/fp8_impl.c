@@ -39,8 +39,11 @@ int tsl_fp8_amax_tp_only_ok(bool on, uint32_t recipe, tsl_err_t *err)
  * current and MXFP8 scaling take fp8_dpa); TE v2.16's get_attention_backend disables
  * FusedAttention for Float8BlockScaling and NVFP4BlockScaling, and in FP8 every other
  * backend too (NVFP4's attention runs only with NVTE_DPA_FP8_RECIPE switching it). */
-int tsl_fp8_dpa_ok(bool on, uint32_t recipe, tsl_err_t *err)
+int tsl_fp8_dpa_ok(bool on, uint32_t recipe, uint32_t impl, tsl_err_t *err)
 {
+    if (on && recipe != TSL_FP8_NONE && impl == TSL_FP8_IMPL_TORCHAO)
+        return tsl_err_set(err, "fp8_dpa: FP8 attention is Transformer Engine's; torchao "
+                                "(fp8_impl torchao) quantises the linears only");
     if (!on || (recipe != TSL_FP8_NONE && recipe != TSL_FP8_BLOCKWISE && recipe != TSL_FP8_NVFP4))
         return 0;
     return tsl_err_set(err, "fp8_dpa: FP8 attention rides on an FP8 recipe (--fp8); %s",

@@ -59,10 +59,11 @@ int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err);
  * recipe other than delayed: NVTE_DP_AMAX_REDUCE_INTERVAL acts on delayed scaling's
  * amax histories alone; -1 with err naming the field. */
 int tsl_fp8_amax_tp_only_ok(bool on, uint32_t recipe, tsl_err_t *err);
-/* 0 unless fp8_dpa (FP8 attention, cost.h knobs) is on without an FP8 recipe, or under TE's
- * Float8BlockScaling or NVFP4BlockScaling, which run no FP8 attention; -1 with err naming
- * the field. */
-int tsl_fp8_dpa_ok(bool on, uint32_t recipe, tsl_err_t *err);
+/* 0 unless fp8_dpa (FP8 attention, cost.h knobs) is on without an FP8 recipe, under TE's
+ * Float8BlockScaling or NVFP4BlockScaling, which run no FP8 attention, or with torchao
+ * running the recipe (impl), whose linears are all it quantises; -1 with err naming the
+ * field. */
+int tsl_fp8_dpa_ok(bool on, uint32_t recipe, uint32_t impl, tsl_err_t *err);
 
 /* True where the implementation keeps FP8 weight copies across micro-batches and
  * FP8 stashes for the backward (TE); false: casts per use, bf16 stashes. */

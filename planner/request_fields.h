@@ -339,7 +339,8 @@
       "the routed experts' FC1, activation and FC2 run through Transformer Engine's op fuser "     \
       "(Megatron-LM use_transformer_engine_op_fuser; Megatron-Bridge cutedsl_fused_grouped_mlp): " \
       "none of the unfused path's eager pieces around the grouped GEMMs (gpt-oss's clamp and "     \
-      "its offset copy, the per-expert FFN-out bias); default: that path",                         \
+      "its offset copy, the per-expert FFN-out bias); squared-ReLU experts only with "             \
+      "moe_fused_srelu, plain GeLU experts never (Megatron-LM asserts); default: that path",       \
       "moe_fused_mlp", "moe_fused_mlp")                                                            \
     X(moe_fused_srelu, BOOL, "moe-fused-srelu", "", 0, 0,                                          \
       "the non-gated routed experts' squared ReLU takes the routing weights in its one fused "     \
@@ -421,7 +422,7 @@
     X(fp8_dpa, BOOL, "fp8-dpa", "", 0, 0,                                                          \
       "FP8 attention (TE's fp8_dpa, Megatron-LM's FP8 dot-product attention): cuDNN's FP8 "        \
       "kernel, whose backward computes a causal sliding window's whole causal square on "          \
-      "B200 / GB200; every other core as in bf16; with an FP8 recipe",                             \
+      "B200 / GB200; every other core as in bf16; with an FP8 recipe Transformer Engine runs",     \
       "fp8_dpa", "fp8_dpa")                                                                        \
     X(unfused_elementwise, BOOL, "unfused-elementwise", "", 0, 0,                                  \
       "Megatron-LM v1.1.5 without its fusion flags under PyTorch 1.7 (AMP's fork): each bias "     \

@@ -223,7 +223,8 @@ static int stack_switches_target_check(const tsl_request_t *r, tsl_err_t *err)
     if (r->fp8_dpa && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "fp8_dpa: FP8 attention is priced for eval only; %s's "
-                            "configuration is written without --fp8-dot-product-attention",
+                            "configuration cannot set it (Megatron-LM's "
+                            "fp8_dot_product_attention has no command-line flag)",
                             tsl_target_name(r->target));
     if (r->fp8_amax_tp_only && r->target)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -612,7 +613,7 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
     if (stack_switches_target_check(r, err) != 0 || megatron_switches_target_check(r, err) != 0)
         return -1;
     if (tsl_fp8_amax_tp_only_ok(r->fp8_amax_tp_only, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0 ||
-        tsl_fp8_dpa_ok(r->fp8_dpa, r->no_fp8 ? 0 : r->fp8_recipe, err) != 0)
+        tsl_fp8_dpa_ok(r->fp8_dpa, r->no_fp8 ? 0 : r->fp8_recipe, TSL_FP8_IMPL_TE, err) != 0)
         return -1; /* after the targets': every target refuses the switch itself */
     if (r->target && r->target < TSL_TARGET_COUNT &&
         tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
@@ -746,6 +747,9 @@ static int validate_moe(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t 
                            "etp: %u does not divide the routed experts' FFN width %u of model "
                            "%s (each expert's width is split over its expert-TP ranks)",
                            r->etp, f, m->name);
+    if (tsl_moe_fused_mlp_ok(m, r->moe_fused_mlp || r->moe_fp8_dispatch, r->moe_fused_srelu, err) !=
+        0)
+        return -1;
     return validate_routing(r, m, tsl_search_max_imbalance(m), err);
 }
 

@@ -206,6 +206,13 @@ int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err
  * one token dispatcher. err names moe_flex_dispatcher. */
 int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err);
 
+/* Whether Transformer Engine's op fuser (moe_fused_mlp) runs model m's routed experts:
+ * Megatron-LM's TEGroupedMLP fuses a gated SwiGLU or quick-GeGLU, and a non-gated squared
+ * ReLU only with the routing weights inside it (moe_fused_srelu: ScaledSReLU); it asserts
+ * otherwise (experts.py _is_fused_impl_supported at 00225507 and d98e8a64). err names
+ * moe_fused_mlp. */
+int tsl_moe_fused_mlp_ok(const tsl_model_t *m, bool fused_mlp, bool fused_srelu, tsl_err_t *err);
+
 /* Whether a flex back end (moe_flex_backend, tsl_flex_backend_t; 0 always passes) goes
  * with the plan: one cost.h names, on a plan with the flex dispatcher (moe_flex), and
  * not deepep with the experts padded to capacity (moe_pad), which Megatron-LM refuses.

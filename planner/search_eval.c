@@ -1990,6 +1990,33 @@ int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err)
                             "with moe_alltoall_dispatcher");
 }
 
+/* The first routed-expert layer whose FFN is not gated, or NULL. */
+static const tsl_layer_t *plain_expert_layer(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts > 0 && !m->layers[i].gated_ffn)
+            return &m->layers[i];
+    return NULL;
+}
+
+int tsl_moe_fused_mlp_ok(const tsl_model_t *m, bool fused_mlp, bool fused_srelu, tsl_err_t *err)
+{
+    if (!fused_mlp || plain_expert_layer(m) == NULL || (m->relu2 && fused_srelu))
+        return 0;
+    if (!m->relu2)
+        return tsl_err_set(err,
+                           "moe_fused_mlp: model %s's routed experts are a plain GeLU FFN; "
+                           "Transformer Engine's op fuser runs SwiGLU, quick-GeGLU or the "
+                           "weighted squared ReLU only (Megatron-LM asserts)",
+                           m->name);
+    return tsl_err_set(err,
+                       "moe_fused_mlp: model %s's routed experts are squared ReLU, which "
+                       "Transformer Engine's op fuser runs only with the routing weights "
+                       "inside it (moe_fused_srelu, Megatron-LM "
+                       "--use-fused-weighted-squared-relu; Megatron-LM asserts without)",
+                       m->name);
+}
+
 int tsl_moe_flex_backend_ok(bool moe_flex, uint32_t backend, bool moe_pad, tsl_err_t *err)
 {
     if (backend == TSL_FLEX_DEFAULT)

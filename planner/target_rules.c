@@ -1713,15 +1713,19 @@ static int fp8_amax_tp_only_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
-/* A plan priced with FP8 attention (fp8_dpa): no export writes
- * --fp8-dot-product-attention yet; refused, naming the field. */
+/* A plan priced with FP8 attention (fp8_dpa): Megatron-LM has no command-line flag for it
+ * (TransformerConfig.fp8_dot_product_attention is among arguments.py's "no CLI argument
+ * exists for these", d98e8a64 l.2333; Megatron-Bridge sets it in its mixed_precision
+ * config), and the other stacks run no FP8 attention: no export can write it. Refused,
+ * naming the field. */
 static int fp8_dpa_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     if (!p->fp8_dpa)
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "%s: the plan was priced with fp8_dpa (FP8 attention); the export "
-                        "writes no --fp8-dot-product-attention",
+                        "%s: the plan was priced with fp8_dpa (FP8 attention); no launch "
+                        "line sets it (Megatron-LM's fp8_dot_product_attention has no "
+                        "command-line flag; Megatron-Bridge's config sets it)",
                         tsl_target_name(t));
 }
 

@@ -937,6 +937,16 @@ grep -q "moe act:   the routing weights inside the fused squared ReLU" "$out" &&
 expect 0 "" eval $nano --json --megatron-args "$mgn --hybrid-layer-pattern $pat --moe-grouped-gemm --use-fused-weighted-squared-relu"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["moe_fused_srelu"] is True' "$out" &&
     ok || bad "--use-fused-weighted-squared-relu read: $(cat "$out")"
+# TE's op fuser runs squared-ReLU experts only as ScaledSReLU, the weights inside: Megatron-LM
+# asserts on --use-transformer-engine-op-fuser without --use-fused-weighted-squared-relu
+# (experts.py _is_fused_impl_supported), and so do eval, plan and the Megatron line's reader
+expect 2 "moe_fused_mlp: model .*'s routed experts are squared ReLU, which Transformer Engine's op fuser runs only with the routing weights inside it (moe_fused_srelu" \
+    eval $nf --moe-fused-mlp
+expect 0 "" eval $nf --moe-fused-mlp --moe-fused-srelu
+expect 2 "moe_fused_mlp: model .*'s routed experts are squared ReLU" eval $nano \
+    --megatron-args "$mgn --hybrid-layer-pattern $pat --moe-grouped-gemm --use-transformer-engine-op-fuser"
+expect 2 "moe_fused_mlp: model .*'s routed experts are squared ReLU" \
+    plan --local --hf-config $hf/nemotron_3_nano.json --seq-len 4096 --cluster 2x8xH100-80G --batch 64 --no-baselines --moe-fused-mlp
 
 # Nemotron 3 Super: latent MoE and MTP depths (docs/models.md); Megatron's unified pattern's
 # MTP part ("/" and a depth's blocks per depth) sets the depths and is checked against the
@@ -1862,7 +1872,9 @@ grep -q "stack:     FP8 attention: cuDNN's FP8 core" "$out" && ok || bad "fp8_dp
 expect 2 "fp8_dpa: FP8 attention rides on an FP8 recipe (--fp8); no FP8 recipe is priced" \
     eval ${dpa/ --fp8 mxfp8/} --fp8-dpa
 expect 2 "fp8_dpa: .*TE runs no FP8 attention under blockwise or nvfp4" eval ${dph/tensorwise/blockwise} --fp8-dpa
-expect 4 "megatron: the plan was priced with fp8_dpa (FP8 attention); the export writes no --fp8-dot-product-attention" \
+expect 2 "fp8_dpa: FP8 attention is Transformer Engine's; torchao (fp8_impl torchao) quantises the linears only" \
+    eval $dph --fp8-impl torchao --fp8-dpa
+expect 4 "megatron: the plan was priced with fp8_dpa (FP8 attention); no launch line sets it (Megatron-LM's fp8_dot_product_attention has no command-line flag; Megatron-Bridge's config sets it)" \
     eval --model GPT-OSS-20B --cluster 4xGB200-186G --no-search --plan "$dir/dpa-on.json" --target megatron
 expect 4 "fp8_dpa: FP8 attention is priced for eval only" \
     plan --local $m345 --batch 32 --no-baselines --target megatron --fp8 tensorwise --fp8-dpa
