@@ -1201,8 +1201,16 @@ typedef enum tsl_cost_mode {
  * recompute and `moe_act`'s. Set on the 16 Nemotron 3 rows: Nano H100 +10.3 / +13.2 →
  * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
  * without it prices as 195.
+ * 197: TransformerEngine's p2p CP ring on the host (roofline.c te_ring_host_ops): its
+ * framework calls counted as written at release_v2.7 (context_parallel.py
+ * AttnFuncWithCPAndKVP2P; roofline.h TSL_ROOFLINE_TE_RING_*: forward 5 + 15·c, backward
+ * 15 + 25·c, the c attention calls among them) at TSL_ROOFLINE_FRAMEWORK_OPS a host op, in
+ * place of its 2c + 1 / 3c + 2 correction kernels alone: at c = 2 11 host ops forward and
+ * 21 backward where 5 and 8 were. Host time only; binds where a layer's GPU time is short
+ * of its host's: Llama 3 405B at TP 4, CP 2 on Grace (25.09 GB200 MXFP8, −24.5 → −16.4 %),
+ * no other row moves.
  */
-#define TSL_COST_MODEL_VERSION 196u
+#define TSL_COST_MODEL_VERSION 197u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -760,6 +760,17 @@ static double ring_te_s(pass_t *p, const shape_t *x, double S, double t, double 
                    (uint32_t)(3.0 * c + 2.0));
 }
 
+/* The host ops TransformerEngine's ring takes beyond the `kernels` ring_te_s counted (one op
+ * each, as the c attention kernels are): its framework calls but the c attention calls
+ * (roofline.h TSL_ROOFLINE_TE_RING_*) at TSL_ROOFLINE_FRAMEWORK_OPS a host op, where they
+ * outnumber those kernels. Host time only: the GPU's kernels are ring_te_s's. */
+static double te_ring_host_ops(bool bwd, double c, double kernels)
+{
+    double calls = bwd ? TSL_ROOFLINE_TE_RING_BWD_FCALLS + TSL_ROOFLINE_TE_RING_BWD_FCALLS_STEP * c
+                       : TSL_ROOFLINE_TE_RING_FWD_FCALLS + TSL_ROOFLINE_TE_RING_FWD_FCALLS_STEP * c;
+    return fmax(0.0, (calls - c) / TSL_ROOFLINE_FRAMEWORK_OPS - kernels);
+}
+
 /* The CP ring's kernels on a rank (roofline.h): S·c pieces of 2L = s/c tokens,
  * the diagonal causal, c − 1 blocks of 2L queries × L keys unmasked. */
 static double ring_s(pass_t *p, const shape_t *x, double S, double t)
@@ -770,7 +781,11 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
                (c - 1.0) * flash_s(p, x, q, q / 2.0, q / 2.0, n, t, false);
     if (p->d->cp_merge)
         return r + ring_merge_s(p, x, S, t, c);
-    return p->d->cp_te ? r + ring_te_s(p, x, S, t, c) : r;
+    if (!p->d->cp_te)
+        return r;
+    double ops0 = p->ops, te = ring_te_s(p, x, S, t, c);
+    p->ops += te_ring_host_ops(p->bwd, c, p->ops - ops0);
+    return r + te;
 }
 
 /* An unfused core's score kernels under autocast, `scores` scores on this rank

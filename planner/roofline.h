@@ -497,6 +497,33 @@
  * whose ops are counted as written (cost_host_sync.h). An assumption for any other host
  * and PyTorch: docs/cost-model.md "The step as the stack runs it". */
 #define TSL_ROOFLINE_FRAMEWORK_OPS 3.0
+/* Framework calls (TSL_ROOFLINE_FRAMEWORK_OPS' unit) TransformerEngine's p2p ring issues on its
+ * slowest rank (the last) in one pass of c steps, the c attention calls among them: base +
+ * per_step · c (bench/published/README.md, docs/cost-model.md "TE's ring on the host"). Counted
+ * at release_v2.7 (the 25.09 container's TE) in attention/dot_product_attention/
+ * context_parallel.py AttnFuncWithCPAndKVP2P, for a causal sbhd core in bf16 under fused
+ * attention (Megatron-core's), each tensor view, slice, allocation, copy, in-place op, jit_fuser
+ * correction, isend, irecv, request wait and extension call one (stream and event switches,
+ * NVTX and ctx bookkeeping none). Forward 5 + 15·c: before the ring the q, k, v views and the
+ * torch.cat of K and V unsqueezed (6); per step but the first two request waits (sm100 sends
+ * unbatched: batch_p2p_comm only below sm100, l. 490) and an empty_like, isend and irecv for
+ * every step but the last (5); the first step q and K/V views, K and V slices and
+ * fused_attn_fwd (5), each later one Q's view, K/V's half, its contiguous copy, the slices and
+ * fused_attn_fwd (6); per step the LSE's squeeze_ and its clone or correction (2) and
+ * after the ring its output correction and view (2); then out's view and cast, q's view and
+ * the save for backward (5). Backward 15 + 25·c (l. 1525–2704): before the ring the restore,
+ * the LSE's unsqueeze_, dout's contiguous, dq's and the two send buffers' allocations, the
+ * buffer's index and copy_, out's and dout's views (10); per step two waits at its top (but
+ * the first) and two at its end, isend and irecv, the K/V buffer's index (7), q, out, dout
+ * and K/V views, K/V's half and contiguous (not on the diagonal), K and V slices and
+ * fused_attn_bwd (8; 7 on the diagonal), dq's view and copy_ or add_ (2), the dK/dV buffer's
+ * index, combine_tensors' three (utils.py l. 178: a torch.Tensor, its to, set_), view and
+ * movedim (6), dK/dV's slice and copy_ or add_ (2; 1 on the diagonal); the send buffers' four
+ * indexings, the diagonal's view, dq's and dkv's views and the final split (the rest). */
+#define TSL_ROOFLINE_TE_RING_FWD_FCALLS      5.0
+#define TSL_ROOFLINE_TE_RING_FWD_FCALLS_STEP 15.0
+#define TSL_ROOFLINE_TE_RING_BWD_FCALLS      15.0
+#define TSL_ROOFLINE_TE_RING_BWD_FCALLS_STEP 25.0
 /* Host ops (units of host_op_s) one replay of a CUDA-graphed module costs in its place
  * (dev.cuda_graphs; cuda_graph.h): Megatron-core's graphed callable is one
  * torch.autograd.Function call per pass (TE's make_graphed_callables, transformer_engine

@@ -1345,6 +1345,43 @@ static void test_cp_ring_fixed_tokens(void)
                (f[8] - f[4]) / 4 * 1e3, step * 1e3);
 }
 
+/* TransformerEngine's p2p ring on the host (cost model 197): the slowest rank's framework
+ * calls, counted at release_v2.7 (roofline.h TSL_ROOFLINE_TE_RING_*: forward 5 + 15·c,
+ * backward 15 + 25·c, the c attention calls among them), at 3 a host op, replace its
+ * correction kernels' 2c + 1 / 3c + 2 ops. At one second an op the pass's time is its op
+ * count: TE's ring over the bare one (its c attention kernels, one op each) is forward
+ * (5 + 14c) / 3 = 11 at c = 2, 61 / 3 at c = 4 (5 and 9 kernels before), backward
+ * (15 + 24c) / 3 = 21 and 37 (8 and 14 before). Host only: the GPU's time is unchanged. */
+static void test_te_ring_host(void)
+{
+    tsl_roofline_dev_t d = shaped_dev("H100-80G", 989e12 * 0.777, 989e12, 3350e9);
+    tsl_layer_t l = layer(8192, 1024, 16);
+    l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double want_f[5] = {0, 0, 11.0, 0, 61.0 / 3.0}, want_b[5] = {0, 0, 21.0, 0, 37.0};
+    for (uint32_t c = 2; c <= 4; c *= 2) {
+        tsl_roofline_dev_t te = d, bare = d;
+        te.cp_ring = bare.cp_ring = c;
+        te.cp_te = true;
+        double gpu_f = tsl_roofline_layer_fwd_s(&te, &l, 1, 1, false, 0);
+        double gpu_b = tsl_roofline_layer_bwd_s(&te, &l, 1, 1, false, 0);
+        te.host_op_s = bare.host_op_s = 1.0;
+        double f = tsl_roofline_layer_fwd_s(&te, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&bare, &l, 1, 1, false, 0);
+        double b = tsl_roofline_layer_bwd_s(&te, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&bare, &l, 1, 1, false, 0);
+        CHECK_NEAR(f, want_f[c], 1e-9, "c = %u: TE's ring forward %.3f host ops, want %.3f", c, f,
+                   want_f[c]);
+        CHECK_NEAR(b, want_b[c], 1e-9, "c = %u: TE's ring backward %.3f host ops, want %.3f", c, b,
+                   want_b[c]);
+        te.host_op_s = 0.0;
+        CHECK(tsl_roofline_layer_fwd_s(&te, &l, 1, 1, false, 0) == gpu_f &&
+                  tsl_roofline_layer_bwd_s(&te, &l, 1, 1, false, 0) == gpu_b,
+              "c = %u: the GPU's time is the kernels'", c);
+    }
+}
+
 /* An LM head of s tokens a sample, width h and vocabulary V, derived. */
 static tsl_layer_t head_layer(uint32_t s, uint32_t h, uint32_t V)
 {
@@ -3813,6 +3850,7 @@ int main(void)
     test_fp8_window_square();
     test_cp_ring();
     test_cp_ring_fixed_tokens();
+    test_te_ring_host();
     test_loss();
     test_host_floor();
     test_cuda_graphs();
