@@ -3157,8 +3157,7 @@ static void test_grouped_split_quantize(void)
         o.host_op_s = of.host_op_s = 1.0;
         CHECK_NEAR(tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) -
                        tsl_roofline_layer_fwd_s(&of, &l, 1, 1, false, 0),
-                   te_ops[i], 1e-12, "recipe %u: %g host ops more forward", recipes[i],
-                   te_ops[i]);
+                   te_ops[i], 1e-12, "recipe %u: %g host ops more forward", recipes[i], te_ops[i]);
         CHECK(tsl_roofline_layer_bwd_s(&o, &l, 1, 1, false, 0) ==
                   tsl_roofline_layer_bwd_s(&of, &l, 1, 1, false, 0),
               "recipe %u: no host op more backward", recipes[i]);
