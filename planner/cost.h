@@ -1202,7 +1202,7 @@ typedef enum tsl_cost_mode {
  * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
  * without it prices as 195.
  *
- * 197: the host between two syncs. TransformerEngine's per-expert calls in a MoE
+ * 198: the host between two syncs. TransformerEngine's per-expert calls in a MoE
  * forward (GroupedLinear's quantize and cuBLASLt GEMM per local expert, cost model 167's
  * count, TSL_ROOFLINE_TE_EXPERT_FOPS_*) join the pass's host floor: a dropless MoE
  * forward syncs once a layer (Megatron-LM 44151194 token_dispatcher.py, every
@@ -1214,7 +1214,7 @@ typedef enum tsl_cost_mode {
  * points nearer; mb2604-q30b-gb200-mxfp8 +2.8 → +9.2 (Grace's 2.75 on TE's calls,
  * assumed at 167). Backward unchanged.
  */
-#define TSL_COST_MODEL_VERSION 197u
+#define TSL_COST_MODEL_VERSION 198u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

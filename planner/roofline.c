@@ -1375,7 +1375,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     if (!p->bwd && eager_experts(p->d) && !(p->d->cuda_graphs & TSL_CUDA_GRAPH_MOE)) {
         /* TE's per-expert calls are the forward's host work like any op: one host thread
          * issues them between this layer's sync and the next, so they join the pass's
-         * floor (cost model 197, docs/cost-model.md "The host between two syncs") */
+         * floor (cost model 198, docs/cost-model.md "The host between two syncs") */
         p->ops += te_expert_calls(p->d, local, lin_ops);
         p->expert_gpu_s = c - c0;
         p->expert_ops = p->ops - ops0;

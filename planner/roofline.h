@@ -418,7 +418,7 @@
  * multi-stream loop (common/gemm/cublaslt_gemm.cu, one call per expert): 3; bf16 — the
  * weight's cast_if_needed (a Python call) and the GEMM: 2. Counted in a MoE forward's
  * expert stretch (tsl_roofline_fwd_t.expert_ops; cost.c moe_sync_stretch) and, since
- * cost model 197, in the forward's host floor: one host thread issues them between two
+ * cost model 198, in the forward's host floor: one host thread issues them between two
  * syncs (docs/cost-model.md "The host between two syncs"). Not in the backward (its
  * per-expert count is not read; no x86 row's backward is host-bound with it). */
 #define TSL_ROOFLINE_TE_EXPERT_FOPS_FP8  3.0

@@ -28,7 +28,7 @@ import json, sys
 a, o, b = (json.load(open(f))["plan"] for f in sys.argv[1:4])
 assert "module_precision" not in a and o["module_precision"] == 0x11500011, o.get("module_precision")
 # moved by less than the overridden linears could (a few per cent); either way since
-# cost model 197: the MoE forwards are host-bound at Grace's pace, where a bf16 linear
+# cost model 198: the MoE forwards are host-bound at Grace's pace, where a bf16 linear
 # issues no cast ops and an NVFP4 one does, while its GEMM runs slower
 assert o["iter_time_s"] != a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
 assert abs(o["iter_time_s"] - a["iter_time_s"]) < 0.05 * a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])

@@ -4623,7 +4623,7 @@ static void test_moe_sync_stretch(void)
         double gpu = f.expert_gpu_s + raw.ep_s / 2;
         CHECK(host < gpu, "%s: x86 host %g under the GPU's %g", spec[i], host, gpu);
         /* each pace's forward by hand: its floor (TE's per-expert calls in it since cost
-         * model 197) hides what it can of the forward's EP collectives (ep_host_lead);
+         * model 198) hides what it can of the forward's EP collectives (ep_host_lead);
          * the stretch is what the sync leaves beyond that floor, less what of the floor
          * hid them (cost model 171) */
         tsl_roofline_fwd_t fg;
@@ -4663,7 +4663,7 @@ static void test_moe_sync_stretch(void)
     }
 }
 
-/* The host between two syncs (cost model 197): a dropless MoE forward syncs once
+/* The host between two syncs (cost model 198): a dropless MoE forward syncs once
  * (Megatron-LM 44151194 token_dispatcher.py: the all-to-all dispatcher's
  * d2h_event.synchronize() before its all-to-all; HybridEP and DeepEP size their output
  * on the host), and one host thread issues everything from one layer's sync to the

@@ -3112,7 +3112,7 @@ static void test_orig_input_sites(void)
  * EP 2: 4 local experts, two casts a pass (FC1's input and FC2's forward, their
  * output gradients backward): 2 · 3 · 3 launches more each pass under tensorwise,
  * 2 · 3 · 1 under MXFP8; no byte more, no host op more for the casts (a C++ loop in
- * one call; TE's per-expert calls are the forward floor's since cost model 197).
+ * one call; TE's per-expert calls are the forward floor's since cost model 198).
  * One local expert (EP 8), delayed scaling's fused multi-tensor kernel, torchao and
  * TE's op fuser (moe_fused_mlp) keep the group's count; a dense FFN is unchanged. */
 static void test_grouped_split_quantize(void)
@@ -3148,7 +3148,7 @@ static void test_grouped_split_quantize(void)
                            tsl_roofline_layer_fwd_s(&fused, &l, 1, 1, false, 0),
                        extra[i] * L, 1e-12, "tensorwise: %g launches more forward", extra[i]);
         /* one second an op: the op counts. The casts' loop adds none; since cost model
-         * 197 TE's per-expert calls join the forward's floor (docs/cost-model.md "The host
+         * 198 TE's per-expert calls join the forward's floor (docs/cost-model.md "The host
          * between two syncs"): 2 linears · 4 experts · 3 framework ops / 3, less the
          * group's counted GEMM and cast ops — tensorwise 2 · (1 + 3) = 8: none more;
          * MXFP8 2 · (1 + 1) = 4: 4 more. None backward. */
