@@ -1209,8 +1209,21 @@ typedef enum tsl_cost_mode {
  * 21 backward where 5 and 8 were. Host time only; binds where a layer's GPU time is short
  * of its host's: Llama 3 405B at TP 4, CP 2 on Grace (25.09 GB200 MXFP8, −24.5 → −16.4 %),
  * no other row moves.
+
+ *
+ * 198: the host between two syncs. TransformerEngine's per-expert calls in a MoE
+ * forward (GroupedLinear's quantize and cuBLASLt GEMM per local expert, cost model 167's
+ * count, TSL_ROOFLINE_TE_EXPERT_FOPS_*) join the pass's host floor: a dropless MoE
+ * forward syncs once a layer (Megatron-LM 44151194 token_dispatcher.py, every
+ * dispatcher), and one host thread issues everything from one sync to the next, so the
+ * layer's forward is never under its ops and those calls at H (roofline.c moe_ffn_s).
+ * Before, they sat only in the stretch after the sync (cost model 167), and the rest of
+ * the pass's host work was let run beside them. No new figure. mb2604-q235b-b200-mxfp8
+ * −23.2 → −15.8 %, mb2604-gptoss-h100-bf16 −19.0 → −13.2, the Super GB200 rows 3–6
+ * points nearer; mb2604-q30b-gb200-mxfp8 +2.8 → +9.2 (Grace's 2.75 on TE's calls,
+ * assumed at 167). Backward unchanged.
  */
-#define TSL_COST_MODEL_VERSION 197u
+#define TSL_COST_MODEL_VERSION 198u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -1388,8 +1388,12 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     p->mlp_s += c - c0;
     p->mlp_wgrad_s += p->wgrad_s - wg0;
     if (!p->bwd && eager_experts(p->d) && !(p->d->cuda_graphs & TSL_CUDA_GRAPH_MOE)) {
+        /* TE's per-expert calls are the forward's host work like any op: one host thread
+         * issues them between this layer's sync and the next, so they join the pass's
+         * floor (cost model 198, docs/cost-model.md "The host between two syncs") */
+        p->ops += te_expert_calls(p->d, local, lin_ops);
         p->expert_gpu_s = c - c0;
-        p->expert_ops = p->ops - ops0 + te_expert_calls(p->d, local, lin_ops);
+        p->expert_ops = p->ops - ops0;
     }
     if (p->d->moe_a2a)
         c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, r, local, ep);

@@ -417,8 +417,10 @@
  * split for MXFP8, extensions/cast.cpp), its cuBLASLt GEMM in general_grouped_gemm's
  * multi-stream loop (common/gemm/cublaslt_gemm.cu, one call per expert): 3; bf16 — the
  * weight's cast_if_needed (a Python call) and the GEMM: 2. Counted in a MoE forward's
- * expert stretch (tsl_roofline_fwd_t.expert_ops; cost.c moe_sync_stretch), not in the
- * pass's host floor (docs/cost-model.md "The experts after the sync"). */
+ * expert stretch (tsl_roofline_fwd_t.expert_ops; cost.c moe_sync_stretch) and, since
+ * cost model 198, in the forward's host floor: one host thread issues them between two
+ * syncs (docs/cost-model.md "The host between two syncs"). Not in the backward (its
+ * per-expert count is not read; no x86 row's backward is host-bound with it). */
 #define TSL_ROOFLINE_TE_EXPERT_FOPS_FP8  3.0
 #define TSL_ROOFLINE_TE_EXPERT_FOPS_BF16 2.0
 /* Megatron-LM's all-to-all token dispatcher (dev.moe_a2a; MoEAlltoAllTokenDispatcher

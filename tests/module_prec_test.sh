@@ -1,7 +1,7 @@
 #!/bin/bash
 # Per-module precision (cost model 173, docs/cost-model.md "Per-module precision"):
 # Megatron-Bridge's Nemotron 3 Super NVFP4 plan with te_quant.cfg's overrides (attention
-# QKV / projection and the latent projections bf16, Mamba out_proj MXFP8) prices a slower
+# QKV / projection and the latent projections bf16, Mamba out_proj MXFP8) prices another
 # iteration and a larger peak than every linear in NVFP4, records module_precision in its
 # document and reads it back to the same figures; bad lists and documents are refused
 # naming the field. A --megatron-args line reads the same overrides from
@@ -27,8 +27,11 @@ if python3 - "$tmp/all.json" "$tmp/own.json" "$tmp/back.json" <<'PY'; then
 import json, sys
 a, o, b = (json.load(open(f))["plan"] for f in sys.argv[1:4])
 assert "module_precision" not in a and o["module_precision"] == 0x11500011, o.get("module_precision")
-# slower and larger, by less than the overridden GEMMs could add (a few per cent)
-assert a["iter_time_s"] < o["iter_time_s"] < 1.1 * a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
+# moved by less than the overridden linears could (a few per cent); either way since
+# cost model 198: the MoE forwards are host-bound at Grace's pace, where a bf16 linear
+# issues no cast ops and an NVFP4 one does, while its GEMM runs slower
+assert o["iter_time_s"] != a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
+assert abs(o["iter_time_s"] - a["iter_time_s"]) < 0.05 * a["iter_time_s"], (a["iter_time_s"], o["iter_time_s"])
 assert a["peak_bytes"] < o["peak_bytes"], (a["peak_bytes"], o["peak_bytes"])
 assert b["module_precision"] == o["module_precision"], b.get("module_precision")
 assert abs(b["iter_time_s"] - o["iter_time_s"]) <= 1e-9 * o["iter_time_s"], (b["iter_time_s"], o["iter_time_s"])

@@ -4597,14 +4597,16 @@ static void test_moe_sync_stretch(void)
         env.knobs.fp8 = TSL_FP8_MXFP8;
         env.knobs.moe_flex = true;
         double scale = env.host_scale;
-        tsl_layer_cost_t x86, r;
+        tsl_layer_cost_t x86, r, raw;
+        env.host_op_s = 0.0; /* no host: the EP collectives whole (ep_host_lead off) */
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &raw);
         env.host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the x86 host's figure */
         tsl_cost_layer(&env, &l, &s, NULL, 32, &x86);
         env.host_op_s = TSL_ROOFLINE_HOST_OP_S * scale; /* the block's own */
         tsl_cost_layer(&env, &l, &s, NULL, 32, &r);
         CHECK(x86.feasible && r.feasible, "%s feasible", spec[i]);
         /* the stretch by hand: the roofline's expert ops and kernels, the forward's EP
-         * collectives (half of x86's ep_s: the same all-to-alls each pass, GPU-bound) */
+         * collectives (half of ep_s without a host: the same all-to-alls each pass) */
         tsl_roofline_dev_t d;
         tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
         d.shape = env.gemm_shape;
@@ -4618,28 +4620,39 @@ static void test_moe_sync_stretch(void)
         CHECK(f.expert_ops >= 2 * 16, "FP8: one op a local expert and linear at least: %g",
               f.expert_ops);
         double host = f.expert_ops * TSL_ROOFLINE_HOST_OP_S;
-        double gpu = f.expert_gpu_s + x86.ep_s / 2;
+        double gpu = f.expert_gpu_s + raw.ep_s / 2;
         CHECK(host < gpu, "%s: x86 host %g under the GPU's %g", spec[i], host, gpu);
-        /* at the block's own pace the forward's floor (fg) may hide some of the forward's
-         * EP collectives (ep_host_lead); what it hid is not subtracted from the stretch
-         * again (cost model 171) */
+        /* each pace's forward by hand: its floor (TE's per-expert calls in it since cost
+         * model 198) hides what it can of the forward's EP collectives (ep_host_lead);
+         * the stretch is what the sync leaves beyond that floor, less what of the floor
+         * hid them (cost model 171) */
         tsl_roofline_fwd_t fg;
         d.host_op_s = env.host_op_s;
         tsl_roofline_layer_fwd(&d, &l, 4, 1, false, 0, &fg);
-        double floor = fmax(0.0, fg.s - fg.gpu_s), ep_f = x86.ep_s / 2;
-        double hidden = fmin(ep_f, floor);
-        double want = fmax(0.0, scale * host - gpu - (floor - hidden));
-        CHECK(i == 0 ? want == 0 && floor == 0 : want > 1e-4, "%s: stretch %g", spec[i], want);
-        CHECK_NEAR(r.fwd_s - x86.fwd_s, (fg.s - f.s) - hidden + want, 1e-9,
-                   "%s: the forward takes it: +%g, by hand %g + %g", spec[i], r.fwd_s - x86.fwd_s,
-                   want, (fg.s - f.s) - hidden);
-        /* a capacity factor (HybridEP's fixed budget) or the op fuser: no stretch */
+        double ep_f = raw.ep_s / 2, fwd[2], stretch[2], hid[2];
+        const tsl_roofline_fwd_t *pass[2] = {&f, &fg};
+        for (int k = 0; k < 2; k++) {
+            double floor = fmax(0.0, pass[k]->s - pass[k]->gpu_s);
+            hid[k] = fmin(ep_f, floor);
+            stretch[k] = fmax(0.0, (k ? scale : 1.0) * host - gpu - (floor - hid[k]));
+            fwd[k] = pass[k]->s - hid[k] + stretch[k];
+        }
+        CHECK(stretch[0] == 0, "%s: no stretch at the x86 pace: %g", spec[i], stretch[0]);
+        /* the host's serial work: the pass's ops and the per-expert calls at its pace */
+        CHECK(fg.s >= scale * host, "%s: floor %g holds the stretch's host %g", spec[i], fg.s,
+              scale * host);
+        CHECK_NEAR(r.fwd_s - x86.fwd_s, fwd[1] - fwd[0], 1e-9,
+                   "%s: the forward takes it: +%g, by hand %g", spec[i], r.fwd_s - x86.fwd_s,
+                   fwd[1] - fwd[0]);
+        /* a capacity factor (HybridEP's fixed budget): no sync, no stretch; the floor's
+         * calls stay (the host issues them either way) */
         tsl_layer_cost_t a, b;
         env.knobs.moe_capacity = 1.5;
         tsl_cost_layer(&env, &l, &s, NULL, 32, &r);
         env.host_op_s = TSL_ROOFLINE_HOST_OP_S;
         tsl_cost_layer(&env, &l, &s, NULL, 32, &a);
-        CHECK(r.fwd_s == a.fwd_s, "%s: capacity factor, no sync", spec[i]);
+        CHECK_NEAR(r.fwd_s - a.fwd_s, (fg.s - hid[1]) - (f.s - hid[0]), 1e-9,
+                   "%s: capacity factor, no sync: +%g", spec[i], r.fwd_s - a.fwd_s);
         env.knobs.moe_capacity = 0;
         env.knobs.moe_fused_mlp = true;
         tsl_cost_layer(&env, &l, &s, NULL, 32, &a);
@@ -4648,6 +4661,72 @@ static void test_moe_sync_stretch(void)
         CHECK(a.fwd_s == b.fwd_s, "%s: TE's op fuser, no per-expert calls", spec[i]);
         tsl_cluster_free(&c);
     }
+}
+
+/* The host between two syncs (cost model 198): a dropless MoE forward syncs once
+ * (Megatron-LM 44151194 token_dispatcher.py: the all-to-all dispatcher's
+ * d2h_event.synchronize() before its all-to-all; HybridEP and DeepEP size their output
+ * on the host), and one host thread issues everything from one layer's sync to the
+ * next: the pass's ops and TE's per-expert calls (TransformerEngine release_v2.16
+ * grouped_linear.py, cost model 167's count, 3 framework ops an expert and linear
+ * under FP8). Both are the forward's floor. Qwen3-30B-A3B's MoE FFN, MXFP8, the
+ * all-to-all dispatcher, a quarter sample on a B200 (host-bound): 16 local experts at
+ * EP 8 against 8 at EP 16 issue 2 · 8 · 3 / 3 = 16 host ops more, and the forward
+ * takes 16 · H more — at cost model 196 the two floors were equal. */
+static void test_moe_te_host_floor(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 2048,
+                     .ffn_hidden = 768,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 8};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    CHECK(tsl_cluster_parse_spec(&c, "8xB200-180G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    d.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    d.fp8 = TSL_FP8_MXFP8;
+    d.fp8_flops = env.device_fp8_flops;
+    d.moe_fp8 = true;
+    d.moe_a2a = true;
+    tsl_roofline_fwd_t f8, f16;
+    d.ep = 8;
+    tsl_roofline_layer_fwd(&d, &l, 0.25, 1, false, 0, &f8);
+    d.ep = 16;
+    tsl_roofline_layer_fwd(&d, &l, 0.25, 1, false, 0, &f16);
+    CHECK(f8.s > f8.gpu_s && f16.s > f16.gpu_s, "host-bound: %g over %g, %g over %g", f8.s,
+          f8.gpu_s, f16.s, f16.gpu_s);
+    CHECK_NEAR(f8.expert_ops - f16.expert_ops, 16.0, 1e-9, "the stretch's ops: %g more",
+               f8.expert_ops - f16.expert_ops);
+    CHECK_NEAR(f8.s - f16.s, 16.0 * TSL_ROOFLINE_HOST_OP_S, 1e-12,
+               "the floor holds the per-expert calls: %g s more, 16 H = %g", f8.s - f16.s,
+               16.0 * TSL_ROOFLINE_HOST_OP_S);
+    /* the layer's forward, EP and stretch told, is never under the host's serial work */
+    env.mode = TSL_COST_STACK;
+    env.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    env.knobs.ep = 8;
+    env.knobs.fp8 = TSL_FP8_MXFP8;
+    env.knobs.moe_alltoall = true;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r);
+    d.ep = 8;
+    tsl_roofline_layer_fwd(&d, &l, 1, 1, false, 0, &f8); /* a sample a device */
+    CHECK(r.feasible, "feasible");
+    CHECK(f8.s > f8.gpu_s, "a sample: host-bound, %g over %g", f8.s, f8.gpu_s);
+    CHECK(r.fwd_s >= f8.s - 1e-12, "forward %g under the host's %g", r.fwd_s, f8.s);
+    tsl_cluster_free(&c);
 }
 
 static void test_moe_etp_capacity(void)
@@ -5441,6 +5520,7 @@ int main(void)
     test_kept_walks();
     test_moe_etp_capacity();
     test_moe_sync_stretch();
+    test_moe_te_host_floor();
     test_fp8_gather();
     test_fp8_blackwell();
     test_nvfp4_memory();
