@@ -80,7 +80,7 @@ typedef struct tsl_gpu_spec {
                                bus bytes/s (with TSL_HYBRIDEP_PEER_S per peer): a published
                                kernel-only sweep of the part's domain (cluster_hw.c); 0 =
                                none published: priced as NCCL's all-to-all there (cost.c
-                               ep_a2a_s; cost model 197) */
+                               ep_a2a_s; cost model 199) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

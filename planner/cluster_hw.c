@@ -189,7 +189,7 @@
  *              bandwidth 764.03 / 737.13 GB/s at 8 ranks, 706.95 / 666.26 at 16, 665.97 /
  *              639.80 at 24, 642.23 / 605.15 at 32, 632.31 / 596.99 at 36. Each pass runs
  *              one of each, so their mean time, least squares over the five: 691.9 GB/s
- *              and 2.751 µs a peer, within 0.6 % of every point (cost model 197). B200:
+ *              and 2.751 µs a peer, within 0.6 % of every point (cost model 199). B200:
  *              the same NVLink5 and die, its one published point (8 ranks, 16 SMs, kernel
  *              only 734.95 / 673.84) within 2 % of GB200's at 16 SMs (750.15 / 684.27):
  *              taken as GB200's (assumed at 32 SMs). Every other part 0: NCCL's

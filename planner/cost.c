@@ -2458,7 +2458,7 @@ static double flex_rank_copies(const tsl_layer_t *l, uint32_t ep)
     return fmin(1.0, n * tsl_cost_flex_hit(1.0 / n, l) / k);
 }
 
-/* HybridEP's dispatch or combine kernel inside one NVLink domain (cost model 197;
+/* HybridEP's dispatch or combine kernel inside one NVLink domain (cost model 199;
  * docs/cost-model.md "HybridEP's kernels inside one NVLink domain"): its TMA copies,
  * one-shot, at the part's published kernel figure, B·(n − 1)/n / bw for the B bytes a
  * rank receives, plus TSL_HYBRIDEP_PEER_S for each of its n − 1 peers (cluster_hw.c

@@ -1202,7 +1202,7 @@ typedef enum tsl_cost_mode {
  * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
  * without it prices as 195.
  *
- * 197: HybridEP's dispatch and combine inside one NVLink domain at its own kernels'
+ * 199: HybridEP's dispatch and combine inside one NVLink domain at its own kernels'
  * figure (tsl_gpu_spec_t.hybridep_nvl_bw 691.9 GB/s on GB200 and B200, with
  * TSL_HYBRIDEP_PEER_S a peer; cost.c hybridep_nvl_s), fitted to HybridEP's GB200
  * kernel-only sweep (DeepEP hybrid-ep 94a9f8f docs/README_Hybrid-EP.md, 32 SMs, 8-36
@@ -1212,10 +1212,10 @@ typedef enum tsl_cost_mode {
  * Qwen3-30B and GPT-OSS Blackwell rows 2-10 points more optimistic. DeepEP, groups across
  * domains, Hopper and PAPER price as 196.
  */
-#define TSL_COST_MODEL_VERSION 197u
+#define TSL_COST_MODEL_VERSION 199u
 
 /* HybridEP's per-peer cost of one dispatch or combine kernel inside an NVLink domain,
- * s (cost model 197): the fit beside tsl_gpu_spec_t.hybridep_nvl_bw to HybridEP's GB200
+ * s (cost model 199): the fit beside tsl_gpu_spec_t.hybridep_nvl_bw to HybridEP's GB200
  * kernel-only sweep (cluster_hw.c hybridep_nvl_bw; cost.c hybridep_nvl_s). */
 #define TSL_HYBRIDEP_PEER_S 2.751e-6
 
@@ -1860,7 +1860,7 @@ typedef struct tsl_cost_env {
                                           bytes/s: the block's slowest GPU type's
                                           tsl_gpu_spec_t.hybridep_nvl_bw, 0 where any type
                                           has none (NCCL's all-to-all figure then; cost.c
-                                          ep_a2a_s, cost model 197) */
+                                          ep_a2a_s, cost model 199) */
     double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8

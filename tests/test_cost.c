@@ -4204,7 +4204,7 @@ static double hybridep_pass(const char *spec, const tsl_layer_t *l, uint32_t n, 
     return (ep_s[0] - ep_s[1]) / 2 + ep_s[2] / 2;
 }
 
-/* HybridEP's kernels inside one NVLink domain (cost model 197; docs/cost-model.md
+/* HybridEP's kernels inside one NVLink domain (cost model 199; docs/cost-model.md
  * "HybridEP's kernels inside one NVLink domain"): on Blackwell its dispatch and combine
  * at the part's published kernel figure, 691.9 GB/s bus + 2.751 µs a peer, not NCCL's
  * all-to-all; HybridEP's GB200 sweep reproduced; NCCL's figure where the part has none,
