@@ -70,6 +70,11 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
         return tsl_err_set(err,
                            "cluster: GPU type '%s': host_scale %g must be >= 0 (0: an x86 host)",
                            g->name, g->host_scale);
+    if (!(isfinite(g->hybridep_nvl_bw) && g->hybridep_nvl_bw >= 0))
+        return tsl_err_set(err,
+                           "cluster: GPU type '%s': hybridep_nvl_bw %g must be >= 0 (0: none "
+                           "published)",
+                           g->name, g->hybridep_nvl_bw);
     return 0;
 }
 
@@ -79,7 +84,7 @@ static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b)
            a->efficiency == b->efficiency && a->intra_bw == b->intra_bw &&
            a->pcie_bw == b->pcie_bw && a->fp32_peak_flops == b->fp32_peak_flops &&
            a->tf32_peak_flops == b->tf32_peak_flops && a->no_bf16 == b->no_bf16 &&
-           a->host_scale == b->host_scale;
+           a->host_scale == b->host_scale && a->hybridep_nvl_bw == b->hybridep_nvl_bw;
 }
 
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,

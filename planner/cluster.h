@@ -76,6 +76,11 @@ typedef struct tsl_gpu_spec {
                                Priced where the built-in host op is used (cost.c
                                tsl_cost_env_init; cost model 171, before only the MoE
                                stretch after the sync) */
+    double hybridep_nvl_bw; /* HybridEP's dispatch / combine kernels inside one NVLink domain,
+                               bus bytes/s (with TSL_HYBRIDEP_PEER_S per peer): a published
+                               kernel-only sweep of the part's domain (cluster_hw.c); 0 =
+                               none published: priced as NCCL's all-to-all there (cost.c
+                               ep_a2a_s; cost model 199) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

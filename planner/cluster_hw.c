@@ -177,6 +177,23 @@
  *              use, the floor of each eager pass included (cost.c tsl_cost_env_init; cost
  *              model 171; docs/cost-model.md "CUDA-graphed modules"): the graphed modules'
  *              ops leave that floor, so the factor prices the eager ops that remain.
+ * hybridep_nvl_bw  HybridEP's own dispatch / combine kernels inside one NVLink domain
+ *              (TMA copies, one-shot, not NCCL's sends): bus bandwidth with
+ *              TSL_HYBRIDEP_PEER_S per peer (cost.h), t = B·(n−1)/n / bw + (n−1)·α for B
+ *              the rows a rank receives. Fitted to deepseek-ai/DeepEP hybrid-ep
+ *              docs/README_Hybrid-EP.md (94a9f8f; the same table since 6ad6896,
+ *              Hybrid-EP_Intra-node_Implementation.md), "GB200 Platform", Kernel Only, 32
+ *              SMs (Megatron-Bridge's perf overrides set moe_hybridep_num_sms 32), BF16
+ *              (Megatron-LM's HybridEP dispatch is bf16): 4096 tokens of h 7168, top-8 of
+ *              8 local experts a rank, uniform routing; dispatch / combine algorithm
+ *              bandwidth 764.03 / 737.13 GB/s at 8 ranks, 706.95 / 666.26 at 16, 665.97 /
+ *              639.80 at 24, 642.23 / 605.15 at 32, 632.31 / 596.99 at 36. Each pass runs
+ *              one of each, so their mean time, least squares over the five: 691.9 GB/s
+ *              and 2.751 µs a peer, within 0.6 % of every point (cost model 199). B200:
+ *              the same NVLink5 and die, its one published point (8 ranks, 16 SMs, kernel
+ *              only 734.95 / 673.84) within 2 % of GB200's at 16 SMs (750.15 / 684.27):
+ *              taken as GB200's (assumed at 32 SMs). Every other part 0: NCCL's
+ *              all-to-all figure (no HybridEP sweep inside its domain published).
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
@@ -241,6 +258,11 @@
  * TE's own modules ran 99.66 us there, no x86 figure beside it). DGX B200's Xeon 8570 is
  * taken as the 8480C (the same core generation). */
 #define HOST_SCALE_GRACE 2.75
+/* HybridEP's NVLink5 kernels (hybridep_nvl_bw above): GB200's sweep, B200 taken as it */
+#define HYBRIDEP_NVL5_BW (691.9 * GBPS)
+#define SRC_HYBRIDEP_NVL5                                                                          \
+    "; hybridep: 691.9 GB/s bus + 2.751 us a peer, HybridEP's GB200 kernel-only sweep (DeepEP "    \
+    "hybrid-ep 94a9f8f docs/README_Hybrid-EP.md, 32 SMs, BF16, 8-36 ranks)"
 #define SRC_HOST_GRACE                                                                             \
     "host_scale 2.75 = torch.nn.Linear forward's host time on GB200 (Grace) over a DGX H100's "    \
     "Xeon 8480C, 37.08 / 13.48 us (NVIDIA/TransformerEngine#2053)"
@@ -338,9 +360,9 @@ const tsl_ar_curve_t *tsl_gpu_ar_curve(const tsl_gpu_spec_t *g)
 
 static const tsl_gpu_spec_t gpu_table[] = {
     {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
-     1555 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false, 0.0},
+     1555 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false, 0.0, 0.0},
     {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
-     2039 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false, 0.0},
+     2039 * GBPS, 0.0, 0.0, 0.0, A2A_A100, 19.5 * TFLOPS, 156 * TFLOPS, false, 0.0, 0.0},
     {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense, 700 W); " SRC_EFF_GH100
      " (no H100 MSMF published: the same GH100 die and limit, assumed; the curve's shape "
@@ -350,7 +372,7 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "x 150/232 (the A100's Galvatron-measured / NVIDIA-published ratio); "
      "pcie: gen5 x16 ~78% of line rate; " SRC_A2A_H100 "; " SRC_FP32_H100,
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false,
-     0.0},
+     0.0, 0.0},
     {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, EFF_GH100_500W, 239 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, intra and pcie as "
@@ -361,7 +383,7 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "share); fp8: 0.578 = 0.632 x 0.915; attention shares x 0.915; " SRC_A2A_H100
      "; " SRC_FP32_H100,
      2400 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100_500W, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS,
-     false, 0.0},
+     false, 0.0, 0.0},
     {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, EFF_GH100, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
      "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 "
@@ -371,7 +393,7 @@ static const tsl_gpu_spec_t gpu_table[] = {
      " (the same NVLink4); fp32: H200 SXM datasheet FP32 67 TFLOPS, TF32 tensor 989 with "
      "sparsity = 494.5 dense",
      4800 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, A2A_H100, 67 * TFLOPS, 494.5 * TFLOPS, false,
-     0.0},
+     0.0, 0.0},
     {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, EFF_GH100, 102 * GBPS, 48 * GBPS,
      "H800 SXM (NVIDIA's export-compliant H100 for China, launched March 2023): the H100 "
      "SXM5 part with NVLink cut to 400 GB/s bidirectional = 200 GB/s/direction (third-party "
@@ -383,7 +405,8 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "unidirectional point to point, not an nccl-tests busbw: not taken) and IB 50 GB/s per GPU "
      "on its H800 cluster; a2a: the ring's, no published figure (NVLink cut: the H100's "
      "ratio not taken); fp32 and TF32 as H100-80G (the same part)",
-     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, 0.0, 67 * TFLOPS, 494.5 * TFLOPS, false, 0.0},
+     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_GH100, 0.0, 0.0, 67 * TFLOPS, 494.5 * TFLOPS, false, 0.0,
+     0.0},
     {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.628, 453 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
@@ -398,9 +421,10 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "(gemm_eff.h), x 0.822 = MSMF / MAMF 1456.3 / 1770.9 (burst sweeps at the settled clock); "
      "a2a: 640/700 of the ring (NCCL tests alltoall / ring allreduce busbw, 8 "
      "GPUs, NVIDIA GTC25 S72583); fp32: FP32 75 TFLOPS, TF32 tensor 2.2 PFLOPS with sparsity = "
-     "1100 dense (NVIDIA Blackwell datasheet, individual GPU of HGX B200)",
+     "1100 dense (NVIDIA Blackwell datasheet, individual GPU of HGX B200)" SRC_HYBRIDEP_NVL5
+     " (GB200's, the same NVLink5: B200's one point at 16 SMs within 2 % of GB200's)",
      8000 * GBPS, 4500 * TFLOPS, 0.603, 9000 * TFLOPS, 640.0 / 700.0, 75 * TFLOPS, 1100 * TFLOPS,
-     false, 0.0},
+     false, 0.0, HYBRIDEP_NVL5_BW},
     {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.581, 440 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
@@ -421,9 +445,9 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "alltoall / allreduce busbw without NVLink SHARP, 32 GPUs of an NVL72, NVIDIA GTC25 "
      "S72583); fp32: FP32 80 TFLOPS, TF32 tensor 2.5 PFLOPS with sparsity = 1250 dense (NVIDIA "
      "Blackwell datasheet, individual GPU of GB200 NVL72; the NVL72 spec's 5760 TFLOPS FP32 and "
-     "180 PFLOPS TF32 / 72); host: Grace (Neoverse V2), " SRC_HOST_GRACE,
+     "180 PFLOPS TF32 / 72); host: Grace (Neoverse V2), " SRC_HOST_GRACE SRC_HYBRIDEP_NVL5,
      8000 * GBPS, 5000 * TFLOPS, 0.571, 10000 * TFLOPS, 640.0 / 680.0, 80 * TFLOPS, 1250 * TFLOPS,
-     false, HOST_SCALE_GRACE},
+     false, HOST_SCALE_GRACE, HYBRIDEP_NVL5_BW},
     {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "
@@ -432,33 +456,33 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "448 GB/s/direction x 0.51 (cost model 30's rule; no published rccl-tests ring busbw: "
      "ml-engineering's torch all-reduce, 312.9 GB/s on 8 GPUs, is not one); pcie: gen5 x16 "
      "~78%" SRC_NO_A2A "; " SRC_FP32_CDNA3,
-     5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0, false, 0.0},
+     5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0, false, 0.0, 0.0},
     {"MI325X-256G", (uint64_t)(256 * GIB), 1307.4 * TFLOPS, 0.586, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI325X datasheet (256 GB HBM3E, 6 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric as MI300X); efficiency: e_max 0.586 = MAMF 784.9/1300 = 60.4% "
      "(ml-engineering, ROCm 6.2.4, 1000 W) x 0.97; intra: as MI300X (assumed ratio); pcie: "
      "gen5" SRC_NO_A2A "; " SRC_FP32_CDNA3 " (MI325X datasheet: the same figures)",
-     6000 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0, false, 0.0},
+     6000 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0, 0.0, 163.4 * TFLOPS, 0.0, false, 0.0, 0.0},
     {"L40S-48G", (uint64_t)(48 * GIB), 362.05 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L40S datasheet (48 GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS dense / 733 "
      "sparse, PCIe gen4 x16, no NVLink; 142 SMs); efficiency: e_max 0.5 assumed (no published "
      "MAMF), H100 shape curve; intra: PCIe gen4, ~63% of the 31.5 GB/s x16 line rate; pcie: "
      "gen4" SRC_NO_A2A "; fp32: FP32 91.6 TFLOPS, TF32 tensor 183 dense (366 with sparsity), "
      "same datasheet",
-     864 * GBPS, 733 * TFLOPS, 0.0, 0.0, 0.0, 91.6 * TFLOPS, 183 * TFLOPS, false, 0.0},
+     864 * GBPS, 733 * TFLOPS, 0.0, 0.0, 0.0, 91.6 * TFLOPS, 183 * TFLOPS, false, 0.0, 0.0},
     {"L4-24G", (uint64_t)(24 * GIB), 121 * TFLOPS, 0.40, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L4 datasheet (24 GB GDDR6, 300 GB/s, BF16 121 TFLOPS dense / 242 sparse, "
      "72 W, PCIe gen4 x16; 58 SMs); efficiency: e_max 0.4 assumed as T4 (a 70 W-class cap "
      "throttles clocks); intra: PCIe gen4 ~63% of line rate; pcie: gen4" SRC_NO_A2A
      "; fp32: FP32 30.3 TFLOPS, TF32 tensor 120 with sparsity = 60 dense, same datasheet",
-     300 * GBPS, 242.5 * TFLOPS, 0.0, 0.0, 0.0, 30.3 * TFLOPS, 60 * TFLOPS, false, 0.0},
+     300 * GBPS, 242.5 * TFLOPS, 0.0, 0.0, 0.0, 30.3 * TFLOPS, 60 * TFLOPS, false, 0.0, 0.0},
     {"A10G-24G", (uint64_t)(24 * GIB), 70 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "AWS G5's A10G (NVIDIA publishes no A10G datasheet): 24 GB GDDR6 600 GB/s (AWS EC2 G5), "
      "tensor BF16 70 TFLOPS dense per Baseten's 'NVIDIA A10 vs A10G' spec table (the A10's is "
      "125); 80 SMs assumed; efficiency: e_max 0.5 assumed; intra: PCIe gen4 ~63% of line rate "
      "(g5.48xlarge, no NVLink); pcie: gen4" SRC_NO_A2A "; fp32: FP32 31.52 TFLOPS, TF32 tensor "
      "35 dense, the same Baseten table (half its BF16, as on every Ampere part)",
-     600 * GBPS, 0.0, 0.0, 0.0, 0.0, 31.52 * TFLOPS, 35 * TFLOPS, false, 0.0},
+     600 * GBPS, 0.0, 0.0, 0.0, 0.0, 31.52 * TFLOPS, 35 * TFLOPS, false, 0.0, 0.0},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 4.87 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
@@ -467,21 +491,21 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "tools/Galvatron/env_configs/allreduce_bandwidth_8_gpus.json, 1_8_1); "
      "pcie: gen3 x16 ~78% of line rate; fp32: 16.3 TFLOPS (TITAN RTX datasheet), no TF32 "
      "(Turing)" SRC_NO_A2A,
-     672 * GBPS, 0.0, 0.0, 0.0, 0.0, 16.3 * TFLOPS, 0.0, true, 0.0},
+     672 * GBPS, 0.0, 0.0, 0.0, 0.0, 16.3 * TFLOPS, 0.0, true, 0.0, 0.0},
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
      "intra: 75 GB/s, assumed: NVLink2 150 GB/s/direction x 0.51 (cost model 30's rule; no "
      "published nccl-tests ring busbw of a V100 node); pcie: gen3; fp32: 15.7 TFLOPS (V100 "
      "SXM2 datasheet), no TF32 (Volta)" SRC_NO_A2A,
-     900 * GBPS, 0.0, 0.0, 0.0, 0.0, 15.7 * TFLOPS, 0.0, true, 0.0},
+     900 * GBPS, 0.0, 0.0, 0.0, 0.0, 15.7 * TFLOPS, 0.0, true, 0.0, 0.0},
     {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
      "intra: 75 GB/s, assumed: NVLink2 150 GB/s/direction x 0.51 (cost model 30's rule; no "
      "published nccl-tests ring busbw of a V100 node); pcie: gen3; fp32: 15.7 TFLOPS (V100 "
      "SXM2 datasheet), no TF32 (Volta)" SRC_NO_A2A,
-     900 * GBPS, 0.0, 0.0, 0.0, 0.0, 15.7 * TFLOPS, 0.0, true, 0.0},
+     900 * GBPS, 0.0, 0.0, 0.0, 0.0, 15.7 * TFLOPS, 0.0, true, 0.0, 0.0},
     {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.38, 6.25 * GBPS, 12 * GBPS,
      "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: e_max 0.38, the 70 W cap "
      "throttles: a sustained 4096^3 fp16 cuBLAS GEMM runs at ~24 TFLOP/s (NVIDIA developer "
@@ -489,16 +513,16 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "shape curve's 0.966 of X there; "
      "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3; fp32: 8.1 TFLOPS "
      "(T4 datasheet), no TF32 (Turing)" SRC_NO_A2A,
-     320 * GBPS, 0.0, 0.0, 0.0, 0.0, 8.1 * TFLOPS, 0.0, true, 0.0},
+     320 * GBPS, 0.0, 0.0, 0.0, 0.0, 8.1 * TFLOPS, 0.0, true, 0.0, 0.0},
     {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: e_max 0.5 "
      "assumed, H100 shape curve; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: "
      "gen3" SRC_NO_A2A "; " SRC_FP32_2080TI,
-     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0, true, 0.0},
+     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0, true, 0.0, 0.0},
     {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
      "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)" SRC_NO_A2A "; " SRC_FP32_2080TI,
-     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0, true, 0.0},
+     616 * GBPS, 0.0, 0.0, 0.0, 0.0, 13.4 * TFLOPS, 0.0, true, 0.0, 0.0},
 };
 
 /* Short names people type; each maps to the one entry it can only mean. */

@@ -101,6 +101,17 @@ static double block_host_scale(const tsl_cluster_t *c, uint32_t first, uint32_t 
     return x > 0 ? x : 1.0;
 }
 
+/* HybridEP's NVLink figure of a block (tsl_gpu_spec_t.hybridep_nvl_bw): its slowest GPU
+ * type's, 0 where any type has none published (NCCL's all-to-all figure then). */
+static double block_hybridep_bw(const tsl_cluster_t *c, uint32_t first, uint32_t size)
+{
+    double x = INFINITY;
+    uint32_t dev = first, seen = UINT32_MAX;
+    for (const tsl_gpu_spec_t *gpu; (gpu = tsl_cluster_next_type(c, &dev, first + size, &seen));)
+        x = fmin(x, gpu->hybridep_nvl_bw);
+    return isfinite(x) ? x : 0.0;
+}
+
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err)
 {
@@ -128,6 +139,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->host_scale = block_host_scale(c, block_first, block_size);
     /* the stacks Tessel targets run eager PyTorch, at the pace of the block's host CPU */
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S * env->host_scale;
+    env->hybridep_nvl_bw = block_hybridep_bw(c, block_first, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
     env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* trials' fit */
@@ -2446,19 +2458,34 @@ static double flex_rank_copies(const tsl_layer_t *l, uint32_t ep)
     return fmin(1.0, n * tsl_cost_flex_hit(1.0 / n, l) / k);
 }
 
+/* HybridEP's dispatch or combine kernel inside one NVLink domain (cost model 199;
+ * docs/cost-model.md "HybridEP's kernels inside one NVLink domain"): its TMA copies,
+ * one-shot, at the part's published kernel figure, B·(n − 1)/n / bw for the B bytes a
+ * rank receives, plus TSL_HYBRIDEP_PEER_S for each of its n − 1 peers (cluster_hw.c
+ * hybridep_nvl_bw: the fit to HybridEP's GB200 sweep), not NCCL's sends and protocol. */
+static double hybridep_nvl_s(double bytes, uint32_t n, double bw)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0.0;
+    return tsl_cost_alltoall_s(bytes, n, bw) + (n - 1) * TSL_HYBRIDEP_PEER_S;
+}
+
 /* One EP all-to-all (dispatch or combine) of a rank's routed copies, `bytes`: NCCL's at
  * the group's all-to-all figure; a flex dispatcher's across domains (fx from
  * made_group_flex) sends one copy per token and destination domain, bytes / k · net_s
  * through the slowest domain's NICs, and forwards the copies over NVLink inside each
  * domain, pipelined in chunks (DeepEP's normal kernels; HybridEP likewise): the slower
  * of the two, the NVLink part with the group's α (docs/cost-model.md "All-to-all",
- * "Across NVLink domains"). */
+ * "Across NVLink domains"). HybridEP inside one domain (hep_bw > 0: its back end on a
+ * part with a published figure) at its own kernels' figure (hybridep_nvl_s). */
 static double ep_a2a_s(const tsl_layer_t *l, double bytes, uint32_t ep, double a2a_bw,
-                       const tsl_coll_lat_t *lat, const tsl_cluster_flex_bw_t *fx)
+                       const tsl_coll_lat_t *lat, const tsl_cluster_flex_bw_t *fx, double hep_bw)
 {
     if (fx->domains == 0) /* NCCL's all-to-all: one copy per routed expert */
         return alltoall_lat_s(bytes, ep, a2a_bw, lat);
     double nvl = bytes * flex_rank_copies(l, ep);
+    if ((fx->domains == 1 || !(fx->net_s > 0)) && hep_bw > 0)
+        return hybridep_nvl_s(nvl, ep, hep_bw);
     if (fx->domains == 1 || !(fx->net_s > 0))
         return alltoall_lat_s(nvl, ep, a2a_bw, lat);
     double net = bytes / l->experts_per_tok * fx->net_s;
@@ -2494,14 +2521,16 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     double wire = fp8 && env->knobs.moe_fp8_dispatch ? tsl_fp8_wire_bytes(env->knobs.fp8) : 2.0;
     tsl_cluster_flex_bw_t fx;
     made_group_flex(env, l, bw, etp, ep, &fx);
-    o->a2a_pass = ep_a2a_s(l, bytes, ep, a2a_ep, &lat_ep, &fx) +
-                  ep_a2a_s(l, bytes * wire / 2.0, ep, a2a_ep, &lat_ep, &fx);
+    bool hep = env->mode != TSL_COST_PAPER &&
+               tsl_flex_backend_of(env->knobs.moe_flex, env->knobs.moe_flex_backend,
+                                   env->knobs.moe_pad) == TSL_FLEX_HYBRIDEP;
+    double hep_bw = hep ? env->hybridep_nvl_bw : 0.0; /* HybridEP's own kernels in a domain */
+    o->a2a_pass = ep_a2a_s(l, bytes, ep, a2a_ep, &lat_ep, &fx, hep_bw) +
+                  ep_a2a_s(l, bytes * wire / 2.0, ep, a2a_ep, &lat_ep, &fx, hep_bw);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     if (env->knobs.moe_alltoall && ep > 1)
         alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);
-    if (env->mode != TSL_COST_PAPER &&
-        tsl_flex_backend_of(env->knobs.moe_flex, env->knobs.moe_flex_backend, env->knobs.moe_pad) ==
-            TSL_FLEX_HYBRIDEP)
+    if (hep)
         o->map_f = hybridep_metadata_s(env, l, bw, ep, etp, n * l->seq_len / g.t);
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));

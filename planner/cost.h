@@ -1222,8 +1222,23 @@ typedef enum tsl_cost_mode {
  * −23.2 → −15.8 %, mb2604-gptoss-h100-bf16 −19.0 → −13.2, the Super GB200 rows 3–6
  * points nearer; mb2604-q30b-gb200-mxfp8 +2.8 → +9.2 (Grace's 2.75 on TE's calls,
  * assumed at 167). Backward unchanged.
+ *
+ * 199: HybridEP's dispatch and combine inside one NVLink domain at its own kernels'
+ * figure (tsl_gpu_spec_t.hybridep_nvl_bw 691.9 GB/s on GB200 and B200, with
+ * TSL_HYBRIDEP_PEER_S a peer; cost.c hybridep_nvl_s), fitted to HybridEP's GB200
+ * kernel-only sweep (DeepEP hybrid-ep 94a9f8f docs/README_Hybrid-EP.md, 32 SMs, 8-36
+ * ranks), not NCCL's all-to-all (1.6x slower there). 27 rows move: DeepSeek-V3 GB200
+ * 26.04.01 +14.9 -> +3.6 %, 26.06 / 26.08 / 26.06.01 +8.7 / +7.4 / +7.8 -> +4.3 / +3.1 /
+ * +3.4 %; Qwen3-235B GB200 +6.2 / +4.2 -> -6.7 / -1.0 %; the eager-path Nemotron 3,
+ * Qwen3-30B and GPT-OSS Blackwell rows 2-10 points more optimistic. DeepEP, groups across
+ * domains, Hopper and PAPER price as 198.
  */
-#define TSL_COST_MODEL_VERSION 198u
+#define TSL_COST_MODEL_VERSION 199u
+
+/* HybridEP's per-peer cost of one dispatch or combine kernel inside an NVLink domain,
+ * s (cost model 199): the fit beside tsl_gpu_spec_t.hybridep_nvl_bw to HybridEP's GB200
+ * kernel-only sweep (cluster_hw.c hybridep_nvl_bw; cost.c hybridep_nvl_s). */
+#define TSL_HYBRIDEP_PEER_S 2.751e-6
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -1863,6 +1878,11 @@ typedef struct tsl_cost_env {
                                           tsl_cost_env_init, which prices host_op_s at it;
                                           1 where the request gives its own host_op_us
                                           (measured on its own host) */
+    double hybridep_nvl_bw;            /* HybridEP's kernels inside one NVLink domain, bus
+                                          bytes/s: the block's slowest GPU type's
+                                          tsl_gpu_spec_t.hybridep_nvl_bw, 0 where any type
+                                          has none (NCCL's all-to-all figure then; cost.c
+                                          ep_a2a_s, cost model 199) */
     double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8

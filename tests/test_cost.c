@@ -4172,6 +4172,92 @@ static void test_hybridep_map(void)
     tsl_cluster_free(&c);
 }
 
+/* One flex pass (dispatch + combine) of layer l at EP n over `spec`'s first n GPUs (DP n,
+ * a rank's 4096 tokens), its routing-map gather left out: HybridEP's ep_s with the GPU
+ * type's HybridEP figure less with it zeroed is twice (its pass − NCCL's), and DeepEP's is
+ * twice NCCL's (no map). `nccl` gets NCCL's pass. */
+static double hybridep_pass(const char *spec, const tsl_layer_t *l, uint32_t n, bool paper,
+                            double *nccl)
+{
+    tsl_err_t err = {0};
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s", err.msg);
+    tsl_strategy_t s = one(TSL_DIM_DP, n, false);
+    double ep_s[3]; /* hybridep with the figure, hybridep without it, deepep */
+    double figure = c.gpu_types[0].hybridep_nvl_bw;
+    for (int i = 0; i < 3; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        c.gpu_types[0].hybridep_nvl_bw = i == 1 ? 0.0 : figure;
+        CHECK(tsl_cost_env_init(&env, &c, 0, n, &err) == 0, "%s", err.msg);
+        if (paper)
+            env.mode = TSL_COST_PAPER;
+        env.host_op_s = 0.0;
+        env.knobs.ep = n;
+        env.knobs.moe_flex = true;
+        env.knobs.moe_flex_backend = i == 2 ? TSL_FLEX_DEEPEP : TSL_FLEX_HYBRIDEP;
+        tsl_cost_layer(&env, l, &s, NULL, n, &r);
+        ep_s[i] = r.ep_s;
+    }
+    tsl_cluster_free(&c);
+    *nccl = ep_s[2] / 2;
+    return (ep_s[0] - ep_s[1]) / 2 + ep_s[2] / 2;
+}
+
+/* HybridEP's kernels inside one NVLink domain (cost model 199; docs/cost-model.md
+ * "HybridEP's kernels inside one NVLink domain"): on Blackwell its dispatch and combine
+ * at the part's published kernel figure, 691.9 GB/s bus + 2.751 µs a peer, not NCCL's
+ * all-to-all; HybridEP's GB200 sweep reproduced; NCCL's figure where the part has none,
+ * across domains, in PAPER mode and for DeepEP. */
+static void test_hybridep_nvl(void)
+{
+    tsl_err_t err = {0};
+    /* HybridEP's own benchmark shape (DeepEP hybrid-ep 94a9f8f docs/README_Hybrid-EP.md,
+     * GB200, kernel only, 32 SMs, BF16): 4096 tokens of h 7168, top-8 of 8 local experts a
+     * rank, uniform; 32 ranks = 256 experts on 8 trays of one NVL72 */
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 7168,
+                     .ffn_hidden = 2048,
+                     .heads = 56,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 256,
+                     .experts_per_tok = 8};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double nccl, hep = hybridep_pass("8x4xGB200-186G:nvl72", &l, 32, false, &nccl);
+    /* a rank receives 4096 · 32 · hit(1/32) rows of 14336 B, hit = 1 − C(248,8)/C(256,8) */
+    double miss = 1;
+    for (int i = 0; i < 8; i++)
+        miss *= (248.0 - i) / (256 - i);
+    double B = 4096.0 * 32 * (1 - miss) * 7168 * 2;
+    double op = 31.0 / 32 * B / 691.9e9 + 31 * 2.751e-6;
+    CHECK_NEAR(hep, 2 * op, 1e-9, "HybridEP's pass: %g s, by hand %g", hep, 2 * op);
+    /* the published dispatch 642.23 and combine 605.15 GB/s (algorithm bandwidth of B):
+     * each pass runs one of each; the model within 1 % of their sum */
+    double published = B / 642.23e9 + B / 605.15e9;
+    CHECK(fabs(hep / published - 1) < 0.01, "HybridEP at 32 ranks: %g s, published %g s", hep,
+          published);
+    /* NCCL's all-to-all model (640/680 of GB200's 440 GB/s ring figure, with NCCL's α) was
+     * 1.6x slower */
+    CHECK(nccl / hep > 1.5 && nccl / hep < 1.8, "NCCL's %g s over HybridEP's %g s", nccl, hep);
+    /* B200: the same figure (its one published point within 2 % of GB200's) */
+    double b200 = hybridep_pass("4x8xB200-180G:8xib400", &l, 8, false, &nccl);
+    miss = 1;
+    for (int i = 0; i < 8; i++)
+        miss *= (224.0 - i) / (256 - i);
+    double B8 = 4096.0 * 8 * (1 - miss) * 7168 * 2;
+    CHECK_NEAR(b200, 2 * (7.0 / 8 * B8 / 691.9e9 + 7 * 2.751e-6), 1e-9, "B200 EP 8: %g s", b200);
+    /* NCCL's figure: a part without a published sweep (H100), a group across NVLink
+     * domains (GB200 trays without the rack's domain: EP 32 over 8 trays' NICs), PAPER */
+    CHECK(hybridep_pass("4x8xH100-80G:8xib400", &l, 8, false, &nccl) == nccl, "H100: NCCL's");
+    CHECK(hybridep_pass("8x4xGB200-186G:4xib400", &l, 32, false, &nccl) == nccl,
+          "across domains: NCCL's NVLink leg");
+    CHECK(hybridep_pass("8x4xGB200-186G:nvl72", &l, 32, true, &nccl) == nccl, "PAPER: NCCL's");
+}
+
 /* A flex dispatcher (moe_flex) against NCCL's all-to-all over 4 DGX H100 (EP 32, 8 per
  * node; docs/cost-model.md "Across NVLink domains"). */
 static void test_moe_flex(void)
@@ -5516,6 +5602,7 @@ int main(void)
     test_moe_a2a_ratio();
     test_moe_flex();
     test_hybridep_map();
+    test_hybridep_nvl();
     test_moe_bw_made();
     test_kept_walks();
     test_moe_etp_capacity();
