@@ -1201,8 +1201,18 @@ typedef enum tsl_cost_mode {
  * recompute and `moe_act`'s. Set on the 16 Nemotron 3 rows: Nano H100 +10.3 / +13.2 →
  * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
  * without it prices as 195.
+ *
+ * 197: TE's NVFP4 quantiser all-reduces its amax over the TP group under SP, as current
+ * scaling's does (cost model 163): a column-parallel linear's input forward and a
+ * row-parallel one's dY backward (TransformerEngine release_v2.16 module/linear.py
+ * l.2087-2108, layernorm_linear.py l.1898-1919 _customize_quantizers_nvfp4;
+ * csrc/quantizer.cpp l.2402-2421 allreduce_coalesced, then wait()) — fp8_impl.h
+ * tsl_fp8_impl_amax_reduced. Each TP block's linear is charged at the recipe its module
+ * runs (module_prec: a Mamba out_proj kept MXFP8 under an NVFP4 plan reduces none;
+ * roofline.h col_amax / row_amax), no longer at the plan's. A plan without NVFP4 under
+ * SP with TP > 1 prices as 196.
  */
-#define TSL_COST_MODEL_VERSION 196u
+#define TSL_COST_MODEL_VERSION 197u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
