@@ -1382,7 +1382,7 @@ static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double a
  * Under TE current scaling or NVFP4 each of those casts (the column-parallel linear's
  * input forward, the row-parallel one's dY backward) first all-reduces its 4-byte
  * amax over the TP group (fp8_impl.h tsl_fp8_impl_amax_reduced; cost models 163 and
- * 197), each linear at the recipe its module runs (module_prec: col_amax, row_amax):
+ * 200), each linear at the recipe its module runs (module_prec: col_amax, row_amax):
  * one small all-reduce each, α-bound, on the compute stream's path between the
  * amax and scale kernels — the block's gather cannot start before the cast, so
  * nothing hides it: amax_f_s and amax_b_s, the pass's sum. */

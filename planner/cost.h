@@ -1202,7 +1202,7 @@ typedef enum tsl_cost_mode {
  * +0.5 / +3.2 %, the Blackwell Nano and Super rows 6–14 points more optimistic. A plan
  * without it prices as 195.
  *
- * 197: TE's NVFP4 quantiser all-reduces its amax over the TP group under SP, as current
+ * 200: TE's NVFP4 quantiser all-reduces its amax over the TP group under SP, as current
  * scaling's does (cost model 163): a column-parallel linear's input forward and a
  * row-parallel one's dY backward (TransformerEngine release_v2.16 module/linear.py
  * l.2087-2108, layernorm_linear.py l.1898-1919 _customize_quantizers_nvfp4;
@@ -1212,7 +1212,7 @@ typedef enum tsl_cost_mode {
  * roofline.h col_amax / row_amax), no longer at the plan's. A plan without NVFP4 under
  * SP with TP > 1 prices as 196.
  */
-#define TSL_COST_MODEL_VERSION 197u
+#define TSL_COST_MODEL_VERSION 200u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

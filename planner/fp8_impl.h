@@ -30,7 +30,7 @@
  *       under SP (release_v2.16 module/linear.py l.2087-2108, layernorm_linear.py
  *       l.1898-1919 _customize_quantizers_nvfp4; csrc/quantizer.cpp l.2402-2421
  *       NVFP4Quantizer::quantize_impl: allreduce_coalesced of the rowwise and
- *       columnwise amax, then wait()) — tsl_fp8_impl_amax_reduced (cost model 197);
+ *       columnwise amax, then wait()) — tsl_fp8_impl_amax_reduced (cost model 200);
  *   torchao (torchtitan; Float8Linear tensorwise, MX linear)
  *     - every use casts the weight (forward, and again in the backward);
  *     - tensorwise (compiled): the input cast once, both FP8 copies written by
@@ -86,7 +86,7 @@ uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl);
 /* Whether the implementation all-reduces a sequence-parallel input's amax over the
  * TP group before its scale (TE current scaling; the header's note): one 4-byte
  * all-reduce per such cast, on the compute stream's path. TE's NVFP4 likewise (cost
- * model 197): NVFP4BlockScaling's per-tensor FP32 scale comes from the amax, and
+ * model 200): NVFP4BlockScaling's per-tensor FP32 scale comes from the amax, and
  * release_v2.16 module/linear.py and layernorm_linear.py
  * _customize_quantizers_nvfp4 set with_amax_reduction on a column-parallel SP
  * linear's input quantiser and a row-parallel one's grad-output quantiser;

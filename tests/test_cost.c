@@ -3568,7 +3568,7 @@ static void test_fp8_cs_amax_reduce(void)
     tsl_cluster_free(&c);
 }
 
-/* TE's NVFP4 amax all-reduces under SP (cost model 197; fp8_impl.h
+/* TE's NVFP4 amax all-reduces under SP (cost model 200; fp8_impl.h
  * tsl_fp8_impl_amax_reduced, cost.c tp_sp_shares): the encoder layer of
  * test_fp8_cs_amax_reduce, NVFP4 under TE, TP 2 + SP, NCCL's alphas. NVFP4Quantizer
  * all-reduces its amax over the TP group as current scaling's does (TE release_v2.16
