@@ -1391,9 +1391,10 @@ static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double a
  * attention's its replicated down projections: bf16). Each gather's time as a
  * share of the bf16 one's, the collective priced at both sizes; n 0 (every share
  * 1) where FP8 is not priced, in PAPER mode, without SP or TP.
- * Under TE current scaling each of those FP8 casts (the column-parallel linear's
+ * Under TE current scaling or NVFP4 each of those casts (the column-parallel linear's
  * input forward, the row-parallel one's dY backward) first all-reduces its 4-byte
- * amax over the TP group (fp8_impl.h tsl_fp8_impl_amax_reduced; cost model 163):
+ * amax over the TP group (fp8_impl.h tsl_fp8_impl_amax_reduced; cost models 163 and
+ * 200), each linear at the recipe its module runs (module_prec: col_amax, row_amax):
  * one small all-reduce each, α-bound, on the compute stream's path between the
  * amax and scale kernels — the block's gather cannot start before the cast, so
  * nothing hides it: amax_f_s and amax_b_s, the pass's sum. */
@@ -1418,6 +1419,8 @@ static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
     tsl_roofline_tp_gemms_t g = {.n = fwd->n};
     memcpy(g.col_fp8, fwd->col_fp8, sizeof(g.col_fp8));
     memcpy(g.row_fp8, fwd->row_fp8, sizeof(g.row_fp8));
+    memcpy(g.col_amax, fwd->col_amax, sizeof(g.col_amax));
+    memcpy(g.row_amax, fwd->row_amax, sizeof(g.row_amax));
     if (!(env->device_mem_bw > 0)) {
         tsl_roofline_dev_t dev;
         env_dev(env, &dev);
@@ -1430,14 +1433,13 @@ static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
     double b_dy = tsl_fp8_impl_sp_gather_bytes(env->knobs.fp8, env->knobs.fp8_impl, true);
     double in = allgather_lat_s(msg * b_in / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
     double dy = allgather_lat_s(msg * b_dy / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
-    bool reduced = tsl_fp8_impl_amax_reduced(env->knobs.fp8, env->knobs.fp8_impl);
-    double amax = reduced ? allreduce_lat_s(TSL_FP8_AMAX_BYTES, t, bw->tp_bw, &bw->tp_lat) : 0.0;
+    double amax = allreduce_lat_s(TSL_FP8_AMAX_BYTES, t, bw->tp_bw, &bw->tp_lat);
     out->n = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
     for (uint32_t i = 0; i < out->n; i++) {
         out->in[i] = g.col_fp8[i] ? in : 1.0;
         out->dy[i] = g.row_fp8[i] ? dy : 1.0;
-        out->amax_f_s += g.col_fp8[i] ? amax : 0.0;
-        out->amax_b_s += g.row_fp8[i] ? amax : 0.0;
+        out->amax_f_s += g.col_amax[i] ? amax : 0.0;
+        out->amax_b_s += g.row_amax[i] ? amax : 0.0;
     }
 }
 

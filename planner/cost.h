@@ -1232,8 +1232,18 @@ typedef enum tsl_cost_mode {
  * +3.4 %; Qwen3-235B GB200 +6.2 / +4.2 -> -6.7 / -1.0 %; the eager-path Nemotron 3,
  * Qwen3-30B and GPT-OSS Blackwell rows 2-10 points more optimistic. DeepEP, groups across
  * domains, Hopper and PAPER price as 198.
+ *
+ * 200: TE's NVFP4 quantiser all-reduces its amax over the TP group under SP, as current
+ * scaling's does (cost model 163): a column-parallel linear's input forward and a
+ * row-parallel one's dY backward (TransformerEngine release_v2.16 module/linear.py
+ * l.2087-2108, layernorm_linear.py l.1898-1919 _customize_quantizers_nvfp4;
+ * csrc/quantizer.cpp l.2402-2421 allreduce_coalesced, then wait()) — fp8_impl.h
+ * tsl_fp8_impl_amax_reduced. Each TP block's linear is charged at the recipe its module
+ * runs (module_prec: a Mamba out_proj kept MXFP8 under an NVFP4 plan reduces none;
+ * roofline.h col_amax / row_amax), no longer at the plan's. A plan without NVFP4 under
+ * SP with TP > 1 prices as 199.
  */
-#define TSL_COST_MODEL_VERSION 199u
+#define TSL_COST_MODEL_VERSION 200u
 
 /* HybridEP's per-peer cost of one dispatch or combine kernel inside an NVLink domain,
  * s (cost model 199): the fit beside tsl_gpu_spec_t.hybridep_nvl_bw to HybridEP's GB200

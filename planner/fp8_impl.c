@@ -100,7 +100,9 @@ uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl)
 
 bool tsl_fp8_impl_amax_reduced(uint32_t recipe, uint32_t impl)
 {
-    return te_current_scaling(recipe, impl);
+    /* NVFP4's per-tensor FP32 scale needs the amax too: TE's NVFP4Quantizer reduces
+     * it as current scaling does (cost model 200) */
+    return te_current_scaling(recipe, impl) || (recipe == TSL_FP8_NVFP4 && impl == TSL_FP8_IMPL_TE);
 }
 
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)

@@ -26,6 +26,11 @@
  *       layernorm_mlp.py _customize_quantizers_float8_current_scaling:
  *       with_amax_reduction; quantize_impl's amax_reduction_group->allreduce,
  *       then wait(): the compute stream waits on it) — tsl_fp8_impl_amax_reduced;
+ *     - NVFP4 (NVFP4BlockScaling): the same two quantisers reduce their amax over TP
+ *       under SP (release_v2.16 module/linear.py l.2087-2108, layernorm_linear.py
+ *       l.1898-1919 _customize_quantizers_nvfp4; csrc/quantizer.cpp l.2402-2421
+ *       NVFP4Quantizer::quantize_impl: allreduce_coalesced of the rowwise and
+ *       columnwise amax, then wait()) — tsl_fp8_impl_amax_reduced (cost model 200);
  *   torchao (torchtitan; Float8Linear tensorwise, MX linear)
  *     - every use casts the weight (forward, and again in the backward);
  *     - tensorwise (compiled): the input cast once, both FP8 copies written by
@@ -81,9 +86,17 @@ uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
 uint32_t tsl_fp8_impl_zero_amax_kernels(uint32_t recipe, uint32_t impl);
 /* Whether the implementation all-reduces a sequence-parallel input's amax over the
  * TP group before its scale (TE current scaling; the header's note): one 4-byte
- * all-reduce per such cast, on the compute stream's path. False elsewhere: delayed
- * scaling reduces its amax history once per step; torchao's tensorwise casts under
- * TP (Float8ColwiseParallel) are not read here and stay unpriced (assumed). */
+ * all-reduce per such cast, on the compute stream's path. TE's NVFP4 likewise (cost
+ * model 200): NVFP4BlockScaling's per-tensor FP32 scale comes from the amax, and
+ * release_v2.16 module/linear.py and layernorm_linear.py
+ * _customize_quantizers_nvfp4 set with_amax_reduction on a column-parallel SP
+ * linear's input quantiser and a row-parallel one's grad-output quantiser;
+ * csrc/quantizer.cpp NVFP4Quantizer::quantize_impl then runs
+ * amax_reduction_group->allreduce_coalesced (MAX) over its rowwise and columnwise
+ * amaxes (8 bytes, one α-bound collective, priced as current scaling's) and
+ * wait()s. False elsewhere: delayed scaling reduces its amax history once per step;
+ * MXFP8 and blockwise have no per-tensor scale; torchao's tensorwise casts under TP
+ * (Float8ColwiseParallel) are not read here and stay unpriced (assumed). */
 bool tsl_fp8_impl_amax_reduced(uint32_t recipe, uint32_t impl);
 /* Bytes and kernels a cast saves when the preceding kernel computed the amax
  * (TE current scaling after its norm): the amax pass's 2 B read and kernel;

@@ -189,6 +189,10 @@ typedef struct pass {
     bool lin_fp8;                            /* the last lin() ran in FP8 */
     bool open_fp8;                           /* the open block's column-parallel linear did */
     bool blk_fp8[TSL_ROOFLINE_TP_BLOCKS][2]; /* each block's {col, row} linear in FP8 */
+    /* likewise whether the linear's quantiser all-reduces its amax over TP under SP
+     * (fp8_impl.h tsl_fp8_impl_amax_reduced, at the recipe the module runs) */
+    bool lin_amax, open_amax;
+    bool blk_amax[TSL_ROOFLINE_TP_BLOCKS][2];
     bool normed; /* the linear being priced takes a norm's output as TE's
                                   LayerNormLinear does (ln_lin_col) */
 
@@ -521,6 +525,7 @@ static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
     p->lin_fp8 = d->fp8 != TSL_FP8_NONE && d->fp8_flops > 0 && fp8_dims(k, n);
+    p->lin_amax = p->lin_fp8 && tsl_fp8_impl_amax_reduced(d->fp8, d->fp8_impl);
     double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1, true) : wgemm(p, m, n, k, 1);
     if (!p->bwd)
         p->lin_s += c;
@@ -553,6 +558,7 @@ static double lin_col(pass_t *p, double m, double n, double k)
     p->open_col = p->bwd ? p->dx_s : c;
     p->open_dw = p->bwd ? p->dw_s : 0.0;
     p->open_fp8 = p->lin_fp8;
+    p->open_amax = p->lin_amax;
     p->open = true;
     return c;
 }
@@ -570,6 +576,8 @@ static double lin_row(pass_t *p, double m, double n, double k)
         b[2] = p->bwd ? p->dx_s : c;
         p->blk_fp8[p->nblk - 1][0] = p->open_fp8;
         p->blk_fp8[p->nblk - 1][1] = p->lin_fp8;
+        p->blk_amax[p->nblk - 1][0] = p->open_amax;
+        p->blk_amax[p->nblk - 1][1] = p->lin_amax;
     }
     p->open = false;
     return c;
@@ -1789,6 +1797,8 @@ void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
     for (uint32_t i = 0; i < p.nblk; i++) {
         out->col_fp8[i] = p.blk_fp8[i][0];
         out->row_fp8[i] = p.blk_fp8[i][1];
+        out->col_amax[i] = p.blk_amax[i][0];
+        out->row_amax[i] = p.blk_amax[i][1];
     }
 }
 
@@ -1874,6 +1884,8 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
         out->row_dx[i] = fmin(1.0, b.blk[i][2] / gb);
         out->col_fp8[i] = f.blk_fp8[i][0];
         out->row_fp8[i] = f.blk_fp8[i][1];
+        out->col_amax[i] = f.blk_amax[i][0];
+        out->row_amax[i] = f.blk_amax[i][1];
     }
 }
 

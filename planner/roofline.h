@@ -1177,7 +1177,10 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * col_fp8, row_fp8: whether the block's column- / row-parallel linear runs in FP8
  * (dev.fp8 set, its k and n multiples of 16): the sequence-parallel all-gathers
  * of its input (col) and of its output gradient (row) then move FP8 (cost.c,
- * "FP8 sequence-parallel all-gathers"). */
+ * "FP8 sequence-parallel all-gathers"). col_amax, row_amax: whether that linear's
+ * quantiser, at the recipe the module runs (module_prec), all-reduces its amax over
+ * the TP group under SP before the gather (fp8_impl.h tsl_fp8_impl_amax_reduced:
+ * TE's current scaling and NVFP4). */
 #define TSL_ROOFLINE_TP_BLOCKS 2
 typedef struct {
     uint32_t n; /* blocks recorded */
@@ -1185,6 +1188,7 @@ typedef struct {
     double col_dx[TSL_ROOFLINE_TP_BLOCKS], col_dw[TSL_ROOFLINE_TP_BLOCKS];
     double row_dx[TSL_ROOFLINE_TP_BLOCKS];
     bool col_fp8[TSL_ROOFLINE_TP_BLOCKS], row_fp8[TSL_ROOFLINE_TP_BLOCKS];
+    bool col_amax[TSL_ROOFLINE_TP_BLOCKS], row_amax[TSL_ROOFLINE_TP_BLOCKS];
 } tsl_roofline_tp_gemms_t;
 
 void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
@@ -1194,8 +1198,8 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * (planner/cost.c layer_compute_f): its time (s, tsl_roofline_layer_fwd_s's), the
  * GPU time of its kernels before the host floor (gpu_s: the pass at host_op_s 0,
  * save where the all-to-all dispatcher's host restart, moe_a2a, enters the
- * kernels), which of its TP blocks' linears run in FP8 (n, col_fp8, row_fp8:
- * tsl_roofline_layer_tp_gemms's, where the device has a memory bandwidth; n 0
+ * kernels), which of its TP blocks' linears run in FP8 and reduce their amax (n,
+ * col_fp8, row_fp8, col_amax, row_amax: tsl_roofline_layer_tp_gemms's, where the device has a memory bandwidth; n 0
  * without one or for an empty pass), and a MoE layer's routed experts as
  * TEGroupedMLP's unfused path runs them after the dispatcher's device-to-host sync
  * (expert_gpu_s: their kernels' time; expert_ops: their host ops, in units of
@@ -1214,6 +1218,8 @@ typedef struct tsl_roofline_fwd {
     uint32_t n;
     bool col_fp8[TSL_ROOFLINE_TP_BLOCKS];
     bool row_fp8[TSL_ROOFLINE_TP_BLOCKS];
+    bool col_amax[TSL_ROOFLINE_TP_BLOCKS];
+    bool row_amax[TSL_ROOFLINE_TP_BLOCKS];
 } tsl_roofline_fwd_t;
 
 void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -3568,6 +3568,60 @@ static void test_fp8_cs_amax_reduce(void)
     tsl_cluster_free(&c);
 }
 
+/* TE's NVFP4 amax all-reduces under SP (cost model 200; fp8_impl.h
+ * tsl_fp8_impl_amax_reduced, cost.c tp_sp_shares): the encoder layer of
+ * test_fp8_cs_amax_reduce, NVFP4 under TE, TP 2 + SP, NCCL's alphas. NVFP4Quantizer
+ * all-reduces its amax over the TP group as current scaling's does (TE release_v2.16
+ * _customize_quantizers_nvfp4): the column-parallel linears' inputs forward (QKV,
+ * FFN-in) and the row-parallel ones' dY backward (the projection, FFN-out). Each
+ * linear at the recipe its module runs: with the row-parallel pair kept MXFP8
+ * (module_precision; MXFP8 has no per-tensor scale) the backward's two go — the
+ * gathers' bytes are the plan's either way — and with the column-parallel pair MXFP8
+ * the forward's two; all four MXFP8, none. Without SP, none. */
+static void test_nvfp4_amax_reduce(void)
+{
+    tsl_cluster_t c;
+    tsl_layer_t l;
+    tsl_cost_env_t env;
+    gb200_encoder_env(&c, &l, &env);
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false), plain = s;
+    s.sp = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK(bw.tp_lat.n > 1, "NCCL's alphas priced");
+    double ar = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 4.0, 2, bw.tp_bw, NULL);
+    CHECK(ar > 1e-6 && ar < 1e-4, "a 4-byte all-reduce is alpha-bound: %g s", ar);
+    CHECK(tsl_fp8_impl_amax_reduced(TSL_FP8_NVFP4, TSL_FP8_IMPL_TE) &&
+              !tsl_fp8_impl_amax_reduced(TSL_FP8_MXFP8, TSL_FP8_IMPL_TE),
+          "NVFP4 reduces its amax, MXFP8 does not");
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.fp8 = TSL_FP8_NVFP4;
+    const char *keep[3] = {"linear_proj=mxfp8,linear_fc2=mxfp8",
+                           "linear_qkv=mxfp8,linear_fc1=mxfp8",
+                           "linear_qkv=mxfp8,linear_proj=mxfp8,linear_fc1=mxfp8,linear_fc2=mxfp8"};
+    const double f_ar[3] = {0.0, 2.0, 2.0}, b_ar[3] = {2.0, 0.0, 2.0};
+    tsl_layer_cost_t all, part;
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &all);
+    for (int i = 0; i < 3; i++) {
+        tsl_err_t err;
+        CHECK(tsl_module_prec_parse(keep[i], &env.knobs.module_prec, &err) == 0, "%s", keep[i]);
+        tsl_cost_layer(&env, &l, &s, &bw, 4, &part);
+        CHECK_NEAR(all.comm_s - part.comm_s, (f_ar[i] + b_ar[i]) * ar, 1e-9,
+                   "%s: %g fewer, by hand %g", keep[i], all.comm_s - part.comm_s,
+                   (f_ar[i] + b_ar[i]) * ar);
+        env.knobs.module_prec = 0;
+    }
+    CHECK(all.comm_s - part.comm_s > 3.9 * ar, "every NVFP4 gather's cast reduces its amax");
+    tsl_cost_layer(&env, &l, &plain, &bw, 4, &all);
+    tsl_err_t err;
+    CHECK(tsl_module_prec_parse(keep[2], &env.knobs.module_prec, &err) == 0, "all MXFP8");
+    tsl_cost_layer(&env, &l, &plain, &bw, 4, &part);
+    env.knobs.module_prec = 0;
+    CHECK_NEAR(all.comm_s, part.comm_s, 1e-12, "without SP: none, %g against %g", all.comm_s,
+               part.comm_s);
+    tsl_cluster_free(&c);
+}
+
 /* Megatron-core's set_save_original_input(linear_proj) (cost model 166; cost.h
  * tsl_cost_proj_orig_input): the encoder layer of gb200_encoder_env at TP 2 + SP,
  * 4 samples, MXFP8 under TE. The projection's input is the core's output, E =
@@ -5613,6 +5667,7 @@ int main(void)
     test_nvfp4_memory();
     test_fp8_sp_gather();
     test_fp8_cs_amax_reduce();
+    test_nvfp4_amax_reduce();
     test_fp8_amax_tp_only();
     test_fp8_delayed_amax_reduce();
     test_proj_orig_input();
