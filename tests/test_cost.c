@@ -4164,22 +4164,30 @@ static double hybridep_extra(const tsl_cluster_t *c, const tsl_layer_t *l, uint3
 
 /* A MoE FFN layer at h 4096 with experts of 1024 (SwiGLU, RMSNorm, no bias or dropout),
  * seq 4096: the routing tests' shape; groups 0 for a plain top-k. */
+/* A gated, bias-free MoE FFN layer of seq 4096 (not derived: callers add router
+ * fields first where they need them). */
+static tsl_layer_t moe_ffn(uint32_t hidden, uint32_t ffn, uint32_t heads, uint32_t experts,
+                           uint32_t topk)
+{
+    return (tsl_layer_t){.kind = TSL_LAYER_FFN,
+                         .seq_len = 4096,
+                         .hidden = hidden,
+                         .ffn_hidden = ffn,
+                         .heads = heads,
+                         .gated_ffn = true,
+                         .no_bias = true,
+                         .rms_norm = true,
+                         .no_dropout = true,
+                         .experts = experts,
+                         .experts_per_tok = topk};
+}
+
 static tsl_layer_t moe_ffn_4096(uint32_t experts, uint32_t topk, uint32_t groups,
                                 uint32_t topk_groups, tsl_err_t *err)
 {
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 1024,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = experts,
-                     .experts_per_tok = topk,
-                     .router_groups = groups,
-                     .router_topk_groups = topk_groups};
+    tsl_layer_t l = moe_ffn(4096, 1024, 32, experts, topk);
+    l.router_groups = groups;
+    l.router_topk_groups = topk_groups;
     CHECK(tsl_layer_derive(&l, err) == 0, "%s", err->msg);
     return l;
 }
@@ -4269,17 +4277,7 @@ static void test_hybridep_nvl(void)
     /* HybridEP's own benchmark shape (DeepEP hybrid-ep 94a9f8f docs/README_Hybrid-EP.md,
      * GB200, kernel only, 32 SMs, BF16): 4096 tokens of h 7168, top-8 of 8 local experts a
      * rank, uniform; 32 ranks = 256 experts on 8 trays of one NVL72 */
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 7168,
-                     .ffn_hidden = 2048,
-                     .heads = 56,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 256,
-                     .experts_per_tok = 8};
+    tsl_layer_t l = moe_ffn(7168, 2048, 56, 256, 8);
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double nccl, hep = hybridep_pass("8x4xGB200-186G:nvl72", &l, 32, false, &nccl);
     /* a rank receives 4096 · 32 · hit(1/32) rows of 14336 B, hit = 1 − C(248,8)/C(256,8) */
@@ -4709,17 +4707,7 @@ static double moe_fwd_by_hand(const tsl_roofline_dev_t *d, double ep, double etp
 static void test_moe_sync_stretch(void)
 {
     tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 2048,
-                     .ffn_hidden = 768,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 8};
+    tsl_layer_t l = moe_ffn(2048, 768, 32, 128, 8);
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     const char *spec[2] = {"8xB200-180G", "2x4xGB200-186G:nvl72"};
     tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
@@ -4816,17 +4804,7 @@ static void test_moe_sync_stretch(void)
 static void test_moe_te_host_floor(void)
 {
     tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 2048,
-                     .ffn_hidden = 768,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 128,
-                     .experts_per_tok = 8};
+    tsl_layer_t l = moe_ffn(2048, 768, 32, 128, 8);
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_cluster_t c;
     tsl_cost_env_t env;
